@@ -1,0 +1,33 @@
+//! The RExBench result bundle (`shared/spec/result-bundle-v1.md`) and the benchmark's
+//! vocabulary.
+//!
+//! A bundle is a `.tar.gz` whose first member is a DSSE envelope signing the manifest,
+//! followed by content-addressed artifacts. [`Verifier`] reads one as a stream and
+//! accepts it whole or refuses it with a [`BundleError`] naming the rule it breaks;
+//! [`BundleBuilder`] writes one.
+//!
+//! Pure: no web, no database, no async.
+
+mod digest;
+mod envelope;
+mod error;
+mod keys;
+mod limits;
+mod manifest;
+mod reader;
+mod validate;
+mod vocab;
+mod writer;
+
+pub use digest::{Digest, Hasher};
+pub use envelope::{Envelope, EnvelopeSignature, PAYLOAD_TYPE, SignatureStatus, pae};
+pub use error::{BundleError, ErrorClass, RunRef};
+pub use keys::{KeyError, KeyId, PublicKey, SecretKey};
+pub use limits::Limits;
+pub use manifest::{
+    Agent, ArtifactInfo, ArtifactRole, Benchmark, Manifest, Provenance, Run, RunnerInfo, SCHEMA,
+};
+pub use reader::{ArtifactSink, Discard, VerifiedBundle, Verifier};
+pub use validate::{MAX_RUNS, validate};
+pub use vocab::{Hint, Outcome, ProvenanceKind, REXBENCH_TASKS, UnknownName, is_slug};
+pub use writer::{BundleBuilder, WriteError};

@@ -1,0 +1,262 @@
+//! The manifest (spec §3): the signed description of every run in a bundle.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{BundleError, RunRef};
+use crate::vocab::{Hint, Outcome, ProvenanceKind};
+
+pub const SCHEMA: &str = "rexbench.manifest/v1";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    pub schema: String,
+    /// RFC 3339; kept as signed so that the bytes and the value never drift apart.
+    pub created_at: String,
+    pub benchmark: Benchmark,
+    pub runner: RunnerInfo,
+    pub provenance: Provenance,
+    pub agent: Agent,
+    pub runs: Vec<Run>,
+    /// digest → what it is. Keys are validated digests (see [`crate::Digest`]).
+    #[serde(default, deserialize_with = "unique_map")]
+    pub artifacts: BTreeMap<String, ArtifactInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Benchmark {
+    pub name: String,
+    pub version: String,
+    pub task_set_digest: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunnerInfo {
+    pub name: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Provenance {
+    pub kind: ProvenanceKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Agent {
+    pub id: String,
+    pub framework: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub framework_version: Option<String>,
+    pub model: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+impl Agent {
+    /// The name to show: the display name, or framework + model.
+    pub fn name(&self) -> String {
+        self.display_name
+            .clone()
+            .unwrap_or_else(|| format!("{} + {}", self.framework, self.model))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Run {
+    pub task: String,
+    pub hint: Hint,
+    pub attempt: u32,
+    pub outcome: Outcome,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_recall: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files_changed: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "unique_map"
+    )]
+    pub metrics: BTreeMap<String, f64>,
+    /// role → digest.
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "unique_map"
+    )]
+    pub artifacts: BTreeMap<String, String>,
+}
+
+impl Run {
+    pub fn key(&self) -> (&str, Hint, u32) {
+        (&self.task, self.hint, self.attempt)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArtifactInfo {
+    pub media_type: String,
+    pub size: u64,
+}
+
+/// The roles an artifact can play in a run (spec §3, run `artifacts`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ArtifactRole {
+    Patch,
+    AgentLog,
+    Stdout,
+    Stderr,
+    CheckerLog,
+    /// `x-<name>`: anything else a runner wants to keep.
+    Extension(String),
+}
+
+impl ArtifactRole {
+    pub fn parse(s: &str) -> Option<ArtifactRole> {
+        Some(match s {
+            "patch" => ArtifactRole::Patch,
+            "agent_log" => ArtifactRole::AgentLog,
+            "stdout" => ArtifactRole::Stdout,
+            "stderr" => ArtifactRole::Stderr,
+            "checker_log" => ArtifactRole::CheckerLog,
+            _ => {
+                let name = s.strip_prefix("x-")?;
+                if !crate::vocab::is_slug(name) {
+                    return None;
+                }
+                ArtifactRole::Extension(name.to_owned())
+            }
+        })
+    }
+
+    pub fn as_str(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            ArtifactRole::Patch => "patch".into(),
+            ArtifactRole::AgentLog => "agent_log".into(),
+            ArtifactRole::Stdout => "stdout".into(),
+            ArtifactRole::Stderr => "stderr".into(),
+            ArtifactRole::CheckerLog => "checker_log".into(),
+            ArtifactRole::Extension(name) => format!("x-{name}").into(),
+        }
+    }
+}
+
+impl fmt::Display for ArtifactRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.as_str())
+    }
+}
+
+impl Manifest {
+    /// Parses manifest bytes into the v1 types. Only the shape is checked here; the
+    /// field rules are [`crate::validate::validate`]'s.
+    pub fn parse(bytes: &[u8]) -> Result<Manifest, BundleError> {
+        let de = &mut serde_json::Deserializer::from_slice(bytes);
+        let manifest = serde_path_to_error::deserialize(de).map_err(shape_error)?;
+        Ok(manifest)
+    }
+
+    /// The manifest as bytes to sign: pretty JSON, so that a person can read it.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = serde_json::to_vec_pretty(self).expect("a manifest always serializes");
+        out.push(b'\n');
+        out
+    }
+}
+
+/// Turns a serde error into the rule it breaks, naming the field by its path.
+fn shape_error(err: serde_path_to_error::Error<serde_json::Error>) -> BundleError {
+    let path = err.path().to_string();
+    let inner = err.into_inner();
+    let detail = strip_position(&inner.to_string());
+    if detail.starts_with("unknown field") {
+        let field = detail
+            .split('`')
+            .nth(1)
+            .map(|f| {
+                if path == "." || path.is_empty() {
+                    f.to_owned()
+                } else {
+                    format!("{path}.{f}")
+                }
+            })
+            .unwrap_or(path);
+        return BundleError::UnknownField { path: field };
+    }
+    if let Some(run) = run_index(&path) {
+        let run = RunRef::at(run);
+        match path.rsplit('.').next() {
+            Some("hint") => return BundleError::InvalidHint { run, detail },
+            Some("outcome") => return BundleError::InvalidOutcome { run, detail },
+            Some("attempt") => return BundleError::InvalidAttempt { run, detail },
+            _ => {}
+        }
+    }
+    if path == "provenance.kind" {
+        return BundleError::InvalidProvenance { detail };
+    }
+    BundleError::ManifestMalformed { path, detail }
+}
+
+/// `runs[12].hint` → 12.
+fn run_index(path: &str) -> Option<usize> {
+    let rest = path.strip_prefix("runs[")?;
+    rest[..rest.find(']')?].parse().ok()
+}
+
+/// serde_json appends " at line L column C"; the path already says where.
+fn strip_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_owned(),
+        None => msg.to_owned(),
+    }
+}
+
+/// Deserializes a JSON object into a map, refusing a key that appears twice: a
+/// signed manifest must mean one thing to every parser that reads it.
+fn unique_map<'de, D, V>(d: D) -> Result<BTreeMap<String, V>, D::Error>
+where
+    D: Deserializer<'de>,
+    V: Deserialize<'de>,
+{
+    struct UniqueMap<V>(PhantomData<V>);
+    impl<'de, V: Deserialize<'de>> Visitor<'de> for UniqueMap<V> {
+        type Value = BTreeMap<String, V>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
+            let mut map = BTreeMap::new();
+            while let Some((key, value)) = access.next_entry::<String, V>()? {
+                if map.contains_key(&key) {
+                    return Err(de::Error::custom(format_args!("duplicate key `{key}`")));
+                }
+                map.insert(key, value);
+            }
+            Ok(map)
+        }
+    }
+    d.deserialize_map(UniqueMap(PhantomData))
+}

@@ -1,0 +1,522 @@
+//! Reading a bundle as a stream (spec §1, §7): the envelope first, each artifact hashed
+//! while it passes, every limit enforced on the bytes actually read. Memory stays flat
+//! whatever the archive's headers claim.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{self, BufRead, BufReader, Read};
+use std::rc::Rc;
+
+use tar::EntryType;
+
+use crate::digest::{Digest, Hasher};
+use crate::envelope::{Envelope, SignatureStatus};
+use crate::error::BundleError;
+use crate::keys::PublicKey;
+use crate::limits::Limits;
+use crate::manifest::{ArtifactInfo, Manifest};
+use crate::validate::validate;
+
+/// Where a verified artifact's bytes go. The reader hashes them on the way and
+/// refuses the bundle afterwards if they do not match, so a sink must hold what it
+/// receives somewhere provisional until the whole bundle has verified.
+pub trait ArtifactSink {
+    fn artifact(
+        &mut self,
+        digest: &Digest,
+        info: &ArtifactInfo,
+        content: &mut dyn Read,
+    ) -> io::Result<()>;
+}
+
+/// A sink that keeps nothing: for verifying only.
+#[derive(Debug, Default)]
+pub struct Discard;
+
+impl ArtifactSink for Discard {
+    fn artifact(&mut self, _: &Digest, _: &ArtifactInfo, content: &mut dyn Read) -> io::Result<()> {
+        io::copy(content, &mut io::sink()).map(drop)
+    }
+}
+
+/// A bundle that passed every check.
+#[derive(Debug, Clone)]
+pub struct VerifiedBundle {
+    /// SHA-256 of the manifest bytes (spec §6).
+    pub id: Digest,
+    pub manifest: Manifest,
+    /// The exact bytes that were signed.
+    pub manifest_bytes: Vec<u8>,
+    /// Each signature's key id and what became of it, in envelope order.
+    pub signatures: Vec<(String, SignatureStatus)>,
+    pub compressed_bytes: u64,
+    pub artifact_bytes: u64,
+}
+
+/// Checks bundles against a set of trusted keys and a benchmark's task ids.
+#[derive(Debug, Clone)]
+pub struct Verifier {
+    /// `None`: inspect without checking signatures.
+    trusted: Option<Vec<PublicKey>>,
+    tasks: Option<BTreeSet<String>>,
+    limits: Limits,
+}
+
+/// Longest pax or GNU long-name header we read: our member names are short, so
+/// anything near this is an attack on memory, not a name.
+const MAX_EXTENSION_HEADER: u64 = 64 * 1024;
+/// Room for tar's end-of-archive blocks and record padding.
+const TRAILER_SLACK: u64 = 1024 * 1024;
+
+impl Verifier {
+    pub fn new<T: Into<String>>(
+        trusted: Vec<PublicKey>,
+        known_tasks: impl IntoIterator<Item = T>,
+    ) -> Verifier {
+        Verifier {
+            trusted: Some(trusted),
+            tasks: Some(known_tasks.into_iter().map(Into::into).collect()),
+            limits: Limits::default(),
+        }
+    }
+
+    /// Every rule except the two that need outside knowledge: who is trusted, and
+    /// which tasks exist. For looking at a bundle, never for accepting one.
+    pub fn inspector() -> Verifier {
+        Verifier {
+            trusted: None,
+            tasks: None,
+            limits: Limits::default(),
+        }
+    }
+
+    pub fn with_limits(mut self, limits: Limits) -> Verifier {
+        self.limits = limits;
+        self
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    pub fn verify(&self, input: impl Read) -> Result<VerifiedBundle, BundleError> {
+        self.verify_into(input, &mut Discard)
+    }
+
+    /// Verifies `input`, handing each artifact to `sink` as it is read.
+    pub fn verify_into(
+        &self,
+        input: impl Read,
+        sink: &mut dyn ArtifactSink,
+    ) -> Result<VerifiedBundle, BundleError> {
+        let trip = Tripwire::default();
+        let compressed = Meter::new(self.limits.compressed);
+        let source = Metered {
+            inner: input,
+            meter: compressed.clone(),
+            trip: trip.clone(),
+            over: BundleError::CompressedTooLarge {
+                limit: self.limits.compressed,
+            },
+            source: true,
+        };
+        let mut buffered = BufReader::with_capacity(64 * 1024, source);
+        let head = buffered
+            .fill_buf()
+            .map_err(|e| trip.explain(e, "reading the gzip header"))?;
+        if head.is_empty() || head[0] != 0x1f || head.get(1).is_some_and(|&b| b != 0x8b) {
+            return Err(trip.take().unwrap_or(BundleError::NotGzip));
+        }
+        // Until the manifest says how much to expect, the stream may hold no more than
+        // an envelope and its headers.
+        let uncompressed = Meter::new(self.limits.envelope() + 2 * MAX_EXTENSION_HEADER + 4096);
+        let tar_stream = Metered {
+            inner: flate2::bufread::GzDecoder::new(buffered),
+            meter: uncompressed.clone(),
+            trip: trip.clone(),
+            over: BundleError::UncompressedTooLarge {
+                limit: self.limits.uncompressed,
+            },
+            source: false,
+        };
+        let mut archive = tar::Archive::new(tar_stream);
+        let mut reading = Reading {
+            verifier: self,
+            trip: &trip,
+            uncompressed: &uncompressed,
+            sink,
+            state: None,
+        };
+        let result = reading.members(&mut archive)?;
+
+        // Read to the end so the gzip trailer's CRC and length are checked, and refuse
+        // anything after the gzip stream: one file, one meaning.
+        let mut rest = archive.into_inner();
+        io::copy(&mut rest, &mut io::sink())
+            .map_err(|e| trip.explain(e, "reading the end of the archive"))?;
+        let mut buffered = rest.inner.into_inner();
+        let after = buffered
+            .fill_buf()
+            .map_err(|e| trip.explain(e, "reading the end of the file"))?;
+        if !after.is_empty() {
+            return Err(BundleError::CorruptArchive(
+                "there is data after the end of the gzip stream".into(),
+            ));
+        }
+        let (manifest, manifest_bytes, signatures, artifact_bytes) = result;
+        Ok(VerifiedBundle {
+            id: Digest::of(&manifest_bytes),
+            manifest,
+            manifest_bytes,
+            signatures,
+            compressed_bytes: compressed.count.get(),
+            artifact_bytes,
+        })
+    }
+}
+
+type Members = (Manifest, Vec<u8>, Vec<(String, SignatureStatus)>, u64);
+
+/// What the manifest promised, and what has been seen of it so far.
+struct Expecting {
+    manifest: Manifest,
+    manifest_bytes: Vec<u8>,
+    signatures: Vec<(String, SignatureStatus)>,
+    listed: BTreeMap<Digest, ArtifactInfo>,
+    seen: BTreeSet<Digest>,
+    artifact_bytes: u64,
+}
+
+struct Reading<'a> {
+    verifier: &'a Verifier,
+    trip: &'a Tripwire,
+    uncompressed: &'a Meter,
+    sink: &'a mut dyn ArtifactSink,
+    state: Option<Expecting>,
+}
+
+impl Reading<'_> {
+    fn members<R: Read>(&mut self, archive: &mut tar::Archive<R>) -> Result<Members, BundleError> {
+        let limits = self.verifier.limits;
+        let mut entries = archive
+            .entries()
+            .map_err(|e| self.trip.explain(e, "reading the archive"))?
+            .raw(true);
+        let mut members: u64 = 0;
+        let mut long_name: Option<Vec<u8>> = None;
+        let mut artifacts_dir_seen = false;
+        for entry in entries.by_ref() {
+            let mut entry = entry.map_err(|e| self.trip.explain(e, "reading a tar header"))?;
+            let kind = entry.header().entry_type();
+            match kind {
+                EntryType::XHeader => {
+                    let data = self.small(&mut entry)?;
+                    for ext in tar::PaxExtensions::new(&data) {
+                        let ext = ext.map_err(|_| {
+                            BundleError::CorruptArchive("a pax header is malformed".into())
+                        })?;
+                        if ext.key_bytes() == b"path" {
+                            long_name = Some(ext.value_bytes().to_vec());
+                        }
+                    }
+                    continue;
+                }
+                EntryType::GNULongName => {
+                    let mut data = self.small(&mut entry)?;
+                    while data.last() == Some(&0) {
+                        data.pop();
+                    }
+                    long_name = Some(data);
+                    continue;
+                }
+                EntryType::XGlobalHeader | EntryType::GNULongLink => {
+                    self.small(&mut entry)?;
+                    continue;
+                }
+                _ => {}
+            }
+            members += 1;
+            if members > limits.members {
+                return Err(BundleError::TooManyMembers {
+                    limit: limits.members,
+                });
+            }
+            let raw = long_name
+                .take()
+                .unwrap_or_else(|| entry.path_bytes().into_owned());
+            let path = String::from_utf8_lossy(&raw).into_owned();
+            if path.starts_with('/') || path.split('/').any(|c| c == "..") {
+                return Err(BundleError::UnsafePath { path });
+            }
+            let is_artifacts_dir =
+                kind == EntryType::Directory && (path == "artifacts/" || path == "artifacts");
+            if self.state.is_none() && path != "envelope.json" {
+                return Err(if members == 1 {
+                    BundleError::EnvelopeNotFirst { first: path }
+                } else {
+                    BundleError::EnvelopeMissing
+                });
+            }
+            if is_artifacts_dir {
+                if artifacts_dir_seen {
+                    return Err(BundleError::DuplicateMember { path });
+                }
+                artifacts_dir_seen = true;
+                continue;
+            }
+            if !matches!(kind, EntryType::Regular | EntryType::Continuous) {
+                return Err(BundleError::NonRegularMember {
+                    path,
+                    kind: kind_name(kind),
+                });
+            }
+            if path == "envelope.json" {
+                if self.state.is_some() {
+                    return Err(BundleError::DuplicateMember { path });
+                }
+                self.envelope(&mut entry)?;
+                continue;
+            }
+            let digest = path
+                .strip_prefix("artifacts/")
+                .and_then(Digest::from_hex)
+                .ok_or_else(|| BundleError::UnexpectedMember { path: path.clone() })?;
+            self.artifact(digest, &path, &mut entry)?;
+        }
+        let Some(state) = self.state.take() else {
+            return Err(BundleError::EnvelopeMissing);
+        };
+        if let Some(missing) = state.listed.keys().find(|d| !state.seen.contains(d)) {
+            return Err(BundleError::ArtifactMissing {
+                digest: missing.to_hex(),
+            });
+        }
+        Ok((
+            state.manifest,
+            state.manifest_bytes,
+            state.signatures,
+            state.artifact_bytes,
+        ))
+    }
+
+    /// Reads the envelope, checks its signatures and the manifest's rules, and from
+    /// then on lets the stream hold only what the manifest accounts for.
+    fn envelope(&mut self, entry: &mut impl Read) -> Result<(), BundleError> {
+        let limits = self.verifier.limits;
+        let mut bytes = Vec::new();
+        entry
+            .take(limits.envelope() + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| self.trip.explain(e, "reading envelope.json"))?;
+        if bytes.len() as u64 > limits.envelope() {
+            return Err(BundleError::EnvelopeTooLarge {
+                limit: limits.envelope(),
+            });
+        }
+        let envelope = Envelope::parse(&bytes)?;
+        let manifest_bytes = envelope.payload(limits.manifest)?;
+        let statuses = match &self.verifier.trusted {
+            Some(keys) => envelope.check_signatures(&manifest_bytes, keys)?,
+            None => vec![SignatureStatus::Unchecked; envelope.signatures.len()],
+        };
+        let manifest = Manifest::parse(&manifest_bytes)?;
+        validate(&manifest, self.verifier.tasks.as_ref(), &limits)?;
+        let listed: BTreeMap<Digest, ArtifactInfo> = manifest
+            .artifacts
+            .iter()
+            .map(|(d, info)| (Digest::from_hex(d).expect("validated"), info.clone()))
+            .collect();
+        let expected: u64 = listed
+            .values()
+            .map(|i| 512 + i.size.div_ceil(512) * 512 + 512 + MAX_EXTENSION_HEADER)
+            .sum();
+        self.uncompressed
+            .cap
+            .set(self.uncompressed.count.get() + expected + 512 + TRAILER_SLACK);
+        let signatures = envelope
+            .signatures
+            .iter()
+            .map(|s| s.keyid.clone())
+            .zip(statuses)
+            .collect();
+        self.state = Some(Expecting {
+            manifest,
+            manifest_bytes,
+            signatures,
+            listed,
+            seen: BTreeSet::new(),
+            artifact_bytes: 0,
+        });
+        Ok(())
+    }
+
+    fn artifact(
+        &mut self,
+        digest: Digest,
+        path: &str,
+        entry: &mut impl Read,
+    ) -> Result<(), BundleError> {
+        let state = self.state.as_mut().expect("the envelope came first");
+        let Some(info) = state.listed.get(&digest) else {
+            return Err(BundleError::ArtifactUnlisted {
+                digest: digest.to_hex(),
+            });
+        };
+        if !state.seen.insert(digest) {
+            return Err(BundleError::DuplicateMember {
+                path: path.to_owned(),
+            });
+        }
+        let listed = info.size;
+        let limit = self.verifier.limits.artifact;
+        // The sink gets at most the listed size; anything beyond is still hashed (up to
+        // the artifact limit, and within the stream's bound) so that the error can say
+        // whether the bytes or the listed size are wrong.
+        let mut content = Hashing {
+            inner: entry.take(limit + 1),
+            hasher: Hasher::default(),
+            count: 0,
+        };
+        let stored = self
+            .sink
+            .artifact(&digest, info, &mut (&mut content).take(listed));
+        if let Some(e) = self.trip.take() {
+            return Err(e);
+        }
+        stored.map_err(|e| BundleError::ArtifactStore {
+            digest: digest.to_hex(),
+            detail: e.to_string(),
+        })?;
+        io::copy(&mut content, &mut io::sink())
+            .map_err(|e| self.trip.explain(e, "reading an artifact"))?;
+        if content.count > limit {
+            return Err(BundleError::ArtifactTooLarge {
+                digest: digest.to_hex(),
+                limit,
+            });
+        }
+        let actual = content.hasher.finish();
+        if actual != digest {
+            return Err(BundleError::ArtifactDigestMismatch {
+                digest: digest.to_hex(),
+                actual: actual.to_hex(),
+            });
+        }
+        if content.count != listed {
+            return Err(BundleError::ArtifactSizeMismatch {
+                digest: digest.to_hex(),
+                listed,
+                found: content.count,
+            });
+        }
+        state.artifact_bytes += listed;
+        Ok(())
+    }
+
+    /// The body of a pax or GNU extension header, refused past a small bound.
+    fn small(&self, entry: &mut impl Read) -> Result<Vec<u8>, BundleError> {
+        let mut data = Vec::new();
+        entry
+            .take(MAX_EXTENSION_HEADER + 1)
+            .read_to_end(&mut data)
+            .map_err(|e| self.trip.explain(e, "reading an extension header"))?;
+        if data.len() as u64 > MAX_EXTENSION_HEADER {
+            return Err(BundleError::CorruptArchive(
+                "an extension header is implausibly large".into(),
+            ));
+        }
+        Ok(data)
+    }
+}
+
+fn kind_name(kind: EntryType) -> String {
+    match kind {
+        EntryType::Directory => "directory".into(),
+        EntryType::Symlink => "symbolic link".into(),
+        EntryType::Link => "hard link".into(),
+        EntryType::Char => "character device".into(),
+        EntryType::Block => "block device".into(),
+        EntryType::Fifo => "FIFO".into(),
+        other => format!("tar entry of type {:?}", other.as_byte() as char),
+    }
+}
+
+/// Records why a read was stopped, since the tar and gzip layers rewrap io errors
+/// and lose what they carried.
+#[derive(Clone, Default)]
+struct Tripwire(Rc<RefCell<Option<BundleError>>>);
+
+impl Tripwire {
+    fn set(&self, e: BundleError) {
+        self.0.borrow_mut().get_or_insert(e);
+    }
+    fn take(&self) -> Option<BundleError> {
+        self.0.borrow_mut().take()
+    }
+    /// The recorded cause of `e`, or else: the archive is damaged.
+    fn explain(&self, e: io::Error, doing: &str) -> BundleError {
+        self.take()
+            .unwrap_or_else(|| BundleError::CorruptArchive(format!("{doing}: {e}")))
+    }
+}
+
+/// Bytes counted against a cap that may be tightened while reading.
+#[derive(Clone)]
+struct Meter {
+    count: Rc<Cell<u64>>,
+    cap: Rc<Cell<u64>>,
+}
+
+impl Meter {
+    fn new(cap: u64) -> Meter {
+        Meter {
+            count: Rc::new(Cell::new(0)),
+            cap: Rc::new(Cell::new(cap)),
+        }
+    }
+}
+
+struct Metered<R> {
+    inner: R,
+    meter: Meter,
+    trip: Tripwire,
+    over: BundleError,
+    /// Whether `inner` is the caller's input, whose failures are not the bundle's.
+    source: bool,
+}
+
+impl<R: Read> Read for Metered<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = match self.inner.read(buf) {
+            Ok(n) => n,
+            Err(e) => {
+                if self.source {
+                    self.trip.set(BundleError::Io(e.to_string()));
+                }
+                return Err(e);
+            }
+        };
+        let count = self.meter.count.get() + n as u64;
+        self.meter.count.set(count);
+        if count > self.meter.cap.get() {
+            self.trip.set(self.over.clone());
+            return Err(io::Error::other("size limit reached"));
+        }
+        Ok(n)
+    }
+}
+
+struct Hashing<R> {
+    inner: R,
+    hasher: Hasher,
+    count: u64,
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.count += n as u64;
+        Ok(n)
+    }
+}

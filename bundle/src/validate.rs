@@ -1,0 +1,335 @@
+//! The field rules of spec §3, checked on a parsed manifest. The first broken rule
+//! is reported; its error names the run or field.
+
+use std::collections::{BTreeSet, HashMap};
+
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use crate::digest::Digest;
+use crate::error::{BundleError, RunRef};
+use crate::limits::Limits;
+use crate::manifest::{ArtifactRole, Manifest, Run, SCHEMA};
+use crate::vocab::{ProvenanceKind, is_slug};
+
+pub const MAX_RUNS: usize = 100_000;
+
+/// Checks every field rule. `known_tasks` is the benchmark version's task ids; `None`
+/// skips that one rule (for inspecting a bundle without a task list).
+pub fn validate(
+    m: &Manifest,
+    known_tasks: Option<&BTreeSet<String>>,
+    limits: &Limits,
+) -> Result<(), BundleError> {
+    if m.schema != SCHEMA {
+        return Err(BundleError::UnsupportedSchema {
+            found: m.schema.clone(),
+        });
+    }
+    if OffsetDateTime::parse(&m.created_at, &Rfc3339).is_err() {
+        return Err(BundleError::InvalidCreatedAt {
+            value: m.created_at.clone(),
+        });
+    }
+    text("name", &m.benchmark.name, 100).map_err(|detail| BundleError::InvalidBenchmark {
+        field: "name",
+        detail,
+    })?;
+    text("version", &m.benchmark.version, 100).map_err(|detail| BundleError::InvalidBenchmark {
+        field: "version",
+        detail,
+    })?;
+    if Digest::from_hex(&m.benchmark.task_set_digest).is_none() {
+        return Err(BundleError::InvalidTaskSetDigest {
+            value: m.benchmark.task_set_digest.clone(),
+        });
+    }
+    text("name", &m.runner.name, 100).map_err(|detail| BundleError::InvalidRunner {
+        field: "name",
+        detail,
+    })?;
+    text("version", &m.runner.version, 100).map_err(|detail| BundleError::InvalidRunner {
+        field: "version",
+        detail,
+    })?;
+    let published = m.provenance.kind == ProvenanceKind::Published;
+    match &m.provenance.source {
+        None if published => return Err(BundleError::ProvenanceSourceMissing),
+        Some(source) => {
+            text("source", source, 2000).map_err(|detail| BundleError::InvalidProvenance {
+                detail: format!("provenance.{detail}"),
+            })?
+        }
+        None => {}
+    }
+    validate_agent(m)?;
+
+    if m.runs.is_empty() || m.runs.len() > MAX_RUNS {
+        return Err(BundleError::RunCountOutOfRange {
+            count: m.runs.len(),
+        });
+    }
+    let mut seen: HashMap<(&str, crate::Hint, u32), usize> = HashMap::with_capacity(m.runs.len());
+    let mut used: BTreeSet<&str> = BTreeSet::new();
+    for (index, run) in m.runs.iter().enumerate() {
+        let at = RunRef {
+            index,
+            key: Some((run.task.clone(), run.hint.to_string(), run.attempt)),
+        };
+        validate_run(run, &at, known_tasks)?;
+        if let Some(first) = seen.insert(run.key(), index) {
+            return Err(BundleError::DuplicateRun { run: at, first });
+        }
+        if published && !run.artifacts.is_empty() {
+            return Err(BundleError::PublishedRunHasArtifacts { run: at });
+        }
+        for (role, digest) in &run.artifacts {
+            if ArtifactRole::parse(role).is_none() {
+                return Err(BundleError::InvalidArtifactRole {
+                    run: at,
+                    role: role.clone(),
+                });
+            }
+            if Digest::from_hex(digest).is_none() {
+                return Err(BundleError::InvalidDigest {
+                    location: format!("{at}: artifacts.{role}"),
+                    value: digest.clone(),
+                });
+            }
+            if !m.artifacts.contains_key(digest) {
+                return Err(BundleError::ArtifactNotListed {
+                    run: at,
+                    role: role.clone(),
+                    digest: digest.clone(),
+                });
+            }
+            used.insert(digest);
+        }
+    }
+
+    let mut total: u64 = 0;
+    for (digest, info) in &m.artifacts {
+        if Digest::from_hex(digest).is_none() {
+            return Err(BundleError::InvalidDigest {
+                location: "artifacts".to_owned(),
+                value: digest.clone(),
+            });
+        }
+        if !is_media_type(&info.media_type) {
+            return Err(BundleError::InvalidMediaType {
+                digest: digest.clone(),
+                media_type: info.media_type.clone(),
+            });
+        }
+        if info.size > limits.artifact {
+            return Err(BundleError::ArtifactTooLarge {
+                digest: digest.clone(),
+                limit: limits.artifact,
+            });
+        }
+        total = total.saturating_add(info.size);
+        if !used.contains(digest.as_str()) {
+            return Err(BundleError::ArtifactUnused {
+                digest: digest.clone(),
+            });
+        }
+    }
+    if total > limits.uncompressed {
+        return Err(BundleError::UncompressedTooLarge {
+            limit: limits.uncompressed,
+        });
+    }
+    if m.artifacts.len() as u64 + 1 > limits.members {
+        return Err(BundleError::TooManyMembers {
+            limit: limits.members,
+        });
+    }
+    Ok(())
+}
+
+fn validate_agent(m: &Manifest) -> Result<(), BundleError> {
+    let a = &m.agent;
+    if !is_slug(&a.id) {
+        return Err(BundleError::InvalidAgentId {
+            value: a.id.clone(),
+        });
+    }
+    let field = |name: &'static str, value: &str, max: usize| {
+        text(name, value, max).map_err(|_| BundleError::InvalidAgentField {
+            field: name,
+            detail: format!("must be 1 to {max} characters"),
+        })
+    };
+    field("framework", &a.framework, 100)?;
+    field("model", &a.model, 100)?;
+    for (name, value) in [
+        ("framework_version", &a.framework_version),
+        ("model_id", &a.model_id),
+        ("display_name", &a.display_name),
+        ("url", &a.url),
+    ] {
+        if let Some(value) = value {
+            field(name, value, 200)?;
+        }
+    }
+    if let Some(url) = &a.url
+        && !is_http_url(url)
+    {
+        return Err(BundleError::InvalidAgentUrl { value: url.clone() });
+    }
+    Ok(())
+}
+
+fn validate_run(
+    run: &Run,
+    at: &RunRef,
+    known_tasks: Option<&BTreeSet<String>>,
+) -> Result<(), BundleError> {
+    if let Some(tasks) = known_tasks
+        && !tasks.contains(&run.task)
+    {
+        return Err(BundleError::UnknownTask {
+            run: at.clone(),
+            task: run.task.clone(),
+        });
+    }
+    if run.attempt < 1 {
+        return Err(BundleError::InvalidAttempt {
+            run: at.clone(),
+            detail: "attempts are numbered from 1".to_owned(),
+        });
+    }
+    if let Some(e) = &run.error_type
+        && (e.is_empty() || e.chars().count() > 100)
+    {
+        return Err(BundleError::InvalidErrorType { run: at.clone() });
+    }
+    if let Some(r) = run.file_recall
+        && !(0.0..=1.0).contains(&r)
+    {
+        return Err(BundleError::InvalidFileRecall {
+            run: at.clone(),
+            value: r,
+        });
+    }
+    for path in run.files_changed.iter().flatten() {
+        if !is_relative_path(path) {
+            return Err(BundleError::InvalidFilesChanged {
+                run: at.clone(),
+                path: path.clone(),
+            });
+        }
+    }
+    for (field, value) in [("duration_s", run.duration_s), ("cost_usd", run.cost_usd)] {
+        if let Some(v) = value
+            && (!v.is_finite() || v < 0.0)
+        {
+            return Err(BundleError::InvalidNumber {
+                run: at.clone(),
+                field,
+                value: v,
+            });
+        }
+    }
+    for name in run.metrics.keys() {
+        if name.is_empty() || name.chars().count() > 200 {
+            return Err(BundleError::InvalidMetric {
+                run: at.clone(),
+                name: name.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// 1 to `max` characters.
+fn text(name: &str, value: &str, max: usize) -> Result<(), String> {
+    let n = value.chars().count();
+    if n == 0 || n > max {
+        return Err(format!("{name} must be 1 to {max} characters"));
+    }
+    Ok(())
+}
+
+fn is_http_url(url: &str) -> bool {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"));
+    match rest {
+        Some(rest) => {
+            let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+            !host.is_empty()
+                && !url.chars().any(|c| {
+                    c.is_whitespace() || c.is_control() || c == '"' || c == '<' || c == '>'
+                })
+        }
+        None => false,
+    }
+}
+
+fn is_relative_path(path: &str) -> bool {
+    !path.is_empty()
+        && path.len() <= 4096
+        && !path.starts_with('/')
+        && !path.contains(['\0', '\\'])
+        && path.split('/').all(|c| c != "..")
+}
+
+fn is_media_type(s: &str) -> bool {
+    let Some((ty, sub)) = s.split_once('/') else {
+        return false;
+    };
+    let token = |t: &str| {
+        !t.is_empty()
+            && t.len() <= 100
+            && t.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&b))
+    };
+    let sub = sub.split(';').next().unwrap_or("").trim_end();
+    token(ty) && token(sub) && s.len() <= 200
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        assert!(is_http_url("https://example.org/agent"));
+        assert!(is_http_url("http://a"));
+        for bad in [
+            "javascript:alert(1)",
+            "https://",
+            "ftp://x",
+            "https://a b",
+            "https://x\"onmouseover=",
+            "//x",
+        ] {
+            assert!(!is_http_url(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn paths() {
+        assert!(is_relative_path("src/train.py"));
+        assert!(is_relative_path("a/..b/c"));
+        for bad in ["", "/etc/passwd", "../x", "a/../../b", "a\\b"] {
+            assert!(!is_relative_path(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn media_types() {
+        for ok in [
+            "text/plain",
+            "text/x-diff",
+            "application/json",
+            "text/plain; charset=utf-8",
+        ] {
+            assert!(is_media_type(ok), "{ok}");
+        }
+        for bad in ["", "text", "/plain", "text/", "text/<b>"] {
+            assert!(!is_media_type(bad), "{bad}");
+        }
+    }
+}

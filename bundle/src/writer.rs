@@ -1,0 +1,161 @@
+//! Writing a signed bundle: the manifest's artifacts table is filled from the files
+//! added, the manifest is checked and signed, and the archive is streamed out with the
+//! envelope first. Artifacts are read from disk as they are written, never held whole.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use crate::digest::{Digest, Hasher};
+use crate::envelope::Envelope;
+use crate::error::BundleError;
+use crate::keys::SecretKey;
+use crate::limits::Limits;
+use crate::manifest::{ArtifactInfo, Manifest};
+use crate::validate::validate;
+
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("the bundle would be invalid: {0}")]
+    Invalid(#[from] BundleError),
+    #[error("artifact file {} changed while the bundle was being written", .0.display())]
+    Changed(PathBuf),
+    #[error("a bundle needs at least one signing key")]
+    NoKey,
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+#[derive(Debug)]
+enum Source {
+    Bytes(Vec<u8>),
+    File(PathBuf),
+}
+
+/// Assembles a bundle. Artifacts added here are listed in the manifest for you.
+#[derive(Debug)]
+pub struct BundleBuilder {
+    manifest: Manifest,
+    sources: BTreeMap<Digest, Source>,
+}
+
+impl BundleBuilder {
+    /// Starts from `manifest`; its `artifacts` table is replaced by what is added.
+    pub fn new(manifest: Manifest) -> BundleBuilder {
+        BundleBuilder {
+            manifest,
+            sources: BTreeMap::new(),
+        }
+    }
+
+    pub fn manifest_mut(&mut self) -> &mut Manifest {
+        &mut self.manifest
+    }
+
+    /// Adds an artifact held in memory and returns its digest.
+    pub fn add_bytes(&mut self, bytes: Vec<u8>, media_type: &str) -> Digest {
+        let digest = Digest::of(&bytes);
+        self.list(digest, bytes.len() as u64, media_type);
+        self.sources.entry(digest).or_insert(Source::Bytes(bytes));
+        digest
+    }
+
+    /// Adds an artifact from a file (hashed now, copied when written).
+    pub fn add_file(&mut self, path: &Path, media_type: &str) -> io::Result<Digest> {
+        let (digest, size) = Digest::of_reader(File::open(path)?)?;
+        self.list(digest, size, media_type);
+        self.sources
+            .entry(digest)
+            .or_insert_with(|| Source::File(path.to_owned()));
+        Ok(digest)
+    }
+
+    fn list(&mut self, digest: Digest, size: u64, media_type: &str) {
+        self.manifest
+            .artifacts
+            .entry(digest.to_hex())
+            .or_insert_with(|| ArtifactInfo {
+                media_type: media_type.to_owned(),
+                size,
+            });
+    }
+
+    /// Checks, signs and writes the bundle; returns its id. Whatever `out` received
+    /// is garbage if this fails.
+    pub fn write(mut self, keys: &[&SecretKey], out: impl Write) -> Result<Digest, WriteError> {
+        if keys.is_empty() {
+            return Err(WriteError::NoKey);
+        }
+        self.manifest
+            .artifacts
+            .retain(|d, _| Digest::from_hex(d).is_some_and(|d| self.sources.contains_key(&d)));
+        validate(&self.manifest, None, &Limits::default())?;
+        let manifest_bytes = self.manifest.to_bytes();
+        let envelope = Envelope::sign(&manifest_bytes, keys).to_bytes();
+        let mtime = OffsetDateTime::parse(&self.manifest.created_at, &Rfc3339)
+            .map(|t| t.unix_timestamp().max(0) as u64)
+            .unwrap_or(0);
+
+        let mut tar = tar::Builder::new(GzEncoder::new(out, Compression::default()));
+        tar.append(
+            &header("envelope.json", envelope.len() as u64, mtime)?,
+            envelope.as_slice(),
+        )?;
+        for (digest, source) in &self.sources {
+            let name = format!("artifacts/{digest}");
+            match source {
+                Source::Bytes(bytes) => {
+                    tar.append(&header(&name, bytes.len() as u64, mtime)?, bytes.as_slice())?
+                }
+                Source::File(path) => {
+                    let size = self.manifest.artifacts[&digest.to_hex()].size;
+                    let mut reading = Checked {
+                        inner: File::open(path)?.take(size),
+                        hasher: Hasher::default(),
+                        count: 0,
+                    };
+                    tar.append(&header(&name, size, mtime)?, &mut reading)?;
+                    if reading.count != size || reading.hasher.finish() != *digest {
+                        return Err(WriteError::Changed(path.clone()));
+                    }
+                }
+            }
+        }
+        tar.into_inner()?.finish()?.flush()?;
+        Ok(Digest::of(&manifest_bytes))
+    }
+}
+
+fn header(path: &str, size: u64, mtime: u64) -> io::Result<tar::Header> {
+    let mut h = tar::Header::new_ustar();
+    h.set_path(path)?;
+    h.set_size(size);
+    h.set_mode(0o644);
+    h.set_mtime(mtime);
+    h.set_uid(0);
+    h.set_gid(0);
+    h.set_entry_type(tar::EntryType::Regular);
+    h.set_cksum();
+    Ok(h)
+}
+
+struct Checked<R> {
+    inner: R,
+    hasher: Hasher,
+    count: u64,
+}
+
+impl<R: Read> Read for Checked<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.count += n as u64;
+        Ok(n)
+    }
+}

@@ -1,0 +1,594 @@
+//! Every rule of the spec, broken once, refused with its own code.
+
+use std::collections::BTreeSet;
+use std::io::{self, Read};
+
+use bundle::{ArtifactInfo, ArtifactSink, BundleError, Digest, Envelope, Verifier};
+use serde_json::{Value, json};
+
+use crate::common::{Sample, code_of, gzip, header, sample, tar_of};
+
+/// Signs a mutated copy of the sample manifest and returns the code it is refused with.
+fn manifest_case(mutate: impl Fn(&mut Value)) -> &'static str {
+    let s = sample();
+    let mut m = s.manifest.clone();
+    mutate(&mut m);
+    code_of(
+        &s.verifier(),
+        &s.bundle_with(&serde_json::to_vec_pretty(&m).unwrap(), &s.members()),
+    )
+}
+
+fn envelope_case(mutate: impl Fn(&mut Value)) -> &'static str {
+    let s = sample();
+    let manifest = serde_json::to_vec(&s.manifest).unwrap();
+    let mut env: Value = serde_json::to_value(Envelope::sign(&manifest, &[&s.key])).unwrap();
+    mutate(&mut env);
+    let mut members = vec![(
+        "envelope.json".to_owned(),
+        serde_json::to_vec(&env).unwrap(),
+    )];
+    members.extend(s.members());
+    code_of(&s.verifier(), &gzip(&tar_of(&members)))
+}
+
+fn members_case(s: &Sample, members: Vec<(String, Vec<u8>)>) -> &'static str {
+    code_of(
+        &s.verifier(),
+        &s.bundle_with(&serde_json::to_vec(&s.manifest).unwrap(), &members),
+    )
+}
+
+fn envelope_member(s: &Sample) -> (String, Vec<u8>) {
+    let manifest = serde_json::to_vec(&s.manifest).unwrap();
+    (
+        "envelope.json".to_owned(),
+        Envelope::sign(&manifest, &[&s.key]).to_bytes(),
+    )
+}
+
+fn run0(m: &mut Value) -> &mut Value {
+    &mut m["runs"][0]
+}
+
+fn manifest_rules() -> Vec<(&'static str, &'static str)> {
+    let patch = |m: &Value| {
+        m["runs"][0]["artifacts"]["patch"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    vec![
+        (
+            manifest_case(|m| m["schema"] = json!("rexbench.manifest/v2")),
+            "unsupported_schema",
+        ),
+        (
+            manifest_case(|m| m["created_at"] = json!("yesterday")),
+            "invalid_created_at",
+        ),
+        (
+            manifest_case(|m| m["benchmark"]["version"] = json!("")),
+            "invalid_benchmark",
+        ),
+        (
+            manifest_case(|m| m["benchmark"]["task_set_digest"] = json!("AB".repeat(32))),
+            "invalid_task_set_digest",
+        ),
+        (
+            manifest_case(|m| m["runner"]["name"] = json!("")),
+            "invalid_runner",
+        ),
+        (
+            manifest_case(|m| m["provenance"]["kind"] = json!("imagined")),
+            "invalid_provenance",
+        ),
+        (
+            manifest_case(|m| m["provenance"] = json!({"kind": "published"})),
+            "provenance_source_missing",
+        ),
+        (
+            manifest_case(|m| m["provenance"] = json!({"kind": "published", "source": "Table 11"})),
+            "published_run_has_artifacts",
+        ),
+        (
+            manifest_case(|m| m["agent"]["id"] = json!("OpenHands/Claude")),
+            "invalid_agent_id",
+        ),
+        (
+            manifest_case(|m| m["agent"]["model"] = json!("x".repeat(101))),
+            "invalid_agent_field",
+        ),
+        (
+            manifest_case(|m| m["agent"]["url"] = json!("javascript:alert(1)")),
+            "invalid_agent_url",
+        ),
+        (
+            manifest_case(|m| m["runs"] = json!([])),
+            "run_count_out_of_range",
+        ),
+        (
+            manifest_case(|m| {
+                let first = m["runs"][0].clone();
+                m["runs"].as_array_mut().unwrap().push(first);
+            }),
+            "duplicate_run",
+        ),
+        (
+            manifest_case(|m| run0(m)["task"] = json!("winodict")),
+            "unknown_task",
+        ),
+        (
+            manifest_case(|m| run0(m)["hint"] = json!("level1")),
+            "invalid_hint",
+        ),
+        (
+            manifest_case(|m| run0(m)["attempt"] = json!(0)),
+            "invalid_attempt",
+        ),
+        (
+            manifest_case(|m| run0(m)["attempt"] = json!(-1)),
+            "invalid_attempt",
+        ),
+        (
+            manifest_case(|m| run0(m)["outcome"] = json!("partial_success")),
+            "invalid_outcome",
+        ),
+        (
+            manifest_case(|m| run0(m)["error_type"] = json!("E".repeat(101))),
+            "invalid_error_type",
+        ),
+        (
+            manifest_case(|m| run0(m)["file_recall"] = json!(1.5)),
+            "invalid_file_recall",
+        ),
+        (
+            manifest_case(|m| run0(m)["file_recall"] = json!(-0.1)),
+            "invalid_file_recall",
+        ),
+        (
+            manifest_case(|m| run0(m)["files_changed"] = json!(["../../etc/passwd"])),
+            "invalid_files_changed",
+        ),
+        (
+            manifest_case(|m| run0(m)["duration_s"] = json!(-3.0)),
+            "invalid_number",
+        ),
+        (
+            manifest_case(|m| run0(m)["cost_usd"] = json!(-0.01)),
+            "invalid_number",
+        ),
+        (
+            manifest_case(|m| run0(m)["metrics"] = json!({"": 1.0})),
+            "invalid_metric",
+        ),
+        (
+            manifest_case(|m| {
+                let p = patch(m);
+                run0(m)["artifacts"]["screenshot"] = json!(p);
+            }),
+            "invalid_artifact_role",
+        ),
+        (
+            manifest_case(|m| run0(m)["artifacts"]["x-trace"] = json!("not-a-digest")),
+            "invalid_digest",
+        ),
+        (
+            manifest_case(|m| {
+                run0(m)["artifacts"]["x-trace"] = json!(Digest::of(b"elsewhere").to_hex())
+            }),
+            "artifact_not_listed",
+        ),
+        (
+            manifest_case(|m| {
+                m["artifacts"][Digest::of(b"spare").to_hex()] =
+                    json!({"media_type": "text/plain", "size": 5});
+            }),
+            "artifact_unused",
+        ),
+        (
+            manifest_case(|m| {
+                let p = patch(m);
+                m["artifacts"][p]["media_type"] = json!("diff");
+            }),
+            "invalid_media_type",
+        ),
+        (
+            manifest_case(|m| m["agent"]["nickname"] = json!("x")),
+            "unknown_field",
+        ),
+        (
+            manifest_case(|m| run0(m)["score"] = json!(1)),
+            "unknown_field",
+        ),
+        (
+            manifest_case(|m| m["runs"][0]["attempt"] = json!("one")),
+            "invalid_attempt",
+        ),
+        (
+            manifest_case(|m| m["agent"]["framework"] = json!(7)),
+            "manifest_malformed",
+        ),
+        (
+            manifest_case(|m| m["runs"] = json!({})),
+            "manifest_malformed",
+        ),
+    ]
+}
+
+#[test]
+fn manifest_rules_each_have_their_code() {
+    for (got, want) in manifest_rules() {
+        assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn a_key_twice_in_a_signed_object_is_refused() {
+    // serde_json would keep the last value; another parser might keep the first.
+    let s = sample();
+    let text = serde_json::to_string_pretty(&s.manifest).unwrap();
+    let doubled = text.replacen(
+        "\"gen_accuracy\": 0.4562857142857143",
+        "\"gen_accuracy\": 1.0, \"gen_accuracy\": 0.1",
+        1,
+    );
+    assert_ne!(text, doubled);
+    let err = s
+        .verifier()
+        .verify(s.bundle_with(doubled.as_bytes(), &s.members()).as_slice())
+        .unwrap_err();
+    assert_eq!(err.code(), "manifest_malformed");
+    assert!(
+        err.to_string().contains("duplicate key `gen_accuracy`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn errors_name_the_run_and_the_value() {
+    let s = sample();
+    let mut m = s.manifest.clone();
+    m["runs"][1]["hint"] = json!("level1");
+    let err = s
+        .verifier()
+        .verify(
+            s.bundle_with(&serde_json::to_vec(&m).unwrap(), &s.members())
+                .as_slice(),
+        )
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("runs[1]") && text.contains("level1"),
+        "{text}"
+    );
+
+    let mut m = s.manifest.clone();
+    m["runs"][1]["file_recall"] = json!(2.0);
+    let err = s
+        .verifier()
+        .verify(
+            s.bundle_with(&serde_json::to_vec(&m).unwrap(), &s.members())
+                .as_slice(),
+        )
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "runs[1] (task othello, hint detailed, attempt 2): file_recall 2 is outside [0, 1]"
+    );
+}
+
+#[test]
+fn envelope_rules_each_have_their_code() {
+    assert_eq!(
+        envelope_case(|e| e["payloadType"] = json!("application/json")),
+        "payload_type_mismatch"
+    );
+    assert_eq!(
+        envelope_case(|e| e["payload"] = json!("not base64!")),
+        "payload_not_base64"
+    );
+    assert_eq!(
+        envelope_case(|e| e["signatures"] = json!([])),
+        "no_trusted_signature"
+    );
+    assert_eq!(
+        envelope_case(|e| e["extra"] = json!(1)),
+        "envelope_malformed"
+    );
+    assert_eq!(
+        envelope_case(|e| *e = json!("just a string")),
+        "envelope_malformed"
+    );
+    assert_eq!(
+        envelope_case(|e| e["signatures"][0]["sig"] = json!("AAAA")),
+        "signature_invalid"
+    );
+    // A trusted keyid whose signature covers other bytes is tampering.
+    assert_eq!(
+        envelope_case(|e| {
+            let sig = e["signatures"][0]["sig"].as_str().unwrap().to_owned();
+            let mut bytes: Vec<char> = sig.chars().collect();
+            bytes[10] = if bytes[10] == 'A' { 'B' } else { 'A' };
+            e["signatures"][0]["sig"] = json!(bytes.into_iter().collect::<String>());
+        }),
+        "signature_invalid"
+    );
+}
+
+#[test]
+fn archive_rules_each_have_their_code() {
+    let s = sample();
+    let env = envelope_member(&s);
+    let arts = s.members();
+    let v = s.verifier();
+
+    assert_eq!(code_of(&v, b"PK\x03\x04 this is a zip"), "not_gzip");
+    assert_eq!(code_of(&v, b""), "not_gzip");
+    let good = s.bundle();
+    assert_eq!(code_of(&v, &good[..good.len() / 2]), "corrupt_archive");
+    let mut trailing = good.clone();
+    trailing.extend_from_slice(b"more");
+    assert_eq!(code_of(&v, &trailing), "corrupt_archive");
+    assert_eq!(code_of(&v, &gzip(&tar_of(&[]))), "envelope_missing");
+    assert_eq!(
+        code_of(&v, &gzip(b"not a tar archive at all, just text")),
+        "corrupt_archive"
+    );
+
+    let mut reordered = arts.clone();
+    reordered.insert(1, env.clone());
+    assert_eq!(
+        code_of(&v, &gzip(&tar_of(&reordered))),
+        "envelope_not_first"
+    );
+    assert_eq!(
+        members_case(
+            &s,
+            [arts.clone(), vec![("../escape".into(), b"x".to_vec())]].concat()
+        ),
+        "unsafe_path"
+    );
+    assert_eq!(
+        members_case(
+            &s,
+            [arts.clone(), vec![("/etc/passwd".into(), b"x".to_vec())]].concat()
+        ),
+        "unsafe_path"
+    );
+    assert_eq!(
+        members_case(
+            &s,
+            [arts.clone(), vec![("notes.txt".into(), b"x".to_vec())]].concat()
+        ),
+        "unexpected_member"
+    );
+    assert_eq!(
+        members_case(
+            &s,
+            [arts.clone(), vec![("artifacts/ABC".into(), b"x".to_vec())]].concat()
+        ),
+        "unexpected_member"
+    );
+    assert_eq!(
+        members_case(&s, [arts.clone(), vec![arts[0].clone()]].concat()),
+        "duplicate_member"
+    );
+    assert_eq!(
+        members_case(&s, [arts.clone(), vec![env.clone()]].concat()),
+        "duplicate_member"
+    );
+    let stray = b"not listed".to_vec();
+    assert_eq!(
+        members_case(
+            &s,
+            [
+                arts.clone(),
+                vec![(format!("artifacts/{}", Digest::of(&stray)), stray)]
+            ]
+            .concat()
+        ),
+        "artifact_unlisted"
+    );
+    assert_eq!(members_case(&s, arts[1..].to_vec()), "artifact_missing");
+    // Bytes that do not hash to their name, whether longer, shorter or altered.
+    let (name, data) = arts[0].clone();
+    for changed in [
+        [data.as_slice(), b"\n"].concat(),
+        data[..data.len() - 1].to_vec(),
+        {
+            let mut d = data.clone();
+            d[0] ^= 1;
+            d
+        },
+    ] {
+        let members = vec![(name.clone(), changed), arts[1].clone(), arts[2].clone()];
+        assert_eq!(members_case(&s, members), "artifact_digest_mismatch");
+    }
+    // The right bytes, but the manifest lists another size.
+    let mut m = s.manifest.clone();
+    let digest = name.strip_prefix("artifacts/").unwrap();
+    m["artifacts"][digest]["size"] = serde_json::json!(data.len() + 1);
+    let bytes = s.bundle_with(&serde_json::to_vec(&m).unwrap(), &arts);
+    assert_eq!(code_of(&v, &bytes), "artifact_size_mismatch");
+
+    // Links, directories and devices are not files.
+    for (kind, path) in [
+        (tar::EntryType::Symlink, "artifacts/link"),
+        (tar::EntryType::Link, "artifacts/hard"),
+        (tar::EntryType::Directory, "artifacts/sub/"),
+        (tar::EntryType::Fifo, "fifo"),
+    ] {
+        let mut b = tar::Builder::new(Vec::new());
+        b.append(
+            &header(&env.0, env.1.len() as u64, tar::EntryType::Regular),
+            env.1.as_slice(),
+        )
+        .unwrap();
+        let mut h = header(path, 0, kind);
+        if matches!(kind, tar::EntryType::Symlink | tar::EntryType::Link) {
+            h.set_link_name("/etc/passwd").unwrap();
+            h.set_cksum();
+        }
+        b.append(&h, io::empty()).unwrap();
+        let code = code_of(&v, &gzip(&b.into_inner().unwrap()));
+        assert_eq!(code, "non_regular_member", "{kind:?}");
+    }
+}
+
+#[test]
+fn the_artifacts_directory_entry_is_tolerated() {
+    let s = sample();
+    let mut b = tar::Builder::new(Vec::new());
+    let env = envelope_member(&s);
+    b.append(
+        &header(&env.0, env.1.len() as u64, tar::EntryType::Regular),
+        env.1.as_slice(),
+    )
+    .unwrap();
+    b.append(
+        &header("artifacts/", 0, tar::EntryType::Directory),
+        io::empty(),
+    )
+    .unwrap();
+    for (name, data) in s.members() {
+        b.append(
+            &header(&name, data.len() as u64, tar::EntryType::Regular),
+            data.as_slice(),
+        )
+        .unwrap();
+    }
+    s.verifier()
+        .verify(gzip(&b.into_inner().unwrap()).as_slice())
+        .unwrap();
+}
+
+#[test]
+fn pax_headers_are_understood() {
+    // A pax `path` record names the member, as `tar --format=pax` may write it.
+    let s = sample();
+    let env = envelope_member(&s);
+    let mut b = tar::Builder::new(Vec::new());
+    b.append(
+        &header(&env.0, env.1.len() as u64, tar::EntryType::Regular),
+        env.1.as_slice(),
+    )
+    .unwrap();
+    for (name, data) in s.members() {
+        let record = format!("path={name}\n");
+        let record = format!(
+            "{} {record}",
+            record.len() + 1 + (record.len() + 3).to_string().len()
+        );
+        let record = record.into_bytes();
+        b.append(
+            &header("PaxHeader", record.len() as u64, tar::EntryType::XHeader),
+            record.as_slice(),
+        )
+        .unwrap();
+        b.append(
+            &header("placeholder", data.len() as u64, tar::EntryType::Regular),
+            data.as_slice(),
+        )
+        .unwrap();
+    }
+    s.verifier()
+        .verify(gzip(&b.into_inner().unwrap()).as_slice())
+        .unwrap();
+}
+
+#[test]
+fn unknown_tasks_are_judged_by_the_verifier_s_task_list() {
+    let s = sample();
+    let bytes = s.bundle();
+    assert_eq!(
+        code_of(&Verifier::new(vec![s.key.public_key()], ["cogs"]), &bytes),
+        "unknown_task"
+    );
+    Verifier::new(vec![s.key.public_key()], bundle::REXBENCH_TASKS)
+        .verify(bytes.as_slice())
+        .unwrap();
+}
+
+#[test]
+fn io_failures_are_not_blamed_on_the_bundle() {
+    struct Broken<'a>(&'a [u8]);
+    impl Read for Broken<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.0.len() < 200 {
+                return Err(io::Error::new(
+                    io::ErrorKind::ConnectionReset,
+                    "peer went away",
+                ));
+            }
+            let len = buf.len().min(100);
+            self.0.read(&mut buf[..len])
+        }
+    }
+    let s = sample();
+    let bytes = s.bundle();
+    let err = s.verifier().verify(Broken(&bytes)).unwrap_err();
+    assert_eq!(err.code(), "io_error", "{err}");
+    assert!(err.to_string().contains("peer went away"), "{err}");
+}
+
+#[test]
+fn a_failing_sink_is_reported_as_such() {
+    struct Full;
+    impl ArtifactSink for Full {
+        fn artifact(&mut self, _: &Digest, _: &ArtifactInfo, _: &mut dyn Read) -> io::Result<()> {
+            Err(io::Error::new(
+                io::ErrorKind::StorageFull,
+                "no space left on device",
+            ))
+        }
+    }
+    let s = sample();
+    let err = s
+        .verifier()
+        .verify_into(s.bundle().as_slice(), &mut Full)
+        .unwrap_err();
+    assert_eq!(err.code(), "artifact_store_failed");
+    assert_eq!(err.class(), bundle::ErrorClass::Io);
+}
+
+/// The codes exercised here and in `limits` together cover every rule.
+#[test]
+fn every_code_is_exercised() {
+    let mut covered: BTreeSet<&str> = manifest_rules().into_iter().map(|(_, c)| c).collect();
+    covered.extend([
+        // archive_rules_each_have_their_code, envelope_rules_each_have_their_code,
+        // a_key_twice…, io_failures…, a_failing_sink…
+        "not_gzip",
+        "corrupt_archive",
+        "envelope_missing",
+        "envelope_not_first",
+        "unsafe_path",
+        "unexpected_member",
+        "duplicate_member",
+        "artifact_unlisted",
+        "artifact_missing",
+        "artifact_size_mismatch",
+        "artifact_digest_mismatch",
+        "non_regular_member",
+        "payload_type_mismatch",
+        "payload_not_base64",
+        "no_trusted_signature",
+        "signature_invalid",
+        "envelope_malformed",
+        "io_error",
+        "artifact_store_failed",
+        // limits.rs
+        "bundle_too_large",
+        "uncompressed_too_large",
+        "too_many_members",
+        "artifact_too_large",
+        "envelope_too_large",
+        "manifest_too_large",
+    ]);
+    let all: BTreeSet<&str> = BundleError::CODES.iter().copied().collect();
+    assert_eq!(
+        covered, all,
+        "a rule without a test, or a test of a code that does not exist"
+    );
+}

@@ -1,0 +1,174 @@
+//! The command line: `keygen`, `pack`, `verify`, `inspect`.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use bundle::{PublicKey, REXBENCH_TASKS, SecretKey, Verifier};
+use clap::{Parser, Subcommand};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use crate::{keyfile, pack, summary};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "runner",
+    version,
+    about = "The RExBench evaluation runner: pack, sign, verify and inspect result bundles."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Generate an Ed25519 signing key: PREFIX.pem (secret) and PREFIX.pub.pem.
+    Keygen {
+        /// Path prefix of the two files.
+        #[arg(long, default_value = "rexbench-key")]
+        out: PathBuf,
+        /// Replace existing files.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Pack an evaluation results directory into a signed bundle (layout: runner/RESULTS.md).
+    Pack {
+        /// The results directory (evaluation.json and runs/<task>/<hint>/<attempt>/).
+        results: PathBuf,
+        /// The agent: a TOML file with id, framework, model and the optional fields.
+        #[arg(long)]
+        agent: PathBuf,
+        /// Secret key (PKCS#8 PEM) to sign with; repeat to sign with several.
+        #[arg(long = "key", required = true)]
+        keys: Vec<PathBuf>,
+        /// Where to write the bundle [default: <agent-id>.rexb.tar.gz].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The bundle's creation time, RFC 3339 [default: now].
+        #[arg(long)]
+        created_at: Option<String>,
+    },
+    /// Verify a bundle against trusted keys; exit status 1 if it is invalid.
+    Verify {
+        bundle: PathBuf,
+        /// A trusted public key (SubjectPublicKeyInfo PEM); repeat for several.
+        #[arg(long = "trust", required = true)]
+        trust: Vec<PathBuf>,
+        /// A task id to accept besides RExBench's twelve; repeat for several.
+        #[arg(long = "task")]
+        tasks: Vec<String>,
+        /// Print the verdict as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show what a bundle holds, checking everything but signatures and task ids.
+    Inspect {
+        bundle: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Exit statuses: 0 valid / done, 1 invalid bundle, 2 anything else went wrong.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("runner: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(command: Command) -> Result<ExitCode, String> {
+    match command {
+        Command::Keygen { out, force } => {
+            let key = SecretKey::generate();
+            let (secret, public) =
+                keyfile::write_pair(&key, &out, force).map_err(|e| e.to_string())?;
+            println!(
+                "wrote {} (secret: keep it private) and {}",
+                secret.display(),
+                public.display()
+            );
+            println!("keyid {}", key.public_key().keyid());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Pack {
+            results,
+            agent,
+            keys,
+            out,
+            created_at,
+        } => {
+            let agent = pack::read_agent(&agent).map_err(|e| e.to_string())?;
+            let keys = keys
+                .iter()
+                .map(|k| keyfile::read_secret(k))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| e.to_string())?;
+            let created_at = created_at
+                .map(|t| {
+                    OffsetDateTime::parse(&t, &Rfc3339)
+                        .map_err(|e| format!("--created-at `{t}`: {e}"))
+                })
+                .transpose()?;
+            let out = out.unwrap_or_else(|| PathBuf::from(format!("{}.rexb.tar.gz", agent.id)));
+            let key_refs: Vec<&SecretKey> = keys.iter().collect();
+            let packed = pack::pack(&results, agent, &key_refs, created_at, &out)
+                .map_err(|e| e.to_string())?;
+            println!(
+                "wrote {}: bundle {}, {} runs, {} artifacts",
+                out.display(),
+                packed.id,
+                packed.runs,
+                packed.artifacts
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Verify {
+            bundle,
+            trust,
+            tasks,
+            json,
+        } => {
+            let keys: Vec<PublicKey> = trust
+                .iter()
+                .map(|p| keyfile::read_public(p))
+                .collect::<Result<_, _>>()
+                .map_err(|e| e.to_string())?;
+            let known = REXBENCH_TASKS.iter().map(|t| t.to_string()).chain(tasks);
+            report(&Verifier::new(keys, known), &bundle, "VALID", json)
+        }
+        Command::Inspect { bundle, json } => {
+            report(&Verifier::inspector(), &bundle, "READABLE", json)
+        }
+    }
+}
+
+fn report(verifier: &Verifier, path: &Path, verdict: &str, json: bool) -> Result<ExitCode, String> {
+    let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    match verifier.verify(BufReader::with_capacity(256 * 1024, file)) {
+        Ok(v) => {
+            if json {
+                println!("{}", summary::json(&v));
+            } else {
+                print!("{}", summary::text(verdict, &v));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) if e.class() == bundle::ErrorClass::Io => Err(format!("{}: {e}", path.display())),
+        Err(e) => {
+            if json {
+                println!("{}", summary::error_json(&e));
+            } else {
+                println!("INVALID  {}: {e}", e.code());
+            }
+            Ok(ExitCode::from(1))
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! What `verify` and `inspect` print about a bundle, as text or JSON.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use bundle::{BundleError, Outcome, SignatureStatus, VerifiedBundle};
+use serde_json::{Value, json};
+
+/// Runs per outcome, in the spec's order, leaving out outcomes with no runs.
+fn outcomes(v: &VerifiedBundle) -> Vec<(Outcome, usize)> {
+    let mut counts: BTreeMap<Outcome, usize> = BTreeMap::new();
+    for run in &v.manifest.runs {
+        *counts.entry(run.outcome).or_default() += 1;
+    }
+    Outcome::ALL
+        .into_iter()
+        .filter_map(|o| counts.get(&o).map(|n| (o, *n)))
+        .collect()
+}
+
+fn status_word(s: SignatureStatus) -> &'static str {
+    match s {
+        SignatureStatus::Verified => "trusted, verified",
+        SignatureStatus::Unknown => "unknown key, ignored",
+        SignatureStatus::Unchecked => "not checked",
+    }
+}
+
+pub fn text(verdict: &str, v: &VerifiedBundle) -> String {
+    let m = &v.manifest;
+    let mut out = String::new();
+    let _ = writeln!(out, "{verdict}  bundle {}", v.id);
+    for (keyid, status) in &v.signatures {
+        let _ = writeln!(out, "  signature   {keyid} ({})", status_word(*status));
+    }
+    let _ = writeln!(out, "  agent       {} ({})", m.agent.id, m.agent.name());
+    let _ = writeln!(
+        out,
+        "  benchmark   {} {} (task set {})",
+        m.benchmark.name, m.benchmark.version, m.benchmark.task_set_digest
+    );
+    let _ = write!(out, "  provenance  {}", m.provenance.kind);
+    if let Some(source) = &m.provenance.source {
+        let _ = write!(out, ": {source}");
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "  created     {} by {} {}",
+        m.created_at, m.runner.name, m.runner.version
+    );
+    let per: Vec<String> = outcomes(v)
+        .iter()
+        .map(|(o, n)| format!("{o} {n}"))
+        .collect();
+    let _ = writeln!(out, "  runs        {}: {}", m.runs.len(), per.join(", "));
+    let _ = writeln!(
+        out,
+        "  artifacts   {} ({} bytes)",
+        m.artifacts.len(),
+        v.artifact_bytes
+    );
+    out
+}
+
+pub fn json(v: &VerifiedBundle) -> Value {
+    let m = &v.manifest;
+    json!({
+        "valid": true,
+        "bundle_id": v.id.to_hex(),
+        "signatures": v.signatures.iter().map(|(k, s)| json!({"keyid": k, "status": match s {
+            SignatureStatus::Verified => "verified",
+            SignatureStatus::Unknown => "unknown",
+            SignatureStatus::Unchecked => "unchecked",
+        }})).collect::<Vec<_>>(),
+        "agent": m.agent,
+        "benchmark": m.benchmark,
+        "provenance": m.provenance,
+        "runs": m.runs.len(),
+        "outcomes": outcomes(v).into_iter().map(|(o, n)| (o.as_str().to_owned(), json!(n))).collect::<serde_json::Map<_, _>>(),
+        "artifacts": m.artifacts.len(),
+        "artifact_bytes": v.artifact_bytes,
+    })
+}
+
+pub fn error_json(e: &BundleError) -> Value {
+    json!({"valid": false, "error": {"code": e.code(), "message": e.to_string()}})
+}

@@ -1,0 +1,40 @@
+//! The stylesheet and public files, compiled into the binary so that it serves the
+//! same bytes from any working directory.
+
+use axum::Router;
+use axum::http::header;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use leptos::prelude::LeptosOptions;
+
+const MAIN_CSS: &str = include_str!("../../style/main.css");
+const FAVICON: &str = include_str!("../../public/favicon.svg");
+const ROBOTS: &str = include_str!("../../public/robots.txt");
+
+pub(crate) fn router() -> Router<LeptosOptions> {
+    Router::new()
+        .route(
+            "/style/main.css",
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/css; charset=utf-8")],
+                    MAIN_CSS,
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/favicon.svg",
+            get(|| async { ([(header::CONTENT_TYPE, "image/svg+xml")], FAVICON).into_response() }),
+        )
+        .route(
+            "/robots.txt",
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                    ROBOTS,
+                )
+                    .into_response()
+            }),
+        )
+}

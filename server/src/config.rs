@@ -1,0 +1,70 @@
+//! Configuration from the environment, with defaults that work on a fresh checkout.
+
+use std::net::SocketAddr;
+
+use store::{Backend, BackendError, DEFAULT_DATABASE_URL};
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `REXBENCH_ADDR`, default 127.0.0.1:3000.
+    pub addr: SocketAddr,
+    /// `DATABASE_URL`, default an SQLite file under `./data`.
+    pub backend: Backend,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("REXBENCH_ADDR `{0}` is not an address like 127.0.0.1:3000")]
+    Addr(String),
+    #[error("DATABASE_URL: {0}")]
+    Database(#[from] BackendError),
+}
+
+impl Config {
+    pub fn from_env() -> Result<Config, ConfigError> {
+        Config::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let addr = get("REXBENCH_ADDR").unwrap_or_else(|| "127.0.0.1:3000".to_owned());
+        let addr = addr.parse().map_err(|_| ConfigError::Addr(addr))?;
+        let url = get("DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
+        Ok(Config {
+            addr,
+            backend: Backend::from_url(&url)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_overrides() {
+        let c = Config::from_lookup(|_| None).unwrap();
+        assert_eq!(c.addr.to_string(), "127.0.0.1:3000");
+        assert_eq!(
+            c.backend,
+            Backend::Sqlite {
+                path: "data/rexbench.db".into()
+            }
+        );
+        let c = Config::from_lookup(|k| (k == "REXBENCH_ADDR").then(|| "0.0.0.0:8080".to_owned()))
+            .unwrap();
+        assert_eq!(c.addr.port(), 8080);
+        let err = Config::from_lookup(|k| (k == "REXBENCH_ADDR").then(|| "localhost".to_owned()))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "REXBENCH_ADDR `localhost` is not an address like 127.0.0.1:3000"
+        );
+        let err = Config::from_lookup(|k| (k == "DATABASE_URL").then(|| "redis://x".to_owned()))
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("DATABASE_URL: database URL `redis://x`"),
+            "{err}"
+        );
+    }
+}
