@@ -34,7 +34,7 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
-    /// Pack an evaluation results directory into a signed bundle (layout: runner/RESULTS.md).
+    /// Pack an evaluation results directory into a signed bundle (layout: runner/README.md).
     Pack {
         /// The results directory (evaluation.json and runs/<task>/<hint>/<attempt>/).
         results: PathBuf,

@@ -1,5 +1,5 @@
 //! `runner pack`: an evaluation results directory plus agent information → a signed
-//! bundle. The layout is documented in `runner/RESULTS.md`.
+//! bundle. The layout is documented in `runner/README.md`.
 
 use std::collections::BTreeMap;
 use std::fs;

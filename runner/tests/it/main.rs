@@ -161,7 +161,7 @@ fn usage_errors_exit_2_with_a_message() {
     );
 }
 
-/// A results directory as `runner evaluate` writes it (see runner/RESULTS.md).
+/// A results directory as `runner evaluate` writes it (see runner/README.md).
 fn results_dir(root: &Path) -> PathBuf {
     let results = root.join("results");
     let run = |task: &str, hint: &str, attempt: u32, record: Value, files: &[(&str, &str)]| {
