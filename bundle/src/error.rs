@@ -55,8 +55,12 @@ pub enum BundleError {
     // --- limits (spec §7) ---
     #[error("the bundle is larger than the limit of {limit} compressed bytes")]
     CompressedTooLarge { limit: u64 },
-    #[error("the bundle's uncompressed content is larger than the limit of {limit} bytes")]
+    #[error("the bundle's members add up to more than the limit of {limit} uncompressed bytes")]
     UncompressedTooLarge { limit: u64 },
+    #[error(
+        "the archive holds more data than its envelope and manifest account for (over {limit} bytes)"
+    )]
+    UnaccountedData { limit: u64 },
     #[error("the bundle has more than the limit of {limit} members")]
     TooManyMembers { limit: u64 },
     #[error("artifact {digest} is larger than the limit of {limit} bytes")]
@@ -190,6 +194,7 @@ impl BundleError {
         "artifact_store_failed",
         "bundle_too_large",
         "uncompressed_too_large",
+        "unaccounted_data",
         "too_many_members",
         "artifact_too_large",
         "envelope_too_large",
@@ -250,6 +255,7 @@ impl BundleError {
             ArtifactStore { .. } => "artifact_store_failed",
             CompressedTooLarge { .. } => "bundle_too_large",
             UncompressedTooLarge { .. } => "uncompressed_too_large",
+            UnaccountedData { .. } => "unaccounted_data",
             TooManyMembers { .. } => "too_many_members",
             ArtifactTooLarge { .. } => "artifact_too_large",
             EnvelopeTooLarge { .. } => "envelope_too_large",
@@ -309,6 +315,7 @@ impl BundleError {
             Io(_) | ArtifactStore { .. } => ErrorClass::Io,
             CompressedTooLarge { .. }
             | UncompressedTooLarge { .. }
+            | UnaccountedData { .. }
             | TooManyMembers { .. }
             | ArtifactTooLarge { .. }
             | EnvelopeTooLarge { .. }

@@ -192,18 +192,12 @@ fn shape_error(err: serde_path_to_error::Error<serde_json::Error>) -> BundleErro
     let inner = err.into_inner();
     let detail = strip_position(&inner.to_string());
     if detail.starts_with("unknown field") {
-        let field = detail
-            .split('`')
-            .nth(1)
-            .map(|f| {
-                if path == "." || path.is_empty() {
-                    f.to_owned()
-                } else {
-                    format!("{path}.{f}")
-                }
-            })
-            .unwrap_or(path);
-        return BundleError::UnknownField { path: field };
+        // The path already ends with the unknown field, except at the top level.
+        let path = match detail.split('`').nth(1) {
+            Some(field) if path == "." || path.is_empty() => field.to_owned(),
+            _ => path,
+        };
+        return BundleError::UnknownField { path };
     }
     if let Some(run) = run_index(&path) {
         let run = RunRef::at(run);

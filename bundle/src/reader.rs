@@ -115,9 +115,7 @@ impl Verifier {
             inner: input,
             meter: compressed.clone(),
             trip: trip.clone(),
-            over: BundleError::CompressedTooLarge {
-                limit: self.limits.compressed,
-            },
+            over: |limit| BundleError::CompressedTooLarge { limit },
             source: true,
         };
         let mut buffered = BufReader::with_capacity(64 * 1024, source);
@@ -134,9 +132,7 @@ impl Verifier {
             inner: flate2::bufread::GzDecoder::new(buffered),
             meter: uncompressed.clone(),
             trip: trip.clone(),
-            over: BundleError::UncompressedTooLarge {
-                limit: self.limits.uncompressed,
-            },
+            over: |limit| BundleError::UnaccountedData { limit },
             source: false,
         };
         let mut archive = tar::Archive::new(tar_stream);
@@ -480,7 +476,8 @@ struct Metered<R> {
     inner: R,
     meter: Meter,
     trip: Tripwire,
-    over: BundleError,
+    /// The error for reading past the cap, given the cap.
+    over: fn(u64) -> BundleError,
     /// Whether `inner` is the caller's input, whose failures are not the bundle's.
     source: bool,
 }
@@ -499,7 +496,7 @@ impl<R: Read> Read for Metered<R> {
         let count = self.meter.count.get() + n as u64;
         self.meter.count.set(count);
         if count > self.meter.cap.get() {
-            self.trip.set(self.over.clone());
+            self.trip.set((self.over)(self.meter.cap.get()));
             return Err(io::Error::other("size limit reached"));
         }
         Ok(n)

@@ -246,6 +246,32 @@ fn a_key_twice_in_a_signed_object_is_refused() {
 }
 
 #[test]
+fn unknown_fields_are_named_by_their_path() {
+    let cases: [(fn(&mut Value), &str); 3] = [
+        (
+            |m: &mut Value| m["agent"]["nickname"] = json!("x"),
+            "agent.nickname",
+        ),
+        (
+            |m: &mut Value| m["runs"][1]["score"] = json!(1),
+            "runs[1].score",
+        ),
+        (|m: &mut Value| m["signed_by"] = json!("me"), "signed_by"),
+    ];
+    for (mutate, path) in cases {
+        let s = sample();
+        let mut m = s.manifest.clone();
+        mutate(&mut m);
+        let bytes = s.bundle_with(&serde_json::to_vec(&m).unwrap(), &s.members());
+        let err = s.verifier().verify(bytes.as_slice()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("the manifest has a field `{path}` that schema v1 does not define")
+        );
+    }
+}
+
+#[test]
 fn errors_name_the_run_and_the_value() {
     let s = sample();
     let mut m = s.manifest.clone();
@@ -581,6 +607,7 @@ fn every_code_is_exercised() {
         // limits.rs
         "bundle_too_large",
         "uncompressed_too_large",
+        "unaccounted_data",
         "too_many_members",
         "artifact_too_large",
         "envelope_too_large",
