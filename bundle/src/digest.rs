@@ -15,10 +15,10 @@ impl Digest {
     }
 
     /// Hashes everything `reader` yields, returning the digest and the byte count.
-    pub fn of_reader(mut reader: impl Read) -> io::Result<(Digest, u64)> {
-        let mut hasher = Hasher::default();
-        let n = io::copy(&mut reader, &mut hasher)?;
-        Ok((hasher.finish(), n))
+    pub fn of_reader(reader: impl Read) -> io::Result<(Digest, u64)> {
+        let mut hashing = HashingReader::new(reader);
+        io::copy(&mut hashing, &mut io::sink())?;
+        Ok(hashing.finish())
     }
 
     pub fn from_bytes(bytes: [u8; 32]) -> Digest {
@@ -87,6 +87,43 @@ impl io::Write for Hasher {
     }
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+/// A reader that hashes and counts what passes through it.
+#[derive(Debug)]
+pub struct HashingReader<R> {
+    inner: R,
+    hasher: Hasher,
+    count: u64,
+}
+
+impl<R: Read> HashingReader<R> {
+    pub fn new(inner: R) -> Self {
+        HashingReader {
+            inner,
+            hasher: Hasher::default(),
+            count: 0,
+        }
+    }
+
+    /// Bytes read so far.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The digest of everything read, and how many bytes that was.
+    pub fn finish(self) -> (Digest, u64) {
+        (self.hasher.finish(), self.count)
+    }
+}
+
+impl<R: Read> Read for HashingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.count += n as u64;
+        Ok(n)
     }
 }
 

@@ -19,7 +19,7 @@ mod validate;
 mod vocab;
 mod writer;
 
-pub use digest::{Digest, Hasher};
+pub use digest::{Digest, Hasher, HashingReader};
 pub use envelope::{Envelope, EnvelopeSignature, PAYLOAD_TYPE, SignatureStatus, pae};
 pub use error::{BundleError, ErrorClass, RunRef};
 pub use keys::{KeyError, KeyId, PublicKey, SecretKey};

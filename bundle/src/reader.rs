@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use tar::EntryType;
 
-use crate::digest::{Digest, Hasher};
+use crate::digest::{Digest, HashingReader};
 use crate::envelope::{Envelope, SignatureStatus};
 use crate::error::BundleError;
 use crate::keys::PublicKey;
@@ -368,11 +368,7 @@ impl Reading<'_> {
         // The sink gets at most the listed size; anything beyond is still hashed (up to
         // the artifact limit, and within the stream's bound) so that the error can say
         // whether the bytes or the listed size are wrong.
-        let mut content = Hashing {
-            inner: entry.take(limit + 1),
-            hasher: Hasher::default(),
-            count: 0,
-        };
+        let mut content = HashingReader::new(entry.take(limit + 1));
         let stored = self
             .sink
             .artifact(&digest, info, &mut (&mut content).take(listed));
@@ -385,24 +381,24 @@ impl Reading<'_> {
         })?;
         io::copy(&mut content, &mut io::sink())
             .map_err(|e| self.trip.explain(e, "reading an artifact"))?;
-        if content.count > limit {
+        let (actual, count) = content.finish();
+        if count > limit {
             return Err(BundleError::ArtifactTooLarge {
                 digest: digest.to_hex(),
                 limit,
             });
         }
-        let actual = content.hasher.finish();
         if actual != digest {
             return Err(BundleError::ArtifactDigestMismatch {
                 digest: digest.to_hex(),
                 actual: actual.to_hex(),
             });
         }
-        if content.count != listed {
+        if count != listed {
             return Err(BundleError::ArtifactSizeMismatch {
                 digest: digest.to_hex(),
                 listed,
-                found: content.count,
+                found: count,
             });
         }
         state.artifact_bytes += listed;
@@ -499,21 +495,6 @@ impl<R: Read> Read for Metered<R> {
             self.trip.set((self.over)(self.meter.cap.get()));
             return Err(io::Error::other("size limit reached"));
         }
-        Ok(n)
-    }
-}
-
-struct Hashing<R> {
-    inner: R,
-    hasher: Hasher,
-    count: u64,
-}
-
-impl<R: Read> Read for Hashing<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.hasher.update(&buf[..n]);
-        self.count += n as u64;
         Ok(n)
     }
 }

@@ -12,7 +12,7 @@ use flate2::write::GzEncoder;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use crate::digest::{Digest, Hasher};
+use crate::digest::{Digest, HashingReader};
 use crate::envelope::Envelope;
 use crate::error::BundleError;
 use crate::keys::SecretKey;
@@ -115,13 +115,9 @@ impl BundleBuilder {
                 }
                 Source::File(path) => {
                     let size = self.manifest.artifacts[&digest.to_hex()].size;
-                    let mut reading = Checked {
-                        inner: File::open(path)?.take(size),
-                        hasher: Hasher::default(),
-                        count: 0,
-                    };
+                    let mut reading = HashingReader::new(File::open(path)?.take(size));
                     tar.append(&header(&name, size, mtime)?, &mut reading)?;
-                    if reading.count != size || reading.hasher.finish() != *digest {
+                    if reading.finish() != (*digest, size) {
                         return Err(WriteError::Changed(path.clone()));
                     }
                 }
@@ -143,19 +139,4 @@ fn header(path: &str, size: u64, mtime: u64) -> io::Result<tar::Header> {
     h.set_entry_type(tar::EntryType::Regular);
     h.set_cksum();
     Ok(h)
-}
-
-struct Checked<R> {
-    inner: R,
-    hasher: Hasher,
-    count: u64,
-}
-
-impl<R: Read> Read for Checked<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.hasher.update(&buf[..n]);
-        self.count += n as u64;
-        Ok(n)
-    }
 }

@@ -184,16 +184,7 @@ fn read_run(
 ) -> Result<Run, PackError> {
     let record: RunRecord = read_json(&dir.join("run.json"))?;
     let mut artifacts = BTreeMap::new();
-    for entry in fs::read_dir(dir).map_err(|source| PackError::Io {
-        path: dir.to_owned(),
-        source,
-    })? {
-        let path = entry
-            .map_err(|source| PackError::Io {
-                path: dir.to_owned(),
-                source,
-            })?
-            .path();
+    for path in list_dir(dir)? {
         let file = name_of(&path);
         if file == "run.json" {
             continue;
@@ -253,18 +244,21 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, PackError
     })
 }
 
-fn sorted_dirs(dir: &Path) -> Result<Vec<PathBuf>, PackError> {
-    let mut out = Vec::new();
-    for entry in fs::read_dir(dir).map_err(|source| PackError::Io {
+/// The paths in `dir`.
+fn list_dir(dir: &Path) -> Result<Vec<PathBuf>, PackError> {
+    let io = |source| PackError::Io {
         path: dir.to_owned(),
         source,
-    })? {
-        let path = entry
-            .map_err(|source| PackError::Io {
-                path: dir.to_owned(),
-                source,
-            })?
-            .path();
+    };
+    fs::read_dir(dir)
+        .map_err(io)?
+        .map(|e| e.map(|e| e.path()).map_err(io))
+        .collect()
+}
+
+fn sorted_dirs(dir: &Path) -> Result<Vec<PathBuf>, PackError> {
+    let mut out = Vec::new();
+    for path in list_dir(dir)? {
         if !path.is_dir() {
             return Err(layout(&path, "expected only directories here"));
         }

@@ -87,6 +87,22 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
+/// Verifies `bomb`, expecting the refusal `code` after reading only a small part of it.
+fn assert_stopped_early(s: &crate::common::Sample, bomb: &[u8], code: &str) {
+    let mut input = Counting {
+        inner: bomb,
+        read: 0,
+    };
+    let err = s.verifier().verify(&mut input).unwrap_err();
+    assert_eq!(err.code(), code, "{err}");
+    assert!(
+        input.read * 20 < bomb.len() as u64,
+        "read {} of {} compressed bytes",
+        input.read,
+        bomb.len()
+    );
+}
+
 /// A valid bundle's tar followed by `zeros` bytes of zeros, all gzipped: the zeros
 /// inflate from almost nothing.
 fn bomb_after(tar: &[u8], zeros: u64) -> Vec<u8> {
@@ -108,20 +124,9 @@ fn a_gzip_bomb_after_the_archive_is_stopped_early() {
     )];
     members.extend(s.members());
     let bomb = bomb_after(&tar_of(&members), 512 << 20);
-    let mut input = Counting {
-        inner: bomb.as_slice(),
-        read: 0,
-    };
-    let err = s.verifier().verify(&mut input).unwrap_err();
-    assert_eq!(err.code(), "unaccounted_data", "{err}");
-    // 512 MiB of zeros compress to about 500 KiB; the verifier stopped in the first few
-    // KiB because the manifest had said how much to expect.
-    assert!(
-        input.read * 20 < bomb.len() as u64,
-        "read {} of {} compressed bytes",
-        input.read,
-        bomb.len()
-    );
+    // 512 MiB of zeros compress to about 500 KiB; the verifier stops in the first few
+    // KiB because the manifest said how much to expect.
+    assert_stopped_early(&s, &bomb, "unaccounted_data");
 }
 
 #[test]
@@ -137,20 +142,9 @@ fn a_member_whose_header_claims_gigabytes_is_stopped_at_its_listed_size() {
     raw.extend_from_slice(h.as_bytes());
     raw.extend_from_slice(&data);
     let bomb = bomb_after(&raw, 256 << 20);
-    let mut input = Counting {
-        inner: bomb.as_slice(),
-        read: 0,
-    };
-    let err = s.verifier().verify(&mut input).unwrap_err();
     // Past its listed size the member is still hashed, but only within the bound the
     // manifest sets for the whole stream.
-    assert_eq!(err.code(), "unaccounted_data", "{err}");
-    assert!(
-        input.read * 20 < bomb.len() as u64,
-        "read {} of {} compressed bytes",
-        input.read,
-        bomb.len()
-    );
+    assert_stopped_early(&s, &bomb, "unaccounted_data");
 }
 
 #[test]
@@ -161,20 +155,7 @@ fn an_envelope_header_claiming_gigabytes_is_stopped_at_the_envelope_bound() {
         .to_vec();
     raw.extend_from_slice(b"{");
     let bomb = bomb_after(&raw, 256 << 20);
-    let mut input = Counting {
-        inner: bomb.as_slice(),
-        read: 0,
-    };
-    assert_eq!(
-        s.verifier().verify(&mut input).unwrap_err().code(),
-        "envelope_too_large"
-    );
-    assert!(
-        input.read * 20 < bomb.len() as u64,
-        "read {} of {}",
-        input.read,
-        bomb.len()
-    );
+    assert_stopped_early(&s, &bomb, "envelope_too_large");
 }
 
 #[test]

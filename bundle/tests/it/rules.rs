@@ -247,7 +247,8 @@ fn a_key_twice_in_a_signed_object_is_refused() {
 
 #[test]
 fn unknown_fields_are_named_by_their_path() {
-    let cases: [(fn(&mut Value), &str); 3] = [
+    type Mutation = fn(&mut Value);
+    let cases: [(Mutation, &str); 3] = [
         (
             |m: &mut Value| m["agent"]["nickname"] = json!("x"),
             "agent.nickname",
