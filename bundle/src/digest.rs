@@ -27,11 +27,7 @@ impl Digest {
 
     /// Parses exactly 64 lowercase hex characters.
     pub fn from_hex(s: &str) -> Option<Digest> {
-        if s.len() != 64
-            || !s
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        {
+        if s.len() != 64 || !s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
             return None;
         }
         let mut out = [0u8; 32];
@@ -100,11 +96,7 @@ pub struct HashingReader<R> {
 
 impl<R: Read> HashingReader<R> {
     pub fn new(inner: R) -> Self {
-        HashingReader {
-            inner,
-            hasher: Hasher::default(),
-            count: 0,
-        }
+        HashingReader { inner, hasher: Hasher::default(), count: 0 }
     }
 
     /// Bytes read so far.

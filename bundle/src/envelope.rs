@@ -80,25 +80,15 @@ impl Envelope {
     /// Checks the payload type and returns the manifest bytes.
     pub fn payload(&self, max: u64) -> Result<Vec<u8>, BundleError> {
         if self.payload_type != PAYLOAD_TYPE {
-            return Err(BundleError::PayloadTypeMismatch {
-                found: self.payload_type.clone(),
-            });
+            return Err(BundleError::PayloadTypeMismatch { found: self.payload_type.clone() });
         }
         let decoded_len = (self.payload.len() as u64 / 4) * 3;
         if decoded_len > max + 2 {
-            return Err(BundleError::ManifestTooLarge {
-                size: decoded_len,
-                limit: max,
-            });
+            return Err(BundleError::ManifestTooLarge { size: decoded_len, limit: max });
         }
-        let bytes = STANDARD
-            .decode(&self.payload)
-            .map_err(|_| BundleError::PayloadNotBase64)?;
+        let bytes = STANDARD.decode(&self.payload).map_err(|_| BundleError::PayloadNotBase64)?;
         if bytes.len() as u64 > max {
-            return Err(BundleError::ManifestTooLarge {
-                size: bytes.len() as u64,
-                limit: max,
-            });
+            return Err(BundleError::ManifestTooLarge { size: bytes.len() as u64, limit: max });
         }
         Ok(bytes)
     }
@@ -113,20 +103,16 @@ impl Envelope {
         let message = pae(&self.payload_type, manifest);
         let mut statuses = Vec::with_capacity(self.signatures.len());
         for s in &self.signatures {
-            let key =
-                Digest::from_hex(&s.keyid).and_then(|id| trusted.iter().find(|k| k.keyid() == id));
+            let key = Digest::from_hex(&s.keyid).and_then(|id| trusted.iter().find(|k| k.keyid() == id));
             let Some(key) = key else {
                 statuses.push(SignatureStatus::Unknown);
                 continue;
             };
-            let sig: Option<[u8; 64]> =
-                STANDARD.decode(&s.sig).ok().and_then(|b| b.try_into().ok());
+            let sig: Option<[u8; 64]> = STANDARD.decode(&s.sig).ok().and_then(|b| b.try_into().ok());
             match sig {
                 Some(sig) if key.verify(&message, &sig) => statuses.push(SignatureStatus::Verified),
                 _ => {
-                    return Err(BundleError::SignatureInvalid {
-                        keyid: s.keyid.clone(),
-                    });
+                    return Err(BundleError::SignatureInvalid { keyid: s.keyid.clone() });
                 }
             }
         }
@@ -134,11 +120,7 @@ impl Envelope {
             let keyids = if self.signatures.is_empty() {
                 "nobody".to_owned()
             } else {
-                self.signatures
-                    .iter()
-                    .map(|s| s.keyid.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                self.signatures.iter().map(|s| s.keyid.as_str()).collect::<Vec<_>>().join(", ")
             };
             return Err(BundleError::NoTrustedSignature { keyids });
         }
@@ -172,9 +154,7 @@ mod tests {
         );
         let err = env.check_signatures(b"{ }", &[a.public_key()]).unwrap_err();
         assert_eq!(err.code(), "signature_invalid");
-        let err = env
-            .check_signatures(&bytes, &[SecretKey::generate().public_key()])
-            .unwrap_err();
+        let err = env.check_signatures(&bytes, &[SecretKey::generate().public_key()]).unwrap_err();
         assert_eq!(err.code(), "no_trusted_signature");
     }
 }

@@ -57,9 +57,7 @@ pub enum BundleError {
     CompressedTooLarge { limit: u64 },
     #[error("the bundle's members add up to more than the limit of {limit} uncompressed bytes")]
     UncompressedTooLarge { limit: u64 },
-    #[error(
-        "the archive holds more data than its envelope and manifest account for (over {limit} bytes)"
-    )]
+    #[error("the archive holds more data than its envelope and manifest account for (over {limit} bytes)")]
     UnaccountedData { limit: u64 },
     #[error("the bundle has more than the limit of {limit} members")]
     TooManyMembers { limit: u64 },
@@ -92,11 +90,7 @@ pub enum BundleError {
     #[error("artifact {digest} is listed in the manifest but missing from the archive")]
     ArtifactMissing { digest: String },
     #[error("artifact {digest} holds {found} bytes, but the manifest lists {listed}")]
-    ArtifactSizeMismatch {
-        digest: String,
-        listed: u64,
-        found: u64,
-    },
+    ArtifactSizeMismatch { digest: String, listed: u64, found: u64 },
     #[error("artifact {digest}'s bytes hash to {actual}, not to its name")]
     ArtifactDigestMismatch { digest: String, actual: String },
 
@@ -109,9 +103,7 @@ pub enum BundleError {
     PayloadNotBase64,
     #[error("no signature is by a trusted key (signed by: {keyids})")]
     NoTrustedSignature { keyids: String },
-    #[error(
-        "the signature by trusted key {keyid} does not verify: the bundle was altered after signing"
-    )]
+    #[error("the signature by trusted key {keyid} does not verify: the bundle was altered after signing")]
     SignatureInvalid { keyid: String },
 
     // --- manifest (spec §3) ---
@@ -162,11 +154,7 @@ pub enum BundleError {
     #[error("{run}: files_changed entry `{path}` is not a relative path inside the repository")]
     InvalidFilesChanged { run: RunRef, path: String },
     #[error("{run}: {field} {value} must be a finite number ≥ 0")]
-    InvalidNumber {
-        run: RunRef,
-        field: &'static str,
-        value: f64,
-    },
+    InvalidNumber { run: RunRef, field: &'static str, value: f64 },
     #[error("{run}: metric name `{name}` must be 1 to 200 characters")]
     InvalidMetric { run: RunRef, name: String },
     #[error(
@@ -176,11 +164,7 @@ pub enum BundleError {
     #[error("{location}: `{value}` is not a SHA-256 digest (64 lowercase hex characters)")]
     InvalidDigest { location: String, value: String },
     #[error("{run}: artifact {role} = {digest} is not listed in the manifest's artifacts")]
-    ArtifactNotListed {
-        run: RunRef,
-        role: String,
-        digest: String,
-    },
+    ArtifactNotListed { run: RunRef, role: String, digest: String },
     #[error("artifact {digest} is listed in the manifest but no run uses it")]
     ArtifactUnused { digest: String },
     #[error("artifacts.{digest}: media_type `{media_type}` is not a type/subtype media type")]

@@ -13,9 +13,7 @@ use crate::digest::Digest;
 pub enum KeyError {
     #[error("not an Ed25519 secret key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----): {0}")]
     Secret(String),
-    #[error(
-        "not an Ed25519 public key in SubjectPublicKeyInfo PEM (-----BEGIN PUBLIC KEY-----): {0}"
-    )]
+    #[error("not an Ed25519 public key in SubjectPublicKeyInfo PEM (-----BEGIN PUBLIC KEY-----): {0}")]
     Public(String),
 }
 
@@ -38,23 +36,16 @@ impl SecretKey {
     }
 
     pub fn from_pem(pem: &str) -> Result<SecretKey, KeyError> {
-        SigningKey::from_pkcs8_pem(pem)
-            .map(SecretKey)
-            .map_err(|e| KeyError::Secret(e.to_string()))
+        SigningKey::from_pkcs8_pem(pem).map(SecretKey).map_err(|e| KeyError::Secret(e.to_string()))
     }
 
     /// PKCS#8 PEM, readable by `openssl pkey`.
     pub fn to_pem(&self) -> String {
         // A v1 PKCS#8 document (no embedded public key), as `openssl genpkey` writes.
-        let der = ed25519_dalek::pkcs8::KeypairBytes {
-            secret_key: self.0.to_bytes(),
-            public_key: None,
-        }
-        .to_pkcs8_der()
-        .expect("an Ed25519 key always encodes");
-        der.to_pem("PRIVATE KEY", LineEnding::LF)
-            .expect("PEM encoding cannot fail")
-            .to_string()
+        let der = ed25519_dalek::pkcs8::KeypairBytes { secret_key: self.0.to_bytes(), public_key: None }
+            .to_pkcs8_der()
+            .expect("an Ed25519 key always encodes");
+        der.to_pem("PRIVATE KEY", LineEnding::LF).expect("PEM encoding cannot fail").to_string()
     }
 
     pub fn public_key(&self) -> PublicKey {
@@ -78,15 +69,11 @@ impl fmt::Debug for PublicKey {
 
 impl PublicKey {
     pub fn from_pem(pem: &str) -> Result<PublicKey, KeyError> {
-        VerifyingKey::from_public_key_pem(pem)
-            .map(PublicKey)
-            .map_err(|e| KeyError::Public(e.to_string()))
+        VerifyingKey::from_public_key_pem(pem).map(PublicKey).map_err(|e| KeyError::Public(e.to_string()))
     }
 
     pub fn to_pem(&self) -> String {
-        self.0
-            .to_public_key_pem(LineEnding::LF)
-            .expect("an Ed25519 key always encodes")
+        self.0.to_public_key_pem(LineEnding::LF).expect("an Ed25519 key always encodes")
     }
 
     pub fn keyid(&self) -> KeyId {
@@ -121,14 +108,8 @@ mod tests {
     #[test]
     fn rejects_the_wrong_kind_of_pem() {
         let sk = SecretKey::generate();
-        assert!(matches!(
-            PublicKey::from_pem(&sk.to_pem()),
-            Err(KeyError::Public(_))
-        ));
-        assert!(matches!(
-            SecretKey::from_pem(&sk.public_key().to_pem()),
-            Err(KeyError::Secret(_))
-        ));
+        assert!(matches!(PublicKey::from_pem(&sk.to_pem()), Err(KeyError::Public(_))));
+        assert!(matches!(SecretKey::from_pem(&sk.public_key().to_pem()), Err(KeyError::Secret(_))));
         assert!(SecretKey::from_pem("garbage").is_err());
     }
 }

@@ -70,9 +70,7 @@ pub struct Agent {
 impl Agent {
     /// The name to show: the display name, or framework + model.
     pub fn name(&self) -> String {
-        self.display_name
-            .clone()
-            .unwrap_or_else(|| format!("{} + {}", self.framework, self.model))
+        self.display_name.clone().unwrap_or_else(|| format!("{} + {}", self.framework, self.model))
     }
 }
 
@@ -93,18 +91,10 @@ pub struct Run {
     pub duration_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
-    #[serde(
-        default,
-        skip_serializing_if = "BTreeMap::is_empty",
-        deserialize_with = "unique_map"
-    )]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "unique_map")]
     pub metrics: BTreeMap<String, f64>,
     /// role → digest.
-    #[serde(
-        default,
-        skip_serializing_if = "BTreeMap::is_empty",
-        deserialize_with = "unique_map"
-    )]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "unique_map")]
     pub artifacts: BTreeMap<String, String>,
 }
 

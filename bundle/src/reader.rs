@@ -21,12 +21,7 @@ use crate::validate::validate;
 /// refuses the bundle afterwards if they do not match, so a sink must hold what it
 /// receives somewhere provisional until the whole bundle has verified.
 pub trait ArtifactSink {
-    fn artifact(
-        &mut self,
-        digest: &Digest,
-        info: &ArtifactInfo,
-        content: &mut dyn Read,
-    ) -> io::Result<()>;
+    fn artifact(&mut self, digest: &Digest, info: &ArtifactInfo, content: &mut dyn Read) -> io::Result<()>;
 }
 
 /// A sink that keeps nothing: for verifying only.
@@ -83,11 +78,7 @@ impl Verifier {
     /// Every rule except the two that need outside knowledge: who is trusted, and
     /// which tasks exist. For looking at a bundle, never for accepting one.
     pub fn inspector() -> Verifier {
-        Verifier {
-            trusted: None,
-            tasks: None,
-            limits: Limits::default(),
-        }
+        Verifier { trusted: None, tasks: None, limits: Limits::default() }
     }
 
     pub fn with_limits(mut self, limits: Limits) -> Verifier {
@@ -119,9 +110,7 @@ impl Verifier {
             source: true,
         };
         let mut buffered = BufReader::with_capacity(64 * 1024, source);
-        let head = buffered
-            .fill_buf()
-            .map_err(|e| trip.explain(e, "reading the gzip header"))?;
+        let head = buffered.fill_buf().map_err(|e| trip.explain(e, "reading the gzip header"))?;
         if head.is_empty() || head[0] != 0x1f || head.get(1).is_some_and(|&b| b != 0x8b) {
             return Err(trip.take().unwrap_or(BundleError::NotGzip));
         }
@@ -136,13 +125,8 @@ impl Verifier {
             source: false,
         };
         let mut archive = tar::Archive::new(tar_stream);
-        let mut reading = Reading {
-            verifier: self,
-            trip: &trip,
-            uncompressed: &uncompressed,
-            sink,
-            state: None,
-        };
+        let mut reading =
+            Reading { verifier: self, trip: &trip, uncompressed: &uncompressed, sink, state: None };
         let result = reading.members(&mut archive)?;
 
         // Read to the end so the gzip trailer's CRC and length are checked, and refuse
@@ -151,13 +135,9 @@ impl Verifier {
         io::copy(&mut rest, &mut io::sink())
             .map_err(|e| trip.explain(e, "reading the end of the archive"))?;
         let mut buffered = rest.inner.into_inner();
-        let after = buffered
-            .fill_buf()
-            .map_err(|e| trip.explain(e, "reading the end of the file"))?;
+        let after = buffered.fill_buf().map_err(|e| trip.explain(e, "reading the end of the file"))?;
         if !after.is_empty() {
-            return Err(BundleError::CorruptArchive(
-                "there is data after the end of the gzip stream".into(),
-            ));
+            return Err(BundleError::CorruptArchive("there is data after the end of the gzip stream".into()));
         }
         let (manifest, manifest_bytes, signatures, artifact_bytes) = result;
         Ok(VerifiedBundle {
@@ -194,10 +174,8 @@ struct Reading<'a> {
 impl Reading<'_> {
     fn members<R: Read>(&mut self, archive: &mut tar::Archive<R>) -> Result<Members, BundleError> {
         let limits = self.verifier.limits;
-        let mut entries = archive
-            .entries()
-            .map_err(|e| self.trip.explain(e, "reading the archive"))?
-            .raw(true);
+        let mut entries =
+            archive.entries().map_err(|e| self.trip.explain(e, "reading the archive"))?.raw(true);
         let mut members: u64 = 0;
         let mut long_name: Option<Vec<u8>> = None;
         let mut artifacts_dir_seen = false;
@@ -208,9 +186,8 @@ impl Reading<'_> {
                 EntryType::XHeader => {
                     let data = self.small(&mut entry)?;
                     for ext in tar::PaxExtensions::new(&data) {
-                        let ext = ext.map_err(|_| {
-                            BundleError::CorruptArchive("a pax header is malformed".into())
-                        })?;
+                        let ext =
+                            ext.map_err(|_| BundleError::CorruptArchive("a pax header is malformed".into()))?;
                         if ext.key_bytes() == b"path" {
                             long_name = Some(ext.value_bytes().to_vec());
                         }
@@ -233,13 +210,9 @@ impl Reading<'_> {
             }
             members += 1;
             if members > limits.members {
-                return Err(BundleError::TooManyMembers {
-                    limit: limits.members,
-                });
+                return Err(BundleError::TooManyMembers { limit: limits.members });
             }
-            let raw = long_name
-                .take()
-                .unwrap_or_else(|| entry.path_bytes().into_owned());
+            let raw = long_name.take().unwrap_or_else(|| entry.path_bytes().into_owned());
             let path = String::from_utf8_lossy(&raw).into_owned();
             if path.starts_with('/') || path.split('/').any(|c| c == "..") {
                 return Err(BundleError::UnsafePath { path });
@@ -261,10 +234,7 @@ impl Reading<'_> {
                 continue;
             }
             if !matches!(kind, EntryType::Regular | EntryType::Continuous) {
-                return Err(BundleError::NonRegularMember {
-                    path,
-                    kind: kind_name(kind),
-                });
+                return Err(BundleError::NonRegularMember { path, kind: kind_name(kind) });
             }
             if path == "envelope.json" {
                 if self.state.is_some() {
@@ -283,16 +253,9 @@ impl Reading<'_> {
             return Err(BundleError::EnvelopeMissing);
         };
         if let Some(missing) = state.listed.keys().find(|d| !state.seen.contains(d)) {
-            return Err(BundleError::ArtifactMissing {
-                digest: missing.to_hex(),
-            });
+            return Err(BundleError::ArtifactMissing { digest: missing.to_hex() });
         }
-        Ok((
-            state.manifest,
-            state.manifest_bytes,
-            state.signatures,
-            state.artifact_bytes,
-        ))
+        Ok((state.manifest, state.manifest_bytes, state.signatures, state.artifact_bytes))
     }
 
     /// Reads the envelope, checks its signatures and the manifest's rules, and from
@@ -305,9 +268,7 @@ impl Reading<'_> {
             .read_to_end(&mut bytes)
             .map_err(|e| self.trip.explain(e, "reading envelope.json"))?;
         if bytes.len() as u64 > limits.envelope() {
-            return Err(BundleError::EnvelopeTooLarge {
-                limit: limits.envelope(),
-            });
+            return Err(BundleError::EnvelopeTooLarge { limit: limits.envelope() });
         }
         let envelope = Envelope::parse(&bytes)?;
         let manifest_bytes = envelope.payload(limits.manifest)?;
@@ -322,19 +283,10 @@ impl Reading<'_> {
             .iter()
             .map(|(d, info)| (Digest::from_hex(d).expect("validated"), info.clone()))
             .collect();
-        let expected: u64 = listed
-            .values()
-            .map(|i| 512 + i.size.div_ceil(512) * 512 + 512 + MAX_EXTENSION_HEADER)
-            .sum();
-        self.uncompressed
-            .cap
-            .set(self.uncompressed.count.get() + expected + 512 + TRAILER_SLACK);
-        let signatures = envelope
-            .signatures
-            .iter()
-            .map(|s| s.keyid.clone())
-            .zip(statuses)
-            .collect();
+        let expected: u64 =
+            listed.values().map(|i| 512 + i.size.div_ceil(512) * 512 + 512 + MAX_EXTENSION_HEADER).sum();
+        self.uncompressed.cap.set(self.uncompressed.count.get() + expected + 512 + TRAILER_SLACK);
+        let signatures = envelope.signatures.iter().map(|s| s.keyid.clone()).zip(statuses).collect();
         self.state = Some(Expecting {
             manifest,
             manifest_bytes,
@@ -346,22 +298,13 @@ impl Reading<'_> {
         Ok(())
     }
 
-    fn artifact(
-        &mut self,
-        digest: Digest,
-        path: &str,
-        entry: &mut impl Read,
-    ) -> Result<(), BundleError> {
+    fn artifact(&mut self, digest: Digest, path: &str, entry: &mut impl Read) -> Result<(), BundleError> {
         let state = self.state.as_mut().expect("the envelope came first");
         let Some(info) = state.listed.get(&digest) else {
-            return Err(BundleError::ArtifactUnlisted {
-                digest: digest.to_hex(),
-            });
+            return Err(BundleError::ArtifactUnlisted { digest: digest.to_hex() });
         };
         if !state.seen.insert(digest) {
-            return Err(BundleError::DuplicateMember {
-                path: path.to_owned(),
-            });
+            return Err(BundleError::DuplicateMember { path: path.to_owned() });
         }
         let listed = info.size;
         let limit = self.verifier.limits.artifact;
@@ -369,24 +312,15 @@ impl Reading<'_> {
         // the artifact limit, and within the stream's bound) so that the error can say
         // whether the bytes or the listed size are wrong.
         let mut content = HashingReader::new(entry.take(limit + 1));
-        let stored = self
-            .sink
-            .artifact(&digest, info, &mut (&mut content).take(listed));
+        let stored = self.sink.artifact(&digest, info, &mut (&mut content).take(listed));
         if let Some(e) = self.trip.take() {
             return Err(e);
         }
-        stored.map_err(|e| BundleError::ArtifactStore {
-            digest: digest.to_hex(),
-            detail: e.to_string(),
-        })?;
-        io::copy(&mut content, &mut io::sink())
-            .map_err(|e| self.trip.explain(e, "reading an artifact"))?;
+        stored.map_err(|e| BundleError::ArtifactStore { digest: digest.to_hex(), detail: e.to_string() })?;
+        io::copy(&mut content, &mut io::sink()).map_err(|e| self.trip.explain(e, "reading an artifact"))?;
         let (actual, count) = content.finish();
         if count > limit {
-            return Err(BundleError::ArtifactTooLarge {
-                digest: digest.to_hex(),
-                limit,
-            });
+            return Err(BundleError::ArtifactTooLarge { digest: digest.to_hex(), limit });
         }
         if actual != digest {
             return Err(BundleError::ArtifactDigestMismatch {
@@ -395,11 +329,7 @@ impl Reading<'_> {
             });
         }
         if count != listed {
-            return Err(BundleError::ArtifactSizeMismatch {
-                digest: digest.to_hex(),
-                listed,
-                found: count,
-            });
+            return Err(BundleError::ArtifactSizeMismatch { digest: digest.to_hex(), listed, found: count });
         }
         state.artifact_bytes += listed;
         Ok(())
@@ -413,9 +343,7 @@ impl Reading<'_> {
             .read_to_end(&mut data)
             .map_err(|e| self.trip.explain(e, "reading an extension header"))?;
         if data.len() as u64 > MAX_EXTENSION_HEADER {
-            return Err(BundleError::CorruptArchive(
-                "an extension header is implausibly large".into(),
-            ));
+            return Err(BundleError::CorruptArchive("an extension header is implausibly large".into()));
         }
         Ok(data)
     }
@@ -447,8 +375,7 @@ impl Tripwire {
     }
     /// The recorded cause of `e`, or else: the archive is damaged.
     fn explain(&self, e: io::Error, doing: &str) -> BundleError {
-        self.take()
-            .unwrap_or_else(|| BundleError::CorruptArchive(format!("{doing}: {e}")))
+        self.take().unwrap_or_else(|| BundleError::CorruptArchive(format!("{doing}: {e}")))
     }
 }
 
@@ -461,10 +388,7 @@ struct Meter {
 
 impl Meter {
     fn new(cap: u64) -> Meter {
-        Meter {
-            count: Rc::new(Cell::new(0)),
-            cap: Rc::new(Cell::new(cap)),
-        }
+        Meter { count: Rc::new(Cell::new(0)), cap: Rc::new(Cell::new(cap)) }
     }
 }
 

@@ -22,60 +22,38 @@ pub fn validate(
     limits: &Limits,
 ) -> Result<(), BundleError> {
     if m.schema != SCHEMA {
-        return Err(BundleError::UnsupportedSchema {
-            found: m.schema.clone(),
-        });
+        return Err(BundleError::UnsupportedSchema { found: m.schema.clone() });
     }
     if OffsetDateTime::parse(&m.created_at, &Rfc3339).is_err() {
-        return Err(BundleError::InvalidCreatedAt {
-            value: m.created_at.clone(),
-        });
+        return Err(BundleError::InvalidCreatedAt { value: m.created_at.clone() });
     }
-    text("name", &m.benchmark.name, 100).map_err(|detail| BundleError::InvalidBenchmark {
-        field: "name",
-        detail,
-    })?;
-    text("version", &m.benchmark.version, 100).map_err(|detail| BundleError::InvalidBenchmark {
-        field: "version",
-        detail,
-    })?;
+    text("name", &m.benchmark.name, 100)
+        .map_err(|detail| BundleError::InvalidBenchmark { field: "name", detail })?;
+    text("version", &m.benchmark.version, 100)
+        .map_err(|detail| BundleError::InvalidBenchmark { field: "version", detail })?;
     if Digest::from_hex(&m.benchmark.task_set_digest).is_none() {
-        return Err(BundleError::InvalidTaskSetDigest {
-            value: m.benchmark.task_set_digest.clone(),
-        });
+        return Err(BundleError::InvalidTaskSetDigest { value: m.benchmark.task_set_digest.clone() });
     }
-    text("name", &m.runner.name, 100).map_err(|detail| BundleError::InvalidRunner {
-        field: "name",
-        detail,
-    })?;
-    text("version", &m.runner.version, 100).map_err(|detail| BundleError::InvalidRunner {
-        field: "version",
-        detail,
-    })?;
+    text("name", &m.runner.name, 100)
+        .map_err(|detail| BundleError::InvalidRunner { field: "name", detail })?;
+    text("version", &m.runner.version, 100)
+        .map_err(|detail| BundleError::InvalidRunner { field: "version", detail })?;
     let published = m.provenance.kind == ProvenanceKind::Published;
     match &m.provenance.source {
         None if published => return Err(BundleError::ProvenanceSourceMissing),
-        Some(source) => {
-            text("source", source, 2000).map_err(|detail| BundleError::InvalidProvenance {
-                detail: format!("provenance.{detail}"),
-            })?
-        }
+        Some(source) => text("source", source, 2000)
+            .map_err(|detail| BundleError::InvalidProvenance { detail: format!("provenance.{detail}") })?,
         None => {}
     }
     validate_agent(m)?;
 
     if m.runs.is_empty() || m.runs.len() > MAX_RUNS {
-        return Err(BundleError::RunCountOutOfRange {
-            count: m.runs.len(),
-        });
+        return Err(BundleError::RunCountOutOfRange { count: m.runs.len() });
     }
     let mut seen: HashMap<(&str, crate::Hint, u32), usize> = HashMap::with_capacity(m.runs.len());
     let mut used: BTreeSet<&str> = BTreeSet::new();
     for (index, run) in m.runs.iter().enumerate() {
-        let at = RunRef {
-            index,
-            key: Some((run.task.clone(), run.hint.to_string(), run.attempt)),
-        };
+        let at = RunRef { index, key: Some((run.task.clone(), run.hint.to_string(), run.attempt)) };
         validate_run(run, &at, known_tasks)?;
         if let Some(first) = seen.insert(run.key(), index) {
             return Err(BundleError::DuplicateRun { run: at, first });
@@ -85,10 +63,7 @@ pub fn validate(
         }
         for (role, digest) in &run.artifacts {
             if ArtifactRole::parse(role).is_none() {
-                return Err(BundleError::InvalidArtifactRole {
-                    run: at,
-                    role: role.clone(),
-                });
+                return Err(BundleError::InvalidArtifactRole { run: at, role: role.clone() });
             }
             if Digest::from_hex(digest).is_none() {
                 return Err(BundleError::InvalidDigest {
@@ -122,27 +97,18 @@ pub fn validate(
             });
         }
         if info.size > limits.artifact {
-            return Err(BundleError::ArtifactTooLarge {
-                digest: digest.clone(),
-                limit: limits.artifact,
-            });
+            return Err(BundleError::ArtifactTooLarge { digest: digest.clone(), limit: limits.artifact });
         }
         total = total.saturating_add(info.size);
         if !used.contains(digest.as_str()) {
-            return Err(BundleError::ArtifactUnused {
-                digest: digest.clone(),
-            });
+            return Err(BundleError::ArtifactUnused { digest: digest.clone() });
         }
     }
     if total > limits.uncompressed {
-        return Err(BundleError::UncompressedTooLarge {
-            limit: limits.uncompressed,
-        });
+        return Err(BundleError::UncompressedTooLarge { limit: limits.uncompressed });
     }
     if m.artifacts.len() as u64 + 1 > limits.members {
-        return Err(BundleError::TooManyMembers {
-            limit: limits.members,
-        });
+        return Err(BundleError::TooManyMembers { limit: limits.members });
     }
     Ok(())
 }
@@ -150,9 +116,7 @@ pub fn validate(
 fn validate_agent(m: &Manifest) -> Result<(), BundleError> {
     let a = &m.agent;
     if !is_slug(&a.id) {
-        return Err(BundleError::InvalidAgentId {
-            value: a.id.clone(),
-        });
+        return Err(BundleError::InvalidAgentId { value: a.id.clone() });
     }
     let field = |name: &'static str, value: &str, max: usize| {
         text(name, value, max).map_err(|_| BundleError::InvalidAgentField {
@@ -180,18 +144,11 @@ fn validate_agent(m: &Manifest) -> Result<(), BundleError> {
     Ok(())
 }
 
-fn validate_run(
-    run: &Run,
-    at: &RunRef,
-    known_tasks: Option<&BTreeSet<String>>,
-) -> Result<(), BundleError> {
+fn validate_run(run: &Run, at: &RunRef, known_tasks: Option<&BTreeSet<String>>) -> Result<(), BundleError> {
     if let Some(tasks) = known_tasks
         && !tasks.contains(&run.task)
     {
-        return Err(BundleError::UnknownTask {
-            run: at.clone(),
-            task: run.task.clone(),
-        });
+        return Err(BundleError::UnknownTask { run: at.clone(), task: run.task.clone() });
     }
     if run.attempt < 1 {
         return Err(BundleError::InvalidAttempt {
@@ -207,36 +164,23 @@ fn validate_run(
     if let Some(r) = run.file_recall
         && !(0.0..=1.0).contains(&r)
     {
-        return Err(BundleError::InvalidFileRecall {
-            run: at.clone(),
-            value: r,
-        });
+        return Err(BundleError::InvalidFileRecall { run: at.clone(), value: r });
     }
     for path in run.files_changed.iter().flatten() {
         if !is_relative_path(path) {
-            return Err(BundleError::InvalidFilesChanged {
-                run: at.clone(),
-                path: path.clone(),
-            });
+            return Err(BundleError::InvalidFilesChanged { run: at.clone(), path: path.clone() });
         }
     }
     for (field, value) in [("duration_s", run.duration_s), ("cost_usd", run.cost_usd)] {
         if let Some(v) = value
             && (!v.is_finite() || v < 0.0)
         {
-            return Err(BundleError::InvalidNumber {
-                run: at.clone(),
-                field,
-                value: v,
-            });
+            return Err(BundleError::InvalidNumber { run: at.clone(), field, value: v });
         }
     }
     for name in run.metrics.keys() {
         if name.is_empty() || name.chars().count() > 200 {
-            return Err(BundleError::InvalidMetric {
-                run: at.clone(),
-                name: name.clone(),
-            });
+            return Err(BundleError::InvalidMetric { run: at.clone(), name: name.clone() });
         }
     }
     Ok(())
@@ -252,16 +196,14 @@ fn text(name: &str, value: &str, max: usize) -> Result<(), String> {
 }
 
 fn is_http_url(url: &str) -> bool {
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"));
+    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"));
     match rest {
         Some(rest) => {
             let host = rest.split(['/', '?', '#']).next().unwrap_or("");
             !host.is_empty()
-                && !url.chars().any(|c| {
-                    c.is_whitespace() || c.is_control() || c == '"' || c == '<' || c == '>'
-                })
+                && !url
+                    .chars()
+                    .any(|c| c.is_whitespace() || c.is_control() || c == '"' || c == '<' || c == '>')
         }
         None => false,
     }
@@ -282,8 +224,7 @@ fn is_media_type(s: &str) -> bool {
     let token = |t: &str| {
         !t.is_empty()
             && t.len() <= 100
-            && t.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&b))
+            && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&b))
     };
     let sub = sub.split(';').next().unwrap_or("").trim_end();
     token(ty) && token(sub) && s.len() <= 200
@@ -297,14 +238,9 @@ mod tests {
     fn urls() {
         assert!(is_http_url("https://example.org/agent"));
         assert!(is_http_url("http://a"));
-        for bad in [
-            "javascript:alert(1)",
-            "https://",
-            "ftp://x",
-            "https://a b",
-            "https://x\"onmouseover=",
-            "//x",
-        ] {
+        for bad in
+            ["javascript:alert(1)", "https://", "ftp://x", "https://a b", "https://x\"onmouseover=", "//x"]
+        {
             assert!(!is_http_url(bad), "{bad}");
         }
     }
@@ -320,12 +256,7 @@ mod tests {
 
     #[test]
     fn media_types() {
-        for ok in [
-            "text/plain",
-            "text/x-diff",
-            "application/json",
-            "text/plain; charset=utf-8",
-        ] {
+        for ok in ["text/plain", "text/x-diff", "application/json", "text/plain; charset=utf-8"] {
             assert!(is_media_type(ok), "{ok}");
         }
         for bad in ["", "text", "/plain", "text/", "text/<b>"] {

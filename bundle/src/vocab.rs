@@ -124,8 +124,7 @@ impl Outcome {
 
     /// Execution success: the agent's code ran without error. `None` for `infra_error`.
     pub fn executed(self) -> Option<bool> {
-        self.is_counted()
-            .then_some(matches!(self, Outcome::Success | Outcome::WrongResult))
+        self.is_counted().then_some(matches!(self, Outcome::Success | Outcome::WrongResult))
     }
 
     /// Final success: the results matched the gold results. `None` for `infra_error`.
@@ -191,11 +190,7 @@ pub struct UnknownName {
 
 impl UnknownName {
     fn new(what: &'static str, value: &str, expected: &'static str) -> Self {
-        UnknownName {
-            what,
-            value: value.to_owned(),
-            expected,
-        }
+        UnknownName { what, value: value.to_owned(), expected }
     }
 }
 
@@ -205,8 +200,7 @@ pub fn is_slug(s: &str) -> bool {
     !b.is_empty()
         && b.len() <= 64
         && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || b"._-".contains(c))
+        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || b"._-".contains(c))
 }
 
 #[cfg(test)]
@@ -237,32 +231,20 @@ mod tests {
             assert_eq!(o.as_str().parse::<Outcome>(), Ok(o));
         }
         let err = "level1".parse::<Hint>().unwrap_err().to_string();
-        assert!(
-            err.contains("`level1`") && err.contains("detailed"),
-            "{err}"
-        );
+        assert!(err.contains("`level1`") && err.contains("detailed"), "{err}");
     }
 
     #[test]
     fn rexbench_level_names() {
         assert_eq!(Hint::from_rexbench_level("default"), Some(Hint::None));
         assert_eq!(Hint::from_rexbench_level("hints"), Some(Hint::Hints));
-        assert_eq!(
-            Hint::from_rexbench_level("more_detailed_hints"),
-            Some(Hint::Detailed)
-        );
+        assert_eq!(Hint::from_rexbench_level("more_detailed_hints"), Some(Hint::Detailed));
         assert_eq!(Hint::from_rexbench_level("detailed"), None);
     }
 
     #[test]
     fn slugs() {
-        for ok in [
-            "cogs",
-            "openhands-claude-4.5-opus",
-            "a",
-            "0_x",
-            &"a".repeat(64),
-        ] {
+        for ok in ["cogs", "openhands-claude-4.5-opus", "a", "0_x", &"a".repeat(64)] {
             assert!(is_slug(ok), "{ok}");
         }
         for bad in ["", "-a", ".a", "A", "a b", "a/b", "é", &"a".repeat(65)] {

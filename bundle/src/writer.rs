@@ -48,10 +48,7 @@ pub struct BundleBuilder {
 impl BundleBuilder {
     /// Starts from `manifest`; its `artifacts` table is replaced by what is added.
     pub fn new(manifest: Manifest) -> BundleBuilder {
-        BundleBuilder {
-            manifest,
-            sources: BTreeMap::new(),
-        }
+        BundleBuilder { manifest, sources: BTreeMap::new() }
     }
 
     pub fn manifest_mut(&mut self) -> &mut Manifest {
@@ -70,9 +67,7 @@ impl BundleBuilder {
     pub fn add_file(&mut self, path: &Path, media_type: &str) -> io::Result<Digest> {
         let (digest, size) = Digest::of_reader(File::open(path)?)?;
         self.list(digest, size, media_type);
-        self.sources
-            .entry(digest)
-            .or_insert_with(|| Source::File(path.to_owned()));
+        self.sources.entry(digest).or_insert_with(|| Source::File(path.to_owned()));
         Ok(digest)
     }
 
@@ -80,10 +75,7 @@ impl BundleBuilder {
         self.manifest
             .artifacts
             .entry(digest.to_hex())
-            .or_insert_with(|| ArtifactInfo {
-                media_type: media_type.to_owned(),
-                size,
-            });
+            .or_insert_with(|| ArtifactInfo { media_type: media_type.to_owned(), size });
     }
 
     /// Checks, signs and writes the bundle; returns its id. Whatever `out` received
@@ -103,10 +95,7 @@ impl BundleBuilder {
             .unwrap_or(0);
 
         let mut tar = tar::Builder::new(GzEncoder::new(out, Compression::default()));
-        tar.append(
-            &header("envelope.json", envelope.len() as u64, mtime)?,
-            envelope.as_slice(),
-        )?;
+        tar.append(&header("envelope.json", envelope.len() as u64, mtime)?, envelope.as_slice())?;
         for (digest, source) in &self.sources {
             let name = format!("artifacts/{digest}");
             match source {

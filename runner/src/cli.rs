@@ -10,7 +10,8 @@ use clap::{Parser, Subcommand};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use crate::{keyfile, pack, summary};
+use crate::exec::Executor;
+use crate::{evaluate, keyfile, pack, summary};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -33,6 +34,30 @@ enum Command {
         /// Replace existing files.
         #[arg(long)]
         force: bool,
+    },
+    /// Evaluate an agent's outputs against the tasks into a results directory.
+    Evaluate {
+        /// The agent's outputs (layouts: runner/README.md).
+        outputs: PathBuf,
+        /// The results directory to write (resumable).
+        #[arg(long)]
+        out: PathBuf,
+        /// The task cards.
+        #[arg(long, default_value = "tasks")]
+        tasks: PathBuf,
+        /// The private gold directory (<task>/gold.toml).
+        #[arg(long)]
+        gold: Option<PathBuf>,
+        /// Where the tasks' base codebases are (<task>/), for cards that do not name one.
+        #[arg(long)]
+        codebases: Option<PathBuf>,
+        /// Runs at once.
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
+        /// Run experiments in a container: a command template with {workdir}, {name} and
+        /// {command}, e.g. 'docker run --rm --name {name} -v {workdir}:/work -w /work IMAGE {command}'.
+        #[arg(long)]
+        container: Option<String>,
     },
     /// Pack an evaluation results directory into a signed bundle (layout: runner/README.md).
     Pack {
@@ -60,6 +85,10 @@ enum Command {
         /// A task id to accept besides RExBench's twelve; repeat for several.
         #[arg(long = "task")]
         tasks: Vec<String>,
+        /// Also accept every task with a card in this folder (e.g. `tasks`, which holds
+        /// the examples).
+        #[arg(long = "tasks")]
+        tasks_dir: Option<PathBuf>,
         /// Print the verdict as JSON.
         #[arg(long)]
         json: bool,
@@ -88,23 +117,47 @@ fn run(command: Command) -> Result<ExitCode, String> {
     match command {
         Command::Keygen { out, force } => {
             let key = SecretKey::generate();
-            let (secret, public) =
-                keyfile::write_pair(&key, &out, force).map_err(|e| e.to_string())?;
-            println!(
-                "wrote {} (secret: keep it private) and {}",
-                secret.display(),
-                public.display()
-            );
+            let (secret, public) = keyfile::write_pair(&key, &out, force).map_err(|e| e.to_string())?;
+            println!("wrote {} (secret: keep it private) and {}", secret.display(), public.display());
             println!("keyid {}", key.public_key().keyid());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Pack {
-            results,
-            agent,
-            keys,
-            out,
-            created_at,
-        } => {
+        Command::Evaluate { outputs, out, tasks, gold, codebases, jobs, container } => {
+            let executor = match container {
+                Some(t) => Executor::container(&t)?,
+                None => Executor::Local,
+            };
+            ctrlc::set_handler(|| evaluate::INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed))
+                .map_err(|e| format!("cannot catch Ctrl-C: {e}"))?;
+            let opts = evaluate::Options {
+                tasks_dir: tasks,
+                outputs,
+                out: out.clone(),
+                gold,
+                codebases,
+                jobs,
+                executor,
+            };
+            match evaluate::evaluate(&opts) {
+                Ok(s) => {
+                    let per: Vec<String> = s.outcomes.iter().map(|(o, n)| format!("{o} {n}")).collect();
+                    println!(
+                        "evaluated {} runs ({}); {} were already done; results in {}",
+                        s.evaluated,
+                        per.join(", "),
+                        s.skipped,
+                        out.display()
+                    );
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e @ evaluate::EvalError::Interrupted { .. }) => {
+                    eprintln!("runner: {e}");
+                    Ok(ExitCode::from(130))
+                }
+                Err(e) => Err(e.to_string()),
+            }
+        }
+        Command::Pack { results, agent, keys, out, created_at } => {
             let agent = pack::read_agent(&agent).map_err(|e| e.to_string())?;
             let keys = keys
                 .iter()
@@ -112,15 +165,12 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| e.to_string())?;
             let created_at = created_at
-                .map(|t| {
-                    OffsetDateTime::parse(&t, &Rfc3339)
-                        .map_err(|e| format!("--created-at `{t}`: {e}"))
-                })
+                .map(|t| OffsetDateTime::parse(&t, &Rfc3339).map_err(|e| format!("--created-at `{t}`: {e}")))
                 .transpose()?;
             let out = out.unwrap_or_else(|| PathBuf::from(format!("{}.rexb.tar.gz", agent.id)));
             let key_refs: Vec<&SecretKey> = keys.iter().collect();
-            let packed = pack::pack(&results, agent, &key_refs, created_at, &out)
-                .map_err(|e| e.to_string())?;
+            let packed =
+                pack::pack(&results, agent, &key_refs, created_at, &out).map_err(|e| e.to_string())?;
             println!(
                 "wrote {}: bundle {}, {} runs, {} artifacts",
                 out.display(),
@@ -130,23 +180,19 @@ fn run(command: Command) -> Result<ExitCode, String> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Command::Verify {
-            bundle,
-            trust,
-            tasks,
-            json,
-        } => {
+        Command::Verify { bundle, trust, tasks, tasks_dir, json } => {
             let keys: Vec<PublicKey> = trust
                 .iter()
                 .map(|p| keyfile::read_public(p))
                 .collect::<Result<_, _>>()
                 .map_err(|e| e.to_string())?;
-            let known = REXBENCH_TASKS.iter().map(|t| t.to_string()).chain(tasks);
+            let mut known: Vec<String> = REXBENCH_TASKS.iter().map(|t| t.to_string()).chain(tasks).collect();
+            if let Some(dir) = tasks_dir {
+                known.extend(crate::task::load_all(&dir).map_err(|e| e.to_string())?.into_keys());
+            }
             report(&Verifier::new(keys, known), &bundle, "VALID", json)
         }
-        Command::Inspect { bundle, json } => {
-            report(&Verifier::inspector(), &bundle, "READABLE", json)
-        }
+        Command::Inspect { bundle, json } => report(&Verifier::inspector(), &bundle, "READABLE", json),
     }
 }
 

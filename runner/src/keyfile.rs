@@ -9,53 +9,31 @@ use bundle::{PublicKey, SecretKey};
 #[derive(Debug, thiserror::Error)]
 pub enum KeyFileError {
     #[error("cannot read key file {}: {source}", path.display())]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Read { path: PathBuf, source: std::io::Error },
     #[error("{}: {source}", path.display())]
-    Parse {
-        path: PathBuf,
-        source: bundle::KeyError,
-    },
+    Parse { path: PathBuf, source: bundle::KeyError },
     #[error("{} already exists; pass --force to replace it", .0.display())]
     Exists(PathBuf),
     #[error("cannot write {}: {source}", path.display())]
-    Write {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Write { path: PathBuf, source: std::io::Error },
 }
 
 pub fn read_secret(path: &Path) -> Result<SecretKey, KeyFileError> {
     let text = read(path)?;
-    SecretKey::from_pem(&text).map_err(|source| KeyFileError::Parse {
-        path: path.to_owned(),
-        source,
-    })
+    SecretKey::from_pem(&text).map_err(|source| KeyFileError::Parse { path: path.to_owned(), source })
 }
 
 pub fn read_public(path: &Path) -> Result<PublicKey, KeyFileError> {
     let text = read(path)?;
-    PublicKey::from_pem(&text).map_err(|source| KeyFileError::Parse {
-        path: path.to_owned(),
-        source,
-    })
+    PublicKey::from_pem(&text).map_err(|source| KeyFileError::Parse { path: path.to_owned(), source })
 }
 
 fn read(path: &Path) -> Result<String, KeyFileError> {
-    fs::read_to_string(path).map_err(|source| KeyFileError::Read {
-        path: path.to_owned(),
-        source,
-    })
+    fs::read_to_string(path).map_err(|source| KeyFileError::Read { path: path.to_owned(), source })
 }
 
 /// Writes a new key pair as `PREFIX.pem` and `PREFIX.pub.pem`; returns both paths.
-pub fn write_pair(
-    key: &SecretKey,
-    prefix: &Path,
-    force: bool,
-) -> Result<(PathBuf, PathBuf), KeyFileError> {
+pub fn write_pair(key: &SecretKey, prefix: &Path, force: bool) -> Result<(PathBuf, PathBuf), KeyFileError> {
     let secret = with_suffix(prefix, ".pem");
     let public = with_suffix(prefix, ".pub.pem");
     if !force {
@@ -77,10 +55,7 @@ fn with_suffix(prefix: &Path, suffix: &str) -> PathBuf {
 }
 
 fn write(path: &Path, bytes: &[u8], mode: u32) -> Result<(), KeyFileError> {
-    let wrap = |source| KeyFileError::Write {
-        path: path.to_owned(),
-        source,
-    };
+    let wrap = |source| KeyFileError::Write { path: path.to_owned(), source };
     let mut opts = OpenOptions::new();
     opts.write(true).create(true).truncate(true);
     #[cfg(unix)]
@@ -91,8 +66,7 @@ fn write(path: &Path, bytes: &[u8], mode: u32) -> Result<(), KeyFileError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        f.set_permissions(fs::Permissions::from_mode(mode))
-            .map_err(wrap)?;
+        f.set_permissions(fs::Permissions::from_mode(mode)).map_err(wrap)?;
     }
     f.write_all(bytes).map_err(wrap)
 }

@@ -5,11 +5,10 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::results::{Evaluation, RunRecord};
 use bundle::{
-    Agent, Benchmark, BundleBuilder, Digest, Hint, Manifest, Outcome, Provenance, ProvenanceKind,
-    Run, RunnerInfo, SecretKey,
+    Agent, BundleBuilder, Digest, Hint, Manifest, Provenance, ProvenanceKind, Run, RunnerInfo, SecretKey,
 };
-use serde::Deserialize;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
@@ -18,10 +17,7 @@ pub const RUNNER_NAME: &str = "rexbench-runner";
 #[derive(Debug, thiserror::Error)]
 pub enum PackError {
     #[error("{}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     #[error("{}: {detail}", path.display())]
     Layout { path: PathBuf, detail: String },
     #[error("{}: {detail}", path.display())]
@@ -30,34 +26,6 @@ pub enum PackError {
     NoRuns(PathBuf),
     #[error(transparent)]
     Write(#[from] bundle::WriteError),
-}
-
-/// `evaluation.json`: what was evaluated against, written by `runner evaluate`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Evaluation {
-    benchmark: Benchmark,
-    #[serde(default)]
-    runner: Option<RunnerInfo>,
-}
-
-/// `run.json`: one run's result. Where the run is comes from its directory.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RunRecord {
-    outcome: Outcome,
-    #[serde(default)]
-    error_type: Option<String>,
-    #[serde(default)]
-    file_recall: Option<f64>,
-    #[serde(default)]
-    files_changed: Option<Vec<String>>,
-    #[serde(default)]
-    duration_s: Option<f64>,
-    #[serde(default)]
-    cost_usd: Option<f64>,
-    #[serde(default)]
-    metrics: BTreeMap<String, f64>,
 }
 
 /// What a pack produced.
@@ -70,14 +38,8 @@ pub struct Packed {
 
 /// Reads the agent file (TOML with the manifest's agent fields).
 pub fn read_agent(path: &Path) -> Result<Agent, PackError> {
-    let text = fs::read_to_string(path).map_err(|source| PackError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    toml::from_str(&text).map_err(|e| PackError::Parse {
-        path: path.to_owned(),
-        detail: e.to_string(),
-    })
+    let text = fs::read_to_string(path).map_err(|source| PackError::Io { path: path.to_owned(), source })?;
+    toml::from_str(&text).map_err(|e| PackError::Parse { path: path.to_owned(), detail: e.to_string() })
 }
 
 /// Packs `results` into a bundle written to `out` (atomically: a temporary file in
@@ -105,10 +67,7 @@ pub fn pack(
             name: RUNNER_NAME.to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
         }),
-        provenance: Provenance {
-            kind: ProvenanceKind::Evaluated,
-            source: None,
-        },
+        provenance: Provenance { kind: ProvenanceKind::Evaluated, source: None },
         agent,
         runs: Vec::new(),
         artifacts: BTreeMap::new(),
@@ -118,16 +77,11 @@ pub fn pack(
     for task_dir in sorted_dirs(&runs_dir)? {
         let task = name_of(&task_dir);
         if !bundle::is_slug(&task) {
-            return Err(layout(
-                &task_dir,
-                "a task directory must be named by the task id",
-            ));
+            return Err(layout(&task_dir, "a task directory must be named by the task id"));
         }
         let mut hints = Vec::new();
         for hint_dir in sorted_dirs(&task_dir)? {
-            let hint: Hint = name_of(&hint_dir)
-                .parse()
-                .map_err(|e| layout(&hint_dir, &format!("{e}")))?;
+            let hint: Hint = name_of(&hint_dir).parse().map_err(|e| layout(&hint_dir, &format!("{e}")))?;
             hints.push((hint, hint_dir));
         }
         hints.sort();
@@ -137,9 +91,7 @@ pub fn pack(
                     .parse::<u32>()
                     .ok()
                     .filter(|a| *a >= 1)
-                    .ok_or_else(|| {
-                        layout(&run_dir, "an attempt directory must be named 1, 2, 3, …")
-                    })?;
+                    .ok_or_else(|| layout(&run_dir, "an attempt directory must be named 1, 2, 3, …"))?;
                 let run = read_run(&run_dir, task.clone(), hint, attempt, &mut builder)?;
                 builder.manifest_mut().runs.push(run);
             }
@@ -151,28 +103,13 @@ pub fn pack(
     }
     let artifacts = builder.manifest_mut().artifacts.len();
 
-    let dir = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let tmp = tempfile::NamedTempFile::new_in(dir).map_err(|source| PackError::Io {
-        path: dir.to_owned(),
-        source,
-    })?;
+    let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let tmp = tempfile::NamedTempFile::new_in(dir)
+        .map_err(|source| PackError::Io { path: dir.to_owned(), source })?;
     let id = builder.write(keys, std::io::BufWriter::new(tmp.as_file()))?;
-    tmp.as_file().sync_all().map_err(|source| PackError::Io {
-        path: out.to_owned(),
-        source,
-    })?;
-    tmp.persist(out).map_err(|e| PackError::Io {
-        path: out.to_owned(),
-        source: e.error,
-    })?;
-    Ok(Packed {
-        id,
-        runs,
-        artifacts,
-    })
+    tmp.as_file().sync_all().map_err(|source| PackError::Io { path: out.to_owned(), source })?;
+    tmp.persist(out).map_err(|e| PackError::Io { path: out.to_owned(), source: e.error })?;
+    Ok(Packed { id, runs, artifacts })
 }
 
 fn read_run(
@@ -199,10 +136,7 @@ fn read_run(
         }
         let digest = builder
             .add_file(&path, media_type(ext))
-            .map_err(|source| PackError::Io {
-                path: path.clone(),
-                source,
-            })?;
+            .map_err(|source| PackError::Io { path: path.clone(), source })?;
         if artifacts.insert(role.to_owned(), digest.to_hex()).is_some() {
             return Err(layout(&path, &format!("two files for the role `{role}`")));
         }
@@ -234,26 +168,15 @@ fn media_type(ext: &str) -> &'static str {
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, PackError> {
-    let bytes = fs::read(path).map_err(|source| PackError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    serde_json::from_slice(&bytes).map_err(|e| PackError::Parse {
-        path: path.to_owned(),
-        detail: e.to_string(),
-    })
+    let bytes = fs::read(path).map_err(|source| PackError::Io { path: path.to_owned(), source })?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| PackError::Parse { path: path.to_owned(), detail: e.to_string() })
 }
 
 /// The paths in `dir`.
 fn list_dir(dir: &Path) -> Result<Vec<PathBuf>, PackError> {
-    let io = |source| PackError::Io {
-        path: dir.to_owned(),
-        source,
-    };
-    fs::read_dir(dir)
-        .map_err(io)?
-        .map(|e| e.map(|e| e.path()).map_err(io))
-        .collect()
+    let io = |source| PackError::Io { path: dir.to_owned(), source };
+    fs::read_dir(dir).map_err(io)?.map(|e| e.map(|e| e.path()).map_err(io)).collect()
 }
 
 fn sorted_dirs(dir: &Path) -> Result<Vec<PathBuf>, PackError> {
@@ -273,14 +196,9 @@ fn sorted_dirs(dir: &Path) -> Result<Vec<PathBuf>, PackError> {
 }
 
 fn name_of(path: &Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 fn layout(path: &Path, detail: &str) -> PackError {
-    PackError::Layout {
-        path: path.to_owned(),
-        detail: detail.to_owned(),
-    }
+    PackError::Layout { path: path.to_owned(), detail: detail.to_owned() }
 }

@@ -12,10 +12,7 @@ fn outcomes(v: &VerifiedBundle) -> Vec<(Outcome, usize)> {
     for run in &v.manifest.runs {
         *counts.entry(run.outcome).or_default() += 1;
     }
-    Outcome::ALL
-        .into_iter()
-        .filter_map(|o| counts.get(&o).map(|n| (o, *n)))
-        .collect()
+    Outcome::ALL.into_iter().filter_map(|o| counts.get(&o).map(|n| (o, *n))).collect()
 }
 
 fn status_word(s: SignatureStatus) -> &'static str {
@@ -44,22 +41,10 @@ pub fn text(verdict: &str, v: &VerifiedBundle) -> String {
         let _ = write!(out, ": {source}");
     }
     let _ = writeln!(out);
-    let _ = writeln!(
-        out,
-        "  created     {} by {} {}",
-        m.created_at, m.runner.name, m.runner.version
-    );
-    let per: Vec<String> = outcomes(v)
-        .iter()
-        .map(|(o, n)| format!("{o} {n}"))
-        .collect();
+    let _ = writeln!(out, "  created     {} by {} {}", m.created_at, m.runner.name, m.runner.version);
+    let per: Vec<String> = outcomes(v).iter().map(|(o, n)| format!("{o} {n}")).collect();
     let _ = writeln!(out, "  runs        {}: {}", m.runs.len(), per.join(", "));
-    let _ = writeln!(
-        out,
-        "  artifacts   {} ({} bytes)",
-        m.artifacts.len(),
-        v.artifact_bytes
-    );
+    let _ = writeln!(out, "  artifacts   {} ({} bytes)", m.artifacts.len(), v.artifact_bytes);
     out
 }
 

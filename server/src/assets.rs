@@ -15,13 +15,7 @@ pub(crate) fn router() -> Router<LeptosOptions> {
     Router::new()
         .route(
             "/style/main.css",
-            get(|| async {
-                (
-                    [(header::CONTENT_TYPE, "text/css; charset=utf-8")],
-                    MAIN_CSS,
-                )
-                    .into_response()
-            }),
+            get(|| async { ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], MAIN_CSS).into_response() }),
         )
         .route(
             "/favicon.svg",
@@ -29,12 +23,6 @@ pub(crate) fn router() -> Router<LeptosOptions> {
         )
         .route(
             "/robots.txt",
-            get(|| async {
-                (
-                    [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-                    ROBOTS,
-                )
-                    .into_response()
-            }),
+            get(|| async { ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], ROBOTS).into_response() }),
         )
 }

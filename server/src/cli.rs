@@ -8,11 +8,7 @@ use tracing_subscriber::EnvFilter;
 use crate::Config;
 
 #[derive(Debug, Parser)]
-#[command(
-    name = "rexbench-server",
-    version,
-    about = "The RExBench leaderboard server."
-)]
+#[command(name = "rexbench-server", version, about = "The RExBench leaderboard server.")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -26,9 +22,7 @@ enum Command {
 
 pub async fn main() -> ExitCode {
     tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
         .init();
     let cli = Cli::parse();
     let config = match Config::from_env() {

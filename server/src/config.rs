@@ -29,10 +29,7 @@ impl Config {
         let addr = get("REXBENCH_ADDR").unwrap_or_else(|| "127.0.0.1:3000".to_owned());
         let addr = addr.parse().map_err(|_| ConfigError::Addr(addr))?;
         let url = get("DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
-        Ok(Config {
-            addr,
-            backend: Backend::from_url(&url)?,
-        })
+        Ok(Config { addr, backend: Backend::from_url(&url)? })
     }
 }
 
@@ -44,27 +41,13 @@ mod tests {
     fn defaults_and_overrides() {
         let c = Config::from_lookup(|_| None).unwrap();
         assert_eq!(c.addr.to_string(), "127.0.0.1:3000");
-        assert_eq!(
-            c.backend,
-            Backend::Sqlite {
-                path: "data/rexbench.db".into()
-            }
-        );
-        let c = Config::from_lookup(|k| (k == "REXBENCH_ADDR").then(|| "0.0.0.0:8080".to_owned()))
-            .unwrap();
+        assert_eq!(c.backend, Backend::Sqlite { path: "data/rexbench.db".into() });
+        let c = Config::from_lookup(|k| (k == "REXBENCH_ADDR").then(|| "0.0.0.0:8080".to_owned())).unwrap();
         assert_eq!(c.addr.port(), 8080);
-        let err = Config::from_lookup(|k| (k == "REXBENCH_ADDR").then(|| "localhost".to_owned()))
-            .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "REXBENCH_ADDR `localhost` is not an address like 127.0.0.1:3000"
-        );
-        let err = Config::from_lookup(|k| (k == "DATABASE_URL").then(|| "redis://x".to_owned()))
-            .unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("DATABASE_URL: database URL `redis://x`"),
-            "{err}"
-        );
+        let err =
+            Config::from_lookup(|k| (k == "REXBENCH_ADDR").then(|| "localhost".to_owned())).unwrap_err();
+        assert_eq!(err.to_string(), "REXBENCH_ADDR `localhost` is not an address like 127.0.0.1:3000");
+        let err = Config::from_lookup(|k| (k == "DATABASE_URL").then(|| "redis://x".to_owned())).unwrap_err();
+        assert!(err.to_string().starts_with("DATABASE_URL: database URL `redis://x`"), "{err}");
     }
 }

@@ -16,10 +16,7 @@ pub use config::{Config, ConfigError};
 
 /// The whole application as a router, ready to serve or to drive in tests.
 pub fn build_app(config: &Config) -> Router {
-    let options = LeptosOptions::builder()
-        .output_name("rexbench")
-        .site_addr(config.addr)
-        .build();
+    let options = LeptosOptions::builder().output_name("rexbench").site_addr(config.addr).build();
     let routes = generate_route_list(app::App);
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
@@ -34,9 +31,7 @@ pub fn build_app(config: &Config) -> Router {
 pub async fn serve(config: Config) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(config.addr).await?;
     tracing::info!(addr = %listener.local_addr()?, database = %config.backend, "serving");
-    axum::serve(listener, build_app(&config))
-        .with_graceful_shutdown(shutdown_signal())
-        .await
+    axum::serve(listener, build_app(&config)).with_graceful_shutdown(shutdown_signal()).await
 }
 
 async fn shutdown_signal() {
@@ -45,8 +40,7 @@ async fn shutdown_signal() {
     };
     #[cfg(unix)]
     let terminate = async {
-        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             s.recv().await;
         }
     };

@@ -24,22 +24,15 @@ pub enum BackendError {
 
 impl Backend {
     pub fn from_url(url: &str) -> Result<Backend, BackendError> {
-        if let Some(rest) = url
-            .strip_prefix("sqlite://")
-            .or_else(|| url.strip_prefix("sqlite:"))
-        {
+        if let Some(rest) = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) {
             let path = rest.split('?').next().unwrap_or("");
             if path.is_empty() {
                 return Err(BackendError::NoPath(url.to_owned()));
             }
-            return Ok(Backend::Sqlite {
-                path: PathBuf::from(path),
-            });
+            return Ok(Backend::Sqlite { path: PathBuf::from(path) });
         }
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            return Ok(Backend::Postgres {
-                url: url.to_owned(),
-            });
+            return Ok(Backend::Postgres { url: url.to_owned() });
         }
         Err(BackendError::Unsupported(redact(url)))
     }
@@ -70,11 +63,7 @@ fn redact(url: &str) -> String {
     match authority.rsplit_once('@') {
         Some((userinfo, host)) => {
             let user = userinfo.split(':').next().unwrap_or("");
-            let hidden = if userinfo.contains(':') {
-                format!("{user}:***")
-            } else {
-                user.to_owned()
-            };
+            let hidden = if userinfo.contains(':') { format!("{user}:***") } else { user.to_owned() };
             format!("{scheme}://{hidden}@{host}{tail}")
         }
         None => url.to_owned(),
@@ -89,34 +78,21 @@ mod tests {
     fn sqlite_urls() {
         assert_eq!(
             Backend::from_url(DEFAULT_DATABASE_URL),
-            Ok(Backend::Sqlite {
-                path: "data/rexbench.db".into()
-            })
+            Ok(Backend::Sqlite { path: "data/rexbench.db".into() })
         );
         assert_eq!(
             Backend::from_url("sqlite:///var/lib/x.db?mode=rwc"),
-            Ok(Backend::Sqlite {
-                path: "/var/lib/x.db".into()
-            })
+            Ok(Backend::Sqlite { path: "/var/lib/x.db".into() })
         );
-        assert_eq!(
-            Backend::from_url("sqlite://"),
-            Err(BackendError::NoPath("sqlite://".into()))
-        );
+        assert_eq!(Backend::from_url("sqlite://"), Err(BackendError::NoPath("sqlite://".into())));
     }
 
     #[test]
     fn postgres_urls_never_show_their_password() {
         let b = Backend::from_url("postgres://rex:hunter2@db.internal:5432/rexbench").unwrap();
-        assert_eq!(
-            b.to_string(),
-            "PostgreSQL at postgres://rex:***@db.internal:5432/rexbench"
-        );
+        assert_eq!(b.to_string(), "PostgreSQL at postgres://rex:***@db.internal:5432/rexbench");
         assert_eq!(format!("{b:?}"), b.to_string());
-        assert!(matches!(
-            Backend::from_url("postgresql://localhost/x"),
-            Ok(Backend::Postgres { .. })
-        ));
+        assert!(matches!(Backend::from_url("postgresql://localhost/x"), Ok(Backend::Postgres { .. })));
     }
 
     #[test]

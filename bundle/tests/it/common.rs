@@ -34,10 +34,8 @@ pub fn sample() -> Sample {
     let patch = b"--- a/train.py\n+++ b/train.py\n@@ -1 +1 @@\n-lr = 0.1\n+lr = 0.01\n".to_vec();
     let stdout = b"PRED ACC : 0.4562857142857143 (9582/21000)\n".to_vec();
     let log = b"agent: editing train.py\n".to_vec();
-    let artifacts: Vec<(Digest, Vec<u8>)> = [patch, stdout, log]
-        .into_iter()
-        .map(|b| (Digest::of(&b), b))
-        .collect();
+    let artifacts: Vec<(Digest, Vec<u8>)> =
+        [patch, stdout, log].into_iter().map(|b| (Digest::of(&b), b)).collect();
     let [p, s, l] = [0, 1, 2].map(|i| artifacts[i].0.to_hex());
     let manifest = json!({
         "schema": "rexbench.manifest/v1",
@@ -61,24 +59,14 @@ pub fn sample() -> Sample {
             l: {"media_type": "text/plain", "size": artifacts[2].1.len()},
         }
     });
-    Sample {
-        key: SecretKey::generate(),
-        manifest,
-        artifacts,
-    }
+    Sample { key: SecretKey::generate(), manifest, artifacts }
 }
 
 impl Sample {
     pub fn bundle(&self) -> Vec<u8> {
-        let members: Vec<(String, Vec<u8>)> = self
-            .artifacts
-            .iter()
-            .map(|(d, b)| (format!("artifacts/{d}"), b.clone()))
-            .collect();
-        self.bundle_with(
-            &serde_json::to_vec_pretty(&self.manifest).unwrap(),
-            &members,
-        )
+        let members: Vec<(String, Vec<u8>)> =
+            self.artifacts.iter().map(|(d, b)| (format!("artifacts/{d}"), b.clone())).collect();
+        self.bundle_with(&serde_json::to_vec_pretty(&self.manifest).unwrap(), &members)
     }
 
     /// A bundle signed by this sample's key with any manifest bytes and members.
@@ -90,10 +78,7 @@ impl Sample {
     }
 
     pub fn members(&self) -> Vec<(String, Vec<u8>)> {
-        self.artifacts
-            .iter()
-            .map(|(d, b)| (format!("artifacts/{d}"), b.clone()))
-            .collect()
+        self.artifacts.iter().map(|(d, b)| (format!("artifacts/{d}"), b.clone())).collect()
     }
 
     pub fn verifier(&self) -> bundle::Verifier {
@@ -118,11 +103,7 @@ pub fn header(path: &str, size: u64, kind: tar::EntryType) -> tar::Header {
 pub fn tar_of(members: &[(String, Vec<u8>)]) -> Vec<u8> {
     let mut b = tar::Builder::new(Vec::new());
     for (name, data) in members {
-        b.append(
-            &header(name, data.len() as u64, tar::EntryType::Regular),
-            data.as_slice(),
-        )
-        .unwrap();
+        b.append(&header(name, data.len() as u64, tar::EntryType::Regular), data.as_slice()).unwrap();
     }
     b.into_inner().unwrap()
 }

@@ -38,8 +38,7 @@ fn every_vector_gets_its_expected_verdict() {
     let expected: BTreeMap<String, Expected> =
         serde_json::from_slice(&fs::read(vectors.join("expected.json")).unwrap()).unwrap();
     let key =
-        PublicKey::from_pem(&fs::read_to_string(vectors.join("test-key/key.pub.pem")).unwrap())
-            .unwrap();
+        PublicKey::from_pem(&fs::read_to_string(vectors.join("test-key/key.pub.pem")).unwrap()).unwrap();
     let verifier = Verifier::new(vec![key], TASKS);
     let codes: BTreeMap<&str, &str> = CODES.into_iter().collect();
 
@@ -64,22 +63,12 @@ fn every_vector_gets_its_expected_verdict() {
                 }
             }
             (Err(e), false) => {
-                let code = codes
-                    .get(name.as_str())
-                    .unwrap_or_else(|| panic!("{name}: no expected code recorded"));
-                assert_eq!(
-                    e.code(),
-                    *code,
-                    "{name} ({}): refused for the wrong reason: {e}",
-                    want.why
-                );
+                let code =
+                    codes.get(name.as_str()).unwrap_or_else(|| panic!("{name}: no expected code recorded"));
+                assert_eq!(e.code(), *code, "{name} ({}): refused for the wrong reason: {e}", want.why);
             }
             (Ok(_), false) => panic!("{name} verified but must not ({})", want.why),
-            (Err(e), true) => panic!(
-                "{name} was refused but is valid ({}): {}: {e}",
-                want.why,
-                e.code()
-            ),
+            (Err(e), true) => panic!("{name} was refused but is valid ({}): {}: {e}", want.why, e.code()),
         }
     }
 }
@@ -88,22 +77,13 @@ fn every_vector_gets_its_expected_verdict() {
 fn the_test_key_is_the_one_that_signed_the_vectors() {
     let vectors = shared_dir().join("vectors");
     let secret =
-        bundle::SecretKey::from_pem(&fs::read_to_string(vectors.join("test-key/key.pem")).unwrap())
-            .unwrap();
+        bundle::SecretKey::from_pem(&fs::read_to_string(vectors.join("test-key/key.pem")).unwrap()).unwrap();
     let public =
-        PublicKey::from_pem(&fs::read_to_string(vectors.join("test-key/key.pub.pem")).unwrap())
-            .unwrap();
+        PublicKey::from_pem(&fs::read_to_string(vectors.join("test-key/key.pub.pem")).unwrap()).unwrap();
     assert_eq!(secret.public_key(), public);
     let v = Verifier::new(vec![public.clone()], TASKS)
-        .verify(
-            fs::read(vectors.join("valid-basic.tar.gz"))
-                .unwrap()
-                .as_slice(),
-        )
+        .verify(fs::read(vectors.join("valid-basic.tar.gz")).unwrap().as_slice())
         .unwrap();
-    assert_eq!(
-        v.signatures,
-        vec![(public.keyid().to_hex(), bundle::SignatureStatus::Verified)]
-    );
+    assert_eq!(v.signatures, vec![(public.keyid().to_hex(), bundle::SignatureStatus::Verified)]);
     assert_eq!(v.manifest.runs.len(), 12);
 }

@@ -24,12 +24,7 @@ struct Base {
 struct Received(BTreeMap<Digest, Digest>);
 
 impl ArtifactSink for Received {
-    fn artifact(
-        &mut self,
-        digest: &Digest,
-        _: &ArtifactInfo,
-        content: &mut dyn Read,
-    ) -> std::io::Result<()> {
+    fn artifact(&mut self, digest: &Digest, _: &ArtifactInfo, content: &mut dyn Read) -> std::io::Result<()> {
         self.0.insert(*digest, Digest::of_reader(content)?.0);
         Ok(())
     }
@@ -42,17 +37,8 @@ fn base() -> &'static Base {
         let gz = sample.bundle();
         let tar = gunzip(&gz);
         let mut received = Received::default();
-        let verified = sample
-            .verifier()
-            .verify_into(gz.as_slice(), &mut received)
-            .unwrap();
-        Base {
-            sample,
-            gz,
-            tar,
-            verified,
-            received,
-        }
+        let verified = sample.verifier().verify_into(gz.as_slice(), &mut received).unwrap();
+        Base { sample, gz, tar, verified, received }
     })
 }
 
@@ -116,8 +102,11 @@ fn damage() -> impl Strategy<Value = Damage> {
             .prop_map(|(at, bytes)| Damage::Overwrite { at, bytes }),
         (any::<usize>(), any::<usize>()).prop_map(|(from, to)| Damage::CopyBlock { from, to }),
         (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Damage::SwapBlocks { a, b }),
-        (any::<usize>(), 1usize..4, any::<usize>())
-            .prop_map(|(from, len, to)| Damage::DuplicateBlocks { from, len, to }),
+        (any::<usize>(), 1usize..4, any::<usize>()).prop_map(|(from, len, to)| Damage::DuplicateBlocks {
+            from,
+            len,
+            to
+        }),
     ]
 }
 
@@ -128,9 +117,7 @@ fn apply(mut bytes: Vec<u8>, d: &Damage) -> Vec<u8> {
         || (blocks == 0
             && matches!(
                 d,
-                Damage::CopyBlock { .. }
-                    | Damage::SwapBlocks { .. }
-                    | Damage::DuplicateBlocks { .. }
+                Damage::CopyBlock { .. } | Damage::SwapBlocks { .. } | Damage::DuplicateBlocks { .. }
             ))
     {
         return bytes;

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::io::Read;
 
 use bundle::{
-    ArtifactInfo, ArtifactSink, BundleBuilder, Digest, Hint, Manifest, Outcome, SecretKey,
-    SignatureStatus, Verifier,
+    ArtifactInfo, ArtifactSink, BundleBuilder, Digest, Hint, Manifest, Outcome, SecretKey, SignatureStatus,
+    Verifier,
 };
 
 use crate::common::{TASKS, sample};
@@ -14,12 +14,7 @@ use crate::common::{TASKS, sample};
 struct Collect(BTreeMap<Digest, Vec<u8>>);
 
 impl ArtifactSink for Collect {
-    fn artifact(
-        &mut self,
-        digest: &Digest,
-        _: &ArtifactInfo,
-        content: &mut dyn Read,
-    ) -> std::io::Result<()> {
+    fn artifact(&mut self, digest: &Digest, _: &ArtifactInfo, content: &mut dyn Read) -> std::io::Result<()> {
         let mut buf = Vec::new();
         content.read_to_end(&mut buf)?;
         self.0.insert(*digest, buf);
@@ -44,28 +39,17 @@ fn builder_output_verifies_with_identical_content() {
     let patch = builder.add_bytes(b"--- a/x\n+++ b/x\n".to_vec(), "text/x-diff");
     let log_digest = builder.add_file(&log_path, "text/plain").unwrap();
     // The same bytes twice are stored once.
-    assert_eq!(
-        builder.add_bytes(log.clone().into_bytes(), "text/plain"),
-        log_digest
-    );
-    builder.manifest_mut().runs[0]
-        .artifacts
-        .insert("patch".into(), patch.to_hex());
-    builder.manifest_mut().runs[0]
-        .artifacts
-        .insert("agent_log".into(), log_digest.to_hex());
-    builder.manifest_mut().runs[1]
-        .artifacts
-        .insert("x-notes".into(), log_digest.to_hex());
+    assert_eq!(builder.add_bytes(log.clone().into_bytes(), "text/plain"), log_digest);
+    builder.manifest_mut().runs[0].artifacts.insert("patch".into(), patch.to_hex());
+    builder.manifest_mut().runs[0].artifacts.insert("agent_log".into(), log_digest.to_hex());
+    builder.manifest_mut().runs[1].artifacts.insert("x-notes".into(), log_digest.to_hex());
 
     let second = SecretKey::generate();
     let mut out = Vec::new();
     let id = builder.write(&[&s.key, &second], &mut out).unwrap();
 
     let mut sink = Collect::default();
-    let v = Verifier::new(vec![second.public_key()], TASKS)
-        .verify_into(out.as_slice(), &mut sink)
-        .unwrap();
+    let v = Verifier::new(vec![second.public_key()], TASKS).verify_into(out.as_slice(), &mut sink).unwrap();
     assert_eq!(v.id, id);
     assert_eq!(v.id, Digest::of(&v.manifest_bytes));
     assert_eq!(v.manifest.runs[0].outcome, Outcome::Success);
@@ -85,11 +69,7 @@ fn builder_output_verifies_with_identical_content() {
     // Inspecting needs no trust and reports signatures as unchecked.
     let seen = Verifier::inspector().verify(out.as_slice()).unwrap();
     assert_eq!(seen.id, id);
-    assert!(
-        seen.signatures
-            .iter()
-            .all(|(_, s)| *s == SignatureStatus::Unchecked)
-    );
+    assert!(seen.signatures.iter().all(|(_, s)| *s == SignatureStatus::Unchecked));
 }
 
 #[test]
@@ -97,13 +77,8 @@ fn the_writer_refuses_to_sign_an_invalid_manifest() {
     let s = sample();
     let mut manifest: Manifest = serde_json::from_value(s.manifest.clone()).unwrap();
     manifest.runs[0].file_recall = Some(3.0);
-    let err = BundleBuilder::new(manifest)
-        .write(&[&s.key], Vec::new())
-        .unwrap_err();
-    assert!(
-        err.to_string().contains("file_recall 3 is outside [0, 1]"),
-        "{err}"
-    );
+    let err = BundleBuilder::new(manifest).write(&[&s.key], Vec::new()).unwrap_err();
+    assert!(err.to_string().contains("file_recall 3 is outside [0, 1]"), "{err}");
 }
 
 #[test]
@@ -117,12 +92,7 @@ fn a_file_that_changes_while_packing_is_caught() {
     manifest.runs.iter_mut().for_each(|r| r.artifacts.clear());
     let mut b = BundleBuilder::new(manifest);
     let d = b.add_file(&path, "text/plain").unwrap();
-    b.manifest_mut().runs[0]
-        .artifacts
-        .insert("stdout".into(), d.to_hex());
+    b.manifest_mut().runs[0].artifacts.insert("stdout".into(), d.to_hex());
     std::fs::write(&path, "after!").unwrap();
-    assert!(matches!(
-        b.write(&[&s.key], Vec::new()),
-        Err(bundle::WriteError::Changed(_))
-    ));
+    assert!(matches!(b.write(&[&s.key], Vec::new()), Err(bundle::WriteError::Changed(_))));
 }

@@ -13,10 +13,7 @@ fn manifest_case(mutate: impl Fn(&mut Value)) -> &'static str {
     let s = sample();
     let mut m = s.manifest.clone();
     mutate(&mut m);
-    code_of(
-        &s.verifier(),
-        &s.bundle_with(&serde_json::to_vec_pretty(&m).unwrap(), &s.members()),
-    )
+    code_of(&s.verifier(), &s.bundle_with(&serde_json::to_vec_pretty(&m).unwrap(), &s.members()))
 }
 
 fn envelope_case(mutate: impl Fn(&mut Value)) -> &'static str {
@@ -24,27 +21,18 @@ fn envelope_case(mutate: impl Fn(&mut Value)) -> &'static str {
     let manifest = serde_json::to_vec(&s.manifest).unwrap();
     let mut env: Value = serde_json::to_value(Envelope::sign(&manifest, &[&s.key])).unwrap();
     mutate(&mut env);
-    let mut members = vec![(
-        "envelope.json".to_owned(),
-        serde_json::to_vec(&env).unwrap(),
-    )];
+    let mut members = vec![("envelope.json".to_owned(), serde_json::to_vec(&env).unwrap())];
     members.extend(s.members());
     code_of(&s.verifier(), &gzip(&tar_of(&members)))
 }
 
 fn members_case(s: &Sample, members: Vec<(String, Vec<u8>)>) -> &'static str {
-    code_of(
-        &s.verifier(),
-        &s.bundle_with(&serde_json::to_vec(&s.manifest).unwrap(), &members),
-    )
+    code_of(&s.verifier(), &s.bundle_with(&serde_json::to_vec(&s.manifest).unwrap(), &members))
 }
 
 fn envelope_member(s: &Sample) -> (String, Vec<u8>) {
     let manifest = serde_json::to_vec(&s.manifest).unwrap();
-    (
-        "envelope.json".to_owned(),
-        Envelope::sign(&manifest, &[&s.key]).to_bytes(),
-    )
+    ("envelope.json".to_owned(), Envelope::sign(&manifest, &[&s.key]).to_bytes())
 }
 
 fn run0(m: &mut Value) -> &mut Value {
@@ -52,61 +40,26 @@ fn run0(m: &mut Value) -> &mut Value {
 }
 
 fn manifest_rules() -> Vec<(&'static str, &'static str)> {
-    let patch = |m: &Value| {
-        m["runs"][0]["artifacts"]["patch"]
-            .as_str()
-            .unwrap()
-            .to_owned()
-    };
+    let patch = |m: &Value| m["runs"][0]["artifacts"]["patch"].as_str().unwrap().to_owned();
     vec![
-        (
-            manifest_case(|m| m["schema"] = json!("rexbench.manifest/v2")),
-            "unsupported_schema",
-        ),
-        (
-            manifest_case(|m| m["created_at"] = json!("yesterday")),
-            "invalid_created_at",
-        ),
-        (
-            manifest_case(|m| m["benchmark"]["version"] = json!("")),
-            "invalid_benchmark",
-        ),
+        (manifest_case(|m| m["schema"] = json!("rexbench.manifest/v2")), "unsupported_schema"),
+        (manifest_case(|m| m["created_at"] = json!("yesterday")), "invalid_created_at"),
+        (manifest_case(|m| m["benchmark"]["version"] = json!("")), "invalid_benchmark"),
         (
             manifest_case(|m| m["benchmark"]["task_set_digest"] = json!("AB".repeat(32))),
             "invalid_task_set_digest",
         ),
-        (
-            manifest_case(|m| m["runner"]["name"] = json!("")),
-            "invalid_runner",
-        ),
-        (
-            manifest_case(|m| m["provenance"]["kind"] = json!("imagined")),
-            "invalid_provenance",
-        ),
-        (
-            manifest_case(|m| m["provenance"] = json!({"kind": "published"})),
-            "provenance_source_missing",
-        ),
+        (manifest_case(|m| m["runner"]["name"] = json!("")), "invalid_runner"),
+        (manifest_case(|m| m["provenance"]["kind"] = json!("imagined")), "invalid_provenance"),
+        (manifest_case(|m| m["provenance"] = json!({"kind": "published"})), "provenance_source_missing"),
         (
             manifest_case(|m| m["provenance"] = json!({"kind": "published", "source": "Table 11"})),
             "published_run_has_artifacts",
         ),
-        (
-            manifest_case(|m| m["agent"]["id"] = json!("OpenHands/Claude")),
-            "invalid_agent_id",
-        ),
-        (
-            manifest_case(|m| m["agent"]["model"] = json!("x".repeat(101))),
-            "invalid_agent_field",
-        ),
-        (
-            manifest_case(|m| m["agent"]["url"] = json!("javascript:alert(1)")),
-            "invalid_agent_url",
-        ),
-        (
-            manifest_case(|m| m["runs"] = json!([])),
-            "run_count_out_of_range",
-        ),
+        (manifest_case(|m| m["agent"]["id"] = json!("OpenHands/Claude")), "invalid_agent_id"),
+        (manifest_case(|m| m["agent"]["model"] = json!("x".repeat(101))), "invalid_agent_field"),
+        (manifest_case(|m| m["agent"]["url"] = json!("javascript:alert(1)")), "invalid_agent_url"),
+        (manifest_case(|m| m["runs"] = json!([])), "run_count_out_of_range"),
         (
             manifest_case(|m| {
                 let first = m["runs"][0].clone();
@@ -114,54 +67,18 @@ fn manifest_rules() -> Vec<(&'static str, &'static str)> {
             }),
             "duplicate_run",
         ),
-        (
-            manifest_case(|m| run0(m)["task"] = json!("winodict")),
-            "unknown_task",
-        ),
-        (
-            manifest_case(|m| run0(m)["hint"] = json!("level1")),
-            "invalid_hint",
-        ),
-        (
-            manifest_case(|m| run0(m)["attempt"] = json!(0)),
-            "invalid_attempt",
-        ),
-        (
-            manifest_case(|m| run0(m)["attempt"] = json!(-1)),
-            "invalid_attempt",
-        ),
-        (
-            manifest_case(|m| run0(m)["outcome"] = json!("partial_success")),
-            "invalid_outcome",
-        ),
-        (
-            manifest_case(|m| run0(m)["error_type"] = json!("E".repeat(101))),
-            "invalid_error_type",
-        ),
-        (
-            manifest_case(|m| run0(m)["file_recall"] = json!(1.5)),
-            "invalid_file_recall",
-        ),
-        (
-            manifest_case(|m| run0(m)["file_recall"] = json!(-0.1)),
-            "invalid_file_recall",
-        ),
-        (
-            manifest_case(|m| run0(m)["files_changed"] = json!(["../../etc/passwd"])),
-            "invalid_files_changed",
-        ),
-        (
-            manifest_case(|m| run0(m)["duration_s"] = json!(-3.0)),
-            "invalid_number",
-        ),
-        (
-            manifest_case(|m| run0(m)["cost_usd"] = json!(-0.01)),
-            "invalid_number",
-        ),
-        (
-            manifest_case(|m| run0(m)["metrics"] = json!({"": 1.0})),
-            "invalid_metric",
-        ),
+        (manifest_case(|m| run0(m)["task"] = json!("winodict")), "unknown_task"),
+        (manifest_case(|m| run0(m)["hint"] = json!("level1")), "invalid_hint"),
+        (manifest_case(|m| run0(m)["attempt"] = json!(0)), "invalid_attempt"),
+        (manifest_case(|m| run0(m)["attempt"] = json!(-1)), "invalid_attempt"),
+        (manifest_case(|m| run0(m)["outcome"] = json!("partial_success")), "invalid_outcome"),
+        (manifest_case(|m| run0(m)["error_type"] = json!("E".repeat(101))), "invalid_error_type"),
+        (manifest_case(|m| run0(m)["file_recall"] = json!(1.5)), "invalid_file_recall"),
+        (manifest_case(|m| run0(m)["file_recall"] = json!(-0.1)), "invalid_file_recall"),
+        (manifest_case(|m| run0(m)["files_changed"] = json!(["../../etc/passwd"])), "invalid_files_changed"),
+        (manifest_case(|m| run0(m)["duration_s"] = json!(-3.0)), "invalid_number"),
+        (manifest_case(|m| run0(m)["cost_usd"] = json!(-0.01)), "invalid_number"),
+        (manifest_case(|m| run0(m)["metrics"] = json!({"": 1.0})), "invalid_metric"),
         (
             manifest_case(|m| {
                 let p = patch(m);
@@ -169,14 +86,9 @@ fn manifest_rules() -> Vec<(&'static str, &'static str)> {
             }),
             "invalid_artifact_role",
         ),
+        (manifest_case(|m| run0(m)["artifacts"]["x-trace"] = json!("not-a-digest")), "invalid_digest"),
         (
-            manifest_case(|m| run0(m)["artifacts"]["x-trace"] = json!("not-a-digest")),
-            "invalid_digest",
-        ),
-        (
-            manifest_case(|m| {
-                run0(m)["artifacts"]["x-trace"] = json!(Digest::of(b"elsewhere").to_hex())
-            }),
+            manifest_case(|m| run0(m)["artifacts"]["x-trace"] = json!(Digest::of(b"elsewhere").to_hex())),
             "artifact_not_listed",
         ),
         (
@@ -193,26 +105,11 @@ fn manifest_rules() -> Vec<(&'static str, &'static str)> {
             }),
             "invalid_media_type",
         ),
-        (
-            manifest_case(|m| m["agent"]["nickname"] = json!("x")),
-            "unknown_field",
-        ),
-        (
-            manifest_case(|m| run0(m)["score"] = json!(1)),
-            "unknown_field",
-        ),
-        (
-            manifest_case(|m| m["runs"][0]["attempt"] = json!("one")),
-            "invalid_attempt",
-        ),
-        (
-            manifest_case(|m| m["agent"]["framework"] = json!(7)),
-            "manifest_malformed",
-        ),
-        (
-            manifest_case(|m| m["runs"] = json!({})),
-            "manifest_malformed",
-        ),
+        (manifest_case(|m| m["agent"]["nickname"] = json!("x")), "unknown_field"),
+        (manifest_case(|m| run0(m)["score"] = json!(1)), "unknown_field"),
+        (manifest_case(|m| m["runs"][0]["attempt"] = json!("one")), "invalid_attempt"),
+        (manifest_case(|m| m["agent"]["framework"] = json!(7)), "manifest_malformed"),
+        (manifest_case(|m| m["runs"] = json!({})), "manifest_malformed"),
     ]
 }
 
@@ -234,29 +131,17 @@ fn a_key_twice_in_a_signed_object_is_refused() {
         1,
     );
     assert_ne!(text, doubled);
-    let err = s
-        .verifier()
-        .verify(s.bundle_with(doubled.as_bytes(), &s.members()).as_slice())
-        .unwrap_err();
+    let err = s.verifier().verify(s.bundle_with(doubled.as_bytes(), &s.members()).as_slice()).unwrap_err();
     assert_eq!(err.code(), "manifest_malformed");
-    assert!(
-        err.to_string().contains("duplicate key `gen_accuracy`"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("duplicate key `gen_accuracy`"), "{err}");
 }
 
 #[test]
 fn unknown_fields_are_named_by_their_path() {
     type Mutation = fn(&mut Value);
     let cases: [(Mutation, &str); 3] = [
-        (
-            |m: &mut Value| m["agent"]["nickname"] = json!("x"),
-            "agent.nickname",
-        ),
-        (
-            |m: &mut Value| m["runs"][1]["score"] = json!(1),
-            "runs[1].score",
-        ),
+        (|m: &mut Value| m["agent"]["nickname"] = json!("x"), "agent.nickname"),
+        (|m: &mut Value| m["runs"][1]["score"] = json!(1), "runs[1].score"),
         (|m: &mut Value| m["signed_by"] = json!("me"), "signed_by"),
     ];
     for (mutate, path) in cases {
@@ -279,25 +164,16 @@ fn errors_name_the_run_and_the_value() {
     m["runs"][1]["hint"] = json!("level1");
     let err = s
         .verifier()
-        .verify(
-            s.bundle_with(&serde_json::to_vec(&m).unwrap(), &s.members())
-                .as_slice(),
-        )
+        .verify(s.bundle_with(&serde_json::to_vec(&m).unwrap(), &s.members()).as_slice())
         .unwrap_err();
     let text = err.to_string();
-    assert!(
-        text.contains("runs[1]") && text.contains("level1"),
-        "{text}"
-    );
+    assert!(text.contains("runs[1]") && text.contains("level1"), "{text}");
 
     let mut m = s.manifest.clone();
     m["runs"][1]["file_recall"] = json!(2.0);
     let err = s
         .verifier()
-        .verify(
-            s.bundle_with(&serde_json::to_vec(&m).unwrap(), &s.members())
-                .as_slice(),
-        )
+        .verify(s.bundle_with(&serde_json::to_vec(&m).unwrap(), &s.members()).as_slice())
         .unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -307,30 +183,12 @@ fn errors_name_the_run_and_the_value() {
 
 #[test]
 fn envelope_rules_each_have_their_code() {
-    assert_eq!(
-        envelope_case(|e| e["payloadType"] = json!("application/json")),
-        "payload_type_mismatch"
-    );
-    assert_eq!(
-        envelope_case(|e| e["payload"] = json!("not base64!")),
-        "payload_not_base64"
-    );
-    assert_eq!(
-        envelope_case(|e| e["signatures"] = json!([])),
-        "no_trusted_signature"
-    );
-    assert_eq!(
-        envelope_case(|e| e["extra"] = json!(1)),
-        "envelope_malformed"
-    );
-    assert_eq!(
-        envelope_case(|e| *e = json!("just a string")),
-        "envelope_malformed"
-    );
-    assert_eq!(
-        envelope_case(|e| e["signatures"][0]["sig"] = json!("AAAA")),
-        "signature_invalid"
-    );
+    assert_eq!(envelope_case(|e| e["payloadType"] = json!("application/json")), "payload_type_mismatch");
+    assert_eq!(envelope_case(|e| e["payload"] = json!("not base64!")), "payload_not_base64");
+    assert_eq!(envelope_case(|e| e["signatures"] = json!([])), "no_trusted_signature");
+    assert_eq!(envelope_case(|e| e["extra"] = json!(1)), "envelope_malformed");
+    assert_eq!(envelope_case(|e| *e = json!("just a string")), "envelope_malformed");
+    assert_eq!(envelope_case(|e| e["signatures"][0]["sig"] = json!("AAAA")), "signature_invalid");
     // A trusted keyid whose signature covers other bytes is tampering.
     assert_eq!(
         envelope_case(|e| {
@@ -358,77 +216,42 @@ fn archive_rules_each_have_their_code() {
     trailing.extend_from_slice(b"more");
     assert_eq!(code_of(&v, &trailing), "corrupt_archive");
     assert_eq!(code_of(&v, &gzip(&tar_of(&[]))), "envelope_missing");
-    assert_eq!(
-        code_of(&v, &gzip(b"not a tar archive at all, just text")),
-        "corrupt_archive"
-    );
+    assert_eq!(code_of(&v, &gzip(b"not a tar archive at all, just text")), "corrupt_archive");
 
     let mut reordered = arts.clone();
     reordered.insert(1, env.clone());
+    assert_eq!(code_of(&v, &gzip(&tar_of(&reordered))), "envelope_not_first");
     assert_eq!(
-        code_of(&v, &gzip(&tar_of(&reordered))),
-        "envelope_not_first"
-    );
-    assert_eq!(
-        members_case(
-            &s,
-            [arts.clone(), vec![("../escape".into(), b"x".to_vec())]].concat()
-        ),
+        members_case(&s, [arts.clone(), vec![("../escape".into(), b"x".to_vec())]].concat()),
         "unsafe_path"
     );
     assert_eq!(
-        members_case(
-            &s,
-            [arts.clone(), vec![("/etc/passwd".into(), b"x".to_vec())]].concat()
-        ),
+        members_case(&s, [arts.clone(), vec![("/etc/passwd".into(), b"x".to_vec())]].concat()),
         "unsafe_path"
     );
     assert_eq!(
-        members_case(
-            &s,
-            [arts.clone(), vec![("notes.txt".into(), b"x".to_vec())]].concat()
-        ),
+        members_case(&s, [arts.clone(), vec![("notes.txt".into(), b"x".to_vec())]].concat()),
         "unexpected_member"
     );
     assert_eq!(
-        members_case(
-            &s,
-            [arts.clone(), vec![("artifacts/ABC".into(), b"x".to_vec())]].concat()
-        ),
+        members_case(&s, [arts.clone(), vec![("artifacts/ABC".into(), b"x".to_vec())]].concat()),
         "unexpected_member"
     );
-    assert_eq!(
-        members_case(&s, [arts.clone(), vec![arts[0].clone()]].concat()),
-        "duplicate_member"
-    );
-    assert_eq!(
-        members_case(&s, [arts.clone(), vec![env.clone()]].concat()),
-        "duplicate_member"
-    );
+    assert_eq!(members_case(&s, [arts.clone(), vec![arts[0].clone()]].concat()), "duplicate_member");
+    assert_eq!(members_case(&s, [arts.clone(), vec![env.clone()]].concat()), "duplicate_member");
     let stray = b"not listed".to_vec();
     assert_eq!(
-        members_case(
-            &s,
-            [
-                arts.clone(),
-                vec![(format!("artifacts/{}", Digest::of(&stray)), stray)]
-            ]
-            .concat()
-        ),
+        members_case(&s, [arts.clone(), vec![(format!("artifacts/{}", Digest::of(&stray)), stray)]].concat()),
         "artifact_unlisted"
     );
     assert_eq!(members_case(&s, arts[1..].to_vec()), "artifact_missing");
     // Bytes that do not hash to their name, whether longer, shorter or altered.
     let (name, data) = arts[0].clone();
-    for changed in [
-        [data.as_slice(), b"\n"].concat(),
-        data[..data.len() - 1].to_vec(),
-        {
-            let mut d = data.clone();
-            d[0] ^= 1;
-            d
-        },
-    ] {
+    for changed in [[data.as_slice(), b"\n"].concat(), data[..data.len() - 1].to_vec(), {
+        let mut d = data.clone();
+        d[0] ^= 1;
+        d
+    }] {
         let members = vec![(name.clone(), changed), arts[1].clone(), arts[2].clone()];
         assert_eq!(members_case(&s, members), "artifact_digest_mismatch");
     }
@@ -447,11 +270,7 @@ fn archive_rules_each_have_their_code() {
         (tar::EntryType::Fifo, "fifo"),
     ] {
         let mut b = tar::Builder::new(Vec::new());
-        b.append(
-            &header(&env.0, env.1.len() as u64, tar::EntryType::Regular),
-            env.1.as_slice(),
-        )
-        .unwrap();
+        b.append(&header(&env.0, env.1.len() as u64, tar::EntryType::Regular), env.1.as_slice()).unwrap();
         let mut h = header(path, 0, kind);
         if matches!(kind, tar::EntryType::Symlink | tar::EntryType::Link) {
             h.set_link_name("/etc/passwd").unwrap();
@@ -468,26 +287,12 @@ fn the_artifacts_directory_entry_is_tolerated() {
     let s = sample();
     let mut b = tar::Builder::new(Vec::new());
     let env = envelope_member(&s);
-    b.append(
-        &header(&env.0, env.1.len() as u64, tar::EntryType::Regular),
-        env.1.as_slice(),
-    )
-    .unwrap();
-    b.append(
-        &header("artifacts/", 0, tar::EntryType::Directory),
-        io::empty(),
-    )
-    .unwrap();
+    b.append(&header(&env.0, env.1.len() as u64, tar::EntryType::Regular), env.1.as_slice()).unwrap();
+    b.append(&header("artifacts/", 0, tar::EntryType::Directory), io::empty()).unwrap();
     for (name, data) in s.members() {
-        b.append(
-            &header(&name, data.len() as u64, tar::EntryType::Regular),
-            data.as_slice(),
-        )
-        .unwrap();
+        b.append(&header(&name, data.len() as u64, tar::EntryType::Regular), data.as_slice()).unwrap();
     }
-    s.verifier()
-        .verify(gzip(&b.into_inner().unwrap()).as_slice())
-        .unwrap();
+    s.verifier().verify(gzip(&b.into_inner().unwrap()).as_slice()).unwrap();
 }
 
 #[test]
@@ -496,45 +301,25 @@ fn pax_headers_are_understood() {
     let s = sample();
     let env = envelope_member(&s);
     let mut b = tar::Builder::new(Vec::new());
-    b.append(
-        &header(&env.0, env.1.len() as u64, tar::EntryType::Regular),
-        env.1.as_slice(),
-    )
-    .unwrap();
+    b.append(&header(&env.0, env.1.len() as u64, tar::EntryType::Regular), env.1.as_slice()).unwrap();
     for (name, data) in s.members() {
         let record = format!("path={name}\n");
-        let record = format!(
-            "{} {record}",
-            record.len() + 1 + (record.len() + 3).to_string().len()
-        );
+        let record = format!("{} {record}", record.len() + 1 + (record.len() + 3).to_string().len());
         let record = record.into_bytes();
-        b.append(
-            &header("PaxHeader", record.len() as u64, tar::EntryType::XHeader),
-            record.as_slice(),
-        )
-        .unwrap();
-        b.append(
-            &header("placeholder", data.len() as u64, tar::EntryType::Regular),
-            data.as_slice(),
-        )
-        .unwrap();
+        b.append(&header("PaxHeader", record.len() as u64, tar::EntryType::XHeader), record.as_slice())
+            .unwrap();
+        b.append(&header("placeholder", data.len() as u64, tar::EntryType::Regular), data.as_slice())
+            .unwrap();
     }
-    s.verifier()
-        .verify(gzip(&b.into_inner().unwrap()).as_slice())
-        .unwrap();
+    s.verifier().verify(gzip(&b.into_inner().unwrap()).as_slice()).unwrap();
 }
 
 #[test]
 fn unknown_tasks_are_judged_by_the_verifier_s_task_list() {
     let s = sample();
     let bytes = s.bundle();
-    assert_eq!(
-        code_of(&Verifier::new(vec![s.key.public_key()], ["cogs"]), &bytes),
-        "unknown_task"
-    );
-    Verifier::new(vec![s.key.public_key()], bundle::REXBENCH_TASKS)
-        .verify(bytes.as_slice())
-        .unwrap();
+    assert_eq!(code_of(&Verifier::new(vec![s.key.public_key()], ["cogs"]), &bytes), "unknown_task");
+    Verifier::new(vec![s.key.public_key()], bundle::REXBENCH_TASKS).verify(bytes.as_slice()).unwrap();
 }
 
 #[test]
@@ -543,10 +328,7 @@ fn io_failures_are_not_blamed_on_the_bundle() {
     impl Read for Broken<'_> {
         fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
             if self.0.len() < 200 {
-                return Err(io::Error::new(
-                    io::ErrorKind::ConnectionReset,
-                    "peer went away",
-                ));
+                return Err(io::Error::new(io::ErrorKind::ConnectionReset, "peer went away"));
             }
             let len = buf.len().min(100);
             self.0.read(&mut buf[..len])
@@ -564,17 +346,11 @@ fn a_failing_sink_is_reported_as_such() {
     struct Full;
     impl ArtifactSink for Full {
         fn artifact(&mut self, _: &Digest, _: &ArtifactInfo, _: &mut dyn Read) -> io::Result<()> {
-            Err(io::Error::new(
-                io::ErrorKind::StorageFull,
-                "no space left on device",
-            ))
+            Err(io::Error::new(io::ErrorKind::StorageFull, "no space left on device"))
         }
     }
     let s = sample();
-    let err = s
-        .verifier()
-        .verify_into(s.bundle().as_slice(), &mut Full)
-        .unwrap_err();
+    let err = s.verifier().verify_into(s.bundle().as_slice(), &mut Full).unwrap_err();
     assert_eq!(err.code(), "artifact_store_failed");
     assert_eq!(err.class(), bundle::ErrorClass::Io);
 }
@@ -615,8 +391,5 @@ fn every_code_is_exercised() {
         "manifest_too_large",
     ]);
     let all: BTreeSet<&str> = BundleError::CODES.iter().copied().collect();
-    assert_eq!(
-        covered, all,
-        "a rule without a test, or a test of a code that does not exist"
-    );
+    assert_eq!(covered, all, "a rule without a test, or a test of a code that does not exist");
 }

@@ -8,31 +8,21 @@ use tower::ServiceExt;
 fn config() -> Config {
     Config {
         addr: "127.0.0.1:0".parse().unwrap(),
-        backend: store::Backend::Sqlite {
-            path: "unused.db".into(),
-        },
+        backend: store::Backend::Sqlite { path: "unused.db".into() },
     }
 }
 
 async fn get(path: &str) -> (StatusCode, String, String) {
-    let response = build_app(&config())
-        .oneshot(Request::get(path).body(Body::empty()).unwrap())
-        .await
-        .unwrap();
+    let response =
+        build_app(&config()).oneshot(Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
     let status = response.status();
     let content_type = response
         .headers()
         .get(header::CONTENT_TYPE)
         .map(|v| v.to_str().unwrap().to_owned())
         .unwrap_or_default();
-    let body = axum::body::to_bytes(response.into_body(), 1 << 20)
-        .await
-        .unwrap();
-    (
-        status,
-        content_type,
-        String::from_utf8(body.to_vec()).unwrap(),
-    )
+    let body = axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap();
+    (status, content_type, String::from_utf8(body.to_vec()).unwrap())
 }
 
 #[tokio::test]
@@ -42,16 +32,10 @@ async fn home_page_is_rendered_on_the_server_without_scripts() {
     assert!(ty.starts_with("text/html"), "{ty}");
     assert!(body.starts_with("<!DOCTYPE html>"), "{body}");
     assert!(body.contains("<h1>RExBench leaderboard</h1>"), "{body}");
-    assert!(
-        body.contains("<title>RExBench leaderboard</title>"),
-        "{body}"
-    );
+    assert!(body.contains("<title>RExBench leaderboard</title>"), "{body}");
     assert!(body.contains(r#"<meta name="description""#), "{body}");
     assert!(body.contains(r#"href="/style/main.css""#), "{body}");
-    assert!(
-        !body.contains("<script"),
-        "pages must not need JavaScript: {body}"
-    );
+    assert!(!body.contains("<script"), "pages must not need JavaScript: {body}");
 }
 
 #[tokio::test]
@@ -60,20 +44,14 @@ async fn unknown_paths_get_a_real_404_page() {
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert!(ty.starts_with("text/html"), "{ty}");
     assert!(body.contains("<h1>Not found</h1>"), "{body}");
-    assert!(
-        body.contains("<title>Not found · RExBench leaderboard</title>"),
-        "{body}"
-    );
+    assert!(body.contains("<title>Not found · RExBench leaderboard</title>"), "{body}");
 }
 
 #[tokio::test]
 async fn health_and_assets() {
     assert_eq!(get("/healthz").await.0, StatusCode::OK);
     let (status, ty, css) = get("/style/main.css").await;
-    assert_eq!(
-        (status, ty.as_str()),
-        (StatusCode::OK, "text/css; charset=utf-8")
-    );
+    assert_eq!((status, ty.as_str()), (StatusCode::OK, "text/css; charset=utf-8"));
     assert!(css.contains("prefers-color-scheme: dark"));
     let (status, ty, _) = get("/favicon.svg").await;
     assert_eq!((status, ty.as_str()), (StatusCode::OK, "image/svg+xml"));
@@ -87,10 +65,7 @@ async fn serves_over_a_real_socket() {
     let addr = listener.local_addr().unwrap();
     let server = tokio::spawn(axum::serve(listener, build_app(&config())).into_future());
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    stream
-        .write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-        .await
-        .unwrap();
+    stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").await.unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).await.unwrap();
     assert!(response.starts_with("HTTP/1.1 200 OK\r\n"), "{response}");

@@ -1,0 +1,149 @@
+//! What a patch touches, file recall against the gold solution, and how a failed run's
+//! error is named (the categories of the paper's Tables 9 and 10).
+
+use std::collections::BTreeSet;
+
+/// Repository-relative paths a unified diff changes, in order of appearance.
+pub fn files_touched(patch: &str) -> Vec<String> {
+    let mut files = BTreeSet::new();
+    let mut ordered = Vec::new();
+    let mut add = |path: &str| {
+        let path = path.trim_end_matches(['\r', '\t']);
+        let path = path.split('\t').next().unwrap_or(path);
+        let path = path.strip_prefix("a/").or_else(|| path.strip_prefix("b/")).unwrap_or(path);
+        if path != "/dev/null" && !path.is_empty() && files.insert(path.to_owned()) {
+            ordered.push(path.to_owned());
+        }
+    };
+    let mut pending_old: Option<&str> = None;
+    for line in patch.lines() {
+        if let Some(old) = line.strip_prefix("--- ") {
+            pending_old = Some(old);
+        } else if let Some(new) = line.strip_prefix("+++ ") {
+            // A deleted file shows its name only on the `---` line.
+            match (pending_old.take(), new.trim_end()) {
+                (Some(old), "/dev/null") => add(old),
+                (_, new) => add(new),
+            }
+        } else if let Some(rest) = line.strip_prefix("rename from ") {
+            add(rest);
+        }
+    }
+    ordered
+}
+
+/// |files changed ∩ gold files| / |gold files|; `None` without gold files.
+pub fn file_recall(changed: &[String], gold: &[String]) -> Option<f64> {
+    if gold.is_empty() {
+        return None;
+    }
+    let changed: BTreeSet<&str> = changed.iter().map(String::as_str).collect();
+    let gold: BTreeSet<&str> = gold.iter().map(String::as_str).collect();
+    Some(gold.iter().filter(|g| changed.contains(*g)).count() as f64 / gold.len() as f64)
+}
+
+/// Whether a patch changes nothing.
+pub fn is_empty(patch: &str) -> bool {
+    patch.trim().is_empty()
+}
+
+/// Names a failed run's error from its output: the exception type of the last Python
+/// traceback, else a shell error the paper counts (`No such file or directory` is
+/// `cannot access`, …), else `None`.
+pub fn classify_error(stderr: &str, stdout: &str) -> Option<String> {
+    [stderr, stdout].into_iter().find_map(|text| python_exception(text).or_else(|| shell_error(text)))
+}
+
+/// The exception type on the line that ends the last traceback in `text`.
+fn python_exception(text: &str) -> Option<String> {
+    let start = text.rfind("Traceback (most recent call last):")?;
+    let tail = &text[start..];
+    // The exception line is the first line after the frames that is not indented.
+    tail.lines().skip(1).find(|l| !l.starts_with(' ') && !l.trim().is_empty()).and_then(|line| {
+        let name = line.split(':').next().unwrap_or(line).trim();
+        let name = name.rsplit('.').next().unwrap_or(name);
+        let valid = !name.is_empty()
+            && name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        valid.then(|| name.to_owned())
+    })
+}
+
+/// Shell-level failures named as in the paper's "Bash Errors" rows.
+fn shell_error(text: &str) -> Option<String> {
+    const KNOWN: [(&str, &str); 6] = [
+        ("cannot create directory", "cannot create directory"),
+        ("Permission denied", "Permission denied"),
+        ("syntax error", "syntax error"),
+        ("cannot access", "cannot access"),
+        ("unable to write file", "unable to write file"),
+        ("No such file or directory", "cannot access"),
+    ];
+    text.lines().rev().find_map(|line| {
+        KNOWN.iter().find(|(needle, _)| line.contains(needle)).map(|(_, name)| (*name).to_owned())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_of_a_git_diff() {
+        let patch = "diff --git a/src/train.py b/src/train.py\nindex 1..2 100644\n--- a/src/train.py\n+++ b/src/train.py\n@@ -1 +1 @@\n-a\n+b\n\
+                     diff --git a/new.py b/new.py\nnew file mode 100644\n--- /dev/null\n+++ b/new.py\n@@ -0,0 +1 @@\n+x\n\
+                     --- a/old.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-y\n\
+                     --- a/src/train.py\t2024-01-01\n+++ b/src/train.py\t2024-01-02\n";
+        assert_eq!(files_touched(patch), vec!["src/train.py", "new.py", "old.py"]);
+        assert_eq!(files_touched(""), Vec::<String>::new());
+    }
+
+    #[test]
+    fn recall() {
+        let changed = vec!["a.py".to_owned(), "b.py".to_owned()];
+        assert_eq!(file_recall(&changed, &["a.py".into(), "c.py".into()]), Some(0.5));
+        assert_eq!(file_recall(&changed, &["a.py".into()]), Some(1.0));
+        assert_eq!(file_recall(&[], &["a.py".into()]), Some(0.0));
+        assert_eq!(file_recall(&changed, &[]), None);
+    }
+
+    #[test]
+    fn python_errors_are_named_by_the_last_traceback() {
+        let stderr = "Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n    x()\nKeyError: 'k'\n\
+                      During handling...\nTraceback (most recent call last):\n  File \"b.py\", line 2\n    y\n\
+                      torch.cuda.OutOfMemoryError: CUDA out of memory\n";
+        assert_eq!(classify_error(stderr, ""), Some("OutOfMemoryError".into()));
+        assert_eq!(
+            classify_error("Traceback (most recent call last):\n  File \"x\"\nValueError: bad\n", ""),
+            Some("ValueError".into())
+        );
+        assert_eq!(
+            classify_error(
+                "",
+                "Traceback (most recent call last):\n  File \"x\"\nFileNotFoundError: [Errno 2]\n"
+            ),
+            Some("FileNotFoundError".into())
+        );
+        assert_eq!(
+            classify_error("Traceback (most recent call last):\n  File \"x\"\nKeyboardInterrupt\n", ""),
+            Some("KeyboardInterrupt".into())
+        );
+    }
+
+    #[test]
+    fn shell_errors() {
+        assert_eq!(
+            classify_error("run.sh: line 3: cd: data: No such file or directory\n", ""),
+            Some("cannot access".into())
+        );
+        assert_eq!(
+            classify_error("mkdir: cannot create directory '/x': Permission denied\n", ""),
+            Some("cannot create directory".into())
+        );
+        assert_eq!(
+            classify_error("run.sh: line 9: syntax error near unexpected token\n", ""),
+            Some("syntax error".into())
+        );
+        assert_eq!(classify_error("all good\n", "still good\n"), None);
+    }
+}

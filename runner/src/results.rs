@@ -1,0 +1,41 @@
+//! The evaluation results directory (layout in `runner/README.md`): what `evaluate`
+//! writes and `pack` reads.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use bundle::{Benchmark, Hint, Outcome, RunnerInfo};
+use serde::{Deserialize, Serialize};
+
+/// `evaluation.json`: what the runs were evaluated against.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Evaluation {
+    pub benchmark: Benchmark,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner: Option<RunnerInfo>,
+}
+
+/// `run.json`: one run's result. Where the run is comes from its directory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunRecord {
+    pub outcome: Outcome,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_recall: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files_changed: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// `runs/<task>/<hint>/<attempt>` under a results directory.
+pub fn run_dir(results: &Path, task: &str, hint: Hint, attempt: u32) -> PathBuf {
+    results.join("runs").join(task).join(hint.as_str()).join(attempt.to_string())
+}

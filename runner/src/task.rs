@@ -1,0 +1,185 @@
+//! Task cards (`tasks/<id>/task.toml`) and the private gold directory.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::check::CheckSpec;
+
+/// Twelve hours: the limit RExBench puts on an agent's solution (paper §3.2).
+pub const DEFAULT_TIMEOUT_S: f64 = 12.0 * 60.0 * 60.0;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskCard {
+    pub id: String,
+    pub name: String,
+    #[serde(default)]
+    pub venue: Option<String>,
+    #[serde(default)]
+    pub extension_type: Option<String>,
+    #[serde(default)]
+    pub summary: Option<String>,
+    #[serde(default)]
+    pub repository: Option<String>,
+    #[serde(default)]
+    pub license: Option<String>,
+    #[serde(default)]
+    pub delta_cyclomatic_complexity: Option<f64>,
+    #[serde(default)]
+    pub gold_run: Option<GoldRun>,
+    #[serde(default)]
+    pub papers: Vec<Paper>,
+    #[serde(default)]
+    pub evaluation: Evaluation,
+    /// A check whose expected values are public; otherwise it comes from `--gold`.
+    #[serde(default)]
+    pub check: Option<CheckSpec>,
+    /// Names of the expected values that pages may show. Default: none.
+    #[serde(default)]
+    pub public_expected: Vec<String>,
+    /// Where the card was read from.
+    #[serde(skip)]
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GoldRun {
+    pub hardware: String,
+    pub runtime: String,
+    /// Absent where the paper gives no figure (e.g. "<1m").
+    #[serde(default)]
+    pub runtime_minutes: Option<f64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Paper {
+    pub citation: String,
+    pub venue: String,
+    pub reference: String,
+}
+
+/// How a run of the task is executed.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Evaluation {
+    /// The experiment, run in the patched codebase.
+    #[serde(default = "default_command")]
+    pub command: Vec<String>,
+    /// Wall-clock limit in seconds.
+    #[serde(default = "default_timeout")]
+    pub timeout_s: f64,
+    /// The base codebase, relative to the card's folder. Without it, the codebase is
+    /// `<--codebases DIR>/<task id>`.
+    #[serde(default)]
+    pub codebase: Option<PathBuf>,
+}
+
+impl Default for Evaluation {
+    fn default() -> Self {
+        Evaluation { command: default_command(), timeout_s: default_timeout(), codebase: None }
+    }
+}
+
+fn default_command() -> Vec<String> {
+    vec!["bash".to_owned(), "run.sh".to_owned()]
+}
+
+fn default_timeout() -> f64 {
+    DEFAULT_TIMEOUT_S
+}
+
+/// `GOLD/<task>/gold.toml`: what only the maintainers know.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gold {
+    /// Files the gold solution changes, for file recall.
+    #[serde(default)]
+    pub files: Vec<String>,
+    #[serde(default)]
+    pub check: Option<CheckSpec>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TaskError {
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{}: {detail}", path.display())]
+    Invalid { path: PathBuf, detail: String },
+    #[error("no task `{0}` in the tasks directory")]
+    Unknown(String),
+    #[error(
+        "task `{0}` has no public check and no gold for it was found: give --gold DIR with {0}/gold.toml \
+         (the maintainers' private gold results)"
+    )]
+    NoGold(String),
+}
+
+/// Every task card under `dir` (`<id>/task.toml`, and `examples/<id>/task.toml`).
+pub fn load_all(dir: &Path) -> Result<BTreeMap<String, TaskCard>, TaskError> {
+    let mut cards = BTreeMap::new();
+    for sub in [dir.to_owned(), dir.join("examples")] {
+        if !sub.is_dir() {
+            continue;
+        }
+        let mut entries: Vec<PathBuf> = fs::read_dir(&sub)
+            .map_err(|source| TaskError::Io { path: sub.clone(), source })?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.join("task.toml").is_file())
+            .collect();
+        entries.sort();
+        for task_dir in entries {
+            let card = load(&task_dir)?;
+            cards.insert(card.id.clone(), card);
+        }
+    }
+    Ok(cards)
+}
+
+pub fn load(task_dir: &Path) -> Result<TaskCard, TaskError> {
+    let path = task_dir.join("task.toml");
+    let text = fs::read_to_string(&path).map_err(|source| TaskError::Io { path: path.clone(), source })?;
+    let mut card: TaskCard = toml::from_str(&text)
+        .map_err(|e| TaskError::Invalid { path: path.clone(), detail: e.to_string() })?;
+    let folder = task_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if card.id != folder || !bundle::is_slug(&card.id) {
+        return Err(TaskError::Invalid {
+            path,
+            detail: format!("id `{}` must be a slug and match the folder name `{folder}`", card.id),
+        });
+    }
+    if !(card.evaluation.timeout_s.is_finite() && card.evaluation.timeout_s > 0.0) {
+        return Err(TaskError::Invalid {
+            path,
+            detail: "evaluation.timeout_s must be a positive number".into(),
+        });
+    }
+    if card.evaluation.command.is_empty() {
+        return Err(TaskError::Invalid { path, detail: "evaluation.command is empty".into() });
+    }
+    if let Some(check) = &card.check {
+        check.validate().map_err(|detail| TaskError::Invalid { path: path.clone(), detail })?;
+    }
+    card.dir = task_dir.to_owned();
+    Ok(card)
+}
+
+/// The gold for `task` from the private directory, if it has any.
+pub fn load_gold(gold_dir: Option<&Path>, task: &str) -> Result<Option<Gold>, TaskError> {
+    let Some(dir) = gold_dir else { return Ok(None) };
+    let path = dir.join(task).join("gold.toml");
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = fs::read_to_string(&path).map_err(|source| TaskError::Io { path: path.clone(), source })?;
+    let gold: Gold = toml::from_str(&text)
+        .map_err(|e| TaskError::Invalid { path: path.clone(), detail: e.to_string() })?;
+    if let Some(check) = &gold.check {
+        check.validate().map_err(|detail| TaskError::Invalid { path, detail })?;
+    }
+    Ok(Some(gold))
+}
