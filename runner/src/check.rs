@@ -123,10 +123,10 @@ impl CheckSpec {
         for m in &self.metrics {
             m.validate().map_err(|e| format!("check metric `{}`: {e}", m.name))?;
         }
-        if let Some(ext) = &self.external {
-            if ext.command.is_empty() {
-                return Err("check.external.command is empty".into());
-            }
+        if let Some(ext) = &self.external
+            && ext.command.is_empty()
+        {
+            return Err("check.external.command is empty".into());
         }
         Ok(())
     }
@@ -193,10 +193,10 @@ impl MetricSpec {
         {
             return Err("expected goes with tolerance, min with max".into());
         }
-        if let Some(file) = &self.file {
-            if file.starts_with('/') || file.split('/').any(|c| c == "..") {
-                return Err(format!("file `{file}` must be a relative path inside the codebase"));
-            }
+        if let Some(file) = &self.file
+            && (file.starts_with('/') || file.split('/').any(|c| c == ".."))
+        {
+            return Err(format!("file `{file}` must be a relative path inside the codebase"));
         }
         Ok(())
     }

@@ -1,0 +1,294 @@
+//! `runner evaluate` on the example tasks, end to end, with real processes.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::{repo, runner, stderr, stdout};
+
+/// Every run.json under a results folder, keyed `task/hint/attempt`.
+fn records(results: &Path) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    for task in fs::read_dir(results.join("runs")).unwrap() {
+        let task = task.unwrap().path();
+        for hint in fs::read_dir(&task).unwrap() {
+            let hint = hint.unwrap().path();
+            for attempt in fs::read_dir(&hint).unwrap() {
+                let attempt = attempt.unwrap().path();
+                let key = attempt.strip_prefix(results.join("runs")).unwrap().to_string_lossy().into_owned();
+                let run =
+                    fs::read(attempt.join("run.json")).unwrap_or_else(|_| panic!("{key} has no run.json"));
+                out.insert(key, serde_json::from_slice(&run).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// Processes whose command line is exactly `words`.
+fn processes_running(words: &[&str]) -> Vec<u32> {
+    let want: Vec<u8> = words.iter().flat_map(|w| w.bytes().chain([0])).collect();
+    fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want))
+        .collect()
+}
+
+fn evaluate(outputs: &Path, results: &Path, jobs: &str) -> std::process::Output {
+    runner(
+        &[
+            "evaluate",
+            outputs.to_str().unwrap(),
+            "--out",
+            results.to_str().unwrap(),
+            "--gold",
+            "tasks/examples/gold",
+            "--jobs",
+            jobs,
+        ],
+        &repo(),
+    )
+}
+
+#[test]
+fn the_example_tasks_evaluate_into_a_bundle_that_verifies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    let out = evaluate(&repo().join("tasks/examples/outputs"), &results, "2");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).starts_with("evaluated 9 runs ("), "{}", stdout(&out));
+
+    let got = records(&results);
+    let summary: BTreeMap<&str, Value> = got
+        .iter()
+        .map(|(k, v)| {
+            (k.as_str(), json!([v["outcome"], v.get("error_type"), v.get("file_recall"), v.get("metrics")]))
+        })
+        .collect();
+    let expected: BTreeMap<&str, Value> = [
+        ("csvstats/none/1", json!(["success", null, 1.0, {"count": 4.0, "mean": 7.5, "summary_rows": 1.0}])),
+        (
+            "csvstats/hints/1",
+            json!(["wrong_result", null, 1.0, {"count": 3.0, "mean": 8.0, "summary_rows": 1.0}]),
+        ),
+        ("csvstats/detailed/1", json!(["execution_failed", "cannot access", 1.0, null])),
+        ("wordfreq/none/1", json!(["success", null, 1.0, {"accuracy": 1.0}])),
+        ("wordfreq/none/2", json!(["wrong_result", null, 1.0, {"accuracy": 0.5}])),
+        ("wordfreq/hints/1", json!(["execution_failed", "ValueError", 1.0, null])),
+        ("wordfreq/hints/2", json!(["timeout", "Execution Timeout", 1.0, null])),
+        ("wordfreq/detailed/1", json!(["patch_failed", "patch failed", 1.0, null])),
+        ("wordfreq/detailed/2", json!(["empty_patch", "empty patch", 0.0, null])),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(summary, expected);
+    assert_eq!(got["wordfreq/none/1"]["cost_usd"], json!(0.42));
+    assert_eq!(got["wordfreq/none/1"]["files_changed"], json!(["run.py"]));
+    let hung = got["wordfreq/hints/2"]["duration_s"].as_f64().unwrap();
+    assert!((3.0..10.0).contains(&hung), "the hanging run was stopped at {hung} s, its timeout is 3 s");
+
+    // The evidence is kept beside each result.
+    let run = results.join("runs/wordfreq/none/1");
+    assert!(fs::read_to_string(run.join("stdout.txt")).unwrap().contains("ACCURACY: 1.0"));
+    assert!(
+        fs::read_to_string(run.join("checker_log.txt"))
+            .unwrap()
+            .contains("accuracy: read 1, expected exactly 1: pass")
+    );
+    assert!(fs::read_to_string(run.join("agent_log.txt")).unwrap().contains("lower-casing"));
+    assert!(
+        fs::read_to_string(results.join("runs/wordfreq/hints/1/stderr.txt"))
+            .unwrap()
+            .contains("ValueError: review too short")
+    );
+    assert!(
+        fs::read_to_string(results.join("runs/wordfreq/detailed/1/x-apply.txt"))
+            .unwrap()
+            .contains("git: exit status")
+    );
+
+    // The timed-out run forked `sleep 4242`; it died with the run.
+    assert_eq!(
+        processes_running(&["sleep", "4242"]),
+        Vec::<u32>::new(),
+        "a child of the timed-out run survived"
+    );
+
+    // Pack and verify.
+    let dir = tmp.path();
+    fs::write(
+        dir.join("agent.toml"),
+        "id = \"example-agent\"\nframework = \"Example\"\nmodel = \"Example Model\"\n",
+    )
+    .unwrap();
+    assert!(runner(&["keygen", "--out", "k"], dir).status.success());
+    let out =
+        runner(&["pack", "results", "--agent", "agent.toml", "--key", "k.pem", "--out", "b.tar.gz"], dir);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let tasks = repo().join("tasks");
+    let out = runner(
+        &["verify", "b.tar.gz", "--trust", "k.pub.pem", "--tasks", tasks.to_str().unwrap(), "--json"],
+        dir,
+    );
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["benchmark"]["name"], json!("RExBench examples"));
+    assert_eq!(
+        v["outcomes"],
+        json!({"success": 2, "wrong_result": 2, "execution_failed": 2, "timeout": 1, "patch_failed": 1, "empty_patch": 1})
+    );
+    // Without the example tasks known, the bundle names a task the benchmark lacks.
+    let out = runner(&["verify", "b.tar.gz", "--trust", "k.pub.pem"], dir);
+    assert!(stdout(&out).starts_with("INVALID  unknown_task: "), "{}", stdout(&out));
+}
+
+#[test]
+fn a_run_that_hangs_is_killed_with_every_child_it_started() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_file = tmp.path().join("out");
+    let err_file = tmp.path().join("err");
+    let command: Vec<String> =
+        ["sh", "-c", "sleep 4243 & (sleep 4244; true) & sleep 4245"].iter().map(|s| s.to_string()).collect();
+    let job = runner::exec::Job {
+        workdir: tmp.path(),
+        command: &command,
+        stdout: &out_file,
+        stderr: &err_file,
+        timeout: Duration::from_millis(500),
+        name: "hang",
+    };
+    let started = Instant::now();
+    let exit = runner::exec::Executor::Local.run(&job, &std::sync::atomic::AtomicBool::new(false)).unwrap();
+    assert_eq!(exit, runner::exec::Exit::TimedOut);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    for n in ["4243", "4244", "4245"] {
+        assert_eq!(processes_running(&["sleep", n]), Vec::<u32>::new(), "sleep {n} outlived the run");
+    }
+}
+
+/// Copies the example outputs without the hanging run, with `extra` more copies of the
+/// successful wordfreq patch, so that an evaluation takes a few seconds.
+fn outputs_for_resuming(dir: &Path, extra: u32) -> PathBuf {
+    let src = repo().join("tasks/examples/outputs");
+    let dst = dir.join("outputs");
+    copy(&src, &dst);
+    fs::remove_dir_all(dst.join("wordfreq/hints/2")).unwrap();
+    for n in 3..3 + extra {
+        copy(&src.join("wordfreq/none/1"), &dst.join(format!("wordfreq/none/{n}")));
+    }
+    dst
+}
+
+fn copy(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy(&e.path(), &to.join(e.file_name()));
+        } else {
+            fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+fn finished(results: &Path) -> BTreeMap<String, (std::time::SystemTime, Vec<u8>)> {
+    let mut out = BTreeMap::new();
+    let Ok(tasks) = fs::read_dir(results.join("runs")) else { return out };
+    for task in tasks {
+        for hint in fs::read_dir(task.unwrap().path()).unwrap() {
+            for attempt in fs::read_dir(hint.unwrap().path()).unwrap() {
+                let run = attempt.unwrap().path().join("run.json");
+                if let Ok(meta) = fs::metadata(&run) {
+                    out.insert(
+                        run.to_string_lossy().into_owned(),
+                        (meta.modified().unwrap(), fs::read(&run).unwrap()),
+                    );
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn an_interrupted_evaluation_resumes_without_redoing_finished_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outputs = outputs_for_resuming(tmp.path(), 10);
+    let results = tmp.path().join("results");
+    let total = 8 + 10;
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_runner"))
+        .args(["evaluate", outputs.to_str().unwrap(), "--out", results.to_str().unwrap()])
+        .args(["--gold", "tasks/examples/gold", "--jobs", "1"])
+        .current_dir(repo())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while finished(&results).len() < 3 {
+        assert!(Instant::now() < deadline, "no progress");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(stderr(&out).contains("interrupted: "), "{}", stderr(&out));
+    assert!(stderr(&out).contains("run the same command again to resume"), "{}", stderr(&out));
+    let before = finished(&results);
+    assert!(before.len() >= 3 && before.len() < total, "{} of {total} finished", before.len());
+
+    let out = evaluate(&outputs, &results, "2");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&format!("{} runs already finished", before.len())), "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with(&format!("evaluated {} runs", total - before.len())),
+        "{}",
+        stdout(&out)
+    );
+    let after = finished(&results);
+    assert_eq!(after.len(), total);
+    for (run, state) in &before {
+        assert_eq!(&after[run], state, "{run} was redone");
+    }
+
+    // The same results as an evaluation that was never interrupted.
+    let clean = tmp.path().join("clean");
+    assert!(evaluate(&outputs, &clean, "2").status.success());
+    let strip = |r: BTreeMap<String, Value>| -> BTreeMap<String, Value> {
+        r.into_iter()
+            .map(|(k, mut v)| {
+                v.as_object_mut().unwrap().remove("duration_s");
+                (k, v)
+            })
+            .collect()
+    };
+    assert_eq!(strip(records(&results)), strip(records(&clean)));
+}
+
+#[test]
+fn tasks_without_gold_or_outputs_for_unknown_tasks_are_refused_up_front() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outputs = tmp.path().join("outputs");
+    fs::create_dir_all(outputs.join("winodict/none/1")).unwrap();
+    fs::write(outputs.join("winodict/none/1/patch.diff"), "").unwrap();
+    let out = runner(&["evaluate", outputs.to_str().unwrap(), "--out", "x"], &repo());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out)
+            .contains("task `winodict` has no public check and no gold for it was found: give --gold DIR"),
+        "{}",
+        stderr(&out)
+    );
+
+    fs::rename(outputs.join("winodict"), outputs.join("no-such-task")).unwrap();
+    let out = runner(&["evaluate", outputs.to_str().unwrap(), "--out", "x"], &repo());
+    assert!(stderr(&out).contains("no task `no-such-task`"), "{}", stderr(&out));
+    assert!(!repo().join("x").exists());
+}
