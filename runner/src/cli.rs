@@ -76,6 +76,22 @@ enum Command {
         #[arg(long)]
         created_at: Option<String>,
     },
+    /// Write the RExBench paper's published per-task results as one signed bundle per
+    /// agent (provenance `published`).
+    ImportPublished {
+        /// Secret key (PKCS#8 PEM) to sign with.
+        #[arg(long = "key", required = true)]
+        keys: Vec<PathBuf>,
+        /// The folder to write the bundles into.
+        #[arg(long)]
+        out: PathBuf,
+        /// The task cards, for the task-set digest.
+        #[arg(long, default_value = "tasks")]
+        tasks: PathBuf,
+        /// The bundles' creation time, RFC 3339 [default: now].
+        #[arg(long)]
+        created_at: Option<String>,
+    },
     /// Verify a bundle against trusted keys; exit status 1 if it is invalid.
     Verify {
         bundle: PathBuf,
@@ -122,6 +138,25 @@ fn run(command: Command) -> Result<ExitCode, String> {
             println!("keyid {}", key.public_key().keyid());
             Ok(ExitCode::SUCCESS)
         }
+        Command::ImportPublished { keys, out, tasks, created_at } => {
+            let keys = keys
+                .iter()
+                .map(|k| keyfile::read_secret(k))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| e.to_string())?;
+            let cards = crate::task::load_all(&tasks).map_err(|e| e.to_string())?;
+            let benchmark = cards.values().filter(|c| bundle::REXBENCH_TASKS.contains(&c.id.as_str()));
+            let digest = crate::taskset::task_set_digest(benchmark).map_err(|e| e.to_string())?;
+            let created_at = rfc3339(created_at)?;
+            let key_refs: Vec<&SecretKey> = keys.iter().collect();
+            for done in crate::published::import(digest, &key_refs, &created_at, &out)? {
+                println!("wrote {}: bundle {}", done.path.display(), done.id);
+                for a in &done.adjustments {
+                    eprintln!("warning: {}: the paper is inconsistent: {a}", done.agent);
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Evaluate { outputs, out, tasks, gold, codebases, jobs, container } => {
             let executor = match container {
                 Some(t) => Executor::container(&t)?,
@@ -164,13 +199,11 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 .map(|k| keyfile::read_secret(k))
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| e.to_string())?;
-            let created_at = created_at
-                .map(|t| OffsetDateTime::parse(&t, &Rfc3339).map_err(|e| format!("--created-at `{t}`: {e}")))
-                .transpose()?;
+            let created_at = rfc3339(created_at)?;
             let out = out.unwrap_or_else(|| PathBuf::from(format!("{}.rexb.tar.gz", agent.id)));
             let key_refs: Vec<&SecretKey> = keys.iter().collect();
             let packed =
-                pack::pack(&results, agent, &key_refs, created_at, &out).map_err(|e| e.to_string())?;
+                pack::pack(&results, agent, &key_refs, &created_at, &out).map_err(|e| e.to_string())?;
             println!(
                 "wrote {}: bundle {}, {} runs, {} artifacts",
                 out.display(),
@@ -194,6 +227,16 @@ fn run(command: Command) -> Result<ExitCode, String> {
         }
         Command::Inspect { bundle, json } => report(&Verifier::inspector(), &bundle, "READABLE", json),
     }
+}
+
+/// `--created-at` as given (checked), or now; to the second, in UTC.
+fn rfc3339(arg: Option<String>) -> Result<String, String> {
+    let t = match arg {
+        Some(t) => OffsetDateTime::parse(&t, &Rfc3339).map_err(|e| format!("--created-at `{t}`: {e}"))?,
+        None => OffsetDateTime::now_utc(),
+    };
+    let t = t.to_offset(time::UtcOffset::UTC).replace_nanosecond(0).expect("0 is a valid nanosecond");
+    Ok(t.format(&Rfc3339).expect("a UTC time formats as RFC 3339"))
 }
 
 fn report(verifier: &Verifier, path: &Path, verdict: &str, json: bool) -> Result<ExitCode, String> {

@@ -9,6 +9,7 @@ pub mod keyfile;
 pub mod outputs;
 pub mod pack;
 pub mod patch;
+pub mod published;
 pub mod results;
 pub mod summary;
 pub mod task;

@@ -9,8 +9,6 @@ use crate::results::{Evaluation, RunRecord};
 use bundle::{
     Agent, BundleBuilder, Digest, Hint, Manifest, Provenance, ProvenanceKind, Run, RunnerInfo, SecretKey,
 };
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 pub const RUNNER_NAME: &str = "rexbench-runner";
 
@@ -48,20 +46,14 @@ pub fn pack(
     results: &Path,
     agent: Agent,
     keys: &[&SecretKey],
-    created_at: Option<OffsetDateTime>,
+    created_at: &str,
     out: &Path,
 ) -> Result<Packed, PackError> {
     let eval_path = results.join("evaluation.json");
     let eval: Evaluation = read_json(&eval_path)?;
-    let created_at = created_at
-        .unwrap_or_else(OffsetDateTime::now_utc)
-        .replace_nanosecond(0)
-        .expect("0 is a valid nanosecond")
-        .format(&Rfc3339)
-        .expect("a UTC time formats as RFC 3339");
     let manifest = Manifest {
         schema: bundle::SCHEMA.to_owned(),
-        created_at,
+        created_at: created_at.to_owned(),
         benchmark: eval.benchmark,
         runner: eval.runner.unwrap_or_else(|| RunnerInfo {
             name: RUNNER_NAME.to_owned(),

@@ -2,6 +2,7 @@
 
 mod bundle_commands;
 mod evaluate;
+mod published;
 mod tasks;
 
 use std::path::Path;

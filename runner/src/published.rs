@@ -1,0 +1,170 @@
+//! `runner import-published`: the RExBench paper's per-task results (Tables 11–24) as
+//! one bundle per agent, with `provenance.kind = "published"`.
+//!
+//! Each published cell is a mean over 5 runs, so the runs are reconstructed from it:
+//! round(5 × final success) runs succeed, round(5 × execution success) minus those
+//! ran but got the wrong result, and the rest did not execute. The paper does not say
+//! how a run that did not execute failed, so those are recorded as `execution_failed`.
+//! Every run carries the cell's file recall, so the cell's mean is kept.
+//!
+//! Where a cell gives more final successes than executions (which outcomes cannot
+//! express, since a success is a run that executed), final success is kept as printed
+//! and the successful runs count as executed; the bundle's provenance and the terminal
+//! say so.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use bundle::{
+    Agent, Benchmark, BundleBuilder, Digest, Hint, Manifest, Outcome, Provenance, ProvenanceKind, Run,
+    RunnerInfo, SecretKey,
+};
+use serde::Deserialize;
+
+/// The project's own copy of the paper's numbers (see its `about`).
+pub const DATA: &str = include_str!("../data/rexbench-v3-published.json");
+
+#[derive(Debug, Deserialize)]
+pub struct Published {
+    pub source: Source,
+    pub agents: Vec<PublishedAgent>,
+    /// Table 5: per agent and hint condition, the averages over the 12 tasks.
+    pub table5: BTreeMap<String, BTreeMap<Hint, Cell>>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Source {
+    pub citation: String,
+    pub url: String,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct PublishedAgent {
+    pub id: String,
+    pub framework: String,
+    pub model: String,
+    pub table: String,
+    pub results: BTreeMap<Hint, BTreeMap<String, Cell>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct Cell {
+    pub final_success: f64,
+    pub execution_success: f64,
+    pub file_recall: f64,
+}
+
+pub fn data() -> Published {
+    serde_json::from_str(DATA).expect("the embedded published results parse")
+}
+
+/// One written bundle, and what had to be adjusted to write it.
+#[derive(Debug)]
+pub struct Imported {
+    pub agent: String,
+    pub path: PathBuf,
+    pub id: Digest,
+    pub adjustments: Vec<String>,
+}
+
+/// Writes `<agent>.rexb.tar.gz` into `out` for every agent of the paper.
+pub fn import(
+    task_set_digest: Digest,
+    keys: &[&SecretKey],
+    created_at: &str,
+    out: &Path,
+) -> Result<Vec<Imported>, String> {
+    let data = data();
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut imported = Vec::new();
+    for agent in &data.agents {
+        let (runs, adjustments) = reconstruct(agent);
+        let mut source = format!(
+            "{} {}, {} (per-task results; each cell a mean over 5 runs, from which 5 runs were reconstructed; \
+             runs that did not execute are recorded as execution_failed, since the paper does not say how they failed)",
+            data.source.citation, data.source.url, agent.table
+        );
+        if !adjustments.is_empty() {
+            let _ = write!(source, ". Inconsistent in the paper: {}", adjustments.join("; "));
+        }
+        let manifest = Manifest {
+            schema: bundle::SCHEMA.to_owned(),
+            created_at: created_at.to_owned(),
+            benchmark: Benchmark {
+                name: "RExBench".into(),
+                version: "1.0".into(),
+                task_set_digest: task_set_digest.to_hex(),
+            },
+            runner: RunnerInfo {
+                name: crate::pack::RUNNER_NAME.into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+            provenance: Provenance { kind: ProvenanceKind::Published, source: Some(source) },
+            agent: Agent {
+                id: agent.id.clone(),
+                framework: agent.framework.clone(),
+                framework_version: None,
+                model: agent.model.clone(),
+                model_id: None,
+                display_name: Some(format!("{} + {}", agent.framework, agent.model)),
+                url: None,
+            },
+            runs,
+            artifacts: BTreeMap::new(),
+        };
+        let path = out.join(format!("{}.rexb.tar.gz", agent.id));
+        let file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let id = BundleBuilder::new(manifest)
+            .write(keys, std::io::BufWriter::new(file))
+            .map_err(|e| format!("{}: {e}", agent.id))?;
+        imported.push(Imported { agent: agent.id.clone(), path, id, adjustments });
+    }
+    Ok(imported)
+}
+
+/// Five runs per cell, and a sentence for every cell that had to be adjusted.
+fn reconstruct(agent: &PublishedAgent) -> (Vec<Run>, Vec<String>) {
+    let mut runs = Vec::new();
+    let mut adjustments = Vec::new();
+    for (hint, cells) in &agent.results {
+        for (task, cell) in cells {
+            let successes = (cell.final_success * 5.0).round() as u32;
+            let mut executed = (cell.execution_success * 5.0).round() as u32;
+            if successes > executed {
+                adjustments.push(format!(
+                    "{task} with {} has final success {:.2} above execution success {:.2}; final success is kept \
+                     and its {successes} successful runs count as executed (execution success {:.2})",
+                    hint.label().to_lowercase(),
+                    cell.final_success,
+                    cell.execution_success,
+                    f64::from(successes) / 5.0
+                ));
+                executed = successes;
+            }
+            for attempt in 1..=5 {
+                let outcome = if attempt <= successes {
+                    Outcome::Success
+                } else if attempt <= executed {
+                    Outcome::WrongResult
+                } else {
+                    Outcome::ExecutionFailed
+                };
+                runs.push(Run {
+                    task: task.clone(),
+                    hint: *hint,
+                    attempt,
+                    outcome,
+                    error_type: None,
+                    file_recall: Some(cell.file_recall),
+                    files_changed: None,
+                    duration_s: None,
+                    cost_usd: None,
+                    metrics: BTreeMap::new(),
+                    artifacts: BTreeMap::new(),
+                });
+            }
+        }
+    }
+    (runs, adjustments)
+}
