@@ -109,6 +109,13 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Submit a bundle to a leaderboard server; exit status 1 if it is refused.
+    Submit {
+        bundle: PathBuf,
+        /// The server, e.g. https://rexbench.example.org
+        #[arg(long)]
+        server: String,
+    },
     /// Show what a bundle holds, checking everything but signatures and task ids.
     Inspect {
         bundle: PathBuf,
@@ -225,6 +232,17 @@ fn run(command: Command) -> Result<ExitCode, String> {
             }
             report(&Verifier::new(keys, known), &bundle, "VALID", json)
         }
+        Command::Submit { bundle, server } => match crate::submit::submit(&bundle, &server)? {
+            crate::submit::Verdict::Accepted { status, body } => {
+                let what = if status == 201 { "accepted" } else { "already stored" };
+                println!("{what}: {body}");
+                Ok(ExitCode::SUCCESS)
+            }
+            crate::submit::Verdict::Refused { status, code, message } => {
+                println!("REFUSED ({status})  {code}: {message}");
+                Ok(ExitCode::from(1))
+            }
+        },
         Command::Inspect { bundle, json } => report(&Verifier::inspector(), &bundle, "READABLE", json),
     }
 }

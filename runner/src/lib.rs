@@ -11,6 +11,7 @@ pub mod pack;
 pub mod patch;
 pub mod published;
 pub mod results;
+pub mod submit;
 pub mod summary;
 pub mod task;
 pub mod taskset;

@@ -222,7 +222,7 @@ fn an_interrupted_evaluation_resumes_without_redoing_finished_runs() {
     let results = tmp.path().join("results");
     let total = 8 + 10;
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_runner"))
+    let child = Command::new(env!("CARGO_BIN_EXE_runner"))
         .args(["evaluate", outputs.to_str().unwrap(), "--out", results.to_str().unwrap()])
         .args(["--gold", "tasks/examples/gold", "--jobs", "1"])
         .current_dir(repo())

@@ -3,6 +3,7 @@
 mod bundle_commands;
 mod evaluate;
 mod published;
+mod submit;
 mod tasks;
 
 use std::path::Path;

@@ -1,0 +1,75 @@
+//! `runner submit` speaks HTTP to the server. The server's side is tested where the
+//! ingest endpoint lives; here a listener on 127.0.0.1 records what arrives and answers
+//! as the API does.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::thread;
+
+use crate::{runner, stderr, stdout};
+
+/// Serves one request with `status` and `body`; returns what was received.
+fn one_request(
+    status: &'static str,
+    body: &'static str,
+) -> (String, thread::JoinHandle<(String, Vec<String>, Vec<u8>)>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = format!("http://{}", listener.local_addr().unwrap());
+    let handle = thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut request_line = String::new();
+        reader.read_line(&mut request_line).unwrap();
+        let mut headers = Vec::new();
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if line.trim().is_empty() {
+                break;
+            }
+            headers.push(line.trim().to_lowercase());
+        }
+        let length: usize = headers
+            .iter()
+            .find_map(|h| h.strip_prefix("content-length: ").map(|v| v.parse().unwrap()))
+            .expect("a content-length");
+        let mut received = vec![0; length];
+        reader.read_exact(&mut received).unwrap();
+        let mut stream = stream;
+        write!(stream, "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len()).unwrap();
+        (request_line.trim().to_owned(), headers, received)
+    });
+    (addr, handle)
+}
+
+#[test]
+fn submit_posts_the_bundle_and_reports_the_verdict() {
+    let vectors = crate::repo().join("../shared/vectors");
+    let bundle = vectors.join("valid-basic.tar.gz");
+    let (server, handle) = one_request("201 Created", r#"{"bundle_id": "5de2", "links": {}}"#);
+    let out = runner(&["submit", bundle.to_str().unwrap(), "--server", &format!("{server}/")], &vectors);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("accepted: "), "{}", stdout(&out));
+    let (line, headers, body) = handle.join().unwrap();
+    assert_eq!(line, "POST /api/v1/submissions HTTP/1.1");
+    assert!(headers.contains(&"content-type: application/gzip".to_owned()), "{headers:?}");
+    assert_eq!(body, std::fs::read(&bundle).unwrap());
+
+    let (server, handle) = one_request(
+        "422 Unprocessable Entity",
+        r#"{"error": {"code": "duplicate_run", "message": "runs[12] repeats runs[0]"}}"#,
+    );
+    let out = runner(&["submit", bundle.to_str().unwrap(), "--server", &server], &vectors);
+    handle.join().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out).trim(), "REFUSED (422)  duplicate_run: runs[12] repeats runs[0]");
+
+    // Nobody listening: a usage-level failure, exit 2.
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let out = runner(
+        &["submit", bundle.to_str().unwrap(), "--server", &format!("http://127.0.0.1:{port}")],
+        &vectors,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("cannot reach"), "{}", stderr(&out));
+}
