@@ -8,11 +8,11 @@ use std::thread;
 
 use crate::{runner, stderr, stdout};
 
-/// Serves one request with `status` and `body`; returns what was received.
-fn one_request(
-    status: &'static str,
-    body: &'static str,
-) -> (String, thread::JoinHandle<(String, Vec<String>, Vec<u8>)>) {
+/// The request line, the headers (lower-cased) and the body of a request.
+type Received = (String, Vec<String>, Vec<u8>);
+
+/// Serves one request with `status` and `body`; returns the address and what arrived.
+fn one_request(status: &'static str, body: &'static str) -> (String, thread::JoinHandle<Received>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = format!("http://{}", listener.local_addr().unwrap());
     let handle = thread::spawn(move || {
