@@ -54,6 +54,9 @@ impl Executor {
             .stderr(File::create(job.stderr)?);
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        // Orphans of the run become our children, so that we can reap them at the end.
+        #[cfg(target_os = "linux")]
+        let _ = nix::sys::prctl::set_child_subreaper(true);
         let mut child =
             cmd.spawn().map_err(|e| io::Error::new(e.kind(), format!("cannot start {:?}: {e}", argv[0])))?;
         let started = Instant::now();
@@ -114,13 +117,26 @@ impl Executor {
     }
 }
 
+/// Kills the run's whole process group and waits until every member is gone.
 #[cfg(unix)]
 fn kill_group(child: &mut Child) {
     use nix::sys::signal::{Signal, killpg};
+    use nix::sys::wait::waitpid;
     use nix::unistd::Pid;
     let group = Pid::from_raw(child.id() as i32);
     let _ = killpg(group, Signal::SIGKILL);
     let _ = child.wait();
+    // Killed grandchildren are reparented to us (a subreaper on Linux) as their parents
+    // die, level by level: reap them until the group is empty, for at most 2 s.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        while waitpid(Pid::from_raw(-group.as_raw()), None).is_ok() {}
+        if killpg(group, None).is_err() || Instant::now() >= deadline {
+            break;
+        }
+        let _ = killpg(group, Signal::SIGKILL);
+        std::thread::sleep(Duration::from_millis(2));
+    }
 }
 
 #[cfg(not(unix))]
