@@ -42,6 +42,8 @@ pub struct VerifiedBundle {
     pub manifest: Manifest,
     /// The exact bytes that were signed.
     pub manifest_bytes: Vec<u8>,
+    /// `envelope.json` as it was in the archive: enough to verify the signatures again.
+    pub envelope: Vec<u8>,
     /// Each signature's key id and what became of it, in envelope order.
     pub signatures: Vec<(String, SignatureStatus)>,
     pub compressed_bytes: u64,
@@ -139,11 +141,12 @@ impl Verifier {
         if !after.is_empty() {
             return Err(BundleError::CorruptArchive("there is data after the end of the gzip stream".into()));
         }
-        let (manifest, manifest_bytes, signatures, artifact_bytes) = result;
+        let Expecting { manifest, manifest_bytes, envelope, signatures, artifact_bytes, .. } = result;
         Ok(VerifiedBundle {
             id: Digest::of(&manifest_bytes),
             manifest,
             manifest_bytes,
+            envelope,
             signatures,
             compressed_bytes: compressed.count.get(),
             artifact_bytes,
@@ -151,12 +154,11 @@ impl Verifier {
     }
 }
 
-type Members = (Manifest, Vec<u8>, Vec<(String, SignatureStatus)>, u64);
-
 /// What the manifest promised, and what has been seen of it so far.
 struct Expecting {
     manifest: Manifest,
     manifest_bytes: Vec<u8>,
+    envelope: Vec<u8>,
     signatures: Vec<(String, SignatureStatus)>,
     listed: BTreeMap<Digest, ArtifactInfo>,
     seen: BTreeSet<Digest>,
@@ -172,7 +174,7 @@ struct Reading<'a> {
 }
 
 impl Reading<'_> {
-    fn members<R: Read>(&mut self, archive: &mut tar::Archive<R>) -> Result<Members, BundleError> {
+    fn members<R: Read>(&mut self, archive: &mut tar::Archive<R>) -> Result<Expecting, BundleError> {
         let limits = self.verifier.limits;
         let mut entries =
             archive.entries().map_err(|e| self.trip.explain(e, "reading the archive"))?.raw(true);
@@ -255,7 +257,7 @@ impl Reading<'_> {
         if let Some(missing) = state.listed.keys().find(|d| !state.seen.contains(d)) {
             return Err(BundleError::ArtifactMissing { digest: missing.to_hex() });
         }
-        Ok((state.manifest, state.manifest_bytes, state.signatures, state.artifact_bytes))
+        Ok(state)
     }
 
     /// Reads the envelope, checks its signatures and the manifest's rules, and from
@@ -290,6 +292,7 @@ impl Reading<'_> {
         self.state = Some(Expecting {
             manifest,
             manifest_bytes,
+            envelope: bytes,
             signatures,
             listed,
             seen: BTreeSet::new(),

@@ -1,6 +1,100 @@
-//! Persistence for the RExBench leaderboard. Today: which database a URL names.
-//! The schema, ingest and queries build on this.
+//! Persistence for the RExBench leaderboard: one [`Store`] over SQLite (embedded, the
+//! default) or PostgreSQL, chosen by the database URL; the blob store for artifacts;
+//! ingest in one transaction; the queries the pages and the API need.
 
 mod backend;
+mod blobs;
+mod db;
+mod error;
+mod ingest;
+mod keys;
+mod reads;
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use sqlx::AnyPool;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
 
 pub use backend::{Backend, BackendError, DEFAULT_DATABASE_URL};
+pub use blobs::{Blobs, Staging};
+pub use error::StoreError;
+pub use ingest::Ingested;
+pub use keys::{KeyRecord, Tier};
+pub use reads::*;
+
+#[derive(Debug)]
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+    blobs: Blobs,
+    write_lock: tokio::sync::Mutex<()>,
+}
+
+impl Store {
+    /// Connects, applies the migrations, and opens the blob store at `blob_dir`.
+    pub async fn open(backend: &Backend, blob_dir: &Path) -> Result<Store, StoreError> {
+        let store = Store::connect(backend, blob_dir).await?;
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// Connects without migrating.
+    pub async fn connect(backend: &Backend, blob_dir: &Path) -> Result<Store, StoreError> {
+        let pool = db::connect(backend, 16).await?;
+        let blobs =
+            Blobs::open(blob_dir).map_err(|e| StoreError::Io(format!("{}: {e}", blob_dir.display())))?;
+        Ok(Store { pool, backend: backend.clone(), blobs, write_lock: tokio::sync::Mutex::new(()) })
+    }
+
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        db::migrate(&self.pool, &self.backend).await
+    }
+
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    pub fn blobs(&self) -> &Blobs {
+        &self.blobs
+    }
+
+    /// Whether the database answers.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// Removes staged blobs of ingests that never finished, and blobs no artifact row
+    /// refers to (left by a crash between moving blobs into place and committing), if
+    /// they are older than `grace`: younger ones may belong to an ingest another
+    /// server process is committing right now.
+    pub async fn collect_garbage(&self, grace: std::time::Duration) -> Result<usize, StoreError> {
+        let io = |e: std::io::Error| StoreError::Io(e.to_string());
+        let _one_writer = self.write_lock.lock().await;
+        let mut removed = self.blobs.clear_staging(grace).map_err(io)?;
+        for digest in self.blobs.list_older_than(grace).map_err(io)? {
+            let known = sqlx::query(&self.sql("SELECT 1 FROM artifacts WHERE digest = ?"))
+                .bind(digest.to_hex())
+                .fetch_optional(&self.pool)
+                .await?;
+            if known.is_none() {
+                self.blobs.remove(&digest).map_err(io)?;
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+
+    fn sql<'a>(&self, query: &'a str) -> Cow<'a, str> {
+        db::sql(&self.backend, query)
+    }
+}
+
+/// Now, as the store writes times: RFC 3339 in UTC, to the microsecond.
+pub(crate) fn now() -> String {
+    let t = OffsetDateTime::now_utc();
+    let t = t.replace_nanosecond(t.nanosecond() / 1000 * 1000).expect("a valid nanosecond");
+    t.format(&Rfc3339).expect("a UTC time formats")
+}

@@ -1,0 +1,23 @@
+//! The store's errors.
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("database migration: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("blob store: {0}")]
+    Io(String),
+    #[error("no key {0} in the registry")]
+    UnknownKey(String),
+    #[error("key {0} is already registered")]
+    KeyExists(String),
+    #[error("key {0} was revoked at {1}")]
+    RevokedKey(String, String),
+    #[error(
+        "agent `{agent}` belongs to another key ({owner}); a submitter key may only submit its own agents"
+    )]
+    AgentOwnedByOther { agent: String, owner: String },
+    #[error("the registry holds an unreadable key {0}")]
+    BadKey(String),
+}

@@ -1,0 +1,327 @@
+//! Recording a verified bundle: everything in one transaction, or nothing.
+
+use std::collections::BTreeMap;
+
+use bundle::{SignatureStatus, VerifiedBundle};
+use serde::Serialize;
+use sqlx::{Any, Row, Transaction};
+
+use crate::blobs::Staging;
+use crate::error::StoreError;
+use crate::keys::{KeyRecord, Tier};
+use crate::{Store, now};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Ingested {
+    /// Stored now; `superseded` lists the bundles it replaced on the leaderboard.
+    Stored { bundle_id: String, agent_id: String, superseded: Vec<String>, superseded_by: Option<String> },
+    /// The same bundle was stored before; nothing changed.
+    AlreadyStored { bundle_id: String, agent_id: String },
+}
+
+impl Store {
+    /// Records `bundle`, whose artifacts `staging` holds. The signer must be a trusted
+    /// key of the registry, still unrevoked when the transaction runs; a submitter key
+    /// may only submit agents it owns (the first key to submit an agent owns it).
+    pub async fn ingest(&self, bundle: &VerifiedBundle, staging: Staging) -> Result<Ingested, StoreError> {
+        let m = &bundle.manifest;
+        let bundle_id = bundle.id.to_hex();
+        let agent_id = m.agent.id.clone();
+        // SQLite has one writer; queueing here beats retrying on SQLITE_BUSY.
+        let _one_writer = self.write_lock.lock().await;
+        let mut tx = self.pool.begin().await?;
+
+        let exists = sqlx::query(&self.sql("SELECT 1 FROM submissions WHERE bundle_id = ?"))
+            .bind(&bundle_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if exists.is_some() {
+            return Ok(Ingested::AlreadyStored { bundle_id, agent_id });
+        }
+        let signer = self.signer(&mut tx, bundle).await?;
+        let owner: Option<String> = sqlx::query(&self.sql("SELECT owner_keyid FROM agents WHERE id = ?"))
+            .bind(&agent_id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .map(|r| r.try_get("owner_keyid"))
+            .transpose()?;
+        let a = &m.agent;
+        match owner {
+            Some(owner) if owner != signer.keyid && signer.tier != Tier::Maintainer => {
+                return Err(StoreError::AgentOwnedByOther { agent: agent_id, owner });
+            }
+            Some(_) => {
+                sqlx::query(&self.sql(
+                    "UPDATE agents SET framework = ?, framework_version = ?, model = ?, model_id = ?, \
+                     display_name = ?, url = ? WHERE id = ?",
+                ))
+                .bind(&a.framework)
+                .bind(&a.framework_version)
+                .bind(&a.model)
+                .bind(&a.model_id)
+                .bind(a.name())
+                .bind(&a.url)
+                .bind(&agent_id)
+                .execute(&mut *tx)
+                .await?;
+            }
+            None => {
+                sqlx::query(&self.sql(
+                    "INSERT INTO agents (id, owner_keyid, framework, framework_version, model, model_id, \
+                     display_name, url, first_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                ))
+                .bind(&agent_id)
+                .bind(&signer.keyid)
+                .bind(&a.framework)
+                .bind(&a.framework_version)
+                .bind(&a.model)
+                .bind(&a.model_id)
+                .bind(a.name())
+                .bind(&a.url)
+                .bind(now())
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
+
+        let received_at = now();
+        sqlx::query(&self.sql(
+            "INSERT INTO submissions (bundle_id, agent_id, keyid, tier, provenance, provenance_source, \
+             benchmark_name, benchmark_version, task_set_digest, runner_name, runner_version, created_at, \
+             received_at, run_count, artifact_bytes, envelope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        ))
+        .bind(&bundle_id)
+        .bind(&agent_id)
+        .bind(&signer.keyid)
+        .bind(signer.tier.as_str())
+        .bind(m.provenance.kind.as_str())
+        .bind(&m.provenance.source)
+        .bind(&m.benchmark.name)
+        .bind(&m.benchmark.version)
+        .bind(&m.benchmark.task_set_digest)
+        .bind(&m.runner.name)
+        .bind(&m.runner.version)
+        .bind(&m.created_at)
+        .bind(&received_at)
+        .bind(m.runs.len() as i64)
+        .bind(bundle.artifact_bytes as i64)
+        .bind(bundle.envelope.clone())
+        .execute(&mut *tx)
+        .await?;
+
+        for (digest, info) in &m.artifacts {
+            sqlx::query(&self.sql(
+                "INSERT INTO artifacts (digest, size, media_type, stored_at) VALUES (?, ?, ?, ?) \
+                 ON CONFLICT (digest) DO NOTHING",
+            ))
+            .bind(digest)
+            .bind(info.size as i64)
+            .bind(&info.media_type)
+            .bind(&received_at)
+            .execute(&mut *tx)
+            .await?;
+        }
+
+        #[derive(Default)]
+        struct Counts {
+            runs: i64,
+            counted: i64,
+            successes: i64,
+            executed: i64,
+            recall_sum: f64,
+            recall_runs: i64,
+        }
+        let mut aggregates: BTreeMap<(&str, &str), Counts> = BTreeMap::new();
+        for run in &m.runs {
+            let row = sqlx::query(&self.sql(
+                "INSERT INTO runs (bundle_id, task, hint, attempt, outcome, error_type, file_recall, files_changed, \
+                 duration_s, cost_usd, metrics) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            ))
+            .bind(&bundle_id)
+            .bind(&run.task)
+            .bind(run.hint.as_str())
+            .bind(i64::from(run.attempt))
+            .bind(run.outcome.as_str())
+            .bind(&run.error_type)
+            .bind(run.file_recall)
+            .bind(run.files_changed.as_ref().map(|f| serde_json::to_string(f).expect("serializes")))
+            .bind(run.duration_s)
+            .bind(run.cost_usd)
+            .bind(serde_json::to_string(&run.metrics).expect("serializes"))
+            .fetch_one(&mut *tx)
+            .await?;
+            let run_id: i64 = row.try_get("id")?;
+            for (role, digest) in &run.artifacts {
+                sqlx::query(&self.sql("INSERT INTO run_artifacts (run_id, role, digest) VALUES (?, ?, ?)"))
+                    .bind(run_id)
+                    .bind(role)
+                    .bind(digest)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            let c = aggregates.entry((run.task.as_str(), run.hint.as_str())).or_default();
+            c.runs += 1;
+            if let (Some(succeeded), Some(executed)) = (run.outcome.succeeded(), run.outcome.executed()) {
+                c.counted += 1;
+                c.successes += i64::from(succeeded);
+                c.executed += i64::from(executed);
+                if let Some(r) = run.file_recall {
+                    c.recall_sum += r;
+                    c.recall_runs += 1;
+                }
+            }
+        }
+        for ((task, hint), c) in &aggregates {
+            sqlx::query(&self.sql(
+                "INSERT INTO aggregates (bundle_id, task, hint, runs, counted, successes, executed, recall_sum, \
+                 recall_runs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            ))
+            .bind(&bundle_id)
+            .bind(*task)
+            .bind(*hint)
+            .bind(c.runs)
+            .bind(c.counted)
+            .bind(c.successes)
+            .bind(c.executed)
+            .bind(c.recall_sum)
+            .bind(c.recall_runs)
+            .execute(&mut *tx)
+            .await?;
+        }
+
+        let (superseded, superseded_by) = self.supersede(&mut tx, bundle, &bundle_id, &received_at).await?;
+        let detail = format!(
+            "{} ({}) submitted {} runs for {} {}, signed by {} ({})",
+            m.agent.name(),
+            agent_id,
+            m.runs.len(),
+            m.benchmark.name,
+            m.benchmark.version,
+            signer.owner,
+            signer.tier.label()
+        );
+        self.change(&mut tx, &received_at, "accepted", &bundle_id, &agent_id, &detail).await?;
+
+        staging.publish().map_err(|e| StoreError::Io(e.to_string()))?;
+        tx.commit().await?;
+        Ok(Ingested::Stored { bundle_id, agent_id, superseded, superseded_by })
+    }
+
+    /// The registry's record of the key that vouches for `bundle`: a maintainer key if
+    /// one signed, else the first trusted signer. Read inside the transaction, so a key
+    /// revoked while the bundle was being read is refused.
+    async fn signer(
+        &self,
+        tx: &mut Transaction<'_, Any>,
+        bundle: &VerifiedBundle,
+    ) -> Result<KeyRecord, StoreError> {
+        let mut best: Option<KeyRecord> = None;
+        for (keyid, status) in &bundle.signatures {
+            if *status != SignatureStatus::Verified {
+                continue;
+            }
+            let row = sqlx::query(&self.sql(
+                "SELECT keyid, owner, tier, added_at, revoked_at, public_key FROM keys WHERE keyid = ?",
+            ))
+            .bind(keyid)
+            .fetch_optional(&mut **tx)
+            .await?
+            .ok_or_else(|| StoreError::UnknownKey(keyid.clone()))?;
+            let revoked_at: Option<String> = row.try_get("revoked_at")?;
+            if let Some(at) = revoked_at {
+                return Err(StoreError::RevokedKey(keyid.clone(), at));
+            }
+            let tier: String = row.try_get("tier")?;
+            let record = KeyRecord {
+                keyid: keyid.clone(),
+                owner: row.try_get("owner")?,
+                tier: tier.parse().map_err(|_| StoreError::BadKey(keyid.clone()))?,
+                added_at: row.try_get("added_at")?,
+                revoked_at: None,
+                public_key: row.try_get("public_key")?,
+            };
+            if best.as_ref().is_none_or(|b| b.tier != Tier::Maintainer && record.tier == Tier::Maintainer) {
+                best = Some(record);
+            }
+        }
+        best.ok_or_else(|| StoreError::UnknownKey("(no verified signature)".into()))
+    }
+
+    /// The newest bundle (by `created_at`, then arrival) per agent and benchmark version
+    /// is the one the leaderboard shows; the others are superseded by it.
+    async fn supersede(
+        &self,
+        tx: &mut Transaction<'_, Any>,
+        bundle: &VerifiedBundle,
+        bundle_id: &str,
+        at: &str,
+    ) -> Result<(Vec<String>, Option<String>), StoreError> {
+        let m = &bundle.manifest;
+        let current = sqlx::query(&self.sql(
+            "SELECT bundle_id, created_at FROM submissions WHERE agent_id = ? AND benchmark_version = ? \
+             AND superseded_by IS NULL AND bundle_id <> ?",
+        ))
+        .bind(&m.agent.id)
+        .bind(&m.benchmark.version)
+        .bind(bundle_id)
+        .fetch_all(&mut **tx)
+        .await?;
+        let mut superseded = Vec::new();
+        let mut superseded_by = None;
+        for row in current {
+            let other: String = row.try_get("bundle_id")?;
+            let created: String = row.try_get("created_at")?;
+            let (old, new) = if is_newer(&m.created_at, &created) {
+                (other.clone(), bundle_id.to_owned())
+            } else {
+                (bundle_id.to_owned(), other.clone())
+            };
+            sqlx::query(&self.sql("UPDATE submissions SET superseded_by = ? WHERE bundle_id = ?"))
+                .bind(&new)
+                .bind(&old)
+                .execute(&mut **tx)
+                .await?;
+            let detail = format!("{old} was superseded by the newer bundle {new}");
+            self.change(tx, at, "superseded", &old, &m.agent.id, &detail).await?;
+            if old == bundle_id {
+                superseded_by = Some(new);
+            } else {
+                superseded.push(old);
+            }
+        }
+        Ok((superseded, superseded_by))
+    }
+
+    async fn change(
+        &self,
+        tx: &mut Transaction<'_, Any>,
+        at: &str,
+        kind: &str,
+        bundle_id: &str,
+        agent_id: &str,
+        detail: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            &self.sql("INSERT INTO changes (at, kind, bundle_id, agent_id, detail) VALUES (?, ?, ?, ?, ?)"),
+        )
+        .bind(at)
+        .bind(kind)
+        .bind(bundle_id)
+        .bind(agent_id)
+        .bind(detail)
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
+}
+
+/// Whether RFC 3339 time `a` is later than or equal to `b` (equal: the later arrival wins).
+fn is_newer(a: &str, b: &str) -> bool {
+    use time::OffsetDateTime;
+    use time::format_description::well_known::Rfc3339;
+    match (OffsetDateTime::parse(a, &Rfc3339), OffsetDateTime::parse(b, &Rfc3339)) {
+        (Ok(a), Ok(b)) => a >= b,
+        _ => a >= b,
+    }
+}

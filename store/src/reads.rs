@@ -1,0 +1,509 @@
+//! The queries behind the pages and the read API. Rates come from the aggregates kept
+//! at ingest, never from scanning runs.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use crate::Store;
+use crate::error::StoreError;
+
+/// Counts for one agent (or task) under one hint condition.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Rates {
+    /// All runs, infrastructure failures included.
+    pub runs: i64,
+    /// Runs that count towards the rates (not `infra_error`).
+    pub counted: i64,
+    pub successes: i64,
+    pub executed: i64,
+    pub final_success: Option<f64>,
+    pub execution_success: Option<f64>,
+    pub file_recall: Option<f64>,
+}
+
+impl Rates {
+    fn from_sums(
+        runs: i64,
+        counted: i64,
+        successes: i64,
+        executed: i64,
+        recall_sum: f64,
+        recall_runs: i64,
+    ) -> Rates {
+        let ratio = |n: i64, d: i64| (d > 0).then(|| n as f64 / d as f64);
+        Rates {
+            runs,
+            counted,
+            successes,
+            executed,
+            final_success: ratio(successes, counted),
+            execution_success: ratio(executed, counted),
+            file_recall: (recall_runs > 0).then(|| recall_sum / recall_runs as f64),
+        }
+    }
+
+    fn from_row(row: &AnyRow) -> Result<Rates, StoreError> {
+        Ok(Rates::from_sums(
+            row.try_get("runs")?,
+            row.try_get("counted")?,
+            row.try_get("successes")?,
+            row.try_get("executed")?,
+            row.try_get("recall_sum")?,
+            row.try_get("recall_runs")?,
+        ))
+    }
+}
+
+const SUMS: &str = "CAST(SUM(g.runs) AS BIGINT) AS runs, CAST(SUM(g.counted) AS BIGINT) AS counted, \
+    CAST(SUM(g.successes) AS BIGINT) AS successes, CAST(SUM(g.executed) AS BIGINT) AS executed, \
+    CAST(SUM(g.recall_sum) AS DOUBLE PRECISION) AS recall_sum, CAST(SUM(g.recall_runs) AS BIGINT) AS recall_runs";
+
+/// One row of the leaderboard: an agent's current submission for a benchmark version.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LeaderboardRow {
+    pub agent_id: String,
+    pub display_name: String,
+    pub framework: String,
+    pub model: String,
+    pub url: Option<String>,
+    pub tier: String,
+    pub provenance: String,
+    pub benchmark_name: String,
+    pub benchmark_version: String,
+    pub task_set_digest: String,
+    pub bundle_id: String,
+    /// By hint condition: `none`, `hints`, `detailed`.
+    pub by_hint: BTreeMap<String, Rates>,
+}
+
+/// Narrows the leaderboard; every field is optional.
+#[derive(Debug, Clone, Default)]
+pub struct LeaderboardFilter {
+    pub framework: Option<String>,
+    pub model: Option<String>,
+    pub tier: Option<String>,
+    pub provenance: Option<String>,
+    pub benchmark_version: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SubmissionRecord {
+    pub bundle_id: String,
+    pub agent_id: String,
+    pub keyid: String,
+    pub tier: String,
+    pub provenance: String,
+    pub provenance_source: Option<String>,
+    pub benchmark_name: String,
+    pub benchmark_version: String,
+    pub task_set_digest: String,
+    pub runner: String,
+    pub created_at: String,
+    pub received_at: String,
+    pub superseded_by: Option<String>,
+    pub run_count: i64,
+    pub artifact_bytes: i64,
+}
+
+/// Task → hint → rates.
+pub type TaskGrid = BTreeMap<String, BTreeMap<String, Rates>>;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgentDetail {
+    pub id: String,
+    pub display_name: String,
+    pub framework: String,
+    pub framework_version: Option<String>,
+    pub model: String,
+    pub model_id: Option<String>,
+    pub url: Option<String>,
+    pub first_seen_at: String,
+    /// Newest first, superseded ones included.
+    pub submissions: Vec<SubmissionRecord>,
+    /// For each current submission: its bundle id and task → hint → rates.
+    pub current: Vec<(String, TaskGrid)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSummary {
+    pub id: i64,
+    pub bundle_id: String,
+    pub agent_id: String,
+    pub task: String,
+    pub hint: String,
+    pub attempt: i64,
+    pub outcome: String,
+    pub error_type: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunDetail {
+    pub id: i64,
+    pub bundle_id: String,
+    pub agent_id: String,
+    pub agent_name: String,
+    pub benchmark_version: String,
+    pub tier: String,
+    pub provenance: String,
+    pub task: String,
+    pub hint: String,
+    pub attempt: i64,
+    pub outcome: String,
+    pub error_type: Option<String>,
+    pub file_recall: Option<f64>,
+    pub files_changed: Option<Vec<String>>,
+    pub duration_s: Option<f64>,
+    pub cost_usd: Option<f64>,
+    pub metrics: BTreeMap<String, f64>,
+    pub artifacts: Vec<ArtifactRef>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ArtifactRef {
+    pub role: String,
+    pub digest: String,
+    pub size: i64,
+    pub media_type: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskRow {
+    pub task: String,
+    /// Agents with a current submission that ran the task.
+    pub agents: i64,
+    pub by_hint: BTreeMap<String, Rates>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskAgentRow {
+    pub agent_id: String,
+    pub display_name: String,
+    pub tier: String,
+    pub provenance: String,
+    pub bundle_id: String,
+    pub by_hint: BTreeMap<String, Rates>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    pub seq: i64,
+    pub at: String,
+    pub kind: String,
+    pub bundle_id: String,
+    pub agent_id: String,
+    pub detail: String,
+}
+
+impl Store {
+    pub async fn leaderboard(&self, filter: &LeaderboardFilter) -> Result<Vec<LeaderboardRow>, StoreError> {
+        let mut query = format!(
+            "SELECT s.bundle_id, s.agent_id, a.display_name, a.framework, a.model, a.url, s.tier, s.provenance, \
+             s.benchmark_name, s.benchmark_version, s.task_set_digest, g.hint, {SUMS} \
+             FROM submissions s JOIN agents a ON a.id = s.agent_id JOIN aggregates g ON g.bundle_id = s.bundle_id \
+             WHERE s.superseded_by IS NULL"
+        );
+        let mut binds = Vec::new();
+        for (column, value) in [
+            ("a.framework", &filter.framework),
+            ("a.model", &filter.model),
+            ("s.tier", &filter.tier),
+            ("s.provenance", &filter.provenance),
+            ("s.benchmark_version", &filter.benchmark_version),
+        ] {
+            if let Some(v) = value {
+                query.push_str(&format!(" AND {column} = ?"));
+                binds.push(v.clone());
+            }
+        }
+        query.push_str(
+            " GROUP BY s.bundle_id, s.agent_id, a.display_name, a.framework, a.model, a.url, s.tier, s.provenance, \
+             s.benchmark_name, s.benchmark_version, s.task_set_digest, g.hint ORDER BY s.agent_id, s.bundle_id",
+        );
+        let sql = self.sql(&query);
+        let mut q = sqlx::query(&sql);
+        for b in &binds {
+            q = q.bind(b);
+        }
+        let rows = q.fetch_all(&self.pool).await?;
+        let mut out: Vec<LeaderboardRow> = Vec::new();
+        for row in rows {
+            let bundle_id: String = row.try_get("bundle_id")?;
+            if out.last().is_none_or(|r| r.bundle_id != bundle_id) {
+                out.push(LeaderboardRow {
+                    agent_id: row.try_get("agent_id")?,
+                    display_name: row.try_get("display_name")?,
+                    framework: row.try_get("framework")?,
+                    model: row.try_get("model")?,
+                    url: row.try_get("url")?,
+                    tier: row.try_get("tier")?,
+                    provenance: row.try_get("provenance")?,
+                    benchmark_name: row.try_get("benchmark_name")?,
+                    benchmark_version: row.try_get("benchmark_version")?,
+                    task_set_digest: row.try_get("task_set_digest")?,
+                    bundle_id,
+                    by_hint: BTreeMap::new(),
+                });
+            }
+            let hint: String = row.try_get("hint")?;
+            out.last_mut().expect("pushed").by_hint.insert(hint, Rates::from_row(&row)?);
+        }
+        Ok(out)
+    }
+
+    pub async fn agent(&self, id: &str) -> Result<Option<AgentDetail>, StoreError> {
+        let Some(a) = sqlx::query(&self.sql(
+            "SELECT id, display_name, framework, framework_version, model, model_id, url, first_seen_at FROM agents WHERE id = ?",
+        ))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?
+        else {
+            return Ok(None);
+        };
+        let submissions = self.submissions_of(id).await?;
+        let mut current = Vec::new();
+        for s in submissions.iter().filter(|s| s.superseded_by.is_none()) {
+            let rows = sqlx::query(&self.sql(&format!(
+                "SELECT g.task, g.hint, {SUMS} FROM aggregates g WHERE g.bundle_id = ? GROUP BY g.task, g.hint ORDER BY g.task"
+            )))
+            .bind(&s.bundle_id)
+            .fetch_all(&self.pool)
+            .await?;
+            let mut grid = TaskGrid::new();
+            for row in rows {
+                grid.entry(row.try_get("task")?)
+                    .or_default()
+                    .insert(row.try_get("hint")?, Rates::from_row(&row)?);
+            }
+            current.push((s.bundle_id.clone(), grid));
+        }
+        Ok(Some(AgentDetail {
+            id: a.try_get("id")?,
+            display_name: a.try_get("display_name")?,
+            framework: a.try_get("framework")?,
+            framework_version: a.try_get("framework_version")?,
+            model: a.try_get("model")?,
+            model_id: a.try_get("model_id")?,
+            url: a.try_get("url")?,
+            first_seen_at: a.try_get("first_seen_at")?,
+            submissions,
+            current,
+        }))
+    }
+
+    async fn submissions_of(&self, agent: &str) -> Result<Vec<SubmissionRecord>, StoreError> {
+        let rows = sqlx::query(&self.sql(
+            "SELECT bundle_id, agent_id, keyid, tier, provenance, provenance_source, benchmark_name, benchmark_version, \
+             task_set_digest, runner_name, runner_version, created_at, received_at, superseded_by, run_count, artifact_bytes \
+             FROM submissions WHERE agent_id = ? ORDER BY received_at DESC",
+        ))
+        .bind(agent)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(SubmissionRecord {
+                    bundle_id: r.try_get("bundle_id")?,
+                    agent_id: r.try_get("agent_id")?,
+                    keyid: r.try_get("keyid")?,
+                    tier: r.try_get("tier")?,
+                    provenance: r.try_get("provenance")?,
+                    provenance_source: r.try_get("provenance_source")?,
+                    benchmark_name: r.try_get("benchmark_name")?,
+                    benchmark_version: r.try_get("benchmark_version")?,
+                    task_set_digest: r.try_get("task_set_digest")?,
+                    runner: format!(
+                        "{} {}",
+                        r.try_get::<String, _>("runner_name")?,
+                        r.try_get::<String, _>("runner_version")?
+                    ),
+                    created_at: r.try_get("created_at")?,
+                    received_at: r.try_get("received_at")?,
+                    superseded_by: r.try_get("superseded_by")?,
+                    run_count: r.try_get("run_count")?,
+                    artifact_bytes: r.try_get("artifact_bytes")?,
+                })
+            })
+            .collect()
+    }
+
+    /// The runs of a submission, optionally of one task and hint condition.
+    pub async fn runs_of(
+        &self,
+        bundle_id: &str,
+        task: Option<&str>,
+        hint: Option<&str>,
+    ) -> Result<Vec<RunSummary>, StoreError> {
+        let mut query = String::from(
+            "SELECT r.id, r.bundle_id, s.agent_id, r.task, r.hint, r.attempt, r.outcome, r.error_type \
+             FROM runs r JOIN submissions s ON s.bundle_id = r.bundle_id WHERE r.bundle_id = ?",
+        );
+        if task.is_some() {
+            query.push_str(" AND r.task = ?");
+        }
+        if hint.is_some() {
+            query.push_str(" AND r.hint = ?");
+        }
+        query.push_str(" ORDER BY r.task, r.hint, r.attempt");
+        let sql = self.sql(&query);
+        let mut q = sqlx::query(&sql).bind(bundle_id);
+        for v in [task, hint].into_iter().flatten() {
+            q = q.bind(v);
+        }
+        q.fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| {
+                Ok(RunSummary {
+                    id: r.try_get("id")?,
+                    bundle_id: r.try_get("bundle_id")?,
+                    agent_id: r.try_get("agent_id")?,
+                    task: r.try_get("task")?,
+                    hint: r.try_get("hint")?,
+                    attempt: r.try_get("attempt")?,
+                    outcome: r.try_get("outcome")?,
+                    error_type: r.try_get("error_type")?,
+                })
+            })
+            .collect()
+    }
+
+    pub async fn run(&self, id: i64) -> Result<Option<RunDetail>, StoreError> {
+        let Some(r) = sqlx::query(&self.sql(
+            "SELECT r.id, r.bundle_id, s.agent_id, a.display_name, s.benchmark_version, s.tier, s.provenance, r.task, \
+             r.hint, r.attempt, r.outcome, r.error_type, r.file_recall, r.files_changed, r.duration_s, r.cost_usd, r.metrics \
+             FROM runs r JOIN submissions s ON s.bundle_id = r.bundle_id JOIN agents a ON a.id = s.agent_id WHERE r.id = ?",
+        ))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?
+        else {
+            return Ok(None);
+        };
+        let artifacts = sqlx::query(&self.sql(
+            "SELECT ra.role, ra.digest, x.size, x.media_type FROM run_artifacts ra JOIN artifacts x ON x.digest = ra.digest \
+             WHERE ra.run_id = ? ORDER BY ra.role",
+        ))
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(|a| {
+            Ok(ArtifactRef {
+                role: a.try_get("role")?,
+                digest: a.try_get("digest")?,
+                size: a.try_get("size")?,
+                media_type: a.try_get("media_type")?,
+            })
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
+        let files: Option<String> = r.try_get("files_changed")?;
+        let metrics: String = r.try_get("metrics")?;
+        Ok(Some(RunDetail {
+            id: r.try_get("id")?,
+            bundle_id: r.try_get("bundle_id")?,
+            agent_id: r.try_get("agent_id")?,
+            agent_name: r.try_get("display_name")?,
+            benchmark_version: r.try_get("benchmark_version")?,
+            tier: r.try_get("tier")?,
+            provenance: r.try_get("provenance")?,
+            task: r.try_get("task")?,
+            hint: r.try_get("hint")?,
+            attempt: r.try_get("attempt")?,
+            outcome: r.try_get("outcome")?,
+            error_type: r.try_get("error_type")?,
+            file_recall: r.try_get("file_recall")?,
+            files_changed: files.and_then(|f| serde_json::from_str(&f).ok()),
+            duration_s: r.try_get("duration_s")?,
+            cost_usd: r.try_get("cost_usd")?,
+            metrics: serde_json::from_str(&metrics).unwrap_or_default(),
+            artifacts,
+        }))
+    }
+
+    /// Per task, over current submissions.
+    pub async fn tasks(&self) -> Result<Vec<TaskRow>, StoreError> {
+        let rows = sqlx::query(&format!(
+            "SELECT g.task, g.hint, CAST(COUNT(DISTINCT s.agent_id) AS BIGINT) AS agents, {SUMS} \
+             FROM aggregates g JOIN submissions s ON s.bundle_id = g.bundle_id WHERE s.superseded_by IS NULL \
+             GROUP BY g.task, g.hint ORDER BY g.task"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        let mut out: Vec<TaskRow> = Vec::new();
+        for row in rows {
+            let task: String = row.try_get("task")?;
+            if out.last().is_none_or(|t| t.task != task) {
+                out.push(TaskRow { task, agents: 0, by_hint: BTreeMap::new() });
+            }
+            let last = out.last_mut().expect("pushed");
+            last.agents = last.agents.max(row.try_get("agents")?);
+            last.by_hint.insert(row.try_get("hint")?, Rates::from_row(&row)?);
+        }
+        Ok(out)
+    }
+
+    /// Per agent with a current submission, the rates on one task.
+    pub async fn task(&self, task: &str) -> Result<Vec<TaskAgentRow>, StoreError> {
+        let rows = sqlx::query(&self.sql(&format!(
+            "SELECT s.agent_id, a.display_name, s.tier, s.provenance, s.bundle_id, g.hint, {SUMS} \
+             FROM aggregates g JOIN submissions s ON s.bundle_id = g.bundle_id JOIN agents a ON a.id = s.agent_id \
+             WHERE s.superseded_by IS NULL AND g.task = ? \
+             GROUP BY s.agent_id, a.display_name, s.tier, s.provenance, s.bundle_id, g.hint ORDER BY s.agent_id, s.bundle_id"
+        )))
+        .bind(task)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut out: Vec<TaskAgentRow> = Vec::new();
+        for row in rows {
+            let bundle_id: String = row.try_get("bundle_id")?;
+            if out.last().is_none_or(|r| r.bundle_id != bundle_id) {
+                out.push(TaskAgentRow {
+                    agent_id: row.try_get("agent_id")?,
+                    display_name: row.try_get("display_name")?,
+                    tier: row.try_get("tier")?,
+                    provenance: row.try_get("provenance")?,
+                    bundle_id,
+                    by_hint: BTreeMap::new(),
+                });
+            }
+            out.last_mut().expect("pushed").by_hint.insert(row.try_get("hint")?, Rates::from_row(&row)?);
+        }
+        Ok(out)
+    }
+
+    /// The change log, newest first: at most `limit` events before `before` (a seq).
+    pub async fn changes(&self, limit: i64, before: Option<i64>) -> Result<Vec<Change>, StoreError> {
+        let rows = sqlx::query(&self.sql(
+            "SELECT seq, at, kind, bundle_id, agent_id, detail FROM changes WHERE seq < ? ORDER BY seq DESC LIMIT ?",
+        ))
+        .bind(before.unwrap_or(i64::MAX))
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(Change {
+                    seq: r.try_get("seq")?,
+                    at: r.try_get("at")?,
+                    kind: r.try_get("kind")?,
+                    bundle_id: r.try_get("bundle_id")?,
+                    agent_id: r.try_get("agent_id")?,
+                    detail: r.try_get("detail")?,
+                })
+            })
+            .collect()
+    }
+
+    /// An artifact's record, if any run refers to it.
+    pub async fn artifact(&self, digest: &str) -> Result<Option<(i64, String)>, StoreError> {
+        let row = sqlx::query(&self.sql("SELECT size, media_type FROM artifacts WHERE digest = ?"))
+            .bind(digest)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| Ok((r.try_get("size")?, r.try_get("media_type")?))).transpose()
+    }
+}

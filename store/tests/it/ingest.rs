@@ -1,0 +1,181 @@
+//! Ingest: whole or nothing, idempotent, superseding, owned.
+
+use std::time::Duration;
+
+use bundle::SecretKey;
+use store::{Ingested, LeaderboardFilter, StoreError, Tier};
+
+use crate::harness::{bundle, count_files, on_each_backend, submit};
+
+#[tokio::test]
+async fn a_bundle_is_stored_once_with_its_runs_artifacts_and_aggregates() {
+    on_each_backend(|store| async move {
+        let key = SecretKey::generate();
+        store.add_key(&key.public_key(), "Team A", Tier::Submitter).await.unwrap();
+        let bytes = bundle(&key, "openhands-claude-4-sonnet", "2026-11-20T12:00:00Z", 5, 2);
+        let first = submit(&store, &bytes).await.unwrap();
+        let Ingested::Stored { bundle_id, superseded, superseded_by, .. } = first else {
+            panic!("{first:?}")
+        };
+        assert!(superseded.is_empty() && superseded_by.is_none());
+        // Five patches and one log shared by all runs: six blobs.
+        assert_eq!(
+            count_files(store.blobs().path(&bundle::Digest::of(b"x")).parent().unwrap().parent().unwrap()),
+            6
+        );
+
+        let again = submit(&store, &bytes).await.unwrap();
+        assert_eq!(
+            again,
+            Ingested::AlreadyStored {
+                bundle_id: bundle_id.clone(),
+                agent_id: "openhands-claude-4-sonnet".into()
+            }
+        );
+
+        let board = store.leaderboard(&LeaderboardFilter::default()).await.unwrap();
+        assert_eq!(board.len(), 1);
+        let none = &board[0].by_hint["none"];
+        assert_eq!((none.runs, none.counted, none.successes, none.executed), (5, 5, 2, 5));
+        assert_eq!(none.final_success, Some(0.4));
+        assert_eq!(none.file_recall, Some(0.5));
+        assert_eq!(board[0].tier, "submitter");
+
+        let runs = store.runs_of(&bundle_id, Some("cogs"), Some("none")).await.unwrap();
+        assert_eq!(runs.len(), 5);
+        let run = store.run(runs[0].id).await.unwrap().unwrap();
+        assert_eq!(run.outcome, "success");
+        assert_eq!(run.metrics["acc"], 0.25);
+        assert_eq!(run.files_changed, Some(vec!["x.py".to_owned()]));
+        assert_eq!(run.artifacts.iter().map(|a| a.role.as_str()).collect::<Vec<_>>(), ["agent_log", "patch"]);
+        let log = &run.artifacts[0];
+        let blob =
+            std::fs::read(store.blobs().path(&bundle::Digest::from_hex(&log.digest).unwrap())).unwrap();
+        assert_eq!(blob, b"shared log\n");
+        assert_eq!(store.artifact(&log.digest).await.unwrap(), Some((11, "text/plain".to_owned())));
+
+        let changes = store.changes(10, None).await.unwrap();
+        assert_eq!(changes.len(), 1);
+        assert_eq!(changes[0].kind, "accepted");
+        assert!(store.run(999_999).await.unwrap().is_none());
+        assert!(store.agent("nobody").await.unwrap().is_none());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_newer_bundle_supersedes_the_older_whatever_the_order_they_arrive_in() {
+    on_each_backend(|store| async move {
+        let key = SecretKey::generate();
+        store.add_key(&key.public_key(), "Team A", Tier::Submitter).await.unwrap();
+        let old = bundle(&key, "aider-o1", "2026-01-01T00:00:00Z", 5, 1);
+        let new = bundle(&key, "aider-o1", "2026-06-01T00:00:00Z", 5, 4);
+        let Ingested::Stored { bundle_id: old_id, .. } = submit(&store, &old).await.unwrap() else {
+            panic!()
+        };
+        let Ingested::Stored { bundle_id: new_id, superseded, .. } = submit(&store, &new).await.unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(superseded, vec![old_id.clone()]);
+        let board = store.leaderboard(&LeaderboardFilter::default()).await.unwrap();
+        assert_eq!(board.len(), 1);
+        assert_eq!(board[0].bundle_id, new_id);
+        assert_eq!(board[0].by_hint["none"].successes, 4);
+        let kinds: Vec<String> = store.changes(10, None).await.unwrap().into_iter().map(|c| c.kind).collect();
+        assert_eq!(kinds, ["accepted", "superseded", "accepted"]);
+
+        // An older bundle arriving late is stored, and superseded at once.
+        let older = bundle(&key, "aider-o1", "2025-12-01T00:00:00Z", 5, 5);
+        let Ingested::Stored { superseded_by, .. } = submit(&store, &older).await.unwrap() else { panic!() };
+        assert_eq!(superseded_by, Some(new_id.clone()));
+        assert_eq!(store.leaderboard(&LeaderboardFilter::default()).await.unwrap()[0].bundle_id, new_id);
+        let agent = store.agent("aider-o1").await.unwrap().unwrap();
+        assert_eq!(agent.submissions.len(), 3);
+        assert_eq!(agent.current.len(), 1);
+        assert_eq!(agent.current[0].1["cogs"]["none"].successes, 4);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn agents_belong_to_the_key_that_first_submitted_them() {
+    on_each_backend(|store| async move {
+        let (a, b, m) = (SecretKey::generate(), SecretKey::generate(), SecretKey::generate());
+        store.add_key(&a.public_key(), "Team A", Tier::Submitter).await.unwrap();
+        store.add_key(&b.public_key(), "Team B", Tier::Submitter).await.unwrap();
+        store.add_key(&m.public_key(), "Maintainers", Tier::Maintainer).await.unwrap();
+        submit(&store, &bundle(&a, "agent-a", "2026-01-01T00:00:00Z", 5, 1)).await.unwrap();
+        let err = submit(&store, &bundle(&b, "agent-a", "2026-02-01T00:00:00Z", 5, 5)).await.unwrap_err();
+        assert!(matches!(&err, StoreError::AgentOwnedByOther { agent, .. } if agent == "agent-a"), "{err}");
+        // A maintainer may submit for any agent; it is then shown as verified.
+        submit(&store, &bundle(&m, "agent-a", "2026-03-01T00:00:00Z", 5, 3)).await.unwrap();
+        let board = store.leaderboard(&LeaderboardFilter::default()).await.unwrap();
+        assert_eq!((board[0].tier.as_str(), board[0].by_hint["none"].successes), ("maintainer", 3));
+        let only_verified = LeaderboardFilter { tier: Some("maintainer".into()), ..Default::default() };
+        assert_eq!(store.leaderboard(&only_verified).await.unwrap().len(), 1);
+        let self_reported = LeaderboardFilter { tier: Some("submitter".into()), ..Default::default() };
+        assert!(store.leaderboard(&self_reported).await.unwrap().is_empty());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_key_revoked_while_a_bundle_was_read_is_refused_and_nothing_is_stored() {
+    on_each_backend(|store| async move {
+        let key = SecretKey::generate();
+        let rec = store.add_key(&key.public_key(), "Team A", Tier::Submitter).await.unwrap();
+        let keys: Vec<_> = store.trusted_keys().await.unwrap().into_iter().map(|(k, _)| k).collect();
+        let bytes = bundle(&key, "agent-a", "2026-01-01T00:00:00Z", 3, 1);
+        let mut staging = store.blobs().stage();
+        let verified = bundle::Verifier::new(keys, bundle::REXBENCH_TASKS)
+            .verify_into(bytes.as_slice(), &mut staging)
+            .unwrap();
+        store.revoke_key(&rec.keyid).await.unwrap();
+        assert!(matches!(store.ingest(&verified, staging).await, Err(StoreError::RevokedKey(..))));
+        assert!(store.leaderboard(&LeaderboardFilter::default()).await.unwrap().is_empty());
+        assert!(store.changes(10, None).await.unwrap().is_empty());
+        assert_eq!(
+            crate::harness::count_files(
+                &store.blobs().path(&bundle::Digest::of(b"")).parent().unwrap().parent().unwrap().join("tmp")
+            ),
+            0,
+            "staged blobs are removed"
+        );
+        assert_eq!(store.collect_garbage(Duration::ZERO).await.unwrap(), 0);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn garbage_is_blobs_without_rows() {
+    on_each_backend(|store| async move {
+        let key = SecretKey::generate();
+        store.add_key(&key.public_key(), "Team A", Tier::Submitter).await.unwrap();
+        submit(&store, &bundle(&key, "agent-a", "2026-01-01T00:00:00Z", 2, 1)).await.unwrap();
+        let orphan = bundle::Digest::of(b"left by a crash");
+        let path = store.blobs().path(&orphan);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, b"left by a crash").unwrap();
+        assert_eq!(
+            store.collect_garbage(Duration::from_secs(3600)).await.unwrap(),
+            0,
+            "too young to collect"
+        );
+        assert_eq!(store.collect_garbage(Duration::ZERO).await.unwrap(), 1);
+        assert!(!path.exists());
+        let run = store
+            .runs_of(
+                &store.leaderboard(&LeaderboardFilter::default()).await.unwrap()[0].bundle_id,
+                None,
+                None,
+            )
+            .await
+            .unwrap()[0]
+            .id;
+        for a in store.run(run).await.unwrap().unwrap().artifacts {
+            assert!(store.blobs().path(&bundle::Digest::from_hex(&a.digest).unwrap()).is_file());
+        }
+    })
+    .await;
+}
