@@ -5,13 +5,12 @@ use axum::Router;
 use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::get;
-use leptos::prelude::LeptosOptions;
 
 const MAIN_CSS: &str = include_str!("../../style/main.css");
 const FAVICON: &str = include_str!("../../public/favicon.svg");
 const ROBOTS: &str = include_str!("../../public/robots.txt");
 
-pub(crate) fn router() -> Router<LeptosOptions> {
+pub(crate) fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {
     Router::new()
         .route(
             "/style/main.css",

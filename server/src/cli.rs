@@ -1,5 +1,7 @@
-//! `rexbench-server` subcommands.
+//! `rexbench-server` subcommands: serve, and the admin commands that work on the
+//! database directly.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -17,28 +19,112 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve the leaderboard (REXBENCH_ADDR, default 127.0.0.1:3000).
-    Serve,
+    Serve {
+        /// On an empty database, first load the demo data: the paper's published
+        /// results and the example tasks evaluated by the runner.
+        #[arg(long)]
+        demo: bool,
+    },
+    /// Apply the database migrations.
+    Migrate,
+    /// Manage the keys that may submit.
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
+    /// Verify and ingest bundle files, as the API would.
+    Import {
+        #[arg(required = true)]
+        bundles: Vec<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum KeysCommand {
+    /// Register a public key (SubjectPublicKeyInfo PEM).
+    Add {
+        #[arg(long)]
+        public_key: PathBuf,
+        #[arg(long)]
+        owner: String,
+        /// maintainer (shown as verified) or submitter (self-reported).
+        #[arg(long)]
+        tier: store::Tier,
+    },
+    List,
+    /// Revoke a key: from now on it verifies nothing.
+    Revoke {
+        keyid: String,
+    },
 }
 
 pub async fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    let config = match Config::from_env() {
-        Ok(c) => c,
+    match run(cli.command).await {
+        Ok(code) => code,
         Err(e) => {
             eprintln!("rexbench-server: {e}");
-            return ExitCode::from(2);
+            ExitCode::from(2)
         }
-    };
-    match cli.command {
-        Command::Serve => match crate::serve(config).await {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("rexbench-server: {e}");
-                ExitCode::FAILURE
-            }
-        },
     }
+}
+
+async fn run(command: Command) -> Result<ExitCode, String> {
+    let config = Config::from_env().map_err(|e| e.to_string())?;
+    let state = crate::open_state(&config).await?;
+    match command {
+        Command::Serve { demo } => {
+            if demo {
+                match crate::seed_demo(&state, &config.tasks_dir).await? {
+                    Some(s) => {
+                        tracing::info!(published = s.published, evaluated = s.evaluated, "demo data loaded")
+                    }
+                    None => tracing::info!("the database holds submissions already: no demo data added"),
+                }
+            }
+            crate::serve(config, state).await.map_err(|e| e.to_string())?;
+        }
+        Command::Migrate => println!("migrated {}", config.backend),
+        Command::Keys { command: KeysCommand::Add { public_key, owner, tier } } => {
+            let pem =
+                std::fs::read_to_string(&public_key).map_err(|e| format!("{}: {e}", public_key.display()))?;
+            let key =
+                bundle::PublicKey::from_pem(&pem).map_err(|e| format!("{}: {e}", public_key.display()))?;
+            let rec = state.store.add_key(&key, &owner, tier).await.map_err(|e| e.to_string())?;
+            println!("added {} ({}, {})", rec.keyid, rec.owner, rec.tier);
+        }
+        Command::Keys { command: KeysCommand::List } => {
+            for k in state.store.keys().await.map_err(|e| e.to_string())? {
+                let status =
+                    k.revoked_at.map(|at| format!("revoked {at}")).unwrap_or_else(|| "active".into());
+                println!("{}  {:<10}  {:<24}  added {}  {status}", k.keyid, k.tier, k.owner, k.added_at);
+            }
+        }
+        Command::Keys { command: KeysCommand::Revoke { keyid } } => {
+            let k = state.store.revoke_key(&keyid).await.map_err(|e| e.to_string())?;
+            println!("revoked {} ({}) at {}", k.keyid, k.owner, k.revoked_at.unwrap_or_default());
+        }
+        Command::Import { bundles } => {
+            let mut failed = 0;
+            for path in bundles {
+                match crate::demo::ingest_file(&state, &path).await {
+                    Ok(r) => {
+                        println!("{}: {}", path.display(), serde_json::to_string(&r).expect("serializes"))
+                    }
+                    Err(e) => {
+                        eprintln!("{e}");
+                        failed += 1;
+                    }
+                }
+            }
+            if failed > 0 {
+                return Ok(ExitCode::from(1));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

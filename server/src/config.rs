@@ -1,6 +1,7 @@
 //! Configuration from the environment, with defaults that work on a fresh checkout.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use store::{Backend, BackendError, DEFAULT_DATABASE_URL};
 
@@ -10,6 +11,12 @@ pub struct Config {
     pub addr: SocketAddr,
     /// `DATABASE_URL`, default an SQLite file under `./data`.
     pub backend: Backend,
+    /// `REXBENCH_BLOBS`, default `./data/blobs`: where artifact bytes are kept.
+    pub blob_dir: PathBuf,
+    /// `REXBENCH_TASKS`, default `./tasks`: the task cards, for the known task ids.
+    pub tasks_dir: PathBuf,
+    /// Size limits for submitted bundles (spec §7 defaults).
+    pub limits: bundle::Limits,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -29,7 +36,13 @@ impl Config {
         let addr = get("REXBENCH_ADDR").unwrap_or_else(|| "127.0.0.1:3000".to_owned());
         let addr = addr.parse().map_err(|_| ConfigError::Addr(addr))?;
         let url = get("DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
-        Ok(Config { addr, backend: Backend::from_url(&url)? })
+        Ok(Config {
+            addr,
+            backend: Backend::from_url(&url)?,
+            blob_dir: get("REXBENCH_BLOBS").unwrap_or_else(|| "data/blobs".to_owned()).into(),
+            tasks_dir: get("REXBENCH_TASKS").unwrap_or_else(|| "tasks".to_owned()).into(),
+            limits: bundle::Limits::default(),
+        })
     }
 }
 
@@ -42,6 +55,7 @@ mod tests {
         let c = Config::from_lookup(|_| None).unwrap();
         assert_eq!(c.addr.to_string(), "127.0.0.1:3000");
         assert_eq!(c.backend, Backend::Sqlite { path: "data/rexbench.db".into() });
+        assert_eq!(c.blob_dir, PathBuf::from("data/blobs"));
         let c = Config::from_lookup(|k| (k == "REXBENCH_ADDR").then(|| "0.0.0.0:8080".to_owned())).unwrap();
         assert_eq!(c.addr.port(), 8080);
         let err =

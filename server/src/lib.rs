@@ -1,37 +1,95 @@
-//! The RExBench leaderboard server: the Leptos pages, static assets and health checks,
-//! behind one axum router.
+//! The RExBench leaderboard server: the Leptos pages, the JSON API, the ingest endpoint,
+//! artifacts, static assets and health checks, behind one axum router.
 
+mod api;
 mod assets;
 pub mod cli;
 mod config;
+mod demo;
+mod error;
 mod pages;
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
 use axum::Router;
-use axum::routing::get;
+use axum::extract::{DefaultBodyLimit, FromRef};
+use axum::routing::{get, post};
 use leptos::prelude::LeptosOptions;
 use leptos_axum::{LeptosRoutes, generate_route_list};
 use tower_http::trace::TraceLayer;
 
+pub use api::AppState;
 pub use config::{Config, ConfigError};
+pub use demo::seed_demo;
+
+/// The router's state: the app's, and the options Leptos's routes want.
+#[derive(Debug, Clone)]
+struct ServerState {
+    app: api::Shared,
+    leptos: LeptosOptions,
+}
+
+impl FromRef<ServerState> for api::Shared {
+    fn from_ref(s: &ServerState) -> api::Shared {
+        s.app.clone()
+    }
+}
+
+impl FromRef<ServerState> for LeptosOptions {
+    fn from_ref(s: &ServerState) -> LeptosOptions {
+        s.leptos.clone()
+    }
+}
+
+/// Opens the store (migrating it), and reads the task cards.
+pub async fn open_state(config: &Config) -> Result<AppState, String> {
+    let store = store::Store::open(&config.backend, &config.blob_dir).await.map_err(|e| e.to_string())?;
+    let tasks: BTreeMap<String, String> = runner::task::load_all(&config.tasks_dir)
+        .map_err(|e| format!("reading the task cards: {e}"))?
+        .into_iter()
+        .map(|(id, card)| (id, card.name))
+        .collect();
+    Ok(AppState { store, limits: config.limits, tasks })
+}
 
 /// The whole application as a router, ready to serve or to drive in tests.
-pub fn build_app(config: &Config) -> Router {
-    let options = LeptosOptions::builder().output_name("rexbench").site_addr(config.addr).build();
+pub fn build_app(state: AppState) -> Router {
+    let options = LeptosOptions::builder().output_name("rexbench").build();
     let routes = generate_route_list(app::App);
+    let api = Router::new()
+        .route("/submissions", post(api::submit).layer(DefaultBodyLimit::disable()))
+        .route("/leaderboard", get(api::leaderboard))
+        .route("/agents/{id}", get(api::agent))
+        .route("/tasks", get(api::tasks))
+        .route("/tasks/{id}", get(api::task))
+        .route("/runs/{id}", get(api::run))
+        .route("/changes", get(api::changes))
+        .fallback(api::api_not_found);
     Router::new()
+        .nest("/api/v1", api)
+        .route("/leaderboard.csv", get(api::leaderboard_csv))
+        .route("/artifacts/{digest}", get(api::artifact))
         .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(api::readyz))
         .merge(assets::router())
         .leptos_routes_with_handler(routes, pages::render)
         .fallback(pages::render)
-        .with_state(options)
+        .with_state(ServerState { app: Arc::new(state), leptos: options })
         .layer(TraceLayer::new_for_http())
 }
 
 /// Serves until SIGINT or SIGTERM, then finishes the requests in flight.
-pub async fn serve(config: Config) -> std::io::Result<()> {
+pub async fn serve(config: Config, state: AppState) -> std::io::Result<()> {
+    match state.store.collect_garbage(Duration::from_secs(600)).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(removed = n, "collected blobs left by unfinished ingests"),
+        Err(e) => tracing::warn!(error = %e, "could not collect garbage blobs"),
+    }
     let listener = tokio::net::TcpListener::bind(config.addr).await?;
     tracing::info!(addr = %listener.local_addr()?, database = %config.backend, "serving");
-    axum::serve(listener, build_app(&config)).with_graceful_shutdown(shutdown_signal()).await
+    axum::serve(listener, build_app(state)).with_graceful_shutdown(shutdown_signal()).await
 }
 
 async fn shutdown_signal() {

@@ -9,6 +9,7 @@ mod error;
 mod ingest;
 mod keys;
 mod reads;
+pub mod testing;
 
 use std::borrow::Cow;
 use std::path::Path;

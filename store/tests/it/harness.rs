@@ -1,62 +1,9 @@
-//! A fresh database per test, on each backend.
-
-use std::future::Future;
-use std::path::Path;
+//! Bundles to ingest, and the ingest path the server takes.
 
 use bundle::{BundleBuilder, Hint, Manifest, Outcome, SecretKey};
 use serde_json::json;
-use sqlx::Connection;
-use store::{Backend, Store};
-
-/// Runs `test` once on a fresh SQLite database and once on a fresh PostgreSQL database.
-pub async fn on_each_backend<F, Fut>(test: F)
-where
-    F: Fn(Store) -> Fut,
-    Fut: Future<Output = ()>,
-{
-    let dir = tempfile::tempdir().unwrap();
-    let sqlite = Backend::Sqlite { path: dir.path().join("db.sqlite") };
-    test(Store::open(&sqlite, &dir.path().join("blobs-sqlite")).await.unwrap()).await;
-
-    match std::env::var("TEST_DATABASE_URL") {
-        Ok(url) => {
-            let (backend, cleanup) = fresh_postgres(&url).await;
-            test(Store::open(&backend, &dir.path().join("blobs-pg")).await.unwrap()).await;
-            cleanup.await;
-        }
-        Err(_) if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("CI must test PostgreSQL too, but TEST_DATABASE_URL is not set")
-        }
-        Err(_) => {}
-    }
-}
-
-/// A new database on the server at `url`, and a future that drops it.
-async fn fresh_postgres(url: &str) -> (Backend, impl Future<Output = ()>) {
-    sqlx::any::install_default_drivers();
-    let name = format!(
-        "rexbench_test_{}",
-        bundle::Digest::of(
-            &std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos()
-                .to_le_bytes()
-        )
-        .to_hex()[..16]
-            .to_owned()
-    );
-    let mut admin = sqlx::AnyConnection::connect(url).await.expect("TEST_DATABASE_URL must reach PostgreSQL");
-    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut admin).await.unwrap();
-    let base = url.rsplit_once('/').map(|(b, _)| b).unwrap_or(url);
-    let backend = Backend::Postgres { url: format!("{base}/{name}") };
-    let url = url.to_owned();
-    let cleanup = async move {
-        let mut admin = sqlx::AnyConnection::connect(&url).await.unwrap();
-        sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)")).execute(&mut admin).await.unwrap();
-    };
-    (backend, cleanup)
-}
+use store::Store;
+pub use store::testing::{count_files, on_each_backend};
 
 /// A signed bundle for `agent`: `runs` runs of `cogs` with no hints, the first `ok`
 /// of them successful, one patch artifact each.
@@ -102,14 +49,4 @@ pub async fn submit(store: &Store, bytes: &[u8]) -> Result<store::Ingested, stor
     let mut staging = store.blobs().stage();
     let verified = verifier.verify_into(bytes, &mut staging).expect("a valid bundle");
     store.ingest(&verified, staging).await
-}
-
-pub fn count_files(dir: &Path) -> usize {
-    walk(dir)
-}
-
-fn walk(dir: &Path) -> usize {
-    std::fs::read_dir(dir)
-        .map(|rd| rd.map(|e| e.unwrap().path()).map(|p| if p.is_dir() { walk(&p) } else { 1 }).sum())
-        .unwrap_or(0)
 }

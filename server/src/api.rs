@@ -1,0 +1,278 @@
+//! The JSON API (`/api/v1/…`), the CSV leaderboard and artifacts.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Body;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bundle::{BundleError, Digest, Verifier};
+use futures::TryStreamExt;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use store::{Ingested, LeaderboardFilter, Store};
+
+use crate::error::ApiError;
+
+/// What every handler shares.
+#[derive(Debug)]
+pub struct AppState {
+    pub store: Store,
+    pub limits: bundle::Limits,
+    /// Task id → name, from the task cards.
+    pub tasks: BTreeMap<String, String>,
+}
+
+pub type Shared = Arc<AppState>;
+
+const GZIP_TYPES: [&str; 2] = ["application/gzip", "application/x-gzip"];
+
+/// `POST /api/v1/submissions`: verify, validate, store; whole or nothing.
+pub async fn submit(State(app): State<Shared>, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
+    let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let media = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    if !GZIP_TYPES.contains(&media.as_str()) {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            format!("a bundle is sent as application/gzip, not `{content_type}`"),
+        ));
+    }
+    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > app.limits.compressed) {
+        return Err(BundleError::CompressedTooLarge { limit: app.limits.compressed }.into());
+    }
+
+    let stream = body.into_data_stream().map_err(io::Error::other);
+    let reader = tokio_util::io::SyncIoBridge::new(tokio_util::io::StreamReader::new(stream));
+    let result = ingest(&app, reader).await?;
+    let status = match result {
+        Ingested::Stored { .. } => StatusCode::CREATED,
+        Ingested::AlreadyStored { .. } => StatusCode::OK,
+    };
+    let (bundle_id, agent_id) = match &result {
+        Ingested::Stored { bundle_id, agent_id, .. } | Ingested::AlreadyStored { bundle_id, agent_id } => {
+            (bundle_id.clone(), agent_id.clone())
+        }
+    };
+    let mut body = serde_json::to_value(&result).expect("serializes");
+    body["links"] = json!({
+        "agent": format!("/agents/{agent_id}"),
+        "api": format!("/api/v1/agents/{agent_id}"),
+        "leaderboard": "/",
+    });
+    body["bundle_id"] = json!(bundle_id);
+    Ok((status, Json(body)).into_response())
+}
+
+/// Verifies the bundle `reader` yields against the registry and the task ids, staging
+/// its artifacts, then records it: the one path for the API, `import` and the demo.
+pub async fn ingest(app: &AppState, reader: impl io::Read + Send + 'static) -> Result<Ingested, ApiError> {
+    let trusted = app.store.trusted_keys().await?;
+    let verifier = Verifier::new(trusted.into_iter().map(|(k, _)| k).collect(), app.tasks.keys().cloned())
+        .with_limits(app.limits);
+    let mut staging = app.store.blobs().stage();
+    let (verified, staging) = tokio::task::spawn_blocking(move || {
+        let mut reader = reader;
+        let verified = verifier.verify_into(&mut reader, &mut staging);
+        (verified, staging)
+    })
+    .await
+    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", e.to_string()))?;
+    let verified = match verified {
+        Ok(v) => v,
+        Err(e @ BundleError::NoTrustedSignature { .. }) => return Err(revoked_or(&app.store, e).await),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(app.store.ingest(&verified, staging).await?)
+}
+
+/// A bundle signed only by keys the registry no longer trusts: say it was revoked
+/// when that is why.
+async fn revoked_or(store: &Store, e: BundleError) -> ApiError {
+    if let BundleError::NoTrustedSignature { keyids } = &e {
+        for keyid in keyids.split(", ") {
+            if let Ok(key) = store.key(keyid).await
+                && let Some(at) = key.revoked_at
+            {
+                return store::StoreError::RevokedKey(keyid.to_owned(), at).into();
+            }
+        }
+    }
+    e.into()
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct LeaderboardQuery {
+    pub framework: Option<String>,
+    pub model: Option<String>,
+    pub tier: Option<String>,
+    pub provenance: Option<String>,
+    pub benchmark_version: Option<String>,
+}
+
+impl From<LeaderboardQuery> for LeaderboardFilter {
+    fn from(q: LeaderboardQuery) -> LeaderboardFilter {
+        let keep = |v: Option<String>| v.filter(|s| !s.is_empty());
+        LeaderboardFilter {
+            framework: keep(q.framework),
+            model: keep(q.model),
+            tier: keep(q.tier),
+            provenance: keep(q.provenance),
+            benchmark_version: keep(q.benchmark_version),
+        }
+    }
+}
+
+pub async fn leaderboard(
+    State(app): State<Shared>,
+    Query(q): Query<LeaderboardQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let rows = app.store.leaderboard(&q.into()).await?;
+    Ok(Json(json!({ "rows": rows })))
+}
+
+pub async fn leaderboard_csv(
+    State(app): State<Shared>,
+    Query(q): Query<LeaderboardQuery>,
+) -> Result<Response, ApiError> {
+    let rows = app.store.leaderboard(&q.into()).await?;
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut head: Vec<String> = [
+        "agent_id",
+        "display_name",
+        "framework",
+        "model",
+        "tier",
+        "provenance",
+        "benchmark",
+        "benchmark_version",
+        "task_set_digest",
+        "bundle_id",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    for hint in bundle::Hint::ALL {
+        for m in ["final_success", "execution_success", "file_recall", "runs_counted"] {
+            head.push(format!("{m}_{hint}"));
+        }
+    }
+    let internal =
+        |e: csv::Error| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", e.to_string());
+    w.write_record(&head).map_err(internal)?;
+    let num = |x: Option<f64>| x.map(|v| format!("{v:.4}")).unwrap_or_default();
+    for r in rows {
+        let mut rec = vec![
+            r.agent_id,
+            r.display_name,
+            r.framework,
+            r.model,
+            r.tier,
+            r.provenance,
+            r.benchmark_name,
+            r.benchmark_version,
+            r.task_set_digest,
+            r.bundle_id,
+        ];
+        for hint in bundle::Hint::ALL {
+            let rates = r.by_hint.get(hint.as_str()).copied().unwrap_or_default();
+            rec.extend([
+                num(rates.final_success),
+                num(rates.execution_success),
+                num(rates.file_recall),
+                rates.counted.to_string(),
+            ]);
+        }
+        w.write_record(&rec).map_err(internal)?;
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", e.to_string()))?;
+    Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], bytes).into_response())
+}
+
+pub async fn agent(State(app): State<Shared>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+    let agent = app.store.agent(&id).await?.ok_or_else(|| ApiError::not_found(format!("no agent `{id}`")))?;
+    Ok(Json(serde_json::to_value(agent).expect("serializes")))
+}
+
+pub async fn tasks(State(app): State<Shared>) -> Result<Json<Value>, ApiError> {
+    let stats: BTreeMap<String, store::TaskRow> =
+        app.store.tasks().await?.into_iter().map(|t| (t.task.clone(), t)).collect();
+    let tasks: Vec<Value> = app
+        .tasks
+        .iter()
+        .map(|(id, name)| json!({"id": id, "name": name, "results": stats.get(id)}))
+        .collect();
+    Ok(Json(json!({ "tasks": tasks })))
+}
+
+pub async fn task(State(app): State<Shared>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+    let name = app.tasks.get(&id).ok_or_else(|| ApiError::not_found(format!("no task `{id}`")))?;
+    let agents = app.store.task(&id).await?;
+    Ok(Json(json!({"id": id, "name": name, "agents": agents})))
+}
+
+pub async fn run(State(app): State<Shared>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+    let not_found = || ApiError::not_found(format!("no run `{id}`"));
+    let n: i64 = id.parse().map_err(|_| not_found())?;
+    let run = app.store.run(n).await?.ok_or_else(not_found)?;
+    Ok(Json(serde_json::to_value(run).expect("serializes")))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ChangesQuery {
+    pub limit: Option<i64>,
+    pub before: Option<i64>,
+}
+
+pub async fn changes(
+    State(app): State<Shared>,
+    Query(q): Query<ChangesQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let limit = q.limit.unwrap_or(50).clamp(1, 500);
+    let changes = app.store.changes(limit, q.before).await?;
+    Ok(Json(json!({ "changes": changes })))
+}
+
+/// `GET /artifacts/{digest}`: the raw bytes, always as plain text a browser will not
+/// sniff into anything else.
+pub async fn artifact(State(app): State<Shared>, Path(digest): Path<String>) -> Result<Response, ApiError> {
+    let not_found = || ApiError::not_found(format!("no artifact `{digest}`"));
+    let d = Digest::from_hex(&digest).ok_or_else(not_found)?;
+    let (size, _) = app.store.artifact(&digest).await?.ok_or_else(not_found)?;
+    let file = tokio::fs::File::open(app.store.blobs().path(&d)).await.map_err(|e| {
+        tracing::error!(digest = %digest, error = %e, "artifact row without its blob");
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "the artifact's bytes are missing")
+    })?;
+    let body = Body::from_stream(tokio_util::io::ReaderStream::new(file));
+    Ok((
+        [
+            (header::CONTENT_TYPE, "text/plain; charset=utf-8".to_owned()),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_owned()),
+            (header::CONTENT_SECURITY_POLICY, "sandbox; default-src 'none'".to_owned()),
+            (header::CONTENT_LENGTH, size.to_string()),
+            (header::CACHE_CONTROL, "public, max-age=31536000, immutable".to_owned()),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+pub async fn readyz(State(app): State<Shared>) -> Response {
+    match app.store.ping().await {
+        Ok(()) => (StatusCode::OK, "ready\n").into_response(),
+        Err(e) => {
+            tracing::warn!(error = %e, "not ready");
+            (StatusCode::SERVICE_UNAVAILABLE, "database unreachable\n").into_response()
+        }
+    }
+}
+
+/// Unknown `/api/…` paths answer in the API's format.
+pub async fn api_not_found() -> ApiError {
+    ApiError::not_found("no such API endpoint")
+}

@@ -1,0 +1,225 @@
+//! The ingest endpoint and the read API, on both databases.
+
+use std::fs;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use bundle::{PublicKey, SecretKey};
+use serde_json::{Value, json};
+use store::Tier;
+use store::testing::{count_files, for_each_backend};
+
+use crate::harness::{get, post_bundle, send, state, vectors};
+
+/// Status and code each conformance vector gets from the endpoint.
+const VECTORS: [(&str, u16, &str); 15] = [
+    ("valid-basic.tar.gz", 201, ""),
+    // The same manifest as valid-basic, signed once more by an unknown key: the same bundle.
+    ("valid-two-signers.tar.gz", 200, ""),
+    ("valid-published.tar.gz", 201, ""),
+    ("bad-unknown-signer.tar.gz", 401, "no_trusted_signature"),
+    ("bad-signature.tar.gz", 401, "signature_invalid"),
+    ("bad-payload-type.tar.gz", 422, "payload_type_mismatch"),
+    ("bad-artifact-digest.tar.gz", 422, "artifact_digest_mismatch"),
+    ("bad-missing-artifact.tar.gz", 422, "artifact_missing"),
+    ("bad-envelope-not-first.tar.gz", 400, "envelope_not_first"),
+    ("bad-unknown-field.tar.gz", 422, "unknown_field"),
+    ("bad-duplicate-run.tar.gz", 422, "duplicate_run"),
+    ("bad-hint.tar.gz", 422, "invalid_hint"),
+    ("bad-recall.tar.gz", 422, "invalid_file_recall"),
+    ("bad-traversal.tar.gz", 400, "unsafe_path"),
+    ("bad-not-gzip.tar.gz", 400, "not_gzip"),
+];
+
+#[tokio::test]
+async fn the_conformance_vectors_through_http() {
+    for_each_backend(|backend, blobs| async move {
+        let state = state(&backend, &blobs).await;
+        let key = PublicKey::from_pem(&fs::read_to_string(vectors().join("test-key/key.pub.pem")).unwrap())
+            .unwrap();
+        state.store.add_key(&key, "conformance", Tier::Submitter).await.unwrap();
+        let app = server::build_app(state);
+        let expected: serde_json::Map<String, Value> =
+            serde_json::from_slice(&fs::read(vectors().join("expected.json")).unwrap()).unwrap();
+        assert_eq!(expected.len(), VECTORS.len(), "a vector without an expected status");
+        let mut accepted = 0;
+        for (name, status, code) in VECTORS {
+            let answer = post_bundle(&app, fs::read(vectors().join(name)).unwrap()).await;
+            assert_eq!(answer.status.as_u16(), status, "{name}: {}", String::from_utf8_lossy(&answer.body));
+            if status == 201 {
+                accepted += 1;
+                assert_eq!(answer.json()["status"], json!("stored"));
+                // The same bundle again: 200, and nothing changes.
+                let again = post_bundle(&app, fs::read(vectors().join(name)).unwrap()).await;
+                assert_eq!(again.status, StatusCode::OK, "{name}");
+                assert_eq!(again.json()["status"], json!("already_stored"));
+                assert_eq!(again.json()["bundle_id"], answer.json()["bundle_id"]);
+            } else if status == 200 {
+                assert_eq!(answer.json()["status"], json!("already_stored"), "{name}");
+            } else {
+                assert_eq!(answer.code(), code, "{name}");
+                assert!(!answer.json()["error"]["message"].as_str().unwrap().is_empty());
+            }
+        }
+        let id = fs::read_to_string(vectors().join("expected.json")).unwrap();
+        assert!(id.contains("5de26650613dd4f4697f5f4d5a1bef3c5439aca84a6608675ae5b8a9fd0e565d"));
+        let changes = get(&app, "/api/v1/changes?limit=100").await.json();
+        let accepted_events =
+            changes["changes"].as_array().unwrap().iter().filter(|c| c["kind"] == "accepted").count();
+        assert_eq!(accepted_events, accepted, "only the valid bundles left a trace");
+        assert_eq!(count_files(&blobs.join("tmp")), 0, "no staged blob left behind");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn wrong_content_types_and_oversized_bodies_are_refused() {
+    for_each_backend(|backend, blobs| async move {
+        let mut state = state(&backend, &blobs).await;
+        state.limits.compressed = 1000;
+        let app = server::build_app(state);
+        let bytes = fs::read(vectors().join("valid-basic.tar.gz")).unwrap();
+        let request = Request::post("/api/v1/submissions")
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(bytes.clone()))
+            .unwrap();
+        let answer = send(&app, request).await;
+        assert_eq!(
+            (answer.status, answer.code().as_str()),
+            (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
+        );
+        let answer = post_bundle(&app, bytes.clone()).await;
+        assert_eq!(
+            (answer.status, answer.code().as_str()),
+            (StatusCode::PAYLOAD_TOO_LARGE, "bundle_too_large")
+        );
+        // Without a Content-Length the limit holds while the body streams in.
+        let chunks = bytes.chunks(100).map(|c| Ok::<_, std::io::Error>(c.to_vec())).collect::<Vec<_>>();
+        let request = Request::post("/api/v1/submissions")
+            .header(header::CONTENT_TYPE, "application/gzip")
+            .body(Body::from_stream(futures::stream::iter(chunks)))
+            .unwrap();
+        let answer = send(&app, request).await;
+        assert_eq!(
+            (answer.status, answer.code().as_str()),
+            (StatusCode::PAYLOAD_TOO_LARGE, "bundle_too_large")
+        );
+    })
+    .await;
+}
+
+fn signed(key: &SecretKey, agent: &str, created_at: &str) -> Vec<u8> {
+    let manifest: bundle::Manifest = serde_json::from_value(json!({
+        "schema": "rexbench.manifest/v1", "created_at": created_at,
+        "benchmark": {"name": "RExBench", "version": "1.0", "task_set_digest": "ab".repeat(32)},
+        "runner": {"name": "t", "version": "1"}, "provenance": {"kind": "evaluated"},
+        "agent": {"id": agent, "framework": "F <b>", "model": "M"},
+        "runs": [{"task": "othello", "hint": "hints", "attempt": 1, "outcome": "success"}],
+    }))
+    .unwrap();
+    let mut b = bundle::BundleBuilder::new(manifest);
+    let log = b.add_bytes(b"<script>alert(1)</script>\n".to_vec(), "text/html");
+    b.manifest_mut().runs[0].artifacts.insert("stdout".into(), log.to_hex());
+    let mut out = Vec::new();
+    b.write(&[key], &mut out).unwrap();
+    out
+}
+
+#[tokio::test]
+async fn ownership_and_revocation_are_enforced() {
+    for_each_backend(|backend, blobs| async move {
+        let state = state(&backend, &blobs).await;
+        let (a, b) = (SecretKey::generate(), SecretKey::generate());
+        state.store.add_key(&a.public_key(), "A", Tier::Submitter).await.unwrap();
+        state.store.add_key(&b.public_key(), "B", Tier::Submitter).await.unwrap();
+        let store_keys = state.store.keys().await.unwrap();
+        let app = server::build_app(state);
+        assert_eq!(
+            post_bundle(&app, signed(&a, "agent-a", "2026-01-01T00:00:00Z")).await.status,
+            StatusCode::CREATED
+        );
+        let answer = post_bundle(&app, signed(&b, "agent-a", "2026-02-01T00:00:00Z")).await;
+        assert_eq!(
+            (answer.status, answer.code().as_str()),
+            (StatusCode::FORBIDDEN, "agent_owned_by_other_key")
+        );
+
+        let b_id = store_keys.iter().find(|k| k.owner == "B").unwrap().keyid.clone();
+        let store = store::Store::open(&backend, &blobs).await.unwrap();
+        store.revoke_key(&b_id).await.unwrap();
+        let answer = post_bundle(&app, signed(&b, "agent-b", "2026-02-01T00:00:00Z")).await;
+        assert_eq!((answer.status, answer.code().as_str()), (StatusCode::UNAUTHORIZED, "key_revoked"));
+        assert!(answer.json()["error"]["message"].as_str().unwrap().contains("was revoked at"));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_read_api_and_artifacts() {
+    for_each_backend(|backend, blobs| async move {
+        let state = state(&backend, &blobs).await;
+        let key = SecretKey::generate();
+        state.store.add_key(&key.public_key(), "A", Tier::Maintainer).await.unwrap();
+        let app = server::build_app(state);
+        let stored = post_bundle(&app, signed(&key, "agent-a", "2026-01-01T00:00:00Z")).await.json();
+        assert_eq!(stored["links"]["agent"], json!("/agents/agent-a"));
+
+        let board = get(&app, "/api/v1/leaderboard").await.json();
+        assert_eq!(board["rows"][0]["agent_id"], json!("agent-a"));
+        assert_eq!(board["rows"][0]["tier"], json!("maintainer"));
+        assert_eq!(board["rows"][0]["by_hint"]["hints"]["final_success"], json!(1.0));
+        assert_eq!(get(&app, "/api/v1/leaderboard?tier=submitter").await.json()["rows"], json!([]));
+        assert_eq!(
+            get(&app, "/api/v1/leaderboard?framework=F%20%3Cb%3E&tier=").await.json()["rows"]
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
+
+        let csv = get(&app, "/leaderboard.csv").await;
+        assert_eq!(csv.header(header::CONTENT_TYPE), "text/csv; charset=utf-8");
+        let text = String::from_utf8(csv.body).unwrap();
+        assert!(text.starts_with("agent_id,display_name,framework,"));
+        assert!(text.contains("agent-a,F <b> + M,F <b>,M,maintainer,evaluated,RExBench,1.0,"), "{text}");
+
+        let agent = get(&app, "/api/v1/agents/agent-a").await.json();
+        assert_eq!(agent["submissions"].as_array().unwrap().len(), 1);
+        let missing = get(&app, "/api/v1/agents/nobody").await;
+        assert_eq!((missing.status, missing.code().as_str()), (StatusCode::NOT_FOUND, "not_found"));
+
+        let tasks = get(&app, "/api/v1/tasks").await.json();
+        let othello =
+            tasks["tasks"].as_array().unwrap().iter().find(|t| t["id"] == "othello").unwrap().clone();
+        assert_eq!(othello["name"], json!("Othello"));
+        assert_eq!(othello["results"]["agents"], json!(1));
+        assert_eq!(
+            get(&app, "/api/v1/tasks/othello").await.json()["agents"][0]["agent_id"],
+            json!("agent-a")
+        );
+        assert_eq!(get(&app, "/api/v1/tasks/nope").await.status, StatusCode::NOT_FOUND);
+
+        let bundle_id = stored["bundle_id"].as_str().unwrap();
+        let store = store::Store::open(&backend, &blobs).await.unwrap();
+        let run_id = store.runs_of(bundle_id, None, None).await.unwrap()[0].id;
+        let run = get(&app, &format!("/api/v1/runs/{run_id}")).await.json();
+        assert_eq!(run["outcome"], json!("success"));
+        assert_eq!(get(&app, "/api/v1/runs/abc").await.status, StatusCode::NOT_FOUND);
+        assert_eq!(get(&app, "/api/v1/runs/424242").await.status, StatusCode::NOT_FOUND);
+
+        // An artifact is served as plain text whatever its media type, never sniffed.
+        let digest = run["artifacts"][0]["digest"].as_str().unwrap();
+        let blob = get(&app, &format!("/artifacts/{digest}")).await;
+        assert_eq!(blob.status, StatusCode::OK);
+        assert_eq!(blob.header(header::CONTENT_TYPE), "text/plain; charset=utf-8");
+        assert_eq!(blob.header(header::X_CONTENT_TYPE_OPTIONS), "nosniff");
+        assert_eq!(blob.body, b"<script>alert(1)</script>\n");
+        assert_eq!(get(&app, &format!("/artifacts/{}", "0".repeat(64))).await.status, StatusCode::NOT_FOUND);
+        assert_eq!(get(&app, "/artifacts/..%2F..%2Fetc%2Fpasswd").await.status, StatusCode::NOT_FOUND);
+
+        assert_eq!(get(&app, "/readyz").await.status, StatusCode::OK);
+        let unknown = get(&app, "/api/v1/nothing").await;
+        assert_eq!((unknown.status, unknown.code().as_str()), (StatusCode::NOT_FOUND, "not_found"));
+    })
+    .await;
+}

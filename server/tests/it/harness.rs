@@ -1,0 +1,86 @@
+//! A server state on a fresh database, and requests against its router.
+
+use std::path::{Path, PathBuf};
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use serde_json::Value;
+use server::AppState;
+use store::{Backend, Store};
+use tower::ServiceExt;
+
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().unwrap()
+}
+
+pub fn vectors() -> PathBuf {
+    let dir = repo().join("../shared/vectors");
+    assert!(
+        dir.join("expected.json").is_file(),
+        "the conformance vectors are missing: expected {}",
+        dir.display()
+    );
+    dir
+}
+
+pub async fn state(backend: &Backend, blobs: &Path) -> AppState {
+    let store = Store::open(backend, blobs).await.unwrap();
+    let tasks = runner::task::load_all(&repo().join("tasks"))
+        .unwrap()
+        .into_iter()
+        .map(|(id, c)| (id, c.name))
+        .collect();
+    AppState { store, limits: bundle::Limits::default(), tasks }
+}
+
+pub async fn app_on_sqlite() -> (Router, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = Backend::Sqlite { path: dir.path().join("db.sqlite") };
+    (server::build_app(state(&backend, &dir.path().join("blobs")).await), dir)
+}
+
+pub struct Answer {
+    pub status: StatusCode,
+    pub headers: axum::http::HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Answer {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    pub fn header(&self, name: header::HeaderName) -> &str {
+        self.headers.get(name).map(|v| v.to_str().unwrap()).unwrap_or("")
+    }
+
+    /// The error code of a JSON error answer.
+    pub fn code(&self) -> String {
+        self.json()["error"]["code"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no error code: {}", self.json()))
+            .to_owned()
+    }
+}
+
+pub async fn send(app: &Router, request: Request<Body>) -> Answer {
+    let response = app.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = axum::body::to_bytes(response.into_body(), 64 << 20).await.unwrap().to_vec();
+    Answer { status, headers, body }
+}
+
+pub async fn get(app: &Router, path: &str) -> Answer {
+    send(app, Request::get(path).body(Body::empty()).unwrap()).await
+}
+
+pub async fn post_bundle(app: &Router, bytes: Vec<u8>) -> Answer {
+    let request = Request::post("/api/v1/submissions")
+        .header(header::CONTENT_TYPE, "application/gzip")
+        .body(Body::from(bytes))
+        .unwrap();
+    send(app, request).await
+}
