@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use store::{Ingested, LeaderboardFilter, Store};
 
 use crate::error::ApiError;
+use crate::metrics::IngestResult;
 
 /// What every handler shares.
 #[derive(Debug)]
@@ -24,6 +25,9 @@ pub struct AppState {
     pub limits: bundle::Limits,
     /// Task id → name, from the task cards.
     pub tasks: BTreeMap<String, String>,
+    /// `REXBENCH_ADMIN_TOKEN`: enables the admin endpoints.
+    pub admin_token: Option<String>,
+    pub metrics: crate::metrics::Metrics,
 }
 
 pub type Shared = Arc<AppState>;
@@ -48,7 +52,16 @@ pub async fn submit(State(app): State<Shared>, headers: HeaderMap, body: Body) -
 
     let stream = body.into_data_stream().map_err(io::Error::other);
     let reader = tokio_util::io::SyncIoBridge::new(tokio_util::io::StreamReader::new(stream));
-    let result = ingest(&app, reader).await?;
+    let started = std::time::Instant::now();
+    let outcome = ingest(&app, reader).await;
+    let measured = match &outcome {
+        Ok(Ingested::Stored { .. }) => IngestResult::Stored,
+        Ok(Ingested::AlreadyStored { .. }) => IngestResult::AlreadyStored,
+        Err(e) if e.status.is_server_error() => IngestResult::Failed,
+        Err(_) => IngestResult::Refused,
+    };
+    app.metrics.ingest(measured, started.elapsed());
+    let result = outcome?;
     let status = match result {
         Ingested::Stored { .. } => StatusCode::CREATED,
         Ingested::AlreadyStored { .. } => StatusCode::OK,

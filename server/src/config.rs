@@ -17,6 +17,8 @@ pub struct Config {
     pub tasks_dir: PathBuf,
     /// Size limits for submitted bundles (spec §7 defaults).
     pub limits: bundle::Limits,
+    /// `REXBENCH_ADMIN_TOKEN`: the bearer token for the admin endpoints; unset, they are off.
+    pub admin_token: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +44,7 @@ impl Config {
             blob_dir: get("REXBENCH_BLOBS").unwrap_or_else(|| "data/blobs".to_owned()).into(),
             tasks_dir: get("REXBENCH_TASKS").unwrap_or_else(|| "tasks".to_owned()).into(),
             limits: bundle::Limits::default(),
+            admin_token: get("REXBENCH_ADMIN_TOKEN").filter(|t| !t.is_empty()),
         })
     }
 }

@@ -1,12 +1,14 @@
 //! The RExBench leaderboard server: the Leptos pages, the JSON API, the ingest endpoint,
 //! artifacts, static assets and health checks, behind one axum router.
 
+mod admin;
 mod api;
 mod assets;
 pub mod cli;
 mod config;
 mod demo;
 mod error;
+mod metrics;
 mod pages;
 
 use std::collections::BTreeMap;
@@ -51,7 +53,13 @@ pub async fn open_state(config: &Config) -> Result<AppState, String> {
         .into_iter()
         .map(|(id, card)| (id, card.name))
         .collect();
-    Ok(AppState { store, limits: config.limits, tasks })
+    Ok(AppState {
+        store,
+        limits: config.limits,
+        tasks,
+        admin_token: config.admin_token.clone(),
+        metrics: Default::default(),
+    })
 }
 
 /// The whole application as a router, ready to serve or to drive in tests.
@@ -66,17 +74,22 @@ pub fn build_app(state: AppState) -> Router {
         .route("/tasks/{id}", get(api::task))
         .route("/runs/{id}", get(api::run))
         .route("/changes", get(api::changes))
+        .route("/admin/keys", get(admin::list_keys).post(admin::add_key))
+        .route("/admin/keys/{keyid}/revoke", post(admin::revoke_key))
         .fallback(api::api_not_found);
+    let shared = Arc::new(state);
     Router::new()
         .nest("/api/v1", api)
         .route("/leaderboard.csv", get(api::leaderboard_csv))
         .route("/artifacts/{digest}", get(api::artifact))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(api::readyz))
+        .route("/metrics", get(metrics::metrics))
         .merge(assets::router())
         .leptos_routes_with_handler(routes, pages::render)
         .fallback(pages::render)
-        .with_state(ServerState { app: Arc::new(state), leptos: options })
+        .layer(axum::middleware::from_fn_with_state(shared.clone(), metrics::count_requests))
+        .with_state(ServerState { app: shared, leptos: options })
         .layer(TraceLayer::new_for_http())
 }
 

@@ -223,3 +223,88 @@ async fn the_read_api_and_artifacts() {
     })
     .await;
 }
+
+fn admin(method: &str, path: &str, token: Option<&str>, body: Option<Value>) -> Request<Body> {
+    let mut r = Request::builder().method(method).uri(path).header(header::CONTENT_TYPE, "application/json");
+    if let Some(t) = token {
+        r = r.header(header::AUTHORIZATION, format!("Bearer {t}"));
+    }
+    r.body(body.map(|b| Body::from(b.to_string())).unwrap_or_default()).unwrap()
+}
+
+#[tokio::test]
+async fn admin_over_http_needs_the_token_and_is_off_without_one() {
+    for_each_backend(|backend, blobs| async move {
+        let app = server::build_app(state(&backend, &blobs).await);
+        let key = SecretKey::generate().public_key();
+        let new = json!({"public_key": key.to_pem(), "owner": "Team A", "tier": "submitter"});
+        let answer = send(&app, admin("POST", "/api/v1/admin/keys", None, Some(new.clone()))).await;
+        assert_eq!((answer.status, answer.code().as_str()), (StatusCode::UNAUTHORIZED, "admin_unauthorized"));
+        let answer =
+            send(&app, admin("POST", "/api/v1/admin/keys", Some("s3cret-tokem"), Some(new.clone()))).await;
+        assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+        let answer =
+            send(&app, admin("POST", "/api/v1/admin/keys", Some("s3cret-token"), Some(new.clone()))).await;
+        assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.json());
+        assert_eq!(answer.json()["key"]["keyid"], json!(key.keyid().to_hex()));
+        let again = send(&app, admin("POST", "/api/v1/admin/keys", Some("s3cret-token"), Some(new))).await;
+        assert_eq!((again.status, again.code().as_str()), (StatusCode::CONFLICT, "key_exists"));
+        let bad = json!({"public_key": "not a key", "owner": "x", "tier": "submitter"});
+        let answer = send(&app, admin("POST", "/api/v1/admin/keys", Some("s3cret-token"), Some(bad))).await;
+        assert_eq!(
+            (answer.status, answer.code().as_str()),
+            (StatusCode::UNPROCESSABLE_ENTITY, "invalid_public_key")
+        );
+        let bad = json!({"public_key": key.to_pem(), "owner": "x", "tier": "admin"});
+        assert_eq!(
+            send(&app, admin("POST", "/api/v1/admin/keys", Some("s3cret-token"), Some(bad))).await.code(),
+            "invalid_tier"
+        );
+
+        let list = send(&app, admin("GET", "/api/v1/admin/keys", Some("s3cret-token"), None)).await.json();
+        assert_eq!(list["keys"].as_array().unwrap().len(), 1);
+        let path = format!("/api/v1/admin/keys/{}/revoke", key.keyid());
+        let revoked = send(&app, admin("POST", &path, Some("s3cret-token"), None)).await.json();
+        assert!(revoked["key"]["revoked_at"].is_string());
+        let path = format!("/api/v1/admin/keys/{}/revoke", "0".repeat(64));
+        assert_eq!(
+            send(&app, admin("POST", &path, Some("s3cret-token"), None)).await.status,
+            StatusCode::NOT_FOUND
+        );
+
+        let mut off = state(&backend, &blobs).await;
+        off.admin_token = None;
+        let app = server::build_app(off);
+        let answer = send(&app, admin("GET", "/api/v1/admin/keys", Some("s3cret-token"), None)).await;
+        assert_eq!((answer.status, answer.code().as_str()), (StatusCode::NOT_FOUND, "admin_disabled"));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn metrics_count_requests_and_ingests() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = store::Backend::Sqlite { path: dir.path().join("db") };
+    let state = state(&backend, &dir.path().join("blobs")).await;
+    let key =
+        PublicKey::from_pem(&fs::read_to_string(vectors().join("test-key/key.pub.pem")).unwrap()).unwrap();
+    state.store.add_key(&key, "conformance", Tier::Submitter).await.unwrap();
+    let app = server::build_app(state);
+    post_bundle(&app, fs::read(vectors().join("valid-basic.tar.gz")).unwrap()).await;
+    post_bundle(&app, fs::read(vectors().join("valid-basic.tar.gz")).unwrap()).await;
+    post_bundle(&app, fs::read(vectors().join("bad-hint.tar.gz")).unwrap()).await;
+    get(&app, "/nope").await;
+    let answer = get(&app, "/metrics").await;
+    assert_eq!(answer.header(header::CONTENT_TYPE), "text/plain; version=0.0.4; charset=utf-8");
+    let text = String::from_utf8(answer.body).unwrap();
+    for line in [
+        "rexbench_ingests_total{result=\"stored\"} 1",
+        "rexbench_ingests_total{result=\"already_stored\"} 1",
+        "rexbench_ingests_total{result=\"refused\"} 1",
+        "rexbench_ingest_duration_seconds_count 3",
+        "rexbench_http_requests_total{status=\"2xx\"} 2",
+        "rexbench_http_requests_total{status=\"4xx\"} 2",
+    ] {
+        assert!(text.lines().any(|l| l == line), "missing `{line}` in\n{text}");
+    }
+}

@@ -31,7 +31,13 @@ pub async fn state(backend: &Backend, blobs: &Path) -> AppState {
         .into_iter()
         .map(|(id, c)| (id, c.name))
         .collect();
-    AppState { store, limits: bundle::Limits::default(), tasks }
+    AppState {
+        store,
+        limits: bundle::Limits::default(),
+        tasks,
+        admin_token: Some("s3cret-token".into()),
+        metrics: Default::default(),
+    }
 }
 
 pub async fn app_on_sqlite() -> (Router, tempfile::TempDir) {
