@@ -4,4 +4,5 @@
 mod api;
 mod harness;
 mod pages;
+mod process;
 mod submit;

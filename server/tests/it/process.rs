@@ -1,0 +1,281 @@
+//! The server as a real process, on real sockets: killed with SIGKILL while ingests
+//! are in flight, and loaded by concurrent submitters and readers.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bundle::SecretKey;
+use serde_json::json;
+use store::testing::for_each_backend;
+use store::{Backend, LeaderboardFilter, Store, Tier};
+
+/// A server process on a free port of 127.0.0.1.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+fn database_url(backend: &Backend) -> String {
+    match backend {
+        Backend::Sqlite { path } => format!("sqlite://{}", path.display()),
+        Backend::Postgres { url } => url.clone(),
+    }
+}
+
+impl Server {
+    fn start(backend: &Backend, blobs: &Path) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(env!("CARGO_BIN_EXE_rexbench-server"))
+            .arg("serve")
+            .env("DATABASE_URL", database_url(backend))
+            .env("REXBENCH_BLOBS", blobs)
+            .env("REXBENCH_ADDR", format!("127.0.0.1:{port}"))
+            .env("REXBENCH_TASKS", crate::harness::repo().join("tasks"))
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let url = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while ureq::get(&format!("{url}/readyz")).call().is_err() {
+            assert!(Instant::now() < deadline, "the server did not become ready");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Server { child, url }
+    }
+
+    fn kill(mut self) {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A bundle of `runs` runs with a few KB of artifacts each, written to `dir`.
+fn bundle_file(key: &SecretKey, agent: &str, runs: u32, dir: &Path) -> std::path::PathBuf {
+    let manifest: bundle::Manifest = serde_json::from_value(json!({
+        "schema": "rexbench.manifest/v1", "created_at": "2026-11-20T12:00:00Z",
+        "benchmark": {"name": "RExBench", "version": "1.0", "task_set_digest": "ab".repeat(32)},
+        "runner": {"name": "t", "version": "1"}, "provenance": {"kind": "evaluated"},
+        "agent": {"id": agent, "framework": "F", "model": "M"}, "runs": [],
+    }))
+    .unwrap();
+    let mut b = bundle::BundleBuilder::new(manifest);
+    for i in 0..runs {
+        let task = bundle::REXBENCH_TASKS[(i % 12) as usize];
+        let log = b.add_bytes(format!("{agent} run {i}\n").repeat(200).into_bytes(), "text/plain");
+        b.manifest_mut().runs.push(bundle::Run {
+            task: task.into(),
+            hint: bundle::Hint::ALL[(i / 12 % 3) as usize],
+            attempt: i / 36 + 1,
+            outcome: if i % 3 == 0 { bundle::Outcome::Success } else { bundle::Outcome::WrongResult },
+            error_type: None,
+            file_recall: Some(0.5),
+            files_changed: None,
+            duration_s: Some(1.0),
+            cost_usd: None,
+            metrics: Default::default(),
+            artifacts: [("agent_log".to_owned(), log.to_hex())].into(),
+        });
+    }
+    let path = dir.join(format!("{agent}.tar.gz"));
+    b.write(&[key], std::fs::File::create(&path).unwrap()).unwrap();
+    path
+}
+
+/// Every submission the store holds is whole: its runs, aggregates and blobs.
+async fn assert_consistent(store: &Store, acknowledged: &BTreeSet<String>) {
+    let mut held = BTreeSet::new();
+    for row in store.leaderboard(&LeaderboardFilter::default()).await.unwrap() {
+        let agent = store.agent(&row.agent_id).await.unwrap().unwrap();
+        for s in &agent.submissions {
+            held.insert(s.bundle_id.clone());
+            let runs = store.runs_of(&s.bundle_id, None, None).await.unwrap();
+            assert_eq!(runs.len() as i64, s.run_count, "{}: partial runs", s.bundle_id);
+            let counted: i64 = row.by_hint.values().map(|r| r.runs).sum();
+            assert_eq!(counted, s.run_count, "{}: partial aggregates", s.bundle_id);
+            for run in runs.iter().take(3) {
+                for a in store.run(run.id).await.unwrap().unwrap().artifacts {
+                    let path = store.blobs().path(&bundle::Digest::from_hex(&a.digest).unwrap());
+                    assert_eq!(
+                        std::fs::metadata(&path).map(|m| m.len() as i64).ok(),
+                        Some(a.size),
+                        "{}: blob",
+                        a.digest
+                    );
+                }
+            }
+        }
+    }
+    let lost: Vec<_> = acknowledged.difference(&held).collect();
+    assert!(lost.is_empty(), "acknowledged bundles lost: {lost:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigkill_during_ingests_loses_nothing_acknowledged_and_leaves_nothing_partial() {
+    for_each_backend(|backend, blobs| async move {
+        let key = SecretKey::generate();
+        let store = Store::open(&backend, &blobs).await.unwrap();
+        store.add_key(&key.public_key(), "load", Tier::Submitter).await.unwrap();
+        let files = tempfile::tempdir().unwrap();
+        let bundles: Vec<_> =
+            (0..40).map(|i| bundle_file(&key, &format!("agent-{i:02}"), 180, files.path())).collect();
+
+        let server = Server::start(&backend, &blobs);
+        let acknowledged = Arc::new(Mutex::new(BTreeSet::new()));
+        let next = Arc::new(AtomicUsize::new(0));
+        let mut workers = Vec::new();
+        for _ in 0..4 {
+            let (url, bundles, acknowledged, next) =
+                (server.url.clone(), bundles.clone(), acknowledged.clone(), next.clone());
+            workers.push(std::thread::spawn(move || {
+                while let Some(path) = bundles.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    match runner::submit::submit(path, &url) {
+                        Ok(runner::submit::Verdict::Accepted { body, .. }) => {
+                            acknowledged
+                                .lock()
+                                .unwrap()
+                                .insert(body["bundle_id"].as_str().unwrap().to_owned());
+                        }
+                        Ok(other) => panic!("refused: {other:?}"),
+                        Err(_) => return, // the server died under us: not acknowledged
+                    }
+                }
+            }));
+        }
+        // Kill once some, but not all, bundles are in.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while acknowledged.lock().unwrap().len() < 5 {
+            assert!(Instant::now() < deadline);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        server.kill();
+        for w in workers {
+            w.join().unwrap();
+        }
+        let acknowledged = acknowledged.lock().unwrap().clone();
+        assert!(acknowledged.len() < bundles.len(), "the kill came too late to test anything");
+
+        // Restart: the server recovers by itself, and everything acknowledged is whole.
+        let server = Server::start(&backend, &blobs);
+        assert_consistent(&store, &acknowledged).await;
+        // What was cut off can simply be sent again.
+        for path in &bundles {
+            assert!(matches!(
+                runner::submit::submit(path, &server.url).unwrap(),
+                runner::submit::Verdict::Accepted { .. }
+            ));
+        }
+        let all: BTreeSet<String> = store
+            .leaderboard(&LeaderboardFilter::default())
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.bundle_id)
+            .collect();
+        assert_eq!(all.len(), bundles.len());
+        assert_consistent(&store, &all).await;
+        server.kill();
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn twenty_submitters_and_a_hundred_readers_for_thirty_seconds() {
+    for_each_backend(|backend, blobs| async move {
+        let key = SecretKey::generate();
+        let store = Store::open(&backend, &blobs).await.unwrap();
+        store.add_key(&key.public_key(), "load", Tier::Submitter).await.unwrap();
+        let files = tempfile::tempdir().unwrap();
+        let server = Server::start(&backend, &blobs);
+        let stop = Arc::new(AtomicBool::new(false));
+        let acknowledged = Arc::new(Mutex::new(BTreeSet::new()));
+        let errors = Arc::new(Mutex::new(Vec::<String>::new()));
+        let reads = Arc::new(AtomicUsize::new(0));
+        let mut threads = Vec::new();
+        for s in 0..20 {
+            let path = files.path().join(format!("s{s}"));
+            std::fs::create_dir_all(&path).unwrap();
+            let (url, stop, acknowledged, errors, key) = (
+                server.url.clone(),
+                stop.clone(),
+                acknowledged.clone(),
+                errors.clone(),
+                SecretKey::from_pem(&key.to_pem()).unwrap(),
+            );
+            threads.push(std::thread::spawn(move || {
+                let mut n = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    let file = bundle_file(&key, &format!("load-{s:02}-{n:04}"), 36, &path);
+                    n += 1;
+                    match runner::submit::submit(&file, &url) {
+                        Ok(runner::submit::Verdict::Accepted { body, .. }) => {
+                            acknowledged
+                                .lock()
+                                .unwrap()
+                                .insert(body["bundle_id"].as_str().unwrap().to_owned());
+                        }
+                        other => errors.lock().unwrap().push(format!("submit: {other:?}")),
+                    }
+                }
+            }));
+        }
+        for r in 0..100 {
+            let (url, stop, errors, reads) =
+                (server.url.clone(), stop.clone(), errors.clone(), reads.clone());
+            threads.push(std::thread::spawn(move || {
+                let agent: ureq::Agent =
+                    ureq::Agent::config_builder().http_status_as_error(false).build().into();
+                let paths =
+                    ["/api/v1/leaderboard", "/leaderboard.csv", "/api/v1/changes", "/api/v1/tasks", "/"];
+                while !stop.load(Ordering::Relaxed) {
+                    let path = paths[r % paths.len()];
+                    match agent.get(&format!("{url}{path}")).call() {
+                        Ok(mut resp) if resp.status().as_u16() < 500 => {
+                            let _ = resp.body_mut().read_to_vec();
+                            reads.fetch_add(1, Ordering::Relaxed);
+                        }
+                        other => errors
+                            .lock()
+                            .unwrap()
+                            .push(format!("GET {path}: {:?}", other.map(|r| r.status()))),
+                    }
+                }
+            }));
+        }
+        std::thread::sleep(Duration::from_secs(30));
+        stop.store(true, Ordering::Relaxed);
+        for t in threads {
+            t.join().unwrap();
+        }
+        let errors = errors.lock().unwrap().clone();
+        assert!(errors.is_empty(), "{} failures, e.g. {:?}", errors.len(), &errors[..errors.len().min(5)]);
+        let acknowledged = acknowledged.lock().unwrap().clone();
+        assert!(acknowledged.len() >= 20, "only {} bundles went in", acknowledged.len());
+        assert!(reads.load(Ordering::Relaxed) >= 100);
+        server.kill();
+        assert_consistent(&store, &acknowledged).await;
+        eprintln!(
+            "{}: {} bundles ingested, {} reads",
+            database_url(&backend).split(':').next().unwrap(),
+            acknowledged.len(),
+            reads.load(Ordering::Relaxed)
+        );
+    })
+    .await;
+}
