@@ -8,7 +8,10 @@ import random
 import sys
 
 out, target_mb = sys.argv[1], int(sys.argv[2])
-rng = random.Random(20261120)
+# With a run count, exactly that many runs share the target size; without, runs of about
+# 3.2 MB each until the target is reached.
+runs_wanted = int(sys.argv[3]) if len(sys.argv) > 3 else None
+rng = random.Random(int(os.environ.get("SEED", "20261120")))
 tasks = ["checkeval", "cogs", "entity-tracking-multimodal", "explain-then-translate", "implicit-ins",
          "mission-impossible", "othello", "re-reading", "reasoning-or-reciting", "tree-of-thoughts",
          "varierr-nli", "winodict"]
@@ -50,13 +53,14 @@ with open(os.path.join(out, "evaluation.json"), "w") as f:
 
 total, target = 0, target_mb * 1_000_000
 hints = ["none", "hints", "detailed"]
+scale = target / runs_wanted / 3_240_000 if runs_wanted else 1.0
 i = 0
-while total < target:
+while (i < runs_wanted) if runs_wanted else (total < target):
     task, hint, attempt = tasks[i % 12], hints[i // 12 % 3], i // 36 + 1
     d = os.path.join(out, "runs", task, hint, str(attempt))
     os.makedirs(d, exist_ok=True)
-    files = {"patch.diff": patch_text(40_000), "agent_log.txt": log_text(2_000_000),
-             "stdout.txt": log_text(900_000), "stderr.txt": log_text(300_000)}
+    files = {"patch.diff": patch_text(int(40_000 * scale)), "agent_log.txt": log_text(int(2_000_000 * scale)),
+             "stdout.txt": log_text(int(900_000 * scale)), "stderr.txt": log_text(int(300_000 * scale))}
     for name, text in files.items():
         with open(os.path.join(d, name), "w") as f:
             f.write(text)

@@ -107,13 +107,17 @@ impl Staging {
     /// before it commits: a crash after this leaves blobs without rows (garbage), never
     /// rows without blobs.
     pub fn publish(self) -> io::Result<()> {
+        let mut dirs = std::collections::BTreeSet::new();
         for (digest, tmp) in self.staged {
             let dest = self.blobs.path(&digest);
-            fs::create_dir_all(dest.parent().expect("has a parent"))?;
+            let dir = dest.parent().expect("has a parent").to_owned();
+            fs::create_dir_all(&dir)?;
             tmp.persist(&dest).map_err(|e| e.error)?;
-            if let Some(dir) = dest.parent() {
-                File::open(dir)?.sync_all()?;
-            }
+            dirs.insert(dir);
+        }
+        // The renames are durable once their directories are.
+        for dir in dirs {
+            File::open(dir)?.sync_all()?;
         }
         Ok(())
     }
