@@ -8,7 +8,7 @@ use sqlx::{Any, Row, Transaction};
 
 use crate::blobs::Staging;
 use crate::error::StoreError;
-use crate::keys::{KeyRecord, Tier};
+use crate::keys::{COLUMNS, KeyRecord, Tier, record};
 use crate::{Store, now};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -221,26 +221,15 @@ impl Store {
             if *status != SignatureStatus::Verified {
                 continue;
             }
-            let row = sqlx::query(&self.sql(
-                "SELECT keyid, owner, tier, added_at, revoked_at, public_key FROM keys WHERE keyid = ?",
-            ))
-            .bind(keyid)
-            .fetch_optional(&mut **tx)
-            .await?
-            .ok_or_else(|| StoreError::UnknownKey(keyid.clone()))?;
-            let revoked_at: Option<String> = row.try_get("revoked_at")?;
-            if let Some(at) = revoked_at {
-                return Err(StoreError::RevokedKey(keyid.clone(), at));
+            let row = sqlx::query(&self.sql(&format!("SELECT {COLUMNS} FROM keys WHERE keyid = ?")))
+                .bind(keyid)
+                .fetch_optional(&mut **tx)
+                .await?
+                .ok_or_else(|| StoreError::UnknownKey(keyid.clone()))?;
+            let record = record(&row)?;
+            if let Some(at) = &record.revoked_at {
+                return Err(StoreError::RevokedKey(keyid.clone(), at.clone()));
             }
-            let tier: String = row.try_get("tier")?;
-            let record = KeyRecord {
-                keyid: keyid.clone(),
-                owner: row.try_get("owner")?,
-                tier: tier.parse().map_err(|_| StoreError::BadKey(keyid.clone()))?,
-                added_at: row.try_get("added_at")?,
-                revoked_at: None,
-                public_key: row.try_get("public_key")?,
-            };
             if best.as_ref().is_none_or(|b| b.tier != Tier::Maintainer && record.tier == Tier::Maintainer) {
                 best = Some(record);
             }

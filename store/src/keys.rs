@@ -64,7 +64,7 @@ pub struct KeyRecord {
     pub public_key: String,
 }
 
-fn record(row: &sqlx::any::AnyRow) -> Result<KeyRecord, StoreError> {
+pub(crate) fn record(row: &sqlx::any::AnyRow) -> Result<KeyRecord, StoreError> {
     let tier: String = row.try_get("tier")?;
     let keyid: String = row.try_get("keyid")?;
     Ok(KeyRecord {
@@ -77,7 +77,7 @@ fn record(row: &sqlx::any::AnyRow) -> Result<KeyRecord, StoreError> {
     })
 }
 
-const COLUMNS: &str = "keyid, owner, tier, added_at, revoked_at, public_key";
+pub(crate) const COLUMNS: &str = "keyid, owner, tier, added_at, revoked_at, public_key";
 
 impl Store {
     pub async fn add_key(&self, key: &PublicKey, owner: &str, tier: Tier) -> Result<KeyRecord, StoreError> {
