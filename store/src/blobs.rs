@@ -1,5 +1,6 @@
 //! Where artifact bytes live: a directory, one file per digest (`ab/abcdef…`). A blob is
-//! written to `tmp/` and fsynced, and moved into place only once its bundle verified;
+//! written to `tmp/`, and moved into place and flushed to disk only once its bundle
+//! verified;
 //! files in `tmp/`, and blobs no row refers to, are garbage that `collect_garbage`
 //! removes.
 
@@ -74,12 +75,29 @@ impl Blobs {
     }
 }
 
+/// Makes the blobs just placed, bytes and names, survive a power cut before the
+/// transaction that refers to them commits. On Linux one flush of the file system
+/// does it for all of them; elsewhere, each file and its directory.
+#[cfg(target_os = "linux")]
+fn durable(root: &Path, _placed: &[PathBuf]) -> io::Result<()> {
+    nix::unistd::syncfs(File::open(root)?).map_err(io::Error::from)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn durable(_root: &Path, placed: &[PathBuf]) -> io::Result<()> {
+    for path in placed {
+        File::open(path)?.sync_all()?;
+        File::open(path.parent().expect("has a parent"))?.sync_all()?;
+    }
+    Ok(())
+}
+
 fn older_than(path: &Path, age: Duration) -> io::Result<bool> {
     let modified = fs::metadata(path)?.modified()?;
     Ok(SystemTime::now().duration_since(modified).unwrap_or_default() >= age)
 }
 
-/// The artifacts of one bundle, written and fsynced under `tmp/`. Dropped without
+/// The artifacts of one bundle, written under `tmp/`. Dropped without
 /// [`Staging::publish`], they are deleted.
 #[derive(Debug)]
 pub struct Staging {
@@ -96,7 +114,6 @@ impl ArtifactSink for Staging {
         let mut tmp = tempfile::NamedTempFile::new_in(self.blobs.root.join("tmp"))?;
         io::copy(content, &mut tmp)?;
         tmp.flush()?;
-        tmp.as_file().sync_all()?;
         self.staged.push((*digest, tmp.into_temp_path()));
         Ok(())
     }
@@ -107,18 +124,16 @@ impl Staging {
     /// before it commits: a crash after this leaves blobs without rows (garbage), never
     /// rows without blobs.
     pub fn publish(self) -> io::Result<()> {
-        let mut dirs = std::collections::BTreeSet::new();
+        if self.staged.is_empty() {
+            return Ok(());
+        }
+        let mut placed = Vec::with_capacity(self.staged.len());
         for (digest, tmp) in self.staged {
             let dest = self.blobs.path(&digest);
-            let dir = dest.parent().expect("has a parent").to_owned();
-            fs::create_dir_all(&dir)?;
+            fs::create_dir_all(dest.parent().expect("has a parent"))?;
             tmp.persist(&dest).map_err(|e| e.error)?;
-            dirs.insert(dir);
+            placed.push(dest);
         }
-        // The renames are durable once their directories are.
-        for dir in dirs {
-            File::open(dir)?.sync_all()?;
-        }
-        Ok(())
+        durable(&self.blobs.root, &placed)
     }
 }
