@@ -1,8 +1,7 @@
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
-/// `/`: what the site is. The leaderboard itself fills this page once results are
-/// ingested.
+/// `/`: what the site is, and where its results are.
 #[component]
 pub(crate) fn HomePage() -> impl IntoView {
     view! {
@@ -19,7 +18,15 @@ pub(crate) fn HomePage() -> impl IntoView {
                 "every agent runs every task 5 times with no hints, with hints, and with detailed hints, "
                 "and a run succeeds when its experiment reproduces the gold results."
             </p>
-            <p class="empty">"No results have been ingested yet."</p>
+            <p>
+                "The results are served as "
+                <a href="/api/v1/leaderboard">"JSON"</a>
+                " and as "
+                <a href="/leaderboard.csv">"CSV"</a>
+                "; the change log is at "
+                <a href="/api/v1/changes">"/api/v1/changes"</a>
+                "."
+            </p>
         </section>
     }
 }

@@ -29,6 +29,7 @@ async fn home_page_is_rendered_on_the_server_without_scripts() {
     assert!(body.contains("<title>RExBench leaderboard</title>"), "{body}");
     assert!(body.contains(r#"<meta name="description""#), "{body}");
     assert!(body.contains(r#"href="/style/main.css""#), "{body}");
+    assert!(body.contains(r#"<a href="/leaderboard.csv">CSV</a>"#), "{body}");
     assert!(!body.contains("<script"), "pages must not need JavaScript: {body}");
 }
 
