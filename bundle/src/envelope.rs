@@ -117,11 +117,7 @@ impl Envelope {
             }
         }
         if !statuses.contains(&SignatureStatus::Verified) {
-            let keyids = if self.signatures.is_empty() {
-                "nobody".to_owned()
-            } else {
-                self.signatures.iter().map(|s| s.keyid.as_str()).collect::<Vec<_>>().join(", ")
-            };
+            let keyids = self.signatures.iter().map(|s| s.keyid.clone()).collect();
             return Err(BundleError::NoTrustedSignature { keyids });
         }
         Ok(statuses)

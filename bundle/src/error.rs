@@ -101,8 +101,8 @@ pub enum BundleError {
     PayloadTypeMismatch { found: String },
     #[error("the envelope's payload is not standard base64 with padding")]
     PayloadNotBase64,
-    #[error("no signature is by a trusted key (signed by: {keyids})")]
-    NoTrustedSignature { keyids: String },
+    #[error("no signature is by a trusted key (signed by: {})", signers(keyids))]
+    NoTrustedSignature { keyids: Vec<String> },
     #[error("the signature by trusted key {keyid} does not verify: the bundle was altered after signing")]
     SignatureInvalid { keyid: String },
 
@@ -316,6 +316,10 @@ impl BundleError {
             _ => ErrorClass::Content,
         }
     }
+}
+
+fn signers(keyids: &[String]) -> String {
+    if keyids.is_empty() { "nobody".to_owned() } else { keyids.join(", ") }
 }
 
 impl From<std::io::Error> for BundleError {

@@ -253,8 +253,7 @@ fn rfc3339(arg: Option<String>) -> Result<String, String> {
         Some(t) => OffsetDateTime::parse(&t, &Rfc3339).map_err(|e| format!("--created-at `{t}`: {e}"))?,
         None => OffsetDateTime::now_utc(),
     };
-    let t = t.to_offset(time::UtcOffset::UTC).replace_nanosecond(0).expect("0 is a valid nanosecond");
-    Ok(t.format(&Rfc3339).expect("a UTC time formats as RFC 3339"))
+    Ok(pack::timestamp(t))
 }
 
 fn report(verifier: &Verifier, path: &Path, verdict: &str, json: bool) -> Result<ExitCode, String> {

@@ -34,6 +34,13 @@ pub struct Packed {
     pub artifacts: usize,
 }
 
+/// A bundle's `created_at`: `t` in UTC, to the second, as RFC 3339.
+pub fn timestamp(t: time::OffsetDateTime) -> String {
+    use time::format_description::well_known::Rfc3339;
+    let t = t.to_offset(time::UtcOffset::UTC).replace_nanosecond(0).expect("0 is a valid nanosecond");
+    t.format(&Rfc3339).expect("a UTC time formats as RFC 3339")
+}
+
 /// Reads the agent file (TOML with the manifest's agent fields).
 pub fn read_agent(path: &Path) -> Result<Agent, PackError> {
     let text = fs::read_to_string(path).map_err(|source| PackError::Io { path: path.to_owned(), source })?;

@@ -107,7 +107,7 @@ pub async fn ingest(app: &AppState, reader: impl io::Read + Send + 'static) -> R
 /// when that is why.
 async fn revoked_or(store: &Store, e: BundleError) -> ApiError {
     if let BundleError::NoTrustedSignature { keyids } = &e {
-        for keyid in keyids.split(", ") {
+        for keyid in keyids {
             if let Ok(key) = store.key(keyid).await
                 && let Some(at) = key.revoked_at
             {

@@ -71,7 +71,14 @@ pub async fn seed_demo(app: &AppState, tasks_dir: &Path) -> Result<Option<Seeded
         url: Some("https://github.com/rexbench/leaderboard/tree/main/tasks/examples".into()),
     };
     let path = work.path().join("example-agent.rexb.tar.gz");
-    runner::pack::pack(&results, agent, &[&submitter], &now(), &path).map_err(|e| e.to_string())?;
+    runner::pack::pack(
+        &results,
+        agent,
+        &[&submitter],
+        &runner::pack::timestamp(time::OffsetDateTime::now_utc()),
+        &path,
+    )
+    .map_err(|e| e.to_string())?;
     ingest_file(app, &path).await?;
     Ok(Some(Seeded { published: imported.len(), evaluated: 1 }))
 }
@@ -82,10 +89,4 @@ pub async fn ingest_file(app: &AppState, path: &Path) -> Result<store::Ingested,
     ingest(app, BufReader::new(file))
         .await
         .map_err(|e| format!("{}: {}: {}", path.display(), e.code, e.message))
-}
-
-fn now() -> String {
-    use time::format_description::well_known::Rfc3339;
-    let t = time::OffsetDateTime::now_utc();
-    t.replace_nanosecond(0).expect("valid").format(&Rfc3339).expect("formats")
 }

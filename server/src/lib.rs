@@ -64,6 +64,10 @@ pub async fn open_state(config: &Config) -> Result<AppState, String> {
 
 /// The whole application as a router, ready to serve or to drive in tests.
 pub fn build_app(state: AppState) -> Router {
+    router(Arc::new(state))
+}
+
+fn router(shared: api::Shared) -> Router {
     let options = LeptosOptions::builder().output_name("rexbench").build();
     let routes = generate_route_list(app::App);
     let api = Router::new()
@@ -77,7 +81,6 @@ pub fn build_app(state: AppState) -> Router {
         .route("/admin/keys", get(admin::list_keys).post(admin::add_key))
         .route("/admin/keys/{keyid}/revoke", post(admin::revoke_key))
         .fallback(api::api_not_found);
-    let shared = Arc::new(state);
     Router::new()
         .nest("/api/v1", api)
         .route("/leaderboard.csv", get(api::leaderboard_csv))
@@ -95,14 +98,20 @@ pub fn build_app(state: AppState) -> Router {
 
 /// Serves until SIGINT or SIGTERM, then finishes the requests in flight.
 pub async fn serve(config: Config, state: AppState) -> std::io::Result<()> {
-    match state.store.collect_garbage(Duration::from_secs(600)).await {
-        Ok(0) => {}
-        Ok(n) => tracing::info!(removed = n, "collected blobs left by unfinished ingests"),
-        Err(e) => tracing::warn!(error = %e, "could not collect garbage blobs"),
-    }
     let listener = tokio::net::TcpListener::bind(config.addr).await?;
     tracing::info!(addr = %listener.local_addr()?, database = %config.backend, "serving");
-    axum::serve(listener, build_app(state)).with_graceful_shutdown(shutdown_signal()).await
+    let shared = Arc::new(state);
+    // Blobs left by unfinished ingests are collected in the background: a large blob
+    // store must not delay serving.
+    let background = shared.clone();
+    tokio::spawn(async move {
+        match background.store.collect_garbage(Duration::from_secs(600)).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(removed = n, "collected blobs left by unfinished ingests"),
+            Err(e) => tracing::warn!(error = %e, "could not collect garbage blobs"),
+        }
+    });
+    axum::serve(listener, router(shared)).with_graceful_shutdown(shutdown_signal()).await
 }
 
 async fn shutdown_signal() {
