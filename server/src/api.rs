@@ -257,11 +257,11 @@ pub async fn artifact(State(app): State<Shared>, Path(digest): Path<String>) -> 
     let not_found = || ApiError::not_found(format!("no artifact `{digest}`"));
     let d = Digest::from_hex(&digest).ok_or_else(not_found)?;
     let (size, _) = app.store.artifact(&digest).await?.ok_or_else(not_found)?;
-    let file = tokio::fs::File::open(app.store.blobs().path(&d)).await.map_err(|e| {
-        tracing::error!(digest = %digest, error = %e, "artifact row without its blob");
+    let bytes = app.store.blobs().read(&d).await.map_err(|e| {
+        tracing::error!(digest = %digest, error = %e, "cannot read the blob of a stored artifact");
         ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "the artifact's bytes are missing")
     })?;
-    let body = Body::from_stream(tokio_util::io::ReaderStream::new(file));
+    let body = Body::from_stream(bytes);
     Ok((
         [
             (header::CONTENT_TYPE, "text/plain; charset=utf-8".to_owned()),

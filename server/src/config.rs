@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use store::{Backend, BackendError, DEFAULT_DATABASE_URL};
+use store::{Backend, BackendError, BlobLocation, DEFAULT_DATABASE_URL};
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -11,8 +11,10 @@ pub struct Config {
     pub addr: SocketAddr,
     /// `DATABASE_URL`, default an SQLite file under `./data`.
     pub backend: Backend,
-    /// `REXBENCH_BLOBS`, default `./data/blobs`: where artifact bytes are kept.
-    pub blob_dir: PathBuf,
+    /// `REXBENCH_BLOBS`, default `./data/blobs`: where artifact bytes are kept, a
+    /// directory or `s3://bucket/prefix`; with S3, `REXBENCH_STAGING` (default
+    /// `./data/staging`) is the local directory bundles are staged in while verified.
+    pub blobs: BlobLocation,
     /// `REXBENCH_TASKS`, default `./tasks`: the task cards, for the known task ids.
     pub tasks_dir: PathBuf,
     /// Size limits for submitted bundles (spec §7 defaults).
@@ -41,7 +43,10 @@ impl Config {
         Ok(Config {
             addr,
             backend: Backend::from_url(&url)?,
-            blob_dir: get("REXBENCH_BLOBS").unwrap_or_else(|| "data/blobs".to_owned()).into(),
+            blobs: BlobLocation::parse(
+                &get("REXBENCH_BLOBS").unwrap_or_else(|| "data/blobs".to_owned()),
+                &PathBuf::from(get("REXBENCH_STAGING").unwrap_or_else(|| "data/staging".to_owned())),
+            ),
             tasks_dir: get("REXBENCH_TASKS").unwrap_or_else(|| "tasks".to_owned()).into(),
             limits: bundle::Limits::default(),
             admin_token: get("REXBENCH_ADMIN_TOKEN").filter(|t| !t.is_empty()),
@@ -58,7 +63,13 @@ mod tests {
         let c = Config::from_lookup(|_| None).unwrap();
         assert_eq!(c.addr.to_string(), "127.0.0.1:3000");
         assert_eq!(c.backend, Backend::Sqlite { path: "data/rexbench.db".into() });
-        assert_eq!(c.blob_dir, PathBuf::from("data/blobs"));
+        assert_eq!(c.blobs, BlobLocation::Dir("data/blobs".into()));
+        let c = Config::from_lookup(|k| (k == "REXBENCH_BLOBS").then(|| "s3://results/blobs".to_owned()))
+            .unwrap();
+        assert_eq!(
+            c.blobs,
+            BlobLocation::S3 { url: "s3://results/blobs".into(), staging: "data/staging".into() }
+        );
         let c = Config::from_lookup(|k| (k == "REXBENCH_ADDR").then(|| "0.0.0.0:8080".to_owned())).unwrap();
         assert_eq!(c.addr.port(), 8080);
         let err =

@@ -47,7 +47,8 @@ impl FromRef<ServerState> for LeptosOptions {
 
 /// Opens the store (migrating it), and reads the task cards.
 pub async fn open_state(config: &Config) -> Result<AppState, String> {
-    let store = store::Store::open(&config.backend, &config.blob_dir).await.map_err(|e| e.to_string())?;
+    let blobs = store::Blobs::open(&config.blobs).map_err(|e| format!("blob store {}: {e}", config.blobs))?;
+    let store = store::Store::open_with(&config.backend, blobs).await.map_err(|e| e.to_string())?;
     let tasks: BTreeMap<String, String> = runner::task::load_all(&config.tasks_dir)
         .map_err(|e| format!("reading the task cards: {e}"))?
         .into_iter()

@@ -1,66 +1,184 @@
-//! Where artifact bytes live: a directory, one file per digest (`ab/abcdef…`). A blob is
-//! written to `tmp/`, and moved into place and flushed to disk only once its bundle
-//! verified;
-//! files in `tmp/`, and blobs no row refers to, are garbage that `collect_garbage`
-//! removes.
+//! Where artifact bytes live, content-addressed (`ab/abcdef…`): a local directory (the
+//! default), or an object store such as S3 when several server machines share them.
+//!
+//! Either way a bundle's artifacts are first staged as local files while it is being
+//! verified, and placed only when its transaction is about to commit, so a refused
+//! bundle leaves nothing. A crash between placing and committing leaves blobs no row
+//! refers to; [`crate::Store::collect_garbage`] removes them, and staged files, later.
 
+use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use bundle::{ArtifactInfo, ArtifactSink, Digest};
+use futures::stream::{BoxStream, StreamExt, TryStreamExt};
+use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, ObjectStoreExt};
+
+/// Bytes of a blob as they arrive.
+pub type BlobStream = BoxStream<'static, io::Result<bytes::Bytes>>;
+
+/// Where the blobs are, as configured (`REXBENCH_BLOBS`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlobLocation {
+    /// A local directory; staged files go to its `tmp/`.
+    Dir(PathBuf),
+    /// `s3://bucket[/prefix]`: region, endpoint (for S3-compatible services) and
+    /// credentials come from the usual `AWS_*` variables; staged files go to `staging`.
+    S3 { url: String, staging: PathBuf },
+}
+
+impl BlobLocation {
+    /// `s3://…` names an object store, anything else a directory.
+    pub fn parse(location: &str, staging: &Path) -> BlobLocation {
+        if location.starts_with("s3://") {
+            BlobLocation::S3 { url: location.to_owned(), staging: staging.to_owned() }
+        } else {
+            BlobLocation::Dir(location.into())
+        }
+    }
+}
+
+impl fmt::Display for BlobLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BlobLocation::Dir(dir) => write!(f, "{}", dir.display()),
+            BlobLocation::S3 { url, .. } => f.write_str(url),
+        }
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct Blobs {
-    root: PathBuf,
+    /// Local files of bundles being verified.
+    staging: PathBuf,
+    place: Place,
+}
+
+#[derive(Debug, Clone)]
+enum Place {
+    Dir(PathBuf),
+    Objects(Arc<dyn ObjectStore>),
 }
 
 impl Blobs {
-    pub fn open(root: &Path) -> io::Result<Blobs> {
+    pub fn open(location: &BlobLocation) -> io::Result<Blobs> {
+        match location {
+            BlobLocation::Dir(dir) => Blobs::dir(dir),
+            BlobLocation::S3 { url, staging } => {
+                // Installing the process's TLS provider fails harmlessly if one is set.
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                let s3 = object_store::aws::AmazonS3Builder::from_env()
+                    .with_url(url)
+                    .build()
+                    .map_err(|e| io::Error::other(format!("{url}: {e}")))?;
+                let prefix = url.trim_start_matches("s3://").split_once('/').map_or("", |(_, p)| p);
+                let store: Arc<dyn ObjectStore> = if prefix.trim_matches('/').is_empty() {
+                    Arc::new(s3)
+                } else {
+                    Arc::new(object_store::prefix::PrefixStore::new(s3, prefix.trim_matches('/')))
+                };
+                Blobs::object_store(store, staging)
+            }
+        }
+    }
+
+    /// Blobs in the directory `root`.
+    pub fn dir(root: &Path) -> io::Result<Blobs> {
         fs::create_dir_all(root.join("tmp"))?;
-        Ok(Blobs { root: root.to_owned() })
+        Ok(Blobs { staging: root.join("tmp"), place: Place::Dir(root.to_owned()) })
     }
 
-    pub fn path(&self, digest: &Digest) -> PathBuf {
-        let hex = digest.to_hex();
-        self.root.join(&hex[..2]).join(hex)
+    /// Blobs in `store`, staged in the local directory `staging`.
+    pub fn object_store(store: Arc<dyn ObjectStore>, staging: &Path) -> io::Result<Blobs> {
+        fs::create_dir_all(staging)?;
+        Ok(Blobs { staging: staging.to_owned(), place: Place::Objects(store) })
     }
 
-    pub fn open_blob(&self, digest: &Digest) -> io::Result<File> {
-        File::open(self.path(digest))
+    /// Where staged files are written.
+    pub fn staging_dir(&self) -> &Path {
+        &self.staging
     }
 
-    /// A sink that stages each artifact of one bundle in `tmp/`.
+    /// A sink that stages each artifact of one bundle.
     pub fn stage(&self) -> Staging {
         Staging { blobs: self.clone(), staged: Vec::new() }
     }
 
-    /// The digest of every blob file last written more than `age` ago.
-    pub fn list_older_than(&self, age: Duration) -> io::Result<Vec<Digest>> {
-        let mut out = Vec::new();
-        for dir in fs::read_dir(&self.root)? {
-            let dir = dir?;
-            if dir.file_name() == "tmp" || !dir.file_type()?.is_dir() {
-                continue;
+    /// The bytes of a blob, or `NotFound`.
+    pub async fn read(&self, digest: &Digest) -> io::Result<BlobStream> {
+        match &self.place {
+            Place::Dir(root) => {
+                let file = tokio::fs::File::open(file_path(root, digest)).await?;
+                Ok(tokio_util::io::ReaderStream::new(file).boxed())
             }
-            for f in fs::read_dir(dir.path())? {
-                let f = f?;
-                if !older_than(&f.path(), age)? {
-                    continue;
-                }
-                if let Some(d) = f.file_name().to_str().and_then(Digest::from_hex) {
-                    out.push(d);
-                }
+            Place::Objects(store) => {
+                let got = store.get(&object_path(digest)).await.map_err(io_error)?;
+                Ok(got.into_stream().map_err(io_error).boxed())
             }
         }
-        Ok(out)
+    }
+
+    /// Whether a blob is stored.
+    pub async fn contains(&self, digest: &Digest) -> io::Result<bool> {
+        match &self.place {
+            Place::Dir(root) => tokio::fs::try_exists(file_path(root, digest)).await,
+            Place::Objects(store) => match store.head(&object_path(digest)).await {
+                Ok(_) => Ok(true),
+                Err(object_store::Error::NotFound { .. }) => Ok(false),
+                Err(e) => Err(io_error(e)),
+            },
+        }
+    }
+
+    /// Stores `bytes` directly, outside any ingest: for repairs and tests.
+    pub async fn put(&self, bytes: &[u8]) -> io::Result<Digest> {
+        let digest = Digest::of(bytes);
+        match &self.place {
+            Place::Dir(root) => {
+                let path = file_path(root, &digest);
+                tokio::fs::create_dir_all(path.parent().expect("has a parent")).await?;
+                tokio::fs::write(path, bytes).await?;
+            }
+            Place::Objects(store) => {
+                store.put(&object_path(&digest), bytes.to_vec().into()).await.map_err(io_error)?;
+            }
+        }
+        Ok(digest)
+    }
+
+    /// The digest of every blob last written more than `age` ago.
+    pub async fn list_older_than(&self, age: Duration) -> io::Result<Vec<Digest>> {
+        match &self.place {
+            Place::Dir(root) => {
+                let root = root.clone();
+                tokio::task::spawn_blocking(move || list_dir(&root, age)).await?
+            }
+            Place::Objects(store) => {
+                let cutoff = SystemTime::now() - age;
+                let mut out = Vec::new();
+                let mut listing = store.list(None);
+                while let Some(meta) = listing.next().await {
+                    let meta = meta.map_err(io_error)?;
+                    if SystemTime::from(meta.last_modified) > cutoff {
+                        continue;
+                    }
+                    if let Some(d) = meta.location.filename().and_then(Digest::from_hex) {
+                        out.push(d);
+                    }
+                }
+                Ok(out)
+            }
+        }
     }
 
     /// Removes staged files older than `age`: they belong to ingests that never finished.
     pub fn clear_staging(&self, age: Duration) -> io::Result<usize> {
         let mut n = 0;
-        for f in fs::read_dir(self.root.join("tmp"))? {
+        for f in fs::read_dir(&self.staging)? {
             let path = f?.path();
             if older_than(&path, age)? {
                 fs::remove_file(path)?;
@@ -70,9 +188,49 @@ impl Blobs {
         Ok(n)
     }
 
-    pub fn remove(&self, digest: &Digest) -> io::Result<()> {
-        fs::remove_file(self.path(digest))
+    pub async fn remove(&self, digest: &Digest) -> io::Result<()> {
+        match &self.place {
+            Place::Dir(root) => tokio::fs::remove_file(file_path(root, digest)).await,
+            Place::Objects(store) => store.delete(&object_path(digest)).await.map_err(io_error),
+        }
     }
+}
+
+fn file_path(root: &Path, digest: &Digest) -> PathBuf {
+    let hex = digest.to_hex();
+    root.join(&hex[..2]).join(hex)
+}
+
+fn object_path(digest: &Digest) -> ObjectPath {
+    let hex = digest.to_hex();
+    ObjectPath::from_iter([&hex[..2], &hex])
+}
+
+fn io_error(e: object_store::Error) -> io::Error {
+    match e {
+        object_store::Error::NotFound { .. } => io::Error::new(io::ErrorKind::NotFound, e),
+        e => io::Error::other(e),
+    }
+}
+
+fn list_dir(root: &Path, age: Duration) -> io::Result<Vec<Digest>> {
+    let mut out = Vec::new();
+    for dir in fs::read_dir(root)? {
+        let dir = dir?;
+        if dir.file_name() == "tmp" || !dir.file_type()?.is_dir() {
+            continue;
+        }
+        for f in fs::read_dir(dir.path())? {
+            let f = f?;
+            if !older_than(&f.path(), age)? {
+                continue;
+            }
+            if let Some(d) = f.file_name().to_str().and_then(Digest::from_hex) {
+                out.push(d);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Makes the blobs just placed, bytes and names, survive a power cut before the
@@ -97,7 +255,7 @@ fn older_than(path: &Path, age: Duration) -> io::Result<bool> {
     Ok(SystemTime::now().duration_since(modified).unwrap_or_default() >= age)
 }
 
-/// The artifacts of one bundle, written under `tmp/`. Dropped without
+/// The artifacts of one bundle, staged as local files. Dropped without
 /// [`Staging::publish`], they are deleted.
 #[derive(Debug)]
 pub struct Staging {
@@ -107,11 +265,13 @@ pub struct Staging {
 
 impl ArtifactSink for Staging {
     fn artifact(&mut self, digest: &Digest, _: &ArtifactInfo, content: &mut dyn Read) -> io::Result<()> {
-        if self.blobs.path(digest).is_file() {
+        if let Place::Dir(root) = &self.blobs.place
+            && file_path(root, digest).is_file()
+        {
             // Content-addressed: the same bytes are already stored.
             return io::copy(content, &mut io::sink()).map(drop);
         }
-        let mut tmp = tempfile::NamedTempFile::new_in(self.blobs.root.join("tmp"))?;
+        let mut tmp = tempfile::NamedTempFile::new_in(&self.blobs.staging)?;
         io::copy(content, &mut tmp)?;
         tmp.flush()?;
         self.staged.push((*digest, tmp.into_temp_path()));
@@ -120,20 +280,53 @@ impl ArtifactSink for Staging {
 }
 
 impl Staging {
-    /// Moves every staged blob into place. Called inside the ingest transaction, just
-    /// before it commits: a crash after this leaves blobs without rows (garbage), never
-    /// rows without blobs.
-    pub fn publish(self) -> io::Result<()> {
+    /// Places every staged blob. Called inside the ingest transaction, just before it
+    /// commits: a crash after this leaves blobs without rows (garbage), never rows
+    /// without blobs.
+    pub async fn publish(self) -> io::Result<()> {
         if self.staged.is_empty() {
             return Ok(());
         }
-        let mut placed = Vec::with_capacity(self.staged.len());
-        for (digest, tmp) in self.staged {
-            let dest = self.blobs.path(&digest);
-            fs::create_dir_all(dest.parent().expect("has a parent"))?;
-            tmp.persist(&dest).map_err(|e| e.error)?;
-            placed.push(dest);
+        match self.blobs.place {
+            Place::Dir(root) => {
+                let staged = self.staged;
+                tokio::task::spawn_blocking(move || {
+                    let mut placed = Vec::with_capacity(staged.len());
+                    for (digest, tmp) in staged {
+                        let dest = file_path(&root, &digest);
+                        fs::create_dir_all(dest.parent().expect("has a parent"))?;
+                        tmp.persist(&dest).map_err(|e| e.error)?;
+                        placed.push(dest);
+                    }
+                    durable(&root, &placed)
+                })
+                .await?
+            }
+            Place::Objects(store) => {
+                for (digest, tmp) in self.staged {
+                    let path = object_path(&digest);
+                    match store.head(&path).await {
+                        Ok(_) => continue,
+                        Err(object_store::Error::NotFound { .. }) => {}
+                        Err(e) => return Err(io_error(e)),
+                    }
+                    // Small blobs in one request; large ones as a multipart upload, so
+                    // memory stays bounded whatever the artifact's size.
+                    let mut upload = object_store::buffered::BufWriter::new(store.clone(), path);
+                    let uploaded = async {
+                        let mut file = tokio::fs::File::open(&tmp).await?;
+                        tokio::io::copy(&mut file, &mut upload).await?;
+                        tokio::io::AsyncWriteExt::shutdown(&mut upload).await
+                    }
+                    .await;
+                    if let Err(e) = uploaded {
+                        // An unfinished multipart upload would be billed for, invisibly.
+                        let _ = upload.abort().await;
+                        return Err(e);
+                    }
+                }
+                Ok(())
+            }
         }
-        durable(&self.blobs.root, &placed)
     }
 }

@@ -1,6 +1,6 @@
 //! Recording a verified bundle: everything in one transaction, or nothing.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use bundle::{SignatureStatus, VerifiedBundle};
 use serde::Serialize;
@@ -110,17 +110,72 @@ impl Store {
         .execute(&mut *tx)
         .await?;
 
-        for (digest, info) in &m.artifacts {
-            sqlx::query(&self.sql(
-                "INSERT INTO artifacts (digest, size, media_type, stored_at) VALUES (?, ?, ?, ?) \
-                 ON CONFLICT (digest) DO NOTHING",
-            ))
-            .bind(digest)
-            .bind(info.size as i64)
-            .bind(&info.media_type)
-            .bind(&received_at)
-            .execute(&mut *tx)
-            .await?;
+        let artifacts: Vec<_> = m.artifacts.iter().collect();
+        for chunk in artifacts.chunks(BATCH_ROWS) {
+            let sql = self.insert_rows(
+                "INSERT INTO artifacts (digest, size, media_type, stored_at)",
+                4,
+                chunk.len(),
+                " ON CONFLICT (digest) DO NOTHING",
+            );
+            let mut q = sqlx::query(&sql);
+            for (digest, info) in chunk {
+                q = q.bind(*digest).bind(info.size as i64).bind(&info.media_type).bind(&received_at);
+            }
+            q.execute(&mut *tx).await?;
+        }
+
+        for chunk in m.runs.chunks(BATCH_ROWS) {
+            let sql = self.insert_rows(
+                "INSERT INTO runs (bundle_id, task, hint, attempt, outcome, error_type, file_recall, \
+                 files_changed, duration_s, cost_usd, metrics)",
+                11,
+                chunk.len(),
+                "",
+            );
+            let mut q = sqlx::query(&sql);
+            for run in chunk {
+                q = q
+                    .bind(&bundle_id)
+                    .bind(&run.task)
+                    .bind(run.hint.as_str())
+                    .bind(i64::from(run.attempt))
+                    .bind(run.outcome.as_str())
+                    .bind(&run.error_type)
+                    .bind(run.file_recall)
+                    .bind(run.files_changed.as_ref().map(|f| serde_json::to_string(f).expect("serializes")))
+                    .bind(run.duration_s)
+                    .bind(run.cost_usd)
+                    .bind(serde_json::to_string(&run.metrics).expect("serializes"));
+            }
+            q.execute(&mut *tx).await?;
+        }
+        // The ids the database gave the runs, by the key the bundle gives them.
+        let mut run_ids: HashMap<(String, String, i64), i64> = HashMap::with_capacity(m.runs.len());
+        for row in sqlx::query(&self.sql("SELECT id, task, hint, attempt FROM runs WHERE bundle_id = ?"))
+            .bind(&bundle_id)
+            .fetch_all(&mut *tx)
+            .await?
+        {
+            run_ids.insert(
+                (row.try_get("task")?, row.try_get("hint")?, row.try_get("attempt")?),
+                row.try_get("id")?,
+            );
+        }
+        let mut links = Vec::new();
+        for run in &m.runs {
+            let key = (run.task.clone(), run.hint.as_str().to_owned(), i64::from(run.attempt));
+            let run_id = run_ids[&key];
+            links.extend(run.artifacts.iter().map(|(role, digest)| (run_id, role, digest)));
+        }
+        for chunk in links.chunks(BATCH_ROWS) {
+            let sql =
+                self.insert_rows("INSERT INTO run_artifacts (run_id, role, digest)", 3, chunk.len(), "");
+            let mut q = sqlx::query(&sql);
+            for (run_id, role, digest) in chunk {
+                q = q.bind(*run_id).bind(*role).bind(*digest);
+            }
+            q.execute(&mut *tx).await?;
         }
 
         #[derive(Default)]
@@ -134,32 +189,6 @@ impl Store {
         }
         let mut aggregates: BTreeMap<(&str, &str), Counts> = BTreeMap::new();
         for run in &m.runs {
-            let row = sqlx::query(&self.sql(
-                "INSERT INTO runs (bundle_id, task, hint, attempt, outcome, error_type, file_recall, files_changed, \
-                 duration_s, cost_usd, metrics) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            ))
-            .bind(&bundle_id)
-            .bind(&run.task)
-            .bind(run.hint.as_str())
-            .bind(i64::from(run.attempt))
-            .bind(run.outcome.as_str())
-            .bind(&run.error_type)
-            .bind(run.file_recall)
-            .bind(run.files_changed.as_ref().map(|f| serde_json::to_string(f).expect("serializes")))
-            .bind(run.duration_s)
-            .bind(run.cost_usd)
-            .bind(serde_json::to_string(&run.metrics).expect("serializes"))
-            .fetch_one(&mut *tx)
-            .await?;
-            let run_id: i64 = row.try_get("id")?;
-            for (role, digest) in &run.artifacts {
-                sqlx::query(&self.sql("INSERT INTO run_artifacts (run_id, role, digest) VALUES (?, ?, ?)"))
-                    .bind(run_id)
-                    .bind(role)
-                    .bind(digest)
-                    .execute(&mut *tx)
-                    .await?;
-            }
             let c = aggregates.entry((run.task.as_str(), run.hint.as_str())).or_default();
             c.runs += 1;
             if let (Some(succeeded), Some(executed)) = (run.outcome.succeeded(), run.outcome.executed()) {
@@ -172,22 +201,29 @@ impl Store {
                 }
             }
         }
-        for ((task, hint), c) in &aggregates {
-            sqlx::query(&self.sql(
+        let aggregates: Vec<_> = aggregates.into_iter().collect();
+        for chunk in aggregates.chunks(BATCH_ROWS) {
+            let sql = self.insert_rows(
                 "INSERT INTO aggregates (bundle_id, task, hint, runs, counted, successes, executed, recall_sum, \
-                 recall_runs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            ))
-            .bind(&bundle_id)
-            .bind(*task)
-            .bind(*hint)
-            .bind(c.runs)
-            .bind(c.counted)
-            .bind(c.successes)
-            .bind(c.executed)
-            .bind(c.recall_sum)
-            .bind(c.recall_runs)
-            .execute(&mut *tx)
-            .await?;
+                 recall_runs)",
+                9,
+                chunk.len(),
+                "",
+            );
+            let mut q = sqlx::query(&sql);
+            for ((task, hint), c) in chunk {
+                q = q
+                    .bind(&bundle_id)
+                    .bind(*task)
+                    .bind(*hint)
+                    .bind(c.runs)
+                    .bind(c.counted)
+                    .bind(c.successes)
+                    .bind(c.executed)
+                    .bind(c.recall_sum)
+                    .bind(c.recall_runs);
+            }
+            q.execute(&mut *tx).await?;
         }
 
         let (superseded, superseded_by) = self.supersede(&mut tx, bundle, &bundle_id, &received_at).await?;
@@ -203,7 +239,7 @@ impl Store {
         );
         self.change(&mut tx, &received_at, "accepted", &bundle_id, &agent_id, &detail).await?;
 
-        staging.publish().map_err(|e| StoreError::Io(e.to_string()))?;
+        staging.publish().await.map_err(|e| StoreError::Io(e.to_string()))?;
         tx.commit().await?;
         Ok(Ingested::Stored { bundle_id, agent_id, superseded, superseded_by })
     }
@@ -282,6 +318,12 @@ impl Store {
         Ok((superseded, superseded_by))
     }
 
+    /// `head VALUES (?, …), (?, …)… tail`: `rows` rows of `width` placeholders.
+    fn insert_rows(&self, head: &str, width: usize, rows: usize, tail: &str) -> String {
+        let row = format!("({})", vec!["?"; width].join(", "));
+        self.sql(&format!("{head} VALUES {}{tail}", vec![row; rows].join(", "))).into_owned()
+    }
+
     async fn change(
         &self,
         tx: &mut Transaction<'_, Any>,
@@ -304,6 +346,10 @@ impl Store {
         Ok(())
     }
 }
+
+/// Rows per multi-row insert: a round trip per few hundred rows instead of one per row,
+/// with at most 11 × 400 bound values, well under SQLite's and PostgreSQL's limits.
+const BATCH_ROWS: usize = 400;
 
 /// Whether RFC 3339 time `a` is later than or equal to `b` (equal: the later arrival wins).
 fn is_newer(a: &str, b: &str) -> bool {

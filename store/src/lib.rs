@@ -19,7 +19,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 pub use backend::{Backend, BackendError, DEFAULT_DATABASE_URL};
-pub use blobs::{Blobs, Staging};
+pub use blobs::{BlobLocation, BlobStream, Blobs, Staging};
 pub use error::StoreError;
 pub use ingest::Ingested;
 pub use keys::{KeyRecord, Tier};
@@ -34,18 +34,24 @@ pub struct Store {
 }
 
 impl Store {
-    /// Connects, applies the migrations, and opens the blob store at `blob_dir`.
+    /// Connects, applies the migrations, and opens the blob store in the directory
+    /// `blob_dir`.
     pub async fn open(backend: &Backend, blob_dir: &Path) -> Result<Store, StoreError> {
-        let store = Store::connect(backend, blob_dir).await?;
+        let blobs =
+            Blobs::dir(blob_dir).map_err(|e| StoreError::Io(format!("{}: {e}", blob_dir.display())))?;
+        Store::open_with(backend, blobs).await
+    }
+
+    /// Connects, applies the migrations, and keeps artifacts in `blobs`.
+    pub async fn open_with(backend: &Backend, blobs: Blobs) -> Result<Store, StoreError> {
+        let store = Store::connect(backend, blobs).await?;
         store.migrate().await?;
         Ok(store)
     }
 
     /// Connects without migrating.
-    pub async fn connect(backend: &Backend, blob_dir: &Path) -> Result<Store, StoreError> {
+    pub async fn connect(backend: &Backend, blobs: Blobs) -> Result<Store, StoreError> {
         let pool = db::connect(backend, 16).await?;
-        let blobs =
-            Blobs::open(blob_dir).map_err(|e| StoreError::Io(format!("{}: {e}", blob_dir.display())))?;
         Ok(Store { pool, backend: backend.clone(), blobs, write_lock: tokio::sync::Mutex::new(()) })
     }
 
@@ -75,13 +81,13 @@ impl Store {
         let io = |e: std::io::Error| StoreError::Io(e.to_string());
         let _one_writer = self.write_lock.lock().await;
         let mut removed = self.blobs.clear_staging(grace).map_err(io)?;
-        for digest in self.blobs.list_older_than(grace).map_err(io)? {
+        for digest in self.blobs.list_older_than(grace).await.map_err(io)? {
             let known = sqlx::query(&self.sql("SELECT 1 FROM artifacts WHERE digest = ?"))
                 .bind(digest.to_hex())
                 .fetch_optional(&self.pool)
                 .await?;
             if known.is_none() {
-                self.blobs.remove(&digest).map_err(io)?;
+                self.blobs.remove(&digest).await.map_err(io)?;
                 removed += 1;
             }
         }

@@ -5,11 +5,16 @@
 use std::future::Future;
 use std::path::Path;
 
+use std::sync::Arc;
+
+use futures::TryStreamExt;
+use object_store::memory::InMemory;
 use sqlx::Connection;
 
-use crate::{Backend, Store};
+use crate::{Backend, Blobs, Store};
 
-/// Runs `test` on a fresh SQLite database, then on a fresh PostgreSQL database.
+/// Runs `test` on a fresh SQLite database with blobs in a directory, again with blobs in
+/// an (in-memory) object store, then on a fresh PostgreSQL database.
 pub async fn on_each_backend<F, Fut>(test: F)
 where
     F: Fn(Store) -> Fut,
@@ -20,6 +25,11 @@ where
         async move { test(Store::open(&backend, &blobs).await.expect("a fresh store opens")).await }
     })
     .await;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let objects = Blobs::object_store(Arc::new(InMemory::new()), &dir.path().join("staging"))
+        .expect("a staging directory");
+    let backend = Backend::Sqlite { path: dir.path().join("db.sqlite") };
+    test(Store::open_with(&backend, objects).await.expect("a fresh store opens")).await;
 }
 
 /// Like [`on_each_backend`], handing over the backend and a blob directory instead of
@@ -71,4 +81,15 @@ pub fn count_files(dir: &Path) -> usize {
                 .sum()
         })
         .unwrap_or(0)
+}
+
+/// The bytes of the blob `digest`, however the store keeps them.
+pub async fn blob_bytes(blobs: &Blobs, digest: &bundle::Digest) -> std::io::Result<Vec<u8>> {
+    let chunks: Vec<_> = blobs.read(digest).await?.try_collect().await?;
+    Ok(chunks.concat())
+}
+
+/// How many blobs the store holds.
+pub async fn count_blobs(blobs: &Blobs) -> usize {
+    blobs.list_older_than(std::time::Duration::ZERO).await.expect("blobs can be listed").len()
 }

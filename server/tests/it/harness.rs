@@ -25,7 +25,11 @@ pub fn vectors() -> PathBuf {
 }
 
 pub async fn state(backend: &Backend, blobs: &Path) -> AppState {
-    let store = Store::open(backend, blobs).await.unwrap();
+    state_with(backend, store::Blobs::dir(blobs).unwrap()).await
+}
+
+pub async fn state_with(backend: &Backend, blobs: store::Blobs) -> AppState {
+    let store = Store::open_with(backend, blobs).await.unwrap();
     let tasks = runner::task::load_all(&repo().join("tasks"))
         .unwrap()
         .into_iter()

@@ -3,7 +3,7 @@
 use bundle::{BundleBuilder, Hint, Manifest, Outcome, SecretKey};
 use serde_json::json;
 use store::Store;
-pub use store::testing::{count_files, on_each_backend};
+pub use store::testing::{blob_bytes, count_blobs, count_files, on_each_backend};
 
 /// A signed bundle for `agent`: `runs` runs of `cogs` with no hints, the first `ok`
 /// of them successful, one patch artifact each.

@@ -5,7 +5,7 @@ use std::time::Duration;
 use bundle::SecretKey;
 use store::{Ingested, LeaderboardFilter, StoreError, Tier};
 
-use crate::harness::{bundle, count_files, on_each_backend, submit};
+use crate::harness::{blob_bytes, bundle, count_blobs, count_files, on_each_backend, submit};
 
 #[tokio::test]
 async fn a_bundle_is_stored_once_with_its_runs_artifacts_and_aggregates() {
@@ -19,10 +19,8 @@ async fn a_bundle_is_stored_once_with_its_runs_artifacts_and_aggregates() {
         };
         assert!(superseded.is_empty() && superseded_by.is_none());
         // Five patches and one log shared by all runs: six blobs.
-        assert_eq!(
-            count_files(store.blobs().path(&bundle::Digest::of(b"x")).parent().unwrap().parent().unwrap()),
-            6
-        );
+        assert_eq!(count_blobs(store.blobs()).await, 6);
+        assert_eq!(count_files(store.blobs().staging_dir()), 0, "nothing left staged");
 
         let again = submit(&store, &bytes).await.unwrap();
         assert_eq!(
@@ -33,8 +31,13 @@ async fn a_bundle_is_stored_once_with_its_runs_artifacts_and_aggregates() {
             }
         );
 
+        // Another agent's bundle with the same patches and log adds rows, not blobs.
+        let twin = bundle(&key, "openhands-claude-4-opus", "2026-11-20T12:00:00Z", 5, 2);
+        assert!(matches!(submit(&store, &twin).await.unwrap(), Ingested::Stored { .. }));
+        assert_eq!(count_blobs(store.blobs()).await, 6);
         let board = store.leaderboard(&LeaderboardFilter::default()).await.unwrap();
-        assert_eq!(board.len(), 1);
+        assert_eq!(board.len(), 2);
+        let board: Vec<_> = board.into_iter().filter(|r| r.agent_id == "openhands-claude-4-sonnet").collect();
         let none = &board[0].by_hint["none"];
         assert_eq!((none.runs, none.counted, none.successes, none.executed), (5, 5, 2, 5));
         assert_eq!(none.final_success, Some(0.4));
@@ -49,13 +52,12 @@ async fn a_bundle_is_stored_once_with_its_runs_artifacts_and_aggregates() {
         assert_eq!(run.files_changed, Some(vec!["x.py".to_owned()]));
         assert_eq!(run.artifacts.iter().map(|a| a.role.as_str()).collect::<Vec<_>>(), ["agent_log", "patch"]);
         let log = &run.artifacts[0];
-        let blob =
-            std::fs::read(store.blobs().path(&bundle::Digest::from_hex(&log.digest).unwrap())).unwrap();
+        let blob = blob_bytes(store.blobs(), &bundle::Digest::from_hex(&log.digest).unwrap()).await.unwrap();
         assert_eq!(blob, b"shared log\n");
         assert_eq!(store.artifact(&log.digest).await.unwrap(), Some((11, "text/plain".to_owned())));
 
         let changes = store.changes(10, None).await.unwrap();
-        assert_eq!(changes.len(), 1);
+        assert_eq!(changes.len(), 2);
         assert_eq!(changes[0].kind, "accepted");
         assert!(store.run(999_999).await.unwrap().is_none());
         assert!(store.agent("nobody").await.unwrap().is_none());
@@ -135,13 +137,8 @@ async fn a_key_revoked_while_a_bundle_was_read_is_refused_and_nothing_is_stored(
         assert!(matches!(store.ingest(&verified, staging).await, Err(StoreError::RevokedKey(..))));
         assert!(store.leaderboard(&LeaderboardFilter::default()).await.unwrap().is_empty());
         assert!(store.changes(10, None).await.unwrap().is_empty());
-        assert_eq!(
-            crate::harness::count_files(
-                &store.blobs().path(&bundle::Digest::of(b"")).parent().unwrap().parent().unwrap().join("tmp")
-            ),
-            0,
-            "staged blobs are removed"
-        );
+        assert_eq!(count_files(store.blobs().staging_dir()), 0, "staged blobs are removed");
+        assert_eq!(count_blobs(store.blobs()).await, 0, "no blob was placed");
         assert_eq!(store.collect_garbage(Duration::ZERO).await.unwrap(), 0);
     })
     .await;
@@ -153,17 +150,14 @@ async fn garbage_is_blobs_without_rows() {
         let key = SecretKey::generate();
         store.add_key(&key.public_key(), "Team A", Tier::Submitter).await.unwrap();
         submit(&store, &bundle(&key, "agent-a", "2026-01-01T00:00:00Z", 2, 1)).await.unwrap();
-        let orphan = bundle::Digest::of(b"left by a crash");
-        let path = store.blobs().path(&orphan);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, b"left by a crash").unwrap();
+        let orphan = store.blobs().put(b"left by a crash").await.unwrap();
         assert_eq!(
             store.collect_garbage(Duration::from_secs(3600)).await.unwrap(),
             0,
             "too young to collect"
         );
         assert_eq!(store.collect_garbage(Duration::ZERO).await.unwrap(), 1);
-        assert!(!path.exists());
+        assert!(!store.blobs().contains(&orphan).await.unwrap());
         let run = store
             .runs_of(
                 &store.leaderboard(&LeaderboardFilter::default()).await.unwrap()[0].bundle_id,
@@ -174,7 +168,7 @@ async fn garbage_is_blobs_without_rows() {
             .unwrap()[0]
             .id;
         for a in store.run(run).await.unwrap().unwrap().artifacts {
-            assert!(store.blobs().path(&bundle::Digest::from_hex(&a.digest).unwrap()).is_file());
+            assert!(store.blobs().contains(&bundle::Digest::from_hex(&a.digest).unwrap()).await.unwrap());
         }
     })
     .await;
