@@ -226,6 +226,26 @@ impl Store {
             q.execute(&mut *tx).await?;
         }
 
+        let mut failures: BTreeMap<(&str, &str, &str, &str), i64> = BTreeMap::new();
+        for run in &m.runs {
+            let error = run.error_type.as_deref().unwrap_or("");
+            *failures.entry((&run.task, run.hint.as_str(), run.outcome.as_str(), error)).or_default() += 1;
+        }
+        let failures: Vec<_> = failures.into_iter().collect();
+        for chunk in failures.chunks(BATCH_ROWS) {
+            let sql = self.insert_rows(
+                "INSERT INTO error_counts (bundle_id, task, hint, outcome, error_type, runs)",
+                6,
+                chunk.len(),
+                "",
+            );
+            let mut q = sqlx::query(&sql);
+            for ((task, hint, outcome, error), runs) in chunk {
+                q = q.bind(&bundle_id).bind(*task).bind(*hint).bind(*outcome).bind(*error).bind(*runs);
+            }
+            q.execute(&mut *tx).await?;
+        }
+
         let (superseded, superseded_by) = self.supersede(&mut tx, bundle, &bundle_id, &received_at).await?;
         let detail = format!(
             "{} ({}) submitted {} runs for {} {}, signed by {} ({})",

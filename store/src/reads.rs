@@ -3,198 +3,44 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use crate::Store;
 use crate::error::StoreError;
-
-/// Counts for one agent (or task) under one hint condition.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Rates {
-    /// All runs, infrastructure failures included.
-    pub runs: i64,
-    /// Runs that count towards the rates (not `infra_error`).
-    pub counted: i64,
-    pub successes: i64,
-    pub executed: i64,
-    pub final_success: Option<f64>,
-    pub execution_success: Option<f64>,
-    pub file_recall: Option<f64>,
-}
-
-impl Rates {
-    fn from_sums(
-        runs: i64,
-        counted: i64,
-        successes: i64,
-        executed: i64,
-        recall_sum: f64,
-        recall_runs: i64,
-    ) -> Rates {
-        let ratio = |n: i64, d: i64| (d > 0).then(|| n as f64 / d as f64);
-        Rates {
-            runs,
-            counted,
-            successes,
-            executed,
-            final_success: ratio(successes, counted),
-            execution_success: ratio(executed, counted),
-            file_recall: (recall_runs > 0).then(|| recall_sum / recall_runs as f64),
-        }
-    }
-
-    fn from_row(row: &AnyRow) -> Result<Rates, StoreError> {
-        Ok(Rates::from_sums(
-            row.try_get("runs")?,
-            row.try_get("counted")?,
-            row.try_get("successes")?,
-            row.try_get("executed")?,
-            row.try_get("recall_sum")?,
-            row.try_get("recall_runs")?,
-        ))
-    }
-}
+use crate::model::*;
 
 const SUMS: &str = "CAST(SUM(g.runs) AS BIGINT) AS runs, CAST(SUM(g.counted) AS BIGINT) AS counted, \
     CAST(SUM(g.successes) AS BIGINT) AS successes, CAST(SUM(g.executed) AS BIGINT) AS executed, \
     CAST(SUM(g.recall_sum) AS DOUBLE PRECISION) AS recall_sum, CAST(SUM(g.recall_runs) AS BIGINT) AS recall_runs";
 
-/// One row of the leaderboard: an agent's current submission for a benchmark version.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LeaderboardRow {
-    pub agent_id: String,
-    pub display_name: String,
-    pub framework: String,
-    pub model: String,
-    pub url: Option<String>,
-    pub tier: String,
-    pub provenance: String,
-    pub benchmark_name: String,
-    pub benchmark_version: String,
-    pub task_set_digest: String,
-    pub bundle_id: String,
-    /// By hint condition: `none`, `hints`, `detailed`.
-    pub by_hint: BTreeMap<String, Rates>,
+fn run_summary(r: &AnyRow) -> Result<RunSummary, StoreError> {
+    Ok(RunSummary {
+        id: r.try_get("id")?,
+        bundle_id: r.try_get("bundle_id")?,
+        agent_id: r.try_get("agent_id")?,
+        task: r.try_get("task")?,
+        hint: r.try_get("hint")?,
+        attempt: r.try_get("attempt")?,
+        outcome: r.try_get("outcome")?,
+        error_type: r.try_get("error_type")?,
+    })
 }
 
-/// Narrows the leaderboard; every field is optional.
-#[derive(Debug, Clone, Default)]
-pub struct LeaderboardFilter {
-    pub framework: Option<String>,
-    pub model: Option<String>,
-    pub tier: Option<String>,
-    pub provenance: Option<String>,
-    pub benchmark_version: Option<String>,
+fn error_type(row: &AnyRow) -> Result<Option<String>, StoreError> {
+    let e: String = row.try_get("error_type")?;
+    Ok((!e.is_empty()).then_some(e))
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SubmissionRecord {
-    pub bundle_id: String,
-    pub agent_id: String,
-    pub keyid: String,
-    pub tier: String,
-    pub provenance: String,
-    pub provenance_source: Option<String>,
-    pub benchmark_name: String,
-    pub benchmark_version: String,
-    pub task_set_digest: String,
-    pub runner: String,
-    pub created_at: String,
-    pub received_at: String,
-    pub superseded_by: Option<String>,
-    pub run_count: i64,
-    pub artifact_bytes: i64,
-}
-
-/// Task → hint → rates.
-pub type TaskGrid = BTreeMap<String, BTreeMap<String, Rates>>;
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AgentDetail {
-    pub id: String,
-    pub display_name: String,
-    pub framework: String,
-    pub framework_version: Option<String>,
-    pub model: String,
-    pub model_id: Option<String>,
-    pub url: Option<String>,
-    pub first_seen_at: String,
-    /// Newest first, superseded ones included.
-    pub submissions: Vec<SubmissionRecord>,
-    /// For each current submission: its bundle id and task → hint → rates.
-    pub current: Vec<(String, TaskGrid)>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RunSummary {
-    pub id: i64,
-    pub bundle_id: String,
-    pub agent_id: String,
-    pub task: String,
-    pub hint: String,
-    pub attempt: i64,
-    pub outcome: String,
-    pub error_type: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RunDetail {
-    pub id: i64,
-    pub bundle_id: String,
-    pub agent_id: String,
-    pub agent_name: String,
-    pub benchmark_version: String,
-    pub tier: String,
-    pub provenance: String,
-    pub task: String,
-    pub hint: String,
-    pub attempt: i64,
-    pub outcome: String,
-    pub error_type: Option<String>,
-    pub file_recall: Option<f64>,
-    pub files_changed: Option<Vec<String>>,
-    pub duration_s: Option<f64>,
-    pub cost_usd: Option<f64>,
-    pub metrics: BTreeMap<String, f64>,
-    pub artifacts: Vec<ArtifactRef>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ArtifactRef {
-    pub role: String,
-    pub digest: String,
-    pub size: i64,
-    pub media_type: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TaskRow {
-    pub task: String,
-    /// Agents with a current submission that ran the task.
-    pub agents: i64,
-    pub by_hint: BTreeMap<String, Rates>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TaskAgentRow {
-    pub agent_id: String,
-    pub display_name: String,
-    pub tier: String,
-    pub provenance: String,
-    pub bundle_id: String,
-    pub by_hint: BTreeMap<String, Rates>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Change {
-    pub seq: i64,
-    pub at: String,
-    pub kind: String,
-    pub bundle_id: String,
-    pub agent_id: String,
-    pub detail: String,
+fn rates(row: &AnyRow) -> Result<Rates, StoreError> {
+    Ok(Rates::from_sums(
+        row.try_get("runs")?,
+        row.try_get("counted")?,
+        row.try_get("successes")?,
+        row.try_get("executed")?,
+        row.try_get("recall_sum")?,
+        row.try_get("recall_runs")?,
+    ))
 }
 
 impl Store {
@@ -248,7 +94,7 @@ impl Store {
                 });
             }
             let hint: String = row.try_get("hint")?;
-            out.last_mut().expect("pushed").by_hint.insert(hint, Rates::from_row(&row)?);
+            out.last_mut().expect("pushed").by_hint.insert(hint, rates(&row)?);
         }
         Ok(out)
     }
@@ -274,9 +120,7 @@ impl Store {
             .await?;
             let mut grid = TaskGrid::new();
             for row in rows {
-                grid.entry(row.try_get("task")?)
-                    .or_default()
-                    .insert(row.try_get("hint")?, Rates::from_row(&row)?);
+                grid.entry(row.try_get("task")?).or_default().insert(row.try_get("hint")?, rates(&row)?);
             }
             current.push((s.bundle_id.clone(), grid));
         }
@@ -353,22 +197,7 @@ impl Store {
         for v in [task, hint].into_iter().flatten() {
             q = q.bind(v);
         }
-        q.fetch_all(&self.pool)
-            .await?
-            .iter()
-            .map(|r| {
-                Ok(RunSummary {
-                    id: r.try_get("id")?,
-                    bundle_id: r.try_get("bundle_id")?,
-                    agent_id: r.try_get("agent_id")?,
-                    task: r.try_get("task")?,
-                    hint: r.try_get("hint")?,
-                    attempt: r.try_get("attempt")?,
-                    outcome: r.try_get("outcome")?,
-                    error_type: r.try_get("error_type")?,
-                })
-            })
-            .collect()
+        q.fetch_all(&self.pool).await?.iter().map(run_summary).collect()
     }
 
     pub async fn run(&self, id: i64) -> Result<Option<RunDetail>, StoreError> {
@@ -441,7 +270,7 @@ impl Store {
             }
             let last = out.last_mut().expect("pushed");
             last.agents = last.agents.max(row.try_get("agents")?);
-            last.by_hint.insert(row.try_get("hint")?, Rates::from_row(&row)?);
+            last.by_hint.insert(row.try_get("hint")?, rates(&row)?);
         }
         Ok(out)
     }
@@ -470,9 +299,72 @@ impl Store {
                     by_hint: BTreeMap::new(),
                 });
             }
-            out.last_mut().expect("pushed").by_hint.insert(row.try_get("hint")?, Rates::from_row(&row)?);
+            out.last_mut().expect("pushed").by_hint.insert(row.try_get("hint")?, rates(&row)?);
         }
         Ok(out)
+    }
+
+    /// Every agent's current runs that did not succeed, by outcome and error type.
+    pub async fn failures_by_agent(&self) -> Result<Vec<FailureCount>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT s.agent_id, a.display_name, e.outcome, e.error_type, CAST(SUM(e.runs) AS BIGINT) AS runs \
+             FROM error_counts e JOIN submissions s ON s.bundle_id = e.bundle_id JOIN agents a ON a.id = s.agent_id \
+             WHERE s.superseded_by IS NULL AND e.outcome <> 'success' \
+             GROUP BY s.agent_id, a.display_name, e.outcome, e.error_type ORDER BY s.agent_id, e.outcome, e.error_type",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(FailureCount {
+                    agent_id: row.try_get("agent_id")?,
+                    display_name: row.try_get("display_name")?,
+                    outcome: row.try_get("outcome")?,
+                    error_type: error_type(row)?,
+                    runs: row.try_get("runs")?,
+                })
+            })
+            .collect()
+    }
+
+    /// The ways tasks were failed (of one task, if given), with how many agents failed
+    /// each way, most agents first.
+    pub async fn failure_patterns(&self, task: Option<&str>) -> Result<Vec<FailurePattern>, StoreError> {
+        let rows = sqlx::query(&self.sql(
+            "SELECT e.task, e.outcome, e.error_type, CAST(COUNT(DISTINCT s.agent_id) AS BIGINT) AS agents, \
+             CAST(SUM(e.runs) AS BIGINT) AS runs \
+             FROM error_counts e JOIN submissions s ON s.bundle_id = e.bundle_id \
+             WHERE s.superseded_by IS NULL AND e.outcome <> 'success' AND (CAST(? AS TEXT) IS NULL OR e.task = ?) \
+             GROUP BY e.task, e.outcome, e.error_type ORDER BY agents DESC, runs DESC, e.task, e.outcome, e.error_type",
+        ))
+        .bind(task)
+        .bind(task)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(FailurePattern {
+                    task: row.try_get("task")?,
+                    outcome: row.try_get("outcome")?,
+                    error_type: error_type(row)?,
+                    agents: row.try_get("agents")?,
+                    runs: row.try_get("runs")?,
+                })
+            })
+            .collect()
+    }
+
+    /// Every current run of `task`, by agent, hint condition and attempt.
+    pub async fn task_runs(&self, task: &str) -> Result<Vec<RunSummary>, StoreError> {
+        let rows = sqlx::query(&self.sql(
+            "SELECT r.id, r.bundle_id, s.agent_id, r.task, r.hint, r.attempt, r.outcome, r.error_type \
+             FROM runs r JOIN submissions s ON s.bundle_id = r.bundle_id \
+             WHERE s.superseded_by IS NULL AND r.task = ? ORDER BY s.agent_id, r.hint, r.attempt",
+        ))
+        .bind(task)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(run_summary).collect()
     }
 
     /// The change log, newest first: at most `limit` events before `before` (a seq).

@@ -173,3 +173,34 @@ async fn garbage_is_blobs_without_rows() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn failures_are_counted_by_outcome_and_error_type() {
+    on_each_backend(|store| async move {
+        let key = SecretKey::generate();
+        store.add_key(&key.public_key(), "Team A", Tier::Submitter).await.unwrap();
+        submit(&store, &bundle(&key, "agent-a", "2026-01-01T00:00:00Z", 5, 2)).await.unwrap();
+        submit(&store, &bundle(&key, "agent-b", "2026-01-01T00:00:00Z", 5, 4)).await.unwrap();
+        // Superseded results no longer count.
+        submit(&store, &bundle(&key, "agent-b", "2025-01-01T00:00:00Z", 5, 0)).await.unwrap();
+
+        let by_agent = store.failures_by_agent().await.unwrap();
+        let counts: Vec<_> = by_agent
+            .iter()
+            .map(|f| (f.agent_id.as_str(), f.outcome.as_str(), f.error_type.clone(), f.runs))
+            .collect();
+        assert_eq!(counts, [("agent-a", "wrong_result", None, 3), ("agent-b", "wrong_result", None, 1)]);
+
+        let patterns = store.failure_patterns(None).await.unwrap();
+        assert_eq!(patterns.len(), 1);
+        assert_eq!((patterns[0].task.as_str(), patterns[0].agents, patterns[0].runs), ("cogs", 2, 4));
+        assert_eq!(store.failure_patterns(Some("cogs")).await.unwrap(), patterns);
+        assert!(store.failure_patterns(Some("othello")).await.unwrap().is_empty());
+
+        let runs = store.task_runs("cogs").await.unwrap();
+        assert_eq!(runs.len(), 10, "the current submissions' runs only");
+        assert_eq!(runs.iter().filter(|r| r.outcome == "success").count(), 6);
+        assert!(store.task_runs("othello").await.unwrap().is_empty());
+    })
+    .await;
+}

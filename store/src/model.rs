@@ -1,0 +1,201 @@
+//! What the store answers with: plain data for the pages and the API, without the
+//! database (so the app can name these types in a build without one).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Counts for one agent (or task) under one hint condition.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Rates {
+    /// All runs, infrastructure failures included.
+    pub runs: i64,
+    /// Runs that count towards the rates (not `infra_error`).
+    pub counted: i64,
+    pub successes: i64,
+    pub executed: i64,
+    pub final_success: Option<f64>,
+    pub execution_success: Option<f64>,
+    pub file_recall: Option<f64>,
+}
+
+impl Rates {
+    #[cfg(feature = "db")]
+    pub(crate) fn from_sums(
+        runs: i64,
+        counted: i64,
+        successes: i64,
+        executed: i64,
+        recall_sum: f64,
+        recall_runs: i64,
+    ) -> Rates {
+        let ratio = |n: i64, d: i64| (d > 0).then(|| n as f64 / d as f64);
+        Rates {
+            runs,
+            counted,
+            successes,
+            executed,
+            final_success: ratio(successes, counted),
+            execution_success: ratio(executed, counted),
+            file_recall: (recall_runs > 0).then(|| recall_sum / recall_runs as f64),
+        }
+    }
+}
+
+/// One row of the leaderboard: an agent's current submission for a benchmark version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LeaderboardRow {
+    pub agent_id: String,
+    pub display_name: String,
+    pub framework: String,
+    pub model: String,
+    pub url: Option<String>,
+    pub tier: String,
+    pub provenance: String,
+    pub benchmark_name: String,
+    pub benchmark_version: String,
+    pub task_set_digest: String,
+    pub bundle_id: String,
+    /// By hint condition: `none`, `hints`, `detailed`.
+    pub by_hint: BTreeMap<String, Rates>,
+}
+
+/// Narrows the leaderboard; every field is optional.
+#[derive(Debug, Clone, Default)]
+pub struct LeaderboardFilter {
+    pub framework: Option<String>,
+    pub model: Option<String>,
+    pub tier: Option<String>,
+    pub provenance: Option<String>,
+    pub benchmark_version: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubmissionRecord {
+    pub bundle_id: String,
+    pub agent_id: String,
+    pub keyid: String,
+    pub tier: String,
+    pub provenance: String,
+    pub provenance_source: Option<String>,
+    pub benchmark_name: String,
+    pub benchmark_version: String,
+    pub task_set_digest: String,
+    pub runner: String,
+    pub created_at: String,
+    pub received_at: String,
+    pub superseded_by: Option<String>,
+    pub run_count: i64,
+    pub artifact_bytes: i64,
+}
+
+/// Task → hint → rates.
+pub type TaskGrid = BTreeMap<String, BTreeMap<String, Rates>>;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentDetail {
+    pub id: String,
+    pub display_name: String,
+    pub framework: String,
+    pub framework_version: Option<String>,
+    pub model: String,
+    pub model_id: Option<String>,
+    pub url: Option<String>,
+    pub first_seen_at: String,
+    /// Newest first, superseded ones included.
+    pub submissions: Vec<SubmissionRecord>,
+    /// For each current submission: its bundle id and task → hint → rates.
+    pub current: Vec<(String, TaskGrid)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub id: i64,
+    pub bundle_id: String,
+    pub agent_id: String,
+    pub task: String,
+    pub hint: String,
+    pub attempt: i64,
+    pub outcome: String,
+    pub error_type: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunDetail {
+    pub id: i64,
+    pub bundle_id: String,
+    pub agent_id: String,
+    pub agent_name: String,
+    pub benchmark_version: String,
+    pub tier: String,
+    pub provenance: String,
+    pub task: String,
+    pub hint: String,
+    pub attempt: i64,
+    pub outcome: String,
+    pub error_type: Option<String>,
+    pub file_recall: Option<f64>,
+    pub files_changed: Option<Vec<String>>,
+    pub duration_s: Option<f64>,
+    pub cost_usd: Option<f64>,
+    pub metrics: BTreeMap<String, f64>,
+    pub artifacts: Vec<ArtifactRef>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArtifactRef {
+    pub role: String,
+    pub digest: String,
+    pub size: i64,
+    pub media_type: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskRow {
+    pub task: String,
+    /// Agents with a current submission that ran the task.
+    pub agents: i64,
+    pub by_hint: BTreeMap<String, Rates>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskAgentRow {
+    pub agent_id: String,
+    pub display_name: String,
+    pub tier: String,
+    pub provenance: String,
+    pub bundle_id: String,
+    pub by_hint: BTreeMap<String, Rates>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    pub seq: i64,
+    pub at: String,
+    pub kind: String,
+    pub bundle_id: String,
+    pub agent_id: String,
+    pub detail: String,
+}
+
+/// Runs of an agent's current submission that ended one way.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailureCount {
+    pub agent_id: String,
+    pub display_name: String,
+    pub outcome: String,
+    /// `None` where the runs carry no error type.
+    pub error_type: Option<String>,
+    pub runs: i64,
+}
+
+/// One way of failing a task, across the agents' current submissions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailurePattern {
+    pub task: String,
+    pub outcome: String,
+    pub error_type: Option<String>,
+    /// How many agents had at least one run end this way.
+    pub agents: i64,
+    pub runs: i64,
+}

@@ -1,0 +1,91 @@
+//! The store: a database pool, the blob store, and the one-writer lock.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use sqlx::AnyPool;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use crate::{Backend, Blobs, StoreError, db};
+
+#[derive(Debug)]
+pub struct Store {
+    pub(crate) pool: AnyPool,
+    backend: Backend,
+    blobs: Blobs,
+    pub(crate) write_lock: tokio::sync::Mutex<()>,
+}
+
+impl Store {
+    /// Connects, applies the migrations, and opens the blob store in the directory
+    /// `blob_dir`.
+    pub async fn open(backend: &Backend, blob_dir: &Path) -> Result<Store, StoreError> {
+        let blobs =
+            Blobs::dir(blob_dir).map_err(|e| StoreError::Io(format!("{}: {e}", blob_dir.display())))?;
+        Store::open_with(backend, blobs).await
+    }
+
+    /// Connects, applies the migrations, and keeps artifacts in `blobs`.
+    pub async fn open_with(backend: &Backend, blobs: Blobs) -> Result<Store, StoreError> {
+        let store = Store::connect(backend, blobs).await?;
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// Connects without migrating.
+    pub async fn connect(backend: &Backend, blobs: Blobs) -> Result<Store, StoreError> {
+        let pool = db::connect(backend, 16).await?;
+        Ok(Store { pool, backend: backend.clone(), blobs, write_lock: tokio::sync::Mutex::new(()) })
+    }
+
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        db::migrate(&self.pool, &self.backend).await
+    }
+
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    pub fn blobs(&self) -> &Blobs {
+        &self.blobs
+    }
+
+    /// Whether the database answers.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// Removes staged blobs of ingests that never finished, and blobs no artifact row
+    /// refers to (left by a crash between moving blobs into place and committing), if
+    /// they are older than `grace`: younger ones may belong to an ingest another
+    /// server process is committing right now.
+    pub async fn collect_garbage(&self, grace: std::time::Duration) -> Result<usize, StoreError> {
+        let io = |e: std::io::Error| StoreError::Io(e.to_string());
+        let _one_writer = self.write_lock.lock().await;
+        let mut removed = self.blobs.clear_staging(grace).map_err(io)?;
+        for digest in self.blobs.list_older_than(grace).await.map_err(io)? {
+            let known = sqlx::query(&self.sql("SELECT 1 FROM artifacts WHERE digest = ?"))
+                .bind(digest.to_hex())
+                .fetch_optional(&self.pool)
+                .await?;
+            if known.is_none() {
+                self.blobs.remove(&digest).await.map_err(io)?;
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+
+    pub(crate) fn sql<'a>(&self, query: &'a str) -> Cow<'a, str> {
+        db::sql(&self.backend, query)
+    }
+}
+
+/// Now, as the store writes times: RFC 3339 in UTC, to the microsecond.
+pub(crate) fn now() -> String {
+    let t = OffsetDateTime::now_utc();
+    let t = t.replace_nanosecond(t.nanosecond() / 1000 * 1000).expect("a valid nanosecond");
+    t.format(&Rfc3339).expect("a UTC time formats")
+}
