@@ -1,9 +1,17 @@
 //! The RExBench leaderboard's pages, rendered on the server by Leptos.
 //!
 //! Pages must work with JavaScript turned off: the server renders everything, and no
-//! hydration script is sent. The `hydrate` feature stays so that interactive islands
-//! can be added later.
+//! hydration script is sent. Sorting and filtering are links and GET forms, so the URL
+//! holds the state. The `hydrate` feature stays so that interactive islands can be
+//! added later.
 
+pub mod catalog;
+mod charts;
+pub mod data;
+pub mod error;
+pub mod format;
+#[cfg(feature = "ssr")]
+pub mod markdown;
 mod pages;
 
 use leptos::prelude::*;
@@ -11,7 +19,11 @@ use leptos_meta::{Link, Meta, MetaTags, Stylesheet, Title, provide_meta_context}
 use leptos_router::components::{A, Route, Router, Routes};
 use leptos_router::path;
 
-use pages::{HomePage, NotFound};
+pub use pages::Verdict;
+use pages::{
+    AgentPage, ChangesPage, ComparePage, FailuresPage, LeaderboardPage, NotFound, RunPage, SubmitPage,
+    TaskPage, TasksPage,
+};
 
 /// The HTML document around every page.
 pub fn shell() -> impl IntoView {
@@ -37,22 +49,45 @@ pub fn App() -> impl IntoView {
         <Stylesheet id="style" href="/style/main.css"/>
         <Link rel="icon" href="/favicon.svg" type_="image/svg+xml"/>
         <Meta name="color-scheme" content="light dark"/>
-        <Title formatter=|page: String| if page.is_empty() { "RExBench leaderboard".to_owned() } else { format!("{page} · RExBench leaderboard") }/>
+        <Title formatter=|page: String| {
+            // leptos_meta writes the title into the document unescaped, and a page's
+            // title can come from a bundle (an agent's name).
+            let page = format::escape_html(&page);
+            if page.is_empty() { "RExBench leaderboard".to_owned() } else { format!("{page} · RExBench leaderboard") }
+        }/>
         <Router>
+            <a class="skip" href="#content">"Skip to the content"</a>
             <header class="site">
                 <A href="/" attr:class="brand">"RExBench"</A>
-                <span class="tagline">"Can coding agents implement research extensions?"</span>
+                <nav aria-label="Site">
+                    <A href="/">"Leaderboard"</A>
+                    <A href="/tasks">"Tasks"</A>
+                    <A href="/failures">"Failures"</A>
+                    <A href="/compare">"Compare"</A>
+                    <A href="/changes">"Changes"</A>
+                    <A href="/submit">"Submit"</A>
+                </nav>
             </header>
-            <main>
+            <main id="content">
                 <Routes fallback=NotFound>
-                    <Route path=path!("/") view=HomePage/>
+                    <Route path=path!("/") view=LeaderboardPage/>
+                    <Route path=path!("/tasks") view=TasksPage/>
+                    <Route path=path!("/tasks/:id") view=TaskPage/>
+                    <Route path=path!("/agents/:id") view=AgentPage/>
+                    <Route path=path!("/runs/:id") view=RunPage/>
+                    <Route path=path!("/compare") view=ComparePage/>
+                    <Route path=path!("/failures") view=FailuresPage/>
+                    <Route path=path!("/submit") view=SubmitPage/>
+                    <Route path=path!("/changes") view=ChangesPage/>
                 </Routes>
             </main>
             <footer class="site">
                 <p>
                     "RExBench: Edwards et al., "
                     <a href="https://arxiv.org/abs/2506.22598">"arXiv:2506.22598"</a>
-                    ". Results are submitted as signed bundles and verified on arrival."
+                    ". Results arrive as signed bundles and are verified on arrival; "
+                    "verified results were signed by a maintainer, self-reported ones by their submitter. "
+                    <a href="/api/v1/leaderboard">"API"</a>" · "<a href="/leaderboard.csv">"CSV"</a>
                 </p>
             </footer>
         </Router>

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::sync::Arc;
 
+use app::catalog::Catalog;
 use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
@@ -21,10 +22,10 @@ use crate::metrics::IngestResult;
 /// What every handler shares.
 #[derive(Debug)]
 pub struct AppState {
-    pub store: Store,
+    pub store: Arc<Store>,
     pub limits: bundle::Limits,
-    /// Task id → name, from the task cards.
-    pub tasks: BTreeMap<String, String>,
+    /// The task cards' public facts.
+    pub catalog: Arc<Catalog>,
     /// `REXBENCH_ADMIN_TOKEN`: enables the admin endpoints.
     pub admin_token: Option<String>,
     pub metrics: crate::metrics::Metrics,
@@ -52,16 +53,7 @@ pub async fn submit(State(app): State<Shared>, headers: HeaderMap, body: Body) -
 
     let stream = body.into_data_stream().map_err(io::Error::other);
     let reader = tokio_util::io::SyncIoBridge::new(tokio_util::io::StreamReader::new(stream));
-    let started = std::time::Instant::now();
-    let outcome = ingest(&app, reader).await;
-    let measured = match &outcome {
-        Ok(Ingested::Stored { .. }) => IngestResult::Stored,
-        Ok(Ingested::AlreadyStored { .. }) => IngestResult::AlreadyStored,
-        Err(e) if e.status.is_server_error() => IngestResult::Failed,
-        Err(_) => IngestResult::Refused,
-    };
-    app.metrics.ingest(measured, started.elapsed());
-    let result = outcome?;
+    let result = ingest_measured(&app, async { Ok(reader) }).await?;
     let status = match result {
         Ingested::Stored { .. } => StatusCode::CREATED,
         Ingested::AlreadyStored { .. } => StatusCode::OK,
@@ -81,12 +73,36 @@ pub async fn submit(State(app): State<Shared>, headers: HeaderMap, body: Body) -
     Ok((status, Json(body)).into_response())
 }
 
+/// [`ingest`] of the bundle `reader` gives, counted in the metrics whatever the end,
+/// including a bundle that could not even be received.
+pub async fn ingest_measured<R: io::Read + Send + 'static>(
+    app: &AppState,
+    reader: impl Future<Output = Result<R, ApiError>>,
+) -> Result<Ingested, ApiError> {
+    let started = std::time::Instant::now();
+    let outcome = match reader.await {
+        Ok(reader) => ingest(app, reader).await,
+        Err(e) => Err(e),
+    };
+    let measured = match &outcome {
+        Ok(Ingested::Stored { .. }) => IngestResult::Stored,
+        Ok(Ingested::AlreadyStored { .. }) => IngestResult::AlreadyStored,
+        Err(e) if e.status.is_server_error() => IngestResult::Failed,
+        Err(_) => IngestResult::Refused,
+    };
+    app.metrics.ingest(measured, started.elapsed());
+    outcome
+}
+
 /// Verifies the bundle `reader` yields against the registry and the task ids, staging
 /// its artifacts, then records it: the one path for the API, `import` and the demo.
 pub async fn ingest(app: &AppState, reader: impl io::Read + Send + 'static) -> Result<Ingested, ApiError> {
     let trusted = app.store.trusted_keys().await?;
-    let verifier = Verifier::new(trusted.into_iter().map(|(k, _)| k).collect(), app.tasks.keys().cloned())
-        .with_limits(app.limits);
+    let verifier = Verifier::new(
+        trusted.into_iter().map(|(k, _)| k).collect(),
+        app.catalog.tasks.iter().map(|t| t.id.clone()),
+    )
+    .with_limits(app.limits);
     let mut staging = app.store.blobs().stage();
     let (verified, staging) = tokio::task::spawn_blocking(move || {
         let mut reader = reader;
@@ -216,17 +232,24 @@ pub async fn tasks(State(app): State<Shared>) -> Result<Json<Value>, ApiError> {
     let stats: BTreeMap<String, store::TaskRow> =
         app.store.tasks().await?.into_iter().map(|t| (t.task.clone(), t)).collect();
     let tasks: Vec<Value> = app
+        .catalog
         .tasks
         .iter()
-        .map(|(id, name)| json!({"id": id, "name": name, "results": stats.get(id)}))
+        .map(|t| json!({"id": t.id, "name": t.name, "example": t.example, "results": stats.get(&t.id)}))
         .collect();
     Ok(Json(json!({ "tasks": tasks })))
 }
 
 pub async fn task(State(app): State<Shared>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
-    let name = app.tasks.get(&id).ok_or_else(|| ApiError::not_found(format!("no task `{id}`")))?;
+    let task = app.catalog.get(&id).ok_or_else(|| ApiError::not_found(format!("no task `{id}`")))?;
     let agents = app.store.task(&id).await?;
-    Ok(Json(json!({"id": id, "name": name, "agents": agents})))
+    Ok(Json(json!({
+        "id": id,
+        "name": task.name,
+        "summary": task.summary,
+        "public_expected": task.public_expected,
+        "agents": agents,
+    })))
 }
 
 pub async fn run(State(app): State<Shared>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {

@@ -4,6 +4,7 @@
 mod admin;
 mod api;
 mod assets;
+pub mod catalog;
 pub mod cli;
 mod config;
 mod demo;
@@ -11,7 +12,6 @@ mod error;
 mod metrics;
 mod pages;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -49,15 +49,10 @@ impl FromRef<ServerState> for LeptosOptions {
 pub async fn open_state(config: &Config) -> Result<AppState, String> {
     let blobs = store::Blobs::open(&config.blobs).map_err(|e| format!("blob store {}: {e}", config.blobs))?;
     let store = store::Store::open_with(&config.backend, blobs).await.map_err(|e| e.to_string())?;
-    let tasks: BTreeMap<String, String> = runner::task::load_all(&config.tasks_dir)
-        .map_err(|e| format!("reading the task cards: {e}"))?
-        .into_iter()
-        .map(|(id, card)| (id, card.name))
-        .collect();
     Ok(AppState {
-        store,
+        store: Arc::new(store),
         limits: config.limits,
-        tasks,
+        catalog: Arc::new(catalog::load(&config.tasks_dir)?),
         admin_token: config.admin_token.clone(),
         metrics: Default::default(),
     })
@@ -90,6 +85,8 @@ fn router(shared: api::Shared) -> Router {
         .route("/readyz", get(api::readyz))
         .route("/metrics", get(metrics::metrics))
         .merge(assets::router())
+        .route("/submit", post(pages::upload).layer(DefaultBodyLimit::disable()))
+        .route("/sfn/{*name}", get(pages::server_fn).post(pages::server_fn))
         .leptos_routes_with_handler(routes, pages::render)
         .fallback(pages::render)
         .layer(axum::middleware::from_fn_with_state(shared.clone(), metrics::count_requests))

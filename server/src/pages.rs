@@ -1,21 +1,42 @@
-//! Rendering the Leptos app into complete HTML documents.
+//! Rendering the Leptos app into complete HTML documents, the server functions'
+//! endpoint, and the upload form's handler.
 
 use std::future::Future;
+use std::io::Write;
 use std::pin::Pin;
 
+use app::Verdict;
+use app::data::PageContext;
 use axum::body::Body;
-use axum::http::Request;
-use axum::response::Response;
+use axum::extract::FromRequest;
+use axum::extract::{Multipart, State};
+use axum::http::{Request, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
 use futures::{Stream, StreamExt, stream};
 use leptos::prelude::*;
+use store::Ingested;
+
+use crate::api::{Shared, ingest_measured};
+use crate::error::ApiError;
 
 type Chunks = Pin<Box<dyn Stream<Item = String> + Send>>;
+
+fn context(app: &Shared) -> PageContext {
+    PageContext { store: app.store.clone(), catalog: app.catalog.clone() }
+}
 
 /// Renders the page for one request, in order and in full. Leptos would stream
 /// hydration data as inline scripts after the document; our pages are complete
 /// without JavaScript and send none, so that data is dropped.
-pub(crate) async fn render(req: Request<Body>) -> Response {
-    leptos_axum::handle_response_inner(|| {}, app::shell, req, complete_document).await
+pub(crate) async fn render(State(app): State<Shared>, req: Request<Body>) -> Response {
+    let ctx = context(&app);
+    leptos_axum::handle_response_inner(
+        move || provide_context(ctx.clone()),
+        app::shell,
+        req,
+        complete_document,
+    )
+    .await
 }
 
 fn complete_document<IV: IntoView + 'static>(
@@ -27,4 +48,103 @@ fn complete_document<IV: IntoView + 'static>(
         let html = app.to_html_stream_in_order().collect::<String>().await;
         Box::pin(stream::once(async move { html })) as Chunks
     })
+}
+
+/// `/sfn/…`: the pages' server functions, callable over HTTP too (for islands later).
+pub(crate) async fn server_fn(State(app): State<Shared>, req: Request<Body>) -> Response {
+    let ctx = context(&app);
+    leptos_axum::handle_server_fns_with_context(move || provide_context(ctx.clone()), req)
+        .await
+        .into_response()
+}
+
+/// `POST /submit`: the upload form. An accepted bundle redirects to its agent's page;
+/// a refused one gets the submit page again, with the verdict in words and the
+/// fitting status.
+pub(crate) async fn upload(State(app): State<Shared>, req: Request<Body>) -> Response {
+    let (parts, body) = req.into_parts();
+    let refused = |e: ApiError| {
+        let verdict = Verdict { status: e.status.as_u16(), code: e.code, message: e.message };
+        let page = Request::from_parts(parts.clone(), Body::empty());
+        let ctx = context(&app);
+        async move {
+            leptos_axum::handle_response_inner(
+                move || {
+                    provide_context(ctx.clone());
+                    provide_context(verdict.clone());
+                },
+                app::shell,
+                page,
+                complete_document,
+            )
+            .await
+        }
+    };
+    let multipart = match Multipart::from_request(Request::from_parts(parts.clone(), body), &()).await {
+        Ok(m) => m,
+        Err(e) => {
+            let e = ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "bad_form",
+                format!("the upload form was not sent whole: {e}"),
+            );
+            return refused(e).await;
+        }
+    };
+    let outcome = ingest_measured(&app, receive(multipart, app.limits.compressed)).await;
+    match outcome {
+        Ok(
+            Ingested::Stored { bundle_id, agent_id, .. } | Ingested::AlreadyStored { bundle_id, agent_id },
+        ) => {
+            let to = app::format::href(
+                &format!("/agents/{}", app::format::segment(&agent_id)),
+                &[("submitted", Some(bundle_id.as_str()))],
+            );
+            Redirect::to(&to).into_response()
+        }
+        Err(e) => refused(e).await,
+    }
+}
+
+/// The form's `bundle` file, spooled to a temporary file no larger than `limit`.
+async fn receive(mut form: Multipart, limit: u64) -> Result<std::fs::File, ApiError> {
+    let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_form", m);
+    while let Some(mut field) = form.next_field().await.map_err(|e| bad(format!("reading the form: {e}")))? {
+        if field.name() != Some("bundle") {
+            continue;
+        }
+        let mut file = tempfile::tempfile().map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal_error",
+                format!("spooling the upload: {e}"),
+            )
+        })?;
+        let mut size = 0u64;
+        while let Some(chunk) = field.chunk().await.map_err(|e| bad(format!("reading the upload: {e}")))? {
+            size += chunk.len() as u64;
+            if size > limit {
+                return Err(bundle::BundleError::CompressedTooLarge { limit }.into());
+            }
+            file.write_all(&chunk).map_err(|e| {
+                ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal_error",
+                    format!("spooling the upload: {e}"),
+                )
+            })?;
+        }
+        if size == 0 {
+            return Err(bad("the form carried no file: choose a bundle to upload".into()));
+        }
+        std::io::Seek::rewind(&mut file).map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal_error",
+                format!("spooling the upload: {e}"),
+            )
+        })?;
+        return Ok(file);
+    }
+    Err(bad("the form carried no `bundle` file".into()))
 }

@@ -32,6 +32,9 @@ pub mod testing;
 pub use backend::{Backend, BackendError, DEFAULT_DATABASE_URL};
 #[cfg(feature = "db")]
 pub use blobs::{BlobLocation, BlobStream, Blobs, Staging};
+/// Artifacts are named by their digest.
+#[cfg(feature = "db")]
+pub use bundle::Digest;
 #[cfg(feature = "db")]
 pub use error::StoreError;
 #[cfg(feature = "db")]

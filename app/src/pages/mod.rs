@@ -1,7 +1,139 @@
-//! One page per file.
+//! One page per file, and the pieces they share.
 
-mod home;
+mod agent;
+mod changes;
+mod compare;
+mod failures;
+mod leaderboard;
 mod not_found;
+mod run;
+mod submit;
+mod task;
+mod tasks;
 
-pub(crate) use home::HomePage;
+pub(crate) use agent::AgentPage;
+pub(crate) use changes::ChangesPage;
+pub(crate) use compare::ComparePage;
+pub(crate) use failures::FailuresPage;
+pub(crate) use leaderboard::LeaderboardPage;
 pub(crate) use not_found::NotFound;
+pub(crate) use run::RunPage;
+pub use submit::{SubmitPage, Verdict};
+pub(crate) use task::TaskPage;
+pub(crate) use tasks::TasksPage;
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::{use_params_map, use_query_map};
+
+use crate::error::AppError;
+use crate::format;
+
+/// Sets the response's status (on the server; a no-op in a browser build).
+pub(crate) fn set_status(code: u16) {
+    #[cfg(feature = "ssr")]
+    if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
+        response.set_status(http::StatusCode::from_u16(code).expect("a valid status"));
+    }
+    #[cfg(not(feature = "ssr"))]
+    let _ = code;
+}
+
+/// A path parameter of the current route.
+pub(crate) fn param(name: &str) -> String {
+    use_params_map().read_untracked().get(name).unwrap_or_default()
+}
+
+/// A query parameter, `None` when absent or empty.
+pub(crate) fn query(name: &str) -> Option<String> {
+    use_query_map().read_untracked().get(name).filter(|v| !v.is_empty())
+}
+
+/// What a page shows when its data could not be had: a 404 for what does not exist,
+/// a 500 without internals otherwise.
+#[component]
+pub(crate) fn ErrorPage(error: AppError) -> impl IntoView {
+    match error {
+        AppError::NotFound(message) => {
+            set_status(404);
+            view! {
+                <Title text="Not found"/>
+                <section class="error">
+                    <h1>"Not found"</h1>
+                    <p>{message}</p>
+                    <p><a href="/">"Back to the leaderboard"</a></p>
+                </section>
+            }
+            .into_any()
+        }
+        AppError::Internal | AppError::ServerFn(_) => {
+            set_status(500);
+            view! {
+                <Title text="Something went wrong"/>
+                <section class="error">
+                    <h1>"Something went wrong"</h1>
+                    <p>"The results could not be read just now. Please try again in a moment."</p>
+                    <p><a href="/">"Back to the leaderboard"</a></p>
+                </section>
+            }
+            .into_any()
+        }
+    }
+}
+
+/// A rate that links to the runs behind it.
+#[component]
+pub(crate) fn Rate(rate: Option<f64>, href: String, #[prop(optional)] detail: String) -> impl IntoView {
+    let text = format::pct(rate);
+    if rate.is_none() {
+        return view! { <span class="na" title="no runs counted">{text}</span> }.into_any();
+    }
+    view! { <a class="rate" href=href title=detail>{text}</a> }.into_any()
+}
+
+#[component]
+pub(crate) fn TierBadge(tier: String) -> impl IntoView {
+    let class = if tier == "maintainer" { "badge verified" } else { "badge self" };
+    let symbol = if tier == "maintainer" { "✔ " } else { "" };
+    view! { <span class=class title=format::tier_title(&tier)>{symbol}{format::tier_label(&tier)}</span> }
+}
+
+#[component]
+pub(crate) fn ProvenanceBadge(provenance: String) -> impl IntoView {
+    let class = if provenance == "published" { "badge paper" } else { "badge evaluated" };
+    view! {
+        <span class=class title=format::provenance_title(&provenance)>{format::provenance_label(&provenance)}</span>
+    }
+}
+
+#[component]
+pub(crate) fn Outcome(outcome: String) -> impl IntoView {
+    let class = if outcome == "success" { "outcome ok" } else { "outcome fail" };
+    view! {
+        <span class=class>
+            <span aria-hidden="true">{format::outcome_symbol(&outcome)}</span>
+            " "
+            {format::outcome_words(&outcome).to_owned()}
+        </span>
+    }
+}
+
+/// An agent's own link, only if it is http(s), and never followed for ranking.
+#[component]
+pub(crate) fn AgentUrl(url: Option<String>) -> impl IntoView {
+    url.and_then(|u| format::safe_url(&u).map(str::to_owned)).map(|u| {
+        let text = u.clone();
+        view! { <a class="external" href=u rel="nofollow noopener noreferrer">{text}</a> }
+    })
+}
+
+/// A chart's SVG, drawn on the server, with the sentence that says what it shows.
+#[component]
+pub(crate) fn Chart(svg: String, caption: String) -> impl IntoView {
+    view! {
+        <figure class="chart">
+            <div class="chart-svg" inner_html=svg></div>
+            <figcaption>{caption}</figcaption>
+        </figure>
+    }
+}

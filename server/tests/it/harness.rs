@@ -30,15 +30,10 @@ pub async fn state(backend: &Backend, blobs: &Path) -> AppState {
 
 pub async fn state_with(backend: &Backend, blobs: store::Blobs) -> AppState {
     let store = Store::open_with(backend, blobs).await.unwrap();
-    let tasks = runner::task::load_all(&repo().join("tasks"))
-        .unwrap()
-        .into_iter()
-        .map(|(id, c)| (id, c.name))
-        .collect();
     AppState {
-        store,
+        store: std::sync::Arc::new(store),
         limits: bundle::Limits::default(),
-        tasks,
+        catalog: std::sync::Arc::new(server::catalog::load(&repo().join("tasks")).unwrap()),
         admin_token: Some("s3cret-token".into()),
         metrics: Default::default(),
     }

@@ -1,56 +1,271 @@
-//! The pages, rendered on the server.
+//! The pages, rendered on the server from a store with a hostile agent's results.
 
+use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use tower::ServiceExt;
+use bundle::SecretKey;
+use serde_json::json;
+use store::Tier;
 
-use crate::harness::app_on_sqlite;
+use crate::harness::{Answer, app_on_sqlite, get, post_bundle, send, state};
 
-async fn get(path: &str) -> (StatusCode, String, String) {
-    let (app, _dir) = app_on_sqlite().await;
-    let response = app.oneshot(Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
-    let status = response.status();
-    let content_type = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .map(|v| v.to_str().unwrap().to_owned())
-        .unwrap_or_default();
-    let body = axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap();
-    (status, content_type, String::from_utf8(body.to_vec()).unwrap())
+/// Every page must stay within this, whatever the data.
+const PAGE_LIMIT: usize = 200_000;
+
+/// A bundle whose texts try to inject markup everywhere a page shows them: runs of
+/// cogs (public expected values) and checkeval (private), with a patch and a log.
+fn hostile(key: &SecretKey, agent: &str) -> Vec<u8> {
+    let manifest: bundle::Manifest = serde_json::from_value(json!({
+        "schema": "rexbench.manifest/v1", "created_at": "2026-11-01T00:00:00Z",
+        "benchmark": {"name": "RExBench", "version": "1.0", "task_set_digest": "ab".repeat(32)},
+        "runner": {"name": "t", "version": "1"}, "provenance": {"kind": "evaluated"},
+        "agent": {
+            "id": agent,
+            "framework": "<img src=x onerror=alert(1)>",
+            "model": "M\"><script>alert(2)</script>",
+            "display_name": "<script>alert(3)</script> Agent </title><script>alert(8)</script>",
+            "url": "https://example.org/a'onmouseover=alert(4)&b=1"
+        },
+        "runs": [
+            {"task": "cogs", "hint": "none", "attempt": 1, "outcome": "wrong_result",
+             "metrics": {"pred_acc": 0.25, "<b>m</b>": 1.0}, "file_recall": 0.5, "duration_s": 75.0},
+            {"task": "cogs", "hint": "hints", "attempt": 1, "outcome": "success", "metrics": {"pred_acc": 0.4562857142857143}},
+            {"task": "checkeval", "hint": "none", "attempt": 1, "outcome": "execution_failed",
+             "error_type": "<svg onload=alert(5)>Error", "metrics": {"score": 0.5}},
+        ],
+    }))
+    .unwrap();
+    let mut b = bundle::BundleBuilder::new(manifest);
+    let patch = b.add_bytes(
+        b"diff --git a/train.py b/train.py\n--- a/train.py\n+++ b/train.py\n@@ -1,2 +1,2 @@\n keep\n-old <b>line</b>\n+new <script>alert(6)</script>\n"
+            .to_vec(),
+        "text/x-diff",
+    );
+    let mut log = String::new();
+    for i in 1..=500 {
+        log.push_str(&format!("step {i} <script>alert(7)</script>\n"));
+    }
+    log.push_str("Traceback (most recent call last):\nValueError: bad shape\n");
+    let log = b.add_bytes(log.into_bytes(), "text/html");
+    for run in &mut b.manifest_mut().runs {
+        run.artifacts.insert("patch".into(), patch.to_hex());
+        run.artifacts.insert("stdout".into(), log.to_hex());
+    }
+    let mut out = Vec::new();
+    b.write(&[key], &mut out).unwrap();
+    out
+}
+
+async fn app_with_hostile_agent() -> (Router, tempfile::TempDir, i64) {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
+    let state = state(&backend, &dir.path().join("blobs")).await;
+    let key = SecretKey::generate();
+    state.store.add_key(&key.public_key(), "Team <X>", Tier::Submitter).await.unwrap();
+    let store = state.store.clone();
+    let app = server::build_app(state);
+    let stored = post_bundle(&app, hostile(&key, "evil-agent")).await;
+    assert_eq!(stored.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&stored.body));
+    let bundle_id = stored.json()["bundle_id"].as_str().unwrap().to_owned();
+    let first = store.runs_of(&bundle_id, Some("cogs"), Some("none")).await.unwrap()[0].id;
+    (app, dir, first)
+}
+
+/// A page: its status, and its HTML, which must never carry a script or an injected
+/// element.
+async fn page(app: &Router, path: &str) -> (StatusCode, String) {
+    let answer = get(app, path).await;
+    assert!(answer.header(header::CONTENT_TYPE).starts_with("text/html"), "{path}");
+    let html = String::from_utf8(answer.body).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"), "{path}");
+    assert!(!html.contains("<script"), "{path}: a script got through: {html}");
+    assert!(!html.contains("<img src=x"), "{path}: an element got through");
+    assert!(!html.contains("<svg onload"), "{path}: an element got through");
+    assert!(!html.contains("javascript:"), "{path}: a script link got through");
+    assert!(html.len() < PAGE_LIMIT, "{path}: {} bytes", html.len());
+    (answer.status, html)
 }
 
 #[tokio::test]
-async fn home_page_is_rendered_on_the_server_without_scripts() {
-    let (status, ty, body) = get("/").await;
+async fn every_page_renders_and_escapes_what_bundles_say() {
+    let (app, _dir, run) = app_with_hostile_agent().await;
+
+    let (status, html) = page(&app, "/").await;
     assert_eq!(status, StatusCode::OK);
-    assert!(ty.starts_with("text/html"), "{ty}");
-    assert!(body.starts_with("<!DOCTYPE html>"), "{body}");
-    assert!(body.contains("<h1>RExBench leaderboard</h1>"), "{body}");
-    assert!(body.contains("<title>RExBench leaderboard</title>"), "{body}");
-    assert!(body.contains(r#"<meta name="description""#), "{body}");
-    assert!(body.contains(r#"href="/style/main.css""#), "{body}");
-    assert!(body.contains(r#"<a href="/leaderboard.csv">CSV</a>"#), "{body}");
-    assert!(!body.contains("<script"), "pages must not need JavaScript: {body}");
+    assert!(html.contains("<title>RExBench leaderboard</title>"));
+    assert!(html.contains("&lt;script&gt;alert(3)&lt;/script&gt; Agent &lt;/title&gt;"), "{html}");
+    assert!(html.contains(r#"<svg class="chart" role="img""#));
+    assert!(html.contains(r#"href="/agents/evil-agent?hint=none#runs""#), "rates link to their runs");
+    assert!(html.contains("1 of 1 agents"));
+    // Final success: 0% without hints, 100% with hints, +100 points.
+    assert!(html.contains(">0%<") && html.contains(">100%<") && html.contains(">+100<"), "{html}");
+    assert!(html.contains("Self-reported") && html.contains("Evaluated"));
+
+    let (status, html) = page(&app, "/agents/evil-agent").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        html.contains(
+            "<title>&lt;script&gt;alert(3)&lt;/script&gt; Agent &lt;/title&gt;&lt;script&gt;alert(8)&lt;/script&gt; · RExBench leaderboard</title>"
+        ),
+        "{html}"
+    );
+    assert!(html.contains(&format!(r#"href="/runs/{run}""#)));
+    assert!(html.contains("&lt;svg onload=alert(5)&gt;Error"), "error types are text");
+    assert!(
+        html.contains(
+            r#"href="https://example.org/a'onmouseover=alert(4)&amp;b=1" rel="nofollow noopener noreferrer""#
+        ),
+        "{html}"
+    );
+
+    let (status, html) = page(&app, &format!("/runs/{run}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        html.contains(r#"<span class="line add">"#) && html.contains(r#"<span class="line del">"#),
+        "{html}"
+    );
+    assert!(html.contains("+new &lt;script&gt;alert(6)&lt;/script&gt;"), "{html}");
+    // The log is cut in the middle, with its last lines and the error kept.
+    assert!(html.contains("lines not shown of 502"), "{html}");
+    assert!(html.contains(r#"<span class="line err">"#), "{html}");
+    assert!(html.contains("ValueError: bad shape"));
+    assert!(html.contains("/artifacts/"), "a link to the whole log");
+    // cogs makes its expected value public.
+    assert!(html.contains("0.4562857142857143"), "{html}");
+    assert!(html.contains("&lt;b&gt;m&lt;/b&gt;"));
+
+    let private = get(&app, "/api/v1/tasks/checkeval").await.json();
+    assert_eq!(private["public_expected"], json!([]));
+
+    let (status, html) = page(&app, "/tasks").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(html.contains(r#"<a href="/tasks/cogs">COGS</a>"#), "{html}");
+    assert!(html.contains("Example tasks"));
+
+    let (status, html) = page(&app, "/tasks/cogs").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(html.contains("<h1>COGS</h1>"), "the card's README as HTML: {html}");
+    assert!(html.contains("Expected results") && html.contains("0.4562857142857143"));
+    assert!(html.contains(r#"class="try fail""#) && html.contains(r#"class="try ok""#));
+
+    let (status, html) = page(&app, "/tasks/checkeval").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(!html.contains("Expected results"), "checkeval's gold stays private");
+
+    for path in ["/failures", "/changes", "/submit", "/compare", "/compare?a=evil-agent&b=evil-agent"] {
+        let (status, _) = page(&app, path).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+    }
+    let (_, html) = page(&app, "/failures").await;
+    assert!(
+        html.contains("Tasks solved only with hints")
+            && html.contains(r#"<a href="/tasks/cogs#results">COGS</a>"#),
+        "{html}"
+    );
+    let (_, html) = page(&app, "/compare?a=evil-agent&b=evil-agent").await;
+    assert!(html.contains("B − A"));
 }
 
 #[tokio::test]
-async fn unknown_paths_get_a_real_404_page() {
-    let (status, ty, body) = get("/no/such/page").await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
-    assert!(ty.starts_with("text/html"), "{ty}");
-    assert!(body.contains("<h1>Not found</h1>"), "{body}");
-    assert!(body.contains("<title>Not found · RExBench leaderboard</title>"), "{body}");
+async fn sorting_and_filtering_live_in_the_url() {
+    let (app, _dir, _) = app_with_hostile_agent().await;
+    let (_, html) = page(&app, "/?tier=maintainer").await;
+    assert!(html.contains("0 of 1 agents") && html.contains("No agent matches these filters."), "{html}");
+    let (_, html) = page(&app, "/?tier=submitter&sort=agent&dir=desc").await;
+    assert!(html.contains("1 of 1 agents"));
+    assert!(html.contains(r#"aria-sort="descending""#), "{html}");
+    assert!(html.contains(r#"<option value="submitter" selected"#), "{html}");
+    // The column headers keep the filters and flip the direction.
+    assert!(html.contains(r#"href="/?tier=submitter&amp;sort=agent&amp;dir=asc""#), "{html}");
+}
+
+#[tokio::test]
+async fn unknown_things_get_real_404_pages() {
+    let (app, _dir, _) = app_with_hostile_agent().await;
+    for path in
+        ["/no/such/page", "/agents/nobody", "/runs/424242", "/runs/abc", "/tasks/nope", "/compare?a=nobody"]
+    {
+        let (status, html) = page(&app, path).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
+        assert!(html.contains("<h1>Not found</h1>"), "{path}");
+        assert!(html.contains("<title>Not found · RExBench leaderboard</title>"), "{path}");
+    }
+}
+
+fn multipart(bytes: &[u8]) -> Request<Body> {
+    let boundary = "XyZzY0123";
+    let mut body = Vec::new();
+    body.extend_from_slice(
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"bundle\"; filename=\"b.tar.gz\"\r\nContent-Type: application/gzip\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    body.extend_from_slice(bytes);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    Request::post("/submit")
+        .header(header::CONTENT_TYPE, format!("multipart/form-data; boundary={boundary}"))
+        .body(Body::from(body))
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_upload_form_stores_or_says_why_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
+    let state = state(&backend, &dir.path().join("blobs")).await;
+    let key = SecretKey::generate();
+    state.store.add_key(&key.public_key(), "Team", Tier::Submitter).await.unwrap();
+    let app = server::build_app(state);
+
+    let refused: Answer = send(&app, multipart(b"this is not a bundle")).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    let html = String::from_utf8(refused.body).unwrap();
+    assert!(html.contains("The bundle was not accepted") && html.contains("<code>not_gzip</code>"), "{html}");
+    assert!(html.contains("Nothing was stored."));
+    let unknown = send(&app, multipart(&hostile(&SecretKey::generate(), "x"))).await;
+    assert_eq!(unknown.status, StatusCode::UNAUTHORIZED);
+    assert!(String::from_utf8(unknown.body).unwrap().contains("no_trusted_signature"));
+    assert_eq!(get(&app, "/api/v1/leaderboard").await.json()["rows"], json!([]));
+
+    let stored = send(&app, multipart(&hostile(&key, "evil-agent"))).await;
+    assert_eq!(stored.status, StatusCode::SEE_OTHER);
+    let to = stored.header(header::LOCATION).to_owned();
+    assert!(to.starts_with("/agents/evil-agent?submitted="), "{to}");
+    let (status, html) = page(&app, &to).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(html.contains("was verified and stored"));
+}
+
+#[tokio::test]
+async fn a_store_failure_is_a_500_page_without_internals() {
+    use sqlx::Connection;
+    let (app, dir, _) = app_with_hostile_agent().await;
+    // A table vanishes from under the server.
+    let url = format!("sqlite://{}", dir.path().join("db.sqlite").display());
+    let mut db = sqlx::SqliteConnection::connect(&url).await.unwrap();
+    sqlx::query("DROP TABLE error_counts").execute(&mut db).await.unwrap();
+    let (status, html) = page(&app, "/failures").await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert!(html.contains("Something went wrong"), "{html}");
+    assert!(
+        !html.to_lowercase().contains("error_counts") && !html.contains("no such table"),
+        "no internals: {html}"
+    );
+    // Pages that do not need the table still work.
+    assert_eq!(page(&app, "/").await.0, StatusCode::OK);
 }
 
 #[tokio::test]
 async fn health_and_assets() {
-    assert_eq!(get("/healthz").await.0, StatusCode::OK);
-    let (status, ty, css) = get("/style/main.css").await;
-    assert_eq!((status, ty.as_str()), (StatusCode::OK, "text/css; charset=utf-8"));
-    assert!(css.contains("prefers-color-scheme: dark"));
-    let (status, ty, _) = get("/favicon.svg").await;
-    assert_eq!((status, ty.as_str()), (StatusCode::OK, "image/svg+xml"));
-    assert_eq!(get("/robots.txt").await.0, StatusCode::OK);
+    let (app, _dir) = app_on_sqlite().await;
+    assert_eq!(get(&app, "/healthz").await.status, StatusCode::OK);
+    let css = get(&app, "/style/main.css").await;
+    assert_eq!((css.status, css.header(header::CONTENT_TYPE)), (StatusCode::OK, "text/css; charset=utf-8"));
+    assert!(String::from_utf8(css.body).unwrap().contains("prefers-color-scheme: dark"));
+    let icon = get(&app, "/favicon.svg").await;
+    assert_eq!((icon.status, icon.header(header::CONTENT_TYPE)), (StatusCode::OK, "image/svg+xml"));
+    assert_eq!(get(&app, "/robots.txt").await.status, StatusCode::OK);
 }
 
 #[tokio::test]

@@ -1,0 +1,222 @@
+//! Charts drawn on the server with plotters as SVG, inserted into the page as they
+//! are. Plotters escapes the text it draws; every chart also gets a title for screen
+//! readers, and each page shows the same numbers in a table.
+
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// Colours of the hint conditions (no hints, hints, detailed hints); the markers'
+/// shapes tell them apart too.
+const HINT_COLOURS: [RGBColor; 3] = [RGBColor(100, 116, 139), RGBColor(37, 99, 235), RGBColor(217, 119, 6)];
+
+/// Colours of the failed outcomes, in `format::OUTCOMES` order after success.
+const OUTCOME_COLOURS: [RGBColor; 6] = [
+    RGBColor(220, 38, 38),
+    RGBColor(245, 158, 11),
+    RGBColor(139, 92, 246),
+    RGBColor(14, 165, 233),
+    RGBColor(100, 116, 139),
+    RGBColor(163, 163, 163),
+];
+
+const FONT: (&str, u32) = ("sans-serif", 13);
+const ROW: u32 = 26;
+
+/// A dot plot: one row per label, success under each hint condition on 0–100%, the
+/// three joined by a line (a dumbbell).
+pub fn hint_dots(title: &str, rows: &[(String, [Option<f64>; 3])]) -> String {
+    let label_w = 260;
+    let (w, h) = (760u32, 44 + ROW * rows.len().max(1) as u32 + 30);
+    let x = |r: f64| label_w as i32 + (r.clamp(0.0, 1.0) * f64::from(w - label_w - 30)) as i32;
+    svg(title, w, h, |root| {
+        let grid = ShapeStyle::from(RGBColor(203, 213, 225)).stroke_width(1);
+        for tick in 0..=4 {
+            let r = f64::from(tick) / 4.0;
+            root.draw(&PathElement::new(vec![(x(r), 30), (x(r), h as i32 - 24)], grid))?;
+            let text = format!("{}%", tick * 25);
+            root.draw(&Text::new(text, (x(r), h as i32 - 8), text_style(HPos::Center)))?;
+        }
+        legend(root, label_w as i32, 10, &["No hints", "Hints", "Detailed hints"], |i, at| {
+            marker(root, i, at)
+        })?;
+        for (i, (label, rates)) in rows.iter().enumerate() {
+            let y = 44 + (i as u32 * ROW) as i32;
+            root.draw(&Text::new(clip(label, 36), (label_w as i32 - 10, y), text_style(HPos::Right)))?;
+            let xs: Vec<i32> = rates.iter().flatten().map(|r| x(*r)).collect();
+            if let (Some(lo), Some(hi)) = (xs.iter().min(), xs.iter().max()) {
+                let bar = ShapeStyle::from(RGBColor(148, 163, 184)).stroke_width(3);
+                root.draw(&PathElement::new(vec![(*lo, y), (*hi, y)], bar))?;
+            }
+            for (k, rate) in rates.iter().enumerate() {
+                if let Some(r) = rate {
+                    marker(root, k, (x(*r), y))?;
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// A grid of success rates: one row per task, one column per hint condition, each
+/// cell shaded by its rate and labelled with it.
+pub fn heatmap(title: &str, columns: &[&str], rows: &[(String, Vec<Option<f64>>)]) -> String {
+    let label_w = 230i32;
+    let cell_w = 150i32;
+    let (w, h) = ((label_w + cell_w * columns.len() as i32 + 10) as u32, 34 + ROW * rows.len().max(1) as u32);
+    svg(title, w, h, |root| {
+        for (c, name) in columns.iter().enumerate() {
+            let cx = label_w + cell_w * c as i32 + cell_w / 2;
+            root.draw(&Text::new(name.to_string(), (cx, 16), text_style(HPos::Center)))?;
+        }
+        for (i, (label, rates)) in rows.iter().enumerate() {
+            let y0 = 28 + ROW as i32 * i as i32;
+            root.draw(&Text::new(
+                clip(label, 30),
+                (label_w - 10, y0 + ROW as i32 / 2),
+                text_style(HPos::Right),
+            ))?;
+            for (c, rate) in rates.iter().enumerate() {
+                let x0 = label_w + cell_w * c as i32;
+                let fill = match rate {
+                    Some(r) => RGBColor(
+                        (239.0 - 202.0 * r) as u8,
+                        (246.0 - 147.0 * r) as u8,
+                        (255.0 - 20.0 * r) as u8,
+                    ),
+                    None => RGBColor(241, 245, 249),
+                };
+                root.draw(&Rectangle::new(
+                    [(x0 + 1, y0 + 1), (x0 + cell_w - 1, y0 + ROW as i32 - 1)],
+                    fill.filled(),
+                ))?;
+                let text = rate.map_or_else(|| "no runs".to_owned(), |r| format!("{:.0}%", r * 100.0));
+                let ink = if rate.is_some_and(|r| r > 0.55) { WHITE } else { BLACK };
+                let style =
+                    TextStyle::from(FONT.into_font()).color(&ink).pos(Pos::new(HPos::Center, VPos::Center));
+                root.draw(&Text::new(text, (x0 + cell_w / 2, y0 + ROW as i32 / 2), style))?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Horizontal bars, one per label, stacked by failed outcome; `names` are the
+/// outcomes' words in order and each row gives a count per outcome.
+pub fn stacked_bars(title: &str, names: &[&str], rows: &[(String, Vec<i64>)]) -> String {
+    let label_w = 260i32;
+    let (w, h) = (760u32, 50 + ROW * rows.len().max(1) as u32 + 10);
+    let most = rows.iter().map(|(_, c)| c.iter().sum::<i64>()).max().unwrap_or(0).max(1);
+    let scale = f64::from(w as i32 - label_w - 60) / most as f64;
+    svg(title, w, h, |root| {
+        legend(root, 20, 10, names, |i, (x, y)| {
+            root.draw(&Rectangle::new([(x - 6, y - 6), (x + 6, y + 6)], OUTCOME_COLOURS[i % 6].filled()))
+        })?;
+        for (i, (label, counts)) in rows.iter().enumerate() {
+            let y0 = 44 + ROW as i32 * i as i32;
+            root.draw(&Text::new(
+                clip(label, 36),
+                (label_w - 10, y0 + ROW as i32 / 2),
+                text_style(HPos::Right),
+            ))?;
+            let mut x0 = label_w;
+            for (k, n) in counts.iter().enumerate().filter(|(_, n)| **n > 0) {
+                let len = ((*n as f64) * scale).round().max(1.0) as i32;
+                root.draw(&Rectangle::new(
+                    [(x0, y0 + 3), (x0 + len, y0 + ROW as i32 - 3)],
+                    OUTCOME_COLOURS[k % 6].filled(),
+                ))?;
+                if len >= 22 {
+                    let style = TextStyle::from(FONT.into_font())
+                        .color(&WHITE)
+                        .pos(Pos::new(HPos::Center, VPos::Center));
+                    root.draw(&Text::new(n.to_string(), (x0 + len / 2, y0 + ROW as i32 / 2), style))?;
+                }
+                x0 += len;
+            }
+            let total: i64 = counts.iter().sum();
+            root.draw(&Text::new(total.to_string(), (x0 + 6, y0 + ROW as i32 / 2), text_style(HPos::Left)))?;
+        }
+        Ok(())
+    })
+}
+
+type Root<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+type Drawn = Result<(), DrawingAreaErrorKind<std::io::Error>>;
+
+fn svg(title: &str, w: u32, h: u32, draw: impl FnOnce(&Root<'_>) -> Drawn) -> String {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (w, h)).into_drawing_area();
+        // Drawing into a string cannot fail but for a bug; a chart missing its marks
+        // is better than a page missing altogether.
+        let _ = draw(&root);
+        let _ = root.present();
+    }
+    // Scales with its container, and says what it shows.
+    let open = format!(
+        r#"<svg class="chart" role="img" viewBox="0 0 {w} {h}" xmlns="http://www.w3.org/2000/svg"><title>{}</title>"#,
+        crate::format::escape_html(title)
+    );
+    match out.find('>') {
+        Some(end) => format!("{open}{}", &out[end + 1..]),
+        None => out,
+    }
+}
+
+fn marker(root: &Root<'_>, hint: usize, (x, y): (i32, i32)) -> Drawn {
+    let colour = HINT_COLOURS[hint % 3];
+    match hint {
+        0 => root.draw(&Circle::new((x, y), 6, colour.filled())),
+        1 => root.draw(&TriangleMarker::new((x, y), 8, colour.filled())),
+        _ => root.draw(&Rectangle::new([(x - 5, y - 5), (x + 5, y + 5)], colour.filled())),
+    }
+}
+
+fn legend(
+    root: &Root<'_>,
+    x: i32,
+    y: i32,
+    names: &[&str],
+    mut key: impl FnMut(usize, (i32, i32)) -> Drawn,
+) -> Drawn {
+    let mut at = x + 8;
+    for (i, name) in names.iter().enumerate() {
+        key(i, (at, y + 6))?;
+        root.draw(&Text::new(name.to_string(), (at + 12, y + 6), text_style(HPos::Left)))?;
+        at += 24 + 7 * name.chars().count() as i32;
+    }
+    Ok(())
+}
+
+fn text_style(h: HPos) -> TextStyle<'static> {
+    TextStyle::from(FONT.into_font()).pos(Pos::new(h, VPos::Center))
+}
+
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_owned()
+    } else {
+        format!("{}…", s.chars().take(n - 1).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_escaped_and_the_chart_is_titled() {
+        let svg = hint_dots(
+            "Success <by> hint",
+            &[("<script>alert(1)</script>".into(), [Some(0.4), Some(0.6), None])],
+        );
+        assert!(svg.starts_with(r#"<svg class="chart" role="img""#), "{svg}");
+        assert!(svg.contains("<title>Success &lt;by&gt; hint</title>"));
+        assert!(!svg.contains("<script"), "{svg}");
+        assert!(svg.contains("&lt;script&gt;"), "{svg}");
+        let map = heatmap("t", &["No hints"], &[("cogs".into(), vec![Some(0.5)])]);
+        assert!(map.contains(">50%<"), "{map}");
+        let bars = stacked_bars("t", &["wrong result"], &[("a".into(), vec![3])]);
+        assert!(bars.contains(">3<"), "{bars}");
+    }
+}

@@ -1,0 +1,337 @@
+//! The server functions the pages read through, and what they return. Each is thin:
+//! arguments → store → page data, with [`AppError`] for what went wrong.
+
+use std::collections::BTreeMap;
+
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+use store::{
+    AgentDetail, Change, FailureCount, FailurePattern, LeaderboardRow, RunDetail, RunSummary, TaskAgentRow,
+    TaskRow,
+};
+
+use crate::catalog::{Expected, TaskInfo};
+use crate::error::AppError;
+
+/// What the server gives the pages: the store and the task cards.
+#[cfg(feature = "ssr")]
+#[derive(Debug, Clone)]
+pub struct PageContext {
+    pub store: std::sync::Arc<store::Store>,
+    pub catalog: std::sync::Arc<crate::catalog::Catalog>,
+}
+
+#[cfg(feature = "ssr")]
+fn context() -> Result<PageContext, AppError> {
+    use_context::<PageContext>().ok_or_else(|| {
+        tracing::error!("a page was rendered without its PageContext");
+        AppError::Internal
+    })
+}
+
+/// Task id → name, for the tasks a page mentions.
+pub type TaskNames = BTreeMap<String, String>;
+
+#[cfg(feature = "ssr")]
+fn names(ctx: &PageContext) -> TaskNames {
+    ctx.catalog.tasks.iter().map(|t| (t.id.clone(), t.name.clone())).collect()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LeaderboardData {
+    /// Every current row; the page narrows and sorts them from the URL.
+    pub rows: Vec<LeaderboardRow>,
+    /// The task sets the rows were evaluated on, most agents first. Rows of different
+    /// sets are never ranked together.
+    pub sets: Vec<TaskSet>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskSet {
+    pub digest: String,
+    pub label: String,
+    pub tasks: Vec<String>,
+    pub agents: usize,
+}
+
+#[server(prefix = "/sfn", endpoint = "leaderboard")]
+pub async fn load_leaderboard() -> Result<LeaderboardData, AppError> {
+    let ctx = context()?;
+    let rows = ctx.store.leaderboard(&store::LeaderboardFilter::default()).await?;
+    let mut sets: Vec<TaskSet> = Vec::new();
+    for row in &rows {
+        if let Some(set) = sets.iter_mut().find(|s| s.digest == row.task_set_digest) {
+            set.agents += 1;
+            continue;
+        }
+        // The set's tasks, from one of its submissions.
+        let grid = ctx
+            .store
+            .agent(&row.agent_id)
+            .await?
+            .and_then(|a| a.current.into_iter().find(|(b, _)| *b == row.bundle_id).map(|(_, grid)| grid));
+        let tasks: Vec<String> = grid.map(|g| g.into_keys().collect()).unwrap_or_default();
+        let examples =
+            !tasks.is_empty() && tasks.iter().all(|t| ctx.catalog.get(t).is_some_and(|t| t.example));
+        let label = if examples {
+            "Example tasks".to_owned()
+        } else {
+            format!("{} {}", row.benchmark_name, row.benchmark_version)
+        };
+        sets.push(TaskSet { digest: row.task_set_digest.clone(), label, tasks, agents: 1 });
+    }
+    sets.sort_by(|a, b| b.agents.cmp(&a.agents).then_with(|| a.label.cmp(&b.label)));
+    Ok(LeaderboardData { rows, sets })
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentData {
+    pub agent: AgentDetail,
+    pub failures: Vec<FailureCount>,
+    /// The runs of the chosen task and hint condition (all runs if neither is chosen).
+    pub runs: Vec<RunSummary>,
+    pub names: TaskNames,
+}
+
+#[server(prefix = "/sfn", endpoint = "agent")]
+pub async fn load_agent(
+    id: String,
+    task: Option<String>,
+    hint: Option<String>,
+) -> Result<AgentData, AppError> {
+    let ctx = context()?;
+    let agent = ctx
+        .store
+        .agent(&id)
+        .await?
+        .ok_or_else(|| AppError::NotFound(format!("There is no agent `{id}`.")))?;
+    let failures = ctx.store.failures_by_agent().await?.into_iter().filter(|f| f.agent_id == id).collect();
+    let mut runs = Vec::new();
+    for (bundle_id, _) in &agent.current {
+        runs.extend(ctx.store.runs_of(bundle_id, task.as_deref(), hint.as_deref()).await?);
+    }
+    Ok(AgentData { agent, failures, runs, names: names(&ctx) })
+}
+
+/// An artifact's text as a page shows it: whole, or its head and tail with the middle
+/// cut, each line with its number.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArtifactText {
+    pub role: String,
+    pub digest: String,
+    pub size: i64,
+    /// Runs of consecutive lines: (number of the first line, the lines).
+    pub parts: Vec<(usize, Vec<String>)>,
+    pub total_lines: usize,
+    /// Whether anything was left out (lines, or the end of a very large file).
+    pub cut: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunData {
+    pub run: RunDetail,
+    pub task_name: String,
+    /// The task's public expected values; empty where the gold results are private.
+    pub expected: Vec<Expected>,
+    pub texts: Vec<ArtifactText>,
+}
+
+/// Lines of a log shown before and after the cut, and of a patch in all.
+#[cfg(feature = "ssr")]
+const LOG_HEAD: usize = 60;
+#[cfg(feature = "ssr")]
+const LOG_TAIL: usize = 140;
+#[cfg(feature = "ssr")]
+const PATCH_LINES: usize = 600;
+/// Bytes of an artifact read for a page, and characters of a line shown.
+#[cfg(feature = "ssr")]
+const READ_CAP: usize = 2 << 20;
+#[cfg(feature = "ssr")]
+const LINE_CAP: usize = 400;
+
+#[server(prefix = "/sfn", endpoint = "run")]
+pub async fn load_run(id: String) -> Result<RunData, AppError> {
+    let ctx = context()?;
+    let not_found = || AppError::NotFound(format!("There is no run `{id}`."));
+    let run_id: i64 = id.parse().map_err(|_| not_found())?;
+    let run = ctx.store.run(run_id).await?.ok_or_else(not_found)?;
+    let task = ctx.catalog.get(&run.task);
+    let mut texts = Vec::new();
+    for a in &run.artifacts {
+        let Some(digest) = bundle_digest(&a.digest) else { continue };
+        let bytes = read_capped(&ctx.store, &digest).await?;
+        let whole = bytes.len() as i64 == a.size;
+        let text = String::from_utf8_lossy(&bytes);
+        let lines: Vec<String> = text.lines().map(clip_line).collect();
+        let total = lines.len();
+        let (parts, cut) = if a.role == "patch" {
+            (vec![(1, lines.into_iter().take(PATCH_LINES).collect())], total > PATCH_LINES || !whole)
+        } else if total > LOG_HEAD + LOG_TAIL {
+            let tail_start = total - LOG_TAIL;
+            (vec![(1, lines[..LOG_HEAD].to_vec()), (tail_start + 1, lines[tail_start..].to_vec())], true)
+        } else {
+            (vec![(1, lines)], !whole)
+        };
+        texts.push(ArtifactText {
+            role: a.role.clone(),
+            digest: a.digest.clone(),
+            size: a.size,
+            parts,
+            total_lines: total,
+            cut,
+        });
+    }
+    Ok(RunData {
+        task_name: task.map_or_else(|| run.task.clone(), |t| t.name.clone()),
+        expected: task.map(|t| t.public_expected.clone()).unwrap_or_default(),
+        run,
+        texts,
+    })
+}
+
+#[cfg(feature = "ssr")]
+fn bundle_digest(hex: &str) -> Option<store::Digest> {
+    store::Digest::from_hex(hex)
+}
+
+#[cfg(feature = "ssr")]
+fn clip_line(line: &str) -> String {
+    if line.len() <= LINE_CAP {
+        return line.to_owned();
+    }
+    let mut end = LINE_CAP;
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &line[..end])
+}
+
+#[cfg(feature = "ssr")]
+async fn read_capped(store: &store::Store, digest: &store::Digest) -> Result<Vec<u8>, AppError> {
+    use futures::StreamExt;
+    let mut stream = store.blobs().read(digest).await.map_err(|e| {
+        tracing::error!(digest = %digest.to_hex(), error = %e, "cannot read a stored artifact");
+        AppError::Internal
+    })?;
+    let mut out = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| {
+            tracing::error!(error = %e, "reading an artifact failed");
+            AppError::Internal
+        })?;
+        out.extend_from_slice(&chunk[..chunk.len().min(READ_CAP - out.len())]);
+        if out.len() >= READ_CAP {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TasksData {
+    pub tasks: Vec<(TaskInfo, Option<TaskRow>)>,
+}
+
+#[server(prefix = "/sfn", endpoint = "tasks")]
+pub async fn load_tasks() -> Result<TasksData, AppError> {
+    let ctx = context()?;
+    let mut rows: BTreeMap<String, TaskRow> =
+        ctx.store.tasks().await?.into_iter().map(|t| (t.task.clone(), t)).collect();
+    let tasks = ctx.catalog.tasks.iter().map(|t| (t.clone(), rows.remove(&t.id))).collect();
+    Ok(TasksData { tasks })
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskData {
+    pub task: TaskInfo,
+    /// The card's README as HTML (raw HTML in it shown as text).
+    pub readme_html: String,
+    pub agents: Vec<TaskAgentRow>,
+    pub runs: Vec<RunSummary>,
+    pub failures: Vec<FailurePattern>,
+}
+
+#[server(prefix = "/sfn", endpoint = "task")]
+pub async fn load_task(id: String) -> Result<TaskData, AppError> {
+    let ctx = context()?;
+    let task = ctx
+        .catalog
+        .get(&id)
+        .cloned()
+        .ok_or_else(|| AppError::NotFound(format!("There is no task `{id}`.")))?;
+    Ok(TaskData {
+        readme_html: crate::markdown::to_html(&task.readme),
+        agents: ctx.store.task(&id).await?,
+        runs: ctx.store.task_runs(&id).await?,
+        failures: ctx.store.failure_patterns(Some(&id)).await?,
+        task,
+    })
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareData {
+    /// Every agent with current results: (id, name), for the pickers.
+    pub agents: Vec<(String, String)>,
+    pub a: Option<AgentDetail>,
+    pub b: Option<AgentDetail>,
+    pub names: TaskNames,
+}
+
+#[server(prefix = "/sfn", endpoint = "compare")]
+pub async fn load_compare(a: Option<String>, b: Option<String>) -> Result<CompareData, AppError> {
+    let ctx = context()?;
+    let mut agents: Vec<(String, String)> = ctx
+        .store
+        .leaderboard(&store::LeaderboardFilter::default())
+        .await?
+        .into_iter()
+        .map(|r| (r.agent_id, r.display_name))
+        .collect();
+    agents.sort_by(|x, y| x.1.cmp(&y.1));
+    agents.dedup();
+    let pick = async |id: Option<String>| -> Result<Option<AgentDetail>, AppError> {
+        match id.filter(|s| !s.is_empty()) {
+            None => Ok(None),
+            Some(id) => ctx
+                .store
+                .agent(&id)
+                .await?
+                .map(Some)
+                .ok_or_else(|| AppError::NotFound(format!("There is no agent `{id}`."))),
+        }
+    };
+    let (a, b) = (pick(a).await?, pick(b).await?);
+    Ok(CompareData { agents, a, b, names: names(&ctx) })
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailuresData {
+    pub by_agent: Vec<FailureCount>,
+    pub patterns: Vec<FailurePattern>,
+    pub tasks: Vec<TaskRow>,
+    pub names: TaskNames,
+}
+
+#[server(prefix = "/sfn", endpoint = "failures")]
+pub async fn load_failures() -> Result<FailuresData, AppError> {
+    let ctx = context()?;
+    Ok(FailuresData {
+        by_agent: ctx.store.failures_by_agent().await?,
+        patterns: ctx.store.failure_patterns(None).await?,
+        tasks: ctx.store.tasks().await?,
+        names: names(&ctx),
+    })
+}
+
+#[server(prefix = "/sfn", endpoint = "changes")]
+pub async fn load_changes(before: Option<i64>) -> Result<Vec<Change>, AppError> {
+    let ctx = context()?;
+    Ok(ctx.store.changes(CHANGES_PER_PAGE, before).await?)
+}
+
+pub const CHANGES_PER_PAGE: i64 = 50;
+
+#[server(prefix = "/sfn", endpoint = "guide")]
+pub async fn load_guide() -> Result<String, AppError> {
+    Ok(crate::markdown::to_html(include_str!("../../docs/submitting.md")))
+}

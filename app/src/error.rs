@@ -1,0 +1,34 @@
+//! The one error type of the pages and their server functions.
+
+use leptos::server_fn::codec::JsonEncoding;
+use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+pub enum AppError {
+    /// What the address names does not exist: a 404 page.
+    #[error("{0}")]
+    NotFound(String),
+    /// The store failed; the details are logged, never shown.
+    #[error("the results could not be read just now")]
+    Internal,
+    /// The server function machinery failed (bad arguments, transport).
+    #[error("{0}")]
+    ServerFn(String),
+}
+
+impl FromServerFnError for AppError {
+    type Encoder = JsonEncoding;
+
+    fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
+        AppError::ServerFn(value.to_string())
+    }
+}
+
+#[cfg(feature = "ssr")]
+impl From<store::StoreError> for AppError {
+    fn from(e: store::StoreError) -> Self {
+        tracing::error!(error = %e, "store error while rendering a page");
+        AppError::Internal
+    }
+}

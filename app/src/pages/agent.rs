@@ -1,0 +1,213 @@
+//! `/agents/{id}`: one agent: its task × hint grid, how its runs failed, its runs, and
+//! its submission history.
+
+use leptos::prelude::*;
+use leptos_meta::{Meta, Title};
+
+use super::{AgentUrl, Chart, ErrorPage, Outcome, ProvenanceBadge, Rate, TierBadge, param, query};
+use crate::charts;
+use crate::data::{AgentData, load_agent};
+use crate::format::{self, HINTS, href};
+
+#[component]
+pub(crate) fn AgentPage() -> impl IntoView {
+    let id = param("id");
+    let (task, hint) = (query("task"), query("hint"));
+    let data = Resource::new_blocking(
+        move || (id.clone(), task.clone(), hint.clone()),
+        |(id, task, hint)| load_agent(id, task, hint),
+    );
+    view! {
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                match data.await {
+                    Ok(data) => view! { <Agent data=data/> }.into_any(),
+                    Err(e) => view! { <ErrorPage error=e/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn Agent(data: AgentData) -> impl IntoView {
+    let a = data.agent;
+    let base = format!("/agents/{}", format::segment(&a.id));
+    let (task, hint) = (query("task"), query("hint"));
+    let current = a.submissions.iter().find(|s| s.superseded_by.is_none()).cloned();
+    let name_of = |t: &str| data.names.get(t).cloned().unwrap_or_else(|| t.to_owned());
+    let grid = a.current.first().map(|(_, g)| g.clone()).unwrap_or_default();
+
+    let heat_rows: Vec<(String, Vec<Option<f64>>)> = grid
+        .iter()
+        .map(|(t, by_hint)| {
+            (name_of(t), HINTS.iter().map(|(h, _)| by_hint.get(*h).and_then(|r| r.final_success)).collect())
+        })
+        .collect();
+    let heat = charts::heatmap(
+        &format!("Final success of {} per task and hint condition", a.display_name),
+        &HINTS.map(|(_, l)| l),
+        &heat_rows,
+    );
+    let submitted = query("submitted");
+    let description = format!(
+        "RExBench results of {}: success per task with no hints, hints and detailed hints, how its runs failed, and every run.",
+        a.display_name
+    );
+    let runs_heading = match (&task, &hint) {
+        (None, None) => "All runs".to_owned(),
+        (Some(t), None) => format!("Runs of {}", name_of(t)),
+        (None, Some(h)) => format!("Runs with {}", format::hint_label(h).to_lowercase()),
+        (Some(t), Some(h)) => format!("Runs of {} with {}", name_of(t), format::hint_label(h).to_lowercase()),
+    };
+
+    view! {
+        <Title text=a.display_name.clone()/>
+        <Meta name="description" content=description/>
+        {submitted.map(|b| view! {
+            <p class="notice" role="status">"✔ Bundle "<code>{format::short(&b).to_owned()}</code>" was verified and stored."</p>
+        })}
+        <nav class="crumbs" aria-label="Breadcrumb"><a href="/">"Leaderboard"</a>" › "{a.display_name.clone()}</nav>
+        <h1>{a.display_name.clone()}</h1>
+        <dl class="facts">
+            <dt>"Framework"</dt>
+            <dd>{a.framework.clone()}{a.framework_version.clone().map(|v| format!(" {v}"))}</dd>
+            <dt>"Model"</dt>
+            <dd>{a.model.clone()}{a.model_id.clone().map(|m| format!(" ({m})"))}</dd>
+            {current.clone().map(|s| view! {
+                <dt>"Results"</dt>
+                <dd>
+                    <TierBadge tier=s.tier.clone()/>" "<ProvenanceBadge provenance=s.provenance.clone()/>
+                    {format!(" · {} {} · {} runs", s.benchmark_name, s.benchmark_version, s.run_count)}
+                </dd>
+            })}
+            {a.url.clone().map(|u| view! { <dt>"Link"</dt><dd><AgentUrl url=Some(u)/></dd> })}
+            <dt>"Compare"</dt>
+            <dd><a href=href("/compare", &[("a", Some(a.id.as_str()))])>"Compare with another agent"</a></dd>
+        </dl>
+
+        <h2>"Success by task"</h2>
+        <Chart
+            svg=heat
+            caption="Final success per task (rows) and hint condition (columns); darker is higher, and each cell is labelled with its rate. The table below holds the same numbers.".to_owned()
+        />
+        <div class="table-wrap">
+            <table>
+                <caption>"Final success and execution success per task and hint condition; each rate links to its runs."</caption>
+                <thead>
+                    <tr>
+                        <th scope="col">"Task"</th>
+                        {HINTS.map(|(_, l)| view! { <th scope="col">{l}</th> }).collect_view()}
+                    </tr>
+                </thead>
+                <tbody>
+                    {grid.iter().map(|(t, by_hint)| {
+                        let task_link = format!("/tasks/{}", format::segment(t));
+                        view! {
+                            <tr>
+                                <th scope="row"><a href=task_link>{name_of(t)}</a></th>
+                                {HINTS.map(|(h, _)| {
+                                    let r = by_hint.get(h).copied();
+                                    let link = href(&base, &[("task", Some(t.as_str())), ("hint", Some(h))]) + "#runs";
+                                    view! {
+                                        <td class="num">
+                                            <Rate rate=r.and_then(|r| r.final_success) href=link detail=String::new()/>
+                                            <span class="muted small">
+                                                {format!(" exec {}", format::pct(r.and_then(|r| r.execution_success)))}
+                                            </span>
+                                        </td>
+                                    }
+                                }).collect_view()}
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+
+        <h2>"How runs failed"</h2>
+        {if data.failures.is_empty() {
+            view! { <p class="empty">"No failed runs."</p> }.into_any()
+        } else {
+            view! {
+                <table>
+                    <caption>"Runs that did not succeed, by outcome and error type (published results carry outcomes only)."</caption>
+                    <thead><tr><th scope="col">"Outcome"</th><th scope="col">"Error type"</th><th scope="col">"Runs"</th></tr></thead>
+                    <tbody>
+                        {data.failures.iter().map(|f| view! {
+                            <tr>
+                                <td><Outcome outcome=f.outcome.clone()/></td>
+                                <td>{f.error_type.clone().unwrap_or_else(|| "–".into())}</td>
+                                <td class="num">{f.runs}</td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            }.into_any()
+        }}
+
+        <h2 id="runs">{runs_heading}</h2>
+        <p class="muted small">
+            "Show: "
+            <a href=format!("{base}#runs")>"all runs"</a>
+            {HINTS.map(|(h, l)| view! { " · "<a href=href(&base, &[("hint", Some(h))]) + "#runs">{l}</a> }).collect_view()}
+        </p>
+        <div class="table-wrap">
+            <table class="runs">
+                <caption>{format!("{} runs; each links to its patch, logs and metrics.", data.runs.len())}</caption>
+                <thead>
+                    <tr>
+                        <th scope="col">"Run"</th>
+                        <th scope="col">"Task"</th>
+                        <th scope="col">"Hints"</th>
+                        <th scope="col">"Attempt"</th>
+                        <th scope="col">"Outcome"</th>
+                        <th scope="col">"Error type"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {data.runs.iter().map(|r| view! {
+                        <tr>
+                            <td><a href=format!("/runs/{}", r.id)>{format!("#{}", r.id)}</a></td>
+                            <td>{name_of(&r.task)}</td>
+                            <td>{format::hint_label(&r.hint).to_owned()}</td>
+                            <td class="num">{r.attempt}</td>
+                            <td><Outcome outcome=r.outcome.clone()/></td>
+                            <td>{r.error_type.clone().unwrap_or_else(|| "–".into())}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+
+        <h2>"Submissions"</h2>
+        <table>
+            <caption>"Every bundle received for this agent, newest first; superseded ones no longer count."</caption>
+            <thead>
+                <tr>
+                    <th scope="col">"Bundle"</th>
+                    <th scope="col">"Created"</th>
+                    <th scope="col">"Received"</th>
+                    <th scope="col">"Signed as"</th>
+                    <th scope="col">"Runs"</th>
+                    <th scope="col">"Status"</th>
+                </tr>
+            </thead>
+            <tbody>
+                {a.submissions.iter().map(|s| view! {
+                    <tr>
+                        <td><code title=s.bundle_id.clone()>{format::short(&s.bundle_id).to_owned()}</code></td>
+                        <td>{s.created_at.clone()}</td>
+                        <td>{s.received_at.clone()}</td>
+                        <td><TierBadge tier=s.tier.clone()/>" "<ProvenanceBadge provenance=s.provenance.clone()/></td>
+                        <td class="num">{s.run_count}</td>
+                        <td>{match &s.superseded_by {
+                            None => "current".to_owned(),
+                            Some(b) => format!("superseded by {}", format::short(b)),
+                        }}</td>
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}

@@ -1,0 +1,131 @@
+//! `/compare?a=…&b=…`: two agents side by side, task by task.
+
+use leptos::prelude::*;
+use leptos_meta::{Meta, Title};
+use store::AgentDetail;
+
+use super::{ErrorPage, Rate, query};
+use crate::data::{CompareData, load_compare};
+use crate::format::{self, HINTS, href};
+
+#[component]
+pub(crate) fn ComparePage() -> impl IntoView {
+    let (a, b) = (query("a"), query("b"));
+    let data = Resource::new_blocking(move || (a.clone(), b.clone()), |(a, b)| load_compare(a, b));
+    view! {
+        <Meta name="description" content="Two RExBench agents side by side, task by task, with and without hints."/>
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                match data.await {
+                    Ok(data) => view! { <Compare data=data/> }.into_any(),
+                    Err(e) => view! { <ErrorPage error=e/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn Compare(data: CompareData) -> impl IntoView {
+    let title = match (&data.a, &data.b) {
+        (Some(a), Some(b)) => format!("{} vs {}", a.display_name, b.display_name),
+        _ => "Compare agents".to_owned(),
+    };
+    let picker = |name: &'static str, label: &'static str, chosen: Option<String>| {
+        let id = format!("pick-{name}");
+        view! {
+            <label for=id.clone()>{label}</label>
+            <select id=id name=name>
+                <option value="">"Choose an agent"</option>
+                {data.agents.iter().map(|(id, n)| {
+                    let selected = chosen.as_deref() == Some(id.as_str());
+                    view! { <option value=id.clone() selected=selected>{n.clone()}</option> }
+                }).collect_view()}
+            </select>
+        }
+    };
+    let a_id = data.a.as_ref().map(|a| a.id.clone());
+    let b_id = data.b.as_ref().map(|b| b.id.clone());
+    view! {
+        <Title text=title.clone()/>
+        <h1>{title}</h1>
+        <form class="filters" method="get" action="/compare">
+            {picker("a", "Agent A", a_id.clone())}
+            {picker("b", "Agent B", b_id.clone())}
+            <button type="submit">"Compare"</button>
+            {(a_id.is_some() && b_id.is_some()).then(|| view! {
+                <a href=href("/compare", &[("a", b_id.as_deref()), ("b", a_id.as_deref())])>"Swap"</a>
+            })}
+        </form>
+        {match (data.a, data.b) {
+            (Some(a), Some(b)) => view! { <Table a=a b=b names=data.names/> }.into_any(),
+            _ => view! { <p class="empty">"Choose two agents to see their results task by task."</p> }.into_any(),
+        }}
+    }
+}
+
+#[component]
+fn Table(a: AgentDetail, b: AgentDetail, names: crate::data::TaskNames) -> impl IntoView {
+    let grid = |x: &AgentDetail| x.current.first().map(|(_, g)| g.clone()).unwrap_or_default();
+    let (ga, gb) = (grid(&a), grid(&b));
+    let mut tasks: Vec<String> = ga.keys().chain(gb.keys()).cloned().collect();
+    tasks.sort();
+    tasks.dedup();
+    let link = |x: &AgentDetail, task: &str, hint: &str| {
+        href(&format!("/agents/{}", format::segment(&x.id)), &[("task", Some(task)), ("hint", Some(hint))])
+            + "#runs"
+    };
+    let (a_wins, b_wins) = tasks.iter().fold((0, 0), |(wa, wb), t| {
+        let s = |g: &store::TaskGrid| g.get(t).and_then(|h| h.get("none")).and_then(|r| r.final_success);
+        match (s(&ga), s(&gb)) {
+            (Some(x), Some(y)) if x > y => (wa + 1, wb),
+            (Some(x), Some(y)) if y > x => (wa, wb + 1),
+            _ => (wa, wb),
+        }
+    });
+    view! {
+        <p>
+            {format!(
+                "Without hints, {} does better on {a_wins} task(s) and {} on {b_wins}; the rest are tied or lack results.",
+                a.display_name, b.display_name
+            )}
+        </p>
+        <div class="table-wrap">
+            <table class="compare">
+                <caption>
+                    {format!("Final success per task: {} (A) and {} (B) under each hint condition; each rate links to its runs.", a.display_name, b.display_name)}
+                </caption>
+                <thead>
+                    <tr>
+                        <th scope="col" rowspan="2">"Task"</th>
+                        {HINTS.map(|(_, l)| view! { <th scope="colgroup" colspan="3">{l}</th> }).collect_view()}
+                    </tr>
+                    <tr>
+                        {HINTS.map(|_| view! { <th scope="col">"A"</th><th scope="col">"B"</th><th scope="col">"B − A"</th> }).collect_view()}
+                    </tr>
+                </thead>
+                <tbody>
+                    {tasks.iter().map(|t| {
+                        let name = names.get(t).cloned().unwrap_or_else(|| t.clone());
+                        view! {
+                            <tr>
+                                <th scope="row"><a href=format!("/tasks/{}", format::segment(t))>{name}</a></th>
+                                {HINTS.map(|(h, _)| {
+                                    let ra = ga.get(t).and_then(|g| g.get(h)).and_then(|r| r.final_success);
+                                    let rb = gb.get(t).and_then(|g| g.get(h)).and_then(|r| r.final_success);
+                                    let diff = ra.zip(rb).map(|(x, y)| y - x);
+                                    let class = match diff { Some(d) if d > 0.005 => "num up", Some(d) if d < -0.005 => "num down", _ => "num" };
+                                    view! {
+                                        <td class="num"><Rate rate=ra href=link(&a, t, h) detail=String::new()/></td>
+                                        <td class="num"><Rate rate=rb href=link(&b, t, h) detail=String::new()/></td>
+                                        <td class=class>{format::points(diff)}</td>
+                                    }
+                                }).collect_view()}
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+}

@@ -1,0 +1,194 @@
+//! `/failures`: how runs fail: by agent and outcome (as the paper's Tables 9–10), the
+//! tasks no agent solves, those solved only with hints, and failures shared by agents.
+
+use std::collections::BTreeMap;
+
+use leptos::prelude::*;
+use leptos_meta::{Meta, Title};
+
+use super::{Chart, ErrorPage, Outcome};
+use crate::charts;
+use crate::data::{FailuresData, load_failures};
+use crate::format::{self, OUTCOMES};
+
+#[component]
+pub(crate) fn FailuresPage() -> impl IntoView {
+    let data = Resource::new_blocking(|| (), |_| load_failures());
+    view! {
+        <Title text="Failures"/>
+        <Meta
+            name="description"
+            content="Why RExBench runs fail: outcomes and error types by agent, tasks no agent solves, tasks solved only with hints, and failures agents share."
+        />
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                match data.await {
+                    Ok(data) => view! { <Failures data=data/> }.into_any(),
+                    Err(e) => view! { <ErrorPage error=e/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn Failures(data: FailuresData) -> impl IntoView {
+    let failed: Vec<(&str, &str)> = OUTCOMES.iter().skip(1).map(|(k, _, w)| (*k, *w)).collect();
+    // Agent → (name, count per failed outcome).
+    let mut agents: BTreeMap<String, (String, Vec<i64>)> = BTreeMap::new();
+    let mut errors: BTreeMap<String, BTreeMap<String, i64>> = BTreeMap::new();
+    for f in &data.by_agent {
+        let entry = agents
+            .entry(f.agent_id.clone())
+            .or_insert_with(|| (f.display_name.clone(), vec![0; failed.len()]));
+        if let Some(i) = failed.iter().position(|(k, _)| *k == f.outcome) {
+            entry.1[i] += f.runs;
+        }
+        if let Some(e) = &f.error_type {
+            *errors.entry(e.clone()).or_default().entry(f.display_name.clone()).or_default() += f.runs;
+        }
+    }
+    let mut rows: Vec<(String, String, Vec<i64>)> =
+        agents.into_iter().map(|(id, (n, c))| (id, n, c)).collect();
+    rows.sort_by(|a, b| b.2.iter().sum::<i64>().cmp(&a.2.iter().sum::<i64>()).then_with(|| a.1.cmp(&b.1)));
+    let names: Vec<&str> = failed.iter().map(|(_, w)| *w).collect();
+    let chart_rows: Vec<(String, Vec<i64>)> = rows.iter().map(|(_, n, c)| (n.clone(), c.clone())).collect();
+    let chart = charts::stacked_bars("Failed runs per agent, by outcome", &names, &chart_rows);
+
+    let name_of = |t: &str| data.names.get(t).cloned().unwrap_or_else(|| t.to_owned());
+    let successes = |r: &store::TaskRow, h: &str| r.by_hint.get(h).map_or(0, |r| r.successes);
+    let unsolved: Vec<&store::TaskRow> = data
+        .tasks
+        .iter()
+        .filter(|r| ["none", "hints", "detailed"].iter().all(|h| successes(r, h) == 0))
+        .collect();
+    let only_hinted: Vec<&store::TaskRow> = data
+        .tasks
+        .iter()
+        .filter(|r| successes(r, "none") == 0 && successes(r, "hints") + successes(r, "detailed") > 0)
+        .collect();
+    let shared: Vec<&store::FailurePattern> =
+        data.patterns.iter().filter(|p| p.agents >= 2).take(30).collect();
+
+    view! {
+        <h1>"Failures"</h1>
+        <p>
+            "How the runs of every agent's current results failed. Published results carry an outcome only; "
+            "evaluated ones also the error type the runner classified (as in the paper's Tables 9–10)."
+        </p>
+
+        <h2>"Failed runs by agent"</h2>
+        <Chart
+            svg=chart
+            caption="Failed runs per agent, stacked by outcome; the legend names each colour and the table below gives every count.".to_owned()
+        />
+        <div class="table-wrap">
+            <table>
+                <caption>"Failed runs per agent and outcome."</caption>
+                <thead>
+                    <tr>
+                        <th scope="col">"Agent"</th>
+                        {failed.iter().map(|(k, w)| view! { <th scope="col">{format::outcome_symbol(k)}" "{w.to_string()}</th> }).collect_view()}
+                        <th scope="col">"All"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {rows.iter().map(|(id, n, counts)| view! {
+                        <tr>
+                            <th scope="row"><a href=format!("/agents/{}#runs", format::segment(id))>{n.clone()}</a></th>
+                            {counts.iter().map(|c| view! { <td class="num">{*c}</td> }).collect_view()}
+                            <td class="num">{counts.iter().sum::<i64>()}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+
+        <h2>"Error types"</h2>
+        {if errors.is_empty() {
+            view! { <p class="empty">"No run carries an error type yet."</p> }.into_any()
+        } else {
+            view! {
+                <table>
+                    <caption>"Error types of failed runs, with the agents whose runs ended that way."</caption>
+                    <thead><tr><th scope="col">"Error type"</th><th scope="col">"Runs by agent"</th></tr></thead>
+                    <tbody>
+                        {errors.into_iter().map(|(e, by)| view! {
+                            <tr>
+                                <th scope="row"><code>{e}</code></th>
+                                <td>{by.into_iter().map(|(a, n)| format!("{a}: {n}")).collect::<Vec<_>>().join("; ")}</td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            }.into_any()
+        }}
+
+        <h2>"Tasks no agent solves"</h2>
+        {if unsolved.is_empty() {
+            view! { <p class="empty">"Every task was solved at least once."</p> }.into_any()
+        } else {
+            view! {
+                <ul>
+                    {unsolved.iter().map(|r| view! {
+                        <li>
+                            <a href=format!("/tasks/{}", format::segment(&r.task))>{name_of(&r.task)}</a>
+                            {format!(" — {} agents, no successful run under any hint condition", r.agents)}
+                        </li>
+                    }).collect_view()}
+                </ul>
+            }.into_any()
+        }}
+
+        <h2>"Tasks solved only with hints"</h2>
+        {if only_hinted.is_empty() {
+            view! { <p class="empty">"No task is solved only with hints."</p> }.into_any()
+        } else {
+            view! {
+                <ul>
+                    {only_hinted.iter().map(|r| view! {
+                        <li>
+                            <a href=format!("/tasks/{}#results", format::segment(&r.task))>{name_of(&r.task)}</a>
+                            {format!(
+                                " — no successful run without hints; {} with hints, {} with detailed hints",
+                                successes(r, "hints"),
+                                successes(r, "detailed")
+                            )}
+                        </li>
+                    }).collect_view()}
+                </ul>
+            }.into_any()
+        }}
+
+        <h2>"Failures agents share"</h2>
+        {if shared.is_empty() {
+            view! { <p class="empty">"No two agents failed a task the same way."</p> }.into_any()
+        } else {
+            view! {
+                <table>
+                    <caption>"Ways of failing a task that at least two agents share, most agents first."</caption>
+                    <thead>
+                        <tr>
+                            <th scope="col">"Task"</th>
+                            <th scope="col">"Outcome"</th>
+                            <th scope="col">"Error type"</th>
+                            <th scope="col">"Agents"</th>
+                            <th scope="col">"Runs"</th>
+                        </tr>
+                    </thead>
+                    <tbody>
+                        {shared.iter().map(|p| view! {
+                            <tr>
+                                <th scope="row"><a href=format!("/tasks/{}#results", format::segment(&p.task))>{name_of(&p.task)}</a></th>
+                                <td><Outcome outcome=p.outcome.clone()/></td>
+                                <td>{p.error_type.clone().unwrap_or_else(|| "–".into())}</td>
+                                <td class="num">{p.agents}</td>
+                                <td class="num">{p.runs}</td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            }.into_any()
+        }}
+    }
+}

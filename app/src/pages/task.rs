@@ -1,0 +1,158 @@
+//! `/tasks/{id}`: one task: what it asks, the papers it extends, each agent's results
+//! by hint condition and attempt, and how runs failed.
+
+use std::collections::BTreeMap;
+
+use leptos::prelude::*;
+use leptos_meta::{Meta, Title};
+use store::RunSummary;
+
+use super::{Chart, ErrorPage, Outcome, Rate, TierBadge, param};
+use crate::charts;
+use crate::data::{TaskData, load_task};
+use crate::format::{self, HINTS, href};
+
+#[component]
+pub(crate) fn TaskPage() -> impl IntoView {
+    let id = param("id");
+    let data = Resource::new_blocking(move || id.clone(), load_task);
+    view! {
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                match data.await {
+                    Ok(data) => view! { <Task data=data/> }.into_any(),
+                    Err(e) => view! { <ErrorPage error=e/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn Task(data: TaskData) -> impl IntoView {
+    let t = data.task;
+    let mut agents = data.agents;
+    agents.sort_by(|a, b| {
+        let s = |r: &store::TaskAgentRow| r.by_hint.get("none").and_then(|r| r.final_success).unwrap_or(-1.0);
+        s(b).total_cmp(&s(a)).then_with(|| a.display_name.cmp(&b.display_name))
+    });
+    // Agent → hint → its runs in attempt order.
+    let mut attempts: BTreeMap<String, BTreeMap<String, Vec<RunSummary>>> = BTreeMap::new();
+    for r in data.runs {
+        attempts.entry(r.agent_id.clone()).or_default().entry(r.hint.clone()).or_default().push(r);
+    }
+    let chart_rows: Vec<(String, [Option<f64>; 3])> = agents
+        .iter()
+        .map(|a| (a.display_name.clone(), HINTS.map(|(h, _)| a.by_hint.get(h).and_then(|r| r.final_success))))
+        .collect();
+    let chart = charts::hint_dots(&format!("Final success per agent on {}", t.name), &chart_rows);
+    let description = format!(
+        "RExBench task {}: {} Results of every agent with no hints, hints and detailed hints.",
+        t.name,
+        t.summary.clone().unwrap_or_default()
+    );
+
+    view! {
+        <Title text=t.name.clone()/>
+        <Meta name="description" content=description/>
+        <nav class="crumbs" aria-label="Breadcrumb"><a href="/tasks">"Tasks"</a>" › "{t.name.clone()}</nav>
+        <article class="readme" inner_html=data.readme_html></article>
+        {t.repository.clone().map(|r| {
+            let url = format!("https://github.com/{r}");
+            view! { <p>"Codebase: "<a href=url rel="noopener">{r}</a>{t.license.clone().map(|l| format!(" (licence: {l})"))}</p> }
+        })}
+        {(!t.public_expected.is_empty()).then(|| view! {
+            <h2>"Expected results"</h2>
+            <table>
+                <caption>"This task's expected values are public."</caption>
+                <thead><tr><th scope="col">"Metric"</th><th scope="col">"Expected"</th></tr></thead>
+                <tbody>
+                    {t.public_expected.iter().map(|e| view! {
+                        <tr><th scope="row"><code>{e.metric.clone()}</code></th><td class="num">{e.value.clone()}</td></tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        })}
+
+        <h2 id="results">"Results by agent"</h2>
+        {if agents.is_empty() {
+            view! { <p class="empty">"No agent has results for this task yet."</p> }.into_any()
+        } else {
+            view! {
+                <Chart
+                    svg=chart
+                    caption="Final success of each agent on this task: ● no hints, ▲ hints, ■ detailed hints. The table below holds the same numbers and every attempt.".to_owned()
+                />
+                <div class="table-wrap">
+                    <table class="attempts">
+                        <caption>"Final success per hint condition, and the outcome of each attempt (✓ success; ✗, ⏱, ⊘, ∅ failures); each links to its run."</caption>
+                        <thead>
+                            <tr>
+                                <th scope="col">"Agent"</th>
+                                {HINTS.map(|(_, l)| view! { <th scope="col">{l}</th> }).collect_view()}
+                            </tr>
+                        </thead>
+                        <tbody>
+                            {agents.iter().map(|a| {
+                                let agent = format!("/agents/{}", format::segment(&a.agent_id));
+                                let runs = attempts.get(&a.agent_id).cloned().unwrap_or_default();
+                                view! {
+                                    <tr>
+                                        <th scope="row">
+                                            <a href=agent.clone()>{a.display_name.clone()}</a>
+                                            <div class="badges"><TierBadge tier=a.tier.clone()/></div>
+                                        </th>
+                                        {HINTS.map(|(h, _)| {
+                                            let rate = a.by_hint.get(h).and_then(|r| r.final_success);
+                                            let link = href(&agent, &[("task", Some(t.id.as_str())), ("hint", Some(h))]) + "#runs";
+                                            let these = runs.get(h).cloned().unwrap_or_default();
+                                            view! {
+                                                <td>
+                                                    <Rate rate=rate href=link detail=String::new()/>
+                                                    <span class="tries">
+                                                        {these.into_iter().map(|r| {
+                                                            let title = format!("attempt {}: {}", r.attempt, format::outcome_words(&r.outcome));
+                                                            let class = if r.outcome == "success" { "try ok" } else { "try fail" };
+                                                            view! {
+                                                                <a class=class href=format!("/runs/{}", r.id) title=title.clone() aria-label=title>
+                                                                    {format::outcome_symbol(&r.outcome)}
+                                                                </a>
+                                                            }
+                                                        }).collect_view()}
+                                                    </span>
+                                                </td>
+                                            }
+                                        }).collect_view()}
+                                    </tr>
+                                }
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                </div>
+            }.into_any()
+        }}
+
+        <h2>"How runs failed"</h2>
+        {if data.failures.is_empty() {
+            view! { <p class="empty">"No failed runs."</p> }.into_any()
+        } else {
+            view! {
+                <table>
+                    <caption>"The ways runs of this task failed, with how many agents failed each way."</caption>
+                    <thead><tr><th scope="col">"Outcome"</th><th scope="col">"Error type"</th><th scope="col">"Agents"</th><th scope="col">"Runs"</th></tr></thead>
+                    <tbody>
+                        {data.failures.iter().map(|f| view! {
+                            <tr>
+                                <td><Outcome outcome=f.outcome.clone()/></td>
+                                <td>{f.error_type.clone().unwrap_or_else(|| "–".into())}</td>
+                                <td class="num">{f.agents}</td>
+                                <td class="num">{f.runs}</td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            }.into_any()
+        }}
+
+    }
+}
