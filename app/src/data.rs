@@ -80,6 +80,13 @@ pub async fn load_leaderboard() -> Result<LeaderboardData, AppError> {
         };
         sets.push(TaskSet { digest: row.task_set_digest.clone(), label, tasks, agents: 1 });
     }
+    // Two sets of the same name (the same tasks, changed cards) are told apart by digest.
+    let labels: Vec<String> = sets.iter().map(|s| s.label.clone()).collect();
+    for set in &mut sets {
+        if labels.iter().filter(|l| **l == set.label).count() > 1 {
+            set.label = format!("{} ({})", set.label, &set.digest[..8.min(set.digest.len())]);
+        }
+    }
     sets.sort_by(|a, b| b.agents.cmp(&a.agents).then_with(|| a.label.cmp(&b.label)));
     Ok(LeaderboardData { rows, sets })
 }

@@ -28,7 +28,7 @@ pub const OUTCOMES: [(&str, &str, &str); 7] = [
     ("success", "✓", "success"),
     ("wrong_result", "✗", "wrong result"),
     ("execution_failed", "✗", "execution failed"),
-    ("timeout", "⏱", "timeout"),
+    ("timeout", "◔", "timeout"),
     ("patch_failed", "⊘", "patch failed"),
     ("empty_patch", "∅", "empty patch"),
     ("infra_error", "⚠", "infrastructure error"),

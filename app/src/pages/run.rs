@@ -203,8 +203,22 @@ fn Diff(text: ArtifactText) -> impl IntoView {
 
 /// Whether a log line reports an error (to highlight it).
 fn is_error_line(line: &str) -> bool {
-    const MARKS: [&str; 9] =
-        ["Traceback", "Error", "error:", "ERROR", "Exception", "FAILED", "Killed", "Timeout", "timed out"];
+    const MARKS: [&str; 14] = [
+        "Traceback",
+        "Error",
+        "error:",
+        "ERROR",
+        "Exception",
+        "FAILED",
+        "Killed",
+        "Timeout",
+        "timed out",
+        "cannot open",
+        "cannot access",
+        "No such file",
+        "Permission denied",
+        "syntax error",
+    ];
     MARKS.iter().any(|m| line.contains(m))
 }
 
@@ -214,6 +228,15 @@ fn is_error_line(line: &str) -> bool {
 fn Log(text: ArtifactText) -> impl IntoView {
     let parts = text.parts.clone();
     let total = text.total_lines;
+    if total == 0 {
+        return view! {
+            <div class="artifact">
+                <ArtifactHeader text=text.clone()/>
+                <p class="empty">"Empty."</p>
+            </div>
+        }
+        .into_any();
+    }
     view! {
         <div class="artifact">
             <ArtifactHeader text=text.clone()/>
@@ -241,4 +264,5 @@ fn Log(text: ArtifactText) -> impl IntoView {
             </code></pre>
         </div>
     }
+    .into_any()
 }

@@ -85,7 +85,7 @@ fn Task(data: TaskData) -> impl IntoView {
                 />
                 <div class="table-wrap">
                     <table class="attempts">
-                        <caption>"Final success per hint condition, and the outcome of each attempt (✓ success; ✗, ⏱, ⊘, ∅ failures); each links to its run."</caption>
+                        <caption>"Final success per hint condition, and the outcome of each attempt (✓ success; ✗, ◔, ⊘, ∅ failures); each links to its run."</caption>
                         <thead>
                             <tr>
                                 <th scope="col">"Agent"</th>

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Starts the server for the browser tests: a fresh SQLite database with the demo data,
+# and a registered key whose hostile bundle (markup in the agent's names) the tests
+# upload through the form. Playwright runs this and stops it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+port=${E2E_PORT:?}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cargo build -q -p rexbench-server -p rexbench-runner
+runner=target/debug/runner
+srv=target/debug/rexbench-server
+
+$runner keygen --out "$work/e2e" >/dev/null
+run="$work/results/runs/wordfreq/none/1"
+mkdir -p "$run"
+digest=$(printf 'ab%.0s' $(seq 32))
+printf '{"benchmark": {"name": "RExBench examples", "version": "1.0", "task_set_digest": "%s"}}\n' "$digest" \
+  > "$work/results/evaluation.json"
+printf '{"outcome": "execution_failed", "error_type": "<img src=x onerror=window.__xss=3>"}\n' > "$run/run.json"
+printf -- '--- a/count.py\n+++ b/count.py\n@@ -1 +1 @@\n-x\n+<script>window.__xss=4</script>\n' > "$run/patch.diff"
+printf 'Traceback (most recent call last):\n<img src=x onerror=window.__xss=5>\nValueError: boom\n' > "$run/stderr.txt"
+cat > "$work/agent.toml" <<'TOML'
+id = "e2e-hostile"
+framework = "<img src=x onerror=window.__xss=1>"
+model = "M<script>window.__xss=2</script>"
+display_name = "<script>window.__xss=6</script> Hostile agent"
+url = "https://example.org/?a=1&b=2'x"
+TOML
+mkdir -p end2end/.work
+$runner pack "$work/results" --agent "$work/agent.toml" --key "$work/e2e.pem" --out end2end/.work/hostile.rexb.tar.gz >/dev/null \
+  || { echo "packing the hostile bundle failed" >&2; exit 1; }
+
+export DATABASE_URL="sqlite://$work/db.sqlite" REXBENCH_BLOBS="$work/blobs" REXBENCH_ADDR="127.0.0.1:$port" RUST_LOG=warn
+$srv keys add --public-key "$work/e2e.pub.pem" --owner "End-to-end tests" --tier submitter >/dev/null
+$srv serve --demo

@@ -1,0 +1,157 @@
+import { expect, test, type Page } from "@playwright/test";
+import * as path from "node:path";
+
+// Every page, with the text it must show and its size limit (the leaderboard's is
+// tighter: it is the page everyone loads).
+const PAGES: { name: string; path: string; shows: string[]; limit: number }[] = [
+  { name: "leaderboard", path: "/", shows: ["RExBench leaderboard", "OpenHands + Claude 4.5 Opus"], limit: 60_000 },
+  { name: "tasks", path: "/tasks", shows: ["Tasks", "COGS", "Othello"], limit: 200_000 },
+  { name: "task", path: "/tasks/othello", shows: ["Othello", "Expected results", "Results by agent"], limit: 200_000 },
+  {
+    name: "agent",
+    path: "/agents/openhands-claude-4.5-opus",
+    shows: ["OpenHands + Claude 4.5 Opus", "Success by task", "Submissions"],
+    limit: 200_000,
+  },
+  { name: "failures", path: "/failures", shows: ["Failures", "Failed runs by agent", "Tasks solved only with hints"], limit: 200_000 },
+  {
+    name: "compare",
+    path: "/compare?a=openhands-claude-4.5-opus&b=aider-claude-4.5-opus",
+    shows: ["OpenHands + Claude 4.5 Opus vs aider + Claude 4.5 Opus", "B − A"],
+    limit: 200_000,
+  },
+  { name: "changes", path: "/changes", shows: ["Changes", "accepted"], limit: 200_000 },
+  { name: "submit", path: "/submit", shows: ["Submit results", "runner pack", "Verify and submit"], limit: 200_000 },
+];
+
+async function shot(page: Page, name: string) {
+  await page.screenshot({ path: test.info().outputPath(`${name}.png`), fullPage: true });
+}
+
+/** The leaderboard row of an agent, as its cells' texts. */
+async function rowOf(page: Page, agent: string): Promise<string[]> {
+  const row = page.locator("table.board tbody tr", { has: page.getByRole("link", { name: agent, exact: true }) });
+  return row.locator("td").allInnerTexts();
+}
+
+for (const p of PAGES) {
+  test(`${p.name} page loads with its content`, async ({ page }) => {
+    const response = await page.goto(p.path);
+    expect(response?.status()).toBe(200);
+    const html = await response!.text();
+    expect(html.length, `${p.path} is ${html.length} bytes`).toBeLessThan(p.limit);
+    expect(html).not.toContain("<script");
+    for (const text of p.shows) {
+      await expect(page.getByText(text, { exact: false }).first()).toBeVisible();
+    }
+    await expect(page).toHaveTitle(/RExBench leaderboard/);
+    await shot(page, p.name);
+  });
+}
+
+test("the leaderboard shows the paper's Table 5 final success", async ({ page }) => {
+  await page.goto("/");
+  // # · final success (none, hints, detailed, Δ) · execution success · file recall
+  const cells = await rowOf(page, "OpenHands + Claude 4.5 Opus");
+  expect(cells.slice(1, 4)).toEqual(["42%", "62%", "50%"]);
+  expect(cells[4]).toBe("+20");
+  await expect(page.locator("table.board tbody tr").first()).toContainText("OpenHands + Claude 4.5 Opus");
+  await expect(page.locator("svg.chart title").first()).toHaveText(/Final success per agent/);
+});
+
+test("a run page, an unknown agent and an unknown path", async ({ page }) => {
+  const missing = await page.goto("/agents/no-such-agent");
+  expect(missing?.status()).toBe(404);
+  await expect(page.getByRole("heading", { name: "Not found" })).toBeVisible();
+  expect((await page.goto("/no/such/page"))?.status()).toBe(404);
+  await shot(page, "not-found");
+});
+
+test("leaderboard → agent → task → run shows the patch and the log", async ({ page }) => {
+  await page.goto("/");
+  await page.getByRole("link", { name: /^Example tasks.* · 2 tasks/ }).click();
+  await expect(page).toHaveURL(/set=/);
+  await page.getByRole("link", { name: "ExampleFramework + Example Model", exact: true }).click();
+  await expect(page).toHaveURL(/\/agents\/example-agent$/);
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("ExampleFramework + Example Model");
+  await page.getByRole("link", { name: "CSV statistics (example)", exact: true }).click();
+  await expect(page).toHaveURL(/\/tasks\/csvstats$/);
+  // The detailed-hints attempt of the example agent failed to execute.
+  await page.getByRole("link", { name: "attempt 1: execution failed" }).first().click();
+  await expect(page).toHaveURL(/\/runs\/\d+$/);
+  await expect(page.getByRole("heading", { name: "Patch" })).toBeVisible();
+  await expect(page.locator("pre.diff .line.add").first()).toBeVisible();
+  await expect(page.locator("pre.diff .line.del").first()).toBeVisible();
+  await expect(page.locator("pre.log").first()).toContainText("cannot open scores.csv");
+  await expect(page.getByText("execution failed").first()).toBeVisible();
+  await shot(page, "run");
+  // The whole log is plain text, never HTML.
+  const href = await page.getByRole("link", { name: "whole file (plain text)" }).first().getAttribute("href");
+  const artifact = await page.request.get(href!);
+  expect(artifact.headers()["content-type"]).toBe("text/plain; charset=utf-8");
+  expect(artifact.headers()["x-content-type-options"]).toBe("nosniff");
+});
+
+test("sorting and filtering change the rows and the URL", async ({ page }) => {
+  await page.goto("/");
+  const first = () => page.locator("table.board tbody tr th a").first().innerText();
+  expect(await first()).toBe("OpenHands + Claude 4.5 Opus");
+
+  await page.locator("thead").getByRole("link", { name: "Agent" }).click();
+  await expect(page).toHaveURL(/sort=agent&dir=asc/);
+  expect(await first()).toBe("aider + Claude 3.7 Sonnet");
+  await page.locator("thead").getByRole("link", { name: "Agent ▲" }).click();
+  await expect(page).toHaveURL(/sort=agent&dir=desc/);
+  expect(await first()).toBe("OpenHands + OpenAI o4-mini");
+
+  await page.getByLabel("Framework").selectOption("aider");
+  await page.getByRole("button", { name: "Apply" }).click();
+  await expect(page).toHaveURL(/framework=aider/);
+  await expect(page).toHaveURL(/sort=agent/);
+  const names = await page.locator("table.board tbody tr th a").allInnerTexts();
+  expect(names.length).toBe(7);
+  for (const n of names) expect(n).toMatch(/^aider \+ /);
+  await expect(page.getByText("7 of 14 agents")).toBeVisible();
+  await shot(page, "leaderboard-filtered");
+
+  await page.getByRole("link", { name: "Clear" }).click();
+  await expect(page.getByText("14 of 14 agents")).toBeVisible();
+});
+
+test("markup in a bundle is shown as text and no script runs", async ({ page }, info) => {
+  let dialogs = 0;
+  page.on("dialog", (d) => {
+    dialogs += 1;
+    void d.dismiss();
+  });
+  await page.goto("/submit");
+  await page.setInputFiles("#bundle", path.join(__dirname, "..", ".work", "hostile.rexb.tar.gz"));
+  await page.getByRole("button", { name: "Verify and submit" }).click();
+  await expect(page).toHaveURL(/\/agents\/e2e-hostile\?submitted=/);
+  await expect(page.getByRole("status")).toContainText("was verified and stored");
+  const h1 = page.getByRole("heading", { level: 1 });
+  await expect(h1).toHaveText("<script>window.__xss=6</script> Hostile agent");
+  await expect(page.getByText("<img src=x onerror=window.__xss=1>")).toBeVisible();
+  await expect(page.getByText("<img src=x onerror=window.__xss=3>").first()).toBeVisible();
+  await expect(page).toHaveTitle("<script>window.__xss=6</script> Hostile agent · RExBench leaderboard");
+  await shot(page, "hostile-agent");
+
+  await page.getByRole("link", { name: /^#\d+$/ }).first().click();
+  await expect(page.locator("pre.diff")).toContainText("+<script>window.__xss=4</script>");
+  await expect(page.locator("pre.log")).toContainText("<img src=x onerror=window.__xss=5>");
+  if (info.project.name === "js") {
+    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+  }
+  expect(dialogs).toBe(0);
+  expect(await page.locator("script").count()).toBe(0);
+  expect(await page.locator("img").count()).toBe(0);
+});
+
+test("a refused upload says why, in words", async ({ page }) => {
+  await page.goto("/submit");
+  await page.setInputFiles("#bundle", { name: "bad.tar.gz", mimeType: "application/gzip", buffer: Buffer.from("not a bundle") });
+  await page.getByRole("button", { name: "Verify and submit" }).click();
+  await expect(page.getByRole("alert")).toContainText("The bundle was not accepted");
+  await expect(page.getByRole("alert")).toContainText("not_gzip");
+  await shot(page, "submit-refused");
+});
