@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
+use store::stats::{AgentStats, Comparison};
 use store::{
     AgentDetail, Change, FailureCount, FailurePattern, LeaderboardRow, RunDetail, RunSummary, TaskAgentRow,
     TaskRow,
@@ -44,6 +45,8 @@ pub struct LeaderboardData {
     /// The task sets the rows were evaluated on, most agents first. Rows of different
     /// sets are never ranked together.
     pub sets: Vec<TaskSet>,
+    /// Intervals, rank ranges and groups, by bundle id.
+    pub stats: BTreeMap<String, AgentStats>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -88,7 +91,8 @@ pub async fn load_leaderboard() -> Result<LeaderboardData, AppError> {
         }
     }
     sets.sort_by(|a, b| b.agents.cmp(&a.agents).then_with(|| a.label.cmp(&b.label)));
-    Ok(LeaderboardData { rows, sets })
+    let stats = ctx.store.board_stats().await?.by_bundle.clone();
+    Ok(LeaderboardData { rows, sets, stats })
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -98,6 +102,10 @@ pub struct AgentData {
     /// The runs of the chosen task and hint condition (all runs if neither is chosen).
     pub runs: Vec<RunSummary>,
     pub names: TaskNames,
+    /// The current submission's intervals, rank range and group.
+    pub stats: Option<AgentStats>,
+    /// How many agents share its task set (for "rank 2–5 of 14").
+    pub set_size: usize,
 }
 
 #[server(prefix = "/sfn", endpoint = "agent")]
@@ -117,7 +125,18 @@ pub async fn load_agent(
     for (bundle_id, _) in &agent.current {
         runs.extend(ctx.store.runs_of(bundle_id, task.as_deref(), hint.as_deref()).await?);
     }
-    Ok(AgentData { agent, failures, runs, names: names(&ctx) })
+    let board = ctx.store.board_stats().await?;
+    let current = agent.current.first().map(|(b, _)| b.clone());
+    let stats = current.as_ref().and_then(|b| board.by_bundle.get(b).cloned());
+    let set_size = match &current {
+        Some(b) => {
+            let rows = ctx.store.leaderboard(&store::LeaderboardFilter::default()).await?;
+            let digest = rows.iter().find(|r| &r.bundle_id == b).map(|r| r.task_set_digest.clone());
+            rows.iter().filter(|r| Some(&r.task_set_digest) == digest.as_ref()).count()
+        }
+        None => 0,
+    };
+    Ok(AgentData { agent, failures, runs, names: names(&ctx), stats, set_size })
 }
 
 /// An artifact's text as a page shows it: whole, or its head and tail with the middle
@@ -282,6 +301,8 @@ pub struct CompareData {
     pub a: Option<AgentDetail>,
     pub b: Option<AgentDetail>,
     pub names: TaskNames,
+    /// The paired comparison of their current results: B − A.
+    pub comparison: Option<Comparison>,
 }
 
 #[server(prefix = "/sfn", endpoint = "compare")]
@@ -308,7 +329,13 @@ pub async fn load_compare(a: Option<String>, b: Option<String>) -> Result<Compar
         }
     };
     let (a, b) = (pick(a).await?, pick(b).await?);
-    Ok(CompareData { agents, a, b, names: names(&ctx) })
+    let current =
+        |x: &Option<AgentDetail>| x.as_ref().and_then(|x| x.current.first().map(|(b, _)| b.clone()));
+    let comparison = match (current(&a), current(&b)) {
+        (Some(x), Some(y)) => Some(ctx.store.compare_bundles(&x, &y).await?),
+        _ => None,
+    };
+    Ok(CompareData { agents, a, b, names: names(&ctx), comparison })
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -337,6 +364,11 @@ pub async fn load_changes(before: Option<i64>) -> Result<Vec<Change>, AppError> 
 }
 
 pub const CHANGES_PER_PAGE: i64 = 50;
+
+#[server(prefix = "/sfn", endpoint = "method")]
+pub async fn load_method() -> Result<String, AppError> {
+    Ok(crate::markdown::to_html(include_str!("../../docs/method.md")))
+}
 
 #[server(prefix = "/sfn", endpoint = "guide")]
 pub async fn load_guide() -> Result<String, AppError> {

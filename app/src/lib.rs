@@ -21,8 +21,8 @@ use leptos_router::path;
 
 pub use pages::Verdict;
 use pages::{
-    AgentPage, ChangesPage, ComparePage, FailuresPage, LeaderboardPage, NotFound, RunPage, SubmitPage,
-    TaskPage, TasksPage,
+    AboutPage, AgentPage, ChangesPage, ComparePage, FailuresPage, LeaderboardPage, NotFound, RunPage,
+    SubmitPage, TaskPage, TasksPage,
 };
 
 /// The HTML document around every page.
@@ -66,6 +66,7 @@ pub fn App() -> impl IntoView {
                     <A href="/compare">"Compare"</A>
                     <A href="/changes">"Changes"</A>
                     <A href="/submit">"Submit"</A>
+                    <A href="/about">"About"</A>
                 </nav>
             </header>
             <main id="content">
@@ -79,6 +80,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/failures") view=FailuresPage/>
                     <Route path=path!("/submit") view=SubmitPage/>
                     <Route path=path!("/changes") view=ChangesPage/>
+                    <Route path=path!("/about") view=AboutPage/>
                 </Routes>
             </main>
             <footer class="site">

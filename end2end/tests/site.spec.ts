@@ -22,6 +22,7 @@ const PAGES: { name: string; path: string; shows: string[]; limit: number }[] = 
   },
   { name: "changes", path: "/changes", shows: ["Changes", "accepted"], limit: 200_000 },
   { name: "submit", path: "/submit", shows: ["Submit results", "runner pack", "Verify and submit"], limit: 200_000 },
+  { name: "about", path: "/about", shows: ["How the numbers are made", "cluster bootstrap"], limit: 200_000 },
 ];
 
 async function shot(page: Page, name: string) {
@@ -31,7 +32,8 @@ async function shot(page: Page, name: string) {
 /** The leaderboard row of an agent, as its cells' texts. */
 async function rowOf(page: Page, agent: string): Promise<string[]> {
   const row = page.locator("table.board tbody tr", { has: page.getByRole("link", { name: agent, exact: true }) });
-  return row.locator("td").allInnerTexts();
+  // A cell's first line is its number; an interval may follow.
+  return (await row.locator("td").allInnerTexts()).map((t) => t.split("\n")[0].trim());
 }
 
 for (const p of PAGES) {
@@ -55,6 +57,12 @@ test("the leaderboard shows the paper's Table 5 final success", async ({ page })
   const cells = await rowOf(page, "OpenHands + Claude 4.5 Opus");
   expect(cells.slice(1, 4)).toEqual(["42%", "62%", "50%"]);
   expect(cells[4]).toBe("+20");
+  // Rank as a range, its tie group, and an interval under each rate.
+  expect(cells[0]).toMatch(/^\d+(–\d+)?$/);
+  const row = page.locator("table.board tbody tr").first();
+  await expect(row.locator(".group")).toHaveText(/group 1/);
+  await expect(row.locator(".ci").first()).toHaveText(/^\d+–\d+$/);
+  await expect(page.getByText("Small figures are 95% intervals")).toBeVisible();
   await expect(page.locator("table.board tbody tr").first()).toContainText("OpenHands + Claude 4.5 Opus");
   await expect(page.locator("svg.chart title").first()).toHaveText(/Final success per agent/);
 });

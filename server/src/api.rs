@@ -161,7 +161,19 @@ pub async fn leaderboard(
     Query(q): Query<LeaderboardQuery>,
 ) -> Result<Json<Value>, ApiError> {
     let rows = app.store.leaderboard(&q.into()).await?;
-    Ok(Json(json!({ "rows": rows })))
+    let stats = app.store.board_stats().await?;
+    // Each row with its statistics (intervals by hint condition in the order none,
+    // hints, detailed; see /about).
+    let rows: Vec<Value> = rows
+        .into_iter()
+        .map(|row| {
+            let s = stats.by_bundle.get(&row.bundle_id);
+            let mut v = serde_json::to_value(&row).expect("serializes");
+            v["stats"] = serde_json::to_value(s).expect("serializes");
+            v
+        })
+        .collect();
+    Ok(Json(json!({ "rows": rows, "method": "/about" })))
 }
 
 pub async fn leaderboard_csv(

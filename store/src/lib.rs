@@ -6,9 +6,12 @@
 //! names them but never touches a database (a browser build of the app).
 
 pub mod model;
+pub mod stats;
 
 pub use model::*;
 
+#[cfg(feature = "db")]
+mod analysis;
 #[cfg(feature = "db")]
 mod backend;
 #[cfg(feature = "db")]

@@ -199,3 +199,10 @@ pub struct FailurePattern {
     pub agents: i64,
     pub runs: i64,
 }
+
+/// The bootstrap's findings for every current submission, by bundle id
+/// (see [`crate::stats`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BoardStats {
+    pub by_bundle: BTreeMap<String, crate::stats::AgentStats>,
+}

@@ -15,6 +15,8 @@ pub struct Store {
     backend: Backend,
     blobs: Blobs,
     pub(crate) write_lock: tokio::sync::Mutex<()>,
+    /// The statistics and the change-log position they were computed at.
+    pub(crate) stats_cache: tokio::sync::Mutex<Option<(i64, std::sync::Arc<crate::BoardStats>)>>,
 }
 
 impl Store {
@@ -36,7 +38,13 @@ impl Store {
     /// Connects without migrating.
     pub async fn connect(backend: &Backend, blobs: Blobs) -> Result<Store, StoreError> {
         let pool = db::connect(backend, 16).await?;
-        Ok(Store { pool, backend: backend.clone(), blobs, write_lock: tokio::sync::Mutex::new(()) })
+        Ok(Store {
+            pool,
+            backend: backend.clone(),
+            blobs,
+            write_lock: tokio::sync::Mutex::new(()),
+            stats_cache: tokio::sync::Mutex::new(None),
+        })
     }
 
     pub async fn migrate(&self) -> Result<(), StoreError> {

@@ -4,7 +4,10 @@
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
-use super::{AgentUrl, Chart, ErrorPage, Outcome, ProvenanceBadge, Rate, TierBadge, param, query};
+use super::{
+    AgentUrl, Chart, ErrorPage, IntervalNote, Outcome, ProvenanceBadge, Rate, TierBadge, interval_text,
+    param, points_interval, query,
+};
 use crate::charts;
 use crate::data::{AgentData, load_agent};
 use crate::format::{self, HINTS, href};
@@ -85,6 +88,67 @@ fn Agent(data: AgentData) -> impl IntoView {
             <dt>"Compare"</dt>
             <dd><a href=href("/compare", &[("a", Some(a.id.as_str()))])>"Compare with another agent"</a></dd>
         </dl>
+
+        {data.stats.clone().map(|st| {
+            let rank = if st.rank.0 == st.rank.1 { st.rank.0.to_string() } else { format!("{}–{}", st.rank.0, st.rank.1) };
+            view! {
+                <h2>"Overall, with uncertainty"</h2>
+                <p>
+                    {format!(
+                        "Plausible rank by final success without hints: {rank} of {}; tie group {} (agents in one group cannot be told apart).",
+                        data.set_size, st.group
+                    )}
+                </p>
+                <table class="overall">
+                    <caption>"Final and execution success under each hint condition, each with its 95% interval; and the change that hints make."</caption>
+                    <thead>
+                        <tr>
+                            <th scope="col">"Hint condition"</th>
+                            <th scope="col">"Final success"</th>
+                            <th scope="col">"95% interval"</th>
+                            <th scope="col">"Execution success"</th>
+                            <th scope="col">"95% interval"</th>
+                        </tr>
+                    </thead>
+                    <tbody>
+                        {HINTS.iter().enumerate().map(|(h, (_, label))| {
+                            let f = st.final_success[h];
+                            let e = st.execution_success[h];
+                            view! {
+                                <tr>
+                                    <th scope="row">{*label}</th>
+                                    <td class="num">{format::pct(f.map(|i| i.estimate))}</td>
+                                    <td class="num">{f.map(|i| interval_text(&i)).unwrap_or_else(|| "–".into())}</td>
+                                    <td class="num">{format::pct(e.map(|i| i.estimate))}</td>
+                                    <td class="num">{e.map(|i| interval_text(&i)).unwrap_or_else(|| "–".into())}</td>
+                                </tr>
+                            }
+                        }).collect_view()}
+                    </tbody>
+                </table>
+                <ul class="uplift">
+                    {[("hints", 0usize), ("detailed hints", 1)].map(|(what, k)| st.uplift[k].map(|u| {
+                        let verdict = if !u.excludes_zero() {
+                            "within chance"
+                        } else if u.estimate > 0.0 {
+                            "more than chance: hints help"
+                        } else {
+                            "more than chance: hints hurt"
+                        };
+                        view! {
+                            <li>
+                                {format!(
+                                    "With {what}: {} points (95% interval {}), {verdict}.",
+                                    format::points(Some(u.estimate)),
+                                    points_interval(&u)
+                                )}
+                            </li>
+                        }
+                    })).into_iter().collect_view()}
+                </ul>
+                <IntervalNote/>
+            }
+        })}
 
         <h2>"Success by task"</h2>
         <Chart

@@ -4,7 +4,9 @@ use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 use store::AgentDetail;
 
-use super::{ErrorPage, Rate, query};
+use store::stats::Comparison;
+
+use super::{ErrorPage, IntervalNote, Rate, points_interval, query};
 use crate::data::{CompareData, load_compare};
 use crate::format::{self, HINTS, href};
 
@@ -58,7 +60,10 @@ fn Compare(data: CompareData) -> impl IntoView {
             })}
         </form>
         {match (data.a, data.b) {
-            (Some(a), Some(b)) => view! { <Table a=a b=b names=data.names/> }.into_any(),
+            (Some(a), Some(b)) => view! {
+                <Paired a=a.display_name.clone() b=b.display_name.clone() comparison=data.comparison/>
+                <Table a=a b=b names=data.names/>
+            }.into_any(),
             _ => view! { <p class="empty">"Choose two agents to see their results task by task."</p> }.into_any(),
         }}
     }
@@ -128,4 +133,36 @@ fn Table(a: AgentDetail, b: AgentDetail, names: crate::data::TaskNames) -> impl 
             </table>
         </div>
     }
+}
+
+/// The paired test's verdict under each hint condition.
+#[component]
+fn Paired(a: String, b: String, comparison: Option<Comparison>) -> impl IntoView {
+    let Some(c) = comparison else {
+        return view! { <p class="empty">"These two have no results on the same tasks."</p> }.into_any();
+    };
+    view! {
+        <h2>"Paired comparison"</h2>
+        <p>{format!("Over the {} task(s) both ran; B − A in percentage points, with its 95% interval.", c.shared_tasks)}</p>
+        <ul class="paired">
+            {HINTS.iter().enumerate().map(|(h, (_, label))| {
+                let text = match c.difference[h] {
+                    None => format!("{label}: no shared runs."),
+                    Some(d) => {
+                        let verdict = if !d.excludes_zero() {
+                            "the two cannot be told apart".to_owned()
+                        } else if d.estimate > 0.0 {
+                            format!("{b} does better")
+                        } else {
+                            format!("{a} does better")
+                        };
+                        format!("{label}: {} ({}): {verdict}.", format::points(Some(d.estimate)), points_interval(&d))
+                    }
+                };
+                view! { <li>{text}</li> }
+            }).collect_view()}
+        </ul>
+        <IntervalNote/>
+    }
+    .into_any()
 }

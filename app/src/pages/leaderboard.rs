@@ -5,7 +5,12 @@ use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 use store::{LeaderboardRow, Rates};
 
-use super::{AgentUrl, Chart, ErrorPage, ProvenanceBadge, Rate, TierBadge, query};
+use store::stats::AgentStats;
+
+use super::{
+    AgentUrl, Chart, ErrorPage, IntervalNote, ProvenanceBadge, Rate, TierBadge, interval_text,
+    points_interval, query,
+};
 use crate::charts;
 use crate::data::{LeaderboardData, load_leaderboard};
 use crate::format::{self, HINTS, href};
@@ -264,11 +269,12 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                     "Final success, execution success and file recall per agent under each hint condition, "
                     "sorted by " {SORTS.iter().find(|(k, _)| *k == view.sort).map(|(_, l)| *l).unwrap_or("")}
                     {if view.ascending { " (ascending)" } else { " (descending)" }}
-                    ". Rates are over 12 tasks × 5 runs; Δ is the change in final success from no hints to hints, in percentage points."
+                    ". Rates are over 12 tasks × 5 runs; Δ is the change in final success from no hints to hints, in percentage points. "
+                    "Rank is the plausible range of ranks by final success without hints; agents in one group cannot be told apart."
                 </caption>
                 <thead>
                     <tr>
-                        <th scope="col" rowspan="2">"#"</th>
+                        <th scope="col" rowspan="2">"Rank"</th>
                         {sort_link("agent", "Agent")}
                         <th scope="colgroup" colspan="4">"Final success"</th>
                         <th scope="colgroup" colspan="3">"Execution success"</th>
@@ -289,11 +295,15 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                     </tr>
                 </thead>
                 <tbody>
-                    {rows.iter().enumerate().map(|(i, row)| view! { <BoardRow rank=i + 1 row=row.clone()/> }).collect_view()}
+                    {rows.iter().map(|row| {
+                        let stats = data.stats.get(&row.bundle_id).cloned();
+                        view! { <BoardRow row=row.clone() stats=stats/> }
+                    }).collect_view()}
                 </tbody>
             </table>
         </div>
         {(rows.is_empty()).then(|| view! { <p class="empty">"No agent matches these filters."</p> })}
+        <IntervalNote/>
 
         <Chart
             svg=chart
@@ -308,26 +318,51 @@ fn Board(data: LeaderboardData) -> impl IntoView {
 }
 
 #[component]
-fn BoardRow(rank: usize, row: LeaderboardRow) -> impl IntoView {
+fn BoardRow(row: LeaderboardRow, stats: Option<AgentStats>) -> impl IntoView {
     let agent = format!("/agents/{}", format::segment(&row.agent_id));
     let cell = |hint: &str, f: fn(&Rates) -> Option<f64>| {
         let r = row.by_hint.get(hint);
-        let detail = r.map(|r| format!("{} of {} runs counted", r.runs, r.counted)).unwrap_or_default();
+        let detail = r.map(|r| format!("{} of {} runs counted", r.counted, r.runs)).unwrap_or_default();
         view! {
             <td class="num">
                 <Rate rate=r.and_then(f) href=format!("{agent}?hint={hint}#runs") detail=detail/>
             </td>
         }
     };
+    // Final success, with its interval under it.
+    let final_cell = |h: usize| {
+        let (hint, _) = HINTS[h];
+        let r = row.by_hint.get(hint);
+        let ci = stats.as_ref().and_then(|s| s.final_success[h]);
+        let detail =
+            r.map(|r| format!("{} of {} runs succeeded", r.successes, r.counted)).unwrap_or_default();
+        view! {
+            <td class="num">
+                <Rate rate=r.and_then(|r| r.final_success) href=format!("{agent}?hint={hint}#runs") detail=detail/>
+                {ci.map(|i| view! { <span class="ci" title="95% interval">{interval_text(&i)}</span> })}
+            </td>
+        }
+    };
     let delta = uplift(&row);
+    let up = stats.as_ref().and_then(|s| s.uplift[0]);
+    let clear = up.is_some_and(|u| u.excludes_zero());
     let delta_class = match delta {
         Some(d) if d > 0.005 => "num up",
         Some(d) if d < -0.005 => "num down",
         _ => "num",
     };
+    let (rank, group) = match &stats {
+        Some(s) if s.rank.0 == s.rank.1 => (s.rank.0.to_string(), s.group),
+        Some(s) => (format!("{}–{}", s.rank.0, s.rank.1), s.group),
+        None => ("–".to_owned(), 0),
+    };
+    let band = if group % 2 == 1 { "group-odd" } else { "group-even" };
     view! {
-        <tr>
-            <td class="num rank">{rank}</td>
+        <tr class=band>
+            <td class="num rank">
+                {rank}
+                {(group > 0).then(|| view! { <span class="group" title="agents in one group cannot be told apart">{format!("group {group}")}</span> })}
+            </td>
             <th scope="row" class="agent">
                 <a href=agent.clone()>{row.display_name.clone()}</a>
                 <div class="badges">
@@ -336,10 +371,13 @@ fn BoardRow(rank: usize, row: LeaderboardRow) -> impl IntoView {
                 </div>
                 <div class="muted small"><AgentUrl url=row.url.clone()/></div>
             </th>
-            {cell("none", |r| r.final_success)}
-            {cell("hints", |r| r.final_success)}
-            {cell("detailed", |r| r.final_success)}
-            <td class=delta_class>{format::points(delta)}</td>
+            {final_cell(0)}
+            {final_cell(1)}
+            {final_cell(2)}
+            <td class=delta_class>
+                {if clear { view! { <strong title="the interval excludes zero">{format::points(delta)}</strong> }.into_any() } else { format::points(delta).into_any() }}
+                {up.map(|u| view! { <span class="ci" title="95% interval of the change">{points_interval(&u)}</span> })}
+            </td>
             {cell("none", |r| r.execution_success)}
             {cell("hints", |r| r.execution_success)}
             {cell("detailed", |r| r.execution_success)}

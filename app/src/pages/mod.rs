@@ -1,5 +1,6 @@
 //! One page per file, and the pieces they share.
 
+mod about;
 mod agent;
 mod changes;
 mod compare;
@@ -11,6 +12,7 @@ mod submit;
 mod task;
 mod tasks;
 
+pub(crate) use about::AboutPage;
 pub(crate) use agent::AgentPage;
 pub(crate) use changes::ChangesPage;
 pub(crate) use compare::ComparePage;
@@ -135,5 +137,27 @@ pub(crate) fn Chart(svg: String, caption: String) -> impl IntoView {
             <div class="chart-svg" inner_html=svg></div>
             <figcaption>{caption}</figcaption>
         </figure>
+    }
+}
+
+/// An interval, in percent: `30–55`.
+pub(crate) fn interval_text(i: &store::stats::Interval) -> String {
+    format!("{:.0}–{:.0}", i.low * 100.0, i.high * 100.0)
+}
+
+/// A difference's interval, in signed points: `−10 to +20`.
+pub(crate) fn points_interval(i: &store::stats::Interval) -> String {
+    format!("{} to {}", format::points(Some(i.low)), format::points(Some(i.high)))
+}
+
+/// The sentence that says what the intervals mean, with the link to the method.
+#[component]
+pub(crate) fn IntervalNote() -> impl IntoView {
+    view! {
+        <p class="muted small note">
+            "Small figures are 95% intervals: where the rate would plausibly fall on another draw of tasks and runs "
+            "(a cluster bootstrap over tasks, then runs). "
+            <a href="/about">"How the numbers are made"</a>
+        </p>
     }
 }

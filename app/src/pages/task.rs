@@ -75,6 +75,25 @@ fn Task(data: TaskData) -> impl IntoView {
         })}
 
         <h2 id="results">"Results by agent"</h2>
+        {
+            let only_hinted: Vec<&store::TaskAgentRow> = agents
+                .iter()
+                .filter(|a| {
+                    let s = |h: &str| a.by_hint.get(h).map_or(0, |r| r.successes);
+                    s("none") == 0 && s("hints") + s("detailed") > 0
+                })
+                .collect();
+            (!only_hinted.is_empty()).then(|| view! {
+                <p>
+                    <strong>"Solved only with hints: "</strong>
+                    {only_hinted.iter().enumerate().map(|(i, a)| view! {
+                        {(i > 0).then_some(", ")}
+                        <a href=format!("/agents/{}", format::segment(&a.agent_id))>{a.display_name.clone()}</a>
+                    }).collect_view()}
+                    " — no successful run without hints, at least one with hints or detailed hints."
+                </p>
+            })
+        }
         {if agents.is_empty() {
             view! { <p class="empty">"No agent has results for this task yet."</p> }.into_any()
         } else {

@@ -169,6 +169,11 @@ async fn the_read_api_and_artifacts() {
         assert_eq!(board["rows"][0]["agent_id"], json!("agent-a"));
         assert_eq!(board["rows"][0]["tier"], json!("maintainer"));
         assert_eq!(board["rows"][0]["by_hint"]["hints"]["final_success"], json!(1.0));
+        assert_eq!(board["rows"][0]["stats"]["rank"], json!([1, 1]));
+        assert_eq!(
+            board["rows"][0]["stats"]["final_success"][1],
+            json!({"estimate": 1.0, "low": 1.0, "high": 1.0})
+        );
         assert_eq!(get(&app, "/api/v1/leaderboard?tier=submitter").await.json()["rows"], json!([]));
         assert_eq!(
             get(&app, "/api/v1/leaderboard?framework=F%20%3Cb%3E&tier=").await.json()["rows"]

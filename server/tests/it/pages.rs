@@ -100,6 +100,7 @@ async fn every_page_renders_and_escapes_what_bundles_say() {
     // Final success: 0% without hints, 100% with hints, +100 points.
     assert!(html.contains(">0%<") && html.contains(">100%<") && html.contains(">+100<"), "{html}");
     assert!(html.contains("Self-reported") && html.contains("Evaluated"));
+    assert!(html.contains("group 1") && html.contains("Small figures are 95% intervals"), "{html}");
 
     let (status, html) = page(&app, "/agents/evil-agent").await;
     assert_eq!(status, StatusCode::OK);
@@ -152,6 +153,13 @@ async fn every_page_renders_and_escapes_what_bundles_say() {
     assert_eq!(status, StatusCode::OK);
     assert!(!html.contains("Expected results"), "checkeval's gold stays private");
 
+    let (status, html) = page(&app, "/about").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(html.contains("cluster bootstrap"), "{html}");
+    let (_, html) = page(&app, "/agents/evil-agent").await;
+    assert!(html.contains("Plausible rank by final success without hints: 1 of 1"), "{html}");
+    assert!(html.contains("With hints: +100 points"), "{html}");
+
     for path in ["/failures", "/changes", "/submit", "/compare", "/compare?a=evil-agent&b=evil-agent"] {
         let (status, _) = page(&app, path).await;
         assert_eq!(status, StatusCode::OK, "{path}");
@@ -164,6 +172,7 @@ async fn every_page_renders_and_escapes_what_bundles_say() {
     );
     let (_, html) = page(&app, "/compare?a=evil-agent&b=evil-agent").await;
     assert!(html.contains("B − A"));
+    assert!(html.contains("Paired comparison") && html.contains("the two cannot be told apart"), "{html}");
 }
 
 #[tokio::test]

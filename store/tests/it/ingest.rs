@@ -204,3 +204,42 @@ async fn failures_are_counted_by_outcome_and_error_type() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn statistics_follow_the_data() {
+    on_each_backend(|store| async move {
+        let key = SecretKey::generate();
+        store.add_key(&key.public_key(), "Team A", Tier::Submitter).await.unwrap();
+        let Ingested::Stored { bundle_id: a, .. } =
+            submit(&store, &bundle(&key, "agent-a", "2026-01-01T00:00:00Z", 5, 5)).await.unwrap()
+        else {
+            panic!()
+        };
+        let first = store.board_stats().await.unwrap();
+        assert_eq!(first.by_bundle.len(), 1);
+        let sa = &first.by_bundle[&a];
+        // 5 of 5 on the one task: no uncertainty.
+        assert_eq!(sa.final_success[0].map(|i| (i.estimate, i.low, i.high)), Some((1.0, 1.0, 1.0)));
+        assert!(
+            std::sync::Arc::ptr_eq(&first, &store.board_stats().await.unwrap()),
+            "cached while nothing changes"
+        );
+
+        let Ingested::Stored { bundle_id: b, .. } =
+            submit(&store, &bundle(&key, "agent-b", "2026-01-01T00:00:00Z", 5, 0)).await.unwrap()
+        else {
+            panic!()
+        };
+        let second = store.board_stats().await.unwrap();
+        assert_eq!(second.by_bundle.len(), 2, "an ingest invalidates the cache");
+        assert_eq!((second.by_bundle[&a].rank, second.by_bundle[&b].rank), ((1, 1), (2, 2)));
+        assert_eq!((second.by_bundle[&a].group, second.by_bundle[&b].group), (1, 2));
+
+        let c = store.compare_bundles(&a, &b).await.unwrap();
+        assert_eq!(c.shared_tasks, 1);
+        let d = c.difference[0].unwrap();
+        assert_eq!((d.estimate, d.low, d.high), (-1.0, -1.0, -1.0));
+        assert!(c.difference[1].is_none(), "neither ran with hints");
+    })
+    .await;
+}

@@ -1,0 +1,28 @@
+//! `/about`: how the numbers are made, the intervals among them.
+
+use leptos::prelude::*;
+use leptos_meta::{Meta, Title};
+
+use super::ErrorPage;
+use crate::data::load_method;
+
+#[component]
+pub(crate) fn AboutPage() -> impl IntoView {
+    let method = Resource::new_blocking(|| (), |_| load_method());
+    view! {
+        <Title text="How the numbers are made"/>
+        <Meta
+            name="description"
+            content="How the RExBench leaderboard computes success rates, 95% intervals by a cluster bootstrap over tasks and runs, rank ranges, tie groups and hint uplift."
+        />
+        <h1>"How the numbers are made"</h1>
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                match method.await {
+                    Ok(html) => view! { <article class="guide" inner_html=html></article> }.into_any(),
+                    Err(e) => view! { <ErrorPage error=e/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}

@@ -1,0 +1,429 @@
+//! Honest numbers: intervals, rank ranges and paired comparisons, by a cluster bootstrap.
+//!
+//! RExBench runs are clustered: 5 runs of an agent on a task share that task's
+//! difficulty, and the 12 tasks are a small sample of the extensions one could ask for.
+//! Treating 60 runs as independent would make intervals far too narrow. So each
+//! bootstrap replicate first draws the tasks, with replacement, then redraws each
+//! drawn task's runs from that task's observed success rate (a binomial draw; run-level
+//! noise), and recomputes every agent's pooled success rate. All agents share each
+//! replicate's draw of tasks, which makes comparisons between agents, and between an
+//! agent's own hint conditions, paired.
+//!
+//! - An interval is the 2.5th to 97.5th percentile (nearest rank) of the replicates.
+//! - A rank range is the same percentiles of the agent's rank (1 = best, ties sharing the
+//!   better rank) across replicates.
+//! - Two agents are told apart when the 95% interval of their paired difference excludes
+//!   zero. Agents are grouped, best first, with the group's leader until one is told
+//!   apart from it, which starts the next group.
+//!
+//! A fixed seed makes the same data always give the same numbers.
+
+use serde::{Deserialize, Serialize};
+
+use rand_pcg::Pcg64Mcg;
+use rand_pcg::rand_core::Rng;
+
+/// Replicates per analysis: percentiles at 2.5% and 97.5% then rest on 25 replicates each.
+pub const REPLICATES: usize = 1000;
+pub const SEED: u64 = 20_250_629;
+
+/// One agent's counts on one task under one hint condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Cell {
+    pub successes: u32,
+    pub executed: u32,
+    /// Runs that count (infrastructure failures do not).
+    pub counted: u32,
+}
+
+/// One agent's cells: by task (in the analysis' task order), by hint condition (none,
+/// hints, detailed). `id` names the agent's results (the leaderboard uses bundle ids).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentCells {
+    pub id: String,
+    pub cells: Vec<[Option<Cell>; 3]>,
+}
+
+/// An estimate with its 95% interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    pub estimate: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Interval {
+    /// Whether the interval lies wholly above or below zero (for differences).
+    pub fn excludes_zero(&self) -> bool {
+        self.low > 0.0 || self.high < 0.0
+    }
+}
+
+/// What the bootstrap says about one agent, within its task set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentStats {
+    pub id: String,
+    /// By hint condition (none, hints, detailed).
+    pub final_success: [Option<Interval>; 3],
+    pub execution_success: [Option<Interval>; 3],
+    /// Final success with hints minus without, and with detailed hints minus without.
+    pub uplift: [Option<Interval>; 2],
+    /// Plausible ranks by final success without hints (1 = best).
+    pub rank: (usize, usize),
+    /// The group of agents it cannot be told apart from (1 = the best group).
+    pub group: usize,
+}
+
+/// A paired comparison of two agents over the tasks both ran: B minus A.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// By hint condition; `None` where they share no task with runs.
+    pub difference: [Option<Interval>; 3],
+    pub shared_tasks: usize,
+}
+
+/// Draws from Binomial(n, k/n) by inverse CDF: one uniform per draw.
+#[derive(Debug)]
+struct Draw {
+    cdf: Vec<f64>,
+}
+
+impl Draw {
+    fn new(k: u32, n: u32) -> Draw {
+        let p = f64::from(k) / f64::from(n);
+        let mut cdf = Vec::with_capacity(n as usize + 1);
+        let mut acc = 0.0;
+        for j in 0..=n {
+            acc += binomial(n, j) * p.powi(j as i32) * (1.0 - p).powi((n - j) as i32);
+            cdf.push(acc);
+        }
+        // Rounding must not leave a draw of 1.0 without an outcome.
+        *cdf.last_mut().expect("n + 1 entries") = f64::INFINITY;
+        Draw { cdf }
+    }
+
+    fn sample(&self, u: f64) -> u32 {
+        self.cdf.iter().position(|c| u < *c).expect("the last entry is infinite") as u32
+    }
+}
+
+fn binomial(n: u32, k: u32) -> f64 {
+    (0..k).fold(1.0, |acc, i| acc * f64::from(n - i) / f64::from(i + 1))
+}
+
+struct Sampler {
+    rng: Pcg64Mcg,
+}
+
+impl Sampler {
+    fn new(seed: u64) -> Sampler {
+        Sampler { rng: Pcg64Mcg::new(u128::from(seed) | (u128::from(seed) << 64) | 1) }
+    }
+
+    fn uniform(&mut self) -> f64 {
+        (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        ((u128::from(self.rng.next_u64()) * n as u128) >> 64) as usize
+    }
+}
+
+/// A cell ready to sample: (successes draw, executed draw, runs counted).
+type ReadyCell = Option<(usize, usize, u32)>;
+
+/// The cells of all agents, with each cell's samplers prepared.
+struct Prepared {
+    /// [agent][task][hint].
+    cells: Vec<Vec<[ReadyCell; 3]>>,
+    draws: Vec<Draw>,
+}
+
+fn prepare(agents: &[&AgentCells]) -> Prepared {
+    let mut keys: Vec<(u32, u32)> = Vec::new();
+    let mut draws = Vec::new();
+    let mut index = |k: u32, n: u32| match keys.iter().position(|x| *x == (k, n)) {
+        Some(i) => i,
+        None => {
+            keys.push((k, n));
+            draws.push(Draw::new(k, n));
+            draws.len() - 1
+        }
+    };
+    let mut cells = Vec::with_capacity(agents.len());
+    for agent in agents {
+        let mut by_task = Vec::with_capacity(agent.cells.len());
+        for by_hint in &agent.cells {
+            let mut prepared = [None; 3];
+            for (h, cell) in by_hint.iter().enumerate() {
+                if let Some(c) = cell.filter(|c| c.counted > 0) {
+                    prepared[h] =
+                        Some((index(c.successes, c.counted), index(c.executed, c.counted), c.counted));
+                }
+            }
+            by_task.push(prepared);
+        }
+        cells.push(by_task);
+    }
+    Prepared { cells, draws }
+}
+
+/// Replicated rates: `[agent][hint]` → one rate per replicate (NaN where the replicate
+/// drew no task the agent ran).
+struct Replicates {
+    success: Vec<[Vec<f64>; 3]>,
+    executed: Vec<[Vec<f64>; 3]>,
+}
+
+fn replicate(agents: &[&AgentCells], tasks: usize, replicates: usize, seed: u64) -> Replicates {
+    let prepared = prepare(agents);
+    let mut rng = Sampler::new(seed);
+    let empty = || [vec![f64::NAN; replicates], vec![f64::NAN; replicates], vec![f64::NAN; replicates]];
+    let mut out = Replicates {
+        success: agents.iter().map(|_| empty()).collect(),
+        executed: agents.iter().map(|_| empty()).collect(),
+    };
+    let mut drawn = vec![0usize; tasks];
+    for b in 0..replicates {
+        for t in drawn.iter_mut() {
+            *t = rng.below(tasks);
+        }
+        for (a, cells) in prepared.cells.iter().enumerate() {
+            for (h, (success, executed)) in
+                out.success[a].iter_mut().zip(out.executed[a].iter_mut()).enumerate()
+            {
+                let (mut s, mut e, mut n) = (0u32, 0u32, 0u32);
+                for &t in &drawn {
+                    if let Some((ds, de, count)) = cells[t][h] {
+                        s += prepared.draws[ds].sample(rng.uniform());
+                        e += prepared.draws[de].sample(rng.uniform());
+                        n += count;
+                    }
+                }
+                if n > 0 {
+                    success[b] = f64::from(s) / f64::from(n);
+                    executed[b] = f64::from(e) / f64::from(n);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The 2.5th and 97.5th percentiles (nearest rank) of the values that are numbers.
+fn percentiles(values: &[f64]) -> Option<(f64, f64)> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| !x.is_nan()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+    Some((at(0.025), at(0.975)))
+}
+
+fn pooled(cells: &[[Option<Cell>; 3]], h: usize, f: fn(&Cell) -> u32) -> Option<f64> {
+    let (k, n) = cells.iter().filter_map(|c| c[h]).fold((0, 0), |(k, n), c| (k + f(&c), n + c.counted));
+    (n > 0).then(|| f64::from(k) / f64::from(n))
+}
+
+fn interval(estimate: Option<f64>, replicates: &[f64]) -> Option<Interval> {
+    let estimate = estimate?;
+    let (low, high) = percentiles(replicates)?;
+    Some(Interval { estimate, low, high })
+}
+
+fn difference(a: &[f64], b: &[f64]) -> Vec<f64> {
+    a.iter().zip(b).map(|(x, y)| y - x).collect()
+}
+
+/// Intervals, rank ranges and groups for agents evaluated on the same `tasks` tasks.
+pub fn analyse(agents: &[AgentCells], tasks: usize, replicates: usize, seed: u64) -> Vec<AgentStats> {
+    if agents.is_empty() || tasks == 0 {
+        return Vec::new();
+    }
+    let refs: Vec<&AgentCells> = agents.iter().collect();
+    let reps = replicate(&refs, tasks, replicates, seed);
+
+    let mut stats: Vec<AgentStats> = agents
+        .iter()
+        .enumerate()
+        .map(|(a, agent)| {
+            let fs = |h: usize| interval(pooled(&agent.cells, h, |c| c.successes), &reps.success[a][h]);
+            let es = |h: usize| interval(pooled(&agent.cells, h, |c| c.executed), &reps.executed[a][h]);
+            let up = |h: usize| {
+                let est = Some(
+                    pooled(&agent.cells, h, |c| c.successes)? - pooled(&agent.cells, 0, |c| c.successes)?,
+                );
+                interval(est, &difference(&reps.success[a][0], &reps.success[a][h]))
+            };
+            AgentStats {
+                id: agent.id.clone(),
+                final_success: [fs(0), fs(1), fs(2)],
+                execution_success: [es(0), es(1), es(2)],
+                uplift: [up(1), up(2)],
+                rank: (1, agents.len()),
+                group: 1,
+            }
+        })
+        .collect();
+
+    // Ranks by final success without hints, in every replicate.
+    let mut ranks: Vec<Vec<f64>> = vec![Vec::with_capacity(replicates); agents.len()];
+    let mut order: Vec<usize> = (0..agents.len()).collect();
+    for b in 0..replicates {
+        let rate = |a: usize| {
+            let r = reps.success[a][0][b];
+            if r.is_nan() { f64::NEG_INFINITY } else { r }
+        };
+        order.sort_by(|x, y| rate(*y).total_cmp(&rate(*x)));
+        let mut rank = 1;
+        for (i, &a) in order.iter().enumerate() {
+            if i > 0 && rate(a) < rate(order[i - 1]) {
+                rank = i + 1;
+            }
+            ranks[a].push(rank as f64);
+        }
+    }
+    for (a, s) in stats.iter_mut().enumerate() {
+        if let Some((low, high)) = percentiles(&ranks[a]) {
+            s.rank = (low as usize, high as usize);
+        }
+    }
+
+    // Groups: best first, each agent with its group's leader unless told apart from it.
+    let estimate = |s: &AgentStats| s.final_success[0].map_or(f64::NEG_INFINITY, |i| i.estimate);
+    let mut by_estimate: Vec<usize> = (0..agents.len()).collect();
+    by_estimate.sort_by(|x, y| estimate(&stats[*y]).total_cmp(&estimate(&stats[*x])));
+    let mut group = 1;
+    let mut leader = by_estimate[0];
+    for &a in &by_estimate {
+        if a != leader {
+            let d = interval(Some(0.0), &difference(&reps.success[a][0], &reps.success[leader][0]));
+            if d.is_some_and(|d| d.low > 0.0) {
+                group += 1;
+                leader = a;
+            }
+        }
+        stats[a].group = group;
+    }
+    stats
+}
+
+/// The paired comparison of `a` and `b` over the tasks both ran: B − A, by hint condition.
+pub fn compare(a: &AgentCells, b: &AgentCells, replicates: usize, seed: u64) -> Comparison {
+    let tasks = a.cells.len().min(b.cells.len());
+    // Only tasks both ran under a condition enter that condition's comparison.
+    let keep = |x: &AgentCells, y: &AgentCells| AgentCells {
+        id: x.id.clone(),
+        cells: (0..tasks)
+            .map(|t| {
+                let mut c = x.cells[t];
+                for (h, cell) in c.iter_mut().enumerate() {
+                    if y.cells[t][h].is_none_or(|o| o.counted == 0) {
+                        *cell = None;
+                    }
+                }
+                c
+            })
+            .collect(),
+    };
+    let (a2, b2) = (keep(a, b), keep(b, a));
+    let shared_tasks =
+        (0..tasks).filter(|t| a2.cells[*t].iter().any(|c| c.is_some_and(|c| c.counted > 0))).count();
+    if shared_tasks == 0 {
+        return Comparison { difference: [None, None, None], shared_tasks };
+    }
+    let reps = replicate(&[&a2, &b2], tasks, replicates, seed);
+    let diff = |h: usize| {
+        let est = Some(pooled(&b2.cells, h, |c| c.successes)? - pooled(&a2.cells, h, |c| c.successes)?);
+        interval(est, &difference(&reps.success[0][h], &reps.success[1][h]))
+    };
+    Comparison { difference: [diff(0), diff(1), diff(2)], shared_tasks }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent(id: &str, cells: &[[(u32, u32); 3]]) -> AgentCells {
+        AgentCells {
+            id: id.into(),
+            cells: cells
+                .iter()
+                .map(|c| c.map(|(k, n)| Some(Cell { successes: k, executed: k, counted: n })))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn all_successes_and_all_failures_have_no_uncertainty() {
+        let all = agent("all", &[[(5, 5); 3]; 12]);
+        let none = agent("none", &[[(0, 5); 3]; 12]);
+        let s = analyse(&[all, none], 12, REPLICATES, SEED);
+        assert_eq!(s[0].final_success[0], Some(Interval { estimate: 1.0, low: 1.0, high: 1.0 }));
+        assert_eq!(s[1].final_success[2], Some(Interval { estimate: 0.0, low: 0.0, high: 0.0 }));
+        assert_eq!(s[0].uplift[0], Some(Interval { estimate: 0.0, low: 0.0, high: 0.0 }));
+        assert_eq!((s[0].rank, s[1].rank), ((1, 1), (2, 2)));
+        assert_eq!((s[0].group, s[1].group), (1, 2));
+    }
+
+    /// One task, 2 successes in 5 runs: the replicates are Binomial(5, 0.4) / 5. By hand:
+    /// P(X ≤ 0) = 0.6^5 = 0.0778 ≥ 0.025, so the 2.5th percentile is 0;
+    /// P(X ≤ 3) = 0.9130 < 0.975 ≤ P(X ≤ 4) = 0.9898, so the 97.5th is 4/5 = 0.8.
+    #[test]
+    fn one_task_gives_the_binomial_percentiles() {
+        let s = analyse(&[agent("a", &[[(2, 5); 3]])], 1, REPLICATES, SEED);
+        assert_eq!(s[0].final_success[0], Some(Interval { estimate: 0.4, low: 0.0, high: 0.8 }));
+    }
+
+    /// Two tasks of 2 runs, one always solved and one never: resampling the tasks gives
+    /// {solved, solved} (1/4) → 1, {never, never} (1/4) → 0, one of each (1/2) → 0.5;
+    /// the runs add no noise (p = 1 and p = 0). So the interval is [0, 1] around 0.5,
+    /// computed by hand; a bootstrap over runs alone would say [0.5, 0.5].
+    #[test]
+    fn resampling_tasks_widens_the_interval() {
+        let s = analyse(&[agent("a", &[[(2, 2); 3], [(0, 2); 3]])], 2, REPLICATES, SEED);
+        assert_eq!(s[0].final_success[0], Some(Interval { estimate: 0.5, low: 0.0, high: 1.0 }));
+    }
+
+    #[test]
+    fn agents_that_cannot_be_told_apart_share_a_group_and_a_rank_range() {
+        // Two agents one success apart out of 60 runs; a third far below.
+        let mut a = vec![[(2, 5); 3]; 12];
+        a[0] = [(3, 5); 3];
+        let b = vec![[(2, 5); 3]; 12];
+        let c = vec![[(0, 5); 3]; 12];
+        let s = analyse(&[agent("a", &a), agent("b", &b), agent("c", &c)], 12, REPLICATES, SEED);
+        assert_eq!((s[0].group, s[1].group, s[2].group), (1, 1, 2));
+        assert_eq!(s[0].rank, (1, 2));
+        assert_eq!(s[1].rank, (1, 2));
+        assert_eq!(s[2].rank, (3, 3));
+    }
+
+    #[test]
+    fn the_same_data_give_the_same_numbers() {
+        let cells: Vec<[(u32, u32); 3]> =
+            (0..12).map(|t| [(t % 6, 5), ((t + 2) % 6, 5), ((t + 1) % 6, 5)]).collect();
+        let x = analyse(&[agent("a", &cells)], 12, REPLICATES, SEED);
+        let y = analyse(&[agent("a", &cells)], 12, REPLICATES, SEED);
+        assert_eq!(x, y);
+    }
+
+    #[test]
+    fn hints_uplift_and_comparisons_are_paired() {
+        // No hints: 1 of 5 on every task; hints: 4 of 5 on every task.
+        let a = agent("a", &[[(1, 5), (4, 5), (1, 5)]; 12]);
+        let s = analyse(std::slice::from_ref(&a), 12, REPLICATES, SEED);
+        let up = s[0].uplift[0].unwrap();
+        assert!((up.estimate - 0.6).abs() < 1e-12);
+        assert!(up.low > 0.0 && up.excludes_zero(), "{up:?}");
+        let detailed = s[0].uplift[1].unwrap();
+        assert!(!detailed.excludes_zero(), "{detailed:?}");
+
+        let b = agent("b", &[[(1, 5), (1, 5), (1, 5)]; 12]);
+        let c = compare(&a, &b, REPLICATES, SEED);
+        assert_eq!(c.shared_tasks, 12);
+        assert_eq!(c.difference[0].unwrap().estimate, 0.0);
+        assert!(c.difference[1].unwrap().high < 0.0, "B does worse with hints: {:?}", c.difference[1]);
+    }
+}
