@@ -215,8 +215,8 @@ mod tests {
         assert!(!svg.contains("<script"), "{svg}");
         assert!(svg.contains("&lt;script&gt;"), "{svg}");
         let map = heatmap("t", &["No hints"], &[("cogs".into(), vec![Some(0.5)])]);
-        assert!(map.contains(">50%<"), "{map}");
+        assert!(map.contains(">\n50%\n<"), "{map}");
         let bars = stacked_bars("t", &["wrong result"], &[("a".into(), vec![3])]);
-        assert!(bars.contains(">3<"), "{bars}");
+        assert!(bars.contains(">\n3\n<"), "{bars}");
     }
 }

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
-use super::ErrorPage;
+use super::loaded;
 use crate::data::load_method;
 
 #[component]
@@ -16,13 +16,6 @@ pub(crate) fn AboutPage() -> impl IntoView {
             content="How the RExBench leaderboard computes success rates, 95% intervals by a cluster bootstrap over tasks and runs, rank ranges, tie groups and hint uplift."
         />
         <h1>"How the numbers are made"</h1>
-        <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                match method.await {
-                    Ok(html) => view! { <article class="guide" inner_html=html></article> }.into_any(),
-                    Err(e) => view! { <ErrorPage error=e/> }.into_any(),
-                }
-            })}
-        </Suspense>
+        {loaded(method, |html| view! { <article class="guide" inner_html=html></article> })}
     }
 }

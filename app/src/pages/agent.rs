@@ -5,8 +5,8 @@ use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
 use super::{
-    AgentUrl, Chart, ErrorPage, IntervalNote, Outcome, ProvenanceBadge, Rate, TierBadge, interval_text,
-    param, points_interval, query,
+    AgentUrl, Chart, IntervalNote, Outcome, ProvenanceBadge, Rate, TierBadge, interval_text, loaded, param,
+    points_interval, query,
 };
 use crate::charts;
 use crate::data::{AgentData, load_agent};
@@ -21,14 +21,7 @@ pub(crate) fn AgentPage() -> impl IntoView {
         |(id, task, hint)| load_agent(id, task, hint),
     );
     view! {
-        <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Ok(data) => view! { <Agent data=data/> }.into_any(),
-                    Err(e) => view! { <ErrorPage error=e/> }.into_any(),
-                }
-            })}
-        </Suspense>
+        {loaded(data, |data| view! { <Agent data=data/> })}
     }
 }
 

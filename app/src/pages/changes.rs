@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
-use super::{ErrorPage, query};
+use super::{loaded, query};
 use crate::data::{CHANGES_PER_PAGE, load_changes};
 use crate::format;
 
@@ -16,47 +16,44 @@ pub(crate) fn ChangesPage() -> impl IntoView {
         <Meta name="description" content="Every bundle the RExBench leaderboard accepted or superseded, in order."/>
         <h1>"Changes"</h1>
         <p>"Every accepted, superseded or retracted bundle, newest first. Also as "<a href="/api/v1/changes">"JSON"</a>"."</p>
-        <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Ok(changes) => {
-                        let next = (changes.len() as i64 == CHANGES_PER_PAGE).then(|| changes.last().map(|c| c.seq)).flatten();
-                        view! {
-                            {if changes.is_empty() {
-                                view! { <p class="empty">"Nothing has changed yet."</p> }.into_any()
-                            } else {
-                                view! {
-                                    <table class="changes">
-                                        <caption>"Change log entries: when, what happened, and to which agent."</caption>
-                                        <thead>
-                                            <tr>
-                                                <th scope="col">"#"</th>
-                                                <th scope="col">"When (UTC)"</th>
-                                                <th scope="col">"Event"</th>
-                                                <th scope="col">"Agent"</th>
-                                                <th scope="col">"Detail"</th>
-                                            </tr>
-                                        </thead>
-                                        <tbody>
-                                            {changes.into_iter().map(|c| view! {
-                                                <tr>
-                                                    <td class="num">{c.seq}</td>
-                                                    <td>{c.at.clone()}</td>
-                                                    <td><span class=format!("badge {}", c.kind)>{c.kind.clone()}</span></td>
-                                                    <td><a href=format!("/agents/{}", format::segment(&c.agent_id))>{c.agent_id.clone()}</a></td>
-                                                    <td>{c.detail.clone()}</td>
-                                                </tr>
-                                            }).collect_view()}
-                                        </tbody>
-                                    </table>
-                                }.into_any()
-                            }}
-                            {next.map(|seq| view! { <p><a rel="next" href=format!("/changes?before={seq}")>"Older changes →"</a></p> })}
-                        }.into_any()
-                    }
-                    Err(e) => view! { <ErrorPage error=e/> }.into_any(),
-                }
-            })}
-        </Suspense>
+        {loaded(data, |changes| view! { <Changes changes=changes/> })}
+    }
+}
+
+#[component]
+fn Changes(changes: Vec<store::Change>) -> impl IntoView {
+    let next = (changes.len() as i64 == CHANGES_PER_PAGE).then(|| changes.last().map(|c| c.seq)).flatten();
+    view! {
+        {if changes.is_empty() {
+            view! { <p class="empty">"Nothing has changed yet."</p> }.into_any()
+        } else {
+            view! {
+                <table class="changes">
+                    <caption>"Change log entries: when, what happened, and to which agent."</caption>
+                    <thead>
+                        <tr>
+                            <th scope="col">"#"</th>
+                            <th scope="col">"When (UTC)"</th>
+                            <th scope="col">"Event"</th>
+                            <th scope="col">"Agent"</th>
+                            <th scope="col">"Detail"</th>
+                        </tr>
+                    </thead>
+                    <tbody>
+                        {changes.into_iter().map(|c| view! {
+                            <tr>
+                                <td class="num">{c.seq}</td>
+                                <td>{c.at.clone()}</td>
+                                <td><span class=format!("badge {}", c.kind)>{c.kind.clone()}</span></td>
+                                <td><a href=format!("/agents/{}", format::segment(&c.agent_id))>{c.agent_id.clone()}</a></td>
+                                <td>{c.detail.clone()}</td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            }
+            .into_any()
+        }}
+        {next.map(|seq| view! { <p><a rel="next" href=format!("/changes?before={seq}")>"Older changes →"</a></p> })}
     }
 }

@@ -6,7 +6,7 @@ use store::AgentDetail;
 
 use store::stats::Comparison;
 
-use super::{ErrorPage, IntervalNote, Rate, points_interval, query};
+use super::{IntervalNote, Rate, loaded, points_interval, query};
 use crate::data::{CompareData, load_compare};
 use crate::format::{self, HINTS, href};
 
@@ -16,14 +16,7 @@ pub(crate) fn ComparePage() -> impl IntoView {
     let data = Resource::new_blocking(move || (a.clone(), b.clone()), |(a, b)| load_compare(a, b));
     view! {
         <Meta name="description" content="Two RExBench agents side by side, task by task, with and without hints."/>
-        <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Ok(data) => view! { <Compare data=data/> }.into_any(),
-                    Err(e) => view! { <ErrorPage error=e/> }.into_any(),
-                }
-            })}
-        </Suspense>
+        {loaded(data, |data| view! { <Compare data=data/> })}
     }
 }
 

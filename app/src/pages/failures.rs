@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
-use super::{Chart, ErrorPage, Outcome};
+use super::{Chart, Outcome, loaded};
 use crate::charts;
 use crate::data::{FailuresData, load_failures};
 use crate::format::{self, OUTCOMES};
@@ -20,14 +20,7 @@ pub(crate) fn FailuresPage() -> impl IntoView {
             name="description"
             content="Why RExBench runs fail: outcomes and error types by agent, tasks no agent solves, tasks solved only with hints, and failures agents share."
         />
-        <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Ok(data) => view! { <Failures data=data/> }.into_any(),
-                    Err(e) => view! { <ErrorPage error=e/> }.into_any(),
-                }
-            })}
-        </Suspense>
+        {loaded(data, |data| view! { <Failures data=data/> })}
     }
 }
 

@@ -8,8 +8,8 @@ use store::{LeaderboardRow, Rates};
 use store::stats::AgentStats;
 
 use super::{
-    AgentUrl, Chart, ErrorPage, IntervalNote, ProvenanceBadge, Rate, TierBadge, interval_text,
-    points_interval, query,
+    AgentUrl, Chart, IntervalNote, ProvenanceBadge, Rate, TierBadge, interval_text, loaded, points_interval,
+    query,
 };
 use crate::charts;
 use crate::data::{LeaderboardData, load_leaderboard};
@@ -144,14 +144,7 @@ pub(crate) fn LeaderboardPage() -> impl IntoView {
             name="description"
             content="Which coding agents can implement extensions of real AI research papers, and how much hints help: RExBench results per agent, with every run behind every number."
         />
-        <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Ok(data) => view! { <Board data=data/> }.into_any(),
-                    Err(e) => view! { <ErrorPage error=e/> }.into_any(),
-                }
-            })}
-        </Suspense>
+        {loaded(data, |data| view! { <Board data=data/> })}
     }
 }
 

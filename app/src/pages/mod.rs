@@ -83,6 +83,24 @@ pub(crate) fn ErrorPage(error: AppError) -> impl IntoView {
     }
 }
 
+/// A page's body once its data have arrived, or the error page if they could not be had.
+pub(crate) fn loaded<T, V>(data: Resource<Result<T, AppError>>, body: fn(T) -> V) -> impl IntoView
+where
+    T: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
+    V: IntoView + 'static,
+{
+    view! {
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                match data.await {
+                    Ok(data) => body(data).into_any(),
+                    Err(e) => view! { <ErrorPage error=e/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
 /// A rate that links to the runs behind it.
 #[component]
 pub(crate) fn Rate(rate: Option<f64>, href: String, #[prop(optional)] detail: String) -> impl IntoView {

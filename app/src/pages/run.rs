@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
-use super::{ErrorPage, Outcome, ProvenanceBadge, TierBadge, param};
+use super::{Outcome, ProvenanceBadge, TierBadge, loaded, param};
 use crate::data::{ArtifactText, RunData, load_run};
 use crate::format;
 
@@ -13,14 +13,7 @@ pub(crate) fn RunPage() -> impl IntoView {
     let id = param("id");
     let data = Resource::new_blocking(move || id.clone(), load_run);
     view! {
-        <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Ok(data) => view! { <Run data=data/> }.into_any(),
-                    Err(e) => view! { <ErrorPage error=e/> }.into_any(),
-                }
-            })}
-        </Suspense>
+        {loaded(data, |data| view! { <Run data=data/> })}
     }
 }
 

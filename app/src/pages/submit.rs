@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 use serde::{Deserialize, Serialize};
 
-use super::{ErrorPage, set_status};
+use super::{loaded, set_status};
 use crate::data::load_guide;
 
 /// Why the server refused an upload, given to the page by the server.
@@ -40,13 +40,6 @@ pub fn SubmitPage() -> impl IntoView {
             <input id="bundle" type="file" name="bundle" accept=".gz,.tgz,application/gzip" required/>
             <button type="submit">"Verify and submit"</button>
         </form>
-        <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                match guide.await {
-                    Ok(html) => view! { <article class="guide" inner_html=html></article> }.into_any(),
-                    Err(e) => view! { <ErrorPage error=e/> }.into_any(),
-                }
-            })}
-        </Suspense>
+        {loaded(guide, |html| view! { <article class="guide" inner_html=html></article> })}
     }
 }

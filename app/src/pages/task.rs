@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 use store::RunSummary;
 
-use super::{Chart, ErrorPage, Outcome, Rate, TierBadge, param};
+use super::{Chart, Outcome, Rate, TierBadge, loaded, param};
 use crate::charts;
 use crate::data::{TaskData, load_task};
 use crate::format::{self, HINTS, href};
@@ -17,14 +17,7 @@ pub(crate) fn TaskPage() -> impl IntoView {
     let id = param("id");
     let data = Resource::new_blocking(move || id.clone(), load_task);
     view! {
-        <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Ok(data) => view! { <Task data=data/> }.into_any(),
-                    Err(e) => view! { <ErrorPage error=e/> }.into_any(),
-                }
-            })}
-        </Suspense>
+        {loaded(data, |data| view! { <Task data=data/> })}
     }
 }
 

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
-use super::{ErrorPage, Rate};
+use super::{Rate, loaded};
 use crate::catalog::TaskInfo;
 use crate::data::{TasksData, load_tasks};
 use crate::format::{self, HINTS};
@@ -17,14 +17,7 @@ pub(crate) fn TasksPage() -> impl IntoView {
             name="description"
             content="The 12 RExBench tasks: the papers they extend, the extension asked for, and how often agents succeed on each with and without hints."
         />
-        <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Ok(data) => view! { <Tasks data=data/> }.into_any(),
-                    Err(e) => view! { <ErrorPage error=e/> }.into_any(),
-                }
-            })}
-        </Suspense>
+        {loaded(data, |data| view! { <Tasks data=data/> })}
     }
 }
 
