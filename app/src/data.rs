@@ -20,6 +20,8 @@ use crate::error::AppError;
 pub struct PageContext {
     pub store: std::sync::Arc<store::Store>,
     pub catalog: std::sync::Arc<crate::catalog::Catalog>,
+    /// Where the stylesheet is served (a name with its digest in it).
+    pub stylesheet: String,
 }
 
 #[cfg(feature = "ssr")]

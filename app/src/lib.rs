@@ -45,8 +45,13 @@ pub fn shell() -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    #[cfg(feature = "ssr")]
+    let stylesheet =
+        use_context::<data::PageContext>().map_or_else(|| "/style/main.css".to_owned(), |c| c.stylesheet);
+    #[cfg(not(feature = "ssr"))]
+    let stylesheet = "/style/main.css".to_owned();
     view! {
-        <Stylesheet id="style" href="/style/main.css"/>
+        <Stylesheet id="style" href=stylesheet/>
         <Link rel="icon" href="/favicon.svg" type_="image/svg+xml"/>
         <Meta name="color-scheme" content="light dark"/>
         <Title formatter=|page: String| {

@@ -29,6 +29,7 @@ pub struct AppState {
     /// `REXBENCH_ADMIN_TOKEN`: enables the admin endpoints.
     pub admin_token: Option<String>,
     pub metrics: crate::metrics::Metrics,
+    pub cache: crate::cache::RenderCache,
 }
 
 pub type Shared = Arc<AppState>;
@@ -116,7 +117,15 @@ pub async fn ingest(app: &AppState, reader: impl io::Read + Send + 'static) -> R
         Err(e @ BundleError::NoTrustedSignature { .. }) => return Err(revoked_or(&app.store, e).await),
         Err(e) => return Err(e.into()),
     };
-    Ok(app.store.ingest(&verified, staging).await?)
+    let ingested = app.store.ingest(&verified, staging).await?;
+    if matches!(ingested, Ingested::Stored { .. }) {
+        // What the pages show has changed: the cache must not serve them as they were.
+        match app.store.generation().await {
+            Ok(g) => app.cache.advance(u64::try_from(g).unwrap_or(0)),
+            Err(e) => tracing::warn!(error = %e, "could not read the change log's position"),
+        }
+    }
+    Ok(ingested)
 }
 
 /// A bundle signed only by keys the registry no longer trusts: say it was revoked

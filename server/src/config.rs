@@ -21,6 +21,8 @@ pub struct Config {
     pub limits: bundle::Limits,
     /// `REXBENCH_ADMIN_TOKEN`: the bearer token for the admin endpoints; unset, they are off.
     pub admin_token: Option<String>,
+    /// `REXBENCH_RENDER_CACHE=off` renders every request afresh (for measuring).
+    pub render_cache: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +52,7 @@ impl Config {
             tasks_dir: get("REXBENCH_TASKS").unwrap_or_else(|| "tasks".to_owned()).into(),
             limits: bundle::Limits::default(),
             admin_token: get("REXBENCH_ADMIN_TOKEN").filter(|t| !t.is_empty()),
+            render_cache: get("REXBENCH_RENDER_CACHE").is_none_or(|v| v != "off"),
         })
     }
 }

@@ -4,6 +4,7 @@
 mod admin;
 mod api;
 mod assets;
+pub mod cache;
 pub mod catalog;
 pub mod cli;
 mod config;
@@ -20,6 +21,7 @@ use axum::extract::{DefaultBodyLimit, FromRef};
 use axum::routing::{get, post};
 use leptos::prelude::LeptosOptions;
 use leptos_axum::{LeptosRoutes, generate_route_list};
+use tower_http::compression::CompressionLayer;
 use tower_http::trace::TraceLayer;
 
 pub use api::AppState;
@@ -55,6 +57,7 @@ pub async fn open_state(config: &Config) -> Result<AppState, String> {
         catalog: Arc::new(catalog::load(&config.tasks_dir)?),
         admin_token: config.admin_token.clone(),
         metrics: Default::default(),
+        cache: cache::RenderCache::new(config.render_cache),
     })
 }
 
@@ -89,9 +92,11 @@ fn router(shared: api::Shared) -> Router {
         .route("/sfn/{*name}", get(pages::server_fn).post(pages::server_fn))
         .leptos_routes_with_handler(routes, pages::render)
         .fallback(pages::render)
+        .layer(axum::middleware::from_fn_with_state(shared.clone(), cache::layer))
         .layer(axum::middleware::from_fn_with_state(shared.clone(), metrics::count_requests))
         .with_state(ServerState { app: shared, leptos: options })
         .layer(TraceLayer::new_for_http())
+        .layer(CompressionLayer::new())
 }
 
 /// Serves until SIGINT or SIGTERM, then finishes the requests in flight.
@@ -101,6 +106,10 @@ pub async fn serve(config: Config, state: AppState) -> std::io::Result<()> {
     let shared = Arc::new(state);
     // Blobs left by unfinished ingests are collected in the background: a large blob
     // store must not delay serving.
+    if let Ok(g) = shared.store.generation().await {
+        shared.cache.advance(u64::try_from(g).unwrap_or(0));
+    }
+    tokio::spawn(cache::follow(shared.clone(), Duration::from_secs(1)));
     let background = shared.clone();
     tokio::spawn(async move {
         match background.store.collect_garbage(Duration::from_secs(600)).await {

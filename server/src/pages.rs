@@ -22,7 +22,11 @@ use crate::error::ApiError;
 type Chunks = Pin<Box<dyn Stream<Item = String> + Send>>;
 
 fn context(app: &Shared) -> PageContext {
-    PageContext { store: app.store.clone(), catalog: app.catalog.clone() }
+    PageContext {
+        store: app.store.clone(),
+        catalog: app.catalog.clone(),
+        stylesheet: crate::assets::STYLESHEET.clone(),
+    }
 }
 
 /// Renders the page for one request, in order and in full. Leptos would stream

@@ -72,7 +72,7 @@ impl Store {
     }
 
     /// The newest change's sequence number: moves with every ingest.
-    async fn generation(&self) -> Result<i64, StoreError> {
+    pub async fn generation(&self) -> Result<i64, StoreError> {
         let row = sqlx::query("SELECT CAST(COALESCE(MAX(seq), 0) AS BIGINT) AS g FROM changes")
             .fetch_one(&self.pool)
             .await?;

@@ -36,6 +36,7 @@ pub async fn state_with(backend: &Backend, blobs: store::Blobs) -> AppState {
         catalog: std::sync::Arc::new(server::catalog::load(&repo().join("tasks")).unwrap()),
         admin_token: Some("s3cret-token".into()),
         metrics: Default::default(),
+        cache: Default::default(),
     }
 }
 

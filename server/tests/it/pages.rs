@@ -271,7 +271,16 @@ async fn health_and_assets() {
     assert_eq!(get(&app, "/healthz").await.status, StatusCode::OK);
     let css = get(&app, "/style/main.css").await;
     assert_eq!((css.status, css.header(header::CONTENT_TYPE)), (StatusCode::OK, "text/css; charset=utf-8"));
-    assert!(String::from_utf8(css.body).unwrap().contains("prefers-color-scheme: dark"));
+    assert!(String::from_utf8(css.body.clone()).unwrap().contains("prefers-color-scheme: dark"));
+    // Pages link it under its digest, which may be kept for a year.
+    let html = String::from_utf8(get(&app, "/").await.body).unwrap();
+    let at = html.find("/style/main.").unwrap();
+    let href = &html[at..at + html[at..].find('"').unwrap()];
+    assert!(href.len() == "/style/main.0123456789abcdef.css".len(), "{href}");
+    let hashed = get(&app, href).await;
+    assert_eq!(hashed.body, css.body);
+    assert_eq!(hashed.header(header::CACHE_CONTROL), "public, max-age=31536000, immutable");
+    assert_eq!(get(&app, "/style/main.0000000000000000.css").await.status, StatusCode::NOT_FOUND);
     let icon = get(&app, "/favicon.svg").await;
     assert_eq!((icon.status, icon.header(header::CONTENT_TYPE)), (StatusCode::OK, "image/svg+xml"));
     assert_eq!(get(&app, "/robots.txt").await.status, StatusCode::OK);
@@ -291,4 +300,51 @@ async fn serves_over_a_real_socket() {
     assert!(response.starts_with("HTTP/1.1 200 OK\r\n"), "{response}");
     assert!(response.ends_with("\r\n\r\nok\n"), "{response}");
     server.abort();
+}
+
+#[tokio::test]
+async fn pages_are_cached_until_the_data_change_and_revalidate_with_etags() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
+    let state = state(&backend, &dir.path().join("blobs")).await;
+    let key = SecretKey::generate();
+    state.store.add_key(&key.public_key(), "Team", Tier::Submitter).await.unwrap();
+    let app = server::build_app(state);
+
+    let first = get(&app, "/").await;
+    let etag = first.header(header::ETAG).to_owned();
+    assert!(etag.starts_with('"') && etag.len() > 10, "{etag}");
+    assert_eq!(first.header(header::CACHE_CONTROL), "no-cache");
+    assert_eq!(get(&app, "/").await.header(header::ETAG), etag, "the same page, the same tag");
+    let revalidate =
+        |tag: String| Request::get("/").header(header::IF_NONE_MATCH, tag).body(Body::empty()).unwrap();
+    let not_modified = send(&app, revalidate(etag.clone())).await;
+    assert_eq!(not_modified.status, StatusCode::NOT_MODIFIED);
+    assert!(not_modified.body.is_empty());
+
+    // An ingest changes what the page shows: a new tag, and the new agent.
+    assert_eq!(post_bundle(&app, hostile(&key, "evil-agent")).await.status, StatusCode::CREATED);
+    let after = send(&app, revalidate(etag.clone())).await;
+    assert_eq!(after.status, StatusCode::OK);
+    assert_ne!(after.header(header::ETAG), etag);
+    assert!(String::from_utf8(after.body).unwrap().contains("1 of 1 agents"));
+
+    // The API is cached the same way; errors and artifacts are not.
+    let api = get(&app, "/api/v1/leaderboard").await;
+    assert!(!api.header(header::ETAG).is_empty());
+    assert!(get(&app, "/agents/nobody").await.header(header::ETAG).is_empty());
+}
+
+#[tokio::test]
+async fn answers_are_compressed_for_clients_that_ask() {
+    let (app, _dir, _) = app_with_hostile_agent().await;
+    for encoding in ["br", "gzip"] {
+        let request =
+            Request::get("/").header(header::ACCEPT_ENCODING, encoding).body(Body::empty()).unwrap();
+        let answer = send(&app, request).await;
+        assert_eq!(answer.status, StatusCode::OK);
+        assert_eq!(answer.header(header::CONTENT_ENCODING), encoding);
+        assert!(answer.body.len() < 20_000, "{encoding}: {} bytes", answer.body.len());
+    }
+    assert_eq!(get(&app, "/").await.header(header::CONTENT_ENCODING), "");
 }

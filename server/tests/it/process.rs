@@ -275,3 +275,53 @@ async fn twenty_submitters_and_a_hundred_readers_for_thirty_seconds() {
     })
     .await;
 }
+
+/// One server process caches its pages; another process (`rexbench-server import`)
+/// ingests a bundle into the same database; the server shows it within its poll.
+#[tokio::test(flavor = "multi_thread")]
+async fn ingests_by_another_process_invalidate_the_render_cache() {
+    for_each_backend(|backend, blobs| async move {
+        let store = Store::open(&backend, &blobs).await.unwrap();
+        let key = SecretKey::generate();
+        store.add_key(&key.public_key(), "Team", Tier::Maintainer).await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let first = bundle_file(&key, "agent-first", 12, dir.path());
+        let second = bundle_file(&key, "agent-second", 12, dir.path());
+        let server = Server::start(&backend, &blobs);
+        let page = |url: String| async move {
+            tokio::task::spawn_blocking(move || {
+                ureq::get(&url).call().unwrap().body_mut().read_to_string().unwrap()
+            })
+            .await
+            .unwrap()
+        };
+        let import = |path: std::path::PathBuf| {
+            let status = Command::new(env!("CARGO_BIN_EXE_rexbench-server"))
+                .arg("import")
+                .arg(path)
+                .env("DATABASE_URL", database_url(&backend))
+                .env("REXBENCH_BLOBS", &blobs)
+                .env("REXBENCH_TASKS", crate::harness::repo().join("tasks"))
+                .env("RUST_LOG", "warn")
+                .stdout(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success());
+        };
+        import(first);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !page(format!("{}/", server.url)).await.contains("agent-first") {
+            assert!(Instant::now() < deadline, "the first import never showed");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        // Cached now; the second import comes from another process.
+        assert!(!page(format!("{}/", server.url)).await.contains("agent-second"));
+        import(second);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !page(format!("{}/", server.url)).await.contains("agent-second") {
+            assert!(Instant::now() < deadline, "the cache kept serving the old page");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await;
+}
