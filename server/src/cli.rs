@@ -37,6 +37,15 @@ enum Command {
         #[arg(required = true)]
         bundles: Vec<PathBuf>,
     },
+    /// Make and ingest synthetic results (for benchmarks): AGENTS agents × 12 tasks ×
+    /// 3 hint conditions × 5 runs, with patches and logs, signed by a new maintainer key.
+    Synth {
+        #[arg(long, default_value_t = 1000)]
+        agents: usize,
+        /// The same seed gives the same results.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -107,6 +116,10 @@ async fn run(command: Command) -> Result<ExitCode, String> {
         Command::Keys { command: KeysCommand::Revoke { keyid } } => {
             let k = state.store.revoke_key(&keyid).await.map_err(|e| e.to_string())?;
             println!("revoked {} ({}) at {}", k.keyid, k.owner, k.revoked_at.unwrap_or_default());
+        }
+        Command::Synth { agents, seed } => {
+            let stored = crate::synth::synth(&state, &config.tasks_dir, agents, seed).await?;
+            println!("stored {stored} synthetic bundles");
         }
         Command::Import { bundles } => {
             let mut failed = 0;

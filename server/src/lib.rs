@@ -12,6 +12,7 @@ mod demo;
 mod error;
 mod metrics;
 mod pages;
+mod synth;
 
 use std::sync::Arc;
 use std::time::Duration;

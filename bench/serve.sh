@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Benchmark: serving at scale (issue 7). On a database of N synthetic agents (default
+# 1,000) × 12 tasks × 3 conditions × 5 runs, made through the normal ingest path:
+#   a. the leaderboard's throughput and p50/p99 latency with 64 connections (wrk),
+#      beside nginx serving the same HTML bytes as a static file;
+#   b. cold renders (render cache off) of /, /agents/{id}, /tasks/{id}, /runs/{id};
+#   c. ingest throughput of the demo bundles against gzip -d + sha256sum of them;
+#   d. the server's resident memory after loading the data and serving (a).
+# On SQLite, and on PostgreSQL when BENCH_DATABASE_URL names an empty database.
+# Needs wrk and nginx (Debian: apt-get install wrk nginx).
+# Usage: bash bench/serve.sh [AGENTS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+agents=${1:-1000}
+for tool in wrk nginx curl python3; do
+  command -v "$tool" >/dev/null || { echo "bench/serve.sh needs $tool (apt-get install $tool)" >&2; exit 1; }
+done
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+
+cargo build --release -q -p rexbench-server -p rexbench-runner
+srv=$PWD/target/release/rexbench-server
+runner=$PWD/target/release/runner
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_ready() { for _ in $(seq 300); do curl -sf "$1/readyz" >/dev/null && return 0; sleep 0.1; done; echo "server not ready" >&2; exit 1; }
+ms() { python3 -c "import sys; print(f'{float(sys.argv[1])*1000:.1f}')" "$1"; }
+
+# wrk's summary: requests/s, p50, p99.
+load() {
+  wrk -t2 -c64 -d"${BENCH_SECONDS:-10}"s --latency "$1" > "$work/wrk.txt"
+  local rps p50 p99
+  rps=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.txt")
+  p50=$(awk '$1 == "50%" {print $2}' "$work/wrk.txt")
+  p99=$(awk '$1 == "99%" {print $2}' "$work/wrk.txt")
+  echo "$rps $p50 $p99"
+}
+
+# The demo bundles for (c), as `serve --demo` makes them: the paper's results
+# (`runner import-published`) and the example tasks evaluated by the runner.
+$runner keygen --out "$work/demo-key" >/dev/null
+$runner import-published --key "$work/demo-key.pem" --out "$work/demo" >/dev/null 2>&1
+$runner evaluate tasks/examples/outputs --out "$work/examples" --gold tasks/examples/gold --jobs 2 >/dev/null 2>&1
+printf 'id = "example-agent"\nframework = "Example"\nmodel = "Example"\n' > "$work/agent.toml"
+$runner pack "$work/examples" --agent "$work/agent.toml" --key "$work/demo-key.pem" --out "$work/demo/examples.tar.gz" >/dev/null
+# The floor: decompress each bundle and hash what comes out, best of three.
+floor() { local s; s=$(date +%s.%N); for f in "$work"/demo/*.tar.gz; do gzip -dc "$f" | sha256sum >/dev/null; done; echo "$(date +%s.%N) - $s" | bc -l; }
+floor=$(printf '%s\n' "$(floor)" "$(floor)" "$(floor)" | sort -n | head -1)
+# Posts every demo bundle in turn from one process, so that process start-up is not
+# counted; prints the seconds taken.
+submit_all() {
+  python3 - "$1" "$work"/demo/*.tar.gz <<'PY'
+import sys, time, urllib.request
+url, files = sys.argv[1], sys.argv[2:]
+bodies = [open(f, "rb").read() for f in files]
+start = time.perf_counter()
+for body in bodies:
+    req = urllib.request.Request(url + "/api/v1/submissions", data=body, headers={"Content-Type": "application/gzip"})
+    with urllib.request.urlopen(req) as r:
+        assert r.status in (200, 201), r.status
+print(f"{time.perf_counter() - start:.4f}")
+PY
+}
+
+run_on() {
+  local name=$1 url=$2
+  echo "== $name"
+  export DATABASE_URL=$url REXBENCH_BLOBS="$work/blobs-$name" REXBENCH_TASKS=$PWD/tasks RUST_LOG=warn
+  local started
+  started=$(date +%s.%N)
+  "$srv" synth --agents "$agents" >/dev/null
+  printf 'synthetic data: %s agents ingested in %.0f s\n' "$agents" "$(echo "$(date +%s.%N) - $started" | bc -l)"
+
+  # (a) and (d): the cached server under load, beside nginx with the same bytes.
+  local port; port=$(free_port)
+  REXBENCH_ADDR=127.0.0.1:$port "$srv" serve & local pid=$!; pids+=("$pid")
+  wait_ready "http://127.0.0.1:$port"
+  mkdir -p "$work/www-$name"
+  curl -sf "http://127.0.0.1:$port/" -o "$work/www-$name/index.html"
+  local nport; nport=$(free_port)
+  cat > "$work/nginx-$name.conf" <<CONF
+worker_processes auto;
+pid $work/nginx-$name.pid;
+error_log $work/nginx-$name.err;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  include /etc/nginx/mime.types;
+  server { listen 127.0.0.1:$nport; root $work/www-$name; }
+}
+CONF
+  nginx -c "$work/nginx-$name.conf" -p "$work"
+  read -r rps p50 p99 < <(load "http://127.0.0.1:$port/")
+  read -r nrps np50 np99 < <(load "http://127.0.0.1:$nport/index.html")
+  nginx -c "$work/nginx-$name.conf" -p "$work" -s stop
+  printf 'a. leaderboard (%s bytes), 64 connections: server %s req/s (p50 %s, p99 %s); nginx %s req/s (p50 %s, p99 %s); %.0f%% of nginx\n' \
+    "$(stat -c %s "$work/www-$name/index.html")" "$rps" "$p50" "$p99" "$nrps" "$np50" "$np99" "$(echo "100 * $rps / $nrps" | bc -l)"
+  local rss hwm
+  rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status"); hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
+  printf 'd. server memory after loading and serving: resident %.0f MB (peak %.0f MB)\n' "$(echo "$rss/1024" | bc -l)" "$(echo "$hwm/1024" | bc -l)"
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+
+  # (b): every request rendered afresh.
+  port=$(free_port)
+  REXBENCH_RENDER_CACHE=off REXBENCH_ADDR=127.0.0.1:$port "$srv" serve & pid=$!; pids+=("$pid")
+  wait_ready "http://127.0.0.1:$port"
+  local run; run=$(curl -sf "http://127.0.0.1:$port/agents/synthetic-00000?task=cogs&hint=none" | grep -o 'href="/runs/[0-9]*"' | head -1 | grep -o '[0-9]*')
+  for path in / /agents/synthetic-00000 /tasks/cogs "/runs/$run"; do
+    curl -sf "http://127.0.0.1:$port$path" -o /dev/null  # warm the database's own caches
+    local times=()
+    for _ in 1 2 3 4 5; do times+=("$(curl -sf -o /dev/null -w '%{time_total}' "http://127.0.0.1:$port$path")"); done
+    local median; median=$(printf '%s\n' "${times[@]}" | sort -n | sed -n 3p)
+    printf 'b. cold render %-24s %6s ms (median of 5)\n' "$path" "$(ms "$median")"
+  done
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+
+  # (c): the demo bundles through the API, one after another, into a fresh database.
+  if [ "$name" = sqlite ]; then
+    export DATABASE_URL="sqlite://$work/demo-$name.db"
+  fi
+  port=$(free_port)
+  REXBENCH_BLOBS="$work/demo-blobs-$name" REXBENCH_ADDR=127.0.0.1:$port "$srv" serve & pid=$!; pids+=("$pid")
+  wait_ready "http://127.0.0.1:$port"
+  "$srv" keys add --public-key "$work/demo-key.pub.pem" --owner demo --tier maintainer >/dev/null
+  local took; took=$(submit_all "http://127.0.0.1:$port")
+  printf 'c. demo bundles (%s): ingest %.3f s; floor gzip -d + sha256sum %.3f s; %.2fx the floor\n' \
+    "$(ls "$work"/demo/*.tar.gz | wc -l)" "$took" "$floor" "$(echo "$took / $floor" | bc -l)"
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+}
+
+run_on sqlite "sqlite://$work/db.sqlite"
+if [ -n "${BENCH_DATABASE_URL:-}" ]; then
+  run_on postgres "$BENCH_DATABASE_URL"
+fi

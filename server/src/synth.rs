@@ -1,0 +1,159 @@
+//! Synthetic results at any scale, for benchmarks: `rexbench-server synth --agents N`
+//! makes N agents × 12 tasks × 3 hint conditions × 5 runs, each run with a patch of a
+//! few KB of its own and a log drawn from a pool of realistic sizes (logs repeat across
+//! runs, as content addressing then stores them once), signs them with a maintainer key
+//! it registers, and ingests them through the same path as the API. The same seed
+//! always gives the same results.
+
+use std::path::Path;
+
+use bundle::{BundleBuilder, Hint, Manifest, Outcome, SecretKey};
+use rand_pcg::Pcg64Mcg;
+use rand_pcg::rand_core::Rng;
+use serde_json::json;
+use store::Tier;
+
+use crate::AppState;
+
+const FRAMEWORKS: [&str; 5] = ["OpenHands", "aider", "SWE-agent", "Codex CLI", "Claude Code"];
+const MODELS: [&str; 8] = [
+    "Claude 4.5 Opus",
+    "Claude 4 Sonnet",
+    "OpenAI GPT-5",
+    "OpenAI o4-mini",
+    "DeepSeek-R1",
+    "Gemini 2.5 Pro",
+    "Qwen3 Coder",
+    "Llama 4 Maverick",
+];
+const ERRORS: [(Outcome, Option<&str>); 6] = [
+    (Outcome::WrongResult, None),
+    (Outcome::ExecutionFailed, Some("ValueError")),
+    (Outcome::ExecutionFailed, Some("FileNotFoundError")),
+    (Outcome::ExecutionFailed, Some("cannot access")),
+    (Outcome::Timeout, Some("Execution Timeout")),
+    (Outcome::PatchFailed, Some("patch failed")),
+];
+/// Distinct logs: 64, of 4 KB to 128 KB.
+const LOGS: usize = 64;
+
+struct Random(Pcg64Mcg);
+
+impl Random {
+    fn unit(&mut self) -> f64 {
+        (self.0.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.0.next_u64() % n as u64) as usize
+    }
+}
+
+fn log(i: usize) -> Vec<u8> {
+    let lines = 64 << (i % 6);
+    let mut out = String::with_capacity(lines * 64);
+    for l in 0..lines {
+        out.push_str(&format!("[epoch {l:>5}] step {i}: loss {:.4} acc {:.4}\n", 1.0 / (l + 1) as f64, 0.5));
+    }
+    if i % 3 == 0 {
+        out.push_str("Traceback (most recent call last):\n  File \"train.py\", line 42\nValueError: shapes do not match\n");
+    }
+    out.into_bytes()
+}
+
+/// Makes and ingests `agents` agents' results; returns how many bundles were stored.
+pub async fn synth(app: &AppState, tasks_dir: &Path, agents: usize, seed: u64) -> Result<usize, String> {
+    let cards = runner::task::load_all(tasks_dir).map_err(|e| e.to_string())?;
+    let benchmark = cards.values().filter(|c| bundle::REXBENCH_TASKS.contains(&c.id.as_str()));
+    let digest = runner::taskset::task_set_digest(benchmark).map_err(|e| e.to_string())?.to_hex();
+    let key = std::sync::Arc::new(SecretKey::generate());
+    app.store
+        .add_key(&key.public_key(), "Synthetic data (maintainer key)", Tier::Maintainer)
+        .await
+        .map_err(|e| e.to_string())?;
+    let logs: std::sync::Arc<Vec<Vec<u8>>> = std::sync::Arc::new((0..LOGS).map(log).collect());
+    let started = std::time::Instant::now();
+    let mut stored = 0;
+    for a in 0..agents {
+        let (key, digest, logs) = (key.clone(), digest.clone(), logs.clone());
+        let bytes = tokio::task::spawn_blocking(move || agent_bundle(a, seed, &digest, &logs, &key))
+            .await
+            .map_err(|e| e.to_string())??;
+        let result = crate::api::ingest(app, std::io::Cursor::new(bytes))
+            .await
+            .map_err(|e| format!("synthetic agent {a}: {}: {}", e.code, e.message))?;
+        if matches!(result, store::Ingested::Stored { .. }) {
+            stored += 1;
+        }
+        if (a + 1) % 100 == 0 || a + 1 == agents {
+            tracing::info!(
+                agents = a + 1,
+                seconds = started.elapsed().as_secs_f64(),
+                "synthetic results ingested"
+            );
+        }
+    }
+    Ok(stored)
+}
+
+fn agent_bundle(
+    a: usize,
+    seed: u64,
+    digest: &str,
+    logs: &[Vec<u8>],
+    key: &SecretKey,
+) -> Result<Vec<u8>, String> {
+    let mut rng = Random(Pcg64Mcg::new(u128::from(seed) << 64 | a as u128 | 1));
+    let framework = FRAMEWORKS[a % FRAMEWORKS.len()];
+    let model = MODELS[(a / FRAMEWORKS.len()) % MODELS.len()];
+    let manifest: Manifest = serde_json::from_value(json!({
+        "schema": "rexbench.manifest/v1",
+        "created_at": "2026-11-01T00:00:00Z",
+        "benchmark": {"name": "RExBench", "version": "1.0", "task_set_digest": digest},
+        "runner": {"name": "rexbench-runner", "version": env!("CARGO_PKG_VERSION")},
+        "provenance": {"kind": "evaluated"},
+        "agent": {
+            "id": format!("synthetic-{a:05}"),
+            "framework": framework,
+            "model": model,
+            "display_name": format!("{framework} + {model} (synthetic {a})"),
+        },
+        "runs": [],
+    }))
+    .map_err(|e| e.to_string())?;
+    let skill = rng.unit() * 0.6;
+    let mut b = BundleBuilder::new(manifest);
+    for (t, task) in bundle::REXBENCH_TASKS.iter().enumerate() {
+        let ease = 0.3 + 0.7 * ((t * 7 + 3) % 12) as f64 / 11.0;
+        for (h, hint) in Hint::ALL.iter().enumerate() {
+            for attempt in 1..=5u32 {
+                let p = (skill * ease + 0.08 * h as f64).min(0.95);
+                let (outcome, error_type) =
+                    if rng.unit() < p { (Outcome::Success, None) } else { ERRORS[rng.below(ERRORS.len())] };
+                let patch = format!(
+                    "diff --git a/src/{task}.py b/src/{task}.py\n--- a/src/{task}.py\n+++ b/src/{task}.py\n@@ -1,3 +1,3 @@\n {}\n-old = {a}\n+new = {attempt}{h}\n",
+                    "context line\n ".repeat(40 + rng.below(80)).trim_end()
+                );
+                let patch = b.add_bytes(patch.into_bytes(), "text/x-diff");
+                let log = b.add_bytes(logs[rng.below(logs.len())].clone(), "text/plain");
+                b.manifest_mut().runs.push(bundle::Run {
+                    task: (*task).into(),
+                    hint: *hint,
+                    attempt,
+                    outcome,
+                    error_type: error_type.map(str::to_owned),
+                    file_recall: Some((rng.unit() * 4.0).round() / 4.0),
+                    files_changed: Some(vec![format!("src/{task}.py")]),
+                    duration_s: Some(60.0 + rng.unit() * 3600.0),
+                    cost_usd: Some((rng.unit() * 500.0).round() / 100.0),
+                    metrics: [("accuracy".to_owned(), (rng.unit() * 1000.0).round() / 1000.0)].into(),
+                    artifacts: [("patch".to_owned(), patch.to_hex()), ("stdout".to_owned(), log.to_hex())]
+                        .into(),
+                });
+            }
+        }
+    }
+    let mut out = Vec::new();
+    b.write(&[key], &mut out).map_err(|e| e.to_string())?;
+    Ok(out)
+}
