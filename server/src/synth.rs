@@ -55,7 +55,7 @@ fn log(i: usize) -> Vec<u8> {
     for l in 0..lines {
         out.push_str(&format!("[epoch {l:>5}] step {i}: loss {:.4} acc {:.4}\n", 1.0 / (l + 1) as f64, 0.5));
     }
-    if i % 3 == 0 {
+    if i.is_multiple_of(3) {
         out.push_str("Traceback (most recent call last):\n  File \"train.py\", line 42\nValueError: shapes do not match\n");
     }
     out.into_bytes()
