@@ -12,7 +12,7 @@ mod demo;
 mod error;
 mod metrics;
 mod pages;
-mod synth;
+pub mod synth;
 
 use std::sync::Arc;
 use std::time::Duration;

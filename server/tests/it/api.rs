@@ -357,3 +357,31 @@ async fn metrics_count_requests_and_ingests() {
         assert!(text.lines().any(|l| l == line), "missing `{line}` in\n{text}");
     }
 }
+
+/// `synth` goes through the ingest path and gives the same results for the same seed.
+#[tokio::test]
+async fn synthetic_results_are_reproducible() {
+    let mut boards = Vec::new();
+    for _ in 0..2 {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
+        let state = state(&backend, &dir.path().join("blobs")).await;
+        let stored = server::synth::synth(&state, &crate::harness::repo().join("tasks"), 3, 7).await.unwrap();
+        assert_eq!(stored, 3);
+        let app = server::build_app(state);
+        let board = get(&app, "/api/v1/leaderboard").await.json();
+        let rows = board["rows"].as_array().unwrap().clone();
+        assert_eq!(rows.len(), 3);
+        for row in &rows {
+            let runs: i64 = ["none", "hints", "detailed"]
+                .iter()
+                .map(|h| row["by_hint"][h]["runs"].as_i64().unwrap())
+                .sum();
+            assert_eq!(runs, 180);
+        }
+        let run = get(&app, "/api/v1/agents/synthetic-00000").await.json();
+        assert_eq!(run["framework"], json!("OpenHands"));
+        boards.push(rows.iter().map(|r| (r["bundle_id"].clone(), r["by_hint"].clone())).collect::<Vec<_>>());
+    }
+    assert_eq!(boards[0], boards[1], "the same seed, the same results");
+}
