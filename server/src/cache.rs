@@ -127,13 +127,16 @@ pub async fn layer(State(app): State<Shared>, request: Request, next: Next) -> R
         return response;
     }
     let (parts, body) = response.into_parts();
-    let body = match axum::body::to_bytes(body, MAX_BODY).await {
+    let body = match axum::body::to_bytes(body, usize::MAX).await {
         Ok(b) => b,
         Err(e) => {
             tracing::error!(error = %e, url = %url, "an answer could not be read for the cache");
             return (StatusCode::INTERNAL_SERVER_ERROR, "the page could not be rendered\n").into_response();
         }
     };
+    if body.len() > MAX_BODY {
+        return Response::from_parts(parts, Body::from(body));
+    }
     let digest = bundle::Digest::of(&body).to_hex();
     let etag =
         HeaderValue::from_str(&format!("\"{generation}-{}\"", &digest[..20])).expect("hex is a valid header");

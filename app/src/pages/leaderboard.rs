@@ -42,7 +42,12 @@ struct View {
     provenance: Option<String>,
     sort: String,
     ascending: bool,
+    /// 1-based; [`PER_PAGE`] rows a page.
+    page: usize,
 }
+
+/// Rows a page shows: a page stays small and quick however many agents there are.
+const PER_PAGE: usize = 50;
 
 impl View {
     fn from_url() -> View {
@@ -61,7 +66,27 @@ impl View {
             provenance: query("provenance"),
             sort,
             ascending,
+            page: query("page").and_then(|p| p.parse().ok()).filter(|p| *p >= 1).unwrap_or(1),
         }
+    }
+
+    /// The link to this view's page `page`.
+    fn at_page(&self, page: usize) -> String {
+        let dir = if self.ascending { "asc" } else { "desc" };
+        let page = page.to_string();
+        href(
+            "/",
+            &[
+                ("set", self.set.as_deref()),
+                ("framework", self.framework.as_deref()),
+                ("model", self.model.as_deref()),
+                ("tier", self.tier.as_deref()),
+                ("provenance", self.provenance.as_deref()),
+                ("sort", Some(&self.sort)),
+                ("dir", Some(dir)),
+                ("page", Some(page.as_str()).filter(|p| *p != "1")),
+            ],
+        )
     }
 
     /// The link to this view with `sort` (and `ascending`) changed.
@@ -170,6 +195,10 @@ fn Board(data: LeaderboardData) -> impl IntoView {
     sort_rows(&mut rows, &view);
     let total = in_set.len();
     let shown = rows.len();
+    let pages = shown.div_ceil(PER_PAGE).max(1);
+    let page = view.page.min(pages);
+    let first = (page - 1) * PER_PAGE;
+    let rows: Vec<LeaderboardRow> = rows.into_iter().skip(first).take(PER_PAGE).collect();
     let current_set = data.sets.iter().find(|s| Some(&s.digest) == set.as_ref()).cloned();
 
     let chart_rows: Vec<(String, [Option<f64>; 3])> =
@@ -254,7 +283,10 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             <a class="clear" href=href("/", &[("set", set.as_deref())])>"Clear"</a>
         </form>
 
-        <p class="count">{format!("{shown} of {total} agents")}</p>
+        <p class="count">
+            {format!("{shown} of {total} agents")}
+            {(pages > 1).then(|| format!(" · showing {}–{} (page {page} of {pages})", first + 1, first + rows.len()))}
+        </p>
 
         <div class="table-wrap">
             <table class="board">
@@ -296,6 +328,14 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             </table>
         </div>
         {(rows.is_empty()).then(|| view! { <p class="empty">"No agent matches these filters."</p> })}
+        {(pages > 1).then(|| view! {
+            <nav class="pages" aria-label="Pages">
+                {(page > 1).then(|| view! { <a rel="prev" href=view.at_page(page - 1)>{format!("← Agents {}–{}", first + 1 - PER_PAGE, first)}</a> })}
+                {(page < pages).then(|| view! {
+                    <a rel="next" href=view.at_page(page + 1)>{format!("Agents {}–{} →", first + PER_PAGE + 1, (first + 2 * PER_PAGE).min(shown))}</a>
+                })}
+            </nav>
+        })}
         <IntervalNote/>
 
         <Chart

@@ -7,7 +7,11 @@ use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 use store::RunSummary;
 
-use super::{Chart, Outcome, Rate, TierBadge, loaded, param};
+use super::{Chart, Outcome, Rate, TierBadge, loaded, param, query};
+
+/// Agents a page of the task's results shows, and names listed inline.
+const AGENTS_PER_PAGE: usize = 50;
+const NAMES_SHOWN: usize = 30;
 use crate::charts;
 use crate::data::{TaskData, load_task};
 use crate::format::{self, HINTS, href};
@@ -24,11 +28,32 @@ pub(crate) fn TaskPage() -> impl IntoView {
 #[component]
 fn Task(data: TaskData) -> impl IntoView {
     let t = data.task;
-    let mut agents = data.agents;
-    agents.sort_by(|a, b| {
+    let mut all = data.agents;
+    all.sort_by(|a, b| {
         let s = |r: &store::TaskAgentRow| r.by_hint.get("none").and_then(|r| r.final_success).unwrap_or(-1.0);
         s(b).total_cmp(&s(a)).then_with(|| a.display_name.cmp(&b.display_name))
     });
+    // A page of agents at a time: the page stays quick however many there are.
+    let pages = all.len().div_ceil(AGENTS_PER_PAGE).max(1);
+    let page = query("page").and_then(|p| p.parse::<usize>().ok()).unwrap_or(1).clamp(1, pages);
+    let first = (page - 1) * AGENTS_PER_PAGE;
+    let only_hinted: Vec<store::TaskAgentRow> = all
+        .iter()
+        .filter(|a| {
+            let s = |h: &str| a.by_hint.get(h).map_or(0, |r| r.successes);
+            s("none") == 0 && s("hints") + s("detailed") > 0
+        })
+        .cloned()
+        .collect();
+    let total = all.len();
+    let agents: Vec<store::TaskAgentRow> = all.into_iter().skip(first).take(AGENTS_PER_PAGE).collect();
+    let page_link = |p: usize| {
+        let p = p.to_string();
+        href(
+            &format!("/tasks/{}", format::segment(&t.id)),
+            &[("page", Some(p.as_str()).filter(|p| *p != "1"))],
+        ) + "#results"
+    };
     // Agent → hint → its runs in attempt order.
     let mut attempts: BTreeMap<String, BTreeMap<String, Vec<RunSummary>>> = BTreeMap::new();
     for r in data.runs {
@@ -68,25 +93,23 @@ fn Task(data: TaskData) -> impl IntoView {
         })}
 
         <h2 id="results">"Results by agent"</h2>
-        {
-            let only_hinted: Vec<&store::TaskAgentRow> = agents
-                .iter()
-                .filter(|a| {
-                    let s = |h: &str| a.by_hint.get(h).map_or(0, |r| r.successes);
-                    s("none") == 0 && s("hints") + s("detailed") > 0
-                })
-                .collect();
-            (!only_hinted.is_empty()).then(|| view! {
+        {(!only_hinted.is_empty()).then(|| {
+            let more = only_hinted.len().saturating_sub(NAMES_SHOWN);
+            view! {
                 <p>
                     <strong>"Solved only with hints: "</strong>
-                    {only_hinted.iter().enumerate().map(|(i, a)| view! {
+                    {only_hinted.iter().take(NAMES_SHOWN).enumerate().map(|(i, a)| view! {
                         {(i > 0).then_some(", ")}
                         <a href=format!("/agents/{}", format::segment(&a.agent_id))>{a.display_name.clone()}</a>
                     }).collect_view()}
+                    {(more > 0).then(|| format!(" and {more} more"))}
                     " — no successful run without hints, at least one with hints or detailed hints."
                 </p>
-            })
-        }
+            }
+        })}
+        {(pages > 1).then(|| view! {
+            <p class="count">{format!("Agents {}–{} of {total}, best without hints first.", first + 1, first + agents.len())}</p>
+        })}
         {if agents.is_empty() {
             view! { <p class="empty">"No agent has results for this task yet."</p> }.into_any()
         } else {
@@ -143,6 +166,12 @@ fn Task(data: TaskData) -> impl IntoView {
                 </div>
             }.into_any()
         }}
+        {(pages > 1).then(|| view! {
+            <nav class="pages" aria-label="Pages">
+                {(page > 1).then(|| view! { <a rel="prev" href=page_link(page - 1)>"← Better agents"</a> })}
+                {(page < pages).then(|| view! { <a rel="next" href=page_link(page + 1)>"More agents →"</a> })}
+            </nav>
+        })}
 
         <h2>"How runs failed"</h2>
         {if data.failures.is_empty() {

@@ -348,3 +348,38 @@ async fn answers_are_compressed_for_clients_that_ask() {
     }
     assert_eq!(get(&app, "/").await.header(header::CONTENT_ENCODING), "");
 }
+
+/// With more agents than a page holds, the leaderboard and a task's results come in
+/// pages, linked to one another, and each page stays small.
+#[tokio::test]
+async fn many_agents_come_in_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
+    let state = state(&backend, &dir.path().join("blobs")).await;
+    server::synth::synth(&state, &crate::harness::repo().join("tasks"), 52, 3).await.unwrap();
+    let app = server::build_app(state);
+
+    let (status, html) = page(&app, "/").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(html.contains("52 of 52 agents") && html.contains(" · showing 1–50 (page 1 of 2)"), "{html}");
+    assert_eq!(html.matches("<tr class=\"group-").count(), 50);
+    assert!(
+        html.contains(r#"<a rel="next" href="/?sort=final-none&amp;dir=desc&amp;page=2">Agents 51–52 →</a>"#),
+        "{html}"
+    );
+    let (_, last) = page(&app, "/?sort=final-none&dir=desc&page=2").await;
+    assert!(last.contains(" · showing 51–52 (page 2 of 2)"));
+    assert_eq!(last.matches("<tr class=\"group-").count(), 2);
+    assert!(
+        last.contains(r#"<a rel="prev" href="/?sort=final-none&amp;dir=desc">← Agents 1–50</a>"#),
+        "{last}"
+    );
+    // Past the last page is the last page.
+    assert!(page(&app, "/?page=99").await.1.contains(" · showing 51–52 (page 2 of 2)"));
+
+    let (_, task) = page(&app, "/tasks/cogs").await;
+    assert!(task.contains("Agents 1–50 of 52, best without hints first."), "{task}");
+    assert!(task.contains(r#"href="/tasks/cogs?page=2#results""#));
+    let (_, last) = page(&app, "/tasks/cogs?page=2").await;
+    assert!(last.contains("Agents 51–52 of 52"), "{last}");
+}
