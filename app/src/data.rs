@@ -106,8 +106,6 @@ pub struct AgentData {
     pub names: TaskNames,
     /// The current submission's intervals, rank range and group.
     pub stats: Option<AgentStats>,
-    /// How many agents share its task set (for "rank 2–5 of 14").
-    pub set_size: usize,
 }
 
 #[server(prefix = "/sfn", endpoint = "agent")]
@@ -122,7 +120,7 @@ pub async fn load_agent(
         .agent(&id)
         .await?
         .ok_or_else(|| AppError::NotFound(format!("There is no agent `{id}`.")))?;
-    let failures = ctx.store.failures_by_agent().await?.into_iter().filter(|f| f.agent_id == id).collect();
+    let failures = ctx.store.failures_by_agent(Some(&id)).await?;
     let mut runs = Vec::new();
     for (bundle_id, _) in &agent.current {
         runs.extend(ctx.store.runs_of(bundle_id, task.as_deref(), hint.as_deref()).await?);
@@ -130,15 +128,7 @@ pub async fn load_agent(
     let board = ctx.store.board_stats().await?;
     let current = agent.current.first().map(|(b, _)| b.clone());
     let stats = current.as_ref().and_then(|b| board.by_bundle.get(b).cloned());
-    let set_size = match &current {
-        Some(b) => {
-            let rows = ctx.store.leaderboard(&store::LeaderboardFilter::default()).await?;
-            let digest = rows.iter().find(|r| &r.bundle_id == b).map(|r| r.task_set_digest.clone());
-            rows.iter().filter(|r| Some(&r.task_set_digest) == digest.as_ref()).count()
-        }
-        None => 0,
-    };
-    Ok(AgentData { agent, failures, runs, names: names(&ctx), stats, set_size })
+    Ok(AgentData { agent, failures, runs, names: names(&ctx), stats })
 }
 
 /// An artifact's text as a page shows it: whole, or its head and tail with the middle
@@ -274,24 +264,45 @@ pub struct TaskData {
     pub task: TaskInfo,
     /// The card's README as HTML (raw HTML in it shown as text).
     pub readme_html: String,
+    /// Every agent's rates on the task, best without hints first.
     pub agents: Vec<TaskAgentRow>,
+    /// The page of `agents` asked for (1-based, within range).
+    pub page: usize,
+    /// The runs of the agents on that page.
     pub runs: Vec<RunSummary>,
     pub failures: Vec<FailurePattern>,
 }
 
+/// Agents a page of a task's results shows.
+pub const TASK_AGENTS_PER_PAGE: usize = 50;
+
 #[server(prefix = "/sfn", endpoint = "task")]
-pub async fn load_task(id: String) -> Result<TaskData, AppError> {
+pub async fn load_task(id: String, page: usize) -> Result<TaskData, AppError> {
     let ctx = context()?;
     let task = ctx
         .catalog
         .get(&id)
         .cloned()
         .ok_or_else(|| AppError::NotFound(format!("There is no task `{id}`.")))?;
+    let mut agents = ctx.store.task(&id).await?;
+    agents.sort_by(|a, b| {
+        let s = |r: &TaskAgentRow| r.by_hint.get("none").and_then(|r| r.final_success).unwrap_or(-1.0);
+        s(b).total_cmp(&s(a)).then_with(|| a.display_name.cmp(&b.display_name))
+    });
+    let pages = agents.len().div_ceil(TASK_AGENTS_PER_PAGE).max(1);
+    let page = page.clamp(1, pages);
+    let shown: Vec<String> = agents
+        .iter()
+        .skip((page - 1) * TASK_AGENTS_PER_PAGE)
+        .take(TASK_AGENTS_PER_PAGE)
+        .map(|a| a.bundle_id.clone())
+        .collect();
     Ok(TaskData {
         readme_html: crate::markdown::to_html(&task.readme),
-        agents: ctx.store.task(&id).await?,
-        runs: ctx.store.task_runs(&id).await?,
+        runs: ctx.store.task_runs(&id, &shown).await?,
         failures: ctx.store.failure_patterns(Some(&id)).await?,
+        agents,
+        page,
         task,
     })
 }
@@ -352,7 +363,7 @@ pub struct FailuresData {
 pub async fn load_failures() -> Result<FailuresData, AppError> {
     let ctx = context()?;
     Ok(FailuresData {
-        by_agent: ctx.store.failures_by_agent().await?,
+        by_agent: ctx.store.failures_by_agent(None).await?,
         patterns: ctx.store.failure_patterns(None).await?,
         tasks: ctx.store.tasks().await?,
         names: names(&ctx),

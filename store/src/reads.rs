@@ -304,14 +304,17 @@ impl Store {
         Ok(out)
     }
 
-    /// Every agent's current runs that did not succeed, by outcome and error type.
-    pub async fn failures_by_agent(&self) -> Result<Vec<FailureCount>, StoreError> {
-        let rows = sqlx::query(
+    /// The current runs that did not succeed, by agent (of one agent, if given),
+    /// outcome and error type.
+    pub async fn failures_by_agent(&self, agent: Option<&str>) -> Result<Vec<FailureCount>, StoreError> {
+        let rows = sqlx::query(&self.sql(
             "SELECT s.agent_id, a.display_name, e.outcome, e.error_type, CAST(SUM(e.runs) AS BIGINT) AS runs \
              FROM error_counts e JOIN submissions s ON s.bundle_id = e.bundle_id JOIN agents a ON a.id = s.agent_id \
-             WHERE s.superseded_by IS NULL AND e.outcome <> 'success' \
+             WHERE s.superseded_by IS NULL AND e.outcome <> 'success' AND (CAST(? AS TEXT) IS NULL OR s.agent_id = ?) \
              GROUP BY s.agent_id, a.display_name, e.outcome, e.error_type ORDER BY s.agent_id, e.outcome, e.error_type",
-        )
+        ))
+        .bind(agent)
+        .bind(agent)
         .fetch_all(&self.pool)
         .await?;
         rows.iter()
@@ -354,17 +357,24 @@ impl Store {
             .collect()
     }
 
-    /// Every current run of `task`, by agent, hint condition and attempt.
-    pub async fn task_runs(&self, task: &str) -> Result<Vec<RunSummary>, StoreError> {
-        let rows = sqlx::query(&self.sql(
-            "SELECT r.id, r.bundle_id, s.agent_id, r.task, r.hint, r.attempt, r.outcome, r.error_type \
+    /// The runs of `task` in the given submissions, by agent, hint condition and attempt.
+    pub async fn task_runs(&self, task: &str, bundles: &[String]) -> Result<Vec<RunSummary>, StoreError> {
+        if bundles.is_empty() {
+            return Ok(Vec::new());
+        }
+        let marks = vec!["?"; bundles.len()].join(", ");
+        let sql = self
+            .sql(&format!(
+                "SELECT r.id, r.bundle_id, s.agent_id, r.task, r.hint, r.attempt, r.outcome, r.error_type \
              FROM runs r JOIN submissions s ON s.bundle_id = r.bundle_id \
-             WHERE s.superseded_by IS NULL AND r.task = ? ORDER BY s.agent_id, r.hint, r.attempt",
-        ))
-        .bind(task)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(run_summary).collect()
+             WHERE r.bundle_id IN ({marks}) AND r.task = ? ORDER BY s.agent_id, r.hint, r.attempt"
+            ))
+            .into_owned();
+        let mut q = sqlx::query(&sql);
+        for b in bundles {
+            q = q.bind(b);
+        }
+        q.bind(task).fetch_all(&self.pool).await?.iter().map(run_summary).collect()
     }
 
     /// The change log, newest first: at most `limit` events before `before` (a seq).

@@ -72,6 +72,8 @@ pub struct AgentStats {
     pub rank: (usize, usize),
     /// The group of agents it cannot be told apart from (1 = the best group).
     pub group: usize,
+    /// How many agents were ranked together (its task set's).
+    pub of: usize,
 }
 
 /// A paired comparison of two agents over the tasks both ran: B minus A.
@@ -263,6 +265,7 @@ pub fn analyse(agents: &[AgentCells], tasks: usize, replicates: usize, seed: u64
                 uplift: [up(1), up(2)],
                 rank: (1, agents.len()),
                 group: 1,
+                of: agents.len(),
             }
         })
         .collect();

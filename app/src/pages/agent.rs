@@ -89,7 +89,7 @@ fn Agent(data: AgentData) -> impl IntoView {
                 <p>
                     {format!(
                         "Plausible rank by final success without hints: {rank} of {}; tie group {} (agents in one group cannot be told apart).",
-                        data.set_size, st.group
+                        st.of, st.group
                     )}
                 </p>
                 <table class="overall">

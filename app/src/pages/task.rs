@@ -9,17 +9,17 @@ use store::RunSummary;
 
 use super::{Chart, Outcome, Rate, TierBadge, loaded, param, query};
 
-/// Agents a page of the task's results shows, and names listed inline.
-const AGENTS_PER_PAGE: usize = 50;
+/// Names listed inline.
 const NAMES_SHOWN: usize = 30;
 use crate::charts;
-use crate::data::{TaskData, load_task};
+use crate::data::{TASK_AGENTS_PER_PAGE, TaskData, load_task};
 use crate::format::{self, HINTS, href};
 
 #[component]
 pub(crate) fn TaskPage() -> impl IntoView {
     let id = param("id");
-    let data = Resource::new_blocking(move || id.clone(), load_task);
+    let page = query("page").and_then(|p| p.parse::<usize>().ok()).unwrap_or(1);
+    let data = Resource::new_blocking(move || (id.clone(), page), |(id, page)| load_task(id, page));
     view! {
         {loaded(data, |data| view! { <Task data=data/> })}
     }
@@ -28,15 +28,11 @@ pub(crate) fn TaskPage() -> impl IntoView {
 #[component]
 fn Task(data: TaskData) -> impl IntoView {
     let t = data.task;
-    let mut all = data.agents;
-    all.sort_by(|a, b| {
-        let s = |r: &store::TaskAgentRow| r.by_hint.get("none").and_then(|r| r.final_success).unwrap_or(-1.0);
-        s(b).total_cmp(&s(a)).then_with(|| a.display_name.cmp(&b.display_name))
-    });
+    let all = data.agents;
     // A page of agents at a time: the page stays quick however many there are.
-    let pages = all.len().div_ceil(AGENTS_PER_PAGE).max(1);
-    let page = query("page").and_then(|p| p.parse::<usize>().ok()).unwrap_or(1).clamp(1, pages);
-    let first = (page - 1) * AGENTS_PER_PAGE;
+    let pages = all.len().div_ceil(TASK_AGENTS_PER_PAGE).max(1);
+    let page = data.page;
+    let first = (page - 1) * TASK_AGENTS_PER_PAGE;
     let only_hinted: Vec<store::TaskAgentRow> = all
         .iter()
         .filter(|a| {
@@ -46,7 +42,7 @@ fn Task(data: TaskData) -> impl IntoView {
         .cloned()
         .collect();
     let total = all.len();
-    let agents: Vec<store::TaskAgentRow> = all.into_iter().skip(first).take(AGENTS_PER_PAGE).collect();
+    let agents: Vec<store::TaskAgentRow> = all.into_iter().skip(first).take(TASK_AGENTS_PER_PAGE).collect();
     let page_link = |p: usize| {
         let p = p.to_string();
         href(

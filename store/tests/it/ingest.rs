@@ -184,7 +184,7 @@ async fn failures_are_counted_by_outcome_and_error_type() {
         // Superseded results no longer count.
         submit(&store, &bundle(&key, "agent-b", "2025-01-01T00:00:00Z", 5, 0)).await.unwrap();
 
-        let by_agent = store.failures_by_agent().await.unwrap();
+        let by_agent = store.failures_by_agent(None).await.unwrap();
         let counts: Vec<_> = by_agent
             .iter()
             .map(|f| (f.agent_id.as_str(), f.outcome.as_str(), f.error_type.clone(), f.runs))
@@ -197,10 +197,20 @@ async fn failures_are_counted_by_outcome_and_error_type() {
         assert_eq!(store.failure_patterns(Some("cogs")).await.unwrap(), patterns);
         assert!(store.failure_patterns(Some("othello")).await.unwrap().is_empty());
 
-        let runs = store.task_runs("cogs").await.unwrap();
+        assert_eq!(store.failures_by_agent(Some("agent-b")).await.unwrap(), by_agent[1..]);
+        let current: Vec<String> = store
+            .leaderboard(&LeaderboardFilter::default())
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.bundle_id)
+            .collect();
+        let runs = store.task_runs("cogs", &current).await.unwrap();
         assert_eq!(runs.len(), 10, "the current submissions' runs only");
         assert_eq!(runs.iter().filter(|r| r.outcome == "success").count(), 6);
-        assert!(store.task_runs("othello").await.unwrap().is_empty());
+        assert_eq!(store.task_runs("cogs", &current[..1]).await.unwrap().len(), 5);
+        assert!(store.task_runs("othello", &current).await.unwrap().is_empty());
+        assert!(store.task_runs("cogs", &[]).await.unwrap().is_empty());
     })
     .await;
 }
