@@ -11,6 +11,9 @@ use crate::charts;
 use crate::data::{FailuresData, load_failures};
 use crate::format::{self, OUTCOMES};
 
+/// Agents the chart and the table show.
+const AGENTS_SHOWN: usize = 50;
+
 #[component]
 pub(crate) fn FailuresPage() -> impl IntoView {
     let data = Resource::new_blocking(|| (), |_| load_failures());
@@ -44,6 +47,9 @@ fn Failures(data: FailuresData) -> impl IntoView {
     let mut rows: Vec<(String, String, Vec<i64>)> =
         agents.into_iter().map(|(id, (n, c))| (id, n, c)).collect();
     rows.sort_by(|a, b| b.2.iter().sum::<i64>().cmp(&a.2.iter().sum::<i64>()).then_with(|| a.1.cmp(&b.1)));
+    // However many agents there are, the page shows those with the most failed runs.
+    let all_agents = rows.len();
+    rows.truncate(AGENTS_SHOWN);
     let names: Vec<&str> = failed.iter().map(|(_, w)| *w).collect();
     let chart_rows: Vec<(String, Vec<i64>)> = rows.iter().map(|(_, n, c)| (n.clone(), c.clone())).collect();
     let chart = charts::stacked_bars("Failed runs per agent, by outcome", &names, &chart_rows);
@@ -77,7 +83,13 @@ fn Failures(data: FailuresData) -> impl IntoView {
         />
         <div class="table-wrap">
             <table>
-                <caption>"Failed runs per agent and outcome."</caption>
+                <caption>
+                    {if all_agents > AGENTS_SHOWN {
+                        format!("Failed runs per agent and outcome: the {AGENTS_SHOWN} of {all_agents} agents with the most; every agent's page has its own.")
+                    } else {
+                        "Failed runs per agent and outcome.".to_owned()
+                    }}
+                </caption>
                 <thead>
                     <tr>
                         <th scope="col">"Agent"</th>
@@ -103,14 +115,30 @@ fn Failures(data: FailuresData) -> impl IntoView {
         } else {
             view! {
                 <table>
-                    <caption>"Error types of failed runs, with the agents whose runs ended that way."</caption>
-                    <thead><tr><th scope="col">"Error type"</th><th scope="col">"Runs by agent"</th></tr></thead>
+                    <caption>"Error types of failed runs: how many runs and agents, and the agents with the most such runs."</caption>
+                    <thead>
+                        <tr>
+                            <th scope="col">"Error type"</th>
+                            <th scope="col">"Runs"</th>
+                            <th scope="col">"Agents"</th>
+                            <th scope="col">"Most often"</th>
+                        </tr>
+                    </thead>
                     <tbody>
-                        {errors.into_iter().map(|(e, by)| view! {
-                            <tr>
-                                <th scope="row"><code>{e}</code></th>
-                                <td>{by.into_iter().map(|(a, n)| format!("{a}: {n}")).collect::<Vec<_>>().join("; ")}</td>
-                            </tr>
+                        {errors.into_iter().map(|(e, by)| {
+                            let runs: i64 = by.values().sum();
+                            let agents = by.len();
+                            let mut most: Vec<(String, i64)> = by.into_iter().collect();
+                            most.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                            let most = most.into_iter().take(5).map(|(a, n)| format!("{a} ({n})")).collect::<Vec<_>>().join("; ");
+                            view! {
+                                <tr>
+                                    <th scope="row"><code>{e}</code></th>
+                                    <td class="num">{runs}</td>
+                                    <td class="num">{agents}</td>
+                                    <td>{most}</td>
+                                </tr>
+                            }
                         }).collect_view()}
                     </tbody>
                 </table>
