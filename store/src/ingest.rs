@@ -226,6 +226,38 @@ impl Store {
             q.execute(&mut *tx).await?;
         }
 
+        let mut totals: BTreeMap<&str, Counts> = BTreeMap::new();
+        for ((_, hint), c) in &aggregates {
+            let t = totals.entry(*hint).or_default();
+            t.runs += c.runs;
+            t.counted += c.counted;
+            t.successes += c.successes;
+            t.executed += c.executed;
+            t.recall_sum += c.recall_sum;
+            t.recall_runs += c.recall_runs;
+        }
+        let sql = self.insert_rows(
+            "INSERT INTO totals (bundle_id, hint, runs, counted, successes, executed, recall_sum, recall_runs)",
+            8,
+            totals.len(),
+            "",
+        );
+        let mut q = sqlx::query(&sql);
+        for (hint, c) in &totals {
+            q = q
+                .bind(&bundle_id)
+                .bind(*hint)
+                .bind(c.runs)
+                .bind(c.counted)
+                .bind(c.successes)
+                .bind(c.executed)
+                .bind(c.recall_sum)
+                .bind(c.recall_runs);
+        }
+        if !totals.is_empty() {
+            q.execute(&mut *tx).await?;
+        }
+
         let mut failures: BTreeMap<(&str, &str, &str, &str), i64> = BTreeMap::new();
         for run in &m.runs {
             let error = run.error_type.as_deref().unwrap_or("");

@@ -48,7 +48,7 @@ impl Store {
         let mut query = format!(
             "SELECT s.bundle_id, s.agent_id, a.display_name, a.framework, a.model, a.url, s.tier, s.provenance, \
              s.benchmark_name, s.benchmark_version, s.task_set_digest, g.hint, {SUMS} \
-             FROM submissions s JOIN agents a ON a.id = s.agent_id JOIN aggregates g ON g.bundle_id = s.bundle_id \
+             FROM submissions s JOIN agents a ON a.id = s.agent_id JOIN totals g ON g.bundle_id = s.bundle_id \
              WHERE s.superseded_by IS NULL"
         );
         let mut binds = Vec::new();
