@@ -13,20 +13,12 @@ pub struct TaskInfo {
     /// `owner/name` on GitHub.
     pub repository: Option<String>,
     pub license: Option<String>,
-    pub papers: Vec<PaperInfo>,
-    /// The card's README, as markdown.
+    /// The card's README, as markdown (it cites the papers the task extends).
     pub readme: String,
     /// Only the expected values the card marks public; gold results stay private.
     pub public_expected: Vec<Expected>,
     /// One of the small example tasks rather than a RExBench task.
     pub example: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PaperInfo {
-    pub citation: String,
-    pub venue: String,
-    pub reference: String,
 }
 
 /// A public expected value of a metric, in words (e.g. `0.88211 ± 0.002`).
@@ -44,10 +36,5 @@ pub struct Catalog {
 impl Catalog {
     pub fn get(&self, id: &str) -> Option<&TaskInfo> {
         self.tasks.iter().find(|t| t.id == id)
-    }
-
-    /// The task's name, or its id if the catalog does not know it.
-    pub fn name<'a>(&'a self, id: &'a str) -> &'a str {
-        self.get(id).map_or(id, |t| t.name.as_str())
     }
 }

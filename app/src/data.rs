@@ -176,7 +176,7 @@ pub async fn load_run(id: String) -> Result<RunData, AppError> {
     let task = ctx.catalog.get(&run.task);
     let mut texts = Vec::new();
     for a in &run.artifacts {
-        let Some(digest) = bundle_digest(&a.digest) else { continue };
+        let Some(digest) = store::Digest::from_hex(&a.digest) else { continue };
         let bytes = read_capped(&ctx.store, &digest).await?;
         let whole = bytes.len() as i64 == a.size;
         let text = String::from_utf8_lossy(&bytes);
@@ -205,11 +205,6 @@ pub async fn load_run(id: String) -> Result<RunData, AppError> {
         run,
         texts,
     })
-}
-
-#[cfg(feature = "ssr")]
-fn bundle_digest(hex: &str) -> Option<store::Digest> {
-    store::Digest::from_hex(hex)
 }
 
 #[cfg(feature = "ssr")]

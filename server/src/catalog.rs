@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use app::catalog::{Catalog, Expected, PaperInfo, TaskInfo};
+use app::catalog::{Catalog, Expected, TaskInfo};
 use runner::check::MetricSpec;
 use runner::task::TaskCard;
 
@@ -40,15 +40,6 @@ fn info(card: &TaskCard, dir: &Path) -> Result<TaskInfo, String> {
         summary: card.summary.clone(),
         repository: card.repository.clone(),
         license: card.license.clone(),
-        papers: card
-            .papers
-            .iter()
-            .map(|p| PaperInfo {
-                citation: p.citation.clone(),
-                venue: p.venue.clone(),
-                reference: p.reference.clone(),
-            })
-            .collect(),
         readme,
         public_expected,
         example: card.dir.parent().is_some_and(|p| p.ends_with("examples")) && card.dir.starts_with(dir),

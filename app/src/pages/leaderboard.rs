@@ -72,26 +72,17 @@ impl View {
 
     /// The link to this view's page `page`.
     fn at_page(&self, page: usize) -> String {
-        let dir = if self.ascending { "asc" } else { "desc" };
-        let page = page.to_string();
-        href(
-            "/",
-            &[
-                ("set", self.set.as_deref()),
-                ("framework", self.framework.as_deref()),
-                ("model", self.model.as_deref()),
-                ("tier", self.tier.as_deref()),
-                ("provenance", self.provenance.as_deref()),
-                ("sort", Some(&self.sort)),
-                ("dir", Some(dir)),
-                ("page", Some(page.as_str()).filter(|p| *p != "1")),
-            ],
-        )
+        self.link(&self.sort, self.ascending, page)
     }
 
-    /// The link to this view with `sort` (and `ascending`) changed.
+    /// The link to this view with `sort` (and `ascending`) changed, from its first page.
     fn sorted(&self, sort: &str, ascending: bool) -> String {
+        self.link(sort, ascending, 1)
+    }
+
+    fn link(&self, sort: &str, ascending: bool, page: usize) -> String {
         let dir = if ascending { "asc" } else { "desc" };
+        let page = page.to_string();
         href(
             "/",
             &[
@@ -102,6 +93,7 @@ impl View {
                 ("provenance", self.provenance.as_deref()),
                 ("sort", Some(sort)),
                 ("dir", Some(dir)),
+                ("page", Some(page.as_str()).filter(|p| *p != "1")),
             ],
         )
     }
