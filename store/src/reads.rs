@@ -14,6 +14,9 @@ const SUMS: &str = "CAST(SUM(g.runs) AS BIGINT) AS runs, CAST(SUM(g.counted) AS 
     CAST(SUM(g.successes) AS BIGINT) AS successes, CAST(SUM(g.executed) AS BIGINT) AS executed, \
     CAST(SUM(g.recall_sum) AS DOUBLE PRECISION) AS recall_sum, CAST(SUM(g.recall_runs) AS BIGINT) AS recall_runs";
 
+/// The counts of one aggregates or totals row, as they are.
+const COUNTS: &str = "g.runs, g.counted, g.successes, g.executed, g.recall_sum, g.recall_runs";
+
 fn run_summary(r: &AnyRow) -> Result<RunSummary, StoreError> {
     Ok(RunSummary {
         id: r.try_get("id")?,
@@ -47,7 +50,7 @@ impl Store {
     pub async fn leaderboard(&self, filter: &LeaderboardFilter) -> Result<Vec<LeaderboardRow>, StoreError> {
         let mut query = format!(
             "SELECT s.bundle_id, s.agent_id, a.display_name, a.framework, a.model, a.url, s.tier, s.provenance, \
-             s.benchmark_name, s.benchmark_version, s.task_set_digest, g.hint, {SUMS} \
+             s.benchmark_name, s.benchmark_version, s.task_set_digest, g.hint, {COUNTS} \
              FROM submissions s JOIN agents a ON a.id = s.agent_id JOIN totals g ON g.bundle_id = s.bundle_id \
              WHERE s.superseded_by IS NULL"
         );
@@ -64,10 +67,8 @@ impl Store {
                 binds.push(v.clone());
             }
         }
-        query.push_str(
-            " GROUP BY s.bundle_id, s.agent_id, a.display_name, a.framework, a.model, a.url, s.tier, s.provenance, \
-             s.benchmark_name, s.benchmark_version, s.task_set_digest, g.hint ORDER BY s.agent_id, s.bundle_id",
-        );
+        // One totals row per submission and hint: nothing to group.
+        query.push_str(" ORDER BY s.agent_id, s.bundle_id");
         let sql = self.sql(&query);
         let mut q = sqlx::query(&sql);
         for b in &binds {
@@ -278,10 +279,9 @@ impl Store {
     /// Per agent with a current submission, the rates on one task.
     pub async fn task(&self, task: &str) -> Result<Vec<TaskAgentRow>, StoreError> {
         let rows = sqlx::query(&self.sql(&format!(
-            "SELECT s.agent_id, a.display_name, s.tier, s.provenance, s.bundle_id, g.hint, {SUMS} \
+            "SELECT s.agent_id, a.display_name, s.tier, s.provenance, s.bundle_id, g.hint, {COUNTS} \
              FROM aggregates g JOIN submissions s ON s.bundle_id = g.bundle_id JOIN agents a ON a.id = s.agent_id \
-             WHERE s.superseded_by IS NULL AND g.task = ? \
-             GROUP BY s.agent_id, a.display_name, s.tier, s.provenance, s.bundle_id, g.hint ORDER BY s.agent_id, s.bundle_id"
+             WHERE s.superseded_by IS NULL AND g.task = ? ORDER BY s.agent_id, s.bundle_id"
         )))
         .bind(task)
         .fetch_all(&self.pool)
@@ -333,17 +333,21 @@ impl Store {
     /// The ways tasks were failed (of one task, if given), with how many agents failed
     /// each way, most agents first.
     pub async fn failure_patterns(&self, task: Option<&str>) -> Result<Vec<FailurePattern>, StoreError> {
-        let rows = sqlx::query(&self.sql(
+        // A plain `e.task = ?` (not "? IS NULL OR …") lets the index on the task serve it.
+        let only_task = if task.is_some() { " AND e.task = ?" } else { "" };
+        let sql = self.sql(&format!(
             "SELECT e.task, e.outcome, e.error_type, CAST(COUNT(DISTINCT s.agent_id) AS BIGINT) AS agents, \
              CAST(SUM(e.runs) AS BIGINT) AS runs \
              FROM error_counts e JOIN submissions s ON s.bundle_id = e.bundle_id \
-             WHERE s.superseded_by IS NULL AND e.outcome <> 'success' AND (CAST(? AS TEXT) IS NULL OR e.task = ?) \
-             GROUP BY e.task, e.outcome, e.error_type ORDER BY agents DESC, runs DESC, e.task, e.outcome, e.error_type",
+             WHERE s.superseded_by IS NULL AND e.outcome <> 'success'{only_task} \
+             GROUP BY e.task, e.outcome, e.error_type ORDER BY agents DESC, runs DESC, e.task, e.outcome, e.error_type"
         ))
-        .bind(task)
-        .bind(task)
-        .fetch_all(&self.pool)
-        .await?;
+        .into_owned();
+        let mut q = sqlx::query(&sql);
+        if let Some(t) = task {
+            q = q.bind(t);
+        }
+        let rows = q.fetch_all(&self.pool).await?;
         rows.iter()
             .map(|row| {
                 Ok(FailurePattern {
