@@ -2,12 +2,14 @@
 # Benchmark: serving at scale (issue 7). On a database of N synthetic agents (default
 # 1,000) × 12 tasks × 3 conditions × 5 runs, made through the normal ingest path:
 #   a. the leaderboard's throughput and p50/p99 latency with 64 connections (wrk),
-#      beside nginx serving the same HTML bytes as a static file;
+#      beside nginx serving the same HTML bytes as a static file: as is, and
+#      brotli-compressed as browsers ask for it (nginx serving the server's own .br
+#      bytes with brotli_static);
 #   b. cold renders (render cache off) of /, /agents/{id}, /tasks/{id}, /runs/{id};
 #   c. ingest throughput of the demo bundles against gzip -d + sha256sum of them;
 #   d. the server's resident memory after loading the data and serving (a).
 # On SQLite, and on PostgreSQL when BENCH_DATABASE_URL names an empty database.
-# Needs wrk and nginx (Debian: apt-get install wrk nginx).
+# Needs wrk and nginx (Debian: apt-get install wrk nginx libnginx-mod-http-brotli-static).
 # Usage: bash bench/serve.sh [AGENTS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +17,11 @@ agents=${1:-1000}
 for tool in wrk nginx curl python3; do
   command -v "$tool" >/dev/null || { echo "bench/serve.sh needs $tool (apt-get install $tool)" >&2; exit 1; }
 done
+brotli_module=/usr/lib/nginx/modules/ngx_http_brotli_static_module.so
+[ -f "$brotli_module" ] || { echo "bench/serve.sh needs nginx's brotli_static (apt-get install libnginx-mod-http-brotli-static)" >&2; exit 1; }
 work=$(mktemp -d)
+# nginx's workers run as nobody: they must be able to read the files they serve.
+chmod 755 "$work"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
@@ -27,9 +33,12 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 wait_ready() { for _ in $(seq 300); do curl -sf "$1/readyz" >/dev/null && return 0; sleep 0.1; done; echo "server not ready" >&2; exit 1; }
 ms() { python3 -c "import sys; print(f'{float(sys.argv[1])*1000:.1f}')" "$1"; }
 
-# wrk's summary: requests/s, p50, p99.
+# wrk's summary: requests/s, p50, p99. Further arguments go to wrk (headers).
 load() {
-  wrk -t2 -c64 -d"${BENCH_SECONDS:-10}"s --latency "$1" > "$work/wrk.txt"
+  local url=$1; shift
+  wrk -t2 -c64 -d"${BENCH_SECONDS:-10}"s --latency "$@" "$url" > "$work/wrk.txt"
+  # Error answers are small and fast: a run that got any measured the wrong thing.
+  if grep -q 'Non-2xx' "$work/wrk.txt"; then echo "$url answered errors under load:" >&2; cat "$work/wrk.txt" >&2; exit 1; fi
   local rps p50 p99
   rps=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.txt")
   p50=$(awk '$1 == "50%" {print $2}' "$work/wrk.txt")
@@ -47,18 +56,22 @@ $runner pack "$work/examples" --agent "$work/agent.toml" --key "$work/demo-key.p
 # The floor: decompress each bundle and hash what comes out, best of three.
 floor() { local s; s=$(date +%s.%N); for f in "$work"/demo/*.tar.gz; do gzip -dc "$f" | sha256sum >/dev/null; done; echo "$(date +%s.%N) - $s" | bc -l; }
 floor=$(printf '%s\n' "$(floor)" "$(floor)" "$(floor)" | sort -n | head -1)
-# Posts every demo bundle in turn from one process, so that process start-up is not
-# counted; prints the seconds taken.
+# Posts every demo bundle in turn from one process over one connection, as an
+# uploader of many bundles would, so that neither process start-up nor connecting is
+# counted; each must be acknowledged (stored, durably) before the next is sent.
+# Prints the seconds taken.
 submit_all() {
   python3 - "$1" "$work"/demo/*.tar.gz <<'PY'
-import sys, time, urllib.request
-url, files = sys.argv[1], sys.argv[2:]
+import http.client, sys, time
+port, files = int(sys.argv[1]), sys.argv[2:]
 bodies = [open(f, "rb").read() for f in files]
+conn = http.client.HTTPConnection("127.0.0.1", port)
 start = time.perf_counter()
 for body in bodies:
-    req = urllib.request.Request(url + "/api/v1/submissions", data=body, headers={"Content-Type": "application/gzip"})
-    with urllib.request.urlopen(req) as r:
-        assert r.status in (200, 201), r.status
+    conn.request("POST", "/api/v1/submissions", body=body, headers={"Content-Type": "application/gzip"})
+    r = conn.getresponse()
+    r.read()
+    assert r.status in (200, 201), r.status
 print(f"{time.perf_counter() - start:.4f}")
 PY
 }
@@ -66,7 +79,9 @@ PY
 run_on() {
   local name=$1 url=$2
   echo "== $name"
-  export DATABASE_URL=$url REXBENCH_BLOBS="$work/blobs-$name" REXBENCH_TASKS=$PWD/tasks RUST_LOG=warn
+  # One benchmark client submits every bundle: no rate limit is being measured.
+  export DATABASE_URL=$url REXBENCH_BLOBS="$work/blobs-$name" REXBENCH_TASKS=$PWD/tasks RUST_LOG=warn \
+    REXBENCH_SUBMISSIONS_PER_HOUR=1000000 REXBENCH_KEY_SUBMISSIONS_PER_HOUR=1000000
   local started
   started=$(date +%s.%N)
   "$srv" synth --agents "$agents" >/dev/null
@@ -78,8 +93,10 @@ run_on() {
   wait_ready "http://127.0.0.1:$port"
   mkdir -p "$work/www-$name"
   curl -sf "http://127.0.0.1:$port/" -o "$work/www-$name/index.html"
+  curl -sf -H 'Accept-Encoding: br' "http://127.0.0.1:$port/" -o "$work/www-$name/index.html.br"
   local nport; nport=$(free_port)
   cat > "$work/nginx-$name.conf" <<CONF
+load_module $brotli_module;
 worker_processes auto;
 pid $work/nginx-$name.pid;
 error_log $work/nginx-$name.err;
@@ -87,15 +104,25 @@ events { worker_connections 1024; }
 http {
   access_log off;
   include /etc/nginx/mime.types;
+  brotli_static on;
   server { listen 127.0.0.1:$nport; root $work/www-$name; }
 }
 CONF
   nginx -c "$work/nginx-$name.conf" -p "$work"
-  read -r rps p50 p99 < <(load "http://127.0.0.1:$port/")
-  read -r nrps np50 np99 < <(load "http://127.0.0.1:$nport/index.html")
+  # nginx must serve exactly the server's bytes, as they are and compressed.
+  curl -sf "http://127.0.0.1:$nport/index.html" | cmp -s - "$work/www-$name/index.html" \
+    || { echo "nginx does not serve the page's bytes" >&2; exit 1; }
+  curl -sf -H 'Accept-Encoding: br' "http://127.0.0.1:$nport/index.html" | cmp -s - "$work/www-$name/index.html.br" \
+    || { echo "nginx does not serve the page's .br bytes" >&2; exit 1; }
+  local encoding
+  for encoding in identity br; do
+    read -r rps p50 p99 < <(load "http://127.0.0.1:$port/" -H "Accept-Encoding: $encoding")
+    read -r nrps np50 np99 < <(load "http://127.0.0.1:$nport/index.html" -H "Accept-Encoding: $encoding")
+    local file="$work/www-$name/index.html"; [ "$encoding" = br ] && file+=.br
+    printf 'a. leaderboard, %s (%s bytes), 64 connections: server %s req/s (p50 %s, p99 %s); nginx %s req/s (p50 %s, p99 %s); %.0f%% of nginx\n' \
+      "$encoding" "$(stat -c %s "$file")" "$rps" "$p50" "$p99" "$nrps" "$np50" "$np99" "$(echo "100 * $rps / $nrps" | bc -l)"
+  done
   nginx -c "$work/nginx-$name.conf" -p "$work" -s stop
-  printf 'a. leaderboard (%s bytes), 64 connections: server %s req/s (p50 %s, p99 %s); nginx %s req/s (p50 %s, p99 %s); %.0f%% of nginx\n' \
-    "$(stat -c %s "$work/www-$name/index.html")" "$rps" "$p50" "$p99" "$nrps" "$np50" "$np99" "$(echo "100 * $rps / $nrps" | bc -l)"
   local rss hwm
   rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status"); hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
   printf 'd. server memory after loading and serving: resident %.0f MB (peak %.0f MB)\n' "$(echo "$rss/1024" | bc -l)" "$(echo "$hwm/1024" | bc -l)"
@@ -123,7 +150,7 @@ CONF
   REXBENCH_BLOBS="$work/demo-blobs-$name" REXBENCH_ADDR=127.0.0.1:$port "$srv" serve & pid=$!; pids+=("$pid")
   wait_ready "http://127.0.0.1:$port"
   "$srv" keys add --public-key "$work/demo-key.pub.pem" --owner demo --tier maintainer >/dev/null
-  local took; took=$(submit_all "http://127.0.0.1:$port")
+  local took; took=$(submit_all "$port")
   printf 'c. demo bundles (%s): ingest %.3f s; floor gzip -d + sha256sum %.3f s; %.2fx the floor\n' \
     "$(ls "$work"/demo/*.tar.gz | wc -l)" "$took" "$floor" "$(echo "$took / $floor" | bc -l)"
   kill "$pid"; wait "$pid" 2>/dev/null || true

@@ -279,7 +279,9 @@ pub async fn load_task(id: String, page: usize) -> Result<TaskData, AppError> {
         .get(&id)
         .cloned()
         .ok_or_else(|| AppError::NotFound(format!("There is no task `{id}`.")))?;
-    let mut agents = ctx.store.task(&id).await?;
+    // Independent reads, on two connections at once.
+    let (mut agents, failures) =
+        futures::try_join!(ctx.store.task(&id), ctx.store.failure_patterns(Some(&id)))?;
     agents.sort_by(|a, b| {
         let s = |r: &TaskAgentRow| r.by_hint.get("none").and_then(|r| r.final_success).unwrap_or(-1.0);
         s(b).total_cmp(&s(a)).then_with(|| a.display_name.cmp(&b.display_name))
@@ -295,7 +297,7 @@ pub async fn load_task(id: String, page: usize) -> Result<TaskData, AppError> {
     Ok(TaskData {
         readme_html: crate::markdown::to_html(&task.readme),
         runs: ctx.store.task_runs(&id, &shown).await?,
-        failures: ctx.store.failure_patterns(Some(&id)).await?,
+        failures,
         agents,
         page,
         task,

@@ -51,6 +51,8 @@ pub enum BundleError {
     Io(String),
     #[error("storing artifact {digest} failed: {detail}")]
     ArtifactStore { digest: String, detail: String },
+    #[error("storing artifact {digest} failed: the artifact store is full")]
+    ArtifactStoreFull { digest: String },
 
     // --- limits (spec §7) ---
     #[error("the bundle is larger than the limit of {limit} compressed bytes")]
@@ -176,6 +178,7 @@ impl BundleError {
     pub const CODES: &[&str] = &[
         "io_error",
         "artifact_store_failed",
+        "storage_full",
         "bundle_too_large",
         "uncompressed_too_large",
         "unaccounted_data",
@@ -237,6 +240,7 @@ impl BundleError {
         match self {
             Io(_) => "io_error",
             ArtifactStore { .. } => "artifact_store_failed",
+            ArtifactStoreFull { .. } => "storage_full",
             CompressedTooLarge { .. } => "bundle_too_large",
             UncompressedTooLarge { .. } => "uncompressed_too_large",
             UnaccountedData { .. } => "unaccounted_data",
@@ -296,7 +300,7 @@ impl BundleError {
     pub fn class(&self) -> ErrorClass {
         use BundleError::*;
         match self {
-            Io(_) | ArtifactStore { .. } => ErrorClass::Io,
+            Io(_) | ArtifactStore { .. } | ArtifactStoreFull { .. } => ErrorClass::Io,
             CompressedTooLarge { .. }
             | UncompressedTooLarge { .. }
             | UnaccountedData { .. }

@@ -319,7 +319,10 @@ impl Reading<'_> {
         if let Some(e) = self.trip.take() {
             return Err(e);
         }
-        stored.map_err(|e| BundleError::ArtifactStore { digest: digest.to_hex(), detail: e.to_string() })?;
+        stored.map_err(|e| match e.kind() {
+            io::ErrorKind::StorageFull => BundleError::ArtifactStoreFull { digest: digest.to_hex() },
+            _ => BundleError::ArtifactStore { digest: digest.to_hex(), detail: e.to_string() },
+        })?;
         io::copy(&mut content, &mut io::sink()).map_err(|e| self.trip.explain(e, "reading an artifact"))?;
         let (actual, count) = content.finish();
         if count > limit {

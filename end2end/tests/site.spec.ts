@@ -25,6 +25,15 @@ const PAGES: { name: string; path: string; shows: string[]; limit: number }[] = 
   { name: "about", path: "/about", shows: ["How the numbers are made", "cluster bootstrap"], limit: 200_000 },
 ];
 
+/** What the browser refuses under the page's Content-Security-Policy, as it reports it. */
+function cspViolations(page: Page): string[] {
+  const seen: string[] = [];
+  page.on("console", (m) => {
+    if (m.text().includes("Content Security Policy")) seen.push(m.text());
+  });
+  return seen;
+}
+
 async function shot(page: Page, name: string) {
   await page.screenshot({ path: test.info().outputPath(`${name}.png`), fullPage: true });
 }
@@ -38,8 +47,12 @@ async function rowOf(page: Page, agent: string): Promise<string[]> {
 
 for (const p of PAGES) {
   test(`${p.name} page loads with its content`, async ({ page }) => {
+    const violations = cspViolations(page);
     const response = await page.goto(p.path);
     expect(response?.status()).toBe(200);
+    const csp = response!.headers()["content-security-policy"];
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("frame-ancestors 'none'");
     const html = await response!.text();
     expect(html.length, `${p.path} is ${html.length} bytes`).toBeLessThan(p.limit);
     expect(html).not.toContain("<script");
@@ -48,6 +61,8 @@ for (const p of PAGES) {
     }
     await expect(page).toHaveTitle(/RExBench leaderboard/);
     await shot(page, p.name);
+    // The page works within its policy: its stylesheet, icon and charts all load.
+    expect(violations, violations.join("\n")).toEqual([]);
   });
 }
 
@@ -153,6 +168,26 @@ test("markup in a bundle is shown as text and no script runs", async ({ page }, 
   expect(dialogs).toBe(0);
   expect(await page.locator("script").count()).toBe(0);
   expect(await page.locator("img").count()).toBe(0);
+
+  // The patch itself, opened in the browser: plain text, its script tag never parsed.
+  const href = await page.getByRole("link", { name: "whole file (plain text)" }).first().getAttribute("href");
+  await page.goto(href!);
+  expect(await page.evaluate(() => document.contentType)).toBe("text/plain");
+  expect(await page.locator("img, script").count()).toBe(0);
+  await expect(page.locator("body")).toContainText("+<script>window.__xss=4</script>");
+  if (info.project.name === "js") {
+    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+  }
+  expect(dialogs).toBe(0);
+});
+
+test("no other site can frame a page", async ({ page, baseURL }) => {
+  const refused = page.waitForEvent("console", (m) => m.text().includes("frame-ancestors 'none'"));
+  await page.setContent(`<iframe src="${baseURL}/" width="800" height="600"></iframe>`);
+  // Chromium says why it showed its own error page in place of the leaderboard.
+  expect((await refused).text()).toContain("The request has been blocked");
+  const frame = page.frames().find((f) => f !== page.mainFrame())!;
+  expect(await frame.locator("text=RExBench leaderboard").count()).toBe(0);
 });
 
 test("a refused upload says why, in words", async ({ page }) => {

@@ -2,6 +2,7 @@
 
 use std::fs::File;
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -14,8 +15,31 @@ pub enum Verdict {
     Refused { status: u16, code: String, message: String },
 }
 
-/// Streams the bundle at `path` to `<server>/api/v1/submissions`.
+/// Times a busy server (`too_many_ingests`) is asked again before giving up.
+const BUSY_RETRIES: u32 = 5;
+/// The longest wait for a busy server this side will accept from `Retry-After`.
+const MAX_WAIT: Duration = Duration::from_secs(30);
+
+/// Streams the bundle at `path` to `<server>/api/v1/submissions`. A server busy with
+/// other ingests is asked again after the wait it names; any other refusal, a rate
+/// limit included, is the verdict.
 pub fn submit(path: &Path, server: &str) -> Result<Verdict, String> {
+    let mut tries = 0;
+    loop {
+        match submit_once(path, server)? {
+            (Verdict::Refused { status: 429, code, .. }, Some(wait))
+                if code == "too_many_ingests" && tries < BUSY_RETRIES =>
+            {
+                tries += 1;
+                std::thread::sleep(wait.min(MAX_WAIT));
+            }
+            (verdict, _) => return Ok(verdict),
+        }
+    }
+}
+
+/// One request: the verdict and the `Retry-After` the server gave, if any.
+fn submit_once(path: &Path, server: &str) -> Result<(Verdict, Option<Duration>), String> {
     let url = format!("{}/api/v1/submissions", server.trim_end_matches('/'));
     let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
@@ -25,18 +49,24 @@ pub fn submit(path: &Path, server: &str) -> Result<Verdict, String> {
         .send(file)
         .map_err(|e| format!("cannot reach {url}: {e}"))?;
     let status = response.status().as_u16();
+    let wait = response
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
     let text =
         response.body_mut().read_to_string().map_err(|e| format!("reading the answer of {url}: {e}"))?;
     let body: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
     match status {
-        200 | 201 => Ok(Verdict::Accepted { status, body }),
+        200 | 201 => Ok((Verdict::Accepted { status, body }, wait)),
         400..=499 => {
             let error = &body["error"];
-            Ok(Verdict::Refused {
+            let verdict = Verdict::Refused {
                 status,
                 code: error["code"].as_str().unwrap_or("unknown").to_owned(),
                 message: error["message"].as_str().map_or_else(|| body.to_string(), str::to_owned),
-            })
+            };
+            Ok((verdict, wait))
         }
         _ => Err(format!("{url} answered {status}: {body}")),
     }

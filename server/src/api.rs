@@ -2,16 +2,16 @@
 
 use std::collections::BTreeMap;
 use std::io;
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use app::catalog::Catalog;
 use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{Extensions, HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use bundle::{BundleError, Digest, Verifier};
-use futures::TryStreamExt;
+use bundle::{BundleError, Digest, SignatureStatus, Verifier};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use store::{Ingested, LeaderboardFilter, Store};
@@ -30,6 +30,8 @@ pub struct AppState {
     pub admin_token: Option<String>,
     pub metrics: crate::metrics::Metrics,
     pub cache: crate::cache::RenderCache,
+    /// Rate limits, body timeouts and the cap on ingests at once.
+    pub guard: crate::guard::Guard,
 }
 
 pub type Shared = Arc<AppState>;
@@ -37,7 +39,12 @@ pub type Shared = Arc<AppState>;
 const GZIP_TYPES: [&str; 2] = ["application/gzip", "application/x-gzip"];
 
 /// `POST /api/v1/submissions`: verify, validate, store; whole or nothing.
-pub async fn submit(State(app): State<Shared>, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
+pub async fn submit(
+    State(app): State<Shared>,
+    headers: HeaderMap,
+    extensions: Extensions,
+    body: Body,
+) -> Result<Response, ApiError> {
     let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
     let media = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
     if !GZIP_TYPES.contains(&media.as_str()) {
@@ -52,9 +59,10 @@ pub async fn submit(State(app): State<Shared>, headers: HeaderMap, body: Body) -
         return Err(BundleError::CompressedTooLarge { limit: app.limits.compressed }.into());
     }
 
-    let stream = body.into_data_stream().map_err(io::Error::other);
+    let client = app.guard.client(&headers, &extensions);
+    let (stream, clock) = app.guard.timed(body.into_data_stream());
     let reader = tokio_util::io::SyncIoBridge::new(tokio_util::io::StreamReader::new(stream));
-    let result = ingest_measured(&app, async { Ok(reader) }).await?;
+    let result = clock.judge(ingest_measured(&app, Some(client), async { Ok(reader) }).await)?;
     let status = match result {
         Ingested::Stored { .. } => StatusCode::CREATED,
         Ingested::AlreadyStored { .. } => StatusCode::OK,
@@ -75,16 +83,26 @@ pub async fn submit(State(app): State<Shared>, headers: HeaderMap, body: Body) -
 }
 
 /// [`ingest`] of the bundle `reader` gives, counted in the metrics whatever the end,
-/// including a bundle that could not even be received.
+/// including a bundle that could not even be received. A bundle from a `client` over
+/// HTTP is held to the guard's limits: its address's allowance and a place among the
+/// ingests at once before it is read, its signers' allowance once they are known.
 pub async fn ingest_measured<R: io::Read + Send + 'static>(
     app: &AppState,
+    client: Option<IpAddr>,
     reader: impl Future<Output = Result<R, ApiError>>,
 ) -> Result<Ingested, ApiError> {
     let started = std::time::Instant::now();
-    let outcome = match reader.await {
-        Ok(reader) => ingest(app, reader).await,
-        Err(e) => Err(e),
-    };
+    let outcome = async {
+        let _permit = match client {
+            Some(client) => {
+                app.guard.admit_address(client)?;
+                Some(app.guard.ingest_permit()?)
+            }
+            None => None,
+        };
+        ingest_as(app, reader.await?, client.is_some()).await
+    }
+    .await;
     let measured = match &outcome {
         Ok(Ingested::Stored { .. }) => IngestResult::Stored,
         Ok(Ingested::AlreadyStored { .. }) => IngestResult::AlreadyStored,
@@ -98,6 +116,15 @@ pub async fn ingest_measured<R: io::Read + Send + 'static>(
 /// Verifies the bundle `reader` yields against the registry and the task ids, staging
 /// its artifacts, then records it: the one path for the API, `import` and the demo.
 pub async fn ingest(app: &AppState, reader: impl io::Read + Send + 'static) -> Result<Ingested, ApiError> {
+    ingest_as(app, reader, false).await
+}
+
+/// [`ingest`], holding the bundle's signers to their allowance when `limited`.
+async fn ingest_as(
+    app: &AppState,
+    reader: impl io::Read + Send + 'static,
+    limited: bool,
+) -> Result<Ingested, ApiError> {
     let trusted = app.store.trusted_keys().await?;
     let verifier = Verifier::new(
         trusted.into_iter().map(|(k, _)| k).collect(),
@@ -117,6 +144,10 @@ pub async fn ingest(app: &AppState, reader: impl io::Read + Send + 'static) -> R
         Err(e @ BundleError::NoTrustedSignature { .. }) => return Err(revoked_or(&app.store, e).await),
         Err(e) => return Err(e.into()),
     };
+    if limited {
+        let signers = verified.signatures.iter().filter(|(_, s)| *s == SignatureStatus::Verified);
+        app.guard.admit_keys(signers.map(|(keyid, _)| keyid.as_str()))?;
+    }
     let ingested = app.store.ingest(&verified, staging).await?;
     if matches!(ingested, Ingested::Stored { .. }) {
         // What the pages show has changed: the cache must not serve them as they were.

@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use store::{Backend, BackendError, BlobLocation, DEFAULT_DATABASE_URL};
 
@@ -23,6 +24,13 @@ pub struct Config {
     pub admin_token: Option<String>,
     /// `REXBENCH_RENDER_CACHE=off` renders every request afresh (for measuring).
     pub render_cache: bool,
+    /// What one client may make the server do: `REXBENCH_SUBMISSIONS_PER_HOUR` (per
+    /// client address, default 60), `REXBENCH_KEY_SUBMISSIONS_PER_HOUR` (per signing
+    /// key, default 120), `REXBENCH_CONCURRENT_INGESTS` (default 4),
+    /// `REXBENCH_BODY_IDLE_SECS` (default 20), `REXBENCH_BODY_SECS` (default 600),
+    /// `REXBENCH_HEADER_SECS` (default 10), `REXBENCH_TRUST_FORWARDED=1` (behind a
+    /// proxy that sets `X-Forwarded-For`).
+    pub guard: crate::guard::Limits,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -31,6 +39,8 @@ pub enum ConfigError {
     Addr(String),
     #[error("DATABASE_URL: {0}")]
     Database(#[from] BackendError),
+    #[error("{0} `{1}` is not a whole number")]
+    Number(&'static str, String),
 }
 
 impl Config {
@@ -42,7 +52,25 @@ impl Config {
         let addr = get("REXBENCH_ADDR").unwrap_or_else(|| "127.0.0.1:3000".to_owned());
         let addr = addr.parse().map_err(|_| ConfigError::Addr(addr))?;
         let url = get("DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
+        let number = |name: &'static str, default: u64| -> Result<u64, ConfigError> {
+            get(name).map_or(Ok(default), |v| v.trim().parse().map_err(|_| ConfigError::Number(name, v)))
+        };
+        let d = crate::guard::Limits::default();
+        let guard = crate::guard::Limits {
+            per_address_hourly: number("REXBENCH_SUBMISSIONS_PER_HOUR", d.per_address_hourly.into())?
+                .try_into()
+                .unwrap_or(u32::MAX),
+            per_key_hourly: number("REXBENCH_KEY_SUBMISSIONS_PER_HOUR", d.per_key_hourly.into())?
+                .try_into()
+                .unwrap_or(u32::MAX),
+            concurrent_ingests: number("REXBENCH_CONCURRENT_INGESTS", d.concurrent_ingests as u64)? as usize,
+            body_idle: Duration::from_secs(number("REXBENCH_BODY_IDLE_SECS", d.body_idle.as_secs())?),
+            body_total: Duration::from_secs(number("REXBENCH_BODY_SECS", d.body_total.as_secs())?),
+            headers: Duration::from_secs(number("REXBENCH_HEADER_SECS", d.headers.as_secs())?),
+            trust_forwarded: get("REXBENCH_TRUST_FORWARDED").is_some_and(|v| v == "1" || v == "true"),
+        };
         Ok(Config {
+            guard,
             addr,
             backend: Backend::from_url(&url)?,
             blobs: BlobLocation::parse(
@@ -78,6 +106,12 @@ mod tests {
         let err =
             Config::from_lookup(|k| (k == "REXBENCH_ADDR").then(|| "localhost".to_owned())).unwrap_err();
         assert_eq!(err.to_string(), "REXBENCH_ADDR `localhost` is not an address like 127.0.0.1:3000");
+        assert_eq!(c.guard, crate::guard::Limits::default());
+        let c = Config::from_lookup(|k| (k == "REXBENCH_BODY_IDLE_SECS").then(|| "3".to_owned())).unwrap();
+        assert_eq!(c.guard.body_idle, Duration::from_secs(3));
+        let err = Config::from_lookup(|k| (k == "REXBENCH_CONCURRENT_INGESTS").then(|| "many".to_owned()))
+            .unwrap_err();
+        assert_eq!(err.to_string(), "REXBENCH_CONCURRENT_INGESTS `many` is not a whole number");
         let err = Config::from_lookup(|k| (k == "DATABASE_URL").then(|| "redis://x".to_owned())).unwrap_err();
         assert!(err.to_string().starts_with("DATABASE_URL: database URL `redis://x`"), "{err}");
     }

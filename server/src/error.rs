@@ -1,7 +1,7 @@
 //! API errors: a status and `{"error": {"code": "…", "message": "…"}}`.
 
 use axum::Json;
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bundle::{BundleError, ErrorClass};
 use serde_json::json;
@@ -12,11 +12,21 @@ pub struct ApiError {
     pub status: StatusCode,
     pub code: String,
     pub message: String,
+    /// Seconds to wait before trying again (`Retry-After`), for limits that lift.
+    pub retry_after: Option<u64>,
 }
 
 impl ApiError {
     pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> ApiError {
-        ApiError { status, code: code.to_owned(), message: message.into() }
+        ApiError { status, code: code.to_owned(), message: message.into(), retry_after: None }
+    }
+
+    pub fn with_retry_after(self, seconds: u64) -> ApiError {
+        ApiError { retry_after: Some(seconds), ..self }
+    }
+
+    pub fn with_code(self, code: &str) -> ApiError {
+        ApiError { code: code.to_owned(), ..self }
     }
 
     pub fn not_found(what: impl Into<String>) -> ApiError {
@@ -30,7 +40,11 @@ impl IntoResponse for ApiError {
             tracing::error!(code = %self.code, message = %self.message, "request failed");
         }
         let body = Json(json!({"error": {"code": self.code, "message": self.message}}));
-        (self.status, body).into_response()
+        let mut response = (self.status, body).into_response();
+        if let Some(seconds) = self.retry_after {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
     }
 }
 
@@ -38,6 +52,7 @@ impl From<BundleError> for ApiError {
     fn from(e: BundleError) -> ApiError {
         let status = match (&e, e.class()) {
             (BundleError::ArtifactStore { .. }, _) => StatusCode::INTERNAL_SERVER_ERROR,
+            (BundleError::ArtifactStoreFull { .. }, _) => return storage_full(),
             (_, ErrorClass::Io) => StatusCode::BAD_REQUEST,
             (_, ErrorClass::Limit) => StatusCode::PAYLOAD_TOO_LARGE,
             (_, ErrorClass::Archive) => StatusCode::BAD_REQUEST,
@@ -61,6 +76,10 @@ impl From<StoreError> for ApiError {
                 ApiError::new(StatusCode::UNAUTHORIZED, "no_trusted_signature", e.to_string())
             }
             StoreError::KeyExists(_) => ApiError::new(StatusCode::CONFLICT, "key_exists", e.to_string()),
+            StoreError::StorageFull(_) => {
+                tracing::error!(error = %e, "store failure");
+                storage_full()
+            }
             // Internals stay in the log; the client learns that it was not its fault.
             StoreError::Database(_) | StoreError::Migrate(_) | StoreError::Io(_) | StoreError::BadKey(_) => {
                 tracing::error!(error = %e, "store failure");
@@ -72,4 +91,31 @@ impl From<StoreError> for ApiError {
             }
         }
     }
+}
+
+/// The blob store has no room: the operator must act, the submitter may try later.
+fn storage_full() -> ApiError {
+    tracing::error!("the artifact store is full: a bundle was refused");
+    ApiError::new(
+        StatusCode::INSUFFICIENT_STORAGE,
+        "storage_full",
+        "the server has no room left for the bundle's artifacts; nothing was stored. Try again later.",
+    )
+}
+
+/// A handler that panicked: a 500 in the JSON error format rather than a connection
+/// closed without a word. What panicked stays in the log.
+pub fn panicked(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let what = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("a panic without a message");
+    tracing::error!(panic = %what, "a request handler panicked");
+    ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "internal_error",
+        "the server could not complete the request; try again later",
+    )
+    .into_response()
 }

@@ -10,6 +10,8 @@ pub mod cli;
 mod config;
 mod demo;
 mod error;
+pub mod guard;
+mod headers;
 mod metrics;
 mod pages;
 pub mod synth;
@@ -18,10 +20,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::extract::ConnectInfo;
 use axum::extract::{DefaultBodyLimit, FromRef};
 use axum::routing::{get, post};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use leptos::prelude::LeptosOptions;
 use leptos_axum::{LeptosRoutes, generate_route_list};
+use tower::ServiceExt;
+use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
 use tower_http::trace::TraceLayer;
 
@@ -59,6 +66,7 @@ pub async fn open_state(config: &Config) -> Result<AppState, String> {
         admin_token: config.admin_token.clone(),
         metrics: Default::default(),
         cache: cache::RenderCache::new(config.render_cache),
+        guard: guard::Guard::new(config.guard),
     })
 }
 
@@ -93,16 +101,19 @@ fn router(shared: api::Shared) -> Router {
         .route("/sfn/{*name}", get(pages::server_fn).post(pages::server_fn))
         .leptos_routes_with_handler(routes, pages::render)
         .fallback(pages::render)
+        .layer(CatchPanicLayer::custom(error::panicked))
         .layer(axum::middleware::from_fn_with_state(shared.clone(), cache::layer))
         .layer(axum::middleware::from_fn_with_state(shared.clone(), metrics::count_requests))
         .with_state(ServerState { app: shared, leptos: options })
+        .layer(axum::middleware::map_response(headers::secure))
         .layer(TraceLayer::new_for_http())
         .layer(CompressionLayer::new())
 }
 
-/// Serves until SIGINT or SIGTERM, then finishes the requests in flight.
+/// Serves until SIGINT or SIGTERM, then finishes the requests in flight (for up to 30 s).
 pub async fn serve(config: Config, state: AppState) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(config.addr).await?;
+    let header_timeout = state.guard.limits().headers;
     tracing::info!(addr = %listener.local_addr()?, database = %config.backend, "serving");
     let shared = Arc::new(state);
     // Blobs left by unfinished ingests are collected in the background: a large blob
@@ -119,7 +130,45 @@ pub async fn serve(config: Config, state: AppState) -> std::io::Result<()> {
             Err(e) => tracing::warn!(error = %e, "could not collect garbage blobs"),
         }
     });
-    axum::serve(listener, router(shared)).with_graceful_shutdown(shutdown_signal()).await
+    let app = router(shared);
+    // One connection at a time is HTTP/1 as axum speaks it, with a deadline for the
+    // request's head: a client that trickles its headers is cut off, not waited for.
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new()).header_read_timeout(header_timeout);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown_signal());
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of file descriptors, say: wait rather than spin.
+                    tracing::warn!(error = %e, "could not accept a connection");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let service = app.clone().map_request(move |mut r: axum::http::Request<hyper::body::Incoming>| {
+            r.extensions_mut().insert(ConnectInfo(peer));
+            r.map(axum::body::Body::new)
+        });
+        let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(error = %e, %peer, "connection ended");
+            }
+        });
+    }
+    drop(listener);
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(Duration::from_secs(30)) => tracing::warn!("connections still open after 30 s: closed"),
+    }
+    Ok(())
 }
 
 async fn shutdown_signal() {

@@ -84,6 +84,9 @@ pub(crate) async fn upload(State(app): State<Shared>, req: Request<Body>) -> Res
             .await
         }
     };
+    let client = app.guard.client(&parts.headers, &parts.extensions);
+    let (body, clock) = app.guard.timed(body.into_data_stream());
+    let body = Body::from_stream(body);
     let multipart = match Multipart::from_request(Request::from_parts(parts.clone(), body), &()).await {
         Ok(m) => m,
         Err(e) => {
@@ -95,7 +98,8 @@ pub(crate) async fn upload(State(app): State<Shared>, req: Request<Body>) -> Res
             return refused(e).await;
         }
     };
-    let outcome = ingest_measured(&app, receive(multipart, app.limits.compressed)).await;
+    let outcome =
+        clock.judge(ingest_measured(&app, Some(client), receive(multipart, app.limits.compressed)).await);
     match outcome {
         Ok(
             Ingested::Stored { bundle_id, agent_id, .. } | Ingested::AlreadyStored { bundle_id, agent_id },

@@ -8,6 +8,8 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("blob store: {0}")]
     Io(String),
+    #[error("the blob store is full: {0}")]
+    StorageFull(String),
     #[error("no key {0} in the registry")]
     UnknownKey(String),
     #[error("key {0} is already registered")]

@@ -150,20 +150,23 @@ impl Store {
             }
             q.execute(&mut *tx).await?;
         }
-        // The ids the database gave the runs, by the key the bundle gives them.
+        // The ids the database gave the runs, by the key the bundle gives them: only
+        // needed to link artifacts, which published results do not have.
         let mut run_ids: HashMap<(String, String, i64), i64> = HashMap::with_capacity(m.runs.len());
-        for row in sqlx::query(&self.sql("SELECT id, task, hint, attempt FROM runs WHERE bundle_id = ?"))
-            .bind(&bundle_id)
-            .fetch_all(&mut *tx)
-            .await?
-        {
-            run_ids.insert(
-                (row.try_get("task")?, row.try_get("hint")?, row.try_get("attempt")?),
-                row.try_get("id")?,
-            );
+        if m.runs.iter().any(|r| !r.artifacts.is_empty()) {
+            for row in sqlx::query(&self.sql("SELECT id, task, hint, attempt FROM runs WHERE bundle_id = ?"))
+                .bind(&bundle_id)
+                .fetch_all(&mut *tx)
+                .await?
+            {
+                run_ids.insert(
+                    (row.try_get("task")?, row.try_get("hint")?, row.try_get("attempt")?),
+                    row.try_get("id")?,
+                );
+            }
         }
         let mut links = Vec::new();
-        for run in &m.runs {
+        for run in m.runs.iter().filter(|r| !r.artifacts.is_empty()) {
             let key = (run.task.clone(), run.hint.as_str().to_owned(), i64::from(run.attempt));
             let run_id = run_ids[&key];
             links.extend(run.artifacts.iter().map(|(role, digest)| (run_id, role, digest)));
@@ -291,7 +294,10 @@ impl Store {
         );
         self.change(&mut tx, &received_at, "accepted", &bundle_id, &agent_id, &detail).await?;
 
-        staging.publish().await.map_err(|e| StoreError::Io(e.to_string()))?;
+        staging.publish().await.map_err(|e| match e.kind() {
+            std::io::ErrorKind::StorageFull => StoreError::StorageFull(e.to_string()),
+            _ => StoreError::Io(e.to_string()),
+        })?;
         tx.commit().await?;
         Ok(Ingested::Stored { bundle_id, agent_id, superseded, superseded_by })
     }

@@ -2,6 +2,7 @@
 
 mod common;
 mod conformance;
+mod fuzz;
 mod limits;
 mod mutations;
 mod openssl;

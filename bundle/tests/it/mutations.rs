@@ -11,11 +11,11 @@ use proptest::prelude::*;
 
 use crate::common::{Sample, gunzip, gzip, sample};
 
-struct Base {
-    sample: Sample,
-    gz: Vec<u8>,
-    tar: Vec<u8>,
-    verified: VerifiedBundle,
+pub struct Base {
+    pub sample: Sample,
+    pub gz: Vec<u8>,
+    pub tar: Vec<u8>,
+    pub verified: VerifiedBundle,
     received: Received,
 }
 
@@ -30,7 +30,7 @@ impl ArtifactSink for Received {
     }
 }
 
-fn base() -> &'static Base {
+pub fn base() -> &'static Base {
     static BASE: OnceLock<Base> = OnceLock::new();
     BASE.get_or_init(|| {
         let sample = sample();
@@ -47,7 +47,7 @@ fn verifier() -> Verifier {
 }
 
 /// Either refused, or exactly the original.
-fn check(bytes: &[u8]) -> Result<(), TestCaseError> {
+pub fn check(bytes: &[u8]) -> Result<(), TestCaseError> {
     let mut received = Received::default();
     if let Ok(v) = verifier().verify_into(bytes, &mut received) {
         let b = &base().verified;
@@ -60,7 +60,7 @@ fn check(bytes: &[u8]) -> Result<(), TestCaseError> {
 }
 
 #[derive(Debug, Clone)]
-enum Damage {
+pub enum Damage {
     Flip {
         at: usize,
         bit: u8,
@@ -93,7 +93,7 @@ enum Damage {
     },
 }
 
-fn damage() -> impl Strategy<Value = Damage> {
+pub fn damage() -> impl Strategy<Value = Damage> {
     prop_oneof![
         (any::<usize>(), 0u8..8).prop_map(|(at, bit)| Damage::Flip { at, bit }),
         any::<usize>().prop_map(|at| Damage::Truncate { at }),
@@ -110,7 +110,7 @@ fn damage() -> impl Strategy<Value = Damage> {
     ]
 }
 
-fn apply(mut bytes: Vec<u8>, d: &Damage) -> Vec<u8> {
+pub fn apply(mut bytes: Vec<u8>, d: &Damage) -> Vec<u8> {
     let n = bytes.len();
     let blocks = n / 512;
     if n == 0

@@ -349,10 +349,19 @@ fn a_failing_sink_is_reported_as_such() {
             Err(io::Error::new(io::ErrorKind::StorageFull, "no space left on device"))
         }
     }
+    struct Broken;
+    impl ArtifactSink for Broken {
+        fn artifact(&mut self, _: &Digest, _: &ArtifactInfo, _: &mut dyn Read) -> io::Result<()> {
+            Err(io::Error::new(io::ErrorKind::PermissionDenied, "read-only file system"))
+        }
+    }
     let s = sample();
     let err = s.verifier().verify_into(s.bundle().as_slice(), &mut Full).unwrap_err();
-    assert_eq!(err.code(), "artifact_store_failed");
+    assert_eq!(err.code(), "storage_full");
     assert_eq!(err.class(), bundle::ErrorClass::Io);
+    let err = s.verifier().verify_into(s.bundle().as_slice(), &mut Broken).unwrap_err();
+    assert_eq!(err.code(), "artifact_store_failed");
+    assert!(err.to_string().contains("read-only file system"), "{err}");
 }
 
 /// The codes exercised here and in `limits` together cover every rule.
@@ -381,6 +390,7 @@ fn every_code_is_exercised() {
         "envelope_malformed",
         "io_error",
         "artifact_store_failed",
+        "storage_full",
         // limits.rs
         "bundle_too_large",
         "uncompressed_too_large",

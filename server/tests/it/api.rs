@@ -13,7 +13,7 @@ use store::testing::{count_blobs, count_files, for_each_backend};
 use crate::harness::{get, post_bundle, send, state, state_with, vectors};
 
 /// Status and code each conformance vector gets from the endpoint.
-const VECTORS: [(&str, u16, &str); 15] = [
+pub const VECTORS: [(&str, u16, &str); 15] = [
     ("valid-basic.tar.gz", 201, ""),
     // The same manifest as valid-basic, signed once more by an unknown key: the same bundle.
     ("valid-two-signers.tar.gz", 200, ""),
@@ -109,7 +109,7 @@ async fn wrong_content_types_and_oversized_bodies_are_refused() {
     .await;
 }
 
-fn signed(key: &SecretKey, agent: &str, created_at: &str) -> Vec<u8> {
+pub fn signed(key: &SecretKey, agent: &str, created_at: &str) -> Vec<u8> {
     let manifest: bundle::Manifest = serde_json::from_value(json!({
         "schema": "rexbench.manifest/v1", "created_at": created_at,
         "benchmark": {"name": "RExBench", "version": "1.0", "task_set_digest": "ab".repeat(32)},

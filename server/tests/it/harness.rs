@@ -37,6 +37,13 @@ pub async fn state_with(backend: &Backend, blobs: store::Blobs) -> AppState {
         admin_token: Some("s3cret-token".into()),
         metrics: Default::default(),
         cache: Default::default(),
+        // Tests post many bundles from one address; the limits have tests of their own.
+        guard: server::guard::Guard::new(server::guard::Limits {
+            per_address_hourly: 1_000_000,
+            per_key_hourly: 1_000_000,
+            concurrent_ingests: 64,
+            ..Default::default()
+        }),
     }
 }
 

@@ -1,7 +1,9 @@
 //! The server: pages and API driven in-process through the router, and over real
 //! sockets where that matters. API tests run on SQLite and on PostgreSQL.
 
+mod abuse;
 mod api;
+mod faults;
 mod harness;
 mod pages;
 mod process;

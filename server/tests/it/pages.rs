@@ -201,7 +201,7 @@ async fn unknown_things_get_real_404_pages() {
     }
 }
 
-fn multipart(bytes: &[u8]) -> Request<Body> {
+pub fn multipart(bytes: &[u8]) -> Request<Body> {
     let boundary = "XyZzY0123";
     let mut body = Vec::new();
     body.extend_from_slice(
@@ -336,17 +336,41 @@ async fn pages_are_cached_until_the_data_change_and_revalidate_with_etags() {
 }
 
 #[tokio::test]
-async fn answers_are_compressed_for_clients_that_ask() {
+async fn answers_are_compressed_once_for_clients_that_ask() {
+    use std::io::Read;
     let (app, _dir, _) = app_with_hostile_agent().await;
+    let plain = get(&app, "/").await;
+    assert_eq!(plain.header(header::CONTENT_ENCODING), "");
+    assert_eq!(plain.header(header::VARY), "accept-encoding");
     for encoding in ["br", "gzip"] {
-        let request =
-            Request::get("/").header(header::ACCEPT_ENCODING, encoding).body(Body::empty()).unwrap();
-        let answer = send(&app, request).await;
+        let ask = |tag: Option<&str>| {
+            let mut r =
+                Request::get("/").header(header::ACCEPT_ENCODING, format!("{encoding}, identity;q=0.5"));
+            if let Some(tag) = tag {
+                r = r.header(header::IF_NONE_MATCH, tag);
+            }
+            r.body(Body::empty()).unwrap()
+        };
+        let answer = send(&app, ask(None)).await;
         assert_eq!(answer.status, StatusCode::OK);
         assert_eq!(answer.header(header::CONTENT_ENCODING), encoding);
         assert!(answer.body.len() < 20_000, "{encoding}: {} bytes", answer.body.len());
+        // Compressed when cached, not per request: the cache's own tag for this coding,
+        // the same bytes again, and once decoded the page itself.
+        let etag = answer.header(header::ETAG).to_owned();
+        assert!(etag.ends_with(&format!("-{encoding}\"")), "{etag}");
+        assert_ne!(etag, plain.header(header::ETAG));
+        assert_eq!(send(&app, ask(None)).await.body, answer.body);
+        let mut decoded = Vec::new();
+        match encoding {
+            "br" => brotli::Decompressor::new(&answer.body[..], 4096).read_to_end(&mut decoded),
+            _ => flate2::read::GzDecoder::new(&answer.body[..]).read_to_end(&mut decoded),
+        }
+        .unwrap();
+        assert_eq!(decoded, plain.body, "{encoding}");
+        assert_eq!(send(&app, ask(Some(&etag))).await.status, StatusCode::NOT_MODIFIED);
+        assert_eq!(send(&app, ask(Some(plain.header(header::ETAG)))).await.status, StatusCode::OK);
     }
-    assert_eq!(get(&app, "/").await.header(header::CONTENT_ENCODING), "");
 }
 
 /// With more agents than a page holds, the leaderboard and a task's results come in

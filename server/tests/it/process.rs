@@ -14,12 +14,12 @@ use store::testing::for_each_backend;
 use store::{Backend, LeaderboardFilter, Store, Tier};
 
 /// A server process on a free port of 127.0.0.1.
-struct Server {
+pub struct Server {
     child: Child,
-    url: String,
+    pub url: String,
 }
 
-fn database_url(backend: &Backend) -> String {
+pub fn database_url(backend: &Backend) -> String {
     match backend {
         Backend::Sqlite { path } => format!("sqlite://{}", path.display()),
         Backend::Postgres { url } => url.clone(),
@@ -27,10 +27,19 @@ fn database_url(backend: &Backend) -> String {
 }
 
 impl Server {
-    fn start(backend: &Backend, blobs: &Path) -> Server {
+    pub fn start(backend: &Backend, blobs: &Path) -> Server {
+        Server::start_with(backend, blobs, &[])
+    }
+
+    /// With the rate limits out of the way (every test client shares one address) and
+    /// `env` besides.
+    pub fn start_with(backend: &Backend, blobs: &Path, env: &[(&str, &str)]) -> Server {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let child = Command::new(env!("CARGO_BIN_EXE_rexbench-server"))
             .arg("serve")
+            .env("REXBENCH_SUBMISSIONS_PER_HOUR", "1000000")
+            .env("REXBENCH_KEY_SUBMISSIONS_PER_HOUR", "1000000")
+            .envs(env.iter().copied())
             .env("DATABASE_URL", database_url(backend))
             .env("REXBENCH_BLOBS", blobs)
             .env("REXBENCH_ADDR", format!("127.0.0.1:{port}"))
@@ -49,7 +58,7 @@ impl Server {
         Server { child, url }
     }
 
-    fn kill(mut self) {
+    pub fn kill(mut self) {
         nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(self.child.id() as i32),
             nix::sys::signal::Signal::SIGKILL,
@@ -67,7 +76,7 @@ impl Drop for Server {
 }
 
 /// A bundle of `runs` runs with a few KB of artifacts each, written to `dir`.
-fn bundle_file(key: &SecretKey, agent: &str, runs: u32, dir: &Path) -> std::path::PathBuf {
+pub fn bundle_file(key: &SecretKey, agent: &str, runs: u32, dir: &Path) -> std::path::PathBuf {
     let manifest: bundle::Manifest = serde_json::from_value(json!({
         "schema": "rexbench.manifest/v1", "created_at": "2026-11-20T12:00:00Z",
         "benchmark": {"name": "RExBench", "version": "1.0", "task_set_digest": "ab".repeat(32)},
@@ -99,7 +108,7 @@ fn bundle_file(key: &SecretKey, agent: &str, runs: u32, dir: &Path) -> std::path
 }
 
 /// Every submission the store holds is whole: its runs, aggregates and blobs.
-async fn assert_consistent(store: &Store, acknowledged: &BTreeSet<String>) {
+pub async fn assert_consistent(store: &Store, acknowledged: &BTreeSet<String>) {
     let mut held = BTreeSet::new();
     for row in store.leaderboard(&LeaderboardFilter::default()).await.unwrap() {
         let agent = store.agent(&row.agent_id).await.unwrap().unwrap();
@@ -122,6 +131,9 @@ async fn assert_consistent(store: &Store, acknowledged: &BTreeSet<String>) {
     assert!(lost.is_empty(), "acknowledged bundles lost: {lost:?}");
 }
 
+/// Times the server is killed with SIGKILL while ingests are in flight, per database.
+const KILLS: usize = 50;
+
 #[tokio::test(flavor = "multi_thread")]
 async fn sigkill_during_ingests_loses_nothing_acknowledged_and_leaves_nothing_partial() {
     for_each_backend(|backend, blobs| async move {
@@ -130,48 +142,68 @@ async fn sigkill_during_ingests_loses_nothing_acknowledged_and_leaves_nothing_pa
         store.add_key(&key.public_key(), "load", Tier::Submitter).await.unwrap();
         let files = tempfile::tempdir().unwrap();
         let bundles: Vec<_> =
-            (0..40).map(|i| bundle_file(&key, &format!("agent-{i:02}"), 180, files.path())).collect();
-
-        let server = Server::start(&backend, &blobs);
+            (0..400).map(|i| bundle_file(&key, &format!("agent-{i:03}"), 36, files.path())).collect();
         let acknowledged = Arc::new(Mutex::new(BTreeSet::new()));
         let next = Arc::new(AtomicUsize::new(0));
-        let mut workers = Vec::new();
-        for _ in 0..4 {
-            let (url, bundles, acknowledged, next) =
-                (server.url.clone(), bundles.clone(), acknowledged.clone(), next.clone());
-            workers.push(std::thread::spawn(move || {
-                while let Some(path) = bundles.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    match runner::submit::submit(path, &url) {
-                        Ok(runner::submit::Verdict::Accepted { body, .. }) => {
-                            acknowledged
-                                .lock()
-                                .unwrap()
-                                .insert(body["bundle_id"].as_str().unwrap().to_owned());
+        let mut in_flight_kills = 0;
+        for kill in 0..KILLS {
+            // The restart after the last kill: the server recovers by itself, and what it
+            // acknowledged before dying is whole.
+            let server = Server::start(&backend, &blobs);
+            let mut workers = Vec::new();
+            let cut = Arc::new(AtomicUsize::new(0));
+            for _ in 0..4 {
+                let (url, bundles, acknowledged, next, cut) =
+                    (server.url.clone(), bundles.clone(), acknowledged.clone(), next.clone(), cut.clone());
+                workers.push(std::thread::spawn(move || {
+                    while let Some(path) = bundles.get(next.fetch_add(1, Ordering::Relaxed) % bundles.len()) {
+                        match runner::submit::submit(path, &url) {
+                            Ok(runner::submit::Verdict::Accepted { body, .. }) => {
+                                acknowledged
+                                    .lock()
+                                    .unwrap()
+                                    .insert(body["bundle_id"].as_str().unwrap().to_owned());
+                            }
+                            Ok(other) => panic!("refused: {other:?}"),
+                            // The server died under us: not acknowledged.
+                            Err(_) => {
+                                cut.fetch_add(1, Ordering::Relaxed);
+                                return;
+                            }
                         }
-                        Ok(other) => panic!("refused: {other:?}"),
-                        Err(_) => return, // the server died under us: not acknowledged
                     }
-                }
-            }));
+                }));
+            }
+            // Once this round has stored something (so that ingests are flowing, however
+            // loaded the machine), somewhere in the next 60 ms, varied by the round.
+            let (had, deadline) =
+                (acknowledged.lock().unwrap().len(), Instant::now() + Duration::from_secs(30));
+            while acknowledged.lock().unwrap().len() == had {
+                assert!(Instant::now() < deadline, "round {kill}: nothing was stored");
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            std::thread::sleep(Duration::from_millis((kill as u64 * 37) % 60));
+            server.kill();
+            for w in workers {
+                w.join().unwrap();
+            }
+            in_flight_kills += usize::from(cut.load(Ordering::Relaxed) > 0);
+            if kill % 10 == 9 {
+                let acknowledged = acknowledged.lock().unwrap().clone();
+                assert_consistent(&store, &acknowledged).await;
+            }
         }
-        // Kill once some, but not all, bundles are in.
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while acknowledged.lock().unwrap().len() < 5 {
-            assert!(Instant::now() < deadline);
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        server.kill();
-        for w in workers {
-            w.join().unwrap();
-        }
-        let acknowledged = acknowledged.lock().unwrap().clone();
-        assert!(acknowledged.len() < bundles.len(), "the kill came too late to test anything");
+        assert!(
+            in_flight_kills >= KILLS * 9 / 10,
+            "only {in_flight_kills} of {KILLS} kills cut an ingest short"
+        );
 
-        // Restart: the server recovers by itself, and everything acknowledged is whole.
         let server = Server::start(&backend, &blobs);
+        let acknowledged = acknowledged.lock().unwrap().clone();
+        assert!(acknowledged.len() >= KILLS, "only {} bundles went in", acknowledged.len());
         assert_consistent(&store, &acknowledged).await;
         // What was cut off can simply be sent again.
-        for path in &bundles {
+        for path in &bundles[..next.load(Ordering::Relaxed).min(bundles.len())] {
             assert!(matches!(
                 runner::submit::submit(path, &server.url).unwrap(),
                 runner::submit::Verdict::Accepted { .. }
@@ -184,7 +216,6 @@ async fn sigkill_during_ingests_loses_nothing_acknowledged_and_leaves_nothing_pa
             .into_iter()
             .map(|r| r.bundle_id)
             .collect();
-        assert_eq!(all.len(), bundles.len());
         assert_consistent(&store, &all).await;
         server.kill();
     })
@@ -198,7 +229,8 @@ async fn twenty_submitters_and_a_hundred_readers_for_thirty_seconds() {
         let store = Store::open(&backend, &blobs).await.unwrap();
         store.add_key(&key.public_key(), "load", Tier::Submitter).await.unwrap();
         let files = tempfile::tempdir().unwrap();
-        let server = Server::start(&backend, &blobs);
+        // Twenty at once: the cap on ingests at once has its own test.
+        let server = Server::start_with(&backend, &blobs, &[("REXBENCH_CONCURRENT_INGESTS", "32")]);
         let stop = Arc::new(AtomicBool::new(false));
         let acknowledged = Arc::new(Mutex::new(BTreeSet::new()));
         let errors = Arc::new(Mutex::new(Vec::<String>::new()));
