@@ -119,3 +119,29 @@ pub fn panicked(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
     )
     .into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use axum::Router;
+    use axum::body::Body;
+    use axum::http::Request;
+    use axum::routing::get;
+    use tower::ServiceExt;
+    use tower_http::catch_panic::CatchPanicLayer;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_handler_is_a_json_500() {
+        async fn buggy() -> &'static str {
+            panic!("a bug")
+        }
+        let app = Router::new().route("/", get(buggy)).layer(CatchPanicLayer::custom(panicked));
+        let response = app.oneshot(Request::get("/").body(Body::empty()).unwrap()).await.unwrap();
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["error"]["code"], "internal_error");
+        assert!(!body.to_string().contains("a bug"), "the panic stays in the log");
+    }
+}

@@ -64,7 +64,9 @@ pub struct Guard {
 
 /// A place among the ingests running at once, held until the ingest ends.
 #[derive(Debug)]
-pub struct Permit(#[allow(dead_code)] OwnedSemaphorePermit);
+pub struct Permit {
+    _place: OwnedSemaphorePermit,
+}
 
 impl Guard {
     pub fn new(limits: Limits) -> Guard {
@@ -137,7 +139,7 @@ impl Guard {
 
     /// A place among the ingests running at once, or a 429 when all are taken.
     pub fn ingest_permit(&self) -> Result<Permit, ApiError> {
-        self.ingests.clone().try_acquire_owned().map(Permit).map_err(|_| {
+        self.ingests.clone().try_acquire_owned().map(|place| Permit { _place: place }).map_err(|_| {
             rate_limited(
                 format!(
                     "the server is already ingesting {} bundles, its most at once; try again in a few seconds",
