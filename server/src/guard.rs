@@ -222,13 +222,9 @@ fn rate_limited(message: String, wait: Duration) -> ApiError {
 mod tests {
     use super::*;
 
-    fn guard(limits: Limits) -> Guard {
-        Guard::new(limits)
-    }
-
     #[test]
     fn an_address_gets_a_quarter_of_its_hour_at_once_then_waits() {
-        let g = guard(Limits { per_address_hourly: 8, ..Limits::default() });
+        let g = Guard::new(Limits { per_address_hourly: 8, ..Limits::default() });
         let a: IpAddr = "192.0.2.1".parse().unwrap();
         assert!(g.admit_address(a).is_ok() && g.admit_address(a).is_ok());
         let refused = g.admit_address(a).unwrap_err();
@@ -240,7 +236,7 @@ mod tests {
 
     #[test]
     fn a_key_is_limited_wherever_it_submits_from() {
-        let g = guard(Limits { per_key_hourly: 4, ..Limits::default() });
+        let g = Guard::new(Limits { per_key_hourly: 4, ..Limits::default() });
         assert!(g.admit_keys(["k1"]).is_ok());
         let refused = g.admit_keys(["k2", "k1"]).unwrap_err();
         assert!(refused.message.contains("signed by key k1"), "{}", refused.message);
@@ -248,7 +244,7 @@ mod tests {
 
     #[test]
     fn ingests_beyond_the_cap_wait_their_turn() {
-        let g = guard(Limits { concurrent_ingests: 2, ..Limits::default() });
+        let g = Guard::new(Limits { concurrent_ingests: 2, ..Limits::default() });
         let (one, _two) = (g.ingest_permit().unwrap(), g.ingest_permit().unwrap());
         assert_eq!(g.ingest_permit().unwrap_err().code, "too_many_ingests");
         drop(one);
@@ -261,16 +257,16 @@ mod tests {
         headers.insert("x-forwarded-for", "203.0.113.9, 198.51.100.7".parse().unwrap());
         let mut extensions = Extensions::new();
         extensions.insert(ConnectInfo(SocketAddr::from(([127, 0, 0, 1], 4000))));
-        let g = guard(Limits::default());
+        let g = Guard::new(Limits::default());
         assert_eq!(g.client(&headers, &extensions).to_string(), "127.0.0.1");
-        let g = guard(Limits { trust_forwarded: true, ..Limits::default() });
+        let g = Guard::new(Limits { trust_forwarded: true, ..Limits::default() });
         assert_eq!(g.client(&headers, &extensions).to_string(), "198.51.100.7");
         assert_eq!(g.client(&HeaderMap::new(), &extensions).to_string(), "127.0.0.1");
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_body_that_stops_arriving_is_cut_off() {
-        let g = guard(Limits { body_idle: Duration::from_secs(2), ..Limits::default() });
+        let g = Guard::new(Limits { body_idle: Duration::from_secs(2), ..Limits::default() });
         let stalls = futures::stream::iter([Ok::<_, io::Error>(Bytes::from_static(b"abc"))])
             .chain(futures::stream::pending());
         let (mut body, clock) = g.timed(Box::pin(stalls));
@@ -282,7 +278,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_body_that_trickles_past_the_deadline_is_cut_off() {
-        let g = guard(Limits {
+        let g = Guard::new(Limits {
             body_idle: Duration::from_secs(5),
             body_total: Duration::from_secs(12),
             ..Limits::default()
