@@ -131,8 +131,8 @@ pub async fn serve(config: Config, state: AppState) -> std::io::Result<()> {
         }
     });
     let app = router(shared);
-    // One connection at a time is HTTP/1 as axum speaks it, with a deadline for the
-    // request's head: a client that trickles its headers is cut off, not waited for.
+    // Each connection speaks HTTP/1, as axum's own server would, but with a deadline
+    // for the request's head: a client that trickles its headers is cut off.
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new()).header_read_timeout(header_timeout);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
