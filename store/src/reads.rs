@@ -16,10 +16,11 @@ const SUMS: &str = "CAST(SUM(g.runs) AS BIGINT) AS runs, CAST(SUM(g.counted) AS 
     CAST(SUM(g.recall_sum) AS DOUBLE PRECISION) AS recall_sum, CAST(SUM(g.recall_runs) AS BIGINT) AS recall_runs";
 
 /// The counts of `table` for each hint condition as columns of one row (`none_runs`,
-/// `hints_runs`, …), joined by key to submission `s`, with `on` narrowing the join
-/// further: a page reads one row per agent, not one per agent and condition (rows
-/// are what costs most through the driver; the task page read 3,000 in 30 ms).
-fn by_hint_joins(table: &str, on: &str) -> (String, String) {
+/// `hints_runs`, …), joined by key to submission `s` (and, `per_task`, to a task bound
+/// once per condition): a page reads one row per agent, not one per agent and
+/// condition (rows are what costs most through the driver; the task page read 3,000
+/// in 30 ms).
+fn by_hint_joins(table: &str, per_task: bool) -> (String, String) {
     let mut columns = Vec::new();
     let mut joins = String::new();
     for hint in Hint::ALL.map(Hint::as_str) {
@@ -27,9 +28,11 @@ fn by_hint_joins(table: &str, on: &str) -> (String, String) {
             columns.push(format!("{hint}.{c} AS {hint}_{c}"));
         }
         joins.push_str(&format!(
-            " LEFT JOIN {table} {hint} ON {hint}.bundle_id = s.bundle_id AND {hint}.hint = '{hint}'{}",
-            on.replace("{t}", hint)
+            " LEFT JOIN {table} {hint} ON {hint}.bundle_id = s.bundle_id AND {hint}.hint = '{hint}'"
         ));
+        if per_task {
+            joins.push_str(&format!(" AND {hint}.task = ?"));
+        }
     }
     (columns.join(", "), joins)
 }
@@ -84,7 +87,7 @@ fn rates(row: &AnyRow) -> Result<Rates, StoreError> {
 
 impl Store {
     pub async fn leaderboard(&self, filter: &LeaderboardFilter) -> Result<Vec<LeaderboardRow>, StoreError> {
-        let (columns, joins) = by_hint_joins("totals", "");
+        let (columns, joins) = by_hint_joins("totals", false);
         let mut query = format!(
             "SELECT s.bundle_id, s.agent_id, a.display_name, a.framework, a.model, a.url, s.tier, s.provenance, \
              s.benchmark_name, s.benchmark_version, s.task_set_digest, {columns} \
@@ -310,7 +313,7 @@ impl Store {
 
     /// Per agent with a current submission, the rates on one task.
     pub async fn task(&self, task: &str) -> Result<Vec<TaskAgentRow>, StoreError> {
-        let (columns, joins) = by_hint_joins("aggregates", " AND {t}.task = ?");
+        let (columns, joins) = by_hint_joins("aggregates", true);
         let sql = self
             .sql(&format!(
                 "SELECT s.agent_id, a.display_name, s.tier, s.provenance, s.bundle_id, {columns} \
