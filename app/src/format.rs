@@ -55,14 +55,34 @@ pub fn tier_title(tier: &str) -> &'static str {
 }
 
 pub fn provenance_label(provenance: &str) -> &'static str {
-    if provenance == "published" { "Reported in the paper" } else { "Evaluated" }
+    match provenance {
+        "published" => "Reported in the paper",
+        "imported" => "Imported",
+        _ => "Evaluated",
+    }
 }
 
-pub fn provenance_title(provenance: &str) -> &'static str {
-    if provenance == "published" {
-        "Per-task results published in the RExBench paper; 5 runs per cell reconstructed from the published fractions, with no patches or logs"
-    } else {
-        "Evaluated by the runner from the agent's patches, with patches and logs"
+/// The badge's words where the source is known: an import names its harness
+/// (`harbor 0.3.1, job …` → "Imported from Harbor").
+pub fn provenance_badge(provenance: &str, source: Option<&str>) -> String {
+    match (provenance, source.and_then(|s| s.split([' ', ',']).next()).filter(|h| !h.is_empty())) {
+        ("imported", Some(harness)) => {
+            let mut chars = harness.chars();
+            let first = chars.next().map(|c| c.to_uppercase().collect::<String>()).unwrap_or_default();
+            format!("Imported from {first}{}", chars.as_str())
+        }
+        _ => provenance_label(provenance).to_owned(),
+    }
+}
+
+pub fn provenance_title(provenance: &str, source: Option<&str>) -> String {
+    match provenance {
+        "published" => "Per-task results published in the RExBench paper; 5 runs per cell reconstructed from the published fractions, with no patches or logs".to_owned(),
+        "imported" => format!(
+            "Run and judged by another harness ({}), not by this project's runner; imported with the verifier's output, and the agent's patch where the job kept one",
+            source.unwrap_or("source not named")
+        ),
+        _ => "Evaluated by the runner from the agent's patches, with patches and logs".to_owned(),
     }
 }
 

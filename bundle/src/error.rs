@@ -1,6 +1,7 @@
 //! Every way a bundle can be refused: one variant per rule of the spec, each with a
 //! stable machine code and a sentence that names the offending run or member.
 
+use crate::vocab::ProvenanceKind;
 use std::fmt;
 
 /// Which run a manifest error is about: its position, and its key where it parsed.
@@ -125,8 +126,11 @@ pub enum BundleError {
     InvalidRunner { field: &'static str, detail: String },
     #[error("provenance.kind is invalid: {detail}")]
     InvalidProvenance { detail: String },
-    #[error("provenance.kind is `published`, which requires provenance.source (a citation)")]
-    ProvenanceSourceMissing,
+    #[error(
+        "provenance.kind is `{kind}`, which requires provenance.source ({})",
+        if *kind == ProvenanceKind::Published { "a citation" } else { "the harness, its version and the job" }
+    )]
+    ProvenanceSourceMissing { kind: ProvenanceKind },
     #[error("{run} carries artifacts, but a published bundle has none")]
     PublishedRunHasArtifacts { run: RunRef },
     #[error(
@@ -273,7 +277,7 @@ impl BundleError {
             InvalidTaskSetDigest { .. } => "invalid_task_set_digest",
             InvalidRunner { .. } => "invalid_runner",
             InvalidProvenance { .. } => "invalid_provenance",
-            ProvenanceSourceMissing => "provenance_source_missing",
+            ProvenanceSourceMissing { .. } => "provenance_source_missing",
             PublishedRunHasArtifacts { .. } => "published_run_has_artifacts",
             InvalidAgentId { .. } => "invalid_agent_id",
             InvalidAgentField { .. } => "invalid_agent_field",

@@ -40,7 +40,9 @@ pub fn validate(
         .map_err(|detail| BundleError::InvalidRunner { field: "version", detail })?;
     let published = m.provenance.kind == ProvenanceKind::Published;
     match &m.provenance.source {
-        None if published => return Err(BundleError::ProvenanceSourceMissing),
+        None if m.provenance.kind != ProvenanceKind::Evaluated => {
+            return Err(BundleError::ProvenanceSourceMissing { kind: m.provenance.kind });
+        }
         Some(source) => text("source", source, 2000)
             .map_err(|detail| BundleError::InvalidProvenance { detail: format!("provenance.{detail}") })?,
         None => {}

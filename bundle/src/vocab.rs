@@ -160,6 +160,9 @@ impl FromStr for Outcome {
 pub enum ProvenanceKind {
     /// The runner executed the agent's outputs.
     Evaluated,
+    /// Another harness executed and judged them (e.g. Harbor's RExBench adapter);
+    /// `provenance.source` names the harness, its version and the job.
+    Imported,
     /// Reconstructed from numbers a paper reported.
     Published,
 }
@@ -168,6 +171,7 @@ impl ProvenanceKind {
     pub fn as_str(self) -> &'static str {
         match self {
             ProvenanceKind::Evaluated => "evaluated",
+            ProvenanceKind::Imported => "imported",
             ProvenanceKind::Published => "published",
         }
     }

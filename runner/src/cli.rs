@@ -5,7 +5,7 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use bundle::{PublicKey, REXBENCH_TASKS, SecretKey, Verifier};
+use bundle::{Hint, PublicKey, REXBENCH_TASKS, SecretKey, Verifier};
 use clap::{Parser, Subcommand};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -58,6 +58,30 @@ enum Command {
         /// {command}, e.g. 'docker run --rm --name {name} -v {workdir}:/work -w /work IMAGE {command}'.
         #[arg(long)]
         container: Option<String>,
+    },
+    /// Turn Harbor job folders (RExBench adapter) into a results directory for `pack`,
+    /// with provenance `imported`: Harbor ran and judged the runs; nothing is re-run.
+    ImportHarbor {
+        /// Harbor job folders (each with result.json and one folder per trial).
+        #[arg(required = true)]
+        jobs: Vec<PathBuf>,
+        /// The results directory to write (must not exist yet, or be empty).
+        #[arg(long)]
+        out: PathBuf,
+        /// The hint condition the jobs ran under (none | hints | detailed); required
+        /// unless every trial's task name says it. The adapter's tasks carry the
+        /// no-hint instructions.
+        #[arg(long)]
+        hint: Option<Hint>,
+        /// The task cards, for the task-set digest.
+        #[arg(long, default_value = "tasks")]
+        tasks: PathBuf,
+        /// The private gold directory (<task>/gold.toml), for file recall.
+        #[arg(long)]
+        gold: Option<PathBuf>,
+        /// Harbor's version, for jobs whose lock.json does not record it.
+        #[arg(long)]
+        harbor_version: Option<String>,
     },
     /// Pack an evaluation results directory into a signed bundle (layout: runner/README.md).
     Pack {
@@ -198,6 +222,36 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 }
                 Err(e) => Err(e.to_string()),
             }
+        }
+        Command::ImportHarbor { jobs, out, hint, tasks, gold, harbor_version } => {
+            let opts = crate::harbor::Options {
+                jobs,
+                out: out.clone(),
+                hint,
+                tasks_dir: tasks,
+                gold,
+                harbor_version,
+            };
+            let done = crate::harbor::import(&opts).map_err(|e| e.to_string())?;
+            let per: Vec<String> = done.outcomes.iter().map(|(o, n)| format!("{o} {n}")).collect();
+            println!(
+                "imported {} runs ({}) from {}; results in {}",
+                done.runs,
+                per.join(", "),
+                done.source,
+                out.display()
+            );
+            println!(
+                "agent `{}` ({} with {}): check {} then run
+  runner pack {} --agent {} --key YOUR_KEY.pem",
+                done.agent.id,
+                done.agent.framework,
+                done.agent.model,
+                out.join("agent.toml").display(),
+                out.display(),
+                out.join("agent.toml").display()
+            );
+            Ok(ExitCode::SUCCESS)
         }
         Command::Pack { results, agent, keys, out, created_at } => {
             let agent = pack::read_agent(&agent).map_err(|e| e.to_string())?;

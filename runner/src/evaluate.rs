@@ -61,6 +61,8 @@ struct Prepared {
     card: TaskCard,
     codebase: PathBuf,
     check: CheckSpec,
+    /// The task's gold folder, where its check came from there.
+    gold_dir: Option<PathBuf>,
     gold_files: Vec<String>,
 }
 
@@ -92,6 +94,7 @@ pub fn evaluate(opts: &Options) -> Result<Summary, EvalError> {
             name: crate::pack::RUNNER_NAME.into(),
             version: env!("CARGO_PKG_VERSION").into(),
         }),
+        provenance: None,
     };
     write_evaluation(&opts.out, &evaluation)?;
 
@@ -143,6 +146,12 @@ pub fn evaluate(opts: &Options) -> Result<Summary, EvalError> {
 fn prepare(mut card: TaskCard, opts: &Options) -> Result<Prepared, EvalError> {
     card.dir = card.dir.canonicalize().map_err(|source| EvalError::Io { path: card.dir.clone(), source })?;
     let gold: Gold = load_gold(opts.gold.as_deref(), &card.id)?.unwrap_or_default();
+    let gold_dir = match (&card.check, &gold.check) {
+        (None, Some(_)) => {
+            Some(gold.dir.canonicalize().map_err(|source| EvalError::Io { path: gold.dir.clone(), source })?)
+        }
+        _ => None,
+    };
     let check = card.check.clone().or(gold.check).ok_or_else(|| TaskError::NoGold(card.id.clone()))?;
     let codebase = match (&card.evaluation.codebase, &opts.codebases) {
         (Some(rel), _) => card.dir.join(rel),
@@ -161,7 +170,7 @@ fn prepare(mut card: TaskCard, opts: &Options) -> Result<Prepared, EvalError> {
             codebase.display()
         )));
     }
-    Ok(Prepared { card, codebase, check, gold_files: gold.files })
+    Ok(Prepared { card, codebase, check, gold_dir, gold_files: gold.files })
 }
 
 /// The benchmark the evaluated tasks belong to: the RExBench tasks, or the examples.
@@ -189,6 +198,15 @@ fn write_evaluation(out: &Path, evaluation: &Evaluation) -> Result<(), EvalError
     if let Ok(bytes) = fs::read(&path) {
         let existing: Evaluation = serde_json::from_slice(&bytes)
             .map_err(|e| EvalError::Setup(format!("{}: {e}", path.display())))?;
+        if let Some(p) = existing.provenance.as_ref().filter(|p| p.kind != bundle::ProvenanceKind::Evaluated)
+        {
+            return Err(EvalError::Setup(format!(
+                "{} holds {} results ({}); evaluate into a new --out directory",
+                out.display(),
+                p.kind,
+                p.source.as_deref().unwrap_or("no source")
+            )));
+        }
         if existing.benchmark != evaluation.benchmark {
             return Err(EvalError::Setup(format!(
                 "{} holds results for another task set ({} {} {}); use a new --out directory",
@@ -281,6 +299,7 @@ fn evaluate_run(run: &AgentRun, task: &Prepared, opts: &Options) -> Result<Optio
             Ok(Exit::Finished { success: true, .. }) => {
                 let report = task.check.run(RunOutput {
                     task_dir: &task.card.dir,
+                    gold_dir: task.gold_dir.as_deref(),
                     workdir: &workdir,
                     stdout: &stdout,
                     stderr: &stderr,

@@ -5,6 +5,7 @@ pub mod check;
 pub mod cli;
 pub mod evaluate;
 pub mod exec;
+pub mod harbor;
 pub mod keyfile;
 pub mod outputs;
 pub mod pack;

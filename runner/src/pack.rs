@@ -66,7 +66,7 @@ pub fn pack(
             name: RUNNER_NAME.to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
         }),
-        provenance: Provenance { kind: ProvenanceKind::Evaluated, source: None },
+        provenance: eval.provenance.unwrap_or(Provenance { kind: ProvenanceKind::Evaluated, source: None }),
         agent,
         runs: Vec::new(),
         artifacts: BTreeMap::new(),

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use bundle::{Benchmark, Hint, Outcome, RunnerInfo};
+use bundle::{Benchmark, Hint, Outcome, Provenance, RunnerInfo};
 use serde::{Deserialize, Serialize};
 
 /// `evaluation.json`: what the runs were evaluated against.
@@ -14,6 +14,9 @@ pub struct Evaluation {
     pub benchmark: Benchmark,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runner: Option<RunnerInfo>,
+    /// Where the results come from; absent: `evaluated` by this runner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
 }
 
 /// `run.json`: one run's result. Where the run is comes from its directory.

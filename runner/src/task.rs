@@ -102,6 +102,9 @@ pub struct Gold {
     pub files: Vec<String>,
     #[serde(default)]
     pub check: Option<CheckSpec>,
+    /// Where it was read from: `{gold}` in an external check.
+    #[serde(skip)]
+    pub dir: PathBuf,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -163,6 +166,20 @@ pub fn load(task_dir: &Path) -> Result<TaskCard, TaskError> {
     }
     if let Some(check) = &card.check {
         check.validate().map_err(|detail| TaskError::Invalid { path: path.clone(), detail })?;
+        if check.uses_gold_dir() {
+            return Err(TaskError::Invalid {
+                path,
+                detail: "a card's check cannot name `{gold}`: a private evaluator belongs in gold.toml"
+                    .into(),
+            });
+        }
+    }
+    let known: Vec<String> = card.check.iter().flat_map(|c| c.expectations()).map(|(name, _)| name).collect();
+    if let Some(name) = card.public_expected.iter().find(|n| !known.contains(n)) {
+        return Err(TaskError::Invalid {
+            path,
+            detail: format!("public_expected names `{name}`, which the card's check does not report"),
+        });
     }
     card.dir = task_dir.to_owned();
     Ok(card)
@@ -176,8 +193,9 @@ pub fn load_gold(gold_dir: Option<&Path>, task: &str) -> Result<Option<Gold>, Ta
         return Ok(None);
     }
     let text = fs::read_to_string(&path).map_err(|source| TaskError::Io { path: path.clone(), source })?;
-    let gold: Gold = toml::from_str(&text)
+    let mut gold: Gold = toml::from_str(&text)
         .map_err(|e| TaskError::Invalid { path: path.clone(), detail: e.to_string() })?;
+    gold.dir = dir.join(task);
     if let Some(check) = &gold.check {
         check.validate().map_err(|detail| TaskError::Invalid { path, detail })?;
     }

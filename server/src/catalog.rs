@@ -4,35 +4,28 @@
 use std::path::Path;
 
 use app::catalog::{Catalog, Expected, TaskInfo};
-use runner::check::MetricSpec;
+use runner::check::Expectation;
 use runner::task::TaskCard;
 
 /// Reads every card under `dir` (and `dir/examples`).
 pub fn load(dir: &Path) -> Result<Catalog, String> {
     let cards = runner::task::load_all(dir).map_err(|e| format!("reading the task cards: {e}"))?;
-    let tasks = cards.into_values().map(|card| info(&card, dir)).collect::<Result<_, _>>()?;
+    let tasks = cards.into_values().map(|card| info(&card, dir)).collect();
     Ok(Catalog { tasks })
 }
 
-fn info(card: &TaskCard, dir: &Path) -> Result<TaskInfo, String> {
+fn info(card: &TaskCard, dir: &Path) -> TaskInfo {
     let readme_path = card.dir.join("README.md");
     let readme = std::fs::read_to_string(&readme_path)
         .unwrap_or_else(|_| format!("# {}\n\n{}\n", card.name, card.summary.clone().unwrap_or_default()));
-    let metrics = card.check.as_ref().map(|c| c.metrics.as_slice()).unwrap_or_default();
-    let public_expected = card
-        .public_expected
-        .iter()
-        .map(|name| {
-            metrics
-                .iter()
-                .find(|m| &m.name == name)
-                .map(|m| Expected { metric: name.clone(), value: expectation(m) })
-                .ok_or_else(|| {
-                    format!("task {}: public_expected names `{name}`, which its check lacks", card.id)
-                })
-        })
-        .collect::<Result<_, _>>()?;
-    Ok(TaskInfo {
+    // The card loader has checked that every name it lists is one its check reports.
+    let expectations = card.check.as_ref().map(|c| c.expectations()).unwrap_or_default();
+    let public_expected = expectations
+        .into_iter()
+        .filter(|(name, _)| card.public_expected.contains(name))
+        .map(|(metric, e)| Expected { metric, value: words(e) })
+        .collect();
+    TaskInfo {
         id: card.id.clone(),
         name: card.name.clone(),
         venue: card.venue.clone(),
@@ -43,18 +36,14 @@ fn info(card: &TaskCard, dir: &Path) -> Result<TaskInfo, String> {
         readme,
         public_expected,
         example: card.dir.parent().is_some_and(|p| p.ends_with("examples")) && card.dir.starts_with(dir),
-    })
+    }
 }
 
-/// What a metric must be, in words.
-fn expectation(m: &MetricSpec) -> String {
-    match (m.equals, m.expected, m.tolerance, m.min, m.max) {
-        (Some(v), ..) => format!("{v}"),
-        (None, Some(v), Some(t), ..) => format!("{v} ± {t}"),
-        (None, Some(v), None, ..) => format!("{v}"),
-        (None, None, _, Some(lo), Some(hi)) => format!("between {lo} and {hi}"),
-        (None, None, _, Some(lo), None) => format!("at least {lo}"),
-        (None, None, _, None, Some(hi)) => format!("at most {hi}"),
-        _ => "as the checker decides".to_owned(),
+/// What a metric must be, as a task page says it.
+fn words(e: Expectation) -> String {
+    match e {
+        Expectation::Equals(v) => format!("{v}"),
+        Expectation::Within { expected, tolerance } => format!("{expected} ± {tolerance}"),
+        Expectation::Range { min, max } => format!("between {min} and {max}"),
     }
 }

@@ -81,7 +81,11 @@ impl From<StoreError> for ApiError {
                 storage_full()
             }
             // Internals stay in the log; the client learns that it was not its fault.
-            StoreError::Database(_) | StoreError::Migrate(_) | StoreError::Io(_) | StoreError::BadKey(_) => {
+            StoreError::Database(_)
+            | StoreError::Migrate(_)
+            | StoreError::BrokenReferences(_)
+            | StoreError::Io(_)
+            | StoreError::BadKey(_) => {
                 tracing::error!(error = %e, "store failure");
                 ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,

@@ -50,11 +50,25 @@ pub(crate) async fn connect(backend: &Backend, max_connections: u32) -> Result<A
 }
 
 pub(crate) async fn migrate(pool: &AnyPool, backend: &Backend) -> Result<(), StoreError> {
-    let migrator = match backend {
-        Backend::Sqlite { .. } => &SQLITE_MIGRATIONS,
-        Backend::Postgres { .. } => &POSTGRES_MIGRATIONS,
-    };
-    migrator.run(pool).await?;
+    match backend {
+        Backend::Postgres { .. } => POSTGRES_MIGRATIONS.run(pool).await?,
+        Backend::Sqlite { .. } => {
+            // SQLite changes a constraint only by rebuilding the table, which needs foreign
+            // keys off, and that switch is ignored inside the transaction each migration
+            // runs in. So the migrations run on one connection with them off, and every
+            // reference is checked before it goes back to the pool with them on.
+            let mut conn = pool.acquire().await?;
+            conn.execute("PRAGMA foreign_keys = OFF").await?;
+            let migrated = SQLITE_MIGRATIONS.run(&mut *conn).await;
+            let broken = sqlx::query("PRAGMA foreign_key_check").fetch_all(&mut *conn).await;
+            conn.execute("PRAGMA foreign_keys = ON").await?;
+            migrated?;
+            let broken = broken?.len();
+            if broken > 0 {
+                return Err(StoreError::BrokenReferences(broken));
+            }
+        }
+    }
     Ok(())
 }
 

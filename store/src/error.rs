@@ -6,6 +6,8 @@ pub enum StoreError {
     Database(#[from] sqlx::Error),
     #[error("database migration: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("database migration left {0} rows referring to rows that do not exist")]
+    BrokenReferences(usize),
     #[error("blob store: {0}")]
     Io(String),
     #[error("the blob store is full: {0}")]

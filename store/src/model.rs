@@ -52,6 +52,8 @@ pub struct LeaderboardRow {
     pub url: Option<String>,
     pub tier: String,
     pub provenance: String,
+    /// What `imported` and `published` results name as their source.
+    pub provenance_source: Option<String>,
     pub benchmark_name: String,
     pub benchmark_version: String,
     pub task_set_digest: String,
@@ -129,6 +131,7 @@ pub struct RunDetail {
     pub benchmark_version: String,
     pub tier: String,
     pub provenance: String,
+    pub provenance_source: Option<String>,
     pub task: String,
     pub hint: String,
     pub attempt: i64,

@@ -90,7 +90,7 @@ impl Store {
         let (columns, joins) = by_hint_joins("totals", false);
         let mut query = format!(
             "SELECT s.bundle_id, s.agent_id, a.display_name, a.framework, a.model, a.url, s.tier, s.provenance, \
-             s.benchmark_name, s.benchmark_version, s.task_set_digest, {columns} \
+             s.provenance_source, s.benchmark_name, s.benchmark_version, s.task_set_digest, {columns} \
              FROM submissions s JOIN agents a ON a.id = s.agent_id{joins} \
              WHERE s.superseded_by IS NULL"
         );
@@ -125,6 +125,7 @@ impl Store {
                     url: row.try_get("url")?,
                     tier: row.try_get("tier")?,
                     provenance: row.try_get("provenance")?,
+                    provenance_source: row.try_get("provenance_source")?,
                     benchmark_name: row.try_get("benchmark_name")?,
                     benchmark_version: row.try_get("benchmark_version")?,
                     task_set_digest: row.try_get("task_set_digest")?,
@@ -238,7 +239,8 @@ impl Store {
 
     pub async fn run(&self, id: i64) -> Result<Option<RunDetail>, StoreError> {
         let Some(r) = sqlx::query(&self.sql(
-            "SELECT r.id, r.bundle_id, s.agent_id, a.display_name, s.benchmark_version, s.tier, s.provenance, r.task, \
+            "SELECT r.id, r.bundle_id, s.agent_id, a.display_name, s.benchmark_version, s.tier, s.provenance, \
+             s.provenance_source, r.task, \
              r.hint, r.attempt, r.outcome, r.error_type, r.file_recall, r.files_changed, r.duration_s, r.cost_usd, r.metrics \
              FROM runs r JOIN submissions s ON s.bundle_id = r.bundle_id JOIN agents a ON a.id = s.agent_id WHERE r.id = ?",
         ))
@@ -275,6 +277,7 @@ impl Store {
             benchmark_version: r.try_get("benchmark_version")?,
             tier: r.try_get("tier")?,
             provenance: r.try_get("provenance")?,
+            provenance_source: r.try_get("provenance_source")?,
             task: r.try_get("task")?,
             hint: r.try_get("hint")?,
             attempt: r.try_get("attempt")?,

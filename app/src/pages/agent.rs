@@ -73,9 +73,10 @@ fn Agent(data: AgentData) -> impl IntoView {
             {current.clone().map(|s| view! {
                 <dt>"Results"</dt>
                 <dd>
-                    <TierBadge tier=s.tier.clone()/>" "<ProvenanceBadge provenance=s.provenance.clone()/>
+                    <TierBadge tier=s.tier.clone()/>" "<ProvenanceBadge provenance=s.provenance.clone() source=s.provenance_source.clone()/>
                     {format!(" · {} {} · {} runs", s.benchmark_name, s.benchmark_version, s.run_count)}
                 </dd>
+                {s.provenance_source.clone().map(|source| view! { <dt>"Source"</dt><dd>{source}</dd> })}
             })}
             {a.url.clone().map(|u| view! { <dt>"Link"</dt><dd><AgentUrl url=Some(u)/></dd> })}
             <dt>"Compare"</dt>
@@ -256,7 +257,7 @@ fn Agent(data: AgentData) -> impl IntoView {
                         <td><code title=s.bundle_id.clone()>{format::short(&s.bundle_id).to_owned()}</code></td>
                         <td>{s.created_at.clone()}</td>
                         <td>{s.received_at.clone()}</td>
-                        <td><TierBadge tier=s.tier.clone()/>" "<ProvenanceBadge provenance=s.provenance.clone()/></td>
+                        <td><TierBadge tier=s.tier.clone()/>" "<ProvenanceBadge provenance=s.provenance.clone() source=s.provenance_source.clone()/></td>
                         <td class="num">{s.run_count}</td>
                         <td>{match &s.superseded_by {
                             None => "current".to_owned(),

@@ -267,7 +267,7 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             <Select
                 name="provenance"
                 label="Provenance"
-                options=vec!["evaluated".into(), "published".into()]
+                options=vec!["evaluated".into(), "imported".into(), "published".into()]
                 chosen=view.provenance.clone()
                 words=true
             />
@@ -392,7 +392,7 @@ fn BoardRow(row: LeaderboardRow, stats: Option<AgentStats>) -> impl IntoView {
                 <a href=agent.clone()>{row.display_name.clone()}</a>
                 <div class="badges">
                     <TierBadge tier=row.tier.clone()/>
-                    <ProvenanceBadge provenance=row.provenance.clone()/>
+                    <ProvenanceBadge provenance=row.provenance.clone() source=row.provenance_source.clone()/>
                 </div>
                 <div class="muted small"><AgentUrl url=row.url.clone()/></div>
             </th>

@@ -119,10 +119,17 @@ pub(crate) fn TierBadge(tier: String) -> impl IntoView {
 }
 
 #[component]
-pub(crate) fn ProvenanceBadge(provenance: String) -> impl IntoView {
-    let class = if provenance == "published" { "badge paper" } else { "badge evaluated" };
+pub(crate) fn ProvenanceBadge(provenance: String, source: Option<String>) -> impl IntoView {
+    let class = match provenance.as_str() {
+        "published" => "badge paper",
+        "imported" => "badge imported",
+        _ => "badge evaluated",
+    };
+    let source = source.as_deref();
     view! {
-        <span class=class title=format::provenance_title(&provenance)>{format::provenance_label(&provenance)}</span>
+        <span class=class title=format::provenance_title(&provenance, source)>
+            {format::provenance_badge(&provenance, source)}
+        </span>
     }
 }
 

@@ -35,6 +35,7 @@ fn Run(data: RunData) -> impl IntoView {
     let patch: Vec<ArtifactText> = data.texts.iter().filter(|t| t.role == "patch").cloned().collect();
     let logs: Vec<ArtifactText> = data.texts.iter().filter(|t| t.role != "patch").cloned().collect();
     let published = r.provenance == "published";
+    let imported = (r.provenance == "imported").then(|| r.provenance_source.clone().unwrap_or_default());
 
     view! {
         <Title text=title.clone()/>
@@ -65,7 +66,7 @@ fn Run(data: RunData) -> impl IntoView {
             <dd>{r.files_changed.clone().map_or_else(|| "–".into(), |f| if f.is_empty() { "none".into() } else { f.join(", ") })}</dd>
             <dt>"Results"</dt>
             <dd>
-                <TierBadge tier=r.tier.clone()/>" "<ProvenanceBadge provenance=r.provenance.clone()/>
+                <TierBadge tier=r.tier.clone()/>" "<ProvenanceBadge provenance=r.provenance.clone() source=r.provenance_source.clone()/>
                 {format!(" · benchmark {} · bundle ", r.benchmark_version)}
                 <code title=r.bundle_id.clone()>{format::short(&r.bundle_id).to_owned()}</code>
             </dd>
@@ -112,6 +113,14 @@ fn Run(data: RunData) -> impl IntoView {
             <p class="notice">
                 "This result was reported in the RExBench paper as a per-task fraction; the run was reconstructed "
                 "from it, so there is no patch or log to show."
+            </p>
+        })}
+
+        {imported.map(|source| view! {
+            <p class="notice">
+                "This run was executed and judged by another harness ("{source}"), not re-run here. Its stdout and "
+                "stderr are the verifier's output, which holds the experiment's; the checker log gives the reward "
+                "that decided the outcome. A patch is shown only where the job kept the agent's patch."
             </p>
         })}
 

@@ -2,6 +2,8 @@
 
 mod bundle_commands;
 mod evaluate;
+mod harbor;
+mod parity;
 mod published;
 mod submit;
 mod tasks;

@@ -30,56 +30,63 @@ fn all_twelve_cards_and_the_examples_load() {
     assert_eq!(cards["explain-then-translate"].gold_run.as_ref().unwrap().runtime, "<1m");
 }
 
-fn check_stdout(task: &str, stdout: &str) -> runner::check::CheckReport {
+/// Runs a card's check on a working copy holding `files`.
+fn check_files(task: &str, files: &[(String, String)]) -> runner::check::CheckReport {
     let card = load(&repo().join("tasks").join(task)).unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("stdout");
-    fs::write(&out, stdout).unwrap();
+    for (path, content) in files {
+        let path = tmp.path().join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, content).unwrap();
+    }
+    let none = tmp.path().join("none");
     card.check.unwrap().run(RunOutput {
         task_dir: &card.dir,
+        gold_dir: None,
         workdir: tmp.path(),
-        stdout: &out,
-        stderr: &out,
+        stdout: &none,
+        stderr: &none,
     })
+}
+
+fn cogs_results(text: &str) -> runner::check::CheckReport {
+    check_files("cogs", &[("eval_results.txt".to_owned(), text.to_owned())])
 }
 
 #[test]
 fn the_cogs_check_wants_the_line_exactly_once_with_the_exact_value() {
-    let ok = check_stdout("cogs", "epoch 30\nPRED ACC : 0.4562857142857143 (9582/21000)\ndone\n");
+    let ok = cogs_results("epoch 30\nPRED ACC : 0.4562857142857143 (9582/21000)\ndone\n");
     assert!(ok.passed, "{}", ok.log);
     assert_eq!(ok.metrics["pred_acc"], 0.4562857142857143);
     let twice = "PRED ACC : 0.4562857142857143 (9582/21000)\nPRED ACC : 0.4562857142857143 (9582/21000)\n";
-    assert!(!check_stdout("cogs", twice).passed);
-    let off = check_stdout("cogs", "PRED ACC : 0.4562857142857144 (9582/21000)\n");
+    assert!(!cogs_results(twice).passed);
+    let off = cogs_results("PRED ACC : 0.4562857142857144 (9582/21000)\n");
     assert!(!off.passed);
     assert_eq!(off.metrics["pred_acc"], 0.4562857142857144);
-    assert!(!check_stdout("cogs", "PRED ACC : 0.4562857142857143 (9582/20000)\n").passed);
-    assert!(!check_stdout("cogs", "").passed);
+    assert!(!cogs_results("PRED ACC : 0.4562857142857143 (9582/20000)\n").passed);
+    assert!(!cogs_results("").passed);
+    // The official evaluator searches anywhere in the file, not whole lines.
+    assert!(cogs_results("test PRED ACC : 0.4562857142857143 (9582/21000) best\n").passed);
+    let none = check_files("cogs", &[]);
+    assert!(!none.passed && none.log.contains("cannot read eval_results.txt"), "{}", none.log);
 }
 
 #[test]
 fn the_othello_check_reads_the_last_epoch_of_each_layer_within_its_tolerance() {
-    let card = load(&repo().join("tasks/othello")).unwrap();
     let expected = [0.88211, 0.91916, 0.94318, 0.95633, 0.96581, 0.97177, 0.97266, 0.96966];
     let run = |offset: f64, bad_layer: usize| {
-        let tmp = tempfile::tempdir().unwrap();
-        for (i, e) in expected.iter().enumerate() {
-            let dir = tmp.path().join(format!("probes/layer{}", i + 1));
-            fs::create_dir_all(&dir).unwrap();
-            let last = if i + 1 == bad_layer { e + 0.01 } else { e + offset };
-            fs::write(
-                dir.join("epoch_metrics.txt"),
-                format!("epoch 1 test_acc: 0.5\nepoch 2 test_acc: {last:.5}\n"),
-            )
-            .unwrap();
-        }
-        let none = tmp.path().join("none");
-        card.check.as_ref().unwrap().run(RunOutput {
-            task_dir: &card.dir,
-            workdir: tmp.path(),
-            stdout: &none,
-            stderr: &none,
-        })
+        let files: Vec<(String, String)> = expected
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let last = if i + 1 == bad_layer { e + 0.01 } else { e + offset };
+                (
+                    format!("ckpts/battery_othello/run/layer{}/epoch_metrics.txt", i + 1),
+                    format!("epoch,test_acc\n1,0.5\n2,{last:.5}\n"),
+                )
+            })
+            .collect();
+        check_files("othello", &files)
     };
     let ok = run(0.0019, 0);
     assert!(ok.passed, "{}", ok.log);
@@ -92,6 +99,8 @@ fn the_othello_check_reads_the_last_epoch_of_each_layer_within_its_tolerance() {
         "{}",
         one_off.log
     );
+    let empty = check_files("othello", &[]);
+    assert!(!empty.passed && empty.log.contains("cannot list ckpts/battery_othello"), "{}", empty.log);
 }
 
 fn digest_of(dir: &Path) -> bundle::Digest {
@@ -123,4 +132,21 @@ fn the_task_set_digest_changes_with_what_evaluation_reads_and_nothing_else() {
 
     fs::write(tasks.join("othello/check.py"), "print(1)").unwrap();
     assert_ne!(digest_of(&tasks), changed, "so is any file beside the card");
+}
+
+#[test]
+fn cards_that_name_the_gold_folder_or_unknown_public_values_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("mytask");
+    fs::create_dir_all(&dir).unwrap();
+    let card = |check: &str| {
+        fs::write(dir.join("task.toml"), format!("id = \"mytask\"\nname = \"Mine\"\n{check}")).unwrap();
+        load(&dir).map(drop).unwrap_err().to_string()
+    };
+    let err = card("[check.external]\ncommand = [\"sh\", \"{gold}/evaluate.sh\"]\n");
+    assert!(err.contains("a card's check cannot name `{gold}`"), "{err}");
+    let err = card(
+        "public_expected = [\"acc\"]\n[[check.metrics]]\nname = \"accuracy\"\nregex = '(\\d+)'\nequals = 1.0\n",
+    );
+    assert!(err.contains("public_expected names `acc`, which the card's check does not report"), "{err}");
 }

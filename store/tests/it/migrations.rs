@@ -1,0 +1,79 @@
+//! Databases made by earlier versions upgrade in place, keeping every row.
+
+use std::path::Path;
+
+use sqlx::{AnyConnection, Connection, Executor};
+use store::{Backend, Store};
+
+fn url(backend: &Backend) -> String {
+    match backend {
+        Backend::Sqlite { path } => format!("sqlite://{}?mode=rwc", path.display()),
+        Backend::Postgres { url } => url.clone(),
+    }
+}
+
+/// Applies the migrations up to `version` as an earlier release would have.
+async fn migrate_to(backend: &Backend, version: i64, conn: &mut AnyConnection) {
+    let dialect = if matches!(backend, Backend::Sqlite { .. }) { "sqlite" } else { "postgres" };
+    let all = Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations").join(dialect);
+    let earlier = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(&all).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name[..4].parse::<i64>().unwrap() <= version {
+            std::fs::copy(&path, earlier.path().join(name)).unwrap();
+        }
+    }
+    sqlx::migrate::Migrator::new(earlier.path()).await.unwrap().run(conn).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_database_from_before_imported_results_upgrades_in_place() {
+    store::testing::for_each_backend(|backend, blobs| async move {
+        sqlx::any::install_default_drivers();
+        let sqlite = matches!(backend, Backend::Sqlite { .. });
+        let blob = if sqlite { "x'00'" } else { "'\\x00'::bytea" };
+        let row = |id: &str, provenance: &str, superseded: &str| {
+            format!(
+                "INSERT INTO submissions VALUES ('{id}', 'a', 'k', 'submitter', '{provenance}', NULL, 'RExBench', '1.0', \
+                 'd', 'rexbench-runner', '0.1.0', 't', 't', {superseded}, 1, 0, {blob})"
+            )
+        };
+        let mut conn = AnyConnection::connect(&url(&backend)).await.unwrap();
+        migrate_to(&backend, 4, &mut conn).await;
+        conn.execute("INSERT INTO keys VALUES ('k', 'pem', 'Team', 'submitter', 't', NULL)").await.unwrap();
+        conn.execute("INSERT INTO agents VALUES ('a', 'k', 'OpenHands', NULL, 'M', NULL, 'A', NULL, 't')").await.unwrap();
+        conn.execute(row("new", "evaluated", "NULL").as_str()).await.unwrap();
+        conn.execute(row("old", "published", "'new'").as_str()).await.unwrap();
+        conn.execute("INSERT INTO runs (bundle_id, task, hint, attempt, outcome, metrics) VALUES ('new', 'cogs', 'none', 1, 'success', '{}')")
+            .await
+            .unwrap();
+        assert!(conn.execute(row("x", "imported", "NULL").as_str()).await.is_err(), "version 4 refuses `imported`");
+        conn.close().await.unwrap();
+
+        let store = Store::open(&backend, &blobs).await.unwrap();
+        assert_eq!(store.keys().await.unwrap().len(), 1);
+        drop(store);
+
+        let mut conn = AnyConnection::connect(&url(&backend)).await.unwrap();
+        if sqlite {
+            conn.execute("PRAGMA foreign_keys = ON").await.unwrap();
+        }
+        let kept: Vec<(String, String, Option<String>)> =
+            sqlx::query_as("SELECT bundle_id, provenance, superseded_by FROM submissions ORDER BY bundle_id")
+                .fetch_all(&mut conn)
+                .await
+                .unwrap();
+        assert_eq!(
+            kept,
+            [("new".into(), "evaluated".into(), None), ("old".into(), "published".into(), Some("new".into()))]
+        );
+        conn.execute(row("imp", "imported", "NULL").as_str()).await.unwrap();
+        assert!(conn.execute(row("y", "guessed", "NULL").as_str()).await.is_err(), "the check still holds");
+        let orphan = "INSERT INTO runs (bundle_id, task, hint, attempt, outcome, metrics) VALUES ('gone', 'cogs', 'none', 1, 'success', '{}')";
+        assert!(conn.execute(orphan).await.is_err(), "runs still refer to submissions");
+        let runs: (i64,) = sqlx::query_as("SELECT count(*) FROM runs").fetch_one(&mut conn).await.unwrap();
+        assert_eq!(runs.0, 1);
+    })
+    .await;
+}
