@@ -146,6 +146,15 @@ struct ExceptionInfo {
     exception_type: String,
 }
 
+/// `dir/result.json`, which every job and trial folder Harbor finished holds.
+fn result_json(dir: &Path, otherwise: &str) -> Result<PathBuf, ImportError> {
+    let path = dir.join("result.json");
+    if path.is_file() {
+        return Ok(path);
+    }
+    Err(ImportError::Invalid { path: dir.to_owned(), detail: format!("has no result.json: {otherwise}") })
+}
+
 /// Reads a JSON file, naming the field at fault when it does not fit.
 fn read_json<T: DeserializeOwned>(path: &Path, what: &str) -> Result<T, ImportError> {
     let bytes = fs::read(path).map_err(|source| ImportError::Io { path: path.to_owned(), source })?;
@@ -321,13 +330,7 @@ fn read_trial(
     opts: &Options,
     gold_files: &BTreeMap<String, Vec<String>>,
 ) -> Result<Trial, ImportError> {
-    let result_path = dir.join("result.json");
-    if !result_path.is_file() {
-        return Err(ImportError::Invalid {
-            path: dir.to_owned(),
-            detail: "has no result.json: the trial did not finish, or this is not a Harbor job folder".into(),
-        });
-    }
+    let result_path = result_json(dir, "the trial did not finish, or this is not a Harbor job folder")?;
     let t: TrialResult = read_json(&result_path, "a Harbor trial result")?;
     let invalid = |detail: String| ImportError::Invalid { path: result_path.clone(), detail };
     let (task, shown) = task_of(&t.task_name).ok_or_else(|| {
@@ -457,13 +460,7 @@ fn read_job(
     opts: &Options,
     gold_files: &BTreeMap<String, Vec<String>>,
 ) -> Result<Job, ImportError> {
-    let result_path = dir.join("result.json");
-    if !result_path.is_file() {
-        return Err(ImportError::Invalid {
-            path: dir.to_owned(),
-            detail: "has no result.json: not a Harbor job folder".into(),
-        });
-    }
+    let result_path = result_json(dir, "not a Harbor job folder")?;
     let result: JobResult = read_json(&result_path, "a Harbor job result")?;
     let unfinished = result.stats.n_running_trials + result.stats.n_pending_trials;
     if unfinished > 0 {

@@ -93,6 +93,9 @@ pub struct SeriesSpec {
     /// does; none at all passes).
     #[serde(default)]
     pub count: SeriesCount,
+    // How each entry's number is read and what it must be: as for a metric. The fields
+    // are repeated rather than shared because serde's `flatten` cannot be combined with
+    // `deny_unknown_fields`, and a misspelt field in a card must be an error.
     #[serde(default)]
     pub regex: Option<String>,
     #[serde(default)]
@@ -213,19 +216,25 @@ impl Extract<'_> {
         csv_row: i64,
     ) -> Result<Extract<'a>, String> {
         match (regex, json, csv_column) {
-            (Some(r), None, None) => {
+            (Some(r), None, None) => Ok(Extract::Regex(r, occurrence)),
+            (None, Some(p), None) => Ok(Extract::Json(p)),
+            (None, None, Some(c)) => Ok(Extract::Csv(c, csv_row)),
+            _ => Err("give exactly one of regex, json, csv_column".into()),
+        }
+    }
+
+    /// Refuses a regex that does not compile or captures nothing, and a malformed JSON path.
+    fn validate(self) -> Result<(), String> {
+        match self {
+            Extract::Regex(r, _) => {
                 let re = Regex::new(r).map_err(|e| format!("regex: {e}"))?;
                 if re.captures_len() < 2 {
                     return Err("the regex needs a capture group around the number".into());
                 }
-                Ok(Extract::Regex(r, occurrence))
+                Ok(())
             }
-            (None, Some(p), None) => {
-                read::validate_json_path(p)?;
-                Ok(Extract::Json(p))
-            }
-            (None, None, Some(c)) => Ok(Extract::Csv(c, csv_row)),
-            _ => Err("give exactly one of regex, json, csv_column".into()),
+            Extract::Json(p) => read::validate_json_path(p),
+            Extract::Csv(..) => Ok(()),
         }
     }
 
@@ -328,6 +337,7 @@ impl MetricSpec {
 
     fn validate(&self) -> Result<(), String> {
         let extract = self.extract()?;
+        extract.validate()?;
         if extract.reads_file_only() && self.file.is_none() {
             return Err("json and csv_column read a file: give `file`".into());
         }
@@ -393,7 +403,7 @@ impl SeriesSpec {
     }
 
     fn validate(&self) -> Result<(), String> {
-        self.extract()?;
+        self.extract()?.validate()?;
         if !self.name.contains("{n}") {
             return Err("the name needs `{n}`, the entry's place, to name each metric".into());
         }
