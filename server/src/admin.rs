@@ -8,8 +8,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use subtle::ConstantTimeEq;
 
-use crate::api::Shared;
 use crate::error::ApiError;
+use crate::state::Shared;
 
 /// Checks `Authorization: Bearer <token>` in constant time.
 fn authorize(app: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {

@@ -1,40 +1,20 @@
 //! The JSON API (`/api/v1/…`), the CSV leaderboard and artifacts.
 
 use std::collections::BTreeMap;
-use std::io;
-use std::net::IpAddr;
-use std::sync::Arc;
 
-use app::catalog::Catalog;
 use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{Extensions, HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use bundle::{BundleError, Digest, SignatureStatus, Verifier};
+use bundle::{BundleError, Digest};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use store::{Ingested, LeaderboardFilter, Store};
+use store::{Ingested, LeaderboardFilter};
 
 use crate::error::ApiError;
-use crate::metrics::IngestResult;
-
-/// What every handler shares.
-#[derive(Debug)]
-pub struct AppState {
-    pub store: Arc<Store>,
-    pub limits: bundle::Limits,
-    /// The task cards' public facts.
-    pub catalog: Arc<Catalog>,
-    /// `REXBENCH_ADMIN_TOKEN`: enables the admin endpoints.
-    pub admin_token: Option<String>,
-    pub metrics: crate::metrics::Metrics,
-    pub cache: crate::cache::RenderCache,
-    /// Rate limits, body timeouts and the cap on ingests at once.
-    pub guard: crate::guard::Guard,
-}
-
-pub type Shared = Arc<AppState>;
+use crate::ingest::ingest_measured;
+use crate::state::Shared;
 
 const GZIP_TYPES: [&str; 2] = ["application/gzip", "application/x-gzip"];
 
@@ -80,98 +60,6 @@ pub async fn submit(
     });
     body["bundle_id"] = json!(bundle_id);
     Ok((status, Json(body)).into_response())
-}
-
-/// [`ingest`] of the bundle `reader` gives, counted in the metrics whatever the end,
-/// including a bundle that could not even be received. A bundle from a `client` over
-/// HTTP is held to the guard's limits: its address's allowance and a place among the
-/// ingests at once before it is read, its signers' allowance once they are known.
-pub async fn ingest_measured<R: io::Read + Send + 'static>(
-    app: &AppState,
-    client: Option<IpAddr>,
-    reader: impl Future<Output = Result<R, ApiError>>,
-) -> Result<Ingested, ApiError> {
-    let started = std::time::Instant::now();
-    let outcome = async {
-        let _permit = match client {
-            Some(client) => {
-                app.guard.admit_address(client)?;
-                Some(app.guard.ingest_permit()?)
-            }
-            None => None,
-        };
-        ingest_as(app, reader.await?, client.is_some()).await
-    }
-    .await;
-    let measured = match &outcome {
-        Ok(Ingested::Stored { .. }) => IngestResult::Stored,
-        Ok(Ingested::AlreadyStored { .. }) => IngestResult::AlreadyStored,
-        Err(e) if e.status.is_server_error() => IngestResult::Failed,
-        Err(_) => IngestResult::Refused,
-    };
-    app.metrics.ingest(measured, started.elapsed());
-    outcome
-}
-
-/// Verifies the bundle `reader` yields against the registry and the task ids, staging
-/// its artifacts, then records it: the one path for the API, `import` and the demo.
-pub async fn ingest(app: &AppState, reader: impl io::Read + Send + 'static) -> Result<Ingested, ApiError> {
-    ingest_as(app, reader, false).await
-}
-
-/// [`ingest`], holding the bundle's signers to their allowance when `limited`.
-async fn ingest_as(
-    app: &AppState,
-    reader: impl io::Read + Send + 'static,
-    limited: bool,
-) -> Result<Ingested, ApiError> {
-    let trusted = app.store.trusted_keys().await?;
-    let verifier = Verifier::new(
-        trusted.into_iter().map(|(k, _)| k).collect(),
-        app.catalog.tasks.iter().map(|t| t.id.clone()),
-    )
-    .with_limits(app.limits);
-    let mut staging = app.store.blobs().stage();
-    let (verified, staging) = tokio::task::spawn_blocking(move || {
-        let mut reader = reader;
-        let verified = verifier.verify_into(&mut reader, &mut staging);
-        (verified, staging)
-    })
-    .await
-    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", e.to_string()))?;
-    let verified = match verified {
-        Ok(v) => v,
-        Err(e @ BundleError::NoTrustedSignature { .. }) => return Err(revoked_or(&app.store, e).await),
-        Err(e) => return Err(e.into()),
-    };
-    if limited {
-        let signers = verified.signatures.iter().filter(|(_, s)| *s == SignatureStatus::Verified);
-        app.guard.admit_keys(signers.map(|(keyid, _)| keyid.as_str()))?;
-    }
-    let ingested = app.store.ingest(&verified, staging).await?;
-    if matches!(ingested, Ingested::Stored { .. }) {
-        // What the pages show has changed: the cache must not serve them as they were.
-        match app.store.generation().await {
-            Ok(g) => app.cache.advance(u64::try_from(g).unwrap_or(0)),
-            Err(e) => tracing::warn!(error = %e, "could not read the change log's position"),
-        }
-    }
-    Ok(ingested)
-}
-
-/// A bundle signed only by keys the registry no longer trusts: say it was revoked
-/// when that is why.
-async fn revoked_or(store: &Store, e: BundleError) -> ApiError {
-    if let BundleError::NoTrustedSignature { keyids } = &e {
-        for keyid in keyids {
-            if let Ok(key) = store.key(keyid).await
-                && let Some(at) = key.revoked_at
-            {
-                return store::StoreError::RevokedKey(keyid.to_owned(), at).into();
-            }
-        }
-    }
-    e.into()
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -13,8 +13,8 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -22,8 +22,6 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-
-use crate::api::Shared;
 
 /// Answers larger than this are not kept.
 const MAX_BODY: usize = 4 << 20;
@@ -176,8 +174,7 @@ fn cacheable(path: &str) -> bool {
 }
 
 /// The middleware: answers from the cache when it can, fills it when it cannot.
-pub async fn layer(State(app): State<Shared>, request: Request, next: Next) -> Response {
-    let cache = &app.cache;
+pub async fn layer(State(cache): State<Arc<RenderCache>>, request: Request, next: Next) -> Response {
     let method = request.method().clone();
     if !(method == Method::GET || method == Method::HEAD)
         || !cache.enabled.load(Ordering::Relaxed)
@@ -263,12 +260,12 @@ fn answer(entry: Entry, accept: Option<&HeaderValue>, if_none_match: Option<&Hea
 
 /// Follows the change log, so that ingests by other processes invalidate this one's
 /// cache within `every`.
-pub async fn follow(app: Shared, every: Duration) {
+pub async fn follow(store: Arc<store::Store>, cache: Arc<RenderCache>, every: Duration) {
     let mut tick = tokio::time::interval(every);
     loop {
         tick.tick().await;
-        match app.store.generation().await {
-            Ok(g) => app.cache.advance(u64::try_from(g).unwrap_or(0)),
+        match store.generation().await {
+            Ok(g) => cache.advance(u64::try_from(g).unwrap_or(0)),
             Err(e) => tracing::warn!(error = %e, "could not read the change log's position"),
         }
     }

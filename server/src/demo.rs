@@ -9,7 +9,8 @@ use std::path::Path;
 use bundle::SecretKey;
 use store::Tier;
 
-use crate::api::{AppState, ingest};
+use crate::ingest::ingest;
+use crate::state::AppState;
 
 /// What the demo added.
 #[derive(Debug)]

@@ -2,14 +2,13 @@
 //! result, and ingest duration.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-
-use crate::api::Shared;
 
 const BUCKETS: [f64; 11] = [0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
 const RESULTS: [&str; 4] = ["stored", "already_stored", "refused", "failed"];
@@ -85,14 +84,14 @@ impl Metrics {
 }
 
 /// Counts every answered request by its status class.
-pub async fn count_requests(State(app): State<Shared>, request: Request, next: Next) -> Response {
+pub async fn count_requests(State(metrics): State<Arc<Metrics>>, request: Request, next: Next) -> Response {
     let response = next.run(request).await;
     let class = (response.status().as_u16() / 100).clamp(1, 5) as usize - 1;
-    app.metrics.requests[class].fetch_add(1, Ordering::Relaxed);
+    metrics.requests[class].fetch_add(1, Ordering::Relaxed);
     response
 }
 
-pub async fn metrics(State(app): State<Shared>) -> Response {
-    ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], app.metrics.render())
+pub async fn metrics(State(metrics): State<Arc<Metrics>>) -> Response {
+    ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], metrics.render())
         .into_response()
 }

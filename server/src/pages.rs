@@ -16,8 +16,9 @@ use futures::{Stream, StreamExt, stream};
 use leptos::prelude::*;
 use store::Ingested;
 
-use crate::api::{Shared, ingest_measured};
 use crate::error::ApiError;
+use crate::ingest::ingest_measured;
+use crate::state::Shared;
 
 type Chunks = Pin<Box<dyn Stream<Item = String> + Send>>;
 

@@ -79,7 +79,7 @@ pub async fn synth(app: &AppState, tasks_dir: &Path, agents: usize, seed: u64) -
         let bytes = tokio::task::spawn_blocking(move || agent_bundle(a, seed, &digest, &logs, &key))
             .await
             .map_err(|e| e.to_string())??;
-        let result = crate::api::ingest(app, std::io::Cursor::new(bytes))
+        let result = crate::ingest::ingest(app, std::io::Cursor::new(bytes))
             .await
             .map_err(|e| format!("synthetic agent {a}: {}: {}", e.code, e.message))?;
         if matches!(result, store::Ingested::Stored { .. }) {

@@ -1,0 +1,44 @@
+//! What every handler shares: the store, the task catalog, the limits, the caches and
+//! the counters.
+
+use std::sync::Arc;
+
+use app::catalog::Catalog;
+use store::Store;
+
+use crate::cache::RenderCache;
+use crate::config::Config;
+use crate::guard::Guard;
+use crate::metrics::Metrics;
+
+/// What every handler shares.
+#[derive(Debug)]
+pub struct AppState {
+    pub store: Arc<Store>,
+    pub limits: bundle::Limits,
+    /// The task cards' public facts.
+    pub catalog: Arc<Catalog>,
+    /// `REXBENCH_ADMIN_TOKEN`: enables the admin endpoints.
+    pub admin_token: Option<String>,
+    pub metrics: Arc<Metrics>,
+    pub cache: Arc<RenderCache>,
+    /// Rate limits, body timeouts and the cap on ingests at once.
+    pub guard: Guard,
+}
+
+pub type Shared = Arc<AppState>;
+
+/// Opens the store (migrating it), and reads the task cards.
+pub async fn open_state(config: &Config) -> Result<AppState, String> {
+    let blobs = store::Blobs::open(&config.blobs).map_err(|e| format!("blob store {}: {e}", config.blobs))?;
+    let store = store::Store::open_with(&config.backend, blobs).await.map_err(|e| e.to_string())?;
+    Ok(AppState {
+        store: Arc::new(store),
+        limits: config.limits,
+        catalog: Arc::new(crate::catalog::load(&config.tasks_dir)?),
+        admin_token: config.admin_token.clone(),
+        metrics: Default::default(),
+        cache: Arc::new(RenderCache::new(config.render_cache)),
+        guard: Guard::new(config.guard),
+    })
+}
