@@ -4,12 +4,12 @@
 use std::path::Path;
 
 use app::catalog::{Catalog, Expected, TaskInfo};
-use runner::check::Expectation;
-use runner::task::TaskCard;
+use benchmark::check::Expectation;
+use benchmark::task::TaskCard;
 
 /// Reads every card under `dir` (and `dir/examples`).
 pub fn load(dir: &Path) -> Result<Catalog, String> {
-    let cards = runner::task::load_all(dir).map_err(|e| format!("reading the task cards: {e}"))?;
+    let cards = benchmark::task::load_all(dir).map_err(|e| format!("reading the task cards: {e}"))?;
     let tasks = cards.into_values().map(|card| info(&card, dir)).collect();
     Ok(Catalog { tasks })
 }

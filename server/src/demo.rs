@@ -1,6 +1,6 @@
 //! `serve --demo`: on an empty database, the data that makes a first start show a real
-//! leaderboard — the paper's published results, and the example tasks evaluated for
-//! real by the runner, with their patches and logs.
+//! leaderboard — the paper's published results, and the example tasks as the runner
+//! evaluated them, with their patches and logs.
 
 use std::fs::File;
 use std::io::BufReader;
@@ -38,30 +38,18 @@ pub async fn seed_demo(app: &AppState, tasks_dir: &Path) -> Result<Option<Seeded
         .map_err(|e| e.to_string())?;
 
     // The paper's per-task results, as the maintainers would import them.
-    let cards = runner::task::load_all(tasks_dir).map_err(|e| e.to_string())?;
+    let cards = benchmark::task::load_all(tasks_dir).map_err(|e| e.to_string())?;
     let benchmark = cards.values().filter(|c| bundle::REXBENCH_TASKS.contains(&c.id.as_str()));
-    let digest = runner::taskset::task_set_digest(benchmark).map_err(|e| e.to_string())?;
+    let digest = benchmark::taskset::task_set_digest(benchmark).map_err(|e| e.to_string())?;
     let published = work.path().join("published");
-    let imported = runner::published::import(digest, &[&maintainers], "2026-04-21T00:00:00Z", &published)?;
+    let imported = benchmark::published::import(digest, &[&maintainers], "2026-04-21T00:00:00Z", &published)?;
     for bundle in &imported {
         ingest_file(app, &bundle.path).await?;
     }
 
-    // The example tasks, evaluated for real, as a submitter would.
-    let results = work.path().join("results");
-    let opts = runner::evaluate::Options {
-        tasks_dir: tasks_dir.to_owned(),
-        outputs: tasks_dir.join("examples/outputs"),
-        out: results.clone(),
-        gold: Some(tasks_dir.join("examples/gold")),
-        codebases: None,
-        jobs: 2,
-        executor: runner::exec::Executor::Local,
-    };
-    tokio::task::spawn_blocking(move || runner::evaluate::evaluate(&opts))
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| format!("evaluating the example tasks: {e}"))?;
+    // The example tasks as the runner evaluated them (`tasks/examples/results`, which a
+    // runner test re-evaluates and compares), signed as a submitter would.
+    let results = tasks_dir.join("examples/results");
     let agent = bundle::Agent {
         id: "example-agent".into(),
         framework: "ExampleFramework".into(),
@@ -72,11 +60,11 @@ pub async fn seed_demo(app: &AppState, tasks_dir: &Path) -> Result<Option<Seeded
         url: Some("https://github.com/rexbench/leaderboard/tree/main/tasks/examples".into()),
     };
     let path = work.path().join("example-agent.rexb.tar.gz");
-    runner::pack::pack(
+    benchmark::pack::pack(
         &results,
         agent,
         &[&submitter],
-        &runner::pack::timestamp(time::OffsetDateTime::now_utc()),
+        &benchmark::pack::timestamp(time::OffsetDateTime::now_utc()),
         &path,
     )
     .map_err(|e| e.to_string())?;

@@ -63,9 +63,9 @@ fn log(i: usize) -> Vec<u8> {
 
 /// Makes and ingests `agents` agents' results; returns how many bundles were stored.
 pub async fn synth(app: &AppState, tasks_dir: &Path, agents: usize, seed: u64) -> Result<usize, String> {
-    let cards = runner::task::load_all(tasks_dir).map_err(|e| e.to_string())?;
+    let cards = benchmark::task::load_all(tasks_dir).map_err(|e| e.to_string())?;
     let benchmark = cards.values().filter(|c| bundle::REXBENCH_TASKS.contains(&c.id.as_str()));
-    let digest = runner::taskset::task_set_digest(benchmark).map_err(|e| e.to_string())?.to_hex();
+    let digest = benchmark::taskset::task_set_digest(benchmark).map_err(|e| e.to_string())?.to_hex();
     let key = std::sync::Arc::new(SecretKey::generate());
     app.store
         .add_key(&key.public_key(), "Synthetic data (maintainer key)", Tier::Maintainer)

@@ -292,3 +292,45 @@ fn tasks_without_gold_or_outputs_for_unknown_tasks_are_refused_up_front() {
     assert!(stderr(&out).contains("no task `no-such-task`"), "{}", stderr(&out));
     assert!(!repo().join("x").exists());
 }
+
+/// The names of the files in each run folder, keyed `task/hint/attempt`.
+fn artifact_names(results: &Path) -> BTreeMap<String, Vec<String>> {
+    records(results)
+        .into_keys()
+        .map(|k| {
+            let mut names: Vec<String> = fs::read_dir(results.join("runs").join(&k))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            (k, names)
+        })
+        .collect()
+}
+
+/// The demo shows `tasks/examples/results` as the runner evaluated the example outputs;
+/// evaluating them again must give the same results (all but the time each run took).
+#[test]
+fn the_committed_example_results_are_what_evaluate_gives() {
+    let committed = repo().join("tasks/examples/results");
+    let tmp = tempfile::tempdir().unwrap();
+    let fresh = tmp.path().join("results");
+    let out = evaluate(&repo().join("tasks/examples/outputs"), &fresh, "2");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let regenerate = "regenerate them: rm -r tasks/examples/results && runner evaluate tasks/examples/outputs \
+                      --out tasks/examples/results --gold tasks/examples/gold --jobs 2";
+    let read = |p: &Path| -> Value { serde_json::from_slice(&fs::read(p).unwrap()).unwrap() };
+    assert_eq!(
+        read(&committed.join("evaluation.json")),
+        read(&fresh.join("evaluation.json")),
+        "the example tasks changed: {regenerate}"
+    );
+    let without_duration = |mut runs: BTreeMap<String, Value>| {
+        for run in runs.values_mut() {
+            run.as_object_mut().unwrap().remove("duration_s");
+        }
+        runs
+    };
+    assert_eq!(without_duration(records(&committed)), without_duration(records(&fresh)), "{regenerate}");
+    assert_eq!(artifact_names(&committed), artifact_names(&fresh), "{regenerate}");
+}

@@ -1,0 +1,12 @@
+//! The RExBench benchmark as data, shared by the runner and the server: the task cards
+//! and the checks that judge a run (matching the official evaluators), the task-set
+//! digest that says which results rank together, the paper's published results, and
+//! the results directory that `pack` turns into a signed bundle. No processes, no
+//! network: running experiments is the runner's.
+
+pub mod check;
+pub mod pack;
+pub mod published;
+pub mod results;
+pub mod task;
+pub mod taskset;
