@@ -5,3 +5,4 @@ mod harness;
 mod ingest;
 mod keys;
 mod migrations;
+mod schema;
