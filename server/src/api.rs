@@ -129,8 +129,7 @@ pub async fn leaderboard_csv(
             head.push(format!("{m}_{hint}"));
         }
     }
-    let internal =
-        |e: csv::Error| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", e.to_string());
+    let internal = ApiError::internal;
     w.write_record(&head).map_err(internal)?;
     let num = |x: Option<f64>| x.map(|v| format!("{v:.4}")).unwrap_or_default();
     for r in rows {
@@ -157,9 +156,7 @@ pub async fn leaderboard_csv(
         }
         w.write_record(&rec).map_err(internal)?;
     }
-    let bytes = w
-        .into_inner()
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", e.to_string()))?;
+    let bytes = w.into_inner().map_err(ApiError::internal)?;
     Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], bytes).into_response())
 }
 
@@ -221,8 +218,8 @@ pub async fn artifact(State(app): State<Shared>, Path(digest): Path<String>) -> 
     let d = Digest::from_hex(&digest).ok_or_else(not_found)?;
     let (size, _) = app.store.artifact(&digest).await?.ok_or_else(not_found)?;
     let bytes = app.store.blobs().read(&d).await.map_err(|e| {
-        tracing::error!(digest = %digest, error = %e, "cannot read the blob of a stored artifact");
         ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "the artifact's bytes are missing")
+            .with_cause(format!("cannot read the blob of stored artifact {digest}: {e}"))
     })?;
     let body = Body::from_stream(bytes);
     Ok((

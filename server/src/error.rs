@@ -14,11 +14,36 @@ pub struct ApiError {
     pub message: String,
     /// Seconds to wait before trying again (`Retry-After`), for limits that lift.
     pub retry_after: Option<u64>,
+    /// What went wrong inside, for the log only: the client learns the code and message.
+    pub cause: Option<String>,
 }
 
 impl ApiError {
     pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> ApiError {
-        ApiError { status, code: code.to_owned(), message: message.into(), retry_after: None }
+        ApiError { status, code: code.to_owned(), message: message.into(), retry_after: None, cause: None }
+    }
+
+    /// The server's fault, with its cause for the log.
+    pub fn internal(cause: impl std::fmt::Display) -> ApiError {
+        ApiError {
+            cause: Some(cause.to_string()),
+            ..ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal_error",
+                "the server could not complete the request; try again later",
+            )
+        }
+    }
+
+    pub fn with_cause(self, cause: impl std::fmt::Display) -> ApiError {
+        ApiError { cause: Some(cause.to_string()), ..self }
+    }
+
+    /// Logs a failure of the server's own, once, where the error becomes an answer.
+    pub fn log(&self) {
+        if self.status.is_server_error() {
+            tracing::error!(code = %self.code, message = %self.message, cause = ?self.cause, "request failed");
+        }
     }
 
     pub fn with_retry_after(self, seconds: u64) -> ApiError {
@@ -36,9 +61,7 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        if self.status.is_server_error() {
-            tracing::error!(code = %self.code, message = %self.message, "request failed");
-        }
+        self.log();
         let body = Json(json!({"error": {"code": self.code, "message": self.message}}));
         let mut response = (self.status, body).into_response();
         if let Some(seconds) = self.retry_after {
@@ -52,7 +75,7 @@ impl From<BundleError> for ApiError {
     fn from(e: BundleError) -> ApiError {
         let status = match (&e, e.class()) {
             (BundleError::ArtifactStore { .. }, _) => StatusCode::INTERNAL_SERVER_ERROR,
-            (BundleError::ArtifactStoreFull { .. }, _) => return storage_full(),
+            (BundleError::ArtifactStoreFull { .. }, _) => return storage_full().with_cause(&e),
             (_, ErrorClass::Io) => StatusCode::BAD_REQUEST,
             (_, ErrorClass::Limit) => StatusCode::PAYLOAD_TOO_LARGE,
             (_, ErrorClass::Archive) => StatusCode::BAD_REQUEST,
@@ -76,30 +99,35 @@ impl From<StoreError> for ApiError {
                 ApiError::new(StatusCode::UNAUTHORIZED, "no_trusted_signature", e.to_string())
             }
             StoreError::KeyExists(_) => ApiError::new(StatusCode::CONFLICT, "key_exists", e.to_string()),
-            StoreError::StorageFull(_) => {
-                tracing::error!(error = %e, "store failure");
-                storage_full()
-            }
+            StoreError::StorageFull(_) => storage_full().with_cause(&e),
             // Internals stay in the log; the client learns that it was not its fault.
             StoreError::Database(_)
             | StoreError::Migrate(_)
             | StoreError::BrokenReferences(_)
-            | StoreError::Io(_)
-            | StoreError::BadKey(_) => {
-                tracing::error!(error = %e, "store failure");
-                ApiError::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "internal_error",
-                    "the server could not complete the request; try again later",
-                )
-            }
+            | StoreError::Io { .. }
+            | StoreError::Background { .. }
+            | StoreError::BadKey(_) => ApiError::internal(error_chain(&e)),
         }
     }
 }
 
+/// An error and every error that caused it, on one line.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut at = e.source();
+    while let Some(cause) = at {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        at = cause.source();
+    }
+    out
+}
+
 /// The blob store has no room: the operator must act, the submitter may try later.
 fn storage_full() -> ApiError {
-    tracing::error!("the artifact store is full: a bundle was refused");
     ApiError::new(
         StatusCode::INSUFFICIENT_STORAGE,
         "storage_full",
@@ -115,13 +143,7 @@ pub fn panicked(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
         .map(String::as_str)
         .or_else(|| panic.downcast_ref::<&str>().copied())
         .unwrap_or("a panic without a message");
-    tracing::error!(panic = %what, "a request handler panicked");
-    ApiError::new(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "internal_error",
-        "the server could not complete the request; try again later",
-    )
-    .into_response()
+    ApiError::internal(format!("a request handler panicked: {what}")).into_response()
 }
 
 #[cfg(test)]

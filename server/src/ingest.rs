@@ -5,7 +5,6 @@
 use std::io;
 use std::net::IpAddr;
 
-use axum::http::StatusCode;
 use bundle::{BundleError, SignatureStatus, Verifier};
 use store::{Ingested, Store};
 
@@ -69,7 +68,7 @@ async fn ingest_as(
         (verified, staging)
     })
     .await
-    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", e.to_string()))?;
+    .map_err(ApiError::internal)?;
     let verified = match verified {
         Ok(v) => v,
         Err(e @ BundleError::NoTrustedSignature { .. }) => return Err(revoked_or(&app.store, e).await),

@@ -69,6 +69,7 @@ pub(crate) async fn server_fn(State(app): State<Shared>, req: Request<Body>) -> 
 pub(crate) async fn upload(State(app): State<Shared>, req: Request<Body>) -> Response {
     let (parts, body) = req.into_parts();
     let refused = |e: ApiError| {
+        e.log();
         let verdict = Verdict { status: e.status.as_u16(), code: e.code, message: e.message };
         let page = Request::from_parts(parts.clone(), Body::empty());
         let ctx = context(&app);

@@ -41,7 +41,7 @@ impl Store {
             BoardStats { by_bundle }
         })
         .await
-        .map_err(|e| StoreError::Io(format!("computing the statistics: {e}")))?;
+        .map_err(|source| StoreError::Background { task: "computing the statistics", source })?;
         let stats = Arc::new(stats);
         *cache = Some((generation, stats.clone()));
         Ok(stats)
@@ -68,7 +68,7 @@ impl Store {
         let (a, b) = (find(a).unwrap_or_else(|| empty(a)), find(b).unwrap_or_else(|| empty(b)));
         tokio::task::spawn_blocking(move || stats::compare(&a, &b, stats::REPLICATES, stats::SEED))
             .await
-            .map_err(|e| StoreError::Io(format!("computing the comparison: {e}")))
+            .map_err(|source| StoreError::Background { task: "computing the comparison", source })
     }
 
     /// The newest change's sequence number: moves with every ingest.

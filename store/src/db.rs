@@ -21,7 +21,7 @@ pub(crate) async fn connect(backend: &Backend, max_connections: u32) -> Result<A
         Backend::Sqlite { path } => {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                 std::fs::create_dir_all(dir)
-                    .map_err(|e| StoreError::Io(format!("{}: {e}", dir.display())))?;
+                    .map_err(StoreError::io(format!("creating {}", dir.display())))?;
             }
             format!("sqlite://{}?mode=rwc", path.display())
         }

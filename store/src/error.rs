@@ -8,10 +8,20 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("database migration left {0} rows referring to rows that do not exist")]
     BrokenReferences(usize),
-    #[error("blob store: {0}")]
-    Io(String),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("the blob store is full: {0}")]
-    StorageFull(String),
+    StorageFull(#[source] std::io::Error),
+    #[error("{task} stopped before it finished: {source}")]
+    Background {
+        task: &'static str,
+        #[source]
+        source: tokio::task::JoinError,
+    },
     #[error("no key {0} in the registry")]
     UnknownKey(String),
     #[error("key {0} is already registered")]
@@ -24,4 +34,12 @@ pub enum StoreError {
     AgentOwnedByOther { agent: String, owner: String },
     #[error("the registry holds an unreadable key {0}")]
     BadKey(String),
+}
+
+impl StoreError {
+    /// An I/O error, with what was being done.
+    pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> StoreError {
+        let context = context.into();
+        move |source| StoreError::Io { context, source }
+    }
 }

@@ -295,8 +295,8 @@ impl Store {
         self.change(&mut tx, &received_at, "accepted", &bundle_id, &agent_id, &detail).await?;
 
         staging.publish().await.map_err(|e| match e.kind() {
-            std::io::ErrorKind::StorageFull => StoreError::StorageFull(e.to_string()),
-            _ => StoreError::Io(e.to_string()),
+            std::io::ErrorKind::StorageFull => StoreError::StorageFull(e),
+            _ => StoreError::io("placing the artifacts in the blob store")(e),
         })?;
         tx.commit().await?;
         Ok(Ingested::Stored { bundle_id, agent_id, superseded, superseded_by })

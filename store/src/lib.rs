@@ -28,7 +28,7 @@ mod keys;
 mod reads;
 #[cfg(feature = "db")]
 mod store;
-#[cfg(feature = "db")]
+#[cfg(feature = "testing")]
 pub mod testing;
 
 #[cfg(feature = "db")]

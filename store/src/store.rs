@@ -24,7 +24,7 @@ impl Store {
     /// `blob_dir`.
     pub async fn open(backend: &Backend, blob_dir: &Path) -> Result<Store, StoreError> {
         let blobs =
-            Blobs::dir(blob_dir).map_err(|e| StoreError::Io(format!("{}: {e}", blob_dir.display())))?;
+            Blobs::dir(blob_dir).map_err(StoreError::io(format!("blob store {}", blob_dir.display())))?;
         Store::open_with(backend, blobs).await
     }
 
@@ -70,16 +70,16 @@ impl Store {
     /// they are older than `grace`: younger ones may belong to an ingest another
     /// server process is committing right now.
     pub async fn collect_garbage(&self, grace: std::time::Duration) -> Result<usize, StoreError> {
-        let io = |e: std::io::Error| StoreError::Io(e.to_string());
         let _one_writer = self.write_lock.lock().await;
-        let mut removed = self.blobs.clear_staging(grace).map_err(io)?;
-        for digest in self.blobs.list_older_than(grace).await.map_err(io)? {
+        let mut removed =
+            self.blobs.clear_staging(grace).map_err(StoreError::io("clearing the staging area"))?;
+        for digest in self.blobs.list_older_than(grace).await.map_err(StoreError::io("listing the blobs"))? {
             let known = sqlx::query(&self.sql("SELECT 1 FROM artifacts WHERE digest = ?"))
                 .bind(digest.to_hex())
                 .fetch_optional(&self.pool)
                 .await?;
             if known.is_none() {
-                self.blobs.remove(&digest).await.map_err(io)?;
+                self.blobs.remove(&digest).await.map_err(StoreError::io("removing an unreferenced blob"))?;
                 removed += 1;
             }
         }
