@@ -59,6 +59,14 @@ pub fn data() -> Published {
     serde_json::from_str(DATA).expect("the embedded published results parse")
 }
 
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{agent}: {source}")]
+    Write { agent: String, source: bundle::WriteError },
+}
+
 /// One written bundle, and what had to be adjusted to write it.
 #[derive(Debug)]
 pub struct Imported {
@@ -74,9 +82,9 @@ pub fn import(
     keys: &[&SecretKey],
     created_at: &str,
     out: &Path,
-) -> Result<Vec<Imported>, String> {
+) -> Result<Vec<Imported>, ImportError> {
     let data = data();
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    std::fs::create_dir_all(out).map_err(|source| ImportError::Io { path: out.to_owned(), source })?;
     let mut imported = Vec::new();
     for agent in &data.agents {
         let (runs, adjustments) = reconstruct(agent);
@@ -114,10 +122,11 @@ pub fn import(
             artifacts: BTreeMap::new(),
         };
         let path = out.join(format!("{}.rexb.tar.gz", agent.id));
-        let file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let file =
+            std::fs::File::create(&path).map_err(|source| ImportError::Io { path: path.clone(), source })?;
         let id = BundleBuilder::new(manifest)
             .write(keys, std::io::BufWriter::new(file))
-            .map_err(|e| format!("{}: {e}", agent.id))?;
+            .map_err(|source| ImportError::Write { agent: agent.id.clone(), source })?;
         imported.push(Imported { agent: agent.id.clone(), path, id, adjustments });
     }
     Ok(imported)

@@ -5,6 +5,7 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use anyhow::Context as _;
 use bundle::{Hint, PublicKey, REXBENCH_TASKS, SecretKey, Verifier};
 use clap::{Parser, Subcommand};
 use time::OffsetDateTime;
@@ -153,31 +154,27 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli.command) {
         Ok(code) => code,
-        Err(message) => {
-            eprintln!("runner: {message}");
+        Err(e) => {
+            eprintln!("runner: {e:#}");
             ExitCode::from(2)
         }
     }
 }
 
-fn run(command: Command) -> Result<ExitCode, String> {
+fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Keygen { out, force } => {
             let key = SecretKey::generate();
-            let (secret, public) = keyfile::write_pair(&key, &out, force).map_err(|e| e.to_string())?;
+            let (secret, public) = keyfile::write_pair(&key, &out, force)?;
             println!("wrote {} (secret: keep it private) and {}", secret.display(), public.display());
             println!("keyid {}", key.public_key().keyid());
             Ok(ExitCode::SUCCESS)
         }
         Command::ImportPublished { keys, out, tasks, created_at } => {
-            let keys = keys
-                .iter()
-                .map(|k| keyfile::read_secret(k))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| e.to_string())?;
-            let cards = crate::task::load_all(&tasks).map_err(|e| e.to_string())?;
+            let keys = keys.iter().map(|k| keyfile::read_secret(k)).collect::<Result<Vec<_>, _>>()?;
+            let cards = crate::task::load_all(&tasks)?;
             let benchmark = cards.values().filter(|c| bundle::REXBENCH_TASKS.contains(&c.id.as_str()));
-            let digest = crate::taskset::task_set_digest(benchmark).map_err(|e| e.to_string())?;
+            let digest = crate::taskset::task_set_digest(benchmark)?;
             let created_at = rfc3339(created_at)?;
             let key_refs: Vec<&SecretKey> = keys.iter().collect();
             for done in crate::published::import(digest, &key_refs, &created_at, &out)? {
@@ -190,11 +187,11 @@ fn run(command: Command) -> Result<ExitCode, String> {
         }
         Command::Evaluate { outputs, out, tasks, gold, codebases, jobs, container } => {
             let executor = match container {
-                Some(t) => Executor::container(&t)?,
+                Some(t) => Executor::container(&t).map_err(anyhow::Error::msg)?,
                 None => Executor::Local,
             };
             ctrlc::set_handler(|| evaluate::INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed))
-                .map_err(|e| format!("cannot catch Ctrl-C: {e}"))?;
+                .context("cannot catch Ctrl-C")?;
             let opts = evaluate::Options {
                 tasks_dir: tasks,
                 outputs,
@@ -220,7 +217,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     eprintln!("runner: {e}");
                     Ok(ExitCode::from(130))
                 }
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(e.into()),
             }
         }
         Command::ImportHarbor { jobs, out, hint, tasks, gold, harbor_version } => {
@@ -232,7 +229,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 gold,
                 harbor_version,
             };
-            let done = crate::harbor::import(&opts).map_err(|e| e.to_string())?;
+            let done = crate::harbor::import(&opts)?;
             let per: Vec<String> = done.outcomes.iter().map(|(o, n)| format!("{o} {n}")).collect();
             println!(
                 "imported {} runs ({}) from {}; results in {}",
@@ -254,17 +251,12 @@ fn run(command: Command) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Pack { results, agent, keys, out, created_at } => {
-            let agent = pack::read_agent(&agent).map_err(|e| e.to_string())?;
-            let keys = keys
-                .iter()
-                .map(|k| keyfile::read_secret(k))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| e.to_string())?;
+            let agent = pack::read_agent(&agent)?;
+            let keys = keys.iter().map(|k| keyfile::read_secret(k)).collect::<Result<Vec<_>, _>>()?;
             let created_at = rfc3339(created_at)?;
             let out = out.unwrap_or_else(|| PathBuf::from(format!("{}.rexb.tar.gz", agent.id)));
             let key_refs: Vec<&SecretKey> = keys.iter().collect();
-            let packed =
-                pack::pack(&results, agent, &key_refs, &created_at, &out).map_err(|e| e.to_string())?;
+            let packed = pack::pack(&results, agent, &key_refs, &created_at, &out)?;
             println!(
                 "wrote {}: bundle {}, {} runs, {} artifacts",
                 out.display(),
@@ -275,43 +267,42 @@ fn run(command: Command) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Verify { bundle, trust, tasks, tasks_dir, json } => {
-            let keys: Vec<PublicKey> = trust
-                .iter()
-                .map(|p| keyfile::read_public(p))
-                .collect::<Result<_, _>>()
-                .map_err(|e| e.to_string())?;
+            let keys: Vec<PublicKey> =
+                trust.iter().map(|p| keyfile::read_public(p)).collect::<Result<_, _>>()?;
             let mut known: Vec<String> = REXBENCH_TASKS.iter().map(|t| t.to_string()).chain(tasks).collect();
             if let Some(dir) = tasks_dir {
-                known.extend(crate::task::load_all(&dir).map_err(|e| e.to_string())?.into_keys());
+                known.extend(crate::task::load_all(&dir)?.into_keys());
             }
             report(&Verifier::new(keys, known), &bundle, "VALID", json)
         }
-        Command::Submit { bundle, server } => match crate::submit::submit(&bundle, &server)? {
-            crate::submit::Verdict::Accepted { status, body } => {
-                let what = if status == 201 { "accepted" } else { "already stored" };
-                println!("{what}: {body}");
-                Ok(ExitCode::SUCCESS)
+        Command::Submit { bundle, server } => {
+            match crate::submit::submit(&bundle, &server).map_err(anyhow::Error::msg)? {
+                crate::submit::Verdict::Accepted { status, body } => {
+                    let what = if status == 201 { "accepted" } else { "already stored" };
+                    println!("{what}: {body}");
+                    Ok(ExitCode::SUCCESS)
+                }
+                crate::submit::Verdict::Refused { status, code, message } => {
+                    println!("REFUSED ({status})  {code}: {message}");
+                    Ok(ExitCode::from(1))
+                }
             }
-            crate::submit::Verdict::Refused { status, code, message } => {
-                println!("REFUSED ({status})  {code}: {message}");
-                Ok(ExitCode::from(1))
-            }
-        },
+        }
         Command::Inspect { bundle, json } => report(&Verifier::inspector(), &bundle, "READABLE", json),
     }
 }
 
 /// `--created-at` as given (checked), or now; to the second, in UTC.
-fn rfc3339(arg: Option<String>) -> Result<String, String> {
+fn rfc3339(arg: Option<String>) -> anyhow::Result<String> {
     let t = match arg {
-        Some(t) => OffsetDateTime::parse(&t, &Rfc3339).map_err(|e| format!("--created-at `{t}`: {e}"))?,
+        Some(t) => OffsetDateTime::parse(&t, &Rfc3339).with_context(|| format!("--created-at `{t}`"))?,
         None => OffsetDateTime::now_utc(),
     };
     Ok(pack::timestamp(t))
 }
 
-fn report(verifier: &Verifier, path: &Path, verdict: &str, json: bool) -> Result<ExitCode, String> {
-    let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+fn report(verifier: &Verifier, path: &Path, verdict: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     match verifier.verify(BufReader::with_capacity(256 * 1024, file)) {
         Ok(v) => {
             if json {
@@ -321,7 +312,9 @@ fn report(verifier: &Verifier, path: &Path, verdict: &str, json: bool) -> Result
             }
             Ok(ExitCode::SUCCESS)
         }
-        Err(e) if e.class() == bundle::ErrorClass::Io => Err(format!("{}: {e}", path.display())),
+        Err(e) if e.class() == bundle::ErrorClass::Io => {
+            Err(anyhow::Error::new(e).context(path.display().to_string()))
+        }
         Err(e) => {
             if json {
                 println!("{}", summary::error_json(&e));

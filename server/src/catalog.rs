@@ -3,13 +3,15 @@
 
 use std::path::Path;
 
+use anyhow::Context as _;
+
 use app::catalog::{Catalog, Expected, TaskInfo};
 use benchmark::check::Expectation;
 use benchmark::task::TaskCard;
 
 /// Reads every card under `dir` (and `dir/examples`).
-pub fn load(dir: &Path) -> Result<Catalog, String> {
-    let cards = benchmark::task::load_all(dir).map_err(|e| format!("reading the task cards: {e}"))?;
+pub fn load(dir: &Path) -> anyhow::Result<Catalog> {
+    let cards = benchmark::task::load_all(dir).context("reading the task cards")?;
     let tasks = cards.into_values().map(|card| info(&card, dir)).collect();
     Ok(Catalog { tasks })
 }

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
@@ -76,14 +77,14 @@ pub async fn main() -> ExitCode {
     match run(cli.command).await {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("rexbench-server: {e}");
+            eprintln!("rexbench-server: {e:#}");
             ExitCode::from(2)
         }
     }
 }
 
-async fn run(command: Command) -> Result<ExitCode, String> {
-    let config = Config::from_env().map_err(|e| e.to_string())?;
+async fn run(command: Command) -> anyhow::Result<ExitCode> {
+    let config = Config::from_env()?;
     let state = crate::open_state(&config).await?;
     match command {
         Command::Serve { demo } => {
@@ -95,26 +96,25 @@ async fn run(command: Command) -> Result<ExitCode, String> {
                     None => tracing::info!("the database holds submissions already: no demo data added"),
                 }
             }
-            crate::serve(config, state).await.map_err(|e| e.to_string())?;
+            crate::serve(config, state).await?;
         }
         Command::Migrate => println!("migrated {}", config.backend),
         Command::Keys { command: KeysCommand::Add { public_key, owner, tier } } => {
             let pem =
-                std::fs::read_to_string(&public_key).map_err(|e| format!("{}: {e}", public_key.display()))?;
-            let key =
-                bundle::PublicKey::from_pem(&pem).map_err(|e| format!("{}: {e}", public_key.display()))?;
-            let rec = state.store.add_key(&key, &owner, tier).await.map_err(|e| e.to_string())?;
+                std::fs::read_to_string(&public_key).with_context(|| public_key.display().to_string())?;
+            let key = bundle::PublicKey::from_pem(&pem).with_context(|| public_key.display().to_string())?;
+            let rec = state.store.add_key(&key, &owner, tier).await?;
             println!("added {} ({}, {})", rec.keyid, rec.owner, rec.tier);
         }
         Command::Keys { command: KeysCommand::List } => {
-            for k in state.store.keys().await.map_err(|e| e.to_string())? {
+            for k in state.store.keys().await? {
                 let status =
                     k.revoked_at.map(|at| format!("revoked {at}")).unwrap_or_else(|| "active".into());
                 println!("{}  {:<10}  {:<24}  added {}  {status}", k.keyid, k.tier, k.owner, k.added_at);
             }
         }
         Command::Keys { command: KeysCommand::Revoke { keyid } } => {
-            let k = state.store.revoke_key(&keyid).await.map_err(|e| e.to_string())?;
+            let k = state.store.revoke_key(&keyid).await?;
             println!("revoked {} ({}) at {}", k.keyid, k.owner, k.revoked_at.unwrap_or_default());
         }
         Command::Synth { agents, seed } => {
@@ -129,7 +129,7 @@ async fn run(command: Command) -> Result<ExitCode, String> {
                         println!("{}: {}", path.display(), serde_json::to_string(&r).expect("serializes"))
                     }
                     Err(e) => {
-                        eprintln!("{e}");
+                        eprintln!("{e:#}");
                         failed += 1;
                     }
                 }

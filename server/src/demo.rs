@@ -6,6 +6,8 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;
 
+use anyhow::Context as _;
+
 use bundle::SecretKey;
 use store::Tier;
 
@@ -20,27 +22,21 @@ pub struct Seeded {
 }
 
 /// Seeds the demo data unless the database already holds submissions (`Ok(None)`).
-pub async fn seed_demo(app: &AppState, tasks_dir: &Path) -> Result<Option<Seeded>, String> {
-    if !app.store.changes(1, None).await.map_err(|e| e.to_string())?.is_empty() {
+pub async fn seed_demo(app: &AppState, tasks_dir: &Path) -> anyhow::Result<Option<Seeded>> {
+    if !app.store.changes(1, None).await?.is_empty() {
         return Ok(None);
     }
-    let work = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let work = tempfile::tempdir()?;
     let maintainers = SecretKey::generate();
     let submitter = SecretKey::generate();
     let store = &app.store;
-    store
-        .add_key(&maintainers.public_key(), "RExBench maintainers (demo key)", Tier::Maintainer)
-        .await
-        .map_err(|e| e.to_string())?;
-    store
-        .add_key(&submitter.public_key(), "Example team (demo key)", Tier::Submitter)
-        .await
-        .map_err(|e| e.to_string())?;
+    store.add_key(&maintainers.public_key(), "RExBench maintainers (demo key)", Tier::Maintainer).await?;
+    store.add_key(&submitter.public_key(), "Example team (demo key)", Tier::Submitter).await?;
 
     // The paper's per-task results, as the maintainers would import them.
-    let cards = benchmark::task::load_all(tasks_dir).map_err(|e| e.to_string())?;
+    let cards = benchmark::task::load_all(tasks_dir)?;
     let benchmark = cards.values().filter(|c| bundle::REXBENCH_TASKS.contains(&c.id.as_str()));
-    let digest = benchmark::taskset::task_set_digest(benchmark).map_err(|e| e.to_string())?;
+    let digest = benchmark::taskset::task_set_digest(benchmark)?;
     let published = work.path().join("published");
     let imported = benchmark::published::import(digest, &[&maintainers], "2026-04-21T00:00:00Z", &published)?;
     for bundle in &imported {
@@ -67,15 +63,13 @@ pub async fn seed_demo(app: &AppState, tasks_dir: &Path) -> Result<Option<Seeded
         &benchmark::pack::timestamp(time::OffsetDateTime::now_utc()),
         &path,
     )
-    .map_err(|e| e.to_string())?;
+    .context("packing the example results")?;
     ingest_file(app, &path).await?;
     Ok(Some(Seeded { published: imported.len(), evaluated: 1 }))
 }
 
 /// Verifies and ingests a bundle file, as `POST /api/v1/submissions` would.
-pub async fn ingest_file(app: &AppState, path: &Path) -> Result<store::Ingested, String> {
-    let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    ingest(app, BufReader::new(file))
-        .await
-        .map_err(|e| format!("{}: {}: {}", path.display(), e.code, e.message))
+pub async fn ingest_file(app: &AppState, path: &Path) -> anyhow::Result<store::Ingested> {
+    let file = File::open(path).with_context(|| path.display().to_string())?;
+    Ok(ingest(app, BufReader::new(file)).await.with_context(|| path.display().to_string())?)
 }

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use anyhow::Context as _;
+
 use app::catalog::Catalog;
 use store::Store;
 
@@ -29,9 +31,9 @@ pub struct AppState {
 pub type Shared = Arc<AppState>;
 
 /// Opens the store (migrating it), and reads the task cards.
-pub async fn open_state(config: &Config) -> Result<AppState, String> {
-    let blobs = store::Blobs::open(&config.blobs).map_err(|e| format!("blob store {}: {e}", config.blobs))?;
-    let store = store::Store::open_with(&config.backend, blobs).await.map_err(|e| e.to_string())?;
+pub async fn open_state(config: &Config) -> anyhow::Result<AppState> {
+    let blobs = store::Blobs::open(&config.blobs).with_context(|| format!("blob store {}", config.blobs))?;
+    let store = store::Store::open_with(&config.backend, blobs).await?;
     Ok(AppState {
         store: Arc::new(store),
         limits: config.limits,

@@ -7,6 +7,8 @@
 
 use std::path::Path;
 
+use anyhow::Context as _;
+
 use bundle::{BundleBuilder, Hint, Manifest, Outcome, SecretKey};
 use rand_pcg::Pcg64Mcg;
 use rand_pcg::rand_core::Rng;
@@ -62,26 +64,22 @@ fn log(i: usize) -> Vec<u8> {
 }
 
 /// Makes and ingests `agents` agents' results; returns how many bundles were stored.
-pub async fn synth(app: &AppState, tasks_dir: &Path, agents: usize, seed: u64) -> Result<usize, String> {
-    let cards = benchmark::task::load_all(tasks_dir).map_err(|e| e.to_string())?;
+pub async fn synth(app: &AppState, tasks_dir: &Path, agents: usize, seed: u64) -> anyhow::Result<usize> {
+    let cards = benchmark::task::load_all(tasks_dir)?;
     let benchmark = cards.values().filter(|c| bundle::REXBENCH_TASKS.contains(&c.id.as_str()));
-    let digest = benchmark::taskset::task_set_digest(benchmark).map_err(|e| e.to_string())?.to_hex();
+    let digest = benchmark::taskset::task_set_digest(benchmark)?.to_hex();
     let key = std::sync::Arc::new(SecretKey::generate());
-    app.store
-        .add_key(&key.public_key(), "Synthetic data (maintainer key)", Tier::Maintainer)
-        .await
-        .map_err(|e| e.to_string())?;
+    app.store.add_key(&key.public_key(), "Synthetic data (maintainer key)", Tier::Maintainer).await?;
     let logs: std::sync::Arc<Vec<Vec<u8>>> = std::sync::Arc::new((0..LOGS).map(log).collect());
     let started = std::time::Instant::now();
     let mut stored = 0;
     for a in 0..agents {
         let (key, digest, logs) = (key.clone(), digest.clone(), logs.clone());
-        let bytes = tokio::task::spawn_blocking(move || agent_bundle(a, seed, &digest, &logs, &key))
-            .await
-            .map_err(|e| e.to_string())??;
+        let bytes =
+            tokio::task::spawn_blocking(move || agent_bundle(a, seed, &digest, &logs, &key)).await??;
         let result = crate::ingest::ingest(app, std::io::Cursor::new(bytes))
             .await
-            .map_err(|e| format!("synthetic agent {a}: {}: {}", e.code, e.message))?;
+            .with_context(|| format!("synthetic agent {a}"))?;
         if matches!(result, store::Ingested::Stored { .. }) {
             stored += 1;
         }
@@ -102,7 +100,7 @@ fn agent_bundle(
     digest: &str,
     logs: &[Vec<u8>],
     key: &SecretKey,
-) -> Result<Vec<u8>, String> {
+) -> anyhow::Result<Vec<u8>> {
     let mut rng = Random(Pcg64Mcg::new(u128::from(seed) << 64 | a as u128 | 1));
     let framework = FRAMEWORKS[a % FRAMEWORKS.len()];
     let model = MODELS[(a / FRAMEWORKS.len()) % MODELS.len()];
@@ -119,8 +117,7 @@ fn agent_bundle(
             "display_name": format!("{framework} + {model} (synthetic {a})"),
         },
         "runs": [],
-    }))
-    .map_err(|e| e.to_string())?;
+    }))?;
     let skill = rng.unit() * 0.6;
     let mut b = BundleBuilder::new(manifest);
     for (t, task) in bundle::REXBENCH_TASKS.iter().enumerate() {
@@ -154,6 +151,6 @@ fn agent_bundle(
         }
     }
     let mut out = Vec::new();
-    b.write(&[key], &mut out).map_err(|e| e.to_string())?;
+    b.write(&[key], &mut out)?;
     Ok(out)
 }
