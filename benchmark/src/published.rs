@@ -64,7 +64,7 @@ pub enum ImportError {
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
     #[error("{agent}: {source}")]
-    Write { agent: String, source: bundle::WriteError },
+    Write { agent: String, source: Box<bundle::WriteError> },
 }
 
 /// One written bundle, and what had to be adjusted to write it.
@@ -126,7 +126,7 @@ pub fn import(
             std::fs::File::create(&path).map_err(|source| ImportError::Io { path: path.clone(), source })?;
         let id = BundleBuilder::new(manifest)
             .write(keys, std::io::BufWriter::new(file))
-            .map_err(|source| ImportError::Write { agent: agent.id.clone(), source })?;
+            .map_err(|source| ImportError::Write { agent: agent.id.clone(), source: Box::new(source) })?;
         imported.push(Imported { agent: agent.id.clone(), path, id, adjustments });
     }
     Ok(imported)

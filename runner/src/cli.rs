@@ -155,7 +155,7 @@ pub fn main() -> ExitCode {
     match run(cli.command) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("runner: {e:#}");
+            eprintln!("runner: {}", causes(&e));
             ExitCode::from(2)
         }
     }
@@ -324,4 +324,20 @@ fn report(verifier: &Verifier, path: &Path, verdict: &str, json: bool) -> anyhow
             Ok(ExitCode::from(1))
         }
     }
+}
+
+/// An error and its causes on one line, each cause once: many errors already say their
+/// source in their own message.
+fn causes(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&text);
+        }
+    }
+    out
 }

@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
 use crate::Config;
+use crate::error::error_chain;
 
 #[derive(Debug, Parser)]
 #[command(name = "rexbench-server", version, about = "The RExBench leaderboard server.")]
@@ -77,7 +78,7 @@ pub async fn main() -> ExitCode {
     match run(cli.command).await {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("rexbench-server: {e:#}");
+            eprintln!("rexbench-server: {}", error_chain(e.as_ref()));
             ExitCode::from(2)
         }
     }
@@ -129,7 +130,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                         println!("{}: {}", path.display(), serde_json::to_string(&r).expect("serializes"))
                     }
                     Err(e) => {
-                        eprintln!("{e:#}");
+                        eprintln!("{}", error_chain(e.as_ref()));
                         failed += 1;
                     }
                 }

@@ -71,5 +71,5 @@ pub async fn seed_demo(app: &AppState, tasks_dir: &Path) -> anyhow::Result<Optio
 /// Verifies and ingests a bundle file, as `POST /api/v1/submissions` would.
 pub async fn ingest_file(app: &AppState, path: &Path) -> anyhow::Result<store::Ingested> {
     let file = File::open(path).with_context(|| path.display().to_string())?;
-    Ok(ingest(app, BufReader::new(file)).await.with_context(|| path.display().to_string())?)
+    ingest(app, BufReader::new(file)).await.with_context(|| path.display().to_string())
 }

@@ -119,8 +119,9 @@ impl From<StoreError> for ApiError {
     }
 }
 
-/// An error and every error that caused it, on one line.
-fn error_chain(e: &dyn std::error::Error) -> String {
+/// An error and every error that caused it, on one line, each once: many errors
+/// already say their source in their own message.
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut out = e.to_string();
     let mut at = e.source();
     while let Some(cause) = at {
