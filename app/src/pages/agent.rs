@@ -5,8 +5,8 @@ use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
 use super::{
-    AgentUrl, Chart, IntervalNote, Outcome, ProvenanceBadge, Rate, TierBadge, interval_text, loaded, param,
-    points_interval, query,
+    AgentUrl, Chart, FailureRow, FailureTable, IntervalNote, Outcome, ProvenanceBadge, Rate, TierBadge,
+    interval_text, loaded, param, points_interval, query,
 };
 use crate::charts;
 use crate::data::{AgentData, load_agent};
@@ -183,26 +183,15 @@ fn Agent(data: AgentData) -> impl IntoView {
             </table>
         </div>
 
-        <h2>"How runs failed"</h2>
-        {if data.failures.is_empty() {
-            view! { <p class="empty">"No failed runs."</p> }.into_any()
-        } else {
-            view! {
-                <table>
-                    <caption>"Runs that did not succeed, by outcome and error type (published results carry outcomes only)."</caption>
-                    <thead><tr><th scope="col">"Outcome"</th><th scope="col">"Error type"</th><th scope="col">"Runs"</th></tr></thead>
-                    <tbody>
-                        {data.failures.iter().map(|f| view! {
-                            <tr>
-                                <td><Outcome outcome=f.outcome.clone()/></td>
-                                <td>{f.error_type.clone().unwrap_or_else(|| "–".into())}</td>
-                                <td class="num">{f.runs}</td>
-                            </tr>
-                        }).collect_view()}
-                    </tbody>
-                </table>
-            }.into_any()
-        }}
+        <FailureTable
+            caption="Runs that did not succeed, by outcome and error type (published results carry outcomes only)."
+            rows=data.failures.iter().map(|f| FailureRow {
+                outcome: f.outcome.clone(),
+                error_type: f.error_type.clone(),
+                agents: None,
+                runs: f.runs,
+            }).collect()
+        />
 
         <h2 id="runs">{runs_heading}</h2>
         <p class="muted small">

@@ -133,6 +133,50 @@ pub(crate) fn ProvenanceBadge(provenance: String, source: Option<String>) -> imp
     }
 }
 
+/// One way runs failed: its outcome, error type, how many runs ended so and, where
+/// several agents are counted, how many of them.
+#[derive(Debug, Clone)]
+pub(crate) struct FailureRow {
+    pub outcome: String,
+    pub error_type: Option<String>,
+    pub agents: Option<i64>,
+    pub runs: i64,
+}
+
+/// "How runs failed": a table of the ways runs failed, or a line saying none did.
+#[component]
+pub(crate) fn FailureTable(caption: &'static str, rows: Vec<FailureRow>) -> impl IntoView {
+    if rows.is_empty() {
+        return view! { <h2>"How runs failed"</h2><p class="empty">"No failed runs."</p> }.into_any();
+    }
+    let by_agent = rows.iter().any(|r| r.agents.is_some());
+    view! {
+        <h2>"How runs failed"</h2>
+        <table>
+            <caption>{caption}</caption>
+            <thead>
+                <tr>
+                    <th scope="col">"Outcome"</th>
+                    <th scope="col">"Error type"</th>
+                    {by_agent.then(|| view! { <th scope="col">"Agents"</th> })}
+                    <th scope="col">"Runs"</th>
+                </tr>
+            </thead>
+            <tbody>
+                {rows.into_iter().map(|f| view! {
+                    <tr>
+                        <td><Outcome outcome=f.outcome/></td>
+                        <td>{f.error_type.unwrap_or_else(|| "–".into())}</td>
+                        {by_agent.then(|| view! { <td class="num">{f.agents.unwrap_or_default()}</td> })}
+                        <td class="num">{f.runs}</td>
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+    .into_any()
+}
+
 #[component]
 pub(crate) fn Outcome(outcome: String) -> impl IntoView {
     let class = if outcome == "success" { "outcome ok" } else { "outcome fail" };

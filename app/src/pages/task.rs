@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 use store::RunSummary;
 
-use super::{Chart, Outcome, Rate, TierBadge, loaded, param, query};
+use super::{Chart, FailureRow, FailureTable, Rate, TierBadge, loaded, param, query};
 
 /// Names listed inline.
 const NAMES_SHOWN: usize = 30;
@@ -169,27 +169,14 @@ fn Task(data: TaskData) -> impl IntoView {
             </nav>
         })}
 
-        <h2>"How runs failed"</h2>
-        {if data.failures.is_empty() {
-            view! { <p class="empty">"No failed runs."</p> }.into_any()
-        } else {
-            view! {
-                <table>
-                    <caption>"The ways runs of this task failed, with how many agents failed each way."</caption>
-                    <thead><tr><th scope="col">"Outcome"</th><th scope="col">"Error type"</th><th scope="col">"Agents"</th><th scope="col">"Runs"</th></tr></thead>
-                    <tbody>
-                        {data.failures.iter().map(|f| view! {
-                            <tr>
-                                <td><Outcome outcome=f.outcome.clone()/></td>
-                                <td>{f.error_type.clone().unwrap_or_else(|| "–".into())}</td>
-                                <td class="num">{f.agents}</td>
-                                <td class="num">{f.runs}</td>
-                            </tr>
-                        }).collect_view()}
-                    </tbody>
-                </table>
-            }.into_any()
-        }}
-
+        <FailureTable
+            caption="The ways runs of this task failed, with how many agents failed each way."
+            rows=data.failures.iter().map(|f| FailureRow {
+                outcome: f.outcome.clone(),
+                error_type: f.error_type.clone(),
+                agents: Some(f.agents),
+                runs: f.runs,
+            }).collect()
+        />
     }
 }
