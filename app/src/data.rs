@@ -63,27 +63,34 @@ pub struct TaskSet {
 pub async fn load_leaderboard() -> Result<LeaderboardData, AppError> {
     let ctx = context()?;
     let rows = ctx.store.leaderboard(&store::LeaderboardFilter::default()).await?;
+    // A set's tasks are those of its first submission's runs, read for all sets at once.
+    let mut firsts: Vec<&store::LeaderboardRow> = Vec::new();
     let mut sets: Vec<TaskSet> = Vec::new();
     for row in &rows {
-        if let Some(set) = sets.iter_mut().find(|s| s.digest == row.task_set_digest) {
-            set.agents += 1;
-            continue;
+        match sets.iter_mut().find(|s| s.digest == row.task_set_digest) {
+            Some(set) => set.agents += 1,
+            None => {
+                firsts.push(row);
+                sets.push(TaskSet {
+                    digest: row.task_set_digest.clone(),
+                    label: String::new(),
+                    tasks: vec![],
+                    agents: 1,
+                });
+            }
         }
-        // The set's tasks, from one of its submissions.
-        let grid = ctx
-            .store
-            .agent(&row.agent_id)
-            .await?
-            .and_then(|a| a.current.into_iter().find(|(b, _)| *b == row.bundle_id).map(|(_, grid)| grid));
-        let tasks: Vec<String> = grid.map(|g| g.into_keys().collect()).unwrap_or_default();
+    }
+    let bundles: Vec<String> = firsts.iter().map(|r| r.bundle_id.clone()).collect();
+    let mut tasks_of = ctx.store.tasks_of(&bundles).await?;
+    for (set, row) in sets.iter_mut().zip(firsts) {
+        set.tasks = tasks_of.remove(&row.bundle_id).unwrap_or_default();
         let examples =
-            !tasks.is_empty() && tasks.iter().all(|t| ctx.catalog.get(t).is_some_and(|t| t.example));
-        let label = if examples {
+            !set.tasks.is_empty() && set.tasks.iter().all(|t| ctx.catalog.get(t).is_some_and(|t| t.example));
+        set.label = if examples {
             "Example tasks".to_owned()
         } else {
             format!("{} {}", row.benchmark_name, row.benchmark_version)
         };
-        sets.push(TaskSet { digest: row.task_set_digest.clone(), label, tasks, agents: 1 });
     }
     // Two sets of the same name (the same tasks, changed cards) are told apart by digest.
     let labels: Vec<String> = sets.iter().map(|s| s.label.clone()).collect();

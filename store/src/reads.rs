@@ -147,20 +147,28 @@ impl Store {
             return Ok(None);
         };
         let submissions = self.submissions_of(id).await?;
-        let mut current = Vec::new();
-        for s in submissions.iter().filter(|s| s.superseded_by.is_none()) {
-            let rows = sqlx::query(&self.sql(&format!(
-                "SELECT g.task, g.hint, {SUMS} FROM aggregates g WHERE g.bundle_id = ? GROUP BY g.task, g.hint ORDER BY g.task"
-            )))
-            .bind(&s.bundle_id)
-            .fetch_all(&self.pool)
-            .await?;
-            let mut grid = TaskGrid::new();
-            for row in rows {
-                grid.entry(row.try_get("task")?).or_default().insert(row.try_get("hint")?, rates(&row)?);
-            }
-            current.push((s.bundle_id.clone(), grid));
+        // Every current submission's grid in one read, not one read per submission.
+        let rows = sqlx::query(&self.sql(&format!(
+            "SELECT g.bundle_id, g.task, g.hint, {SUMS} FROM aggregates g JOIN submissions s ON s.bundle_id = g.bundle_id \
+             WHERE s.agent_id = ? AND s.superseded_by IS NULL GROUP BY g.bundle_id, g.task, g.hint ORDER BY g.task"
+        )))
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut grids: BTreeMap<String, TaskGrid> = BTreeMap::new();
+        for row in rows {
+            grids
+                .entry(row.try_get("bundle_id")?)
+                .or_default()
+                .entry(row.try_get("task")?)
+                .or_default()
+                .insert(row.try_get("hint")?, rates(&row)?);
         }
+        let current = submissions
+            .iter()
+            .filter(|s| s.superseded_by.is_none())
+            .map(|s| (s.bundle_id.clone(), grids.remove(&s.bundle_id).unwrap_or_default()))
+            .collect();
         Ok(Some(AgentDetail {
             id: a.try_get("id")?,
             display_name: a.try_get("display_name")?,
@@ -173,6 +181,26 @@ impl Store {
             submissions,
             current,
         }))
+    }
+
+    /// The tasks each of `bundles` has runs of, in task order.
+    pub async fn tasks_of(&self, bundles: &[String]) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
+        let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        if bundles.is_empty() {
+            return Ok(out);
+        }
+        let marks = vec!["?"; bundles.len()].join(", ");
+        let text =
+            format!("SELECT DISTINCT bundle_id, task FROM aggregates WHERE bundle_id IN ({marks}) ORDER BY bundle_id, task");
+        let sql = self.sql(&text);
+        let mut q = sqlx::query(&sql);
+        for b in bundles {
+            q = q.bind(b);
+        }
+        for row in q.fetch_all(&self.pool).await? {
+            out.entry(row.try_get("bundle_id")?).or_default().push(row.try_get("task")?);
+        }
+        Ok(out)
     }
 
     async fn submissions_of(&self, agent: &str) -> Result<Vec<SubmissionRecord>, StoreError> {
