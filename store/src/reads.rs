@@ -190,8 +190,9 @@ impl Store {
             return Ok(out);
         }
         let marks = vec!["?"; bundles.len()].join(", ");
-        let text =
-            format!("SELECT DISTINCT bundle_id, task FROM aggregates WHERE bundle_id IN ({marks}) ORDER BY bundle_id, task");
+        let text = format!(
+            "SELECT DISTINCT bundle_id, task FROM aggregates WHERE bundle_id IN ({marks}) ORDER BY bundle_id, task"
+        );
         let sql = self.sql(&text);
         let mut q = sqlx::query(&sql);
         for b in bundles {
