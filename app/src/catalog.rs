@@ -2,10 +2,11 @@
 //! the server (which reads `tasks/`).
 
 use serde::{Deserialize, Serialize};
+use store::TaskId;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskInfo {
-    pub id: String,
+    pub id: TaskId,
     pub name: String,
     pub venue: Option<String>,
     pub extension_type: Option<String>,

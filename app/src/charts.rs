@@ -9,7 +9,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 /// shapes tell them apart too.
 const HINT_COLOURS: [RGBColor; 3] = [RGBColor(100, 116, 139), RGBColor(37, 99, 235), RGBColor(217, 119, 6)];
 
-/// Colours of the failed outcomes, in `format::OUTCOMES` order after success.
+/// Colours of the failed outcomes, in `Outcome::ALL` order after success.
 const OUTCOME_COLOURS: [RGBColor; 6] = [
     RGBColor(220, 38, 38),
     RGBColor(245, 158, 11),

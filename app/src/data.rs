@@ -7,10 +7,11 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 use store::stats::{AgentStats, Comparison};
 use store::{
-    AgentDetail, Change, FailureCount, FailurePattern, LeaderboardRow, RunDetail, RunSummary, TaskAgentRow,
-    TaskRow,
+    AgentDetail, Change, FailureCount, FailurePattern, Hint, LeaderboardRow, RunDetail, RunSummary,
+    TaskAgentRow, TaskId, TaskRow,
 };
 
+use crate::board::{BoardQuery, PER_PAGE};
 use crate::catalog::{Expected, TaskInfo};
 use crate::error::AppError;
 
@@ -33,7 +34,7 @@ fn context() -> Result<PageContext, AppError> {
 }
 
 /// Task id → name, for the tasks a page mentions.
-pub type TaskNames = BTreeMap<String, String>;
+pub type TaskNames = BTreeMap<TaskId, String>;
 
 #[cfg(feature = "ssr")]
 fn names(ctx: &PageContext) -> TaskNames {
@@ -42,56 +43,106 @@ fn names(ctx: &PageContext) -> TaskNames {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LeaderboardData {
-    /// Every current row; the page narrows and sorts them from the URL.
-    pub rows: Vec<LeaderboardRow>,
-    /// The task sets the rows were evaluated on, most agents first. Rows of different
-    /// sets are never ranked together.
+    /// The task sets with current results, most agents first. Rows of different sets
+    /// are never ranked together.
     pub sets: Vec<TaskSet>,
-    /// Intervals, rank ranges and groups, by bundle id.
+    /// The set shown: the one asked for, else the one with most agents.
+    pub set: Option<TaskSet>,
+    /// What the filters offer on that set.
+    pub frameworks: Vec<String>,
+    pub models: Vec<String>,
+    /// How many of the set's agents the filters keep.
+    pub matching: usize,
+    /// The page shown (1-based, within range) of how many.
+    pub page: usize,
+    pub pages: usize,
+    /// That page's rows, in the order asked for.
+    pub rows: Vec<LeaderboardRow>,
+    /// Intervals, rank ranges and groups of those rows, by bundle id.
     pub stats: BTreeMap<String, AgentStats>,
+}
+
+impl LeaderboardData {
+    /// The 0-based position of the page's first row among the matching ones.
+    pub fn first(&self) -> usize {
+        (self.page - 1) * PER_PAGE
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskSet {
     pub digest: String,
     pub label: String,
-    pub tasks: Vec<String>,
+    pub tasks: Vec<TaskId>,
     pub agents: usize,
 }
 
+/// The leaderboard a URL asks for: narrowed by the database, ordered and cut into pages
+/// here.
 #[server(prefix = "/sfn", endpoint = "leaderboard")]
-pub async fn load_leaderboard() -> Result<LeaderboardData, AppError> {
+pub async fn load_leaderboard(query: BoardQuery) -> Result<LeaderboardData, AppError> {
     let ctx = context()?;
-    let rows = ctx.store.leaderboard(&store::LeaderboardFilter::default()).await?;
-    // A set's tasks are those of its first submission's runs, read for all sets at once.
-    let mut firsts: Vec<&store::LeaderboardRow> = Vec::new();
-    let mut sets: Vec<TaskSet> = Vec::new();
-    for row in &rows {
-        match sets.iter_mut().find(|s| s.digest == row.task_set_digest) {
-            Some(set) => set.agents += 1,
-            None => {
-                firsts.push(row);
-                sets.push(TaskSet {
-                    digest: row.task_set_digest.clone(),
-                    label: String::new(),
-                    tasks: vec![],
-                    agents: 1,
-                });
-            }
-        }
-    }
-    let bundles: Vec<String> = firsts.iter().map(|r| r.bundle_id.clone()).collect();
-    let mut tasks_of = ctx.store.tasks_of(&bundles).await?;
-    for (set, row) in sets.iter_mut().zip(firsts) {
-        set.tasks = tasks_of.remove(&row.bundle_id).unwrap_or_default();
-        let examples =
-            !set.tasks.is_empty() && set.tasks.iter().all(|t| ctx.catalog.get(t).is_some_and(|t| t.example));
-        set.label = if examples {
-            "Example tasks".to_owned()
-        } else {
-            format!("{} {}", row.benchmark_name, row.benchmark_version)
+    let sets = task_sets(&ctx).await?;
+    let set = query.set.as_ref().and_then(|d| sets.iter().find(|s| &s.digest == d)).or(sets.first()).cloned();
+    let Some(chosen) = &set else {
+        let empty = LeaderboardData {
+            sets,
+            set: None,
+            frameworks: vec![],
+            models: vec![],
+            matching: 0,
+            page: 1,
+            pages: 1,
+            rows: vec![],
+            stats: BTreeMap::new(),
         };
-    }
+        return Ok(empty);
+    };
+    let filter = store::LeaderboardFilter {
+        framework: query.framework.clone(),
+        model: query.model.clone(),
+        tier: query.tier,
+        provenance: query.provenance,
+        benchmark_version: None,
+        task_set_digest: Some(chosen.digest.clone()),
+    };
+    let (mut rows, (frameworks, models), stats) = futures::try_join!(
+        ctx.store.leaderboard(&filter),
+        ctx.store.leaderboard_choices(&chosen.digest),
+        ctx.store.board_stats(),
+    )?;
+    query.order(&mut rows);
+    let matching = rows.len();
+    let pages = matching.div_ceil(PER_PAGE).max(1);
+    let page = query.page.min(pages);
+    let rows: Vec<LeaderboardRow> = rows.into_iter().skip((page - 1) * PER_PAGE).take(PER_PAGE).collect();
+    let stats = rows
+        .iter()
+        .filter_map(|r| Some((r.bundle_id.clone(), stats.by_bundle.get(&r.bundle_id)?.clone())))
+        .collect();
+    Ok(LeaderboardData { sets, set, frameworks, models, matching, page, pages, rows, stats })
+}
+
+/// The task sets with current results, each named for its benchmark version, or as the
+/// example tasks.
+#[cfg(feature = "ssr")]
+async fn task_sets(ctx: &PageContext) -> Result<Vec<TaskSet>, AppError> {
+    let mut sets: Vec<TaskSet> = ctx
+        .store
+        .task_sets()
+        .await?
+        .into_iter()
+        .map(|s| {
+            let examples = !s.tasks.is_empty()
+                && s.tasks.iter().all(|t| ctx.catalog.get(t.as_str()).is_some_and(|t| t.example));
+            let label = if examples {
+                "Example tasks".to_owned()
+            } else {
+                format!("{} {}", s.benchmark_name, s.benchmark_version)
+            };
+            TaskSet { digest: s.digest, label, tasks: s.tasks, agents: s.agents as usize }
+        })
+        .collect();
     // Two sets of the same name (the same tasks, changed cards) are told apart by digest.
     let labels: Vec<String> = sets.iter().map(|s| s.label.clone()).collect();
     for set in &mut sets {
@@ -100,8 +151,7 @@ pub async fn load_leaderboard() -> Result<LeaderboardData, AppError> {
         }
     }
     sets.sort_by(|a, b| b.agents.cmp(&a.agents).then_with(|| a.label.cmp(&b.label)));
-    let stats = ctx.store.board_stats().await?.by_bundle.clone();
-    Ok(LeaderboardData { rows, sets, stats })
+    Ok(sets)
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -116,11 +166,7 @@ pub struct AgentData {
 }
 
 #[server(prefix = "/sfn", endpoint = "agent")]
-pub async fn load_agent(
-    id: String,
-    task: Option<String>,
-    hint: Option<String>,
-) -> Result<AgentData, AppError> {
+pub async fn load_agent(id: String, task: Option<String>, hint: Option<Hint>) -> Result<AgentData, AppError> {
     let ctx = context()?;
     let agent = ctx
         .store
@@ -130,7 +176,7 @@ pub async fn load_agent(
     let failures = ctx.store.failures_by_agent(Some(&id)).await?;
     let mut runs = Vec::new();
     for (bundle_id, _) in &agent.current {
-        runs.extend(ctx.store.runs_of(bundle_id, task.as_deref(), hint.as_deref()).await?);
+        runs.extend(ctx.store.runs_of(bundle_id, task.as_deref(), hint).await?);
     }
     let board = ctx.store.board_stats().await?;
     let current = agent.current.first().map(|(b, _)| b.clone());
@@ -180,7 +226,7 @@ pub async fn load_run(id: String) -> Result<RunData, AppError> {
     let not_found = || AppError::NotFound(format!("There is no run `{id}`."));
     let run_id: i64 = id.parse().map_err(|_| not_found())?;
     let run = ctx.store.run(run_id).await?.ok_or_else(not_found)?;
-    let task = ctx.catalog.get(&run.task);
+    let task = ctx.catalog.get(run.task.as_str());
     let mut texts = Vec::new();
     for a in &run.artifacts {
         let Some(digest) = store::Digest::from_hex(&a.digest) else { continue };
@@ -207,7 +253,7 @@ pub async fn load_run(id: String) -> Result<RunData, AppError> {
         });
     }
     Ok(RunData {
-        task_name: task.map_or_else(|| run.task.clone(), |t| t.name.clone()),
+        task_name: task.map_or_else(|| run.task.to_string(), |t| t.name.clone()),
         expected: task.map(|t| t.public_expected.clone()).unwrap_or_default(),
         run,
         texts,
@@ -255,7 +301,7 @@ pub struct TasksData {
 #[server(prefix = "/sfn", endpoint = "tasks")]
 pub async fn load_tasks() -> Result<TasksData, AppError> {
     let ctx = context()?;
-    let mut rows: BTreeMap<String, TaskRow> =
+    let mut rows: BTreeMap<TaskId, TaskRow> =
         ctx.store.tasks().await?.into_iter().map(|t| (t.task.clone(), t)).collect();
     let tasks = ctx.catalog.tasks.iter().map(|t| (t.clone(), rows.remove(&t.id))).collect();
     Ok(TasksData { tasks })
@@ -290,7 +336,7 @@ pub async fn load_task(id: String, page: usize) -> Result<TaskData, AppError> {
     let (mut agents, failures) =
         futures::try_join!(ctx.store.task(&id), ctx.store.failure_patterns(Some(&id)))?;
     agents.sort_by(|a, b| {
-        let s = |r: &TaskAgentRow| r.by_hint.get("none").and_then(|r| r.final_success).unwrap_or(-1.0);
+        let s = |r: &TaskAgentRow| r.by_hint.get(&Hint::None).and_then(|r| r.final_success).unwrap_or(-1.0);
         s(b).total_cmp(&s(a)).then_with(|| a.display_name.cmp(&b.display_name))
     });
     let pages = agents.len().div_ceil(TASK_AGENTS_PER_PAGE).max(1);

@@ -1,12 +1,6 @@
 //! How numbers and the benchmark's words are shown.
 
-/// The hint conditions in the order pages show them: (key, label).
-pub const HINTS: [(&str, &str); 3] =
-    [("none", "No hints"), ("hints", "Hints"), ("detailed", "Detailed hints")];
-
-pub fn hint_label(hint: &str) -> &str {
-    HINTS.iter().find(|(k, _)| *k == hint).map_or(hint, |(_, l)| l)
-}
+use store::{Outcome, ProvenanceKind, Tier};
 
 /// A rate as a whole percentage; a dash where no run counted.
 pub fn pct(rate: Option<f64>) -> String {
@@ -22,51 +16,52 @@ pub fn points(delta: Option<f64>) -> String {
     }
 }
 
-/// Every outcome of a run: (key, symbol, words). The symbol and the words carry the
-/// meaning; colour only repeats it.
-pub const OUTCOMES: [(&str, &str, &str); 7] = [
-    ("success", "✓", "success"),
-    ("wrong_result", "✗", "wrong result"),
-    ("execution_failed", "✗", "execution failed"),
-    ("timeout", "◔", "timeout"),
-    ("patch_failed", "⊘", "patch failed"),
-    ("empty_patch", "∅", "empty patch"),
-    ("infra_error", "⚠", "infrastructure error"),
-];
-
-pub fn outcome_symbol(outcome: &str) -> &'static str {
-    OUTCOMES.iter().find(|(k, ..)| *k == outcome).map_or("?", |(_, s, _)| s)
-}
-
-pub fn outcome_words(outcome: &str) -> &str {
-    OUTCOMES.iter().find(|(k, ..)| *k == outcome).map_or(outcome, |(_, _, w)| w)
-}
-
-pub fn tier_label(tier: &str) -> &'static str {
-    if tier == "maintainer" { "Verified" } else { "Self-reported" }
-}
-
-pub fn tier_title(tier: &str) -> &'static str {
-    if tier == "maintainer" {
-        "Signed by a benchmark maintainer's key"
-    } else {
-        "Signed by the submitter's own key; not re-run by the maintainers"
+/// The symbol a page shows beside an outcome's words. The symbol and the words carry
+/// the meaning; colour only repeats it.
+pub fn outcome_symbol(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Success => "✓",
+        Outcome::WrongResult | Outcome::ExecutionFailed => "✗",
+        Outcome::Timeout => "◔",
+        Outcome::PatchFailed => "⊘",
+        Outcome::EmptyPatch => "∅",
+        Outcome::InfraError => "⚠",
     }
 }
 
-pub fn provenance_label(provenance: &str) -> &'static str {
+pub fn outcome_words(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Success => "success",
+        Outcome::WrongResult => "wrong result",
+        Outcome::ExecutionFailed => "execution failed",
+        Outcome::Timeout => "timeout",
+        Outcome::PatchFailed => "patch failed",
+        Outcome::EmptyPatch => "empty patch",
+        Outcome::InfraError => "infrastructure error",
+    }
+}
+
+pub fn tier_title(tier: Tier) -> &'static str {
+    match tier {
+        Tier::Maintainer => "Signed by a benchmark maintainer's key",
+        Tier::Submitter => "Signed by the submitter's own key; not re-run by the maintainers",
+    }
+}
+
+pub fn provenance_label(provenance: ProvenanceKind) -> &'static str {
     match provenance {
-        "published" => "Reported in the paper",
-        "imported" => "Imported",
-        _ => "Evaluated",
+        ProvenanceKind::Published => "Reported in the paper",
+        ProvenanceKind::Imported => "Imported",
+        ProvenanceKind::Evaluated => "Evaluated",
     }
 }
 
 /// The badge's words where the source is known: an import names its harness
 /// (`harbor 0.3.1, job …` → "Imported from Harbor").
-pub fn provenance_badge(provenance: &str, source: Option<&str>) -> String {
-    match (provenance, source.and_then(|s| s.split([' ', ',']).next()).filter(|h| !h.is_empty())) {
-        ("imported", Some(harness)) => {
+pub fn provenance_badge(provenance: ProvenanceKind, source: Option<&str>) -> String {
+    let harness = source.and_then(|s| s.split([' ', ',']).next()).filter(|h| !h.is_empty());
+    match (provenance, harness) {
+        (ProvenanceKind::Imported, Some(harness)) => {
             let mut chars = harness.chars();
             let first = chars.next().map(|c| c.to_uppercase().collect::<String>()).unwrap_or_default();
             format!("Imported from {first}{}", chars.as_str())
@@ -75,14 +70,14 @@ pub fn provenance_badge(provenance: &str, source: Option<&str>) -> String {
     }
 }
 
-pub fn provenance_title(provenance: &str, source: Option<&str>) -> String {
+pub fn provenance_title(provenance: ProvenanceKind, source: Option<&str>) -> String {
     match provenance {
-        "published" => "Per-task results published in the RExBench paper; 5 runs per cell reconstructed from the published fractions, with no patches or logs".to_owned(),
-        "imported" => format!(
+        ProvenanceKind::Published => "Per-task results published in the RExBench paper; 5 runs per cell reconstructed from the published fractions, with no patches or logs".to_owned(),
+        ProvenanceKind::Imported => format!(
             "Run and judged by another harness ({}), not by this project's runner; imported with the verifier's output, and the agent's patch where the job kept one",
             source.unwrap_or("source not named")
         ),
-        _ => "Evaluated by the runner from the agent's patches, with patches and logs".to_owned(),
+        ProvenanceKind::Evaluated => "Evaluated by the runner from the agent's patches, with patches and logs".to_owned(),
     }
 }
 
@@ -142,8 +137,8 @@ pub fn href(path: &str, pairs: &[(&str, Option<&str>)]) -> String {
 }
 
 /// A path segment, percent-encoded.
-pub fn segment(s: &str) -> String {
-    form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>().replace('+', "%20")
+pub fn segment(s: impl AsRef<str>) -> String {
+    form_urlencoded::byte_serialize(s.as_ref().as_bytes()).collect::<String>().replace('+', "%20")
 }
 
 #[cfg(test)]

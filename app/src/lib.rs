@@ -5,6 +5,7 @@
 //! holds the state. The `hydrate` feature stays so that interactive islands can be
 //! added later.
 
+pub mod board;
 pub mod catalog;
 mod charts;
 pub mod data;

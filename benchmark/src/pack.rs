@@ -141,7 +141,7 @@ fn read_run(
         }
     }
     Ok(Run {
-        task,
+        task: task.into(),
         hint,
         attempt,
         outcome: record.outcome,

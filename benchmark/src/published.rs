@@ -160,7 +160,7 @@ fn reconstruct(agent: &PublishedAgent) -> (Vec<Run>, Vec<String>) {
                     Outcome::ExecutionFailed
                 };
                 runs.push(Run {
-                    task: task.clone(),
+                    task: task.clone().into(),
                     hint: *hint,
                     attempt,
                     outcome,

@@ -1,8 +1,8 @@
 //! Every way a bundle can be refused: one variant per rule of the spec, each with a
 //! stable machine code and a sentence that names the offending run or member.
 
-use crate::vocab::ProvenanceKind;
 use std::fmt;
+use vocab::ProvenanceKind;
 
 /// Which run a manifest error is about: its position, and its key where it parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,5 +1,4 @@
-//! The RExBench result bundle (`shared/spec/result-bundle-v1.md`) and the benchmark's
-//! vocabulary.
+//! The RExBench result bundle (`shared/spec/result-bundle-v1.md`).
 //!
 //! A bundle is a `.tar.gz` whose first member is a DSSE envelope signing the manifest,
 //! followed by content-addressed artifacts. [`Verifier`] reads one as a stream and
@@ -16,7 +15,6 @@ mod limits;
 mod manifest;
 mod reader;
 mod validate;
-mod vocab;
 mod writer;
 
 pub use digest::{Digest, Hasher, HashingReader};
@@ -29,5 +27,6 @@ pub use manifest::{
 };
 pub use reader::{ArtifactSink, Discard, VerifiedBundle, Verifier};
 pub use validate::{MAX_RUNS, validate};
-pub use vocab::{Hint, Outcome, ProvenanceKind, REXBENCH_TASKS, UnknownName, is_slug};
+/// The vocabulary bundles are written in, so that users of bundles need only this crate.
+pub use vocab::{Hint, Outcome, ProvenanceKind, REXBENCH_TASKS, TaskId, Tier, UnknownName, is_slug};
 pub use writer::{BundleBuilder, WriteError};

@@ -8,7 +8,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{BundleError, RunRef};
-use crate::vocab::{Hint, Outcome, ProvenanceKind};
+use vocab::{Hint, Outcome, ProvenanceKind, TaskId};
 
 pub const SCHEMA: &str = "rexbench.manifest/v1";
 
@@ -77,7 +77,7 @@ impl Agent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Run {
-    pub task: String,
+    pub task: TaskId,
     pub hint: Hint,
     pub attempt: u32,
     pub outcome: Outcome,
@@ -100,7 +100,7 @@ pub struct Run {
 
 impl Run {
     pub fn key(&self) -> (&str, Hint, u32) {
-        (&self.task, self.hint, self.attempt)
+        (self.task.as_str(), self.hint, self.attempt)
     }
 }
 
@@ -133,7 +133,7 @@ impl ArtifactRole {
             "checker_log" => ArtifactRole::CheckerLog,
             _ => {
                 let name = s.strip_prefix("x-")?;
-                if !crate::vocab::is_slug(name) {
+                if !vocab::is_slug(name) {
                     return None;
                 }
                 ArtifactRole::Extension(name.to_owned())

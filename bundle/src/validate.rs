@@ -10,7 +10,7 @@ use crate::digest::Digest;
 use crate::error::{BundleError, RunRef};
 use crate::limits::Limits;
 use crate::manifest::{ArtifactRole, Manifest, Run, SCHEMA};
-use crate::vocab::{ProvenanceKind, is_slug};
+use vocab::{ProvenanceKind, is_slug};
 
 pub const MAX_RUNS: usize = 100_000;
 
@@ -55,7 +55,7 @@ pub fn validate(
     let mut seen: HashMap<(&str, crate::Hint, u32), usize> = HashMap::with_capacity(m.runs.len());
     let mut used: BTreeSet<&str> = BTreeSet::new();
     for (index, run) in m.runs.iter().enumerate() {
-        let at = RunRef { index, key: Some((run.task.clone(), run.hint.to_string(), run.attempt)) };
+        let at = RunRef { index, key: Some((run.task.to_string(), run.hint.to_string(), run.attempt)) };
         validate_run(run, &at, known_tasks)?;
         if let Some(first) = seen.insert(run.key(), index) {
             return Err(BundleError::DuplicateRun { run: at, first });
@@ -148,9 +148,9 @@ fn validate_agent(m: &Manifest) -> Result<(), BundleError> {
 
 fn validate_run(run: &Run, at: &RunRef, known_tasks: Option<&BTreeSet<String>>) -> Result<(), BundleError> {
     if let Some(tasks) = known_tasks
-        && !tasks.contains(&run.task)
+        && !tasks.contains(run.task.as_str())
     {
-        return Err(BundleError::UnknownTask { run: at.clone(), task: run.task.clone() });
+        return Err(BundleError::UnknownTask { run: at.clone(), task: run.task.to_string() });
     }
     if run.attempt < 1 {
         return Err(BundleError::InvalidAttempt {

@@ -58,7 +58,7 @@ pub async fn add_key(
     let bad = |code: &str, m: String| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, m);
     let public =
         bundle::PublicKey::from_pem(&key.public_key).map_err(|e| bad("invalid_public_key", e.to_string()))?;
-    let tier = key.tier.parse().map_err(|e: String| bad("invalid_tier", e))?;
+    let tier = key.tier.parse().map_err(|e: bundle::UnknownName| bad("invalid_tier", e.to_string()))?;
     if key.owner.trim().is_empty() || key.owner.chars().count() > 200 {
         return Err(bad("invalid_owner", "owner must be 1 to 200 characters".into()));
     }

@@ -71,16 +71,31 @@ pub struct LeaderboardQuery {
     pub benchmark_version: Option<String>,
 }
 
-impl From<LeaderboardQuery> for LeaderboardFilter {
-    fn from(q: LeaderboardQuery) -> LeaderboardFilter {
+impl TryFrom<LeaderboardQuery> for LeaderboardFilter {
+    type Error = ApiError;
+    /// An empty parameter narrows nothing; a tier or provenance that names none is refused.
+    fn try_from(q: LeaderboardQuery) -> Result<LeaderboardFilter, ApiError> {
         let keep = |v: Option<String>| v.filter(|s| !s.is_empty());
-        LeaderboardFilter {
+        fn name<T: std::str::FromStr<Err = bundle::UnknownName>>(
+            parameter: &str,
+            value: Option<String>,
+        ) -> Result<Option<T>, ApiError> {
+            value.filter(|s| !s.is_empty()).map(|v| v.parse()).transpose().map_err(|e| {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_query",
+                    format!("query parameter `{parameter}`: {e}"),
+                )
+            })
+        }
+        Ok(LeaderboardFilter {
             framework: keep(q.framework),
             model: keep(q.model),
-            tier: keep(q.tier),
-            provenance: keep(q.provenance),
+            tier: name("tier", q.tier)?,
+            provenance: name("provenance", q.provenance)?,
             benchmark_version: keep(q.benchmark_version),
-        }
+            task_set_digest: None,
+        })
     }
 }
 
@@ -88,7 +103,7 @@ pub async fn leaderboard(
     State(app): State<Shared>,
     Query(q): Query<LeaderboardQuery>,
 ) -> Result<Json<Value>, ApiError> {
-    let rows = app.store.leaderboard(&q.into()).await?;
+    let rows = app.store.leaderboard(&q.try_into()?).await?;
     let stats = app.store.board_stats().await?;
     // Each row with its statistics (intervals by hint condition in the order none,
     // hints, detailed; see /about).
@@ -108,7 +123,7 @@ pub async fn leaderboard_csv(
     State(app): State<Shared>,
     Query(q): Query<LeaderboardQuery>,
 ) -> Result<Response, ApiError> {
-    let rows = app.store.leaderboard(&q.into()).await?;
+    let rows = app.store.leaderboard(&q.try_into()?).await?;
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut head: Vec<String> = [
         "agent_id",
@@ -138,15 +153,15 @@ pub async fn leaderboard_csv(
             r.display_name,
             r.framework,
             r.model,
-            r.tier,
-            r.provenance,
+            r.tier.to_string(),
+            r.provenance.to_string(),
             r.benchmark_name,
             r.benchmark_version,
             r.task_set_digest,
             r.bundle_id,
         ];
         for hint in bundle::Hint::ALL {
-            let rates = r.by_hint.get(hint.as_str()).copied().unwrap_or_default();
+            let rates = r.by_hint.get(&hint).copied().unwrap_or_default();
             rec.extend([
                 num(rates.final_success),
                 num(rates.execution_success),
@@ -166,7 +181,7 @@ pub async fn agent(State(app): State<Shared>, Path(id): Path<String>) -> Result<
 }
 
 pub async fn tasks(State(app): State<Shared>) -> Result<Json<Value>, ApiError> {
-    let stats: BTreeMap<String, store::TaskRow> =
+    let stats: BTreeMap<store::TaskId, store::TaskRow> =
         app.store.tasks().await?.into_iter().map(|t| (t.task.clone(), t)).collect();
     let tasks: Vec<Value> = app
         .catalog

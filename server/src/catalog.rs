@@ -28,7 +28,7 @@ fn info(card: &TaskCard, dir: &Path) -> TaskInfo {
         .map(|(metric, e)| Expected { metric, value: words(e) })
         .collect();
     TaskInfo {
-        id: card.id.clone(),
+        id: card.id.clone().into(),
         name: card.name.clone(),
         venue: card.venue.clone(),
         extension_type: card.extension_type.clone(),

@@ -6,12 +6,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use sqlx::Row;
+use vocab::Hint;
 
 use crate::model::BoardStats;
 use crate::stats::{self, AgentCells, Cell, Comparison};
-use crate::{Store, StoreError};
-
-const HINTS: [&str; 3] = ["none", "hints", "detailed"];
+use crate::{Store, StoreError, db};
 
 /// Per task set: its tasks, and each current bundle's cells over them.
 type Sets = BTreeMap<String, (Vec<String>, Vec<AgentCells>)>;
@@ -73,7 +72,7 @@ impl Store {
 
     /// The newest change's sequence number: moves with every ingest.
     pub async fn generation(&self) -> Result<i64, StoreError> {
-        let row = sqlx::query("SELECT CAST(COALESCE(MAX(seq), 0) AS BIGINT) AS g FROM changes")
+        let row = db::query("SELECT CAST(COALESCE(MAX(seq), 0) AS BIGINT) AS g FROM changes")
             .fetch_one(&self.pool)
             .await?;
         Ok(row.try_get("g")?)
@@ -86,11 +85,10 @@ impl Store {
              FROM aggregates g JOIN submissions s ON s.bundle_id = g.bundle_id WHERE s.superseded_by IS NULL",
         );
         if only.is_some() {
-            query.push_str(" AND s.bundle_id IN (?, ?)");
+            query.push_str(" AND s.bundle_id IN ($1, $2)");
         }
         query.push_str(" ORDER BY s.task_set_digest, s.bundle_id, g.task");
-        let sql = self.sql(&query);
-        let mut q = sqlx::query(&sql);
+        let mut q = db::query(&query);
         if let Some((a, b)) = only {
             q = q.bind(a).bind(b);
         }
@@ -100,7 +98,8 @@ impl Store {
         let mut raw: BTreeMap<String, BundleCells> = BTreeMap::new();
         for row in &rows {
             let hint: String = row.try_get("hint")?;
-            let Some(h) = HINTS.iter().position(|x| *x == hint) else { continue };
+            // The cells are indexed in `Hint::ALL`'s order.
+            let Some(h) = Hint::ALL.iter().position(|x| x.as_str() == hint) else { continue };
             let count = |name: &str| -> Result<u32, StoreError> {
                 let n: i64 = row.try_get(name)?;
                 Ok(u32::try_from(n).unwrap_or(u32::MAX))

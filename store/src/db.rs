@@ -1,13 +1,12 @@
-//! The connection: one pool over SQLite or PostgreSQL through sqlx's `Any` driver, so
-//! the queries are written once. They use `?` placeholders; for PostgreSQL they are
-//! renumbered `$1, $2, …` before they are sent.
+//! The connection: one pool over SQLite or PostgreSQL through sqlx's `Any` driver, and
+//! the one way statements are run ([`query`]), written once for both.
 
-use std::borrow::Cow;
 use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{AnyPool, Executor};
+use sqlx::any::{AnyArguments, AnyConnectOptions, AnyPoolOptions, AnyRow};
+use sqlx::query::{Query, QueryAs};
+use sqlx::{Any, AnyPool, Executor};
 
 use crate::backend::Backend;
 use crate::error::StoreError;
@@ -60,7 +59,7 @@ pub(crate) async fn migrate(pool: &AnyPool, backend: &Backend) -> Result<(), Sto
             let mut conn = pool.acquire().await?;
             conn.execute("PRAGMA foreign_keys = OFF").await?;
             let migrated = SQLITE_MIGRATIONS.run(&mut *conn).await;
-            let broken = sqlx::query("PRAGMA foreign_key_check").fetch_all(&mut *conn).await;
+            let broken = query("PRAGMA foreign_key_check").fetch_all(&mut *conn).await;
             conn.execute("PRAGMA foreign_keys = ON").await?;
             migrated?;
             let broken = broken?.len();
@@ -72,31 +71,62 @@ pub(crate) async fn migrate(pool: &AnyPool, backend: &Backend) -> Result<(), Sto
     Ok(())
 }
 
-/// `?` placeholders as the backend wants them.
-pub(crate) fn sql<'a>(backend: &Backend, query: &'a str) -> Cow<'a, str> {
-    match backend {
-        Backend::Sqlite { .. } => Cow::Borrowed(query),
-        Backend::Postgres { .. } => {
-            let mut out = String::with_capacity(query.len() + 16);
-            let mut n = 0;
-            let mut in_string = false;
-            for c in query.chars() {
-                match c {
-                    '\'' => {
-                        in_string = !in_string;
-                        out.push(c);
-                    }
-                    '?' if !in_string => {
-                        n += 1;
-                        out.push('$');
-                        out.push_str(&n.to_string());
-                    }
-                    _ => out.push(c),
-                }
-            }
-            Cow::Owned(out)
-        }
+/// Every statement the store runs starts here. The text is the same for both databases:
+/// placeholders are numbered (`$1`, `$2`, …), which PostgreSQL takes as they are and
+/// sqlx's SQLite driver binds by their number, so nothing is rewritten per backend and
+/// no caller can forget to. A `?` placeholder would run on SQLite and fail on
+/// PostgreSQL; tests catch one here, on either backend.
+pub(crate) fn query(sql: &str) -> Query<'_, Any, AnyArguments<'_>> {
+    debug_assert!(!has_question_mark(sql), "`?` placeholder in {sql:?}; number them: $1, $2, …");
+    sqlx::query(sql)
+}
+
+/// [`query`], each row mapped to a `T`.
+pub(crate) fn query_as<T>(sql: &str) -> QueryAs<'_, Any, T, AnyArguments<'_>>
+where
+    T: for<'r> sqlx::FromRow<'r, AnyRow>,
+{
+    debug_assert!(!has_question_mark(sql), "`?` placeholder in {sql:?}; number them: $1, $2, …");
+    sqlx::query_as(sql)
+}
+
+/// Placeholders for statements whose length depends on the data (filters, `IN` lists,
+/// multi-row inserts): `$n` numbered on from the ones before.
+#[derive(Debug, Default)]
+pub(crate) struct Placeholders {
+    used: usize,
+}
+
+impl Placeholders {
+    /// Placeholders after `used` already written into the statement by hand.
+    pub(crate) fn after(used: usize) -> Placeholders {
+        Placeholders { used }
     }
+
+    /// The next one: `$n`.
+    pub(crate) fn next(&mut self) -> String {
+        self.used += 1;
+        format!("${}", self.used)
+    }
+
+    /// `count` of them, comma-separated: `$n, $n+1, …`.
+    pub(crate) fn list(&mut self, count: usize) -> String {
+        (0..count).map(|_| self.next()).collect::<Vec<_>>().join(", ")
+    }
+
+    /// `rows` parenthesised rows of `width`: `($1, $2), ($3, $4)`.
+    pub(crate) fn rows(&mut self, width: usize, rows: usize) -> String {
+        (0..rows).map(|_| format!("({})", self.list(width))).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// Whether `sql` has a `?` outside a quoted string.
+fn has_question_mark(sql: &str) -> bool {
+    let mut quoted = false;
+    sql.chars().any(|c| {
+        quoted ^= c == '\'';
+        c == '?' && !quoted
+    })
 }
 
 #[cfg(test)]
@@ -104,13 +134,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn placeholders() {
-        let pg = Backend::Postgres { url: "postgres://x".into() };
-        assert_eq!(
-            sql(&pg, "SELECT a FROM t WHERE b = ? AND c = '?' AND d = ?"),
-            "SELECT a FROM t WHERE b = $1 AND c = '?' AND d = $2"
-        );
-        let lite = Backend::Sqlite { path: "x".into() };
-        assert_eq!(sql(&lite, "WHERE b = ?"), "WHERE b = ?");
+    fn placeholders_number_on() {
+        let mut p = Placeholders::after(1);
+        assert_eq!(p.next(), "$2");
+        assert_eq!(p.list(2), "$3, $4");
+        assert_eq!(p.rows(2, 2), "($5, $6), ($7, $8)");
+    }
+
+    #[test]
+    fn question_marks_are_found_outside_strings_only() {
+        assert!(has_question_mark("SELECT a FROM t WHERE b = ?"));
+        assert!(!has_question_mark("SELECT a FROM t WHERE b = $1 AND c = '?'"));
+    }
+
+    /// The one way to run SQL holds only if nothing else calls sqlx's query functions.
+    #[test]
+    fn every_statement_goes_through_query() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        for entry in std::fs::read_dir(&src).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+            // The test helpers create and drop whole databases, outside any store.
+            if name == "db.rs" || name == "testing.rs" {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(!text.contains("sqlx::query"), "{name} runs SQL around db::query");
+        }
     }
 }

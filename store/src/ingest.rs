@@ -5,10 +5,12 @@ use std::collections::{BTreeMap, HashMap};
 use bundle::{SignatureStatus, VerifiedBundle};
 use serde::Serialize;
 use sqlx::{Any, Row, Transaction};
+use vocab::{Hint, Outcome, TaskId, Tier};
 
 use crate::blobs::Staging;
+use crate::db::{self, Placeholders};
 use crate::error::StoreError;
-use crate::keys::{COLUMNS, KeyRecord, Tier, record};
+use crate::keys::{COLUMNS, KeyRecord};
 use crate::{Store, now};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -19,6 +21,8 @@ pub enum Ingested {
     /// The same bundle was stored before; nothing changed.
     AlreadyStored { bundle_id: String, agent_id: String },
 }
+
+type Tx<'c> = Transaction<'c, Any>;
 
 impl Store {
     /// Records `bundle`, whose artifacts `staging` holds. The signer must be a trusted
@@ -32,256 +36,17 @@ impl Store {
         let _one_writer = self.write_lock.lock().await;
         let mut tx = self.pool.begin().await?;
 
-        let exists = sqlx::query(&self.sql("SELECT 1 FROM submissions WHERE bundle_id = ?"))
-            .bind(&bundle_id)
-            .fetch_optional(&mut *tx)
-            .await?;
-        if exists.is_some() {
+        if already_stored(&mut tx, &bundle_id).await? {
             return Ok(Ingested::AlreadyStored { bundle_id, agent_id });
         }
-        let signer = self.signer(&mut tx, bundle).await?;
-        let owner: Option<String> = sqlx::query(&self.sql("SELECT owner_keyid FROM agents WHERE id = ?"))
-            .bind(&agent_id)
-            .fetch_optional(&mut *tx)
-            .await?
-            .map(|r| r.try_get("owner_keyid"))
-            .transpose()?;
-        let a = &m.agent;
-        match owner {
-            Some(owner) if owner != signer.keyid && signer.tier != Tier::Maintainer => {
-                return Err(StoreError::AgentOwnedByOther { agent: agent_id, owner });
-            }
-            Some(_) => {
-                sqlx::query(&self.sql(
-                    "UPDATE agents SET framework = ?, framework_version = ?, model = ?, model_id = ?, \
-                     display_name = ?, url = ? WHERE id = ?",
-                ))
-                .bind(&a.framework)
-                .bind(&a.framework_version)
-                .bind(&a.model)
-                .bind(&a.model_id)
-                .bind(a.name())
-                .bind(&a.url)
-                .bind(&agent_id)
-                .execute(&mut *tx)
-                .await?;
-            }
-            None => {
-                sqlx::query(&self.sql(
-                    "INSERT INTO agents (id, owner_keyid, framework, framework_version, model, model_id, \
-                     display_name, url, first_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                ))
-                .bind(&agent_id)
-                .bind(&signer.keyid)
-                .bind(&a.framework)
-                .bind(&a.framework_version)
-                .bind(&a.model)
-                .bind(&a.model_id)
-                .bind(a.name())
-                .bind(&a.url)
-                .bind(now())
-                .execute(&mut *tx)
-                .await?;
-            }
-        }
-
+        let signer = signer(&mut tx, bundle).await?;
+        write_agent(&mut tx, bundle, &signer).await?;
         let received_at = now();
-        sqlx::query(&self.sql(
-            "INSERT INTO submissions (bundle_id, agent_id, keyid, tier, provenance, provenance_source, \
-             benchmark_name, benchmark_version, task_set_digest, runner_name, runner_version, created_at, \
-             received_at, run_count, artifact_bytes, envelope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        ))
-        .bind(&bundle_id)
-        .bind(&agent_id)
-        .bind(&signer.keyid)
-        .bind(signer.tier.as_str())
-        .bind(m.provenance.kind.as_str())
-        .bind(&m.provenance.source)
-        .bind(&m.benchmark.name)
-        .bind(&m.benchmark.version)
-        .bind(&m.benchmark.task_set_digest)
-        .bind(&m.runner.name)
-        .bind(&m.runner.version)
-        .bind(&m.created_at)
-        .bind(&received_at)
-        .bind(m.runs.len() as i64)
-        .bind(bundle.artifact_bytes as i64)
-        .bind(bundle.envelope.clone())
-        .execute(&mut *tx)
-        .await?;
-
-        let artifacts: Vec<_> = m.artifacts.iter().collect();
-        for chunk in artifacts.chunks(BATCH_ROWS) {
-            let sql = self.insert_rows(
-                "INSERT INTO artifacts (digest, size, media_type, stored_at)",
-                4,
-                chunk.len(),
-                " ON CONFLICT (digest) DO NOTHING",
-            );
-            let mut q = sqlx::query(&sql);
-            for (digest, info) in chunk {
-                q = q.bind(*digest).bind(info.size as i64).bind(&info.media_type).bind(&received_at);
-            }
-            q.execute(&mut *tx).await?;
-        }
-
-        for chunk in m.runs.chunks(BATCH_ROWS) {
-            let sql = self.insert_rows(
-                "INSERT INTO runs (bundle_id, task, hint, attempt, outcome, error_type, file_recall, \
-                 files_changed, duration_s, cost_usd, metrics)",
-                11,
-                chunk.len(),
-                "",
-            );
-            let mut q = sqlx::query(&sql);
-            for run in chunk {
-                q = q
-                    .bind(&bundle_id)
-                    .bind(&run.task)
-                    .bind(run.hint.as_str())
-                    .bind(i64::from(run.attempt))
-                    .bind(run.outcome.as_str())
-                    .bind(&run.error_type)
-                    .bind(run.file_recall)
-                    .bind(run.files_changed.as_ref().map(|f| serde_json::to_string(f).expect("serializes")))
-                    .bind(run.duration_s)
-                    .bind(run.cost_usd)
-                    .bind(serde_json::to_string(&run.metrics).expect("serializes"));
-            }
-            q.execute(&mut *tx).await?;
-        }
-        // The ids the database gave the runs, by the key the bundle gives them: only
-        // needed to link artifacts, which published results do not have.
-        let mut run_ids: HashMap<(String, String, i64), i64> = HashMap::with_capacity(m.runs.len());
-        if m.runs.iter().any(|r| !r.artifacts.is_empty()) {
-            for row in sqlx::query(&self.sql("SELECT id, task, hint, attempt FROM runs WHERE bundle_id = ?"))
-                .bind(&bundle_id)
-                .fetch_all(&mut *tx)
-                .await?
-            {
-                run_ids.insert(
-                    (row.try_get("task")?, row.try_get("hint")?, row.try_get("attempt")?),
-                    row.try_get("id")?,
-                );
-            }
-        }
-        let mut links = Vec::new();
-        for run in m.runs.iter().filter(|r| !r.artifacts.is_empty()) {
-            let key = (run.task.clone(), run.hint.as_str().to_owned(), i64::from(run.attempt));
-            let run_id = run_ids[&key];
-            links.extend(run.artifacts.iter().map(|(role, digest)| (run_id, role, digest)));
-        }
-        for chunk in links.chunks(BATCH_ROWS) {
-            let sql =
-                self.insert_rows("INSERT INTO run_artifacts (run_id, role, digest)", 3, chunk.len(), "");
-            let mut q = sqlx::query(&sql);
-            for (run_id, role, digest) in chunk {
-                q = q.bind(*run_id).bind(*role).bind(*digest);
-            }
-            q.execute(&mut *tx).await?;
-        }
-
-        #[derive(Default)]
-        struct Counts {
-            runs: i64,
-            counted: i64,
-            successes: i64,
-            executed: i64,
-            recall_sum: f64,
-            recall_runs: i64,
-        }
-        let mut aggregates: BTreeMap<(&str, &str), Counts> = BTreeMap::new();
-        for run in &m.runs {
-            let c = aggregates.entry((run.task.as_str(), run.hint.as_str())).or_default();
-            c.runs += 1;
-            if let (Some(succeeded), Some(executed)) = (run.outcome.succeeded(), run.outcome.executed()) {
-                c.counted += 1;
-                c.successes += i64::from(succeeded);
-                c.executed += i64::from(executed);
-                if let Some(r) = run.file_recall {
-                    c.recall_sum += r;
-                    c.recall_runs += 1;
-                }
-            }
-        }
-        let aggregates: Vec<_> = aggregates.into_iter().collect();
-        for chunk in aggregates.chunks(BATCH_ROWS) {
-            let sql = self.insert_rows(
-                "INSERT INTO aggregates (bundle_id, task, hint, runs, counted, successes, executed, recall_sum, \
-                 recall_runs)",
-                9,
-                chunk.len(),
-                "",
-            );
-            let mut q = sqlx::query(&sql);
-            for ((task, hint), c) in chunk {
-                q = q
-                    .bind(&bundle_id)
-                    .bind(*task)
-                    .bind(*hint)
-                    .bind(c.runs)
-                    .bind(c.counted)
-                    .bind(c.successes)
-                    .bind(c.executed)
-                    .bind(c.recall_sum)
-                    .bind(c.recall_runs);
-            }
-            q.execute(&mut *tx).await?;
-        }
-
-        let mut totals: BTreeMap<&str, Counts> = BTreeMap::new();
-        for ((_, hint), c) in &aggregates {
-            let t = totals.entry(*hint).or_default();
-            t.runs += c.runs;
-            t.counted += c.counted;
-            t.successes += c.successes;
-            t.executed += c.executed;
-            t.recall_sum += c.recall_sum;
-            t.recall_runs += c.recall_runs;
-        }
-        let sql = self.insert_rows(
-            "INSERT INTO totals (bundle_id, hint, runs, counted, successes, executed, recall_sum, recall_runs)",
-            8,
-            totals.len(),
-            "",
-        );
-        let mut q = sqlx::query(&sql);
-        for (hint, c) in &totals {
-            q = q
-                .bind(&bundle_id)
-                .bind(*hint)
-                .bind(c.runs)
-                .bind(c.counted)
-                .bind(c.successes)
-                .bind(c.executed)
-                .bind(c.recall_sum)
-                .bind(c.recall_runs);
-        }
-        if !totals.is_empty() {
-            q.execute(&mut *tx).await?;
-        }
-
-        let mut failures: BTreeMap<(&str, &str, &str, &str), i64> = BTreeMap::new();
-        for run in &m.runs {
-            let error = run.error_type.as_deref().unwrap_or("");
-            *failures.entry((&run.task, run.hint.as_str(), run.outcome.as_str(), error)).or_default() += 1;
-        }
-        let failures: Vec<_> = failures.into_iter().collect();
-        for chunk in failures.chunks(BATCH_ROWS) {
-            let sql = self.insert_rows(
-                "INSERT INTO error_counts (bundle_id, task, hint, outcome, error_type, runs)",
-                6,
-                chunk.len(),
-                "",
-            );
-            let mut q = sqlx::query(&sql);
-            for ((task, hint, outcome, error), runs) in chunk {
-                q = q.bind(&bundle_id).bind(*task).bind(*hint).bind(*outcome).bind(*error).bind(*runs);
-            }
-            q.execute(&mut *tx).await?;
-        }
-
-        let (superseded, superseded_by) = self.supersede(&mut tx, bundle, &bundle_id, &received_at).await?;
+        write_submission(&mut tx, bundle, &bundle_id, &signer, &received_at).await?;
+        write_artifacts(&mut tx, bundle, &received_at).await?;
+        write_runs(&mut tx, bundle, &bundle_id).await?;
+        write_aggregates(&mut tx, bundle, &bundle_id).await?;
+        let (superseded, superseded_by) = supersede(&mut tx, bundle, &bundle_id, &received_at).await?;
         let detail = format!(
             "{} ({}) submitted {} runs for {} {}, signed by {} ({})",
             m.agent.name(),
@@ -290,10 +55,12 @@ impl Store {
             m.benchmark.name,
             m.benchmark.version,
             signer.owner,
-            signer.tier.label()
+            signer.tier.label().to_lowercase()
         );
-        self.change(&mut tx, &received_at, "accepted", &bundle_id, &agent_id, &detail).await?;
+        write_change(&mut tx, &received_at, "accepted", &bundle_id, &agent_id, &detail).await?;
 
+        // The blobs go into place before the commit: a crash between the two leaves
+        // unreferenced blobs for garbage collection, never rows without their blobs.
         staging.publish().await.map_err(|e| match e.kind() {
             std::io::ErrorKind::StorageFull => StoreError::StorageFull(e),
             _ => StoreError::io("placing the artifacts in the blob store")(e),
@@ -301,99 +68,361 @@ impl Store {
         tx.commit().await?;
         Ok(Ingested::Stored { bundle_id, agent_id, superseded, superseded_by })
     }
+}
 
-    /// The registry's record of the key that vouches for `bundle`: a maintainer key if
-    /// one signed, else the first trusted signer. Read inside the transaction, so a key
-    /// revoked while the bundle was being read is refused.
-    async fn signer(
-        &self,
-        tx: &mut Transaction<'_, Any>,
-        bundle: &VerifiedBundle,
-    ) -> Result<KeyRecord, StoreError> {
-        let mut best: Option<KeyRecord> = None;
-        for (keyid, status) in &bundle.signatures {
-            if *status != SignatureStatus::Verified {
-                continue;
-            }
-            let row = sqlx::query(&self.sql(&format!("SELECT {COLUMNS} FROM keys WHERE keyid = ?")))
-                .bind(keyid)
-                .fetch_optional(&mut **tx)
-                .await?
-                .ok_or_else(|| StoreError::UnknownKey(keyid.clone()))?;
-            let record = record(&row)?;
-            if let Some(at) = &record.revoked_at {
-                return Err(StoreError::RevokedKey(keyid.clone(), at.clone()));
-            }
-            if best.as_ref().is_none_or(|b| b.tier != Tier::Maintainer && record.tier == Tier::Maintainer) {
-                best = Some(record);
-            }
+async fn already_stored(tx: &mut Tx<'_>, bundle_id: &str) -> Result<bool, StoreError> {
+    let row = db::query("SELECT 1 FROM submissions WHERE bundle_id = $1")
+        .bind(bundle_id)
+        .fetch_optional(&mut **tx)
+        .await?;
+    Ok(row.is_some())
+}
+
+/// The registry's record of the key that vouches for `bundle`: a maintainer key if one
+/// signed, else the first trusted signer. Read inside the transaction, so a key revoked
+/// while the bundle was being read is refused.
+async fn signer(tx: &mut Tx<'_>, bundle: &VerifiedBundle) -> Result<KeyRecord, StoreError> {
+    let mut best: Option<KeyRecord> = None;
+    for (keyid, status) in &bundle.signatures {
+        if *status != SignatureStatus::Verified {
+            continue;
         }
-        best.ok_or_else(|| StoreError::UnknownKey("(no verified signature)".into()))
+        let record: KeyRecord = db::query_as(&format!("SELECT {COLUMNS} FROM keys WHERE keyid = $1"))
+            .bind(keyid)
+            .fetch_optional(&mut **tx)
+            .await?
+            .ok_or_else(|| StoreError::UnknownKey(keyid.clone()))?;
+        if let Some(at) = &record.revoked_at {
+            return Err(StoreError::RevokedKey(keyid.clone(), at.clone()));
+        }
+        if best.as_ref().is_none_or(|b| b.tier != Tier::Maintainer && record.tier == Tier::Maintainer) {
+            best = Some(record);
+        }
     }
+    best.ok_or_else(|| StoreError::UnknownKey("(no verified signature)".into()))
+}
 
-    /// The newest bundle (by `created_at`, then arrival) per agent and benchmark version
-    /// is the one the leaderboard shows; the others are superseded by it.
-    async fn supersede(
-        &self,
-        tx: &mut Transaction<'_, Any>,
-        bundle: &VerifiedBundle,
-        bundle_id: &str,
-        at: &str,
-    ) -> Result<(Vec<String>, Option<String>), StoreError> {
-        let m = &bundle.manifest;
-        let current = sqlx::query(&self.sql(
-            "SELECT bundle_id, created_at FROM submissions WHERE agent_id = ? AND benchmark_version = ? \
-             AND superseded_by IS NULL AND bundle_id <> ?",
-        ))
-        .bind(&m.agent.id)
-        .bind(&m.benchmark.version)
+/// The agent's row: created, owned by the signer, on its first bundle; its description
+/// updated on later ones, which only its owner or a maintainer may send.
+async fn write_agent(tx: &mut Tx<'_>, bundle: &VerifiedBundle, signer: &KeyRecord) -> Result<(), StoreError> {
+    let a = &bundle.manifest.agent;
+    let owner: Option<String> = db::query("SELECT owner_keyid FROM agents WHERE id = $1")
+        .bind(&a.id)
+        .fetch_optional(&mut **tx)
+        .await?
+        .map(|r| r.try_get("owner_keyid"))
+        .transpose()?;
+    if let Some(owner) = owner
+        && owner != signer.keyid
+        && signer.tier != Tier::Maintainer
+    {
+        return Err(StoreError::AgentOwnedByOther { agent: a.id.clone(), owner });
+    }
+    // The owner and the first sighting stay as they were; the description follows the
+    // newest bundle.
+    db::query(
+        "INSERT INTO agents (id, owner_keyid, framework, framework_version, model, model_id, \
+         display_name, url, first_seen_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+         ON CONFLICT (id) DO UPDATE SET framework = excluded.framework, \
+         framework_version = excluded.framework_version, model = excluded.model, model_id = excluded.model_id, \
+         display_name = excluded.display_name, url = excluded.url",
+    )
+    .bind(&a.id)
+    .bind(&signer.keyid)
+    .bind(&a.framework)
+    .bind(&a.framework_version)
+    .bind(&a.model)
+    .bind(&a.model_id)
+    .bind(a.name())
+    .bind(&a.url)
+    .bind(now())
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// The submission's row, with the envelope that proves it.
+async fn write_submission(
+    tx: &mut Tx<'_>,
+    bundle: &VerifiedBundle,
+    bundle_id: &str,
+    signer: &KeyRecord,
+    received_at: &str,
+) -> Result<(), StoreError> {
+    let m = &bundle.manifest;
+    db::query(
+        "INSERT INTO submissions (bundle_id, agent_id, keyid, tier, provenance, provenance_source, \
+         benchmark_name, benchmark_version, task_set_digest, runner_name, runner_version, created_at, \
+         received_at, run_count, artifact_bytes, envelope) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
+    )
+    .bind(bundle_id)
+    .bind(&m.agent.id)
+    .bind(&signer.keyid)
+    .bind(signer.tier.as_str())
+    .bind(m.provenance.kind.as_str())
+    .bind(&m.provenance.source)
+    .bind(&m.benchmark.name)
+    .bind(&m.benchmark.version)
+    .bind(&m.benchmark.task_set_digest)
+    .bind(&m.runner.name)
+    .bind(&m.runner.version)
+    .bind(&m.created_at)
+    .bind(received_at)
+    .bind(m.runs.len() as i64)
+    .bind(bundle.artifact_bytes as i64)
+    .bind(bundle.envelope.clone())
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// The artifacts' records; one another bundle already stored is kept as it is.
+async fn write_artifacts(
+    tx: &mut Tx<'_>,
+    bundle: &VerifiedBundle,
+    received_at: &str,
+) -> Result<(), StoreError> {
+    let artifacts: Vec<_> = bundle.manifest.artifacts.iter().collect();
+    for chunk in artifacts.chunks(BATCH_ROWS) {
+        let sql = insert_rows(
+            "INSERT INTO artifacts (digest, size, media_type, stored_at)",
+            4,
+            chunk.len(),
+            " ON CONFLICT (digest) DO NOTHING",
+        );
+        let mut q = db::query(&sql);
+        for (digest, info) in chunk {
+            q = q.bind(*digest).bind(info.size as i64).bind(&info.media_type).bind(received_at);
+        }
+        q.execute(&mut **tx).await?;
+    }
+    Ok(())
+}
+
+/// The runs, and the links from each run to its artifacts by role.
+async fn write_runs(tx: &mut Tx<'_>, bundle: &VerifiedBundle, bundle_id: &str) -> Result<(), StoreError> {
+    let m = &bundle.manifest;
+    for chunk in m.runs.chunks(BATCH_ROWS) {
+        let sql = insert_rows(
+            "INSERT INTO runs (bundle_id, task, hint, attempt, outcome, error_type, file_recall, \
+             files_changed, duration_s, cost_usd, metrics)",
+            11,
+            chunk.len(),
+            "",
+        );
+        let mut q = db::query(&sql);
+        for run in chunk {
+            q = q
+                .bind(bundle_id)
+                .bind(run.task.as_str())
+                .bind(run.hint.as_str())
+                .bind(i64::from(run.attempt))
+                .bind(run.outcome.as_str())
+                .bind(&run.error_type)
+                .bind(run.file_recall)
+                .bind(run.files_changed.as_ref().map(|f| serde_json::to_string(f).expect("serializes")))
+                .bind(run.duration_s)
+                .bind(run.cost_usd)
+                .bind(serde_json::to_string(&run.metrics).expect("serializes"));
+        }
+        q.execute(&mut **tx).await?;
+    }
+    // The ids the database gave the runs, by the key the bundle gives them: only needed
+    // to link artifacts, which published results do not have.
+    if m.runs.iter().all(|r| r.artifacts.is_empty()) {
+        return Ok(());
+    }
+    let mut run_ids: HashMap<(TaskId, Hint, i64), i64> = HashMap::with_capacity(m.runs.len());
+    for row in db::query("SELECT id, task, hint, attempt FROM runs WHERE bundle_id = $1")
         .bind(bundle_id)
         .fetch_all(&mut **tx)
-        .await?;
-        let mut superseded = Vec::new();
-        let mut superseded_by = None;
-        for row in current {
-            let other: String = row.try_get("bundle_id")?;
-            let created: String = row.try_get("created_at")?;
-            let (old, new) = if is_newer(&m.created_at, &created) {
-                (other.clone(), bundle_id.to_owned())
-            } else {
-                (bundle_id.to_owned(), other.clone())
-            };
-            sqlx::query(&self.sql("UPDATE submissions SET superseded_by = ? WHERE bundle_id = ?"))
-                .bind(&new)
-                .bind(&old)
-                .execute(&mut **tx)
-                .await?;
-            let detail = format!("{old} was superseded by the newer bundle {new}");
-            self.change(tx, at, "superseded", &old, &m.agent.id, &detail).await?;
-            if old == bundle_id {
-                superseded_by = Some(new);
-            } else {
-                superseded.push(old);
+        .await?
+    {
+        let task = TaskId::new(row.try_get::<String, _>("task")?);
+        let hint: String = row.try_get("hint")?;
+        let hint = hint.parse().map_err(|e: vocab::UnknownName| sqlx::Error::Decode(e.into()))?;
+        run_ids.insert((task, hint, row.try_get("attempt")?), row.try_get("id")?);
+    }
+    let mut links = Vec::new();
+    for run in m.runs.iter().filter(|r| !r.artifacts.is_empty()) {
+        let run_id = run_ids[&(run.task.clone(), run.hint, i64::from(run.attempt))];
+        links.extend(run.artifacts.iter().map(|(role, digest)| (run_id, role, digest)));
+    }
+    for chunk in links.chunks(BATCH_ROWS) {
+        let sql = insert_rows("INSERT INTO run_artifacts (run_id, role, digest)", 3, chunk.len(), "");
+        let mut q = db::query(&sql);
+        for (run_id, role, digest) in chunk {
+            q = q.bind(*run_id).bind(*role).bind(*digest);
+        }
+        q.execute(&mut **tx).await?;
+    }
+    Ok(())
+}
+
+#[derive(Default)]
+struct Counts {
+    runs: i64,
+    counted: i64,
+    successes: i64,
+    executed: i64,
+    recall_sum: f64,
+    recall_runs: i64,
+}
+
+impl Counts {
+    fn add(&mut self, other: &Counts) {
+        self.runs += other.runs;
+        self.counted += other.counted;
+        self.successes += other.successes;
+        self.executed += other.executed;
+        self.recall_sum += other.recall_sum;
+        self.recall_runs += other.recall_runs;
+    }
+}
+
+/// What the pages read instead of the runs: counts per task and hint condition, per
+/// hint condition, and of the ways runs ended per task.
+async fn write_aggregates(
+    tx: &mut Tx<'_>,
+    bundle: &VerifiedBundle,
+    bundle_id: &str,
+) -> Result<(), StoreError> {
+    let m = &bundle.manifest;
+    let mut aggregates: BTreeMap<(&str, Hint), Counts> = BTreeMap::new();
+    for run in &m.runs {
+        let c = aggregates.entry((run.task.as_str(), run.hint)).or_default();
+        c.runs += 1;
+        if let (Some(succeeded), Some(executed)) = (run.outcome.succeeded(), run.outcome.executed()) {
+            c.counted += 1;
+            c.successes += i64::from(succeeded);
+            c.executed += i64::from(executed);
+            if let Some(r) = run.file_recall {
+                c.recall_sum += r;
+                c.recall_runs += 1;
             }
         }
-        Ok((superseded, superseded_by))
+    }
+    let aggregates: Vec<_> = aggregates.into_iter().collect();
+    for chunk in aggregates.chunks(BATCH_ROWS) {
+        let sql = insert_rows(
+            "INSERT INTO aggregates (bundle_id, task, hint, runs, counted, successes, executed, recall_sum, \
+             recall_runs)",
+            9,
+            chunk.len(),
+            "",
+        );
+        let mut q = db::query(&sql);
+        for ((task, hint), c) in chunk {
+            q = q.bind(bundle_id).bind(*task).bind(hint.as_str());
+            q = q.bind(c.runs).bind(c.counted).bind(c.successes).bind(c.executed).bind(c.recall_sum);
+            q = q.bind(c.recall_runs);
+        }
+        q.execute(&mut **tx).await?;
     }
 
-    /// `head VALUES (?, …), (?, …)… tail`: `rows` rows of `width` placeholders.
-    fn insert_rows(&self, head: &str, width: usize, rows: usize, tail: &str) -> String {
-        let row = format!("({})", vec!["?"; width].join(", "));
-        self.sql(&format!("{head} VALUES {}{tail}", vec![row; rows].join(", "))).into_owned()
+    let mut totals: BTreeMap<Hint, Counts> = BTreeMap::new();
+    for ((_, hint), c) in &aggregates {
+        totals.entry(*hint).or_default().add(c);
+    }
+    if !totals.is_empty() {
+        let sql = insert_rows(
+            "INSERT INTO totals (bundle_id, hint, runs, counted, successes, executed, recall_sum, recall_runs)",
+            8,
+            totals.len(),
+            "",
+        );
+        let mut q = db::query(&sql);
+        for (hint, c) in &totals {
+            q = q.bind(bundle_id).bind(hint.as_str());
+            q = q.bind(c.runs).bind(c.counted).bind(c.successes).bind(c.executed).bind(c.recall_sum);
+            q = q.bind(c.recall_runs);
+        }
+        q.execute(&mut **tx).await?;
     }
 
-    async fn change(
-        &self,
-        tx: &mut Transaction<'_, Any>,
-        at: &str,
-        kind: &str,
-        bundle_id: &str,
-        agent_id: &str,
-        detail: &str,
-    ) -> Result<(), StoreError> {
-        sqlx::query(
-            &self.sql("INSERT INTO changes (at, kind, bundle_id, agent_id, detail) VALUES (?, ?, ?, ?, ?)"),
-        )
+    let mut endings: BTreeMap<(&str, Hint, Outcome, &str), i64> = BTreeMap::new();
+    for run in &m.runs {
+        let error = run.error_type.as_deref().unwrap_or("");
+        *endings.entry((run.task.as_str(), run.hint, run.outcome, error)).or_default() += 1;
+    }
+    let endings: Vec<_> = endings.into_iter().collect();
+    for chunk in endings.chunks(BATCH_ROWS) {
+        let sql = insert_rows(
+            "INSERT INTO error_counts (bundle_id, task, hint, outcome, error_type, runs)",
+            6,
+            chunk.len(),
+            "",
+        );
+        let mut q = db::query(&sql);
+        for ((task, hint, outcome, error), runs) in chunk {
+            q = q
+                .bind(bundle_id)
+                .bind(*task)
+                .bind(hint.as_str())
+                .bind(outcome.as_str())
+                .bind(*error)
+                .bind(*runs);
+        }
+        q.execute(&mut **tx).await?;
+    }
+    Ok(())
+}
+
+/// The newest bundle (by `created_at`, then arrival) per agent and benchmark version is
+/// the one the leaderboard shows; the others are marked superseded by it.
+async fn supersede(
+    tx: &mut Tx<'_>,
+    bundle: &VerifiedBundle,
+    bundle_id: &str,
+    at: &str,
+) -> Result<(Vec<String>, Option<String>), StoreError> {
+    let m = &bundle.manifest;
+    let current = db::query(
+        "SELECT bundle_id, created_at FROM submissions WHERE agent_id = $1 AND benchmark_version = $2 \
+         AND superseded_by IS NULL AND bundle_id <> $3",
+    )
+    .bind(&m.agent.id)
+    .bind(&m.benchmark.version)
+    .bind(bundle_id)
+    .fetch_all(&mut **tx)
+    .await?;
+    let mut superseded = Vec::new();
+    let mut superseded_by = None;
+    for row in current {
+        let other: String = row.try_get("bundle_id")?;
+        let created: String = row.try_get("created_at")?;
+        let (old, new) = if is_newer(&m.created_at, &created) {
+            (other.clone(), bundle_id.to_owned())
+        } else {
+            (bundle_id.to_owned(), other.clone())
+        };
+        db::query("UPDATE submissions SET superseded_by = $1 WHERE bundle_id = $2")
+            .bind(&new)
+            .bind(&old)
+            .execute(&mut **tx)
+            .await?;
+        let detail = format!("{old} was superseded by the newer bundle {new}");
+        write_change(tx, at, "superseded", &old, &m.agent.id, &detail).await?;
+        if old == bundle_id {
+            superseded_by = Some(new);
+        } else {
+            superseded.push(old);
+        }
+    }
+    Ok((superseded, superseded_by))
+}
+
+/// An entry of the change log (which also invalidates cached statistics).
+async fn write_change(
+    tx: &mut Tx<'_>,
+    at: &str,
+    kind: &str,
+    bundle_id: &str,
+    agent_id: &str,
+    detail: &str,
+) -> Result<(), StoreError> {
+    db::query("INSERT INTO changes (at, kind, bundle_id, agent_id, detail) VALUES ($1, $2, $3, $4, $5)")
         .bind(at)
         .bind(kind)
         .bind(bundle_id)
@@ -401,8 +430,12 @@ impl Store {
         .bind(detail)
         .execute(&mut **tx)
         .await?;
-        Ok(())
-    }
+    Ok(())
+}
+
+/// `head VALUES ($1, …), ($k, …)… tail`: `rows` rows of `width` placeholders.
+fn insert_rows(head: &str, width: usize, rows: usize, tail: &str) -> String {
+    format!("{head} VALUES {}{tail}", Placeholders::default().rows(width, rows))
 }
 
 /// Rows per multi-row insert: a round trip per few hundred rows instead of one per row,

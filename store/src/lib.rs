@@ -9,6 +9,8 @@ pub mod model;
 pub mod stats;
 
 pub use model::*;
+/// The vocabulary the model is written in.
+pub use vocab::{Hint, Outcome, ProvenanceKind, TaskId, Tier};
 
 #[cfg(feature = "db")]
 mod analysis;
@@ -43,7 +45,7 @@ pub use error::StoreError;
 #[cfg(feature = "db")]
 pub use ingest::Ingested;
 #[cfg(feature = "db")]
-pub use keys::{KeyRecord, Tier};
+pub use keys::KeyRecord;
 #[cfg(feature = "db")]
 pub use store::Store;
 #[cfg(feature = "db")]

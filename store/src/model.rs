@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use vocab::{Hint, Outcome, ProvenanceKind, TaskId, Tier};
 
 /// Counts for one agent (or task) under one hint condition.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -50,16 +51,15 @@ pub struct LeaderboardRow {
     pub framework: String,
     pub model: String,
     pub url: Option<String>,
-    pub tier: String,
-    pub provenance: String,
+    pub tier: Tier,
+    pub provenance: ProvenanceKind,
     /// What `imported` and `published` results name as their source.
     pub provenance_source: Option<String>,
     pub benchmark_name: String,
     pub benchmark_version: String,
     pub task_set_digest: String,
     pub bundle_id: String,
-    /// By hint condition: `none`, `hints`, `detailed`.
-    pub by_hint: BTreeMap<String, Rates>,
+    pub by_hint: BTreeMap<Hint, Rates>,
 }
 
 /// Narrows the leaderboard; every field is optional.
@@ -67,18 +67,35 @@ pub struct LeaderboardRow {
 pub struct LeaderboardFilter {
     pub framework: Option<String>,
     pub model: Option<String>,
-    pub tier: Option<String>,
-    pub provenance: Option<String>,
+    pub tier: Option<Tier>,
+    pub provenance: Option<ProvenanceKind>,
     pub benchmark_version: Option<String>,
+    pub task_set_digest: Option<String>,
+}
+
+/// A task set current submissions were evaluated on (results on different sets are
+/// never ranked together).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskSetSummary {
+    pub digest: String,
+    pub benchmark_name: String,
+    pub benchmark_version: String,
+    /// Agents with a current submission on it.
+    pub agents: i64,
+    /// The tasks their runs cover, in id order.
+    pub tasks: Vec<TaskId>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "db", derive(sqlx::FromRow))]
 pub struct SubmissionRecord {
     pub bundle_id: String,
     pub agent_id: String,
     pub keyid: String,
-    pub tier: String,
-    pub provenance: String,
+    #[cfg_attr(feature = "db", sqlx(try_from = "String"))]
+    pub tier: Tier,
+    #[cfg_attr(feature = "db", sqlx(try_from = "String"))]
+    pub provenance: ProvenanceKind,
     pub provenance_source: Option<String>,
     pub benchmark_name: String,
     pub benchmark_version: String,
@@ -92,7 +109,7 @@ pub struct SubmissionRecord {
 }
 
 /// Task → hint → rates.
-pub type TaskGrid = BTreeMap<String, BTreeMap<String, Rates>>;
+pub type TaskGrid = BTreeMap<TaskId, BTreeMap<Hint, Rates>>;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentDetail {
@@ -111,14 +128,18 @@ pub struct AgentDetail {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "db", derive(sqlx::FromRow))]
 pub struct RunSummary {
     pub id: i64,
     pub bundle_id: String,
     pub agent_id: String,
-    pub task: String,
-    pub hint: String,
+    #[cfg_attr(feature = "db", sqlx(try_from = "String"))]
+    pub task: TaskId,
+    #[cfg_attr(feature = "db", sqlx(try_from = "String"))]
+    pub hint: Hint,
     pub attempt: i64,
-    pub outcome: String,
+    #[cfg_attr(feature = "db", sqlx(try_from = "String"))]
+    pub outcome: Outcome,
     pub error_type: Option<String>,
 }
 
@@ -129,13 +150,13 @@ pub struct RunDetail {
     pub agent_id: String,
     pub agent_name: String,
     pub benchmark_version: String,
-    pub tier: String,
-    pub provenance: String,
+    pub tier: Tier,
+    pub provenance: ProvenanceKind,
     pub provenance_source: Option<String>,
-    pub task: String,
-    pub hint: String,
+    pub task: TaskId,
+    pub hint: Hint,
     pub attempt: i64,
-    pub outcome: String,
+    pub outcome: Outcome,
     pub error_type: Option<String>,
     pub file_recall: Option<f64>,
     pub files_changed: Option<Vec<String>>,
@@ -146,6 +167,7 @@ pub struct RunDetail {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "db", derive(sqlx::FromRow))]
 pub struct ArtifactRef {
     pub role: String,
     pub digest: String,
@@ -155,23 +177,24 @@ pub struct ArtifactRef {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskRow {
-    pub task: String,
+    pub task: TaskId,
     /// Agents with a current submission that ran the task.
     pub agents: i64,
-    pub by_hint: BTreeMap<String, Rates>,
+    pub by_hint: BTreeMap<Hint, Rates>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskAgentRow {
     pub agent_id: String,
     pub display_name: String,
-    pub tier: String,
-    pub provenance: String,
+    pub tier: Tier,
+    pub provenance: ProvenanceKind,
     pub bundle_id: String,
-    pub by_hint: BTreeMap<String, Rates>,
+    pub by_hint: BTreeMap<Hint, Rates>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "db", derive(sqlx::FromRow))]
 pub struct Change {
     pub seq: i64,
     pub at: String,
@@ -183,10 +206,12 @@ pub struct Change {
 
 /// Runs of an agent's current submission that ended one way.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "db", derive(sqlx::FromRow))]
 pub struct FailureCount {
     pub agent_id: String,
     pub display_name: String,
-    pub outcome: String,
+    #[cfg_attr(feature = "db", sqlx(try_from = "String"))]
+    pub outcome: Outcome,
     /// `None` where the runs carry no error type.
     pub error_type: Option<String>,
     pub runs: i64,
@@ -194,9 +219,12 @@ pub struct FailureCount {
 
 /// One way of failing a task, across the agents' current submissions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "db", derive(sqlx::FromRow))]
 pub struct FailurePattern {
-    pub task: String,
-    pub outcome: String,
+    #[cfg_attr(feature = "db", sqlx(try_from = "String"))]
+    pub task: TaskId,
+    #[cfg_attr(feature = "db", sqlx(try_from = "String"))]
+    pub outcome: Outcome,
     pub error_type: Option<String>,
     /// How many agents had at least one run end this way.
     pub agents: i64,

@@ -1,6 +1,5 @@
 //! The store: a database pool, the blob store, and the one-writer lock.
 
-use std::borrow::Cow;
 use std::path::Path;
 
 use sqlx::AnyPool;
@@ -61,7 +60,7 @@ impl Store {
 
     /// Whether the database answers.
     pub async fn ping(&self) -> Result<(), StoreError> {
-        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        db::query("SELECT 1").execute(&self.pool).await?;
         Ok(())
     }
 
@@ -74,7 +73,7 @@ impl Store {
         let mut removed =
             self.blobs.clear_staging(grace).map_err(StoreError::io("clearing the staging area"))?;
         for digest in self.blobs.list_older_than(grace).await.map_err(StoreError::io("listing the blobs"))? {
-            let known = sqlx::query(&self.sql("SELECT 1 FROM artifacts WHERE digest = ?"))
+            let known = db::query("SELECT 1 FROM artifacts WHERE digest = $1")
                 .bind(digest.to_hex())
                 .fetch_optional(&self.pool)
                 .await?;
@@ -84,10 +83,6 @@ impl Store {
             }
         }
         Ok(removed)
-    }
-
-    pub(crate) fn sql<'a>(&self, query: &'a str) -> Cow<'a, str> {
-        db::sql(&self.backend, query)
     }
 }
 

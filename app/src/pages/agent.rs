@@ -5,19 +5,20 @@ use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
 use super::{
-    AgentUrl, Chart, FailureRow, FailureTable, IntervalNote, Outcome, ProvenanceBadge, Rate, TierBadge,
+    AgentUrl, Chart, FailureRow, FailureTable, IntervalNote, OutcomeLabel, ProvenanceBadge, Rate, TierBadge,
     interval_text, loaded, param, points_interval, query,
 };
 use crate::charts;
 use crate::data::{AgentData, load_agent};
-use crate::format::{self, HINTS, href};
+use crate::format::{self, href};
+use store::Hint;
 
 #[component]
 pub(crate) fn AgentPage() -> impl IntoView {
     let id = param("id");
-    let (task, hint) = (query("task"), query("hint"));
+    let (task, hint) = (query("task"), hint_query());
     let data = Resource::new_blocking(
-        move || (id.clone(), task.clone(), hint.clone()),
+        move || (id.clone(), task.clone(), hint),
         |(id, task, hint)| load_agent(id, task, hint),
     );
     view! {
@@ -25,11 +26,16 @@ pub(crate) fn AgentPage() -> impl IntoView {
     }
 }
 
+/// The hint condition the URL narrows the runs to; an unknown one narrows nothing.
+fn hint_query() -> Option<Hint> {
+    query("hint").and_then(|h| h.parse().ok())
+}
+
 #[component]
 fn Agent(data: AgentData) -> impl IntoView {
     let a = data.agent;
     let base = format!("/agents/{}", format::segment(&a.id));
-    let (task, hint) = (query("task"), query("hint"));
+    let (task, hint) = (query("task"), hint_query());
     let current = a.submissions.iter().find(|s| s.superseded_by.is_none()).cloned();
     let name_of = |t: &str| data.names.get(t).cloned().unwrap_or_else(|| t.to_owned());
     let grid = a.current.first().map(|(_, g)| g.clone()).unwrap_or_default();
@@ -37,12 +43,15 @@ fn Agent(data: AgentData) -> impl IntoView {
     let heat_rows: Vec<(String, Vec<Option<f64>>)> = grid
         .iter()
         .map(|(t, by_hint)| {
-            (name_of(t), HINTS.iter().map(|(h, _)| by_hint.get(*h).and_then(|r| r.final_success)).collect())
+            (
+                name_of(t.as_str()),
+                Hint::ALL.iter().map(|h| by_hint.get(h).and_then(|r| r.final_success)).collect(),
+            )
         })
         .collect();
     let heat = charts::heatmap(
         &format!("Final success of {} per task and hint condition", a.display_name),
-        &HINTS.map(|(_, l)| l),
+        &Hint::ALL.map(Hint::label),
         &heat_rows,
     );
     let submitted = query("submitted");
@@ -53,8 +62,8 @@ fn Agent(data: AgentData) -> impl IntoView {
     let runs_heading = match (&task, &hint) {
         (None, None) => "All runs".to_owned(),
         (Some(t), None) => format!("Runs of {}", name_of(t)),
-        (None, Some(h)) => format!("Runs with {}", format::hint_label(h).to_lowercase()),
-        (Some(t), Some(h)) => format!("Runs of {} with {}", name_of(t), format::hint_label(h).to_lowercase()),
+        (None, Some(h)) => format!("Runs with {}", h.label().to_lowercase()),
+        (Some(t), Some(h)) => format!("Runs of {} with {}", name_of(t), h.label().to_lowercase()),
     };
 
     view! {
@@ -73,7 +82,7 @@ fn Agent(data: AgentData) -> impl IntoView {
             {current.clone().map(|s| view! {
                 <dt>"Results"</dt>
                 <dd>
-                    <TierBadge tier=s.tier.clone()/>" "<ProvenanceBadge provenance=s.provenance.clone() source=s.provenance_source.clone()/>
+                    <TierBadge tier=s.tier/>" "<ProvenanceBadge provenance=s.provenance source=s.provenance_source.clone()/>
                     {format!(" · {} {} · {} runs", s.benchmark_name, s.benchmark_version, s.run_count)}
                 </dd>
                 {s.provenance_source.clone().map(|source| view! { <dt>"Source"</dt><dd>{source}</dd> })}
@@ -105,12 +114,12 @@ fn Agent(data: AgentData) -> impl IntoView {
                         </tr>
                     </thead>
                     <tbody>
-                        {HINTS.iter().enumerate().map(|(h, (_, label))| {
+                        {Hint::ALL.iter().enumerate().map(|(h, hint)| {
                             let f = st.final_success[h];
                             let e = st.execution_success[h];
                             view! {
                                 <tr>
-                                    <th scope="row">{*label}</th>
+                                    <th scope="row">{hint.label()}</th>
                                     <td class="num">{format::pct(f.map(|i| i.estimate))}</td>
                                     <td class="num">{f.map(|i| interval_text(&i)).unwrap_or_else(|| "–".into())}</td>
                                     <td class="num">{format::pct(e.map(|i| i.estimate))}</td>
@@ -121,7 +130,8 @@ fn Agent(data: AgentData) -> impl IntoView {
                     </tbody>
                 </table>
                 <ul class="uplift">
-                    {[("hints", 0usize), ("detailed hints", 1)].map(|(what, k)| st.uplift[k].map(|u| {
+                    {[Hint::Hints, Hint::Detailed].into_iter().enumerate().map(|(k, hint)| st.uplift[k].map(|u| {
+                        let what = hint.label().to_lowercase();
                         let verdict = if !u.excludes_zero() {
                             "within chance"
                         } else if u.estimate > 0.0 {
@@ -138,7 +148,7 @@ fn Agent(data: AgentData) -> impl IntoView {
                                 )}
                             </li>
                         }
-                    })).into_iter().collect_view()}
+                    })).collect_view()}
                 </ul>
                 <IntervalNote/>
             }
@@ -155,18 +165,18 @@ fn Agent(data: AgentData) -> impl IntoView {
                 <thead>
                     <tr>
                         <th scope="col">"Task"</th>
-                        {HINTS.map(|(_, l)| view! { <th scope="col">{l}</th> }).collect_view()}
+                        {Hint::ALL.map(|h| view! { <th scope="col">{h.label()}</th> }).collect_view()}
                     </tr>
                 </thead>
                 <tbody>
                     {grid.iter().map(|(t, by_hint)| {
-                        let task_link = format!("/tasks/{}", format::segment(t));
+                        let task_link = format!("/tasks/{}", format::segment(t.as_str()));
                         view! {
                             <tr>
-                                <th scope="row"><a href=task_link>{name_of(t)}</a></th>
-                                {HINTS.map(|(h, _)| {
-                                    let r = by_hint.get(h).copied();
-                                    let link = href(&base, &[("task", Some(t.as_str())), ("hint", Some(h))]) + "#runs";
+                                <th scope="row"><a href=task_link>{name_of(t.as_str())}</a></th>
+                                {Hint::ALL.map(|h| {
+                                    let r = by_hint.get(&h).copied();
+                                    let link = href(&base, &[("task", Some(t.as_str())), ("hint", Some(h.as_str()))]) + "#runs";
                                     view! {
                                         <td class="num">
                                             <Rate rate=r.and_then(|r| r.final_success) href=link detail=String::new()/>
@@ -186,7 +196,7 @@ fn Agent(data: AgentData) -> impl IntoView {
         <FailureTable
             caption="Runs that did not succeed, by outcome and error type (published results carry outcomes only)."
             rows=data.failures.iter().map(|f| FailureRow {
-                outcome: f.outcome.clone(),
+                outcome: f.outcome,
                 error_type: f.error_type.clone(),
                 agents: None,
                 runs: f.runs,
@@ -197,7 +207,7 @@ fn Agent(data: AgentData) -> impl IntoView {
         <p class="muted small">
             "Show: "
             <a href=format!("{base}#runs")>"all runs"</a>
-            {HINTS.map(|(h, l)| view! { " · "<a href=href(&base, &[("hint", Some(h))]) + "#runs">{l}</a> }).collect_view()}
+            {Hint::ALL.map(|h| view! { " · "<a href=href(&base, &[("hint", Some(h.as_str()))]) + "#runs">{h.label()}</a> }).collect_view()}
         </p>
         <div class="table-wrap">
             <table class="runs">
@@ -216,10 +226,10 @@ fn Agent(data: AgentData) -> impl IntoView {
                     {data.runs.iter().map(|r| view! {
                         <tr>
                             <td><a href=format!("/runs/{}", r.id)>{format!("#{}", r.id)}</a></td>
-                            <td>{name_of(&r.task)}</td>
-                            <td>{format::hint_label(&r.hint).to_owned()}</td>
+                            <td>{name_of(r.task.as_str())}</td>
+                            <td>{r.hint.label()}</td>
                             <td class="num">{r.attempt}</td>
-                            <td><Outcome outcome=r.outcome.clone()/></td>
+                            <td><OutcomeLabel outcome=r.outcome/></td>
                             <td>{r.error_type.clone().unwrap_or_else(|| "–".into())}</td>
                         </tr>
                     }).collect_view()}
@@ -246,7 +256,7 @@ fn Agent(data: AgentData) -> impl IntoView {
                         <td><code title=s.bundle_id.clone()>{format::short(&s.bundle_id).to_owned()}</code></td>
                         <td>{s.created_at.clone()}</td>
                         <td>{s.received_at.clone()}</td>
-                        <td><TierBadge tier=s.tier.clone()/>" "<ProvenanceBadge provenance=s.provenance.clone() source=s.provenance_source.clone()/></td>
+                        <td><TierBadge tier=s.tier/>" "<ProvenanceBadge provenance=s.provenance source=s.provenance_source.clone()/></td>
                         <td class="num">{s.run_count}</td>
                         <td>{match &s.superseded_by {
                             None => "current".to_owned(),

@@ -8,7 +8,8 @@ use store::stats::Comparison;
 
 use super::{IntervalNote, Rate, loaded, points_interval, query};
 use crate::data::{CompareData, load_compare};
-use crate::format::{self, HINTS, href};
+use crate::format::{self, href};
+use store::{Hint, TaskId};
 
 #[component]
 pub(crate) fn ComparePage() -> impl IntoView {
@@ -66,15 +67,15 @@ fn Compare(data: CompareData) -> impl IntoView {
 fn Table(a: AgentDetail, b: AgentDetail, names: crate::data::TaskNames) -> impl IntoView {
     let grid = |x: &AgentDetail| x.current.first().map(|(_, g)| g.clone()).unwrap_or_default();
     let (ga, gb) = (grid(&a), grid(&b));
-    let mut tasks: Vec<String> = ga.keys().chain(gb.keys()).cloned().collect();
+    let mut tasks: Vec<TaskId> = ga.keys().chain(gb.keys()).cloned().collect();
     tasks.sort();
     tasks.dedup();
-    let link = |x: &AgentDetail, task: &str, hint: &str| {
-        href(&format!("/agents/{}", format::segment(&x.id)), &[("task", Some(task)), ("hint", Some(hint))])
-            + "#runs"
+    let link = |x: &AgentDetail, task: &TaskId, hint: Hint| {
+        let pairs = [("task", Some(task.as_str())), ("hint", Some(hint.as_str()))];
+        href(&format!("/agents/{}", format::segment(&x.id)), &pairs) + "#runs"
     };
     let (a_wins, b_wins) = tasks.iter().fold((0, 0), |(wa, wb), t| {
-        let s = |g: &store::TaskGrid| g.get(t).and_then(|h| h.get("none")).and_then(|r| r.final_success);
+        let s = |g: &store::TaskGrid| g.get(t).and_then(|h| h.get(&Hint::None)).and_then(|r| r.final_success);
         match (s(&ga), s(&gb)) {
             (Some(x), Some(y)) if x > y => (wa + 1, wb),
             (Some(x), Some(y)) if y > x => (wa, wb + 1),
@@ -96,21 +97,21 @@ fn Table(a: AgentDetail, b: AgentDetail, names: crate::data::TaskNames) -> impl 
                 <thead>
                     <tr>
                         <th scope="col" rowspan="2">"Task"</th>
-                        {HINTS.map(|(_, l)| view! { <th scope="colgroup" colspan="3">{l}</th> }).collect_view()}
+                        {Hint::ALL.map(|h| view! { <th scope="colgroup" colspan="3">{h.label()}</th> }).collect_view()}
                     </tr>
                     <tr>
-                        {HINTS.map(|_| view! { <th scope="col">"A"</th><th scope="col">"B"</th><th scope="col">"B − A"</th> }).collect_view()}
+                        {Hint::ALL.map(|_| view! { <th scope="col">"A"</th><th scope="col">"B"</th><th scope="col">"B − A"</th> }).collect_view()}
                     </tr>
                 </thead>
                 <tbody>
                     {tasks.iter().map(|t| {
-                        let name = names.get(t).cloned().unwrap_or_else(|| t.clone());
+                        let name = names.get(t).cloned().unwrap_or_else(|| t.to_string());
                         view! {
                             <tr>
-                                <th scope="row"><a href=format!("/tasks/{}", format::segment(t))>{name}</a></th>
-                                {HINTS.map(|(h, _)| {
-                                    let ra = ga.get(t).and_then(|g| g.get(h)).and_then(|r| r.final_success);
-                                    let rb = gb.get(t).and_then(|g| g.get(h)).and_then(|r| r.final_success);
+                                <th scope="row"><a href=format!("/tasks/{}", format::segment(t.as_str()))>{name}</a></th>
+                                {Hint::ALL.map(|h| {
+                                    let ra = ga.get(t).and_then(|g| g.get(&h)).and_then(|r| r.final_success);
+                                    let rb = gb.get(t).and_then(|g| g.get(&h)).and_then(|r| r.final_success);
                                     let diff = ra.zip(rb).map(|(x, y)| y - x);
                                     let class = match diff { Some(d) if d > 0.005 => "num up", Some(d) if d < -0.005 => "num down", _ => "num" };
                                     view! {
@@ -138,7 +139,8 @@ fn Paired(a: String, b: String, comparison: Option<Comparison>) -> impl IntoView
         <h2>"Paired comparison"</h2>
         <p>{format!("Over the {} task(s) both ran; B − A in percentage points, with its 95% interval.", c.shared_tasks)}</p>
         <ul class="paired">
-            {HINTS.iter().enumerate().map(|(h, (_, label))| {
+            {Hint::ALL.iter().enumerate().map(|(h, hint)| {
+                let label = hint.label();
                 let text = match c.difference[h] {
                     None => format!("{label}: no shared runs."),
                     Some(d) => {

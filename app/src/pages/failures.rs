@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
-use super::{Chart, Outcome, loaded};
+use super::{Chart, OutcomeLabel, loaded};
 use crate::charts;
 use crate::data::{FailuresData, load_failures};
-use crate::format::{self, OUTCOMES};
+use crate::format;
+use store::{Hint, Outcome};
 
 /// Agents the chart and the table show.
 const AGENTS_SHOWN: usize = 50;
@@ -29,7 +30,7 @@ pub(crate) fn FailuresPage() -> impl IntoView {
 
 #[component]
 fn Failures(data: FailuresData) -> impl IntoView {
-    let failed: Vec<(&str, &str)> = OUTCOMES.iter().skip(1).map(|(k, _, w)| (*k, *w)).collect();
+    let failed: Vec<Outcome> = Outcome::ALL.into_iter().filter(|o| *o != Outcome::Success).collect();
     // Agent → (name, count per failed outcome).
     let mut agents: BTreeMap<String, (String, Vec<i64>)> = BTreeMap::new();
     let mut errors: BTreeMap<String, BTreeMap<String, i64>> = BTreeMap::new();
@@ -37,7 +38,7 @@ fn Failures(data: FailuresData) -> impl IntoView {
         let entry = agents
             .entry(f.agent_id.clone())
             .or_insert_with(|| (f.display_name.clone(), vec![0; failed.len()]));
-        if let Some(i) = failed.iter().position(|(k, _)| *k == f.outcome) {
+        if let Some(i) = failed.iter().position(|o| *o == f.outcome) {
             entry.1[i] += f.runs;
         }
         if let Some(e) = &f.error_type {
@@ -50,21 +51,20 @@ fn Failures(data: FailuresData) -> impl IntoView {
     // However many agents there are, the page shows those with the most failed runs.
     let all_agents = rows.len();
     rows.truncate(AGENTS_SHOWN);
-    let names: Vec<&str> = failed.iter().map(|(_, w)| *w).collect();
+    let names: Vec<&str> = failed.iter().map(|o| format::outcome_words(*o)).collect();
     let chart_rows: Vec<(String, Vec<i64>)> = rows.iter().map(|(_, n, c)| (n.clone(), c.clone())).collect();
     let chart = charts::stacked_bars("Failed runs per agent, by outcome", &names, &chart_rows);
 
     let name_of = |t: &str| data.names.get(t).cloned().unwrap_or_else(|| t.to_owned());
-    let successes = |r: &store::TaskRow, h: &str| r.by_hint.get(h).map_or(0, |r| r.successes);
-    let unsolved: Vec<&store::TaskRow> = data
-        .tasks
-        .iter()
-        .filter(|r| ["none", "hints", "detailed"].iter().all(|h| successes(r, h) == 0))
-        .collect();
+    let successes = |r: &store::TaskRow, h: Hint| r.by_hint.get(&h).map_or(0, |r| r.successes);
+    let unsolved: Vec<&store::TaskRow> =
+        data.tasks.iter().filter(|r| Hint::ALL.into_iter().all(|h| successes(r, h) == 0)).collect();
     let only_hinted: Vec<&store::TaskRow> = data
         .tasks
         .iter()
-        .filter(|r| successes(r, "none") == 0 && successes(r, "hints") + successes(r, "detailed") > 0)
+        .filter(|r| {
+            successes(r, Hint::None) == 0 && successes(r, Hint::Hints) + successes(r, Hint::Detailed) > 0
+        })
         .collect();
     let shared: Vec<&store::FailurePattern> =
         data.patterns.iter().filter(|p| p.agents >= 2).take(30).collect();
@@ -93,7 +93,7 @@ fn Failures(data: FailuresData) -> impl IntoView {
                 <thead>
                     <tr>
                         <th scope="col">"Agent"</th>
-                        {failed.iter().map(|(k, w)| view! { <th scope="col">{format::outcome_symbol(k)}" "{w.to_string()}</th> }).collect_view()}
+                        {failed.iter().map(|o| view! { <th scope="col">{format::outcome_symbol(*o)}" "{format::outcome_words(*o)}</th> }).collect_view()}
                         <th scope="col">"All"</th>
                     </tr>
                 </thead>
@@ -153,7 +153,7 @@ fn Failures(data: FailuresData) -> impl IntoView {
                 <ul>
                     {unsolved.iter().map(|r| view! {
                         <li>
-                            <a href=format!("/tasks/{}", format::segment(&r.task))>{name_of(&r.task)}</a>
+                            <a href=format!("/tasks/{}", format::segment(&r.task))>{name_of(r.task.as_str())}</a>
                             {format!(" — {} agents, no successful run under any hint condition", r.agents)}
                         </li>
                     }).collect_view()}
@@ -169,11 +169,11 @@ fn Failures(data: FailuresData) -> impl IntoView {
                 <ul>
                     {only_hinted.iter().map(|r| view! {
                         <li>
-                            <a href=format!("/tasks/{}#results", format::segment(&r.task))>{name_of(&r.task)}</a>
+                            <a href=format!("/tasks/{}#results", format::segment(&r.task))>{name_of(r.task.as_str())}</a>
                             {format!(
                                 " — no successful run without hints; {} with hints, {} with detailed hints",
-                                successes(r, "hints"),
-                                successes(r, "detailed")
+                                successes(r, Hint::Hints),
+                                successes(r, Hint::Detailed)
                             )}
                         </li>
                     }).collect_view()}
@@ -200,8 +200,8 @@ fn Failures(data: FailuresData) -> impl IntoView {
                     <tbody>
                         {shared.iter().map(|p| view! {
                             <tr>
-                                <th scope="row"><a href=format!("/tasks/{}#results", format::segment(&p.task))>{name_of(&p.task)}</a></th>
-                                <td><Outcome outcome=p.outcome.clone()/></td>
+                                <th scope="row"><a href=format!("/tasks/{}#results", format::segment(&p.task))>{name_of(p.task.as_str())}</a></th>
+                                <td><OutcomeLabel outcome=p.outcome/></td>
                                 <td>{p.error_type.clone().unwrap_or_else(|| "–".into())}</td>
                                 <td class="num">{p.agents}</td>
                                 <td class="num">{p.runs}</td>

@@ -27,6 +27,7 @@ pub(crate) use tasks::TasksPage;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
+use store::{Outcome, ProvenanceKind, Tier};
 
 use crate::error::AppError;
 use crate::format;
@@ -112,23 +113,25 @@ pub(crate) fn Rate(rate: Option<f64>, href: String, #[prop(optional)] detail: St
 }
 
 #[component]
-pub(crate) fn TierBadge(tier: String) -> impl IntoView {
-    let class = if tier == "maintainer" { "badge verified" } else { "badge self" };
-    let symbol = if tier == "maintainer" { "✔ " } else { "" };
-    view! { <span class=class title=format::tier_title(&tier)>{symbol}{format::tier_label(&tier)}</span> }
+pub(crate) fn TierBadge(tier: Tier) -> impl IntoView {
+    let (class, symbol) = match tier {
+        Tier::Maintainer => ("badge verified", "✔ "),
+        Tier::Submitter => ("badge self", ""),
+    };
+    view! { <span class=class title=format::tier_title(tier)>{symbol}{tier.label()}</span> }
 }
 
 #[component]
-pub(crate) fn ProvenanceBadge(provenance: String, source: Option<String>) -> impl IntoView {
-    let class = match provenance.as_str() {
-        "published" => "badge paper",
-        "imported" => "badge imported",
-        _ => "badge evaluated",
+pub(crate) fn ProvenanceBadge(provenance: ProvenanceKind, source: Option<String>) -> impl IntoView {
+    let class = match provenance {
+        ProvenanceKind::Published => "badge paper",
+        ProvenanceKind::Imported => "badge imported",
+        ProvenanceKind::Evaluated => "badge evaluated",
     };
     let source = source.as_deref();
     view! {
-        <span class=class title=format::provenance_title(&provenance, source)>
-            {format::provenance_badge(&provenance, source)}
+        <span class=class title=format::provenance_title(provenance, source)>
+            {format::provenance_badge(provenance, source)}
         </span>
     }
 }
@@ -137,7 +140,7 @@ pub(crate) fn ProvenanceBadge(provenance: String, source: Option<String>) -> imp
 /// several agents are counted, how many of them.
 #[derive(Debug, Clone)]
 pub(crate) struct FailureRow {
-    pub outcome: String,
+    pub outcome: Outcome,
     pub error_type: Option<String>,
     pub agents: Option<i64>,
     pub runs: i64,
@@ -165,7 +168,7 @@ pub(crate) fn FailureTable(caption: &'static str, rows: Vec<FailureRow>) -> impl
             <tbody>
                 {rows.into_iter().map(|f| view! {
                     <tr>
-                        <td><Outcome outcome=f.outcome/></td>
+                        <td><OutcomeLabel outcome=f.outcome/></td>
                         <td>{f.error_type.unwrap_or_else(|| "–".into())}</td>
                         {by_agent.then(|| view! { <td class="num">{f.agents.unwrap_or_default()}</td> })}
                         <td class="num">{f.runs}</td>
@@ -178,13 +181,13 @@ pub(crate) fn FailureTable(caption: &'static str, rows: Vec<FailureRow>) -> impl
 }
 
 #[component]
-pub(crate) fn Outcome(outcome: String) -> impl IntoView {
-    let class = if outcome == "success" { "outcome ok" } else { "outcome fail" };
+pub(crate) fn OutcomeLabel(outcome: Outcome) -> impl IntoView {
+    let class = if outcome == Outcome::Success { "outcome ok" } else { "outcome fail" };
     view! {
         <span class=class>
-            <span aria-hidden="true">{format::outcome_symbol(&outcome)}</span>
+            <span aria-hidden="true">{format::outcome_symbol(outcome)}</span>
             " "
-            {format::outcome_words(&outcome).to_owned()}
+            {format::outcome_words(outcome)}
         </span>
     }
 }

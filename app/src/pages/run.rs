@@ -4,7 +4,9 @@
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
-use super::{Outcome, ProvenanceBadge, TierBadge, loaded, param};
+use store::ProvenanceKind;
+
+use super::{OutcomeLabel, ProvenanceBadge, TierBadge, loaded, param};
 use crate::data::{ArtifactText, RunData, load_run};
 use crate::format;
 
@@ -27,15 +29,16 @@ fn Run(data: RunData) -> impl IntoView {
         "{} on {} ({}, attempt {}): {}.",
         r.agent_name,
         data.task_name,
-        format::hint_label(&r.hint).to_lowercase(),
+        r.hint.label().to_lowercase(),
         r.attempt,
-        format::outcome_words(&r.outcome)
+        format::outcome_words(r.outcome)
     );
     let expected = data.expected.clone();
     let patch: Vec<ArtifactText> = data.texts.iter().filter(|t| t.role == "patch").cloned().collect();
     let logs: Vec<ArtifactText> = data.texts.iter().filter(|t| t.role != "patch").cloned().collect();
-    let published = r.provenance == "published";
-    let imported = (r.provenance == "imported").then(|| r.provenance_source.clone().unwrap_or_default());
+    let published = r.provenance == ProvenanceKind::Published;
+    let imported =
+        (r.provenance == ProvenanceKind::Imported).then(|| r.provenance_source.clone().unwrap_or_default());
 
     view! {
         <Title text=title.clone()/>
@@ -49,11 +52,11 @@ fn Run(data: RunData) -> impl IntoView {
         <h1>{title}</h1>
         <dl class="facts">
             <dt>"Outcome"</dt>
-            <dd><Outcome outcome=r.outcome.clone()/></dd>
+            <dd><OutcomeLabel outcome=r.outcome/></dd>
             <dt>"Error type"</dt>
             <dd>{r.error_type.clone().unwrap_or_else(|| "–".into())}</dd>
             <dt>"Hints"</dt>
-            <dd>{format::hint_label(&r.hint).to_owned()}</dd>
+            <dd>{r.hint.label()}</dd>
             <dt>"Attempt"</dt>
             <dd>{r.attempt}</dd>
             <dt>"Duration"</dt>
@@ -66,7 +69,7 @@ fn Run(data: RunData) -> impl IntoView {
             <dd>{r.files_changed.clone().map_or_else(|| "–".into(), |f| if f.is_empty() { "none".into() } else { f.join(", ") })}</dd>
             <dt>"Results"</dt>
             <dd>
-                <TierBadge tier=r.tier.clone()/>" "<ProvenanceBadge provenance=r.provenance.clone() source=r.provenance_source.clone()/>
+                <TierBadge tier=r.tier/>" "<ProvenanceBadge provenance=r.provenance source=r.provenance_source.clone()/>
                 {format!(" · benchmark {} · bundle ", r.benchmark_version)}
                 <code title=r.bundle_id.clone()>{format::short(&r.bundle_id).to_owned()}</code>
             </dd>

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
-use store::RunSummary;
+use store::{Hint, Outcome, RunSummary};
 
 use super::{Chart, FailureRow, FailureTable, Rate, TierBadge, loaded, param, query};
 
@@ -13,7 +13,7 @@ use super::{Chart, FailureRow, FailureTable, Rate, TierBadge, loaded, param, que
 const NAMES_SHOWN: usize = 30;
 use crate::charts;
 use crate::data::{TASK_AGENTS_PER_PAGE, TaskData, load_task};
-use crate::format::{self, HINTS, href};
+use crate::format::{self, href};
 
 #[component]
 pub(crate) fn TaskPage() -> impl IntoView {
@@ -36,8 +36,8 @@ fn Task(data: TaskData) -> impl IntoView {
     let only_hinted: Vec<store::TaskAgentRow> = all
         .iter()
         .filter(|a| {
-            let s = |h: &str| a.by_hint.get(h).map_or(0, |r| r.successes);
-            s("none") == 0 && s("hints") + s("detailed") > 0
+            let s = |h: Hint| a.by_hint.get(&h).map_or(0, |r| r.successes);
+            s(Hint::None) == 0 && s(Hint::Hints) + s(Hint::Detailed) > 0
         })
         .cloned()
         .collect();
@@ -51,13 +51,13 @@ fn Task(data: TaskData) -> impl IntoView {
         ) + "#results"
     };
     // Agent → hint → its runs in attempt order.
-    let mut attempts: BTreeMap<String, BTreeMap<String, Vec<RunSummary>>> = BTreeMap::new();
+    let mut attempts: BTreeMap<String, BTreeMap<Hint, Vec<RunSummary>>> = BTreeMap::new();
     for r in data.runs {
-        attempts.entry(r.agent_id.clone()).or_default().entry(r.hint.clone()).or_default().push(r);
+        attempts.entry(r.agent_id.clone()).or_default().entry(r.hint).or_default().push(r);
     }
     let chart_rows: Vec<(String, [Option<f64>; 3])> = agents
         .iter()
-        .map(|a| (a.display_name.clone(), HINTS.map(|(h, _)| a.by_hint.get(h).and_then(|r| r.final_success))))
+        .map(|a| (a.display_name.clone(), Hint::ALL.map(|h| a.by_hint.get(&h).and_then(|r| r.final_success))))
         .collect();
     let chart = charts::hint_dots(&format!("Final success per agent on {}", t.name), &chart_rows);
     let description = format!(
@@ -120,7 +120,7 @@ fn Task(data: TaskData) -> impl IntoView {
                         <thead>
                             <tr>
                                 <th scope="col">"Agent"</th>
-                                {HINTS.map(|(_, l)| view! { <th scope="col">{l}</th> }).collect_view()}
+                                {Hint::ALL.map(|h| view! { <th scope="col">{h.label()}</th> }).collect_view()}
                             </tr>
                         </thead>
                         <tbody>
@@ -131,22 +131,22 @@ fn Task(data: TaskData) -> impl IntoView {
                                     <tr>
                                         <th scope="row">
                                             <a href=agent.clone()>{a.display_name.clone()}</a>
-                                            <div class="badges"><TierBadge tier=a.tier.clone()/></div>
+                                            <div class="badges"><TierBadge tier=a.tier/></div>
                                         </th>
-                                        {HINTS.map(|(h, _)| {
-                                            let rate = a.by_hint.get(h).and_then(|r| r.final_success);
-                                            let link = href(&agent, &[("task", Some(t.id.as_str())), ("hint", Some(h))]) + "#runs";
-                                            let these = runs.get(h).cloned().unwrap_or_default();
+                                        {Hint::ALL.map(|h| {
+                                            let rate = a.by_hint.get(&h).and_then(|r| r.final_success);
+                                            let link = href(&agent, &[("task", Some(t.id.as_str())), ("hint", Some(h.as_str()))]) + "#runs";
+                                            let these = runs.get(&h).cloned().unwrap_or_default();
                                             view! {
                                                 <td>
                                                     <Rate rate=rate href=link detail=String::new()/>
                                                     <span class="tries">
                                                         {these.into_iter().map(|r| {
-                                                            let title = format!("attempt {}: {}", r.attempt, format::outcome_words(&r.outcome));
-                                                            let class = if r.outcome == "success" { "try ok" } else { "try fail" };
+                                                            let title = format!("attempt {}: {}", r.attempt, format::outcome_words(r.outcome));
+                                                            let class = if r.outcome == Outcome::Success { "try ok" } else { "try fail" };
                                                             view! {
                                                                 <a class=class href=format!("/runs/{}", r.id) title=title.clone() aria-label=title>
-                                                                    {format::outcome_symbol(&r.outcome)}
+                                                                    {format::outcome_symbol(r.outcome)}
                                                                 </a>
                                                             }
                                                         }).collect_view()}
@@ -172,7 +172,7 @@ fn Task(data: TaskData) -> impl IntoView {
         <FailureTable
             caption="The ways runs of this task failed, with how many agents failed each way."
             rows=data.failures.iter().map(|f| FailureRow {
-                outcome: f.outcome.clone(),
+                outcome: f.outcome,
                 error_type: f.error_type.clone(),
                 agents: Some(f.agents),
                 runs: f.runs,

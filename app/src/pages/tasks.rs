@@ -6,7 +6,8 @@ use leptos_meta::{Meta, Title};
 use super::{Rate, loaded};
 use crate::catalog::TaskInfo;
 use crate::data::{TasksData, load_tasks};
-use crate::format::{self, HINTS};
+use crate::format;
+use store::Hint;
 
 #[component]
 pub(crate) fn TasksPage() -> impl IntoView {
@@ -50,7 +51,7 @@ fn TaskTable(caption: &'static str, tasks: Vec<(TaskInfo, Option<store::TaskRow>
                         <th scope="col">"Task"</th>
                         <th scope="col">"Extension"</th>
                         <th scope="col">"Agents"</th>
-                        {HINTS.map(|(_, l)| view! { <th scope="col">{l}</th> }).collect_view()}
+                        {Hint::ALL.map(|h| view! { <th scope="col">{h.label()}</th> }).collect_view()}
                     </tr>
                 </thead>
                 <tbody>
@@ -67,8 +68,8 @@ fn TaskTable(caption: &'static str, tasks: Vec<(TaskInfo, Option<store::TaskRow>
                                     {t.summary.clone().unwrap_or_default()}
                                 </td>
                                 <td class="num">{row.as_ref().map_or(0, |r| r.agents)}</td>
-                                {HINTS.map(|(h, _)| {
-                                    let rate = row.as_ref().and_then(|r| r.by_hint.get(h)).and_then(|r| r.final_success);
+                                {Hint::ALL.map(|h| {
+                                    let rate = row.as_ref().and_then(|r| r.by_hint.get(&h)).and_then(|r| r.final_success);
                                     view! { <td class="num"><Rate rate=rate href=format!("{link}#results") detail=String::new()/></td> }
                                 }).collect_view()}
                             </tr>

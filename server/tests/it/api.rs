@@ -182,6 +182,16 @@ async fn the_read_api_and_artifacts() {
                 .len(),
             1
         );
+        // A filter that names no tier or provenance is refused, saying which and why.
+        for (url, parameter) in
+            [("/api/v1/leaderboard?tier=gold", "tier"), ("/leaderboard.csv?provenance=guessed", "provenance")]
+        {
+            let refused = get(&app, url).await;
+            assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{url}");
+            let error = &refused.json()["error"];
+            assert_eq!(error["code"], json!("invalid_query"), "{url}");
+            assert!(error["message"].as_str().unwrap().contains(&format!("`{parameter}`")), "{error}");
+        }
 
         let csv = get(&app, "/leaderboard.csv").await;
         assert_eq!(csv.header(header::CONTENT_TYPE), "text/csv; charset=utf-8");

@@ -67,7 +67,7 @@ async fn app_with_hostile_agent() -> (Router, tempfile::TempDir, i64) {
     let stored = post_bundle(&app, hostile(&key, "evil-agent")).await;
     assert_eq!(stored.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&stored.body));
     let bundle_id = stored.json()["bundle_id"].as_str().unwrap().to_owned();
-    let first = store.runs_of(&bundle_id, Some("cogs"), Some("none")).await.unwrap()[0].id;
+    let first = store.runs_of(&bundle_id, Some("cogs"), Some(store::Hint::None)).await.unwrap()[0].id;
     (app, dir, first)
 }
 

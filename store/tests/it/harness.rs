@@ -8,7 +8,19 @@ pub use store::testing::{blob_bytes, count_blobs, count_files, on_each_backend};
 /// A signed bundle for `agent`: `runs` runs of `cogs` with no hints, the first `ok`
 /// of them successful, one patch artifact each.
 pub fn bundle(key: &SecretKey, agent: &str, created_at: &str, runs: u32, ok: u32) -> Vec<u8> {
-    let manifest: Manifest = serde_json::from_value(json!({
+    bundle_with(key, agent, created_at, runs, ok, |_| {})
+}
+
+/// [`bundle`], with its manifest changed by `edit` before the runs are added.
+pub fn bundle_with(
+    key: &SecretKey,
+    agent: &str,
+    created_at: &str,
+    runs: u32,
+    ok: u32,
+    edit: impl FnOnce(&mut Manifest),
+) -> Vec<u8> {
+    let mut manifest: Manifest = serde_json::from_value(json!({
         "schema": "rexbench.manifest/v1",
         "created_at": created_at,
         "benchmark": {"name": "RExBench", "version": "1.0", "task_set_digest": "ab".repeat(32)},
@@ -18,6 +30,7 @@ pub fn bundle(key: &SecretKey, agent: &str, created_at: &str, runs: u32, ok: u32
         "runs": [],
     }))
     .unwrap();
+    edit(&mut manifest);
     let mut b = BundleBuilder::new(manifest);
     for attempt in 1..=runs {
         let patch = b

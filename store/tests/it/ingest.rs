@@ -3,9 +3,9 @@
 use std::time::Duration;
 
 use bundle::SecretKey;
-use store::{Ingested, LeaderboardFilter, StoreError, Tier};
+use store::{Hint, Ingested, LeaderboardFilter, Outcome, StoreError, Tier};
 
-use crate::harness::{blob_bytes, bundle, count_blobs, count_files, on_each_backend, submit};
+use crate::harness::{blob_bytes, bundle, bundle_with, count_blobs, count_files, on_each_backend, submit};
 
 #[tokio::test]
 async fn a_bundle_is_stored_once_with_its_runs_artifacts_and_aggregates() {
@@ -38,16 +38,16 @@ async fn a_bundle_is_stored_once_with_its_runs_artifacts_and_aggregates() {
         let board = store.leaderboard(&LeaderboardFilter::default()).await.unwrap();
         assert_eq!(board.len(), 2);
         let board: Vec<_> = board.into_iter().filter(|r| r.agent_id == "openhands-claude-4-sonnet").collect();
-        let none = &board[0].by_hint["none"];
+        let none = &board[0].by_hint[&Hint::None];
         assert_eq!((none.runs, none.counted, none.successes, none.executed), (5, 5, 2, 5));
         assert_eq!(none.final_success, Some(0.4));
         assert_eq!(none.file_recall, Some(0.5));
-        assert_eq!(board[0].tier, "submitter");
+        assert_eq!(board[0].tier, Tier::Submitter);
 
-        let runs = store.runs_of(&bundle_id, Some("cogs"), Some("none")).await.unwrap();
+        let runs = store.runs_of(&bundle_id, Some("cogs"), Some(Hint::None)).await.unwrap();
         assert_eq!(runs.len(), 5);
         let run = store.run(runs[0].id).await.unwrap().unwrap();
-        assert_eq!(run.outcome, "success");
+        assert_eq!(run.outcome, Outcome::Success);
         assert_eq!(run.metrics["acc"], 0.25);
         assert_eq!(run.files_changed, Some(vec!["x.py".to_owned()]));
         assert_eq!(run.artifacts.iter().map(|a| a.role.as_str()).collect::<Vec<_>>(), ["agent_log", "patch"]);
@@ -83,7 +83,7 @@ async fn a_newer_bundle_supersedes_the_older_whatever_the_order_they_arrive_in()
         let board = store.leaderboard(&LeaderboardFilter::default()).await.unwrap();
         assert_eq!(board.len(), 1);
         assert_eq!(board[0].bundle_id, new_id);
-        assert_eq!(board[0].by_hint["none"].successes, 4);
+        assert_eq!(board[0].by_hint[&Hint::None].successes, 4);
         let kinds: Vec<String> = store.changes(10, None).await.unwrap().into_iter().map(|c| c.kind).collect();
         assert_eq!(kinds, ["accepted", "superseded", "accepted"]);
 
@@ -95,7 +95,7 @@ async fn a_newer_bundle_supersedes_the_older_whatever_the_order_they_arrive_in()
         let agent = store.agent("aider-o1").await.unwrap().unwrap();
         assert_eq!(agent.submissions.len(), 3);
         assert_eq!(agent.current.len(), 1);
-        assert_eq!(agent.current[0].1["cogs"]["none"].successes, 4);
+        assert_eq!(agent.current[0].1["cogs"][&Hint::None].successes, 4);
     })
     .await;
 }
@@ -113,11 +113,37 @@ async fn agents_belong_to_the_key_that_first_submitted_them() {
         // A maintainer may submit for any agent; it is then shown as verified.
         submit(&store, &bundle(&m, "agent-a", "2026-03-01T00:00:00Z", 5, 3)).await.unwrap();
         let board = store.leaderboard(&LeaderboardFilter::default()).await.unwrap();
-        assert_eq!((board[0].tier.as_str(), board[0].by_hint["none"].successes), ("maintainer", 3));
-        let only_verified = LeaderboardFilter { tier: Some("maintainer".into()), ..Default::default() };
+        assert_eq!((board[0].tier.as_str(), board[0].by_hint[&Hint::None].successes), ("maintainer", 3));
+        let only_verified = LeaderboardFilter { tier: Some(Tier::Maintainer), ..Default::default() };
         assert_eq!(store.leaderboard(&only_verified).await.unwrap().len(), 1);
-        let self_reported = LeaderboardFilter { tier: Some("submitter".into()), ..Default::default() };
+        let self_reported = LeaderboardFilter { tier: Some(Tier::Submitter), ..Default::default() };
         assert!(store.leaderboard(&self_reported).await.unwrap().is_empty());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_agent_is_described_by_its_newest_bundle_and_keeps_its_owner() {
+    on_each_backend(|store| async move {
+        let (a, b, m) = (SecretKey::generate(), SecretKey::generate(), SecretKey::generate());
+        store.add_key(&a.public_key(), "Team A", Tier::Submitter).await.unwrap();
+        store.add_key(&b.public_key(), "Team B", Tier::Submitter).await.unwrap();
+        store.add_key(&m.public_key(), "Maintainers", Tier::Maintainer).await.unwrap();
+        submit(&store, &bundle(&a, "agent-a", "2026-01-01T00:00:00Z", 2, 1)).await.unwrap();
+        let first_seen = store.agent("agent-a").await.unwrap().unwrap().first_seen_at;
+        let renamed = bundle_with(&m, "agent-a", "2026-02-01T00:00:00Z", 2, 1, |m| {
+            m.agent.framework = "SWE-agent".into();
+            m.agent.display_name = Some("Agent A, re-run".into());
+        });
+        submit(&store, &renamed).await.unwrap();
+        let agent = store.agent("agent-a").await.unwrap().unwrap();
+        assert_eq!((agent.framework.as_str(), agent.display_name.as_str()), ("SWE-agent", "Agent A, re-run"));
+        assert_eq!(agent.first_seen_at, first_seen);
+        // The maintainer's bundle did not take the agent over: its owner may still submit,
+        // another submitter still may not.
+        submit(&store, &bundle(&a, "agent-a", "2026-03-01T00:00:00Z", 2, 2)).await.unwrap();
+        let err = submit(&store, &bundle(&b, "agent-a", "2026-04-01T00:00:00Z", 2, 2)).await.unwrap_err();
+        assert!(matches!(&err, StoreError::AgentOwnedByOther { agent, .. } if agent == "agent-a"), "{err}");
     })
     .await;
 }
@@ -207,7 +233,7 @@ async fn failures_are_counted_by_outcome_and_error_type() {
             .collect();
         let runs = store.task_runs("cogs", &current).await.unwrap();
         assert_eq!(runs.len(), 10, "the current submissions' runs only");
-        assert_eq!(runs.iter().filter(|r| r.outcome == "success").count(), 6);
+        assert_eq!(runs.iter().filter(|r| r.outcome == Outcome::Success).count(), 6);
         assert_eq!(store.task_runs("cogs", &current[..1]).await.unwrap().len(), 5);
         assert!(store.task_runs("othello", &current).await.unwrap().is_empty());
         assert!(store.task_runs("cogs", &[]).await.unwrap().is_empty());

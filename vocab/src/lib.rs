@@ -1,9 +1,43 @@
-//! The benchmark's vocabulary: task ids, hint conditions, outcomes, provenance.
+//! The benchmark's vocabulary: task ids, hint conditions, outcomes, provenance and
+//! trust tiers, from the bundle through the store to the pages and the API.
+//!
+//! Each name serialises as the string the bundle spec (`result-bundle-v1.md`) and the
+//! JSON API use. Plain data: no I/O and no randomness, so a browser build can use it.
 
+use std::borrow::Borrow;
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
+
+/// `Display`, `FromStr` and `TryFrom<String>` for a closed set of names with `ALL` and
+/// `as_str` (the store reads them back from text columns through `TryFrom`).
+macro_rules! names {
+    ($ty:ident, $what:literal, $expected:literal) => {
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl FromStr for $ty {
+            type Err = UnknownName;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                $ty::ALL
+                    .into_iter()
+                    .find(|v| v.as_str() == s)
+                    .ok_or_else(|| UnknownName::new($what, s, $expected))
+            }
+        }
+
+        impl TryFrom<String> for $ty {
+            type Error = UnknownName;
+            fn try_from(s: String) -> Result<Self, Self::Error> {
+                s.parse()
+            }
+        }
+    };
+}
 
 /// The task ids of RExBench 1.0, as the paper (arXiv 2506.22598 v3) names them.
 pub const REXBENCH_TASKS: [&str; 12] = [
@@ -64,21 +98,7 @@ impl Hint {
     }
 }
 
-impl fmt::Display for Hint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Hint {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Hint::ALL
-            .into_iter()
-            .find(|h| h.as_str() == s)
-            .ok_or_else(|| UnknownName::new("hint", s, "none, hints, detailed"))
-    }
-}
+names!(Hint, "hint", "none, hints, detailed");
 
 /// What happened when a run was evaluated (spec §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -135,24 +155,11 @@ impl Outcome {
     }
 }
 
-impl fmt::Display for Outcome {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Outcome {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Outcome::ALL.into_iter().find(|o| o.as_str() == s).ok_or_else(|| {
-            UnknownName::new(
-                "outcome",
-                s,
-                "success, wrong_result, execution_failed, timeout, patch_failed, empty_patch, infra_error",
-            )
-        })
-    }
-}
+names!(
+    Outcome,
+    "outcome",
+    "success, wrong_result, execution_failed, timeout, patch_failed, empty_patch, infra_error"
+);
 
 /// Where a bundle's numbers come from (spec §3, `provenance.kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -168,6 +175,9 @@ pub enum ProvenanceKind {
 }
 
 impl ProvenanceKind {
+    pub const ALL: [ProvenanceKind; 3] =
+        [ProvenanceKind::Evaluated, ProvenanceKind::Imported, ProvenanceKind::Published];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ProvenanceKind::Evaluated => "evaluated",
@@ -177,9 +187,103 @@ impl ProvenanceKind {
     }
 }
 
-impl fmt::Display for ProvenanceKind {
+names!(ProvenanceKind, "provenance", "evaluated, imported, published");
+
+/// Whose key signed a bundle, and so how far its results are trusted (spec §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    /// The benchmark's maintainers evaluated the runs: shown as verified.
+    Maintainer,
+    /// A submitter evaluated its own agent with the public runner: shown as self-reported.
+    Submitter,
+}
+
+impl Tier {
+    pub const ALL: [Tier; 2] = [Tier::Maintainer, Tier::Submitter];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Maintainer => "maintainer",
+            Tier::Submitter => "submitter",
+        }
+    }
+
+    /// What a page calls results of this tier.
+    pub fn label(self) -> &'static str {
+        match self {
+            Tier::Maintainer => "Verified",
+            Tier::Submitter => "Self-reported",
+        }
+    }
+}
+
+names!(Tier, "tier", "maintainer, submitter");
+
+/// A task's id, as task cards, bundles and URLs name it (`cogs`, `othello`, …).
+///
+/// Which ids exist depends on the task set a bundle names, so this type does not
+/// check membership: bundle validation does, against the known tasks.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct TaskId(String);
+
+impl TaskId {
+    pub fn new(id: impl Into<String>) -> TaskId {
+        TaskId(id.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for TaskId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.write_str(&self.0)
+    }
+}
+
+impl From<String> for TaskId {
+    fn from(id: String) -> TaskId {
+        TaskId(id)
+    }
+}
+
+impl From<&str> for TaskId {
+    fn from(id: &str) -> TaskId {
+        TaskId(id.to_owned())
+    }
+}
+
+impl From<TaskId> for String {
+    fn from(id: TaskId) -> String {
+        id.0
+    }
+}
+
+/// So maps keyed by task id can be read with a `&str`.
+impl Borrow<str> for TaskId {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for TaskId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for TaskId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for TaskId {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
     }
 }
 
@@ -234,8 +338,27 @@ mod tests {
         for o in Outcome::ALL {
             assert_eq!(o.as_str().parse::<Outcome>(), Ok(o));
         }
+        for p in ProvenanceKind::ALL {
+            assert_eq!(p.as_str().parse::<ProvenanceKind>(), Ok(p));
+        }
+        for t in Tier::ALL {
+            assert_eq!(t.as_str().parse::<Tier>(), Ok(t));
+        }
         let err = "level1".parse::<Hint>().unwrap_err().to_string();
         assert!(err.contains("`level1`") && err.contains("detailed"), "{err}");
+    }
+
+    #[test]
+    fn names_serialise_as_their_strings() {
+        let json = |v: serde_json::Value, s: &str| assert_eq!(v, serde_json::json!(s));
+        Hint::ALL.into_iter().for_each(|v| json(serde_json::to_value(v).unwrap(), v.as_str()));
+        Outcome::ALL.into_iter().for_each(|v| json(serde_json::to_value(v).unwrap(), v.as_str()));
+        ProvenanceKind::ALL.into_iter().for_each(|v| json(serde_json::to_value(v).unwrap(), v.as_str()));
+        Tier::ALL.into_iter().for_each(|v| json(serde_json::to_value(v).unwrap(), v.as_str()));
+        json(serde_json::to_value(TaskId::from("cogs")).unwrap(), "cogs");
+        // Maps keyed by a name are JSON objects keyed by the same strings.
+        let by_hint: std::collections::BTreeMap<Hint, u8> = [(Hint::Detailed, 1)].into();
+        assert_eq!(serde_json::to_string(&by_hint).unwrap(), r#"{"detailed":1}"#);
     }
 
     #[test]

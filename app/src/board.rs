@@ -1,0 +1,227 @@
+//! The leaderboard's state: what a URL asks for (task set, filters, order, page), read
+//! from the query string and written back into links, and the order it puts rows in.
+//! The page renders it; the server function narrows in the database with it.
+
+use std::cmp::Ordering;
+
+use serde::{Deserialize, Serialize};
+use store::{Hint, LeaderboardRow, ProvenanceKind, Rates, Tier};
+
+use crate::format::href;
+
+/// Rows a page shows: a page stays small and quick however many agents there are.
+pub const PER_PAGE: usize = 50;
+
+/// What the rows can be ordered by: a column of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Sort {
+    Agent,
+    Final(Hint),
+    /// The change in final success from no hints to hints.
+    Uplift,
+    Execution(Hint),
+    Recall(Hint),
+}
+
+impl Sort {
+    /// Every order, as the table's columns stand.
+    pub const ALL: [Sort; 11] = [
+        Sort::Agent,
+        Sort::Final(Hint::None),
+        Sort::Final(Hint::Hints),
+        Sort::Final(Hint::Detailed),
+        Sort::Uplift,
+        Sort::Execution(Hint::None),
+        Sort::Execution(Hint::Hints),
+        Sort::Execution(Hint::Detailed),
+        Sort::Recall(Hint::None),
+        Sort::Recall(Hint::Hints),
+        Sort::Recall(Hint::Detailed),
+    ];
+
+    /// Final success without hints, best first: the benchmark's main number.
+    pub const DEFAULT: Sort = Sort::Final(Hint::None);
+
+    /// Its name in a URL (`final-none`).
+    pub fn key(self) -> String {
+        match self {
+            Sort::Agent => "agent".to_owned(),
+            Sort::Uplift => "uplift".to_owned(),
+            Sort::Final(h) => format!("final-{h}"),
+            Sort::Execution(h) => format!("exec-{h}"),
+            Sort::Recall(h) => format!("recall-{h}"),
+        }
+    }
+
+    pub fn from_key(key: &str) -> Option<Sort> {
+        Sort::ALL.into_iter().find(|s| s.key() == key)
+    }
+
+    /// What it orders by, in words.
+    pub fn label(self) -> String {
+        let hint = |h: Hint| h.label().to_lowercase();
+        match self {
+            Sort::Agent => "Agent".to_owned(),
+            Sort::Uplift => "Change with hints".to_owned(),
+            Sort::Final(h) => format!("Final success, {}", hint(h)),
+            Sort::Execution(h) => format!("Execution success, {}", hint(h)),
+            Sort::Recall(h) => format!("File recall, {}", hint(h)),
+        }
+    }
+
+    /// Names read best A→Z, rates best first.
+    pub fn natural_ascending(self) -> bool {
+        self == Sort::Agent
+    }
+
+    fn value(self, row: &LeaderboardRow) -> Option<f64> {
+        let rates = |h: Hint| row.by_hint.get(&h);
+        match self {
+            Sort::Agent => None,
+            Sort::Uplift => uplift(row),
+            Sort::Final(h) => rates(h).and_then(|r| r.final_success),
+            Sort::Execution(h) => rates(h).and_then(|r| r.execution_success),
+            Sort::Recall(h) => rates(h).and_then(|r| r.file_recall),
+        }
+    }
+}
+
+/// The change in final success from no hints to hints, where both have runs.
+pub fn uplift(row: &LeaderboardRow) -> Option<f64> {
+    let rate = |h: Hint| row.by_hint.get(&h).and_then(|r: &Rates| r.final_success);
+    Some(rate(Hint::Hints)? - rate(Hint::None)?)
+}
+
+/// The view a URL asks for. Values that name nothing (an unknown tier or order, page 0)
+/// are dropped rather than refused: a stale link still shows the leaderboard.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BoardQuery {
+    /// The task set's digest; the set with most agents when absent.
+    pub set: Option<String>,
+    pub framework: Option<String>,
+    pub model: Option<String>,
+    pub tier: Option<Tier>,
+    pub provenance: Option<ProvenanceKind>,
+    pub sort: Sort,
+    pub ascending: bool,
+    /// 1-based; [`PER_PAGE`] rows a page.
+    pub page: usize,
+}
+
+impl BoardQuery {
+    /// Reads the view from query parameters, `get` giving each non-empty one.
+    pub fn from_params(get: impl Fn(&str) -> Option<String>) -> BoardQuery {
+        let sort = get("sort").and_then(|s| Sort::from_key(&s)).unwrap_or(Sort::DEFAULT);
+        let ascending = match get("dir").as_deref() {
+            Some("asc") => true,
+            Some("desc") => false,
+            _ => sort.natural_ascending(),
+        };
+        BoardQuery {
+            set: get("set"),
+            framework: get("framework"),
+            model: get("model"),
+            tier: get("tier").and_then(|t| t.parse().ok()),
+            provenance: get("provenance").and_then(|p| p.parse().ok()),
+            sort,
+            ascending,
+            page: get("page").and_then(|p| p.parse().ok()).filter(|p| *p >= 1).unwrap_or(1),
+        }
+    }
+
+    /// The link to this view's page `page`.
+    pub fn at_page(&self, page: usize) -> String {
+        self.link(self.sort, self.ascending, page)
+    }
+
+    /// The link to this view ordered by `sort`: a second click on the active column
+    /// flips it, a new column starts at its natural direction; from the first page.
+    pub fn sorted_by(&self, sort: Sort) -> String {
+        let ascending = if sort == self.sort { !self.ascending } else { sort.natural_ascending() };
+        self.link(sort, ascending, 1)
+    }
+
+    fn link(&self, sort: Sort, ascending: bool, page: usize) -> String {
+        let page = page.to_string();
+        let sort = sort.key();
+        href(
+            "/",
+            &[
+                ("set", self.set.as_deref()),
+                ("framework", self.framework.as_deref()),
+                ("model", self.model.as_deref()),
+                ("tier", self.tier.map(Tier::as_str)),
+                ("provenance", self.provenance.map(ProvenanceKind::as_str)),
+                ("sort", Some(sort.as_str())),
+                ("dir", Some(if ascending { "asc" } else { "desc" })),
+                ("page", Some(page.as_str()).filter(|p| *p != "1")),
+            ],
+        )
+    }
+
+    /// Puts `rows` in this view's order; rows without a value go last whichever the
+    /// direction, and ties go by name.
+    pub fn order(&self, rows: &mut [LeaderboardRow]) {
+        rows.sort_by(|a, b| {
+            let order = match self.sort {
+                Sort::Agent => {
+                    let o = a.display_name.to_lowercase().cmp(&b.display_name.to_lowercase());
+                    if self.ascending { o } else { o.reverse() }
+                }
+                sort => match (sort.value(a), sort.value(b)) {
+                    (Some(x), Some(y)) => {
+                        let o = x.total_cmp(&y);
+                        if self.ascending { o } else { o.reverse() }
+                    }
+                    (Some(_), None) => Ordering::Less,
+                    (None, Some(_)) => Ordering::Greater,
+                    (None, None) => Ordering::Equal,
+                },
+            };
+            order.then_with(|| a.display_name.cmp(&b.display_name))
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+    }
+
+    #[test]
+    fn every_order_has_a_key_that_reads_back() {
+        for s in Sort::ALL {
+            assert_eq!(Sort::from_key(&s.key()), Some(s));
+        }
+        assert_eq!(Sort::DEFAULT.key(), "final-none");
+    }
+
+    #[test]
+    fn a_url_reads_into_a_view_and_back() {
+        let q = BoardQuery::from_params(params(&[
+            ("tier", "maintainer"),
+            ("provenance", "imported"),
+            ("sort", "exec-hints"),
+            ("page", "2"),
+        ]));
+        assert_eq!(q.tier, Some(Tier::Maintainer));
+        assert_eq!(q.provenance, Some(ProvenanceKind::Imported));
+        assert_eq!(q.sort, Sort::Execution(Hint::Hints));
+        assert!(!q.ascending);
+        assert_eq!(q.at_page(3), "/?tier=maintainer&provenance=imported&sort=exec-hints&dir=desc&page=3");
+        assert_eq!(
+            q.sorted_by(Sort::Execution(Hint::Hints)),
+            "/?tier=maintainer&provenance=imported&sort=exec-hints&dir=asc"
+        );
+        assert_eq!(q.sorted_by(Sort::Agent), "/?tier=maintainer&provenance=imported&sort=agent&dir=asc");
+    }
+
+    #[test]
+    fn values_that_name_nothing_are_dropped() {
+        let q = BoardQuery::from_params(params(&[("tier", "gold"), ("sort", "x"), ("page", "0")]));
+        assert_eq!((q.tier, q.sort, q.page), (None, Sort::DEFAULT, 1));
+    }
+}
