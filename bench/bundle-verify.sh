@@ -10,11 +10,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 cargo build --release -q -p rexbench-runner
-runner=target/release/runner
+rexbench=target/release/rexbench
 python3 bench/gen_results.py "$work/results" "$mb"
 printf 'id = "bench-agent"\nframework = "Bench"\nmodel = "Synthetic"\n' > "$work/agent.toml"
-$runner keygen --out "$work/key" >/dev/null
-$runner pack "$work/results" --agent "$work/agent.toml" --key "$work/key.pem" --out "$work/bundle.tar.gz"
+$rexbench keygen --out "$work/key" >/dev/null
+$rexbench pack "$work/results" --agent "$work/agent.toml" --key "$work/key.pem" --out "$work/bundle.tar.gz"
 artifacts_bytes=$(find "$work/results" -type f ! -name run.json ! -name evaluation.json -printf '%s\n' | awk '{s+=$1} END {print s}')
 bundle_bytes=$(stat -c %s "$work/bundle.tar.gz")
 
@@ -31,15 +31,15 @@ best() {
 }
 
 cat "$work/bundle.tar.gz" > /dev/null   # warm the page cache
-t_verify=$(best $runner verify "$work/bundle.tar.gz" --trust "$work/key.pub.pem")
+t_verify=$(best $rexbench verify "$work/bundle.tar.gz" --trust "$work/key.pub.pem")
 t_gzip=$(best sh -c "gzip -dc '$work/bundle.tar.gz' > /dev/null")
 t_sha=$(best sh -c "find '$work/results' -type f ! -name run.json ! -name evaluation.json -print0 | xargs -0 sha256sum")
-rss_kib=$(/usr/bin/time -f '%M' $runner verify "$work/bundle.tar.gz" --trust "$work/key.pub.pem" 2>&1 >/dev/null | tail -1)
+rss_kib=$(/usr/bin/time -f '%M' $rexbench verify "$work/bundle.tar.gz" --trust "$work/key.pub.pem" 2>&1 >/dev/null | tail -1)
 
 floor=$(echo "$t_gzip + $t_sha" | bc -l)
 ratio=$(echo "$t_verify / $floor" | bc -l)
 printf 'artifacts:            %.1f MB uncompressed, bundle %.1f MB compressed\n' "$(echo "$artifacts_bytes/1000000" | bc -l)" "$(echo "$bundle_bytes/1000000" | bc -l)"
-printf 'runner verify:        %.3f s (best of 3), peak RSS %.1f MiB (goal < 64 MiB)\n' "$t_verify" "$(echo "$rss_kib/1024" | bc -l)"
+printf 'rexbench verify:      %.3f s (best of 3), peak RSS %.1f MiB (goal < 64 MiB)\n' "$t_verify" "$(echo "$rss_kib/1024" | bc -l)"
 printf 'gzip -d:              %.3f s\n' "$t_gzip"
 printf 'sha256sum artifacts:  %.3f s\n' "$t_sha"
 printf 'verify / floor:       %.2fx (goal <= 2x)\n' "$ratio"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark: `runner evaluate --jobs 2` over 100 runs of the example tasks.
+# Benchmark: `rexbench evaluate --jobs 2` over 100 runs of the example tasks.
 # Goal (issue 3): total wall time at most 1.2x the runs' own wall times summed and
 # divided by 2, i.e. the runner's own work (copying codebases, applying patches,
 # checking) and its scheduling cost at most 20% on top of the experiments.
@@ -30,7 +30,7 @@ while [ $n -lt "$runs" ]; do
 done
 
 start=$(date +%s.%N)
-target/release/runner evaluate "$work/outputs" --out "$work/results" --gold tasks/examples/gold --jobs 2 2>/dev/null
+target/release/rexbench evaluate "$work/outputs" --out "$work/results" --gold tasks/examples/gold --jobs 2 2>/dev/null
 end=$(date +%s.%N)
 wall=$(echo "$end - $start" | bc -l)
 own=$(find "$work/results/runs" -name run.json -exec python3 -c '

@@ -12,14 +12,14 @@ cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$wor
 trap cleanup EXIT
 
 cargo build --release -q -p rexbench-runner -p rexbench-server
-runner=target/release/runner
+rexbench=target/release/rexbench
 srv=target/release/rexbench-server
-$runner keygen --out "$work/key" >/dev/null
+$rexbench keygen --out "$work/key" >/dev/null
 # Three bundles with different artifacts, so that every ingest stores all its blobs.
 for i in 1 2 3; do
   SEED=$i python3 bench/gen_results.py "$work/results$i" 20 180 >/dev/null
   printf 'id = "bench-agent-%s"\nframework = "Bench"\nmodel = "Synthetic"\n' "$i" > "$work/agent.toml"
-  $runner pack "$work/results$i" --agent "$work/agent.toml" --key "$work/key.pem" --out "$work/b$i.tar.gz" >/dev/null
+  $rexbench pack "$work/results$i" --agent "$work/agent.toml" --key "$work/key.pem" --out "$work/b$i.tar.gz" >/dev/null
 done
 artifacts_bytes=$(find "$work/results1" -type f ! -name run.json ! -name evaluation.json -printf '%s\n' | awk '{s+=$1} END {print s}')
 
@@ -48,7 +48,7 @@ run_on() {
   # files); flushing first measures the ingest's own writes.
   for i in 1 2 3; do
     sync
-    times+=("$(seconds $runner submit "$work/b$i.tar.gz" --server "http://127.0.0.1:$port")")
+    times+=("$(seconds $rexbench submit "$work/b$i.tar.gz" --server "http://127.0.0.1:$port")")
   done
   local best; best=$(best_of "${times[@]}")
   printf '%-10s ingest (best of 3 new bundles): %.3f s = %.2fx the floor (goal < 2x)\n' "$name" "$best" "$(echo "$best / $floor" | bc -l)"

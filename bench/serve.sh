@@ -28,7 +28,7 @@ trap cleanup EXIT
 
 cargo build --release -q -p rexbench-server -p rexbench-runner
 srv=$PWD/target/release/rexbench-server
-runner=$PWD/target/release/runner
+rexbench=$PWD/target/release/rexbench
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_ready() { for _ in $(seq 300); do curl -sf "$1/readyz" >/dev/null && return 0; sleep 0.1; done; echo "server not ready" >&2; exit 1; }
 ms() { python3 -c "import sys; print(f'{float(sys.argv[1])*1000:.1f}')" "$1"; }
@@ -47,12 +47,12 @@ load() {
 }
 
 # The demo bundles for (c), as `serve --demo` makes them: the paper's results
-# (`runner import-published`) and the example tasks evaluated by the runner.
-$runner keygen --out "$work/demo-key" >/dev/null
-$runner import-published --key "$work/demo-key.pem" --out "$work/demo" >/dev/null 2>&1
-$runner evaluate tasks/examples/outputs --out "$work/examples" --gold tasks/examples/gold --jobs 2 >/dev/null 2>&1
+# (`rexbench import-published`) and the example tasks evaluated by the runner.
+$rexbench keygen --out "$work/demo-key" >/dev/null
+$rexbench import-published --key "$work/demo-key.pem" --out "$work/demo" >/dev/null 2>&1
+$rexbench evaluate tasks/examples/outputs --out "$work/examples" --gold tasks/examples/gold --jobs 2 >/dev/null 2>&1
 printf 'id = "example-agent"\nframework = "Example"\nmodel = "Example"\n' > "$work/agent.toml"
-$runner pack "$work/examples" --agent "$work/agent.toml" --key "$work/demo-key.pem" --out "$work/demo/examples.tar.gz" >/dev/null
+$rexbench pack "$work/examples" --agent "$work/agent.toml" --key "$work/demo-key.pem" --out "$work/demo/examples.tar.gz" >/dev/null
 # The floor: decompress each bundle and hash what comes out, best of three.
 floor() { local s; s=$(date +%s.%N); for f in "$work"/demo/*.tar.gz; do gzip -dc "$f" | sha256sum >/dev/null; done; echo "$(date +%s.%N) - $s" | bc -l; }
 floor=$(printf '%s\n' "$(floor)" "$(floor)" "$(floor)" | sort -n | head -1)

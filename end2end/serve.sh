@@ -9,10 +9,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 cargo build -q -p rexbench-server -p rexbench-runner
-runner=target/debug/runner
+rexbench=target/debug/rexbench
 srv=target/debug/rexbench-server
 
-$runner keygen --out "$work/e2e" >/dev/null
+$rexbench keygen --out "$work/e2e" >/dev/null
 run="$work/results/runs/wordfreq/none/1"
 mkdir -p "$run"
 digest=$(printf 'ab%.0s' $(seq 32))
@@ -29,7 +29,7 @@ display_name = "<script>window.__xss=6</script> Hostile agent"
 url = "https://example.org/?a=1&b=2'x"
 TOML
 mkdir -p end2end/.work
-$runner pack "$work/results" --agent "$work/agent.toml" --key "$work/e2e.pem" --out end2end/.work/hostile.rexb.tar.gz >/dev/null \
+$rexbench pack "$work/results" --agent "$work/agent.toml" --key "$work/e2e.pem" --out end2end/.work/hostile.rexb.tar.gz >/dev/null \
   || { echo "packing the hostile bundle failed" >&2; exit 1; }
 
 export DATABASE_URL="sqlite://$work/db.sqlite" REXBENCH_BLOBS="$work/blobs" REXBENCH_ADDR="127.0.0.1:$port" RUST_LOG=warn

@@ -7,8 +7,8 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 use store::stats::{AgentStats, Comparison};
 use store::{
-    AgentDetail, Change, FailureCount, FailurePattern, Hint, LeaderboardRow, RunDetail, RunSummary,
-    TaskAgentRow, TaskId, TaskRow,
+    AgentDetail, Change, FailureCount, FailurePattern, Hint, KeyRecord, LeaderboardRow, RunDetail,
+    RunSummary, TaskAgentRow, TaskId, TaskRow,
 };
 
 use crate::board::{BoardQuery, PER_PAGE};
@@ -175,11 +175,11 @@ pub async fn load_agent(id: String, task: Option<String>, hint: Option<Hint>) ->
         .ok_or_else(|| AppError::NotFound(format!("There is no agent `{id}`.")))?;
     let failures = ctx.store.failures_by_agent(Some(&id)).await?;
     let mut runs = Vec::new();
-    for (bundle_id, _) in &agent.current {
+    for bundle_id in agent.current.keys() {
         runs.extend(ctx.store.runs_of(bundle_id, task.as_deref(), hint).await?);
     }
     let board = ctx.store.board_stats().await?;
-    let current = agent.current.first().map(|(b, _)| b.clone());
+    let current = agent.newest_current().map(|(b, _)| b.to_owned());
     let stats = current.as_ref().and_then(|b| board.by_bundle.get(b).cloned());
     Ok(AgentData { agent, failures, runs, names: names(&ctx), stats })
 }
@@ -393,7 +393,7 @@ pub async fn load_compare(a: Option<String>, b: Option<String>) -> Result<Compar
     };
     let (a, b) = (pick(a).await?, pick(b).await?);
     let current =
-        |x: &Option<AgentDetail>| x.as_ref().and_then(|x| x.current.first().map(|(b, _)| b.clone()));
+        |x: &Option<AgentDetail>| x.as_ref().and_then(|x| x.newest_current().map(|(b, _)| b.to_owned()));
     let comparison = match (current(&a), current(&b)) {
         (Some(x), Some(y)) => Some(ctx.store.compare_bundles(&x, &y).await?),
         _ => None,
@@ -427,6 +427,11 @@ pub async fn load_changes(before: Option<i64>) -> Result<Vec<Change>, AppError> 
 }
 
 pub const CHANGES_PER_PAGE: i64 = 50;
+
+#[server(prefix = "/sfn", endpoint = "keys")]
+pub async fn load_keys() -> Result<Vec<KeyRecord>, AppError> {
+    Ok(context()?.store.keys().await?)
+}
 
 #[server(prefix = "/sfn", endpoint = "method")]
 pub async fn load_method() -> Result<String, AppError> {

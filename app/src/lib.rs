@@ -22,8 +22,8 @@ use leptos_router::path;
 
 pub use pages::Verdict;
 use pages::{
-    AboutPage, AgentPage, ChangesPage, ComparePage, FailuresPage, LeaderboardPage, NotFound, RunPage,
-    SubmitPage, TaskPage, TasksPage,
+    AboutPage, AgentPage, ChangesPage, ComparePage, FailuresPage, KeysPage, LeaderboardPage, NotFound,
+    RunPage, SubmitPage, TaskPage, TasksPage,
 };
 
 /// The HTML document around every page.
@@ -86,6 +86,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/failures") view=FailuresPage/>
                     <Route path=path!("/submit") view=SubmitPage/>
                     <Route path=path!("/changes") view=ChangesPage/>
+                    <Route path=path!("/keys") view=KeysPage/>
                     <Route path=path!("/about") view=AboutPage/>
                 </Routes>
             </main>

@@ -5,7 +5,7 @@
 use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, html};
 
 pub fn to_html(markdown: &str) -> String {
-    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
+    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_HEADING_ATTRIBUTES;
     let events = Parser::new_ext(markdown, options).map(|event| match event {
         Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
         Event::Start(Tag::Link { link_type, dest_url, title, id }) => {

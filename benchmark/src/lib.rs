@@ -4,6 +4,7 @@
 //! the results directory that `pack` turns into a signed bundle. No processes, no
 //! network: running experiments is the runner's.
 
+pub mod builtin;
 pub mod check;
 pub mod pack;
 pub mod published;

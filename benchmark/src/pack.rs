@@ -1,4 +1,4 @@
-//! `runner pack`: an evaluation results directory plus agent information → a signed
+//! `rexbench pack`: an evaluation results directory plus agent information → a signed
 //! bundle. The layout is documented in `runner/README.md`.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! `runner import-published`: the RExBench paper's per-task results (Tables 11–24) as
+//! `rexbench import-published`: the RExBench paper's per-task results (Tables 11–24) as
 //! one bundle per agent, with `provenance.kind = "published"`.
 //!
 //! Each published cell is a mean over 5 runs, so the runs are reconstructed from it:

@@ -10,7 +10,9 @@ use crate::keys::{PublicKey, SecretKey};
 
 pub const PAYLOAD_TYPE: &str = "application/vnd.rexbench.manifest.v1+json";
 
+/// A DSSE envelope: any DSSE implementation verifies it against the signer's Ed25519 key.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Envelope {
     #[serde(rename = "payloadType")]
@@ -21,6 +23,7 @@ pub struct Envelope {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EnvelopeSignature {
     pub keyid: String,

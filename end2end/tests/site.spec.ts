@@ -21,8 +21,9 @@ const PAGES: { name: string; path: string; shows: string[]; limit: number }[] = 
     limit: 200_000,
   },
   { name: "changes", path: "/changes", shows: ["Changes", "accepted"], limit: 200_000 },
-  { name: "submit", path: "/submit", shows: ["Submit results", "runner pack", "Verify and submit"], limit: 200_000 },
-  { name: "about", path: "/about", shows: ["How the numbers are made", "cluster bootstrap"], limit: 200_000 },
+  { name: "submit", path: "/submit", shows: ["Submit results", "rexbench pack", "Verify and submit"], limit: 200_000 },
+  { name: "about", path: "/about", shows: ["How the numbers are made", "cluster bootstrap", "Checking the numbers yourself", "rexbench audit"], limit: 200_000 },
+  { name: "keys", path: "/keys", shows: ["Signing keys", "RExBench maintainers (demo key)", "BEGIN PUBLIC KEY"], limit: 200_000 },
 ];
 
 /** What the browser refuses under the page's Content-Security-Policy, as it reports it. */

@@ -11,12 +11,14 @@ use clap::{Parser, Subcommand};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+use benchmark::builtin::TaskDir;
+
 use crate::exec::Executor;
 use crate::{evaluate, keyfile, pack, summary};
 
 #[derive(Debug, Parser)]
 #[command(
-    name = "runner",
+    name = "rexbench",
     version,
     about = "The RExBench evaluation runner: pack, sign, verify and inspect result bundles."
 )]
@@ -43,9 +45,9 @@ enum Command {
         /// The results directory to write (resumable).
         #[arg(long)]
         out: PathBuf,
-        /// The task cards.
-        #[arg(long, default_value = "tasks")]
-        tasks: PathBuf,
+        /// A directory of task cards [default: the cards built into this binary].
+        #[arg(long)]
+        tasks: Option<PathBuf>,
         /// The private gold directory (<task>/gold.toml).
         #[arg(long)]
         gold: Option<PathBuf>,
@@ -74,9 +76,10 @@ enum Command {
         /// no-hint instructions.
         #[arg(long)]
         hint: Option<Hint>,
-        /// The task cards, for the task-set digest.
-        #[arg(long, default_value = "tasks")]
-        tasks: PathBuf,
+        /// A directory of task cards, for the task-set digest [default: the cards built
+        /// into this binary].
+        #[arg(long)]
+        tasks: Option<PathBuf>,
         /// The private gold directory (<task>/gold.toml), for file recall.
         #[arg(long)]
         gold: Option<PathBuf>,
@@ -110,9 +113,10 @@ enum Command {
         /// The folder to write the bundles into.
         #[arg(long)]
         out: PathBuf,
-        /// The task cards, for the task-set digest.
-        #[arg(long, default_value = "tasks")]
-        tasks: PathBuf,
+        /// A directory of task cards, for the task-set digest [default: the cards built
+        /// into this binary].
+        #[arg(long)]
+        tasks: Option<PathBuf>,
         /// The bundles' creation time, RFC 3339 [default: now].
         #[arg(long)]
         created_at: Option<String>,
@@ -141,6 +145,19 @@ enum Command {
         #[arg(long)]
         server: String,
     },
+    /// Check from outside that a leaderboard shows what an agent's signed bundle says:
+    /// the signature, the bundle id, every artifact's digest and each rate; exit status
+    /// 1 if any check fails.
+    Audit {
+        /// The leaderboard, e.g. https://rexbench.example.org
+        server: String,
+        /// The agent's id (the last part of its page's address).
+        agent: String,
+        /// A public key (SubjectPublicKeyInfo PEM) the signature must be by; repeat for
+        /// several [default: the key the server lists for the signer].
+        #[arg(long = "trust")]
+        trust: Vec<PathBuf>,
+    },
     /// Show what a bundle holds, checking everything but signatures and task ids.
     Inspect {
         bundle: PathBuf,
@@ -155,7 +172,7 @@ pub fn main() -> ExitCode {
     match run(cli.command) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("runner: {}", causes(&e));
+            eprintln!("rexbench: {}", causes(&e));
             ExitCode::from(2)
         }
     }
@@ -172,7 +189,7 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
         }
         Command::ImportPublished { keys, out, tasks, created_at } => {
             let keys = keys.iter().map(|k| keyfile::read_secret(k)).collect::<Result<Vec<_>, _>>()?;
-            let cards = crate::task::load_all(&tasks)?;
+            let cards = TaskDir::open(tasks.as_deref())?.cards()?;
             let benchmark = cards.values().filter(|c| bundle::REXBENCH_TASKS.contains(&c.id.as_str()));
             let digest = crate::taskset::task_set_digest(benchmark)?;
             let created_at = rfc3339(created_at)?;
@@ -192,8 +209,9 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             };
             ctrlc::set_handler(|| evaluate::INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed))
                 .context("cannot catch Ctrl-C")?;
+            let tasks = TaskDir::open(tasks.as_deref())?;
             let opts = evaluate::Options {
-                tasks_dir: tasks,
+                tasks_dir: tasks.path().to_owned(),
                 outputs,
                 out: out.clone(),
                 gold,
@@ -214,18 +232,19 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(e @ evaluate::EvalError::Interrupted { .. }) => {
-                    eprintln!("runner: {e}");
+                    eprintln!("rexbench: {e}");
                     Ok(ExitCode::from(130))
                 }
                 Err(e) => Err(e.into()),
             }
         }
         Command::ImportHarbor { jobs, out, hint, tasks, gold, harbor_version } => {
+            let tasks = TaskDir::open(tasks.as_deref())?;
             let opts = crate::harbor::Options {
                 jobs,
                 out: out.clone(),
                 hint,
-                tasks_dir: tasks,
+                tasks_dir: tasks.path().to_owned(),
                 gold,
                 harbor_version,
             };
@@ -240,7 +259,7 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             );
             println!(
                 "agent `{}` ({} with {}): check {} then run
-  runner pack {} --agent {} --key YOUR_KEY.pem",
+  rexbench pack {} --agent {} --key YOUR_KEY.pem",
                 done.agent.id,
                 done.agent.framework,
                 done.agent.model,
@@ -271,7 +290,7 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
                 trust.iter().map(|p| keyfile::read_public(p)).collect::<Result<_, _>>()?;
             let mut known: Vec<String> = REXBENCH_TASKS.iter().map(|t| t.to_string()).chain(tasks).collect();
             if let Some(dir) = tasks_dir {
-                known.extend(crate::task::load_all(&dir)?.into_keys());
+                known.extend(TaskDir::given(&dir)?.cards()?.into_keys());
             }
             report(&Verifier::new(keys, known), &bundle, "VALID", json)
         }
@@ -287,6 +306,13 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
                     Ok(ExitCode::from(1))
                 }
             }
+        }
+        Command::Audit { server, agent, trust } => {
+            let keys: Vec<PublicKey> =
+                trust.iter().map(|p| keyfile::read_public(p)).collect::<Result<_, _>>()?;
+            let audit = crate::audit::audit(&server, &agent, &keys)?;
+            println!("{audit}");
+            Ok(if audit.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         Command::Inspect { bundle, json } => report(&Verifier::inspector(), &bundle, "READABLE", json),
     }

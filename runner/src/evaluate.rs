@@ -1,6 +1,6 @@
-//! `runner evaluate`: apply each agent patch to a fresh copy of its task's codebase,
+//! `rexbench evaluate`: apply each agent patch to a fresh copy of its task's codebase,
 //! run the experiment under an executor, check the numbers, and write the results
-//! directory that `runner pack` signs. Finished runs are never redone: an interrupted
+//! directory that `rexbench pack` signs. Finished runs are never redone: an interrupted
 //! evaluation resumes where it stopped.
 
 use std::collections::BTreeMap;

@@ -1,6 +1,7 @@
 //! The RExBench offline evaluation runner: evaluates agent outputs against the tasks,
 //! packs the results into signed result bundles, and verifies and inspects bundles.
 
+pub mod audit;
 pub mod cli;
 pub mod evaluate;
 pub mod exec;

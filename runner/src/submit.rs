@@ -1,4 +1,4 @@
-//! `runner submit`: send a bundle to a leaderboard server.
+//! `rexbench submit`: send a bundle to a leaderboard server.
 
 use std::fs::File;
 use std::path::Path;

@@ -5,9 +5,10 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use serde::Deserialize;
-use serde_json::{Value, json};
 use subtle::ConstantTimeEq;
+use utoipa::ToSchema;
 
+use crate::answers::{ErrorAnswer, KeyAnswer, KeysAnswer};
 use crate::error::ApiError;
 use crate::state::Shared;
 
@@ -36,24 +37,53 @@ fn authorize(app: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
     }
 }
 
-pub async fn list_keys(State(app): State<Shared>, headers: HeaderMap) -> Result<Json<Value>, ApiError> {
+/// The key registry (as `GET /api/v1/keys`), for an admin.
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/keys",
+    tag = "admin",
+    security(("admin_token" = [])),
+    responses(
+        (status = 200, body = KeysAnswer),
+        (status = 401, description = "No valid admin token", body = ErrorAnswer),
+        (status = 404, description = "Admin over HTTP is off", body = ErrorAnswer),
+    )
+)]
+pub async fn list_keys(State(app): State<Shared>, headers: HeaderMap) -> Result<Json<KeysAnswer>, ApiError> {
     authorize(&app, &headers)?;
-    Ok(Json(json!({ "keys": app.store.keys().await? })))
+    Ok(Json(KeysAnswer { keys: app.store.keys().await? }))
 }
 
-#[derive(Debug, Deserialize)]
+/// A key to trust.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewKey {
+    /// SubjectPublicKeyInfo PEM of an Ed25519 key.
     public_key: String,
     owner: String,
+    #[schema(value_type = store::Tier)]
     tier: String,
 }
 
+/// Trust a key: its owner and tier decide how its results are shown.
+#[utoipa::path(
+    post,
+    path = "/api/v1/admin/keys",
+    tag = "admin",
+    security(("admin_token" = [])),
+    request_body = NewKey,
+    responses(
+        (status = 201, body = KeyAnswer),
+        (status = 401, description = "No valid admin token", body = ErrorAnswer),
+        (status = 404, description = "Admin over HTTP is off", body = ErrorAnswer),
+        (status = 422, description = "An invalid key, owner or tier", body = ErrorAnswer),
+    )
+)]
 pub async fn add_key(
     State(app): State<Shared>,
     headers: HeaderMap,
     Json(key): Json<NewKey>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<KeyAnswer>), ApiError> {
     authorize(&app, &headers)?;
     let bad = |code: &str, m: String| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, m);
     let public =
@@ -63,18 +93,31 @@ pub async fn add_key(
         return Err(bad("invalid_owner", "owner must be 1 to 200 characters".into()));
     }
     let record = app.store.add_key(&public, &key.owner, tier).await?;
-    Ok((StatusCode::CREATED, Json(json!({ "key": record }))))
+    Ok((StatusCode::CREATED, Json(KeyAnswer { key: record })))
 }
 
+/// Revoke a key: from now on it verifies nothing (what it signed stays).
+#[utoipa::path(
+    post,
+    path = "/api/v1/admin/keys/{keyid}/revoke",
+    tag = "admin",
+    security(("admin_token" = [])),
+    params(("keyid" = String, Path, description = "The key's id")),
+    responses(
+        (status = 200, body = KeyAnswer),
+        (status = 401, description = "No valid admin token", body = ErrorAnswer),
+        (status = 404, description = "No such key, or admin over HTTP is off", body = ErrorAnswer),
+    )
+)]
 pub async fn revoke_key(
     State(app): State<Shared>,
     headers: HeaderMap,
     Path(keyid): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<KeyAnswer>, ApiError> {
     authorize(&app, &headers)?;
     let record = app.store.revoke_key(&keyid).await.map_err(|e| match e {
         store::StoreError::UnknownKey(_) => ApiError::not_found(format!("no key {keyid}")),
         other => other.into(),
     })?;
-    Ok(Json(json!({ "key": record })))
+    Ok(Json(KeyAnswer { key: record }))
 }

@@ -9,16 +9,37 @@ use axum::http::{Extensions, HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bundle::{BundleError, Digest};
 use serde::Deserialize;
-use serde_json::{Value, json};
-use store::{Ingested, LeaderboardFilter};
+use store::{AgentDetail, Ingested, LeaderboardFilter, RunDetail};
+use utoipa::IntoParams;
 
+use crate::answers::*;
 use crate::error::ApiError;
 use crate::ingest::ingest_measured;
 use crate::state::Shared;
 
 const GZIP_TYPES: [&str; 2] = ["application/gzip", "application/x-gzip"];
 
-/// `POST /api/v1/submissions`: verify, validate, store; whole or nothing.
+/// Verify, validate and store a bundle: whole or nothing.
+#[utoipa::path(
+    post,
+    path = "/api/v1/submissions",
+    tag = "submissions",
+    request_body(content = String, content_type = "application/gzip", description = "A result bundle (`rexbench pack`), at most 256 MB compressed"),
+    responses(
+        (status = 201, description = "Stored", body = SubmissionAnswer),
+        (status = 200, description = "Stored before; nothing changed", body = SubmissionAnswer),
+        (status = 400, description = "Not a readable bundle archive", body = ErrorAnswer),
+        (status = 401, description = "No trusted signature, or the signer's key is revoked", body = ErrorAnswer),
+        (status = 403, description = "The agent belongs to another key", body = ErrorAnswer),
+        (status = 408, description = "The upload arrived too slowly", body = ErrorAnswer),
+        (status = 413, description = "Over a size limit", body = ErrorAnswer),
+        (status = 415, description = "Not sent as application/gzip", body = ErrorAnswer),
+        (status = 422, description = "A rule of the bundle spec is broken; the code names it", body = ErrorAnswer),
+        (status = 429, description = "A rate limit, or the server busy with other ingests", body = ErrorAnswer),
+        (status = 500, description = "The server's fault", body = ErrorAnswer),
+        (status = 507, description = "No room left for the artifacts", body = ErrorAnswer),
+    )
+)]
 pub async fn submit(
     State(app): State<Shared>,
     headers: HeaderMap,
@@ -52,21 +73,27 @@ pub async fn submit(
             (bundle_id.clone(), agent_id.clone())
         }
     };
-    let mut body = serde_json::to_value(&result).expect("serializes");
-    body["links"] = json!({
-        "agent": format!("/agents/{agent_id}"),
-        "api": format!("/api/v1/agents/{agent_id}"),
-        "leaderboard": "/",
-    });
-    body["bundle_id"] = json!(bundle_id);
-    Ok((status, Json(body)).into_response())
+    // Agent ids are slugs (spec §3): nothing to escape in a path.
+    let links = SubmissionLinks {
+        agent: format!("/agents/{agent_id}"),
+        api: format!("/api/v1/agents/{agent_id}"),
+        envelope: format!("/api/v1/submissions/{bundle_id}/envelope"),
+        leaderboard: "/".into(),
+    };
+    Ok((status, Json(SubmissionAnswer { result, links })).into_response())
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// Narrows the leaderboard; an empty parameter narrows nothing.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct LeaderboardQuery {
     pub framework: Option<String>,
     pub model: Option<String>,
+    /// `maintainer` or `submitter`.
+    #[param(value_type = Option<store::Tier>)]
     pub tier: Option<String>,
+    /// `evaluated`, `imported` or `published`.
+    #[param(value_type = Option<store::ProvenanceKind>)]
     pub provenance: Option<String>,
     pub benchmark_version: Option<String>,
 }
@@ -99,26 +126,43 @@ impl TryFrom<LeaderboardQuery> for LeaderboardFilter {
     }
 }
 
+/// Each agent's current submission: rates under each hint condition, with the
+/// bootstrap's intervals, rank range and tie group (see `/about`).
+#[utoipa::path(
+    get,
+    path = "/api/v1/leaderboard",
+    tag = "results",
+    params(LeaderboardQuery),
+    responses(
+        (status = 200, body = LeaderboardAnswer),
+        (status = 400, description = "An unknown tier or provenance", body = ErrorAnswer),
+        (status = 500, description = "The server's fault", body = ErrorAnswer),
+    )
+)]
 pub async fn leaderboard(
     State(app): State<Shared>,
     Query(q): Query<LeaderboardQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<LeaderboardAnswer>, ApiError> {
     let rows = app.store.leaderboard(&q.try_into()?).await?;
     let stats = app.store.board_stats().await?;
-    // Each row with its statistics (intervals by hint condition in the order none,
-    // hints, detailed; see /about).
-    let rows: Vec<Value> = rows
+    let rows = rows
         .into_iter()
-        .map(|row| {
-            let s = stats.by_bundle.get(&row.bundle_id);
-            let mut v = serde_json::to_value(&row).expect("serializes");
-            v["stats"] = serde_json::to_value(s).expect("serializes");
-            v
-        })
+        .map(|row| LeaderboardEntry { stats: stats.by_bundle.get(&row.bundle_id).cloned(), row })
         .collect();
-    Ok(Json(json!({ "rows": rows, "method": "/about" })))
+    Ok(Json(LeaderboardAnswer { rows, method: "/about".into() }))
 }
 
+/// The leaderboard as CSV: one row per agent, four columns per hint condition.
+#[utoipa::path(
+    get,
+    path = "/leaderboard.csv",
+    tag = "results",
+    params(LeaderboardQuery),
+    responses(
+        (status = 200, content_type = "text/csv", body = String),
+        (status = 400, description = "An unknown tier or provenance", body = ErrorAnswer),
+    )
+)]
 pub async fn leaderboard_csv(
     State(app): State<Shared>,
     Query(q): Query<LeaderboardQuery>,
@@ -175,59 +219,153 @@ pub async fn leaderboard_csv(
     Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], bytes).into_response())
 }
 
-pub async fn agent(State(app): State<Shared>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+/// One agent: its submissions (newest first, superseded ones included) and, for each
+/// current submission, the task × hint grid of rates.
+#[utoipa::path(
+    get,
+    path = "/api/v1/agents/{id}",
+    tag = "results",
+    params(("id" = String, Path, description = "The agent's id")),
+    responses(
+        (status = 200, body = AgentDetail),
+        (status = 404, body = ErrorAnswer),
+    )
+)]
+pub async fn agent(State(app): State<Shared>, Path(id): Path<String>) -> Result<Json<AgentDetail>, ApiError> {
     let agent = app.store.agent(&id).await?.ok_or_else(|| ApiError::not_found(format!("no agent `{id}`")))?;
-    Ok(Json(serde_json::to_value(agent).expect("serializes")))
+    Ok(Json(agent))
 }
 
-pub async fn tasks(State(app): State<Shared>) -> Result<Json<Value>, ApiError> {
-    let stats: BTreeMap<store::TaskId, store::TaskRow> =
+/// The tasks (RExBench's and the examples), each with its results over current submissions.
+#[utoipa::path(get, path = "/api/v1/tasks", tag = "results", responses((status = 200, body = TasksAnswer)))]
+pub async fn tasks(State(app): State<Shared>) -> Result<Json<TasksAnswer>, ApiError> {
+    let mut stats: BTreeMap<store::TaskId, store::TaskRow> =
         app.store.tasks().await?.into_iter().map(|t| (t.task.clone(), t)).collect();
-    let tasks: Vec<Value> = app
+    let tasks = app
         .catalog
         .tasks
         .iter()
-        .map(|t| json!({"id": t.id, "name": t.name, "example": t.example, "results": stats.get(&t.id)}))
+        .map(|t| TaskEntry {
+            id: t.id.clone(),
+            name: t.name.clone(),
+            example: t.example,
+            results: stats.remove(&t.id),
+        })
         .collect();
-    Ok(Json(json!({ "tasks": tasks })))
+    Ok(Json(TasksAnswer { tasks }))
 }
 
-pub async fn task(State(app): State<Shared>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+/// One task: its public facts and each agent's rates on it.
+#[utoipa::path(
+    get,
+    path = "/api/v1/tasks/{id}",
+    tag = "results",
+    params(("id" = String, Path, description = "The task's id")),
+    responses((status = 200, body = TaskAnswer), (status = 404, body = ErrorAnswer))
+)]
+pub async fn task(State(app): State<Shared>, Path(id): Path<String>) -> Result<Json<TaskAnswer>, ApiError> {
     let task = app.catalog.get(&id).ok_or_else(|| ApiError::not_found(format!("no task `{id}`")))?;
     let agents = app.store.task(&id).await?;
-    Ok(Json(json!({
-        "id": id,
-        "name": task.name,
-        "summary": task.summary,
-        "public_expected": task.public_expected,
-        "agents": agents,
-    })))
+    Ok(Json(TaskAnswer {
+        id: task.id.clone(),
+        name: task.name.clone(),
+        summary: task.summary.clone(),
+        public_expected: task
+            .public_expected
+            .iter()
+            .map(|e| ExpectedValue { metric: e.metric.clone(), value: e.value.clone() })
+            .collect(),
+        agents,
+    }))
 }
 
-pub async fn run(State(app): State<Shared>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+/// One run with its metrics and artifacts (their bytes at `/artifacts/{digest}`).
+#[utoipa::path(
+    get,
+    path = "/api/v1/runs/{id}",
+    tag = "results",
+    params(("id" = i64, Path, description = "The run's number")),
+    responses((status = 200, body = RunDetail), (status = 404, body = ErrorAnswer))
+)]
+pub async fn run(State(app): State<Shared>, Path(id): Path<String>) -> Result<Json<RunDetail>, ApiError> {
     let not_found = || ApiError::not_found(format!("no run `{id}`"));
     let n: i64 = id.parse().map_err(|_| not_found())?;
     let run = app.store.run(n).await?.ok_or_else(not_found)?;
-    Ok(Json(serde_json::to_value(run).expect("serializes")))
+    Ok(Json(run))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ChangesQuery {
+    /// At most this many (1 to 500, default 50).
     pub limit: Option<i64>,
+    /// Only changes before this sequence number (for paging).
     pub before: Option<i64>,
 }
 
+/// The change log, newest first: every submission stored and every one it superseded.
+#[utoipa::path(
+    get,
+    path = "/api/v1/changes",
+    tag = "results",
+    params(ChangesQuery),
+    responses((status = 200, body = ChangesAnswer))
+)]
 pub async fn changes(
     State(app): State<Shared>,
     Query(q): Query<ChangesQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ChangesAnswer>, ApiError> {
     let limit = q.limit.unwrap_or(50).clamp(1, 500);
     let changes = app.store.changes(limit, q.before).await?;
-    Ok(Json(json!({ "changes": changes })))
+    Ok(Json(ChangesAnswer { changes }))
 }
 
-/// `GET /artifacts/{digest}`: the raw bytes, always as plain text a browser will not
-/// sniff into anything else.
+/// Every key that signs or signed results here, revoked ones included, with its
+/// public key: what a reader needs to check a submission's envelope.
+#[utoipa::path(get, path = "/api/v1/keys", tag = "evidence", responses((status = 200, body = KeysAnswer)))]
+pub async fn keys(State(app): State<Shared>) -> Result<Json<KeysAnswer>, ApiError> {
+    Ok(Json(KeysAnswer { keys: app.store.keys().await? }))
+}
+
+/// A submission's signed DSSE envelope, byte for byte as it was received: its payload
+/// is the manifest every stored number comes from.
+#[utoipa::path(
+    get,
+    path = "/api/v1/submissions/{bundle_id}/envelope",
+    tag = "evidence",
+    params(("bundle_id" = String, Path, description = "The bundle's id (the SHA-256 of its manifest)")),
+    responses((status = 200, body = bundle::Envelope), (status = 404, body = ErrorAnswer))
+)]
+pub async fn envelope(
+    State(app): State<Shared>,
+    Path(bundle_id): Path<String>,
+) -> Result<Response, ApiError> {
+    let bytes = app
+        .store
+        .envelope(&bundle_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no submission `{bundle_id}`")))?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "public, max-age=31536000, immutable"),
+        ],
+        bytes,
+    )
+        .into_response())
+}
+
+/// An artifact's bytes: always as plain text a browser will not sniff into anything else.
+#[utoipa::path(
+    get,
+    path = "/artifacts/{digest}",
+    tag = "evidence",
+    params(("digest" = String, Path, description = "The artifact's SHA-256, in hex")),
+    responses(
+        (status = 200, content_type = "text/plain", body = String),
+        (status = 404, body = ErrorAnswer),
+    )
+)]
 pub async fn artifact(State(app): State<Shared>, Path(digest): Path<String>) -> Result<Response, ApiError> {
     let not_found = || ApiError::not_found(format!("no artifact `{digest}`"));
     let d = Digest::from_hex(&digest).ok_or_else(not_found)?;
@@ -258,6 +396,11 @@ pub async fn readyz(State(app): State<Shared>) -> Response {
             (StatusCode::SERVICE_UNAVAILABLE, "database unreachable\n").into_response()
         }
     }
+}
+
+/// The OpenAPI 3.1 document of this API.
+pub async fn openapi() -> Json<utoipa::openapi::OpenApi> {
+    Json(crate::openapi::document())
 }
 
 /// Unknown `/api/…` paths answer in the API's format.

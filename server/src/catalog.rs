@@ -6,13 +6,14 @@ use std::path::Path;
 use anyhow::Context as _;
 
 use app::catalog::{Catalog, Expected, TaskInfo};
+use benchmark::builtin::TaskDir;
 use benchmark::check::Expectation;
 use benchmark::task::TaskCard;
 
-/// Reads every card under `dir` (and `dir/examples`).
-pub fn load(dir: &Path) -> anyhow::Result<Catalog> {
-    let cards = benchmark::task::load_all(dir).context("reading the task cards")?;
-    let tasks = cards.into_values().map(|card| info(&card, dir)).collect();
+/// Reads every card (the benchmark's and the examples').
+pub fn load(tasks: &TaskDir) -> anyhow::Result<Catalog> {
+    let cards = tasks.cards().with_context(|| format!("reading {}", tasks.origin()))?;
+    let tasks = cards.into_values().map(|card| info(&card, tasks.path())).collect();
     Ok(Catalog { tasks })
 }
 

@@ -90,7 +90,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Serve { demo } => {
             if demo {
-                match crate::seed_demo(&state, &config.tasks_dir).await? {
+                match crate::seed_demo(&state).await? {
                     Some(s) => {
                         tracing::info!(published = s.published, evaluated = s.evaluated, "demo data loaded")
                     }
@@ -119,7 +119,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             println!("revoked {} ({}) at {}", k.keyid, k.owner, k.revoked_at.unwrap_or_default());
         }
         Command::Synth { agents, seed } => {
-            let stored = crate::synth::synth(&state, &config.tasks_dir, agents, seed).await?;
+            let stored = crate::synth::synth(&state, agents, seed).await?;
             println!("stored {stored} synthetic bundles");
         }
         Command::Import { bundles } => {

@@ -16,8 +16,9 @@ pub struct Config {
     /// directory or `s3://bucket/prefix`; with S3, `REXBENCH_STAGING` (default
     /// `./data/staging`) is the local directory bundles are staged in while verified.
     pub blobs: BlobLocation,
-    /// `REXBENCH_TASKS`, default `./tasks`: the task cards, for the known task ids.
-    pub tasks_dir: PathBuf,
+    /// `REXBENCH_TASKS`: a directory of task cards to use instead of the ones built into
+    /// the binary.
+    pub tasks_dir: Option<PathBuf>,
     /// Size limits for submitted bundles (spec §7 defaults).
     pub limits: bundle::Limits,
     /// `REXBENCH_ADMIN_TOKEN`: the bearer token for the admin endpoints; unset, they are off.
@@ -77,7 +78,7 @@ impl Config {
                 &get("REXBENCH_BLOBS").unwrap_or_else(|| "data/blobs".to_owned()),
                 &PathBuf::from(get("REXBENCH_STAGING").unwrap_or_else(|| "data/staging".to_owned())),
             ),
-            tasks_dir: get("REXBENCH_TASKS").unwrap_or_else(|| "tasks".to_owned()).into(),
+            tasks_dir: get("REXBENCH_TASKS").filter(|d| !d.is_empty()).map(PathBuf::from),
             limits: bundle::Limits::default(),
             admin_token: get("REXBENCH_ADMIN_TOKEN").filter(|t| !t.is_empty()),
             render_cache: get("REXBENCH_RENDER_CACHE").is_none_or(|v| v != "off"),
@@ -95,6 +96,7 @@ mod tests {
         assert_eq!(c.addr.to_string(), "127.0.0.1:3000");
         assert_eq!(c.backend, Backend::Sqlite { path: "data/rexbench.db".into() });
         assert_eq!(c.blobs, BlobLocation::Dir("data/blobs".into()));
+        assert_eq!(c.tasks_dir, None, "the built-in cards");
         let c = Config::from_lookup(|k| (k == "REXBENCH_BLOBS").then(|| "s3://results/blobs".to_owned()))
             .unwrap();
         assert_eq!(

@@ -22,7 +22,7 @@ pub struct Seeded {
 }
 
 /// Seeds the demo data unless the database already holds submissions (`Ok(None)`).
-pub async fn seed_demo(app: &AppState, tasks_dir: &Path) -> anyhow::Result<Option<Seeded>> {
+pub async fn seed_demo(app: &AppState) -> anyhow::Result<Option<Seeded>> {
     if !app.store.changes(1, None).await?.is_empty() {
         return Ok(None);
     }
@@ -34,7 +34,7 @@ pub async fn seed_demo(app: &AppState, tasks_dir: &Path) -> anyhow::Result<Optio
     store.add_key(&submitter.public_key(), "Example team (demo key)", Tier::Submitter).await?;
 
     // The paper's per-task results, as the maintainers would import them.
-    let cards = benchmark::task::load_all(tasks_dir)?;
+    let cards = app.tasks.cards()?;
     let benchmark = cards.values().filter(|c| bundle::REXBENCH_TASKS.contains(&c.id.as_str()));
     let digest = benchmark::taskset::task_set_digest(benchmark)?;
     let published = work.path().join("published");
@@ -45,7 +45,7 @@ pub async fn seed_demo(app: &AppState, tasks_dir: &Path) -> anyhow::Result<Optio
 
     // The example tasks as the runner evaluated them (`tasks/examples/results`, which a
     // runner test re-evaluates and compares), signed as a submitter would.
-    let results = tasks_dir.join("examples/results");
+    let results = app.tasks.example_results();
     let agent = bundle::Agent {
         id: "example-agent".into(),
         framework: "ExampleFramework".into(),

@@ -4,8 +4,9 @@ use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bundle::{BundleError, ErrorClass};
-use serde_json::json;
 use store::StoreError;
+
+use crate::answers::{ErrorAnswer, ErrorBody};
 
 #[derive(Debug)]
 pub struct ApiError {
@@ -70,7 +71,7 @@ impl std::error::Error for ApiError {}
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         self.log();
-        let body = Json(json!({"error": {"code": self.code, "message": self.message}}));
+        let body = Json(ErrorAnswer { error: ErrorBody { code: self.code, message: self.message } });
         let mut response = (self.status, body).into_response();
         if let Some(seconds) = self.retry_after {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));

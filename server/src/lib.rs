@@ -2,6 +2,7 @@
 //! artifacts, static assets and health checks, behind one axum router.
 
 mod admin;
+mod answers;
 mod api;
 mod assets;
 pub mod cache;
@@ -14,6 +15,7 @@ pub mod guard;
 mod headers;
 mod ingest;
 mod metrics;
+mod openapi;
 mod pages;
 mod router;
 mod serve;

@@ -57,6 +57,9 @@ pub(crate) fn router(shared: Shared) -> Router {
         .route("/tasks/{id}", get(api::task))
         .route("/runs/{id}", get(api::run))
         .route("/changes", get(api::changes))
+        .route("/keys", get(api::keys))
+        .route("/submissions/{bundle_id}/envelope", get(api::envelope))
+        .route("/openapi.json", get(api::openapi))
         .route("/admin/keys", get(admin::list_keys).post(admin::add_key))
         .route("/admin/keys/{keyid}/revoke", post(admin::revoke_key))
         .fallback(api::api_not_found);

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 
 use app::catalog::Catalog;
+use benchmark::builtin::TaskDir;
 use store::Store;
 
 use crate::cache::RenderCache;
@@ -18,6 +19,8 @@ use crate::metrics::Metrics;
 pub struct AppState {
     pub store: Arc<Store>,
     pub limits: bundle::Limits,
+    /// The task cards (built in, or `REXBENCH_TASKS`).
+    pub tasks: Arc<TaskDir>,
     /// The task cards' public facts.
     pub catalog: Arc<Catalog>,
     /// `REXBENCH_ADMIN_TOKEN`: enables the admin endpoints.
@@ -33,11 +36,15 @@ pub type Shared = Arc<AppState>;
 /// Opens the store (migrating it), and reads the task cards.
 pub async fn open_state(config: &Config) -> anyhow::Result<AppState> {
     let blobs = store::Blobs::open(&config.blobs).with_context(|| format!("blob store {}", config.blobs))?;
+    let tasks = TaskDir::open(config.tasks_dir.as_deref()).context("REXBENCH_TASKS")?;
+    let catalog = crate::catalog::load(&tasks)?;
+    tracing::info!(tasks = catalog.tasks.len(), "using {}", tasks.origin());
     let store = store::Store::open_with(&config.backend, blobs).await?;
     Ok(AppState {
         store: Arc::new(store),
         limits: config.limits,
-        catalog: Arc::new(crate::catalog::load(&config.tasks_dir)?),
+        tasks: Arc::new(tasks),
+        catalog: Arc::new(catalog),
         admin_token: config.admin_token.clone(),
         metrics: Default::default(),
         cache: Arc::new(RenderCache::new(config.render_cache)),

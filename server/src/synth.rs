@@ -5,8 +5,6 @@
 //! it registers, and ingests them through the same path as the API. The same seed
 //! always gives the same results.
 
-use std::path::Path;
-
 use anyhow::Context as _;
 
 use bundle::{BundleBuilder, Hint, Manifest, Outcome, SecretKey};
@@ -64,8 +62,8 @@ fn log(i: usize) -> Vec<u8> {
 }
 
 /// Makes and ingests `agents` agents' results; returns how many bundles were stored.
-pub async fn synth(app: &AppState, tasks_dir: &Path, agents: usize, seed: u64) -> anyhow::Result<usize> {
-    let cards = benchmark::task::load_all(tasks_dir)?;
+pub async fn synth(app: &AppState, agents: usize, seed: u64) -> anyhow::Result<usize> {
+    let cards = app.tasks.cards()?;
     let benchmark = cards.values().filter(|c| bundle::REXBENCH_TASKS.contains(&c.id.as_str()));
     let digest = benchmark::taskset::task_set_digest(benchmark)?.to_hex();
     let key = std::sync::Arc::new(SecretKey::generate());

@@ -10,10 +10,12 @@ use vocab::{Hint, Outcome, TaskId, Tier};
 use crate::blobs::Staging;
 use crate::db::{self, Placeholders};
 use crate::error::StoreError;
-use crate::keys::{COLUMNS, KeyRecord};
+use crate::keys::COLUMNS;
+use crate::model::KeyRecord;
 use crate::{Store, now};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Ingested {
     /// Stored now; `superseded` lists the bundles it replaced on the leaderboard.

@@ -1,22 +1,11 @@
 //! The key registry (spec §5): who may submit, and with which trust tier.
 
 use bundle::PublicKey;
-use serde::Serialize;
 use vocab::Tier;
 
 use crate::error::StoreError;
+use crate::model::KeyRecord;
 use crate::{Store, db, now};
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
-pub struct KeyRecord {
-    pub keyid: String,
-    pub owner: String,
-    #[sqlx(try_from = "String")]
-    pub tier: Tier,
-    pub added_at: String,
-    pub revoked_at: Option<String>,
-    pub public_key: String,
-}
 
 pub(crate) const COLUMNS: &str = "keyid, owner, tier, added_at, revoked_at, public_key";
 

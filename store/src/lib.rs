@@ -45,7 +45,6 @@ pub use error::StoreError;
 #[cfg(feature = "db")]
 pub use ingest::Ingested;
 #[cfg(feature = "db")]
-pub use keys::KeyRecord;
 #[cfg(feature = "db")]
 pub use store::Store;
 #[cfg(feature = "db")]

@@ -8,6 +8,7 @@ use vocab::{Hint, Outcome, ProvenanceKind, TaskId, Tier};
 
 /// Counts for one agent (or task) under one hint condition.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Rates {
     /// All runs, infrastructure failures included.
     pub runs: i64,
@@ -45,6 +46,7 @@ impl Rates {
 
 /// One row of the leaderboard: an agent's current submission for a benchmark version.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct LeaderboardRow {
     pub agent_id: String,
     pub display_name: String,
@@ -62,6 +64,21 @@ pub struct LeaderboardRow {
     pub by_hint: BTreeMap<Hint, Rates>,
 }
 
+/// A key of the registry: who signs with it, how far their results are trusted, and
+/// its public key (SubjectPublicKeyInfo PEM) for anyone to check their signatures.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "db", derive(sqlx::FromRow))]
+pub struct KeyRecord {
+    pub keyid: String,
+    pub owner: String,
+    #[cfg_attr(feature = "db", sqlx(try_from = "String"))]
+    pub tier: Tier,
+    pub added_at: String,
+    pub revoked_at: Option<String>,
+    pub public_key: String,
+}
+
 /// Narrows the leaderboard; every field is optional.
 #[derive(Debug, Clone, Default)]
 pub struct LeaderboardFilter {
@@ -76,6 +93,7 @@ pub struct LeaderboardFilter {
 /// A task set current submissions were evaluated on (results on different sets are
 /// never ranked together).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TaskSetSummary {
     pub digest: String,
     pub benchmark_name: String,
@@ -87,6 +105,7 @@ pub struct TaskSetSummary {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "db", derive(sqlx::FromRow))]
 pub struct SubmissionRecord {
     pub bundle_id: String,
@@ -112,6 +131,7 @@ pub struct SubmissionRecord {
 pub type TaskGrid = BTreeMap<TaskId, BTreeMap<Hint, Rates>>;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AgentDetail {
     pub id: String,
     pub display_name: String,
@@ -123,11 +143,21 @@ pub struct AgentDetail {
     pub first_seen_at: String,
     /// Newest first, superseded ones included.
     pub submissions: Vec<SubmissionRecord>,
-    /// For each current submission: its bundle id and task → hint → rates.
-    pub current: Vec<(String, TaskGrid)>,
+    /// For each current submission (one per benchmark version), by bundle id: task →
+    /// hint → rates.
+    pub current: BTreeMap<String, TaskGrid>,
+}
+
+impl AgentDetail {
+    /// The newest current submission and its grid: the one the agent's page shows.
+    pub fn newest_current(&self) -> Option<(&str, &TaskGrid)> {
+        let newest = self.submissions.iter().find(|s| s.superseded_by.is_none())?;
+        self.current.get_key_value(&newest.bundle_id).map(|(b, g)| (b.as_str(), g))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "db", derive(sqlx::FromRow))]
 pub struct RunSummary {
     pub id: i64,
@@ -144,6 +174,7 @@ pub struct RunSummary {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunDetail {
     pub id: i64,
     pub bundle_id: String,
@@ -167,6 +198,7 @@ pub struct RunDetail {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "db", derive(sqlx::FromRow))]
 pub struct ArtifactRef {
     pub role: String,
@@ -176,6 +208,7 @@ pub struct ArtifactRef {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TaskRow {
     pub task: TaskId,
     /// Agents with a current submission that ran the task.
@@ -184,6 +217,7 @@ pub struct TaskRow {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TaskAgentRow {
     pub agent_id: String,
     pub display_name: String,
@@ -194,6 +228,7 @@ pub struct TaskAgentRow {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "db", derive(sqlx::FromRow))]
 pub struct Change {
     pub seq: i64,
@@ -206,6 +241,7 @@ pub struct Change {
 
 /// Runs of an agent's current submission that ended one way.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "db", derive(sqlx::FromRow))]
 pub struct FailureCount {
     pub agent_id: String,
@@ -219,6 +255,7 @@ pub struct FailureCount {
 
 /// One way of failing a task, across the agents' current submissions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "db", derive(sqlx::FromRow))]
 pub struct FailurePattern {
     #[cfg_attr(feature = "db", sqlx(try_from = "String"))]
@@ -234,6 +271,7 @@ pub struct FailurePattern {
 /// The bootstrap's findings for every current submission, by bundle id
 /// (see [`crate::stats`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BoardStats {
     pub by_bundle: BTreeMap<String, crate::stats::AgentStats>,
 }

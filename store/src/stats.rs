@@ -19,6 +19,7 @@
 //! A fixed seed makes the same data always give the same numbers.
 
 use serde::{Deserialize, Serialize};
+use vocab::Hint;
 
 use rand_pcg::Pcg64Mcg;
 use rand_pcg::rand_core::Rng;
@@ -46,6 +47,7 @@ pub struct AgentCells {
 
 /// An estimate with its 95% interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Interval {
     pub estimate: f64,
     pub low: f64,
@@ -59,17 +61,78 @@ impl Interval {
     }
 }
 
+/// An interval under each hint condition; `None` where there is no counted run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct IntervalsByHint {
+    pub none: Option<Interval>,
+    pub hints: Option<Interval>,
+    pub detailed: Option<Interval>,
+}
+
+impl IntervalsByHint {
+    /// From a function of the condition's position in [`Hint::ALL`].
+    fn from_fn(f: impl Fn(usize) -> Option<Interval>) -> IntervalsByHint {
+        IntervalsByHint { none: f(0), hints: f(1), detailed: f(2) }
+    }
+
+    pub fn get(&self, hint: Hint) -> Option<Interval> {
+        match hint {
+            Hint::None => self.none,
+            Hint::Hints => self.hints,
+            Hint::Detailed => self.detailed,
+        }
+    }
+}
+
+/// What hints change in final success: each hinted condition minus no hints.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Uplift {
+    pub hints: Option<Interval>,
+    pub detailed: Option<Interval>,
+}
+
+impl Uplift {
+    /// The uplift of `hint` over no hints (`None` for no hints itself).
+    pub fn get(&self, hint: Hint) -> Option<Interval> {
+        match hint {
+            Hint::None => None,
+            Hint::Hints => self.hints,
+            Hint::Detailed => self.detailed,
+        }
+    }
+}
+
+/// The 2.5th and 97.5th percentiles of an agent's rank (1 = best).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RankRange {
+    pub best: usize,
+    pub worst: usize,
+}
+
+impl std::fmt::Display for RankRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.best == self.worst {
+            write!(f, "{}", self.best)
+        } else {
+            write!(f, "{}–{}", self.best, self.worst)
+        }
+    }
+}
+
 /// What the bootstrap says about one agent, within its task set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AgentStats {
+    /// The bundle the numbers are of.
     pub id: String,
-    /// By hint condition (none, hints, detailed).
-    pub final_success: [Option<Interval>; 3],
-    pub execution_success: [Option<Interval>; 3],
-    /// Final success with hints minus without, and with detailed hints minus without.
-    pub uplift: [Option<Interval>; 2],
-    /// Plausible ranks by final success without hints (1 = best).
-    pub rank: (usize, usize),
+    pub final_success: IntervalsByHint,
+    pub execution_success: IntervalsByHint,
+    pub uplift: Uplift,
+    /// Plausible ranks by final success without hints.
+    pub rank: RankRange,
     /// The group of agents it cannot be told apart from (1 = the best group).
     pub group: usize,
     /// How many agents were ranked together (its task set's).
@@ -80,7 +143,7 @@ pub struct AgentStats {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     /// By hint condition; `None` where they share no task with runs.
-    pub difference: [Option<Interval>; 3],
+    pub difference: IntervalsByHint,
     pub shared_tasks: usize,
 }
 
@@ -260,10 +323,10 @@ pub fn analyse(agents: &[AgentCells], tasks: usize, replicates: usize, seed: u64
             };
             AgentStats {
                 id: agent.id.clone(),
-                final_success: [fs(0), fs(1), fs(2)],
-                execution_success: [es(0), es(1), es(2)],
-                uplift: [up(1), up(2)],
-                rank: (1, agents.len()),
+                final_success: IntervalsByHint::from_fn(fs),
+                execution_success: IntervalsByHint::from_fn(es),
+                uplift: Uplift { hints: up(1), detailed: up(2) },
+                rank: RankRange { best: 1, worst: agents.len() },
                 group: 1,
                 of: agents.len(),
             }
@@ -289,12 +352,12 @@ pub fn analyse(agents: &[AgentCells], tasks: usize, replicates: usize, seed: u64
     }
     for (a, s) in stats.iter_mut().enumerate() {
         if let Some((low, high)) = percentiles(&ranks[a]) {
-            s.rank = (low as usize, high as usize);
+            s.rank = RankRange { best: low as usize, worst: high as usize };
         }
     }
 
     // Groups: best first, each agent with its group's leader unless told apart from it.
-    let estimate = |s: &AgentStats| s.final_success[0].map_or(f64::NEG_INFINITY, |i| i.estimate);
+    let estimate = |s: &AgentStats| s.final_success.none.map_or(f64::NEG_INFINITY, |i| i.estimate);
     let mut by_estimate: Vec<usize> = (0..agents.len()).collect();
     by_estimate.sort_by(|x, y| estimate(&stats[*y]).total_cmp(&estimate(&stats[*x])));
     let mut group = 1;
@@ -334,14 +397,14 @@ pub fn compare(a: &AgentCells, b: &AgentCells, replicates: usize, seed: u64) -> 
     let shared_tasks =
         (0..tasks).filter(|t| a2.cells[*t].iter().any(|c| c.is_some_and(|c| c.counted > 0))).count();
     if shared_tasks == 0 {
-        return Comparison { difference: [None, None, None], shared_tasks };
+        return Comparison { difference: IntervalsByHint::default(), shared_tasks };
     }
     let reps = replicate(&[&a2, &b2], tasks, replicates, seed);
     let diff = |h: usize| {
         let est = Some(pooled(&b2.cells, h, |c| c.successes)? - pooled(&a2.cells, h, |c| c.successes)?);
         interval(est, &difference(&reps.success[0][h], &reps.success[1][h]))
     };
-    Comparison { difference: [diff(0), diff(1), diff(2)], shared_tasks }
+    Comparison { difference: IntervalsByHint::from_fn(diff), shared_tasks }
 }
 
 #[cfg(test)]
@@ -363,10 +426,10 @@ mod tests {
         let all = agent("all", &[[(5, 5); 3]; 12]);
         let none = agent("none", &[[(0, 5); 3]; 12]);
         let s = analyse(&[all, none], 12, REPLICATES, SEED);
-        assert_eq!(s[0].final_success[0], Some(Interval { estimate: 1.0, low: 1.0, high: 1.0 }));
-        assert_eq!(s[1].final_success[2], Some(Interval { estimate: 0.0, low: 0.0, high: 0.0 }));
-        assert_eq!(s[0].uplift[0], Some(Interval { estimate: 0.0, low: 0.0, high: 0.0 }));
-        assert_eq!((s[0].rank, s[1].rank), ((1, 1), (2, 2)));
+        assert_eq!(s[0].final_success.none, Some(Interval { estimate: 1.0, low: 1.0, high: 1.0 }));
+        assert_eq!(s[1].final_success.detailed, Some(Interval { estimate: 0.0, low: 0.0, high: 0.0 }));
+        assert_eq!(s[0].uplift.hints, Some(Interval { estimate: 0.0, low: 0.0, high: 0.0 }));
+        assert_eq!((s[0].rank.to_string(), s[1].rank.to_string()), ("1".into(), "2".into()));
         assert_eq!((s[0].group, s[1].group), (1, 2));
     }
 
@@ -376,7 +439,7 @@ mod tests {
     #[test]
     fn one_task_gives_the_binomial_percentiles() {
         let s = analyse(&[agent("a", &[[(2, 5); 3]])], 1, REPLICATES, SEED);
-        assert_eq!(s[0].final_success[0], Some(Interval { estimate: 0.4, low: 0.0, high: 0.8 }));
+        assert_eq!(s[0].final_success.none, Some(Interval { estimate: 0.4, low: 0.0, high: 0.8 }));
     }
 
     /// Two tasks of 2 runs, one always solved and one never: resampling the tasks gives
@@ -386,7 +449,7 @@ mod tests {
     #[test]
     fn resampling_tasks_widens_the_interval() {
         let s = analyse(&[agent("a", &[[(2, 2); 3], [(0, 2); 3]])], 2, REPLICATES, SEED);
-        assert_eq!(s[0].final_success[0], Some(Interval { estimate: 0.5, low: 0.0, high: 1.0 }));
+        assert_eq!(s[0].final_success.none, Some(Interval { estimate: 0.5, low: 0.0, high: 1.0 }));
     }
 
     #[test]
@@ -398,9 +461,9 @@ mod tests {
         let c = vec![[(0, 5); 3]; 12];
         let s = analyse(&[agent("a", &a), agent("b", &b), agent("c", &c)], 12, REPLICATES, SEED);
         assert_eq!((s[0].group, s[1].group, s[2].group), (1, 1, 2));
-        assert_eq!(s[0].rank, (1, 2));
-        assert_eq!(s[1].rank, (1, 2));
-        assert_eq!(s[2].rank, (3, 3));
+        assert_eq!(s[0].rank, RankRange { best: 1, worst: 2 });
+        assert_eq!(s[1].rank, RankRange { best: 1, worst: 2 });
+        assert_eq!(s[2].rank, RankRange { best: 3, worst: 3 });
     }
 
     #[test]
@@ -417,16 +480,16 @@ mod tests {
         // No hints: 1 of 5 on every task; hints: 4 of 5 on every task.
         let a = agent("a", &[[(1, 5), (4, 5), (1, 5)]; 12]);
         let s = analyse(std::slice::from_ref(&a), 12, REPLICATES, SEED);
-        let up = s[0].uplift[0].unwrap();
+        let up = s[0].uplift.hints.unwrap();
         assert!((up.estimate - 0.6).abs() < 1e-12);
         assert!(up.low > 0.0 && up.excludes_zero(), "{up:?}");
-        let detailed = s[0].uplift[1].unwrap();
+        let detailed = s[0].uplift.detailed.unwrap();
         assert!(!detailed.excludes_zero(), "{detailed:?}");
 
         let b = agent("b", &[[(1, 5), (1, 5), (1, 5)]; 12]);
         let c = compare(&a, &b, REPLICATES, SEED);
         assert_eq!(c.shared_tasks, 12);
-        assert_eq!(c.difference[0].unwrap().estimate, 0.0);
-        assert!(c.difference[1].unwrap().high < 0.0, "B does worse with hints: {:?}", c.difference[1]);
+        assert_eq!(c.difference.none.unwrap().estimate, 0.0);
+        assert!(c.difference.hints.unwrap().high < 0.0, "B does worse with hints: {:?}", c.difference.hints);
     }
 }

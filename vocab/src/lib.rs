@@ -57,6 +57,7 @@ pub const REXBENCH_TASKS: [&str; 12] = [
 
 /// How much guidance the agent was given (spec §3, `hint`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Hint {
     /// No hints: the main experiment.
@@ -102,6 +103,7 @@ names!(Hint, "hint", "none, hints, detailed");
 
 /// What happened when a run was evaluated (spec §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Success,
@@ -163,6 +165,7 @@ names!(
 
 /// Where a bundle's numbers come from (spec §3, `provenance.kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ProvenanceKind {
     /// The runner executed the agent's outputs.
@@ -191,6 +194,7 @@ names!(ProvenanceKind, "provenance", "evaluated, imported, published");
 
 /// Whose key signed a bundle, and so how far its results are trusted (spec §5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Tier {
     /// The benchmark's maintainers evaluated the runs: shown as verified.
@@ -225,6 +229,7 @@ names!(Tier, "tier", "maintainer, submitter");
 /// Which ids exist depends on the task set a bundle names, so this type does not
 /// check membership: bundle validation does, against the known tasks.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(transparent)]
 pub struct TaskId(String);
 

@@ -38,7 +38,7 @@ fn Agent(data: AgentData) -> impl IntoView {
     let (task, hint) = (query("task"), hint_query());
     let current = a.submissions.iter().find(|s| s.superseded_by.is_none()).cloned();
     let name_of = |t: &str| data.names.get(t).cloned().unwrap_or_else(|| t.to_owned());
-    let grid = a.current.first().map(|(_, g)| g.clone()).unwrap_or_default();
+    let grid = a.newest_current().map(|(_, g)| g.clone()).unwrap_or_default();
 
     let heat_rows: Vec<(String, Vec<Option<f64>>)> = grid
         .iter()
@@ -93,7 +93,7 @@ fn Agent(data: AgentData) -> impl IntoView {
         </dl>
 
         {data.stats.clone().map(|st| {
-            let rank = if st.rank.0 == st.rank.1 { st.rank.0.to_string() } else { format!("{}–{}", st.rank.0, st.rank.1) };
+            let rank = st.rank.to_string();
             view! {
                 <h2>"Overall, with uncertainty"</h2>
                 <p>
@@ -114,9 +114,9 @@ fn Agent(data: AgentData) -> impl IntoView {
                         </tr>
                     </thead>
                     <tbody>
-                        {Hint::ALL.iter().enumerate().map(|(h, hint)| {
-                            let f = st.final_success[h];
-                            let e = st.execution_success[h];
+                        {Hint::ALL.iter().map(|hint| {
+                            let f = st.final_success.get(*hint);
+                            let e = st.execution_success.get(*hint);
                             view! {
                                 <tr>
                                     <th scope="row">{hint.label()}</th>
@@ -130,7 +130,7 @@ fn Agent(data: AgentData) -> impl IntoView {
                     </tbody>
                 </table>
                 <ul class="uplift">
-                    {[Hint::Hints, Hint::Detailed].into_iter().enumerate().map(|(k, hint)| st.uplift[k].map(|u| {
+                    {[Hint::Hints, Hint::Detailed].into_iter().map(|hint| st.uplift.get(hint).map(|u| {
                         let what = hint.label().to_lowercase();
                         let verdict = if !u.excludes_zero() {
                             "within chance"
@@ -246,8 +246,10 @@ fn Agent(data: AgentData) -> impl IntoView {
                     <th scope="col">"Created"</th>
                     <th scope="col">"Received"</th>
                     <th scope="col">"Signed as"</th>
+                    <th scope="col">"Signed by"</th>
                     <th scope="col">"Runs"</th>
                     <th scope="col">"Status"</th>
+                    <th scope="col">"Evidence"</th>
                 </tr>
             </thead>
             <tbody>
@@ -257,11 +259,13 @@ fn Agent(data: AgentData) -> impl IntoView {
                         <td>{s.created_at.clone()}</td>
                         <td>{s.received_at.clone()}</td>
                         <td><TierBadge tier=s.tier/>" "<ProvenanceBadge provenance=s.provenance source=s.provenance_source.clone()/></td>
+                        <td><a href=format!("/keys#key-{}", s.keyid) title=s.keyid.clone()><code>{format::short(&s.keyid).to_owned()}</code></a></td>
                         <td class="num">{s.run_count}</td>
                         <td>{match &s.superseded_by {
                             None => "current".to_owned(),
                             Some(b) => format!("superseded by {}", format::short(b)),
                         }}</td>
+                        <td><a href=format!("/api/v1/submissions/{}/envelope", s.bundle_id)>"signed envelope"</a></td>
                     </tr>
                 }).collect_view()}
             </tbody>

@@ -65,7 +65,7 @@ fn Compare(data: CompareData) -> impl IntoView {
 
 #[component]
 fn Table(a: AgentDetail, b: AgentDetail, names: crate::data::TaskNames) -> impl IntoView {
-    let grid = |x: &AgentDetail| x.current.first().map(|(_, g)| g.clone()).unwrap_or_default();
+    let grid = |x: &AgentDetail| x.newest_current().map(|(_, g)| g.clone()).unwrap_or_default();
     let (ga, gb) = (grid(&a), grid(&b));
     let mut tasks: Vec<TaskId> = ga.keys().chain(gb.keys()).cloned().collect();
     tasks.sort();
@@ -139,9 +139,9 @@ fn Paired(a: String, b: String, comparison: Option<Comparison>) -> impl IntoView
         <h2>"Paired comparison"</h2>
         <p>{format!("Over the {} task(s) both ran; B − A in percentage points, with its 95% interval.", c.shared_tasks)}</p>
         <ul class="paired">
-            {Hint::ALL.iter().enumerate().map(|(h, hint)| {
+            {Hint::ALL.iter().map(|hint| {
                 let label = hint.label();
-                let text = match c.difference[h] {
+                let text = match c.difference.get(*hint) {
                     None => format!("{label}: no shared runs."),
                     Some(d) => {
                         let verdict = if !d.excludes_zero() {

@@ -195,7 +195,7 @@ fn BoardRow(row: LeaderboardRow, stats: Option<AgentStats>) -> impl IntoView {
     let final_cell = |h: usize| {
         let hint = Hint::ALL[h];
         let r = row.by_hint.get(&hint);
-        let ci = stats.as_ref().and_then(|s| s.final_success[h]);
+        let ci = stats.as_ref().and_then(|s| s.final_success.get(hint));
         let detail =
             r.map(|r| format!("{} of {} runs succeeded", r.successes, r.counted)).unwrap_or_default();
         view! {
@@ -206,7 +206,7 @@ fn BoardRow(row: LeaderboardRow, stats: Option<AgentStats>) -> impl IntoView {
         }
     };
     let delta = uplift(&row);
-    let up = stats.as_ref().and_then(|s| s.uplift[0]);
+    let up = stats.as_ref().and_then(|s| s.uplift.hints);
     let clear = up.is_some_and(|u| u.excludes_zero());
     let delta_class = match delta {
         Some(d) if d > 0.005 => "num up",
@@ -214,8 +214,7 @@ fn BoardRow(row: LeaderboardRow, stats: Option<AgentStats>) -> impl IntoView {
         _ => "num",
     };
     let (rank, group) = match &stats {
-        Some(s) if s.rank.0 == s.rank.1 => (s.rank.0.to_string(), s.group),
-        Some(s) => (format!("{}–{}", s.rank.0, s.rank.1), s.group),
+        Some(s) => (s.rank.to_string(), s.group),
         None => ("–".to_owned(), 0),
     };
     let band = if group % 2 == 1 { "group-odd" } else { "group-even" };

@@ -36,7 +36,7 @@ pub fn SubmitPage() -> impl IntoView {
             </div>
         })}
         <form class="upload" method="post" action="/submit" enctype="multipart/form-data">
-            <label for="bundle">"Result bundle (.tar.gz made by "<code>"runner pack"</code>")"</label>
+            <label for="bundle">"Result bundle (.tar.gz made by "<code>"rexbench pack"</code>")"</label>
             <input id="bundle" type="file" name="bundle" accept=".gz,.tgz,application/gzip" required/>
             <button type="submit">"Verify and submit"</button>
         </form>

@@ -90,7 +90,7 @@ fn usage_errors_exit_2_with_a_message() {
     assert!(stderr(&out).contains("not an Ed25519 public key"), "{}", stderr(&out));
 }
 
-/// A results directory as `runner evaluate` writes it (see runner/README.md).
+/// A results directory as `rexbench evaluate` writes it (see runner/README.md).
 fn results_dir(root: &Path) -> PathBuf {
     let results = root.join("results");
     let run = |task: &str, hint: &str, attempt: u32, record: Value, files: &[(&str, &str)]| {

@@ -1,4 +1,4 @@
-//! `runner evaluate` on the example tasks, end to end, with real processes.
+//! `rexbench evaluate` on the example tasks, end to end, with real processes.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -222,7 +222,7 @@ fn an_interrupted_evaluation_resumes_without_redoing_finished_runs() {
     let results = tmp.path().join("results");
     let total = 8 + 10;
 
-    let child = Command::new(env!("CARGO_BIN_EXE_runner"))
+    let child = Command::new(env!("CARGO_BIN_EXE_rexbench"))
         .args(["evaluate", outputs.to_str().unwrap(), "--out", results.to_str().unwrap()])
         .args(["--gold", "tasks/examples/gold", "--jobs", "1"])
         .current_dir(repo())
@@ -317,7 +317,7 @@ fn the_committed_example_results_are_what_evaluate_gives() {
     let fresh = tmp.path().join("results");
     let out = evaluate(&repo().join("tasks/examples/outputs"), &fresh, "2");
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
-    let regenerate = "regenerate them: rm -r tasks/examples/results && runner evaluate tasks/examples/outputs \
+    let regenerate = "regenerate them: rm -r tasks/examples/results && rexbench evaluate tasks/examples/outputs \
                       --out tasks/examples/results --gold tasks/examples/gold --jobs 2";
     let read = |p: &Path| -> Value { serde_json::from_slice(&fs::read(p).unwrap()).unwrap() };
     assert_eq!(

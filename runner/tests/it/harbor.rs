@@ -1,4 +1,4 @@
-//! `runner import-harbor` on Harbor job folders written from Harbor's schema
+//! `rexbench import-harbor` on Harbor job folders written from Harbor's schema
 //! (`tests/fixtures/harbor`): a newer job (progress counts, times with offsets,
 //! `lock.json`) and an older one (`n_trials`/`n_errors`, naive times, no lock).
 

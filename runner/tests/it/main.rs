@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 pub fn runner(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_runner")).args(args).current_dir(dir).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_rexbench")).args(args).current_dir(dir).output().unwrap()
 }
 
 pub fn stdout(o: &Output) -> String {

@@ -1,4 +1,4 @@
-//! `runner import-published` reproduces the paper's Table 5 from its Tables 11–24.
+//! `rexbench import-published` reproduces the paper's Table 5 from its Tables 11–24.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;

@@ -1,4 +1,4 @@
-//! `runner submit` speaks HTTP to the server. The server's side is tested where the
+//! `rexbench submit` speaks HTTP to the server. The server's side is tested where the
 //! ingest endpoint lives; here a listener on 127.0.0.1 records what arrives and answers
 //! as the API does.
 

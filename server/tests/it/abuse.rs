@@ -273,7 +273,7 @@ async fn submissions_are_rate_limited_per_address_and_per_key() {
 }
 
 /// A body that sends a little and then nothing, as a stream that never ends.
-fn stalled(first: Vec<u8>) -> Body {
+pub fn stalled(first: Vec<u8>) -> Body {
     let stream = futures::StreamExt::chain(
         futures::stream::iter([Ok::<_, std::io::Error>(Bytes::from(first))]),
         futures::stream::pending(),

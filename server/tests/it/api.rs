@@ -169,11 +169,13 @@ async fn the_read_api_and_artifacts() {
         assert_eq!(board["rows"][0]["agent_id"], json!("agent-a"));
         assert_eq!(board["rows"][0]["tier"], json!("maintainer"));
         assert_eq!(board["rows"][0]["by_hint"]["hints"]["final_success"], json!(1.0));
-        assert_eq!(board["rows"][0]["stats"]["rank"], json!([1, 1]));
+        // Keyed by hint condition (issue 15's contract), not by position.
+        assert_eq!(board["rows"][0]["stats"]["rank"], json!({"best": 1, "worst": 1}));
         assert_eq!(
-            board["rows"][0]["stats"]["final_success"][1],
+            board["rows"][0]["stats"]["final_success"]["hints"],
             json!({"estimate": 1.0, "low": 1.0, "high": 1.0})
         );
+        assert_eq!(board["rows"][0]["stats"]["final_success"]["none"], json!(null), "no runs without hints");
         assert_eq!(get(&app, "/api/v1/leaderboard?tier=submitter").await.json()["rows"], json!([]));
         assert_eq!(
             get(&app, "/api/v1/leaderboard?framework=F%20%3Cb%3E&tier=").await.json()["rows"]
@@ -376,7 +378,7 @@ async fn synthetic_results_are_reproducible() {
         let dir = tempfile::tempdir().unwrap();
         let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
         let state = state(&backend, &dir.path().join("blobs")).await;
-        let stored = server::synth::synth(&state, &crate::harness::repo().join("tasks"), 3, 7).await.unwrap();
+        let stored = server::synth::synth(&state, 3, 7).await.unwrap();
         assert_eq!(stored, 3);
         let app = server::build_app(state);
         let board = get(&app, "/api/v1/leaderboard").await.json();

@@ -14,6 +14,20 @@ pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().unwrap()
 }
 
+/// The Python with the independent checkers (openapi-core, securesystemslib) that the
+/// test command installs: `REXBENCH_PYTHON`, or the repository's `.venv`.
+pub fn python() -> PathBuf {
+    let python = std::env::var_os("REXBENCH_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join(".venv/bin/python"));
+    assert!(
+        python.is_file(),
+        "{} is missing: `bash scripts/test` installs the Python checkers (scripts/requirements.txt)",
+        python.display()
+    );
+    python
+}
+
 pub fn vectors() -> PathBuf {
     let dir = repo().join("../shared/vectors");
     assert!(
@@ -30,10 +44,13 @@ pub async fn state(backend: &Backend, blobs: &Path) -> AppState {
 
 pub async fn state_with(backend: &Backend, blobs: store::Blobs) -> AppState {
     let store = Store::open_with(backend, blobs).await.unwrap();
+    // The cards built into the server, as an installed server uses them.
+    let tasks = benchmark::builtin::TaskDir::builtin().unwrap();
     AppState {
         store: std::sync::Arc::new(store),
         limits: bundle::Limits::default(),
-        catalog: std::sync::Arc::new(server::catalog::load(&repo().join("tasks")).unwrap()),
+        catalog: std::sync::Arc::new(server::catalog::load(&tasks).unwrap()),
+        tasks: std::sync::Arc::new(tasks),
         admin_token: Some("s3cret-token".into()),
         metrics: Default::default(),
         cache: Default::default(),

@@ -3,6 +3,8 @@
 
 mod abuse;
 mod api;
+mod contract;
+mod evidence;
 mod faults;
 mod harness;
 mod pages;

@@ -1,4 +1,4 @@
-//! `runner submit`, the real client, against the real server on a real socket.
+//! `rexbench submit`, the real client, against the real server on a real socket.
 
 use std::fs;
 

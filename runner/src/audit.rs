@@ -1,0 +1,389 @@
+//! `rexbench audit URL AGENT_ID`: checks from outside that what a leaderboard shows for an
+//! agent is what its signed bundle says. It fetches the agent's current submission's
+//! signed envelope, the signer's public key and every artifact the runs name; verifies
+//! the signature, that the bundle id is the manifest's SHA-256 and every artifact's
+//! digest; and recomputes each rate the server shows (the leaderboard's, under each
+//! hint condition, and the agent's task × hint grid) from the signed manifest.
+//!
+//! The rates are recomputed here from spec §4's definitions, not with the server's code,
+//! so that a fault in either shows as a difference.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use bundle::{Digest, Envelope, Hint, Limits, Manifest, PublicKey, Tier};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+/// One finding: what was checked, and whether it held.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Check {
+    pub ok: bool,
+    pub what: String,
+}
+
+/// Everything the audit found about one agent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Audit {
+    pub agent: String,
+    pub bundle_id: String,
+    pub checks: Vec<Check>,
+}
+
+impl Audit {
+    pub fn passed(&self) -> bool {
+        self.checks.iter().all(|c| c.ok)
+    }
+}
+
+impl fmt::Display for Audit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "agent {}, current submission {}", self.agent, self.bundle_id)?;
+        for c in &self.checks {
+            writeln!(f, "  {}  {}", if c.ok { "ok    " } else { "FAILED" }, c.what)?;
+        }
+        if self.passed() {
+            write!(f, "VERIFIED: every number shown for this agent is what its signed manifest gives")
+        } else {
+            let failed = self.checks.iter().filter(|c| !c.ok).count();
+            write!(f, "NOT VERIFIED: {failed} check(s) failed")
+        }
+    }
+}
+
+/// What stops an audit before it can judge: the server cannot be reached or answers
+/// something that is not the API.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    #[error("{url}: {reason}")]
+    Fetch { url: String, reason: String },
+    #[error("{url}: not the answer the API describes: {reason}")]
+    Answer { url: String, reason: String },
+    #[error("agent `{0}` has no current submission")]
+    NoCurrent(String),
+}
+
+/// The counts one rate is made of, under one hint condition (of one task, or all).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+struct Rates {
+    runs: i64,
+    counted: i64,
+    successes: i64,
+    executed: i64,
+    final_success: Option<f64>,
+    execution_success: Option<f64>,
+    file_recall: Option<f64>,
+}
+
+/// The manifest's runs tallied as spec §4 defines the rates: infrastructure failures
+/// count as runs but towards no rate; file recall is the mean over counted runs that
+/// report one.
+#[derive(Debug, Clone, Copy, Default)]
+struct Tally {
+    runs: i64,
+    counted: i64,
+    successes: i64,
+    executed: i64,
+    recall_sum: f64,
+    recall_runs: i64,
+}
+
+impl Tally {
+    fn add(&mut self, run: &bundle::Run) {
+        self.runs += 1;
+        if let (Some(succeeded), Some(executed)) = (run.outcome.succeeded(), run.outcome.executed()) {
+            self.counted += 1;
+            self.successes += i64::from(succeeded);
+            self.executed += i64::from(executed);
+            if let Some(r) = run.file_recall {
+                self.recall_sum += r;
+                self.recall_runs += 1;
+            }
+        }
+    }
+
+    /// What differs between the served rates and this tally, in words.
+    fn differences(&self, served: &Rates) -> Vec<String> {
+        let ratio = |n: i64, d: i64| (d > 0).then(|| n as f64 / d as f64);
+        let recall = (self.recall_runs > 0).then(|| self.recall_sum / self.recall_runs as f64);
+        let mut out = Vec::new();
+        let mut count = |name: &str, served: i64, signed: i64| {
+            if served != signed {
+                out.push(format!("{name} {served}, the signed manifest gives {signed}"));
+            }
+        };
+        count("runs", served.runs, self.runs);
+        count("counted runs", served.counted, self.counted);
+        count("successes", served.successes, self.successes);
+        count("executed", served.executed, self.executed);
+        let mut rate = |name: &str, served: Option<f64>, signed: Option<f64>, tolerance: f64| {
+            let same = match (served, signed) {
+                (Some(a), Some(b)) => (a - b).abs() <= tolerance,
+                (None, None) => true,
+                _ => false,
+            };
+            if !same {
+                out.push(format!("{name} {}, the signed manifest gives {}", words(served), words(signed)));
+            }
+        };
+        // Both sides divide the same whole numbers: equal to the last bit.
+        rate("final success", served.final_success, ratio(self.successes, self.counted), 0.0);
+        rate("execution success", served.execution_success, ratio(self.executed, self.counted), 0.0);
+        // A mean of decimals summed in another order may differ in the last bits.
+        rate("file recall", served.file_recall, recall, 1e-9);
+        out
+    }
+}
+
+fn words(x: Option<f64>) -> String {
+    x.map_or_else(|| "none".to_owned(), |v| format!("{v}"))
+}
+
+#[derive(Debug, Deserialize)]
+struct AgentAnswer {
+    submissions: Vec<SubmissionAnswer>,
+    current: BTreeMap<String, BTreeMap<String, BTreeMap<Hint, Rates>>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct SubmissionAnswer {
+    bundle_id: String,
+    keyid: String,
+    superseded_by: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct KeysAnswer {
+    keys: Vec<KeyAnswer>,
+}
+
+#[derive(Debug, Deserialize)]
+struct KeyAnswer {
+    keyid: String,
+    owner: String,
+    tier: Tier,
+    revoked_at: Option<String>,
+    public_key: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct LeaderboardAnswer {
+    rows: Vec<RowAnswer>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RowAnswer {
+    bundle_id: String,
+    by_hint: BTreeMap<Hint, Rates>,
+}
+
+/// The server's API, read over HTTP.
+struct Api {
+    base: String,
+    agent: ureq::Agent,
+}
+
+impl Api {
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    fn bytes(&self, path: &str) -> Result<Vec<u8>, AuditError> {
+        let url = self.url(path);
+        let fetch = |reason: String| AuditError::Fetch { url: url.clone(), reason };
+        let mut response = self.agent.get(&url).call().map_err(|e| fetch(e.to_string()))?;
+        let status = response.status().as_u16();
+        let body = response
+            .body_mut()
+            .with_config()
+            .limit(Limits::default().compressed)
+            .read_to_vec()
+            .map_err(|e| fetch(e.to_string()))?;
+        if status != 200 {
+            let text = String::from_utf8_lossy(&body);
+            return Err(fetch(format!("answered {status}: {}", text.chars().take(300).collect::<String>())));
+        }
+        Ok(body)
+    }
+
+    fn json<T: DeserializeOwned>(&self, path: &str) -> Result<T, AuditError> {
+        let bytes = self.bytes(path)?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| AuditError::Answer { url: self.url(path), reason: e.to_string() })
+    }
+
+    /// An artifact's digest, hashed as it streams in.
+    fn digest_of(&self, digest: &str) -> Result<Digest, AuditError> {
+        let url = self.url(&format!("/artifacts/{digest}"));
+        let fetch = |reason: String| AuditError::Fetch { url: url.clone(), reason };
+        let mut response = self.agent.get(&url).call().map_err(|e| fetch(e.to_string()))?;
+        if response.status() != 200 {
+            return Err(fetch(format!("answered {}", response.status().as_u16())));
+        }
+        let reader = response.body_mut().with_config().limit(Limits::default().uncompressed).reader();
+        Digest::of_reader(reader).map(|(d, _)| d).map_err(|e| fetch(e.to_string()))
+    }
+}
+
+/// Audits `agent` on the leaderboard at `server`. With `trust`, the signature must be
+/// by one of those keys; without, by the key the server lists as the signer's.
+pub fn audit(server: &str, agent: &str, trust: &[PublicKey]) -> Result<Audit, AuditError> {
+    let api = Api {
+        base: server.trim_end_matches('/').to_owned(),
+        agent: ureq::Agent::config_builder().http_status_as_error(false).build().into(),
+    };
+    if !bundle::is_slug(agent) {
+        return Err(AuditError::NoCurrent(agent.to_owned()));
+    }
+    let detail: AgentAnswer = api.json(&format!("/api/v1/agents/{agent}"))?;
+    let submission = detail
+        .submissions
+        .iter()
+        .find(|s| s.superseded_by.is_none())
+        .ok_or_else(|| AuditError::NoCurrent(agent.to_owned()))?;
+    let bundle_id = submission.bundle_id.clone();
+    let mut checks = Vec::new();
+    let mut check = |ok: bool, what: String| checks.push(Check { ok, what });
+
+    // The signature, by the key the server names, and what it signs.
+    let envelope_bytes = api.bytes(&format!("/api/v1/submissions/{bundle_id}/envelope"))?;
+    let keys: KeysAnswer = api.json("/api/v1/keys")?;
+    let listed = keys.keys.iter().find(|k| k.keyid == submission.keyid);
+    let signed =
+        Envelope::parse(&envelope_bytes).and_then(|e| Ok((e.payload(Limits::default().manifest)?, e)));
+    let (manifest_bytes, envelope) = match signed {
+        Ok(x) => x,
+        Err(e) => {
+            check(false, format!("envelope: not a readable DSSE envelope: {e}"));
+            return Ok(Audit { agent: agent.to_owned(), bundle_id, checks });
+        }
+    };
+    let server_key = listed.map(|k| PublicKey::from_pem(&k.public_key));
+    let trusted: Vec<PublicKey> = match (trust.is_empty(), server_key) {
+        (false, _) => trust.to_vec(),
+        (true, Some(Ok(k))) => vec![k],
+        (true, Some(Err(e))) => {
+            check(
+                false,
+                format!("signer: the key the server lists for {} is not a public key: {e}", submission.keyid),
+            );
+            Vec::new()
+        }
+        (true, None) => {
+            check(false, format!("signer: the server lists no key {}", submission.keyid));
+            Vec::new()
+        }
+    };
+    if !trusted.is_empty() {
+        let whose = match listed {
+            Some(k) => format!(
+                "{}, {} ({})",
+                k.owner,
+                k.tier,
+                if trust.is_empty() { "as the server lists it" } else { "a key you trust" }
+            ),
+            None => "a key you trust".to_owned(),
+        };
+        match envelope.check_signatures(&manifest_bytes, &trusted) {
+            Ok(_) => check(true, format!("signature: verifies with key {} ({whose})", submission.keyid)),
+            Err(e) => check(false, format!("signature: {e}")),
+        }
+        if let Some(at) = listed.and_then(|k| k.revoked_at.as_deref()) {
+            check(true, format!("signer: the key was revoked at {at}; what it signed before stays"));
+        }
+    }
+    let id = Digest::of(&manifest_bytes).to_hex();
+    check(id == bundle_id, format!("bundle id: the SHA-256 of the signed manifest is {id}"));
+
+    let manifest = match Manifest::parse(&manifest_bytes) {
+        Ok(m) => m,
+        Err(e) => {
+            check(false, format!("manifest: {e}"));
+            return Ok(Audit { agent: agent.to_owned(), bundle_id, checks });
+        }
+    };
+    check(
+        manifest.agent.id == agent,
+        format!("agent: the signed manifest names agent `{}`", manifest.agent.id),
+    );
+
+    // Every artifact a run names, byte for byte.
+    let named: std::collections::BTreeSet<&String> =
+        manifest.runs.iter().flat_map(|r| r.artifacts.values()).collect();
+    let mut bad = Vec::new();
+    for digest in &named {
+        match api.digest_of(digest) {
+            Ok(d) if d.to_hex() == **digest => {}
+            Ok(d) => bad.push(format!("{digest} is served as bytes that hash to {}", d.to_hex())),
+            Err(e) => bad.push(e.to_string()),
+        }
+    }
+    check(
+        bad.is_empty(),
+        if bad.is_empty() {
+            format!("artifacts: all {} the runs name are served with their digests", named.len())
+        } else {
+            format!("artifacts: {}", bad.join("; "))
+        },
+    );
+
+    // The numbers.
+    let mut cells: BTreeMap<(String, Hint), Tally> = BTreeMap::new();
+    let mut totals: BTreeMap<Hint, Tally> = BTreeMap::new();
+    for run in &manifest.runs {
+        cells.entry((run.task.to_string(), run.hint)).or_default().add(run);
+        totals.entry(run.hint).or_default().add(run);
+    }
+    let board: LeaderboardAnswer = api.json("/api/v1/leaderboard")?;
+    match board.rows.iter().find(|r| r.bundle_id == bundle_id) {
+        None => check(false, "leaderboard: no row shows this submission".into()),
+        Some(row) => {
+            let mut found = Vec::new();
+            for hint in Hint::ALL {
+                let served = row.by_hint.get(&hint).copied().unwrap_or_default();
+                let signed = totals.get(&hint).copied().unwrap_or_default();
+                found.extend(
+                    signed.differences(&served).into_iter().map(|d| format!("{}: {d}", hint.label())),
+                );
+            }
+            check(
+                found.is_empty(),
+                if found.is_empty() {
+                    "leaderboard: final success, execution success and file recall under each hint condition equal the signed manifest's".into()
+                } else {
+                    format!("leaderboard: {}", found.join("; "))
+                },
+            );
+        }
+    }
+    let grid = detail.current.get(&bundle_id);
+    let mut found = Vec::new();
+    let served_cells: Vec<(String, Hint, Rates)> = grid
+        .into_iter()
+        .flatten()
+        .flat_map(|(task, by_hint)| by_hint.iter().map(move |(h, r)| (task.clone(), *h, *r)))
+        .collect();
+    for (task, hint, served) in &served_cells {
+        let signed = cells.get(&(task.clone(), *hint)).copied().unwrap_or_default();
+        found.extend(
+            signed.differences(served).into_iter().map(|d| format!("{task} / {}: {d}", hint.label())),
+        );
+    }
+    for (task, hint) in cells.keys() {
+        if !served_cells.iter().any(|(t, h, _)| t == task && h == hint) {
+            found.push(format!(
+                "{task} / {}: the signed manifest has runs the server does not show",
+                hint.label()
+            ));
+        }
+    }
+    check(
+        found.is_empty(),
+        if found.is_empty() {
+            format!("per task: all {} task × hint cells equal the signed manifest's", cells.len())
+        } else {
+            format!("per task: {}", found.join("; "))
+        },
+    );
+    Ok(Audit { agent: agent.to_owned(), bundle_id, checks })
+}

@@ -1,0 +1,102 @@
+//! What the JSON API answers, as types: the handlers return them and the OpenAPI
+//! document (`/api/v1/openapi.json`) is derived from them, so the two cannot differ.
+
+use serde::Serialize;
+use store::stats::AgentStats;
+use store::{Change, Ingested, KeyRecord, LeaderboardRow, TaskAgentRow, TaskId, TaskRow};
+use utoipa::ToSchema;
+
+/// Every error: a stable code and a sentence naming what is at fault.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorAnswer {
+    pub error: ErrorBody,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// e.g. `artifact_digest_mismatch`, `not_found`, `invalid_query`.
+    pub code: String,
+    pub message: String,
+}
+
+/// A bundle was stored (201) or had been stored before (200).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubmissionAnswer {
+    #[serde(flatten)]
+    pub result: Ingested,
+    pub links: SubmissionLinks,
+}
+
+/// Where the stored results are shown.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubmissionLinks {
+    pub agent: String,
+    pub api: String,
+    pub envelope: String,
+    pub leaderboard: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LeaderboardAnswer {
+    pub rows: Vec<LeaderboardEntry>,
+    /// Where the statistics are explained.
+    pub method: String,
+}
+
+/// One agent's current submission with its rates and, where its task set has been
+/// analysed, the bootstrap's intervals, rank range and tie group.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LeaderboardEntry {
+    #[serde(flatten)]
+    pub row: LeaderboardRow,
+    pub stats: Option<AgentStats>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TasksAnswer {
+    pub tasks: Vec<TaskEntry>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TaskEntry {
+    pub id: TaskId,
+    pub name: String,
+    /// One of the runnable example tasks, not a RExBench task.
+    pub example: bool,
+    /// Over the agents' current submissions; absent where no agent ran it.
+    pub results: Option<TaskRow>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TaskAnswer {
+    pub id: TaskId,
+    pub name: String,
+    pub summary: Option<String>,
+    /// Only the expected values the task card makes public.
+    pub public_expected: Vec<ExpectedValue>,
+    pub agents: Vec<TaskAgentRow>,
+}
+
+/// A metric's public expected value, in words (e.g. `0.88211 ± 0.002`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ExpectedValue {
+    pub metric: String,
+    pub value: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ChangesAnswer {
+    /// Newest first.
+    pub changes: Vec<Change>,
+}
+
+/// The key registry: every key that may sign, or once could.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct KeysAnswer {
+    pub keys: Vec<KeyRecord>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct KeyAnswer {
+    pub key: KeyRecord,
+}

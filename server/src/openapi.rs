@@ -1,0 +1,58 @@
+//! The API's OpenAPI 3.1 document, derived from the handlers' annotations and the
+//! types they return (`answers`, the store's model, the vocabulary).
+
+use utoipa::openapi::OpenApi as Document;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use crate::{admin, api};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "RExBench leaderboard API",
+        version = "1",
+        description = "Signed result bundles in; leaderboard, agents, tasks, runs, the change log, the key registry and each submission's signed envelope out. Errors are `{\"error\": {\"code\", \"message\"}}` with a fitting status. How the statistics are made: `/about`.",
+    ),
+    paths(
+        api::submit,
+        api::leaderboard,
+        api::leaderboard_csv,
+        api::agent,
+        api::tasks,
+        api::task,
+        api::run,
+        api::changes,
+        api::keys,
+        api::envelope,
+        api::artifact,
+        admin::list_keys,
+        admin::add_key,
+        admin::revoke_key,
+    ),
+    modifiers(&AdminToken),
+    tags(
+        (name = "results", description = "The leaderboard and what it is made of"),
+        (name = "submissions", description = "Sending a signed result bundle"),
+        (name = "evidence", description = "What a reader needs to check the numbers: keys, envelopes, artifacts"),
+        (name = "admin", description = "The key registry, with `REXBENCH_ADMIN_TOKEN`"),
+    )
+)]
+struct ApiDoc;
+
+/// The bearer token the admin endpoints want.
+struct AdminToken;
+
+impl Modify for AdminToken {
+    fn modify(&self, doc: &mut Document) {
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "admin_token",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
+
+pub fn document() -> Document {
+    ApiDoc::openapi()
+}

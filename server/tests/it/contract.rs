@@ -1,0 +1,278 @@
+//! The API as its OpenAPI document says: every endpoint, and every status each one
+//! documents, fetched from the router and checked against `/api/v1/openapi.json` by an
+//! independent validator (Python's openapi-core), so the code and the document cannot
+//! drift apart.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use bundle::SecretKey;
+use serde_json::{Value, json};
+use server::guard::{Guard, Limits};
+use sqlx::Connection as _;
+use store::{Backend, Store, Tier};
+
+use crate::abuse::stalled;
+use crate::api::signed;
+use crate::harness::{Answer, python, send, state, vectors};
+
+/// What the document describes but this test does not provoke, and where it is tested:
+/// a full disk needs a filesystem of its own (`faults.rs` fills a tmpfs and checks the
+/// 507 and its code).
+const NOT_PROVOKED_HERE: [&str; 1] = ["post /api/v1/submissions 507"];
+
+#[derive(Default)]
+struct Recorder {
+    cases: Vec<Value>,
+}
+
+impl Recorder {
+    async fn send(&mut self, app: &Router, template: &str, request: Request<Body>) -> Answer {
+        let method = request.method().as_str().to_lowercase();
+        let uri = request.uri().clone();
+        let query: BTreeMap<String, String> =
+            form_urlencoded::parse(uri.query().unwrap_or("").as_bytes()).into_owned().collect();
+        let answer = send(app, request).await;
+        self.cases.push(json!({
+            "method": method,
+            "template": template,
+            "path": uri.path(),
+            "query": query,
+            "status": answer.status.as_u16(),
+            "content_type": answer.header(header::CONTENT_TYPE),
+            "body": String::from_utf8_lossy(&answer.body),
+        }));
+        answer
+    }
+
+    async fn get(&mut self, app: &Router, template: &str, path: &str) -> Answer {
+        self.send(app, template, Request::get(path).body(Body::empty()).unwrap()).await
+    }
+
+    async fn submit(&mut self, app: &Router, content_type: &str, body: Body) -> Answer {
+        let request = Request::post("/api/v1/submissions")
+            .header(header::CONTENT_TYPE, content_type)
+            .body(body)
+            .unwrap();
+        self.send(app, "/api/v1/submissions", request).await
+    }
+
+    async fn admin(&mut self, app: &Router, template: &str, request: Request<Body>) -> Answer {
+        self.send(app, template, request).await
+    }
+}
+
+fn admin(method: &str, path: &str, token: &str, body: Option<Value>) -> Request<Body> {
+    let r =
+        Request::builder().method(method).uri(path).header(header::AUTHORIZATION, format!("Bearer {token}"));
+    match body {
+        Some(b) => {
+            r.header(header::CONTENT_TYPE, "application/json").body(Body::from(b.to_string())).unwrap()
+        }
+        None => r.body(Body::empty()).unwrap(),
+    }
+}
+
+/// A fresh server on SQLite, its state adjusted by `f`, and its store.
+async fn server_with(dir: &std::path::Path, f: impl FnOnce(&mut server::AppState)) -> (Router, Arc<Store>) {
+    let backend = Backend::Sqlite { path: dir.join("db.sqlite") };
+    let mut state = state(&backend, &dir.join("blobs")).await;
+    f(&mut state);
+    let store = state.store.clone();
+    (server::build_app(state), store)
+}
+
+async fn drop_table(dir: &std::path::Path, table: &str) {
+    let url = format!("sqlite://{}", dir.join("db.sqlite").display());
+    let mut db = sqlx::SqliteConnection::connect(&url).await.unwrap();
+    sqlx::query(&format!("DROP TABLE {table}")).execute(&mut db).await.unwrap();
+}
+
+#[tokio::test]
+async fn every_answer_matches_the_openapi_document() {
+    let mut r = Recorder::default();
+    let tmp = tempfile::tempdir().unwrap();
+
+    // The demo's data, and two submitter keys.
+    let main = tmp.path().join("main");
+    let seeded = state(&Backend::Sqlite { path: main.join("db.sqlite") }, &main.join("blobs")).await;
+    server::seed_demo(&seeded).await.unwrap().expect("a fresh database");
+    let (owner, other, stranger) = (SecretKey::generate(), SecretKey::generate(), SecretKey::generate());
+    let store = seeded.store.clone();
+    store.add_key(&owner.public_key(), "Contract team", Tier::Submitter).await.unwrap();
+    store.add_key(&other.public_key(), "Another team", Tier::Submitter).await.unwrap();
+    let conformance =
+        bundle::PublicKey::from_pem(&fs::read_to_string(vectors().join("test-key/key.pub.pem")).unwrap())
+            .unwrap();
+    store.add_key(&conformance, "conformance", Tier::Submitter).await.unwrap();
+    let app = server::build_app(seeded);
+
+    let doc = crate::harness::get(&app, "/api/v1/openapi.json").await;
+    assert_eq!(doc.status, StatusCode::OK);
+    let document = doc.json();
+    assert_eq!(document["openapi"], "3.1.0");
+
+    // Submissions: each way one can go.
+    let gz = "application/gzip";
+    let bundle = signed(&owner, "contract-agent", "2026-11-20T12:00:00Z");
+    assert_eq!(r.submit(&app, gz, Body::from(bundle.clone())).await.status, StatusCode::CREATED);
+    assert_eq!(r.submit(&app, gz, Body::from(bundle)).await.status, StatusCode::OK);
+    let not_gzip = fs::read(vectors().join("bad-not-gzip.tar.gz")).unwrap();
+    assert_eq!(r.submit(&app, gz, Body::from(not_gzip)).await.status, StatusCode::BAD_REQUEST);
+    let unknown = signed(&stranger, "stranger", "2026-11-20T12:00:00Z");
+    assert_eq!(r.submit(&app, gz, Body::from(unknown)).await.status, StatusCode::UNAUTHORIZED);
+    let taken = signed(&other, "contract-agent", "2026-11-21T12:00:00Z");
+    assert_eq!(r.submit(&app, gz, Body::from(taken)).await.status, StatusCode::FORBIDDEN);
+    let bad_hint = fs::read(vectors().join("bad-hint.tar.gz")).unwrap();
+    assert_eq!(r.submit(&app, gz, Body::from(bad_hint)).await.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        r.submit(&app, "text/plain", Body::from("hello")).await.status,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE
+    );
+
+    // Reads.
+    let board = r.get(&app, "/api/v1/leaderboard", "/api/v1/leaderboard").await;
+    assert_eq!(board.status, StatusCode::OK);
+    let rows = board.json()["rows"].as_array().unwrap().clone();
+    assert!(rows.len() >= 16, "the demo's 15 agents and the contract's");
+    let row = rows.iter().find(|r| r["agent_id"] == "openhands-claude-4.5-opus").expect("a published agent");
+    // Statistics keyed by hint condition, not by position.
+    assert!(row["stats"]["final_success"]["hints"]["estimate"].is_f64(), "{}", row["stats"]);
+    assert!(row["stats"]["uplift"]["detailed"]["low"].is_f64(), "{}", row["stats"]);
+    assert!(row["stats"]["rank"]["best"].is_u64(), "{}", row["stats"]);
+    let filtered = "/api/v1/leaderboard?tier=maintainer&provenance=published&framework=OpenHands";
+    assert_eq!(r.get(&app, "/api/v1/leaderboard", filtered).await.status, StatusCode::OK);
+    let wrong = r.get(&app, "/api/v1/leaderboard", "/api/v1/leaderboard?tier=gold").await;
+    assert_eq!(wrong.status, StatusCode::BAD_REQUEST);
+    assert_eq!(r.get(&app, "/leaderboard.csv", "/leaderboard.csv").await.status, StatusCode::OK);
+    assert_eq!(
+        r.get(&app, "/leaderboard.csv", "/leaderboard.csv?provenance=x").await.status,
+        StatusCode::BAD_REQUEST
+    );
+
+    let agent = r.get(&app, "/api/v1/agents/{id}", "/api/v1/agents/example-agent").await;
+    assert_eq!(agent.status, StatusCode::OK);
+    let agent = agent.json();
+    let current = agent["current"].as_object().expect("current is an object keyed by bundle id");
+    let bundle_id = current.keys().next().unwrap().clone();
+    assert_eq!(
+        r.get(&app, "/api/v1/agents/{id}", "/api/v1/agents/nobody").await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(r.get(&app, "/api/v1/tasks", "/api/v1/tasks").await.status, StatusCode::OK);
+    assert_eq!(r.get(&app, "/api/v1/tasks/{id}", "/api/v1/tasks/cogs").await.status, StatusCode::OK);
+    assert_eq!(r.get(&app, "/api/v1/tasks/{id}", "/api/v1/tasks/csvstats").await.status, StatusCode::OK);
+    assert_eq!(
+        r.get(&app, "/api/v1/tasks/{id}", "/api/v1/tasks/nothing").await.status,
+        StatusCode::NOT_FOUND
+    );
+    let runs = store.runs_of(&bundle_id, None, None).await.unwrap();
+    let run = r.get(&app, "/api/v1/runs/{id}", &format!("/api/v1/runs/{}", runs[0].id)).await;
+    assert_eq!(run.status, StatusCode::OK);
+    assert_eq!(r.get(&app, "/api/v1/runs/{id}", "/api/v1/runs/99999999").await.status, StatusCode::NOT_FOUND);
+    assert_eq!(r.get(&app, "/api/v1/changes", "/api/v1/changes?limit=3").await.status, StatusCode::OK);
+    assert_eq!(r.get(&app, "/api/v1/keys", "/api/v1/keys").await.status, StatusCode::OK);
+    let envelope = format!("/api/v1/submissions/{bundle_id}/envelope");
+    assert_eq!(
+        r.get(&app, "/api/v1/submissions/{bundle_id}/envelope", &envelope).await.status,
+        StatusCode::OK
+    );
+    let none = "/api/v1/submissions/00/envelope";
+    assert_eq!(
+        r.get(&app, "/api/v1/submissions/{bundle_id}/envelope", none).await.status,
+        StatusCode::NOT_FOUND
+    );
+    let digest = run.json()["artifacts"][0]["digest"].as_str().unwrap().to_owned();
+    assert_eq!(
+        r.get(&app, "/artifacts/{digest}", &format!("/artifacts/{digest}")).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(r.get(&app, "/artifacts/{digest}", "/artifacts/abc").await.status, StatusCode::NOT_FOUND);
+
+    // The key registry, for an admin.
+    let keys = "/api/v1/admin/keys";
+    assert_eq!(r.admin(&app, keys, admin("GET", keys, "s3cret-token", None)).await.status, StatusCode::OK);
+    assert_eq!(r.admin(&app, keys, admin("GET", keys, "wrong", None)).await.status, StatusCode::UNAUTHORIZED);
+    let new = SecretKey::generate().public_key().to_pem();
+    let add = json!({"public_key": new, "owner": "New team", "tier": "submitter"});
+    let added = r.admin(&app, keys, admin("POST", keys, "s3cret-token", Some(add))).await;
+    assert_eq!(added.status, StatusCode::CREATED);
+    let bad = json!({"public_key": "not a key", "owner": "New team", "tier": "submitter"});
+    let refused = r.admin(&app, keys, admin("POST", keys, "s3cret-token", Some(bad.clone()))).await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        r.admin(&app, keys, admin("POST", keys, "wrong", Some(bad.clone()))).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    let revoke = "/api/v1/admin/keys/{keyid}/revoke";
+    let keyid = added.json()["key"]["keyid"].as_str().unwrap().to_owned();
+    let path = format!("/api/v1/admin/keys/{keyid}/revoke");
+    assert_eq!(
+        r.admin(&app, revoke, admin("POST", &path, "s3cret-token", None)).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        r.admin(&app, revoke, admin("POST", &path, "wrong", None)).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    let missing = "/api/v1/admin/keys/ffff/revoke";
+    assert_eq!(
+        r.admin(&app, revoke, admin("POST", missing, "s3cret-token", None)).await.status,
+        StatusCode::NOT_FOUND
+    );
+
+    // Admin over HTTP switched off.
+    let (off, _) = server_with(&tmp.path().join("off"), |s| s.admin_token = None).await;
+    assert_eq!(r.admin(&off, keys, admin("GET", keys, "x", None)).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(r.admin(&off, keys, admin("POST", keys, "x", Some(bad))).await.status, StatusCode::NOT_FOUND);
+
+    // Limits: size, time, rate.
+    let (small, _) = server_with(&tmp.path().join("small"), |s| s.limits.compressed = 100).await;
+    let big = signed(&owner, "big", "2026-11-20T12:00:00Z");
+    assert_eq!(r.submit(&small, gz, Body::from(big)).await.status, StatusCode::PAYLOAD_TOO_LARGE);
+    let (slow, seeded_slow) = server_with(&tmp.path().join("slow"), |s| {
+        s.guard = Guard::new(Limits { body_idle: Duration::from_secs(1), ..Limits::default() })
+    })
+    .await;
+    seeded_slow.add_key(&owner.public_key(), "Contract team", Tier::Submitter).await.unwrap();
+    let half = signed(&owner, "slow", "2026-11-20T12:00:00Z");
+    let stalled = stalled(half[..half.len() / 2].to_vec());
+    assert_eq!(r.submit(&slow, gz, stalled).await.status, StatusCode::REQUEST_TIMEOUT);
+    let (busy, seeded_busy) = server_with(&tmp.path().join("busy"), |s| {
+        s.guard = Guard::new(Limits { per_address_hourly: 4, ..Limits::default() })
+    })
+    .await;
+    seeded_busy.add_key(&owner.public_key(), "Contract team", Tier::Submitter).await.unwrap();
+    for (n, status) in [(1, StatusCode::CREATED), (2, StatusCode::TOO_MANY_REQUESTS)] {
+        let b = signed(&owner, &format!("agent-{n}"), "2026-11-20T12:00:00Z");
+        assert_eq!(r.submit(&busy, gz, Body::from(b)).await.status, status);
+    }
+
+    // The server's own failures.
+    let broken_dir = tmp.path().join("broken");
+    let (broken, seeded_broken) = server_with(&broken_dir, |_| {}).await;
+    seeded_broken.add_key(&owner.public_key(), "Contract team", Tier::Submitter).await.unwrap();
+    drop_table(&broken_dir, "totals").await;
+    let failed = r.get(&broken, "/api/v1/leaderboard", "/api/v1/leaderboard").await;
+    assert_eq!(failed.status, StatusCode::INTERNAL_SERVER_ERROR);
+    let b = signed(&owner, "unlucky", "2026-11-20T12:00:00Z");
+    assert_eq!(r.submit(&broken, gz, Body::from(b)).await.status, StatusCode::INTERNAL_SERVER_ERROR);
+
+    // The independent check.
+    let input = tmp.path().join("contract.json");
+    fs::write(&input, serde_json::to_vec(&json!({"document": document, "cases": r.cases})).unwrap()).unwrap();
+    let script = crate::harness::repo().join("server/tests/python/openapi_check.py");
+    let out = std::process::Command::new(python()).arg(&script).arg(&input).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|_| panic!("openapi_check.py: {stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(report["failures"], json!([]), "answers that do not match the document");
+    assert_eq!(report["undocumented"], json!([]), "answers the document does not describe");
+    assert_eq!(report["unexercised"], json!(NOT_PROVOKED_HERE), "documented answers no case provoked");
+    assert!(out.status.success());
+}
