@@ -5,7 +5,9 @@
 #      beside nginx serving the same HTML bytes as a static file: as is, and
 #      brotli-compressed as browsers ask for it (nginx serving the server's own .br
 #      bytes with brotli_static);
-#   b. cold renders (render cache off) of /, /agents/{id}, /tasks/{id}, /runs/{id};
+#   b. cold renders (render cache off) of every page: the leaderboard (as it is and
+#      ordered by cost), an agent, the tasks, a task, a run with its trajectory, the
+#      failures, a comparison, the changes, the keys, the submit and about pages;
 #   c. ingest throughput of the demo bundles against gzip -d + sha256sum of them;
 #   d. the server's resident memory after loading the data and serving (a).
 # On SQLite, and on PostgreSQL when BENCH_DATABASE_URL names an empty database.
@@ -133,12 +135,13 @@ CONF
   REXBENCH_RENDER_CACHE=off REXBENCH_ADDR=127.0.0.1:$port "$srv" serve & pid=$!; pids+=("$pid")
   wait_ready "http://127.0.0.1:$port"
   local run; run=$(curl -sf "http://127.0.0.1:$port/agents/synthetic-00000?task=cogs&hint=none" | grep -o 'href="/runs/[0-9]*"' | head -1 | grep -o '[0-9]*')
-  for path in / /agents/synthetic-00000 /tasks/cogs "/runs/$run"; do
+  for path in / "/?sort=cost-none" /agents/synthetic-00000 /tasks /tasks/cogs "/runs/$run" /failures \
+      "/compare?a=synthetic-00000&b=synthetic-00001" /changes /keys /submit /about; do
     curl -sf "http://127.0.0.1:$port$path" -o /dev/null  # warm the database's own caches
     local times=()
     for _ in 1 2 3 4 5; do times+=("$(curl -sf -o /dev/null -w '%{time_total}' "http://127.0.0.1:$port$path")"); done
     local median; median=$(printf '%s\n' "${times[@]}" | sort -n | sed -n 3p)
-    printf 'b. cold render %-24s %6s ms (median of 5)\n' "$path" "$(ms "$median")"
+    printf 'b. cold render %-46s %6s ms (median of 5)\n' "$path" "$(ms "$median")"
   done
   kill "$pid"; wait "$pid" 2>/dev/null || true
 

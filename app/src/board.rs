@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 
 use serde::{Deserialize, Serialize};
-use store::{Hint, LeaderboardRow, ProvenanceKind, Rates, Tier};
+use store::{Hint, LeaderboardRow, ProvenanceKind, RateKey, Rates, RowKey, Tier};
 
 use crate::format::href;
 
@@ -21,11 +21,13 @@ pub enum Sort {
     Uplift,
     Execution(Hint),
     Recall(Hint),
+    /// Mean cost per run.
+    Cost(Hint),
 }
 
 impl Sort {
     /// Every order, as the table's columns stand.
-    pub const ALL: [Sort; 11] = [
+    pub const ALL: [Sort; 14] = [
         Sort::Agent,
         Sort::Final(Hint::None),
         Sort::Final(Hint::Hints),
@@ -37,6 +39,9 @@ impl Sort {
         Sort::Recall(Hint::None),
         Sort::Recall(Hint::Hints),
         Sort::Recall(Hint::Detailed),
+        Sort::Cost(Hint::None),
+        Sort::Cost(Hint::Hints),
+        Sort::Cost(Hint::Detailed),
     ];
 
     /// Final success without hints, best first: the benchmark's main number.
@@ -50,6 +55,7 @@ impl Sort {
             Sort::Final(h) => format!("final-{h}"),
             Sort::Execution(h) => format!("exec-{h}"),
             Sort::Recall(h) => format!("recall-{h}"),
+            Sort::Cost(h) => format!("cost-{h}"),
         }
     }
 
@@ -66,22 +72,24 @@ impl Sort {
             Sort::Final(h) => format!("Final success, {}", hint(h)),
             Sort::Execution(h) => format!("Execution success, {}", hint(h)),
             Sort::Recall(h) => format!("File recall, {}", hint(h)),
+            Sort::Cost(h) => format!("Cost per run, {}", hint(h)),
         }
     }
 
-    /// Names read best A→Z, rates best first.
+    /// Names read best A→Z, rates best first, costs cheapest first.
     pub fn natural_ascending(self) -> bool {
-        self == Sort::Agent
+        matches!(self, Sort::Agent | Sort::Cost(_))
     }
 
-    fn value(self, row: &LeaderboardRow) -> Option<f64> {
-        let rates = |h: Hint| row.by_hint.get(&h);
+    /// The number it orders by, as the store computes it (none for names).
+    pub fn rate_key(self) -> Option<RateKey> {
         match self {
             Sort::Agent => None,
-            Sort::Uplift => uplift(row),
-            Sort::Final(h) => rates(h).and_then(|r| r.final_success),
-            Sort::Execution(h) => rates(h).and_then(|r| r.execution_success),
-            Sort::Recall(h) => rates(h).and_then(|r| r.file_recall),
+            Sort::Uplift => Some(RateKey::Uplift),
+            Sort::Final(h) => Some(RateKey::Final(h)),
+            Sort::Execution(h) => Some(RateKey::Execution(h)),
+            Sort::Recall(h) => Some(RateKey::Recall(h)),
+            Sort::Cost(h) => Some(RateKey::Cost(h)),
         }
     }
 }
@@ -161,14 +169,14 @@ impl BoardQuery {
 
     /// Puts `rows` in this view's order; rows without a value go last whichever the
     /// direction, and ties go by name.
-    pub fn order(&self, rows: &mut [LeaderboardRow]) {
+    pub fn order(&self, rows: &mut [RowKey]) {
         rows.sort_by(|a, b| {
             let order = match self.sort {
                 Sort::Agent => {
                     let o = a.display_name.to_lowercase().cmp(&b.display_name.to_lowercase());
                     if self.ascending { o } else { o.reverse() }
                 }
-                sort => match (sort.value(a), sort.value(b)) {
+                _ => match (a.value, b.value) {
                     (Some(x), Some(y)) => {
                         let o = x.total_cmp(&y);
                         if self.ascending { o } else { o.reverse() }
@@ -217,6 +225,25 @@ mod tests {
             "/?tier=maintainer&provenance=imported&sort=exec-hints&dir=asc"
         );
         assert_eq!(q.sorted_by(Sort::Agent), "/?tier=maintainer&provenance=imported&sort=agent&dir=asc");
+    }
+
+    #[test]
+    fn cost_orders_cheapest_first_with_unknown_costs_last() {
+        let row = |name: &str, value: Option<f64>| RowKey {
+            bundle_id: name.into(),
+            display_name: name.into(),
+            value,
+        };
+        let q = BoardQuery::from_params(params(&[("sort", "cost-none")]));
+        assert!(q.ascending, "cheapest first unless asked otherwise");
+        let mut rows = vec![row("unknown", None), row("dear", Some(2.0)), row("cheap", Some(0.1))];
+        q.order(&mut rows);
+        let names: Vec<&str> = rows.iter().map(|r| r.bundle_id.as_str()).collect();
+        assert_eq!(names, ["cheap", "dear", "unknown"]);
+        let q = BoardQuery::from_params(params(&[("sort", "cost-none"), ("dir", "desc")]));
+        q.order(&mut rows);
+        let names: Vec<&str> = rows.iter().map(|r| r.bundle_id.as_str()).collect();
+        assert_eq!(names, ["dear", "cheap", "unknown"]);
     }
 
     #[test]

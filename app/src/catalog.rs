@@ -1,5 +1,5 @@
 //! What the pages know about the tasks: the cards' public facts, handed to the app by
-//! the server (which reads `tasks/`).
+//! the server (which reads `tasks/`), and what the paper publishes about the agents.
 
 use serde::{Deserialize, Serialize};
 use store::TaskId;
@@ -32,6 +32,8 @@ pub struct Expected {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Catalog {
     pub tasks: Vec<TaskInfo>,
+    /// What the paper publishes beside its per-task results.
+    pub paper: crate::paper::Paper,
 }
 
 impl Catalog {

@@ -140,6 +140,124 @@ pub fn stacked_bars(title: &str, names: &[&str], rows: &[(String, Vec<i64>)]) ->
     })
 }
 
+/// One agent on the cost–success chart: mean cost per run (US dollars), final success
+/// and its interval (low, high).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostPoint {
+    pub label: String,
+    pub cost: f64,
+    pub success: f64,
+    pub interval: Option<(f64, f64)>,
+}
+
+/// The points no other point beats on both counts (as cheap or cheaper and as
+/// successful or more, better on at least one), cheapest first: the cost–success
+/// frontier.
+pub fn frontier(points: &[CostPoint]) -> Vec<usize> {
+    let beats = |a: &CostPoint, b: &CostPoint| {
+        a.cost <= b.cost && a.success >= b.success && (a.cost < b.cost || a.success > b.success)
+    };
+    let mut on: Vec<usize> =
+        (0..points.len()).filter(|&i| !points.iter().any(|p| beats(p, &points[i]))).collect();
+    on.sort_by(|&a, &b| {
+        points[a].cost.total_cmp(&points[b].cost).then(points[a].success.total_cmp(&points[b].success))
+    });
+    on
+}
+
+/// Final success (0–100%, with each interval as a vertical bar) against mean cost per
+/// run on a logarithmic scale (agents' costs span orders of magnitude), one dot per
+/// agent, the frontier drawn as a line through its agents (who are named on the chart;
+/// the table names every agent). A cost of zero is drawn at the axis's left end.
+pub fn cost_success(title: &str, points: &[CostPoint]) -> String {
+    let (w, h) = (760u32, 420u32);
+    let (left, right, top, bottom) = (60i32, 30i32, 40i32, 50i32);
+    let (lo, hi) = decades(points.iter().map(|p| p.cost));
+    let span = (hi / lo).log10();
+    let x = |c: f64| {
+        let at = if c <= lo { 0.0 } else { ((c / lo).log10() / span).min(1.0) };
+        left + (at * f64::from(w as i32 - left - right)) as i32
+    };
+    let y = |r: f64| h as i32 - bottom - (r.clamp(0.0, 1.0) * f64::from(h as i32 - top - bottom)) as i32;
+    let on = frontier(points);
+    svg(title, w, h, |root| {
+        let grid = ShapeStyle::from(RGBColor(203, 213, 225)).stroke_width(1);
+        for tick in 0..=4 {
+            let r = f64::from(tick) / 4.0;
+            root.draw(&PathElement::new(vec![(left, y(r)), (w as i32 - right, y(r))], grid))?;
+            root.draw(&Text::new(format!("{}%", tick * 25), (left - 8, y(r)), text_style(HPos::Right)))?;
+        }
+        for tick in ticks(lo, hi) {
+            root.draw(&PathElement::new(vec![(x(tick), top), (x(tick), h as i32 - bottom)], grid))?;
+            root.draw(&Text::new(money(tick), (x(tick), h as i32 - bottom + 14), text_style(HPos::Center)))?;
+        }
+        root.draw(&Text::new(
+            "Mean cost per run (US dollars, logarithmic scale)".to_owned(),
+            ((left + w as i32 - right) / 2, h as i32 - 12),
+            text_style(HPos::Center),
+        ))?;
+        root.draw(&Text::new("Final success".to_owned(), (left, top - 20), text_style(HPos::Left)))?;
+        let frontier_style = ShapeStyle::from(HINT_COLOURS[1]).stroke_width(2);
+        let line: Vec<(i32, i32)> = on.iter().map(|&i| (x(points[i].cost), y(points[i].success))).collect();
+        if line.len() > 1 {
+            root.draw(&PathElement::new(line, frontier_style))?;
+        }
+        let bar = ShapeStyle::from(RGBColor(148, 163, 184)).stroke_width(2);
+        for (i, p) in points.iter().enumerate() {
+            let px = x(p.cost);
+            if let Some((lo, hi)) = p.interval {
+                root.draw(&PathElement::new(vec![(px, y(lo)), (px, y(hi))], bar))?;
+            }
+            let colour = if on.contains(&i) { HINT_COLOURS[1] } else { HINT_COLOURS[0] };
+            root.draw(&Circle::new((px, y(p.success)), 5, colour.filled()))?;
+        }
+        for &i in &on {
+            let p = &points[i];
+            root.draw(&Text::new(
+                clip(&p.label, 28),
+                (x(p.cost) + 8, y(p.success) - 9),
+                text_style(HPos::Left),
+            ))?;
+        }
+        Ok(())
+    })
+}
+
+/// The powers of ten just below the smallest positive cost and just above the largest.
+fn decades(costs: impl Iterator<Item = f64>) -> (f64, f64) {
+    let positive: Vec<f64> = costs.filter(|c| *c > 0.0 && c.is_finite()).collect();
+    let smallest = positive.iter().copied().fold(f64::INFINITY, f64::min);
+    let largest = positive.iter().copied().fold(0.0, f64::max);
+    if positive.is_empty() {
+        return (0.01, 1.0);
+    }
+    let lo = 10f64.powf(smallest.log10().floor());
+    let hi = 10f64.powf(largest.log10().ceil()).max(lo * 10.0);
+    (lo, hi)
+}
+
+/// Gridlines: every power of ten, and 2× and 5× where the axis spans few decades.
+fn ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let decades = (hi / lo).log10().round() as i32;
+    let steps: &[f64] = if decades <= 3 { &[1.0, 2.0, 5.0] } else { &[1.0] };
+    let mut out = Vec::new();
+    for d in 0..=decades {
+        let base = lo * 10f64.powi(d);
+        for m in steps {
+            if base * m <= hi * 1.000_001 {
+                out.push(base * m);
+            }
+        }
+    }
+    out
+}
+
+/// A tick's amount: as many decimals as it needs.
+fn money(c: f64) -> String {
+    let decimals = if c >= 1.0 { 0 } else { (-c.log10().floor()) as usize };
+    format!("${c:.decimals$}")
+}
+
 type Root<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
 type Drawn = Result<(), DrawingAreaErrorKind<std::io::Error>>;
 
@@ -218,5 +336,37 @@ mod tests {
         assert!(map.contains(">\n50%\n<"), "{map}");
         let bars = stacked_bars("t", &["wrong result"], &[("a".into(), vec![3])]);
         assert!(bars.contains(">\n3\n<"), "{bars}");
+        let point =
+            |label: &str, cost, success| CostPoint { label: label.into(), cost, success, interval: None };
+        let cost = cost_success("t", &[point("<b>x</b>", 0.2, 0.4)]);
+        assert!(cost.contains("&lt;b&gt;x&lt;/b&gt;") && !cost.contains("<b>"), "{cost}");
+    }
+
+    #[test]
+    fn the_frontier_holds_the_agents_nothing_beats_on_both() {
+        let point =
+            |label: &str, cost, success| CostPoint { label: label.into(), cost, success, interval: None };
+        let points = [
+            point("cheap, weak", 0.1, 0.1),
+            point("dear, strong", 2.0, 0.5),
+            point("beaten", 1.0, 0.1),
+            point("middle", 0.5, 0.3),
+            point("tie of middle", 0.5, 0.3),
+            point("beaten on success only", 0.5, 0.2),
+        ];
+        assert_eq!(frontier(&points), [0, 3, 4, 1]);
+        assert_eq!(frontier(&[]), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn the_cost_axis_spans_whole_decades() {
+        assert_eq!(decades([0.02, 5.21, 0.0].into_iter()), (0.01, 10.0));
+        assert_eq!(decades([0.5].into_iter()), (0.1, 1.0));
+        assert_eq!(decades(std::iter::empty()), (0.01, 1.0));
+        let t = ticks(0.01, 10.0);
+        assert_eq!(t.len(), 10, "{t:?}");
+        assert_eq!(t.iter().map(|c| money(*c)).collect::<Vec<_>>()[..4], ["$0.01", "$0.02", "$0.05", "$0.1"]);
+        assert_eq!(money(10.0), "$10");
+        assert_eq!(ticks(0.001, 100.0).len(), 6, "only decades over many");
     }
 }

@@ -60,6 +60,9 @@ pub struct LeaderboardData {
     pub rows: Vec<LeaderboardRow>,
     /// Intervals, rank ranges and groups of those rows, by bundle id.
     pub stats: BTreeMap<String, AgentStats>,
+    /// Known issues of the paper that touch a shown number (an agent's rate over all
+    /// tasks under a condition), by agent id.
+    pub issues: BTreeMap<String, Vec<crate::paper::KnownIssue>>,
 }
 
 impl LeaderboardData {
@@ -95,6 +98,7 @@ pub async fn load_leaderboard(query: BoardQuery) -> Result<LeaderboardData, AppE
             pages: 1,
             rows: vec![],
             stats: BTreeMap::new(),
+            issues: BTreeMap::new(),
         };
         return Ok(empty);
     };
@@ -106,21 +110,64 @@ pub async fn load_leaderboard(query: BoardQuery) -> Result<LeaderboardData, AppE
         benchmark_version: None,
         task_set_digest: Some(chosen.digest.clone()),
     };
-    let (mut rows, (frameworks, models), stats) = futures::try_join!(
-        ctx.store.leaderboard(&filter),
+    // Ordered on what ordering needs, then whole rows for the page shown only.
+    let (mut keys, (frameworks, models), stats) = futures::try_join!(
+        ctx.store.leaderboard_keys(&filter, query.sort.rate_key()),
         ctx.store.leaderboard_choices(&chosen.digest),
         ctx.store.board_stats(),
     )?;
-    query.order(&mut rows);
-    let matching = rows.len();
+    query.order(&mut keys);
+    let matching = keys.len();
     let pages = matching.div_ceil(PER_PAGE).max(1);
     let page = query.page.min(pages);
-    let rows: Vec<LeaderboardRow> = rows.into_iter().skip((page - 1) * PER_PAGE).take(PER_PAGE).collect();
+    let shown: Vec<String> =
+        keys.into_iter().skip((page - 1) * PER_PAGE).take(PER_PAGE).map(|k| k.bundle_id).collect();
+    let mut found = ctx.store.leaderboard_rows(&shown).await?;
+    let rows: Vec<LeaderboardRow> = shown
+        .iter()
+        .filter_map(|b| found.iter().position(|r| &r.bundle_id == b).map(|i| found.swap_remove(i)))
+        .collect();
     let stats = rows
         .iter()
         .filter_map(|r| Some((r.bundle_id.clone(), stats.by_bundle.get(&r.bundle_id)?.clone())))
         .collect();
-    Ok(LeaderboardData { sets, set, frameworks, models, matching, page, pages, rows, stats })
+    let issues = rows
+        .iter()
+        .filter(|r| r.provenance == store::ProvenanceKind::Published)
+        .map(|r| (r.agent_id.clone(), rate_issues(&ctx.catalog.paper, &r.agent_id)))
+        .filter(|(_, issues)| !issues.is_empty())
+        .collect();
+    Ok(LeaderboardData { sets, set, frameworks, models, matching, page, pages, rows, stats, issues })
+}
+
+/// The paper's known issues about an agent's rates over all tasks, each naming its
+/// condition and metric: Table 5's file recall against the per-task tables, and the
+/// text's 19% against Table 5's final success.
+#[cfg(feature = "ssr")]
+fn rate_issues(paper: &crate::paper::Paper, agent: &str) -> Vec<crate::paper::KnownIssue> {
+    use crate::paper::issue;
+    let mut out: Vec<_> = paper
+        .known_issues
+        .iter()
+        .filter(|i| {
+            i.agent.as_deref() == Some(agent)
+                && i.task.is_none()
+                && i.condition.is_some()
+                && i.metric.is_some()
+        })
+        .cloned()
+        .collect();
+    if agent == issue::TEXT_19_PERCENT_AGENT
+        && let Some(text) = paper.issue(issue::TEXT_19_PERCENT)
+    {
+        out.push(crate::paper::KnownIssue {
+            agent: Some(agent.to_owned()),
+            condition: Some(Hint::None),
+            metric: Some("final_success".to_owned()),
+            ..text.clone()
+        });
+    }
+    out
 }
 
 /// The task sets with current results, each named for its benchmark version, or as the
@@ -163,6 +210,78 @@ pub struct AgentData {
     pub names: TaskNames,
     /// The current submission's intervals, rank range and group.
     pub stats: Option<AgentStats>,
+    /// What the paper publishes about the agent, where its results are the paper's.
+    pub published: Option<PublishedFacts>,
+}
+
+/// What the paper publishes about one agent beside its per-task results, and the known
+/// issues that touch its numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PublishedFacts {
+    /// The table of its per-task results (e.g. "Table 11").
+    pub table: String,
+    pub cost: Option<crate::paper::CostRow>,
+    pub cost_caption: String,
+    /// Its column of Table 9 or 10.
+    pub errors: Option<ErrorColumn>,
+    pub errors_unit: String,
+    /// Issues about its numbers, and about the tables shown with them.
+    pub issues: Vec<crate::paper::KnownIssue>,
+}
+
+/// An agent's column of Table 9 or 10: every error type in the table's row order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorColumn {
+    pub table: String,
+    pub rows: Vec<ErrorCountRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorCountRow {
+    pub error_type: String,
+    /// The table's group of it ("Python Errors", "Bash Errors", …).
+    pub group: String,
+    pub count: i64,
+}
+
+#[cfg(feature = "ssr")]
+fn published_facts(paper: &crate::paper::Paper, agent: &AgentDetail) -> Option<PublishedFacts> {
+    use crate::paper::issue;
+    let current = agent.submissions.iter().find(|s| s.superseded_by.is_none())?;
+    if current.provenance != store::ProvenanceKind::Published {
+        return None;
+    }
+    let known = paper.agent(&agent.id)?;
+    let counts = &paper.error_counts;
+    let errors = paper.error_counts.by_agent.get(&agent.id).and_then(|column| {
+        let table = counts.table_of(&known.framework)?.to_owned();
+        let rows = counts
+            .row_order
+            .iter()
+            .map(|e| ErrorCountRow {
+                error_type: e.clone(),
+                group: counts.row_category.get(e).cloned().unwrap_or_default(),
+                count: column.get(e).copied().unwrap_or(0),
+            })
+            .collect();
+        Some(ErrorColumn { table, rows })
+    });
+    let mut shared = vec![issue::TABLE7_RUN_COUNT, issue::ERROR_COLUMN_ORDER, issue::ERROR_BELOW_FAILED];
+    if agent.id == issue::TEXT_19_PERCENT_AGENT {
+        shared.push(issue::TEXT_19_PERCENT);
+    }
+    let mut issues: Vec<crate::paper::KnownIssue> =
+        shared.into_iter().filter_map(|id| paper.issue(id)).cloned().collect();
+    issues
+        .extend(paper.known_issues.iter().filter(|i| i.agent.as_deref() == Some(agent.id.as_str())).cloned());
+    Some(PublishedFacts {
+        table: known.table.clone(),
+        cost: paper.table7.by_agent.get(&agent.id).cloned(),
+        cost_caption: paper.table7.caption.clone(),
+        errors,
+        errors_unit: counts.unit.clone(),
+        issues,
+    })
 }
 
 #[server(prefix = "/sfn", endpoint = "agent")]
@@ -181,7 +300,8 @@ pub async fn load_agent(id: String, task: Option<String>, hint: Option<Hint>) ->
     let board = ctx.store.board_stats().await?;
     let current = agent.newest_current().map(|(b, _)| b.to_owned());
     let stats = current.as_ref().and_then(|b| board.by_bundle.get(b).cloned());
-    Ok(AgentData { agent, failures, runs, names: names(&ctx), stats })
+    let published = published_facts(&ctx.catalog.paper, &agent);
+    Ok(AgentData { agent, failures, runs, names: names(&ctx), stats, published })
 }
 
 /// An artifact's text as a page shows it: whole, or its head and tail with the middle
@@ -205,6 +325,10 @@ pub struct RunData {
     /// The task's public expected values; empty where the gold results are private.
     pub expected: Vec<Expected>,
     pub texts: Vec<ArtifactText>,
+    /// The agent's trajectory, where the run carries one in a form the page reads.
+    pub trajectory: Option<crate::trajectory::Trajectory>,
+    /// Why a trajectory the run carries is shown as plain text instead (among `texts`).
+    pub trajectory_problem: Option<String>,
 }
 
 /// Lines of a log shown before and after the cut, and of a patch in all.
@@ -217,6 +341,10 @@ const PATCH_LINES: usize = 600;
 /// Bytes of an artifact read for a page, and characters of a line shown.
 #[cfg(feature = "ssr")]
 const READ_CAP: usize = 2 << 20;
+/// Bytes of a trajectory read to show it step by step (it is JSON, so it is read whole;
+/// a larger one is shown as the head of its text).
+#[cfg(feature = "ssr")]
+const TRAJECTORY_CAP: usize = 32 << 20;
 #[cfg(feature = "ssr")]
 const LINE_CAP: usize = 400;
 
@@ -228,9 +356,24 @@ pub async fn load_run(id: String) -> Result<RunData, AppError> {
     let run = ctx.store.run(run_id).await?.ok_or_else(not_found)?;
     let task = ctx.catalog.get(run.task.as_str());
     let mut texts = Vec::new();
+    let mut trajectory = None;
+    let mut trajectory_problem = None;
     for a in &run.artifacts {
         let Some(digest) = store::Digest::from_hex(&a.digest) else { continue };
-        let bytes = read_capped(&ctx.store, &digest).await?;
+        if a.role == crate::trajectory::ROLE && a.size as usize <= TRAJECTORY_CAP {
+            let bytes = read_capped(&ctx.store, &digest, TRAJECTORY_CAP).await?;
+            match crate::trajectory::read(&bytes, &a.digest, a.size, run.error_type.as_deref()) {
+                Ok(t) => {
+                    trajectory = Some(t);
+                    continue;
+                }
+                Err(problem) => trajectory_problem = Some(problem),
+            }
+        } else if a.role == crate::trajectory::ROLE {
+            trajectory_problem =
+                Some(format!("it is {}, more than a page reads", crate::format::bytes(a.size)));
+        }
+        let bytes = read_capped(&ctx.store, &digest, READ_CAP).await?;
         let whole = bytes.len() as i64 == a.size;
         let text = String::from_utf8_lossy(&bytes);
         let lines: Vec<String> = text.lines().map(clip_line).collect();
@@ -257,6 +400,8 @@ pub async fn load_run(id: String) -> Result<RunData, AppError> {
         expected: task.map(|t| t.public_expected.clone()).unwrap_or_default(),
         run,
         texts,
+        trajectory,
+        trajectory_problem,
     })
 }
 
@@ -273,7 +418,7 @@ fn clip_line(line: &str) -> String {
 }
 
 #[cfg(feature = "ssr")]
-async fn read_capped(store: &store::Store, digest: &store::Digest) -> Result<Vec<u8>, AppError> {
+async fn read_capped(store: &store::Store, digest: &store::Digest, cap: usize) -> Result<Vec<u8>, AppError> {
     use futures::StreamExt;
     let mut stream = store.blobs().read(digest).await.map_err(|e| {
         tracing::error!(digest = %digest.to_hex(), error = %e, "cannot read a stored artifact");
@@ -285,8 +430,8 @@ async fn read_capped(store: &store::Store, digest: &store::Digest) -> Result<Vec
             tracing::error!(error = %e, "reading an artifact failed");
             AppError::Internal
         })?;
-        out.extend_from_slice(&chunk[..chunk.len().min(READ_CAP - out.len())]);
-        if out.len() >= READ_CAP {
+        out.extend_from_slice(&chunk[..chunk.len().min(cap - out.len())]);
+        if out.len() >= cap {
             break;
         }
     }
@@ -371,15 +516,7 @@ pub struct CompareData {
 #[server(prefix = "/sfn", endpoint = "compare")]
 pub async fn load_compare(a: Option<String>, b: Option<String>) -> Result<CompareData, AppError> {
     let ctx = context()?;
-    let mut agents: Vec<(String, String)> = ctx
-        .store
-        .leaderboard(&store::LeaderboardFilter::default())
-        .await?
-        .into_iter()
-        .map(|r| (r.agent_id, r.display_name))
-        .collect();
-    agents.sort_by(|x, y| x.1.cmp(&y.1));
-    agents.dedup();
+    let agents = ctx.store.current_agents().await?;
     let pick = async |id: Option<String>| -> Result<Option<AgentDetail>, AppError> {
         match id.filter(|s| !s.is_empty()) {
             None => Ok(None),
@@ -403,20 +540,77 @@ pub async fn load_compare(a: Option<String>, b: Option<String>) -> Result<Compar
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FailuresData {
-    pub by_agent: Vec<FailureCount>,
+    pub overview: store::FailureOverview,
     pub patterns: Vec<FailurePattern>,
     pub tasks: Vec<TaskRow>,
     pub names: TaskNames,
+    /// Tables 9 and 10 of the paper, as printed.
+    pub published: Vec<PublishedErrorTable>,
+    pub published_unit: String,
+    /// The known issues of those tables.
+    pub issues: Vec<crate::paper::KnownIssue>,
+}
+
+/// One of the paper's error tables: error types (rows, with their group) × agents
+/// (columns) of one framework.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PublishedErrorTable {
+    pub table: String,
+    pub framework: String,
+    /// (agent id, model) per column, in the paper's order.
+    pub agents: Vec<(String, String)>,
+    /// (error type, group, count per column).
+    pub rows: Vec<(String, String, Vec<i64>)>,
+}
+
+#[cfg(feature = "ssr")]
+fn published_error_tables(paper: &crate::paper::Paper) -> Vec<PublishedErrorTable> {
+    let counts = &paper.error_counts;
+    let mut tables: Vec<PublishedErrorTable> = counts
+        .tables
+        .iter()
+        .map(|(framework, table)| {
+            let agents: Vec<(String, String)> = paper
+                .agents
+                .iter()
+                .filter(|a| {
+                    a.framework.eq_ignore_ascii_case(framework) && counts.by_agent.contains_key(&a.id)
+                })
+                .map(|a| (a.id.clone(), a.model.clone()))
+                .collect();
+            let rows = counts
+                .row_order
+                .iter()
+                .map(|e| {
+                    let column =
+                        |id: &String| counts.by_agent.get(id).and_then(|c| c.get(e)).copied().unwrap_or(0);
+                    let group = counts.row_category.get(e).cloned().unwrap_or_default();
+                    (e.clone(), group, agents.iter().map(|(id, _)| column(id)).collect())
+                })
+                .collect();
+            PublishedErrorTable { table: table.clone(), framework: framework.clone(), agents, rows }
+        })
+        .collect();
+    tables.sort_by(|a, b| a.table.cmp(&b.table));
+    tables
 }
 
 #[server(prefix = "/sfn", endpoint = "failures")]
 pub async fn load_failures() -> Result<FailuresData, AppError> {
     let ctx = context()?;
+    use crate::paper::issue;
+    let paper = &ctx.catalog.paper;
     Ok(FailuresData {
-        by_agent: ctx.store.failures_by_agent(None).await?,
+        overview: ctx.store.failure_overview(crate::pages::FAILURE_AGENTS_SHOWN as i64).await?,
         patterns: ctx.store.failure_patterns(None).await?,
         tasks: ctx.store.tasks().await?,
         names: names(&ctx),
+        published: published_error_tables(paper),
+        published_unit: paper.error_counts.unit.clone(),
+        issues: [issue::ERROR_COLUMN_ORDER, issue::ERROR_BELOW_FAILED, issue::FIGURE6]
+            .into_iter()
+            .filter_map(|id| paper.issue(id).cloned())
+            .collect(),
     })
 }
 

@@ -95,6 +95,16 @@ pub fn bytes(n: i64) -> String {
     }
 }
 
+/// US dollars: cents where they matter, a dash where unknown.
+pub fn usd(amount: Option<f64>) -> String {
+    match amount {
+        None => "–".to_owned(),
+        Some(a) if a != 0.0 && a.abs() < 0.01 => format!("${a:.4}"),
+        Some(a) if a.abs() >= 1000.0 => format!("${a:.0}"),
+        Some(a) => format!("${a:.2}"),
+    }
+}
+
 pub fn seconds(s: f64) -> String {
     match s {
         s if s >= 3600.0 => format!("{:.1} h", s / 3600.0),
@@ -155,6 +165,11 @@ mod tests {
         assert_eq!(points(Some(0.001)), "±0");
         assert_eq!(bytes(2048), "2.0 KiB");
         assert_eq!(seconds(90.0), "1.5 min");
+        assert_eq!(usd(Some(0.2)), "$0.20");
+        assert_eq!(usd(Some(0.0031)), "$0.0031");
+        assert_eq!(usd(Some(35.134)), "$35.13");
+        assert_eq!(usd(Some(1234.4)), "$1234");
+        assert_eq!(usd(None), "–");
     }
 
     #[test]

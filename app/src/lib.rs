@@ -14,6 +14,8 @@ pub mod format;
 #[cfg(feature = "ssr")]
 pub mod markdown;
 mod pages;
+pub mod paper;
+pub mod trajectory;
 
 use leptos::prelude::*;
 use leptos_meta::{Link, Meta, MetaTags, Stylesheet, Title, provide_meta_context};

@@ -7,6 +7,10 @@
 //! how a run that did not execute failed, so those are recorded as `execution_failed`.
 //! Every run carries the cell's file recall, so the cell's mean is kept.
 //!
+//! Every run carries the agent's average cost and duration per run from Table 7 (the
+//! paper publishes only averages and totals), which keeps the agent's mean; its total
+//! over the 180 runs is then 180 × the rounded average, near the printed total.
+//!
 //! Where a cell gives more final successes than executions (which outcomes cannot
 //! express, since a success is a run that executed), final success is kept as printed
 //! and the successful runs count as executed; the bundle's provenance and the terminal
@@ -31,6 +35,20 @@ pub struct Published {
     pub agents: Vec<PublishedAgent>,
     /// Table 5: per agent and hint condition, the averages over the 12 tasks.
     pub table5: BTreeMap<String, BTreeMap<Hint, Cell>>,
+    pub table7: Table7,
+}
+
+/// Table 7: cost and duration per agent; the reconstructed runs carry the averages.
+/// (The pages read the rest of the file, printed totals included.)
+#[derive(Debug, Deserialize)]
+pub struct Table7 {
+    pub by_agent: BTreeMap<String, CostRow>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct CostRow {
+    pub avg_cost_usd: f64,
+    pub avg_duration_s: f64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -87,10 +105,11 @@ pub fn import(
     std::fs::create_dir_all(out).map_err(|source| ImportError::Io { path: out.to_owned(), source })?;
     let mut imported = Vec::new();
     for agent in &data.agents {
-        let (runs, adjustments) = reconstruct(agent);
+        let (runs, adjustments) = reconstruct(agent, data.table7.by_agent.get(&agent.id));
         let mut source = format!(
             "{} {}, {} (per-task results; each cell a mean over 5 runs, from which 5 runs were reconstructed; \
-             runs that did not execute are recorded as execution_failed, since the paper does not say how they failed)",
+             runs that did not execute are recorded as execution_failed, since the paper does not say how they failed; \
+             every run carries Table 7's average cost and duration per run, as only averages and totals are published)",
             data.source.citation, data.source.url, agent.table
         );
         if !adjustments.is_empty() {
@@ -133,7 +152,7 @@ pub fn import(
 }
 
 /// Five runs per cell, and a sentence for every cell that had to be adjusted.
-fn reconstruct(agent: &PublishedAgent) -> (Vec<Run>, Vec<String>) {
+fn reconstruct(agent: &PublishedAgent, cost: Option<&CostRow>) -> (Vec<Run>, Vec<String>) {
     let mut runs = Vec::new();
     let mut adjustments = Vec::new();
     for (hint, cells) in &agent.results {
@@ -167,8 +186,8 @@ fn reconstruct(agent: &PublishedAgent) -> (Vec<Run>, Vec<String>) {
                     error_type: None,
                     file_recall: Some(cell.file_recall),
                     files_changed: None,
-                    duration_s: None,
-                    cost_usd: None,
+                    duration_s: cost.map(|c| c.avg_duration_s),
+                    cost_usd: cost.map(|c| c.avg_cost_usd),
                     metrics: BTreeMap::new(),
                     artifacts: BTreeMap::new(),
                 });

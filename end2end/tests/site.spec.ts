@@ -199,3 +199,58 @@ test("a refused upload says why, in words", async ({ page }) => {
   await expect(page.getByRole("alert")).toContainText("not_gzip");
   await shot(page, "submit-refused");
 });
+
+test("cost: a column, a chart with its frontier, and sorting cheapest first", async ({ page }) => {
+  await page.goto("/");
+  await expect(page.locator("thead").getByText("Cost per run")).toBeVisible();
+  const cells = await rowOf(page, "OpenHands + Claude 4.5 Opus");
+  // rank · final ×3 · Δ · execution ×3 · recall ×3 · cost ×3
+  expect(cells.slice(11, 14)).toEqual(["$1.34", "$1.34", "$1.34"]);
+  await expect(page.getByRole("heading", { name: "Success and cost" })).toBeVisible();
+  await expect(page.locator("svg.chart title").filter({ hasText: "Final success against mean cost per run" })).toHaveCount(1);
+  await expect(page.locator("figcaption").filter({ hasText: "cost–success frontier" })).toBeVisible();
+  await page.goto("/?sort=cost-none");
+  expect(await page.locator("table.board tbody tr th a").first().innerText()).toBe("aider + DeepSeek-R1");
+  await shot(page, "leaderboard-by-cost");
+});
+
+test("a published agent's page: Table 7, its error counts and the known issues", async ({ page }) => {
+  await page.goto("/agents/openhands-claude-4.5-opus");
+  await expect(page.getByRole("heading", { name: "Cost and time" })).toBeVisible();
+  const published = page.locator("table.published").filter({ hasText: "As published: Table 7" });
+  await expect(published).toContainText("1.34");
+  await expect(published).toContainText("241.26");
+  await expect(page.getByText("carries the published average")).toBeVisible();
+  await expect(page.getByRole("heading", { name: "Error types as published (Table 10)" })).toBeVisible();
+  await expect(page.getByRole("heading", { name: "Known issues of the published numbers" })).toBeVisible();
+  // The cell of Instruction Tuning with no hints is marked, and the mark leads to why.
+  await page.locator('a[href="#issue-fs-gt-es-openhands-claude-4.5-opus-none-implicit-ins"]').first().click();
+  await expect(page).toHaveURL(/#issue-fs-gt-es-openhands-claude-4.5-opus-none-implicit-ins$/);
+  await expect(page.locator('[id="issue-fs-gt-es-openhands-claude-4.5-opus-none-implicit-ins"]')).toContainText("Table 24");
+  await shot(page, "agent-published");
+});
+
+test("failures: the paper's Tables 9 and 10 beside the evaluated error types", async ({ page }) => {
+  await page.goto("/failures");
+  await expect(page.getByRole("heading", { name: "Error types: the paper's analysis and the results here" })).toBeVisible();
+  await expect(page.getByRole("heading", { name: "Table 9 as published: aider agents" })).toBeVisible();
+  await expect(page.getByRole("heading", { name: "Table 10 as published: OpenHands agents" })).toBeVisible();
+  await expect(page.locator("#issue-error-counts-column-order")).toContainText("DeepSeek R1");
+  await shot(page, "failures-published");
+});
+
+test("a run's trajectory: steps, tool calls, and the step where the error shows", async ({ page }) => {
+  await page.goto("/agents/example-agent?task=wordfreq&hint=hints");
+  await page.locator("table.runs").getByRole("link", { name: /^#\d+$/ }).first().click();
+  await expect(page.getByRole("heading", { name: "Agent trajectory" })).toBeVisible();
+  await expect(page.locator("ol.trajectory > li")).toHaveCount(5);
+  await expect(page.locator("#step-3")).toContainText("Tool call str_replace · call_2");
+  await expect(page.locator("#step-4")).toHaveClass(/err/);
+  await page.getByRole("link", { name: "Step 4 of the agent's trajectory" }).click();
+  await expect(page).toHaveURL(/#step-4$/);
+  // Long observations are folded; unfolding shows the traceback.
+  const observation = page.locator("#step-4 details").filter({ hasText: "Observation of call_4" });
+  await observation.locator("summary").click();
+  await expect(observation.locator("pre")).toContainText("ValueError: review too short to classify");
+  await shot(page, "run-trajectory");
+});

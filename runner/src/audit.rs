@@ -73,6 +73,10 @@ struct Rates {
     final_success: Option<f64>,
     execution_success: Option<f64>,
     file_recall: Option<f64>,
+    cost_runs: i64,
+    mean_cost_usd: Option<f64>,
+    duration_runs: i64,
+    mean_duration_s: Option<f64>,
 }
 
 /// The manifest's runs tallied as spec §4 defines the rates: infrastructure failures
@@ -86,11 +90,24 @@ struct Tally {
     executed: i64,
     recall_sum: f64,
     recall_runs: i64,
+    cost_sum: f64,
+    cost_runs: i64,
+    duration_sum: f64,
+    duration_runs: i64,
 }
 
 impl Tally {
     fn add(&mut self, run: &bundle::Run) {
         self.runs += 1;
+        // What a run cost and took counts whatever its outcome.
+        if let Some(c) = run.cost_usd {
+            self.cost_sum += c;
+            self.cost_runs += 1;
+        }
+        if let Some(d) = run.duration_s {
+            self.duration_sum += d;
+            self.duration_runs += 1;
+        }
         if let (Some(succeeded), Some(executed)) = (run.outcome.succeeded(), run.outcome.executed()) {
             self.counted += 1;
             self.successes += i64::from(succeeded);
@@ -116,6 +133,8 @@ impl Tally {
         count("counted runs", served.counted, self.counted);
         count("successes", served.successes, self.successes);
         count("executed", served.executed, self.executed);
+        count("runs with a cost", served.cost_runs, self.cost_runs);
+        count("runs with a duration", served.duration_runs, self.duration_runs);
         let mut rate = |name: &str, served: Option<f64>, signed: Option<f64>, tolerance: f64| {
             let same = match (served, signed) {
                 (Some(a), Some(b)) => (a - b).abs() <= tolerance,
@@ -131,6 +150,9 @@ impl Tally {
         rate("execution success", served.execution_success, ratio(self.executed, self.counted), 0.0);
         // A mean of decimals summed in another order may differ in the last bits.
         rate("file recall", served.file_recall, recall, 1e-9);
+        let mean = |sum: f64, n: i64| (n > 0).then(|| sum / n as f64);
+        rate("mean cost per run", served.mean_cost_usd, mean(self.cost_sum, self.cost_runs), 1e-9);
+        rate("mean duration", served.mean_duration_s, mean(self.duration_sum, self.duration_runs), 1e-6);
         out
     }
 }

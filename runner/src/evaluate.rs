@@ -237,6 +237,9 @@ fn evaluate_run(run: &AgentRun, task: &Prepared, opts: &Options) -> Result<Optio
     if let Some(log) = &run.agent_log {
         fs::copy(log, staging.join("agent_log.txt")).map_err(io_at(log))?;
     }
+    if let Some(trajectory) = &run.trajectory {
+        fs::copy(trajectory, staging.join("x-trajectory.json")).map_err(io_at(trajectory))?;
+    }
     let patch_text = String::from_utf8_lossy(&patch_text);
     let files = crate::patch::files_touched(&patch_text);
     let mut record = RunRecord {

@@ -5,6 +5,7 @@
 //! outputs/<task>/<hint>/<attempt>/patch.diff       hint: none | hints | detailed
 //!                                 agent_log.txt    optional
 //!                                 cost.json        optional: {"cost_usd": 1.23}
+//!                                 trajectory.json  optional: the agent's steps (Harbor's ATIF)
 //! outputs/<task>/<agent>_<level>_run<N>.patch      RExBench's own naming; level:
 //! outputs/<task>/<agent>_<level>_run<N>.log        default | hints | more_detailed_hints
 //! ```
@@ -24,6 +25,8 @@ pub struct AgentRun {
     pub patch: PathBuf,
     pub agent_log: Option<PathBuf>,
     pub cost_usd: Option<f64>,
+    /// The agent's trajectory (ATIF JSON), kept as the run's `x-trajectory` artifact.
+    pub trajectory: Option<PathBuf>,
 }
 
 impl AgentRun {
@@ -86,12 +89,14 @@ fn from_attempt_dir(task: &str, hint: Hint, dir: &Path) -> Result<AgentRun, Outp
     let mut patch = None;
     let mut agent_log = None;
     let mut cost_usd = None;
+    let mut trajectory = None;
     for file in entries(dir)? {
         let name = file_name(&file);
         let stem = name.split('.').next().unwrap_or_default();
         match stem {
             "patch" => patch = Some(file),
             "agent_log" => agent_log = Some(file),
+            "trajectory" if name == "trajectory.json" => trajectory = Some(file),
             "cost" if name == "cost.json" => {
                 let bytes =
                     fs::read(&file).map_err(|source| OutputsError::Io { path: file.clone(), source })?;
@@ -101,13 +106,13 @@ fn from_attempt_dir(task: &str, hint: Hint, dir: &Path) -> Result<AgentRun, Outp
             _ => {
                 return Err(layout(
                     &file,
-                    "unexpected file: an attempt holds patch.*, agent_log.* and cost.json",
+                    "unexpected file: an attempt holds patch.*, agent_log.*, cost.json and trajectory.json",
                 ));
             }
         }
     }
     let patch = patch.ok_or_else(|| layout(dir, "no patch file (patch.diff) in this attempt"))?;
-    Ok(AgentRun { task: task.to_owned(), hint, attempt, patch, agent_log, cost_usd })
+    Ok(AgentRun { task: task.to_owned(), hint, attempt, patch, agent_log, cost_usd, trajectory })
 }
 
 /// `<agent>_<level>_run<N>.patch`, with the log beside it as `.log`.
@@ -131,6 +136,7 @@ fn from_rexbench_name(task: &str, path: &Path) -> Result<AgentRun, OutputsError>
         patch: path.to_owned(),
         agent_log: log.is_file().then_some(log),
         cost_usd: None,
+        trajectory: None,
     })
 }
 
@@ -165,6 +171,7 @@ mod tests {
         fs::create_dir_all(d.join("cogs/hints/2")).unwrap();
         fs::write(d.join("cogs/hints/2/patch.diff"), "x").unwrap();
         fs::write(d.join("cogs/hints/2/cost.json"), r#"{"cost_usd": 1.5}"#).unwrap();
+        fs::write(d.join("cogs/hints/2/trajectory.json"), r#"{"steps": []}"#).unwrap();
         fs::create_dir_all(d.join("othello")).unwrap();
         fs::write(d.join("othello/openhands_more_detailed_hints_run3.patch"), "y").unwrap();
         fs::write(d.join("othello/openhands_more_detailed_hints_run3.log"), "log").unwrap();
@@ -173,6 +180,8 @@ mod tests {
         let keys: Vec<_> = runs.iter().map(AgentRun::label).collect();
         assert_eq!(keys, ["cogs/hints/2", "othello/none/1", "othello/detailed/3"]);
         assert_eq!(runs[0].cost_usd, Some(1.5));
+        assert!(runs[0].trajectory.as_ref().is_some_and(|t| t.ends_with("trajectory.json")));
+        assert!(runs[1].trajectory.is_none());
         assert!(runs[2].agent_log.is_some() && runs[1].agent_log.is_none());
 
         fs::write(d.join("othello/openhands_level9_run1.patch"), "").unwrap();

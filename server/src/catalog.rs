@@ -14,7 +14,9 @@ use benchmark::task::TaskCard;
 pub fn load(tasks: &TaskDir) -> anyhow::Result<Catalog> {
     let cards = tasks.cards().with_context(|| format!("reading {}", tasks.origin()))?;
     let tasks = cards.into_values().map(|card| info(&card, tasks.path())).collect();
-    Ok(Catalog { tasks })
+    let paper =
+        serde_json::from_str(benchmark::published::DATA).context("reading the paper's published numbers")?;
+    Ok(Catalog { tasks, paper })
 }
 
 fn info(card: &TaskCard, dir: &Path) -> TaskInfo {

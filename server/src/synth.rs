@@ -1,7 +1,8 @@
 //! Synthetic results at any scale, for benchmarks: `rexbench-server synth --agents N`
 //! makes N agents × 12 tasks × 3 hint conditions × 5 runs, each run with a patch of a
 //! few KB of its own and a log drawn from a pool of realistic sizes (logs repeat across
-//! runs, as content addressing then stores them once), signs them with a maintainer key
+//! runs, as content addressing then stores them once), the first attempt of each task
+//! and condition with an agent trajectory from a pool too, signs them with a maintainer key
 //! it registers, and ingests them through the same path as the API. The same seed
 //! always gives the same results.
 
@@ -36,6 +37,8 @@ const ERRORS: [(Outcome, Option<&str>); 6] = [
 ];
 /// Distinct logs: 64, of 4 KB to 128 KB.
 const LOGS: usize = 64;
+/// Distinct trajectories: 16, of 8 to 128 steps.
+const TRAJECTORIES: usize = 16;
 
 struct Random(Pcg64Mcg);
 
@@ -47,6 +50,33 @@ impl Random {
     fn below(&mut self, n: usize) -> usize {
         (self.0.next_u64() % n as u64) as usize
     }
+}
+
+/// An agent's trajectory (Harbor's ATIF) of `8 << (i % 5)` steps: reading, editing and
+/// running, with observations a few KB long and an error near the end.
+fn trajectory(i: usize) -> Vec<u8> {
+    let steps: Vec<serde_json::Value> = (1..=8usize << (i % 5))
+        .map(|n| {
+            let observation = if n % 7 == 6 {
+                "Traceback (most recent call last):\n  File \"train.py\", line 42\nValueError: shapes do not match".to_owned()
+            } else {
+                format!("[epoch {n}] loss {:.4}\n", 1.0 / n as f64).repeat(40)
+            };
+            json!({
+                "step_id": n, "source": "agent", "message": format!("Step {n}: running the experiment again."),
+                "tool_calls": [{"tool_call_id": format!("call_{n}"), "function_name": "bash",
+                                "arguments": {"command": format!("python train.py --seed {n}")}}],
+                "observation": {"results": [{"source_call_id": format!("call_{n}"), "content": observation}]},
+                "metrics": {"prompt_tokens": 1000 + 40 * n, "completion_tokens": 80, "cost_usd": 0.004},
+            })
+        })
+        .collect();
+    serde_json::to_vec(&json!({
+        "schema_version": "ATIF-v1.7",
+        "agent": {"name": "synthetic", "version": "1", "model_name": "synthetic-model"},
+        "steps": steps,
+    }))
+    .expect("JSON values serialise")
 }
 
 fn log(i: usize) -> Vec<u8> {
@@ -69,12 +99,16 @@ pub async fn synth(app: &AppState, agents: usize, seed: u64) -> anyhow::Result<u
     let key = std::sync::Arc::new(SecretKey::generate());
     app.store.add_key(&key.public_key(), "Synthetic data (maintainer key)", Tier::Maintainer).await?;
     let logs: std::sync::Arc<Vec<Vec<u8>>> = std::sync::Arc::new((0..LOGS).map(log).collect());
+    let trajectories: std::sync::Arc<Vec<Vec<u8>>> =
+        std::sync::Arc::new((0..TRAJECTORIES).map(trajectory).collect());
     let started = std::time::Instant::now();
     let mut stored = 0;
     for a in 0..agents {
-        let (key, digest, logs) = (key.clone(), digest.clone(), logs.clone());
+        let (key, digest, logs, trajectories) =
+            (key.clone(), digest.clone(), logs.clone(), trajectories.clone());
         let bytes =
-            tokio::task::spawn_blocking(move || agent_bundle(a, seed, &digest, &logs, &key)).await??;
+            tokio::task::spawn_blocking(move || agent_bundle(a, seed, &digest, &logs, &trajectories, &key))
+                .await??;
         let result = crate::ingest::ingest(app, std::io::Cursor::new(bytes))
             .await
             .with_context(|| format!("synthetic agent {a}"))?;
@@ -97,6 +131,7 @@ fn agent_bundle(
     seed: u64,
     digest: &str,
     logs: &[Vec<u8>],
+    trajectories: &[Vec<u8>],
     key: &SecretKey,
 ) -> anyhow::Result<Vec<u8>> {
     let mut rng = Random(Pcg64Mcg::new(u128::from(seed) << 64 | a as u128 | 1));
@@ -131,6 +166,13 @@ fn agent_bundle(
                 );
                 let patch = b.add_bytes(patch.into_bytes(), "text/x-diff");
                 let log = b.add_bytes(logs[rng.below(logs.len())].clone(), "text/plain");
+                let mut artifacts: std::collections::BTreeMap<String, String> =
+                    [("patch".to_owned(), patch.to_hex()), ("stdout".to_owned(), log.to_hex())].into();
+                if attempt == 1 {
+                    let t =
+                        b.add_bytes(trajectories[rng.below(trajectories.len())].clone(), "application/json");
+                    artifacts.insert("x-trajectory".to_owned(), t.to_hex());
+                }
                 b.manifest_mut().runs.push(bundle::Run {
                     task: (*task).into(),
                     hint: *hint,
@@ -142,8 +184,7 @@ fn agent_bundle(
                     duration_s: Some(60.0 + rng.unit() * 3600.0),
                     cost_usd: Some((rng.unit() * 500.0).round() / 100.0),
                     metrics: [("accuracy".to_owned(), (rng.unit() * 1000.0).round() / 1000.0)].into(),
-                    artifacts: [("patch".to_owned(), patch.to_hex()), ("stdout".to_owned(), log.to_hex())]
-                        .into(),
+                    artifacts,
                 });
             }
         }

@@ -71,12 +71,15 @@ pub(crate) async fn migrate(pool: &AnyPool, backend: &Backend) -> Result<(), Sto
     Ok(())
 }
 
+/// A statement as [`query`] makes it, for helpers that bind a part of it.
+pub(crate) type Statement<'q> = Query<'q, Any, AnyArguments<'q>>;
+
 /// Every statement the store runs starts here. The text is the same for both databases:
 /// placeholders are numbered (`$1`, `$2`, …), which PostgreSQL takes as they are and
 /// sqlx's SQLite driver binds by their number, so nothing is rewritten per backend and
 /// no caller can forget to. A `?` placeholder would run on SQLite and fail on
 /// PostgreSQL; tests catch one here, on either backend.
-pub(crate) fn query(sql: &str) -> Query<'_, Any, AnyArguments<'_>> {
+pub(crate) fn query(sql: &str) -> Statement<'_> {
     debug_assert!(!has_question_mark(sql), "`?` placeholder in {sql:?}; number them: $1, $2, …");
     sqlx::query(sql)
 }

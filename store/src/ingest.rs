@@ -11,7 +11,7 @@ use crate::blobs::Staging;
 use crate::db::{self, Placeholders};
 use crate::error::StoreError;
 use crate::keys::COLUMNS;
-use crate::model::KeyRecord;
+use crate::model::{KeyRecord, Sums};
 use crate::{Store, now};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -49,6 +49,8 @@ impl Store {
         write_runs(&mut tx, bundle, &bundle_id).await?;
         write_aggregates(&mut tx, bundle, &bundle_id).await?;
         let (superseded, superseded_by) = supersede(&mut tx, bundle, &bundle_id, &received_at).await?;
+        let current = superseded_by.is_none().then_some(bundle_id.as_str());
+        update_current_totals(&mut tx, current, &superseded).await?;
         let detail = format!(
             "{} ({}) submitted {} runs for {} {}, signed by {} ({})",
             m.agent.name(),
@@ -262,25 +264,18 @@ async fn write_runs(tx: &mut Tx<'_>, bundle: &VerifiedBundle, bundle_id: &str) -
     Ok(())
 }
 
-#[derive(Default)]
-struct Counts {
-    runs: i64,
-    counted: i64,
-    successes: i64,
-    executed: i64,
-    recall_sum: f64,
-    recall_runs: i64,
-}
-
-impl Counts {
-    fn add(&mut self, other: &Counts) {
-        self.runs += other.runs;
-        self.counted += other.counted;
-        self.successes += other.successes;
-        self.executed += other.executed;
-        self.recall_sum += other.recall_sum;
-        self.recall_runs += other.recall_runs;
-    }
+/// Binds a [`Sums`] in the order of [`Sums::COLUMNS`].
+fn bind_sums<'q>(q: db::Statement<'q>, c: &Sums) -> db::Statement<'q> {
+    q.bind(c.runs)
+        .bind(c.counted)
+        .bind(c.successes)
+        .bind(c.executed)
+        .bind(c.recall_sum)
+        .bind(c.recall_runs)
+        .bind(c.cost_sum)
+        .bind(c.cost_runs)
+        .bind(c.duration_sum)
+        .bind(c.duration_runs)
 }
 
 /// What the pages read instead of the runs: counts per task and hint condition, per
@@ -291,7 +286,7 @@ async fn write_aggregates(
     bundle_id: &str,
 ) -> Result<(), StoreError> {
     let m = &bundle.manifest;
-    let mut aggregates: BTreeMap<(&str, Hint), Counts> = BTreeMap::new();
+    let mut aggregates: BTreeMap<(&str, Hint), Sums> = BTreeMap::new();
     for run in &m.runs {
         let c = aggregates.entry((run.task.as_str(), run.hint)).or_default();
         c.runs += 1;
@@ -304,41 +299,45 @@ async fn write_aggregates(
                 c.recall_runs += 1;
             }
         }
+        if let Some(cost) = run.cost_usd {
+            c.cost_sum += cost;
+            c.cost_runs += 1;
+        }
+        if let Some(duration) = run.duration_s {
+            c.duration_sum += duration;
+            c.duration_runs += 1;
+        }
     }
     let aggregates: Vec<_> = aggregates.into_iter().collect();
+    let columns = Sums::COLUMNS.join(", ");
     for chunk in aggregates.chunks(BATCH_ROWS) {
         let sql = insert_rows(
-            "INSERT INTO aggregates (bundle_id, task, hint, runs, counted, successes, executed, recall_sum, \
-             recall_runs)",
-            9,
+            &format!("INSERT INTO aggregates (bundle_id, task, hint, {columns})"),
+            3 + Sums::COLUMNS.len(),
             chunk.len(),
             "",
         );
         let mut q = db::query(&sql);
         for ((task, hint), c) in chunk {
-            q = q.bind(bundle_id).bind(*task).bind(hint.as_str());
-            q = q.bind(c.runs).bind(c.counted).bind(c.successes).bind(c.executed).bind(c.recall_sum);
-            q = q.bind(c.recall_runs);
+            q = bind_sums(q.bind(bundle_id).bind(*task).bind(hint.as_str()), c);
         }
         q.execute(&mut **tx).await?;
     }
 
-    let mut totals: BTreeMap<Hint, Counts> = BTreeMap::new();
+    let mut totals: BTreeMap<Hint, Sums> = BTreeMap::new();
     for ((_, hint), c) in &aggregates {
         totals.entry(*hint).or_default().add(c);
     }
     if !totals.is_empty() {
         let sql = insert_rows(
-            "INSERT INTO totals (bundle_id, hint, runs, counted, successes, executed, recall_sum, recall_runs)",
-            8,
+            &format!("INSERT INTO totals (bundle_id, hint, {columns})"),
+            2 + Sums::COLUMNS.len(),
             totals.len(),
             "",
         );
         let mut q = db::query(&sql);
         for (hint, c) in &totals {
-            q = q.bind(bundle_id).bind(hint.as_str());
-            q = q.bind(c.runs).bind(c.counted).bind(c.successes).bind(c.executed).bind(c.recall_sum);
-            q = q.bind(c.recall_runs);
+            q = bind_sums(q.bind(bundle_id).bind(hint.as_str()), c);
         }
         q.execute(&mut **tx).await?;
     }
@@ -367,6 +366,61 @@ async fn write_aggregates(
                 .bind(*runs);
         }
         q.execute(&mut **tx).await?;
+    }
+
+    let mut failures: BTreeMap<(Outcome, &str), i64> = BTreeMap::new();
+    for ((_, _, outcome, error), runs) in &endings {
+        *failures.entry((*outcome, *error)).or_default() += runs;
+    }
+    if !failures.is_empty() {
+        let sql = insert_rows(
+            "INSERT INTO failure_totals (bundle_id, outcome, error_type, runs)",
+            4,
+            failures.len(),
+            "",
+        );
+        let mut q = db::query(&sql);
+        for ((outcome, error), runs) in &failures {
+            q = q.bind(bundle_id).bind(outcome.as_str()).bind(*error).bind(*runs);
+        }
+        q.execute(&mut **tx).await?;
+    }
+    Ok(())
+}
+
+/// Keeps the totals over current submissions (`task_totals`, `pattern_totals`): adds
+/// the new bundle's counts if it is current, and subtracts those of the bundles it
+/// superseded. Rows are touched in key order, so that concurrent ingests on PostgreSQL
+/// lock them in the same order.
+async fn update_current_totals(
+    tx: &mut Tx<'_>,
+    added: Option<&str>,
+    removed: &[String],
+) -> Result<(), StoreError> {
+    let sums = Sums::COLUMNS;
+    let columns = sums.join(", ");
+    let changes = added.into_iter().map(|b| (b, "")).chain(removed.iter().map(|b| (b.as_str(), "-")));
+    for (bundle, sign) in changes {
+        let values = sums.map(|c| format!("{sign}{c}")).join(", ");
+        let update = sums.map(|c| format!("{c} = task_totals.{c} + excluded.{c}")).join(", ");
+        db::query(&format!(
+            "INSERT INTO task_totals (task, hint, bundles, {columns}) \
+             SELECT task, hint, {sign}1, {values} FROM aggregates WHERE bundle_id = $1 ORDER BY task, hint \
+             ON CONFLICT (task, hint) DO UPDATE SET bundles = task_totals.bundles + excluded.bundles, {update}"
+        ))
+        .bind(bundle)
+        .execute(&mut **tx)
+        .await?;
+        db::query(&format!(
+            "INSERT INTO pattern_totals (task, outcome, error_type, bundles, runs) \
+             SELECT task, outcome, error_type, {sign}1, {sign}SUM(runs) FROM error_counts WHERE bundle_id = $1 \
+             GROUP BY task, outcome, error_type ORDER BY task, outcome, error_type \
+             ON CONFLICT (task, outcome, error_type) DO UPDATE SET bundles = pattern_totals.bundles + excluded.bundles, \
+             runs = pattern_totals.runs + excluded.runs"
+        ))
+        .bind(bundle)
+        .execute(&mut **tx)
+        .await?;
     }
     Ok(())
 }
@@ -441,7 +495,7 @@ fn insert_rows(head: &str, width: usize, rows: usize, tail: &str) -> String {
 }
 
 /// Rows per multi-row insert: a round trip per few hundred rows instead of one per row,
-/// with at most 11 × 400 bound values, well under SQLite's and PostgreSQL's limits.
+/// with at most 13 × 400 bound values, well under SQLite's and PostgreSQL's limits.
 const BATCH_ROWS: usize = 400;
 
 /// Whether RFC 3339 time `a` is later than or equal to `b` (equal: the later arrival wins).

@@ -19,27 +19,79 @@ pub struct Rates {
     pub final_success: Option<f64>,
     pub execution_success: Option<f64>,
     pub file_recall: Option<f64>,
+    /// Runs that report what they cost (infrastructure failures included: they cost
+    /// too), and the mean and sum of it in US dollars.
+    pub cost_runs: i64,
+    pub mean_cost_usd: Option<f64>,
+    pub total_cost_usd: Option<f64>,
+    /// Runs that report how long they took, and the mean and sum in seconds.
+    pub duration_runs: i64,
+    pub mean_duration_s: Option<f64>,
+    pub total_duration_s: Option<f64>,
 }
 
-impl Rates {
-    #[cfg(feature = "db")]
-    pub(crate) fn from_sums(
-        runs: i64,
-        counted: i64,
-        successes: i64,
-        executed: i64,
-        recall_sum: f64,
-        recall_runs: i64,
-    ) -> Rates {
+/// The sums a [`Rates`] is made of, as kept at ingest.
+#[cfg(feature = "db")]
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Sums {
+    pub runs: i64,
+    pub counted: i64,
+    pub successes: i64,
+    pub executed: i64,
+    pub recall_sum: f64,
+    pub recall_runs: i64,
+    pub cost_sum: f64,
+    pub cost_runs: i64,
+    pub duration_sum: f64,
+    pub duration_runs: i64,
+}
+
+#[cfg(feature = "db")]
+impl Sums {
+    /// The columns kept for each of them (in `aggregates` and `totals`).
+    pub const COLUMNS: [&str; 10] = [
+        "runs",
+        "counted",
+        "successes",
+        "executed",
+        "recall_sum",
+        "recall_runs",
+        "cost_sum",
+        "cost_runs",
+        "duration_sum",
+        "duration_runs",
+    ];
+
+    pub fn add(&mut self, other: &Sums) {
+        self.runs += other.runs;
+        self.counted += other.counted;
+        self.successes += other.successes;
+        self.executed += other.executed;
+        self.recall_sum += other.recall_sum;
+        self.recall_runs += other.recall_runs;
+        self.cost_sum += other.cost_sum;
+        self.cost_runs += other.cost_runs;
+        self.duration_sum += other.duration_sum;
+        self.duration_runs += other.duration_runs;
+    }
+
+    pub fn rates(&self) -> Rates {
         let ratio = |n: i64, d: i64| (d > 0).then(|| n as f64 / d as f64);
+        let mean = |sum: f64, n: i64| (n > 0).then(|| sum / n as f64);
         Rates {
-            runs,
-            counted,
-            successes,
-            executed,
-            final_success: ratio(successes, counted),
-            execution_success: ratio(executed, counted),
-            file_recall: (recall_runs > 0).then(|| recall_sum / recall_runs as f64),
+            runs: self.runs,
+            counted: self.counted,
+            successes: self.successes,
+            executed: self.executed,
+            final_success: ratio(self.successes, self.counted),
+            execution_success: ratio(self.executed, self.counted),
+            file_recall: mean(self.recall_sum, self.recall_runs),
+            cost_runs: self.cost_runs,
+            mean_cost_usd: mean(self.cost_sum, self.cost_runs),
+            total_cost_usd: (self.cost_runs > 0).then_some(self.cost_sum),
+            duration_runs: self.duration_runs,
+            mean_duration_s: mean(self.duration_sum, self.duration_runs),
+            total_duration_s: (self.duration_runs > 0).then_some(self.duration_sum),
         }
     }
 }
@@ -88,6 +140,27 @@ pub struct LeaderboardFilter {
     pub provenance: Option<ProvenanceKind>,
     pub benchmark_version: Option<String>,
     pub task_set_digest: Option<String>,
+}
+
+/// A number a leaderboard row can be ordered by, computed in the query from the kept
+/// counts exactly as [`Rates`] computes it (a ratio of the same integers and sums).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateKey {
+    Final(Hint),
+    Execution(Hint),
+    Recall(Hint),
+    Cost(Hint),
+    /// Final success with hints minus without.
+    Uplift,
+}
+
+/// What a leaderboard row is ordered by: its bundle, its name and the value of a
+/// [`RateKey`] (`None` where there is none).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowKey {
+    pub bundle_id: String,
+    pub display_name: String,
+    pub value: Option<f64>,
 }
 
 /// A task set current submissions were evaluated on (results on different sets are
@@ -253,6 +326,28 @@ pub struct FailureCount {
     pub runs: i64,
 }
 
+/// The failure explorer's view of every current submission (see
+/// [`crate::Store::failure_overview`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailureOverview {
+    /// Agents with failed runs.
+    pub agents: i64,
+    /// The failed runs of the agents with the most, by outcome and error type.
+    pub by_agent: Vec<FailureCount>,
+    /// Error types, alphabetically.
+    pub error_types: Vec<ErrorTypeCount>,
+}
+
+/// Failed runs that carry one error type, over current submissions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorTypeCount {
+    pub error_type: String,
+    pub runs: i64,
+    pub agents: i64,
+    /// The agents with the most such runs (name, runs), most first.
+    pub most: Vec<(String, i64)>,
+}
+
 /// One way of failing a task, across the agents' current submissions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -263,7 +358,8 @@ pub struct FailurePattern {
     #[cfg_attr(feature = "db", sqlx(try_from = "String"))]
     pub outcome: Outcome,
     pub error_type: Option<String>,
-    /// How many agents had at least one run end this way.
+    /// How many current submissions (one per agent and benchmark version) had at least
+    /// one run end this way.
     pub agents: i64,
     pub runs: i64,
 }

@@ -12,9 +12,15 @@ use crate::db::{self, Placeholders};
 use crate::error::StoreError;
 use crate::model::*;
 
-const SUMS: &str = "CAST(SUM(g.runs) AS BIGINT) AS runs, CAST(SUM(g.counted) AS BIGINT) AS counted, \
-    CAST(SUM(g.successes) AS BIGINT) AS successes, CAST(SUM(g.executed) AS BIGINT) AS executed, \
-    CAST(SUM(g.recall_sum) AS DOUBLE PRECISION) AS recall_sum, CAST(SUM(g.recall_runs) AS BIGINT) AS recall_runs";
+/// Each kept sum of the aggregates `g`, summed over what a query groups.
+fn sums() -> String {
+    Sums::COLUMNS
+        .map(|c| {
+            let kind = if c.ends_with("_sum") { "DOUBLE PRECISION" } else { "BIGINT" };
+            format!("CAST(SUM(g.{c}) AS {kind}) AS {c}")
+        })
+        .join(", ")
+}
 
 /// The counts of `table` for each hint condition as columns of one row (`none_runs`,
 /// `hints_runs`, …), joined by key to submission `s` (and, `per_task`, to the task bound
@@ -24,7 +30,7 @@ fn by_hint_joins(table: &str, per_task: bool) -> (String, String) {
     let mut columns = Vec::new();
     let mut joins = String::new();
     for hint in Hint::ALL.map(Hint::as_str) {
-        for c in ["runs", "counted", "successes", "executed", "recall_sum", "recall_runs"] {
+        for c in Sums::COLUMNS {
             columns.push(format!("{hint}.{c} AS {hint}_{c}"));
         }
         joins.push_str(&format!(
@@ -42,19 +48,30 @@ fn by_hint(row: &AnyRow) -> Result<BTreeMap<Hint, Rates>, StoreError> {
     let mut out = BTreeMap::new();
     for h in Hint::ALL {
         let hint = h.as_str();
-        let Some(runs) = row.try_get::<Option<i64>, _>(format!("{hint}_runs").as_str())? else { continue };
-        let get = |c: &str| row.try_get::<i64, _>(format!("{hint}_{c}").as_str());
-        let rates = Rates::from_sums(
-            runs,
-            get("counted")?,
-            get("successes")?,
-            get("executed")?,
-            row.try_get(format!("{hint}_recall_sum").as_str())?,
-            get("recall_runs")?,
-        );
-        out.insert(h, rates);
+        if row.try_get::<Option<i64>, _>(format!("{hint}_runs").as_str())?.is_none() {
+            continue;
+        }
+        out.insert(h, sums_of(row, &format!("{hint}_"))?.rates());
     }
     Ok(out)
+}
+
+/// The sums a row holds in columns named `{prefix}{column}`.
+fn sums_of(row: &AnyRow, prefix: &str) -> Result<Sums, StoreError> {
+    let int = |c: &str| row.try_get::<i64, _>(format!("{prefix}{c}").as_str());
+    let float = |c: &str| row.try_get::<f64, _>(format!("{prefix}{c}").as_str());
+    Ok(Sums {
+        runs: int("runs")?,
+        counted: int("counted")?,
+        successes: int("successes")?,
+        executed: int("executed")?,
+        recall_sum: float("recall_sum")?,
+        recall_runs: int("recall_runs")?,
+        cost_sum: float("cost_sum")?,
+        cost_runs: int("cost_runs")?,
+        duration_sum: float("duration_sum")?,
+        duration_runs: int("duration_runs")?,
+    })
 }
 
 /// A name column read back into the vocabulary type it was written from.
@@ -68,67 +85,136 @@ fn task(row: &AnyRow) -> Result<TaskId, StoreError> {
     Ok(TaskId::new(row.try_get::<String, _>("task")?))
 }
 
+/// Agents named beside each error type on the failure explorer.
+const MOST_PER_ERROR_TYPE: i64 = 5;
+
 const RUN_SUMMARY: &str = "r.id, r.bundle_id, s.agent_id, r.task, r.hint, r.attempt, r.outcome, r.error_type";
 
 fn rates(row: &AnyRow) -> Result<Rates, StoreError> {
-    Ok(Rates::from_sums(
-        row.try_get("runs")?,
-        row.try_get("counted")?,
-        row.try_get("successes")?,
-        row.try_get("executed")?,
-        row.try_get("recall_sum")?,
-        row.try_get("recall_runs")?,
-    ))
+    Ok(sums_of(row, "")?.rates())
+}
+
+/// The leaderboard's rows: every column, narrowed by `filter`, then `tail` (more
+/// conditions, an order).
+fn board_query<'f>(filter: &'f LeaderboardFilter, tail: &str) -> (String, Vec<&'f str>) {
+    let (columns, _) = by_hint_joins("totals", false);
+    let (from, binds) = board_from(filter);
+    (
+        format!(
+            "SELECT s.bundle_id, s.agent_id, a.display_name, a.framework, a.model, a.url, s.tier, s.provenance, \
+             s.provenance_source, s.benchmark_name, s.benchmark_version, s.task_set_digest, {columns}{from}{tail}"
+        ),
+        binds,
+    )
+}
+
+/// The current submissions `filter` keeps, with their agents and their totals under each
+/// hint condition (joined as `none`, `hints`, `detailed`): the `FROM … WHERE …` of a
+/// leaderboard query, and what it binds.
+fn board_from(filter: &LeaderboardFilter) -> (String, Vec<&str>) {
+    let (_, joins) = by_hint_joins("totals", false);
+    let mut from = format!(
+        " FROM submissions s JOIN agents a ON a.id = s.agent_id{joins} WHERE s.superseded_by IS NULL"
+    );
+    let mut marks = Placeholders::default();
+    let mut binds: Vec<&str> = Vec::new();
+    for (column, value) in [
+        ("a.framework", filter.framework.as_deref()),
+        ("a.model", filter.model.as_deref()),
+        ("s.tier", filter.tier.map(|t| t.as_str())),
+        ("s.provenance", filter.provenance.map(|p| p.as_str())),
+        ("s.benchmark_version", filter.benchmark_version.as_deref()),
+        ("s.task_set_digest", filter.task_set_digest.as_deref()),
+    ] {
+        if let Some(v) = value {
+            from.push_str(&format!(" AND {column} = {}", marks.next()));
+            binds.push(v);
+        }
+    }
+    (from, binds)
+}
+
+fn board_row(row: &AnyRow) -> Result<LeaderboardRow, StoreError> {
+    Ok(LeaderboardRow {
+        agent_id: row.try_get("agent_id")?,
+        display_name: row.try_get("display_name")?,
+        framework: row.try_get("framework")?,
+        model: row.try_get("model")?,
+        url: row.try_get("url")?,
+        tier: name(row, "tier")?,
+        provenance: name(row, "provenance")?,
+        provenance_source: row.try_get("provenance_source")?,
+        benchmark_name: row.try_get("benchmark_name")?,
+        benchmark_version: row.try_get("benchmark_version")?,
+        task_set_digest: row.try_get("task_set_digest")?,
+        bundle_id: row.try_get("bundle_id")?,
+        by_hint: by_hint(row)?,
+    })
 }
 
 impl Store {
     /// The current rows of the leaderboard that `filter` keeps, narrowed in the query.
     pub async fn leaderboard(&self, filter: &LeaderboardFilter) -> Result<Vec<LeaderboardRow>, StoreError> {
-        let (columns, joins) = by_hint_joins("totals", false);
-        let mut query = format!(
-            "SELECT s.bundle_id, s.agent_id, a.display_name, a.framework, a.model, a.url, s.tier, s.provenance, \
-             s.provenance_source, s.benchmark_name, s.benchmark_version, s.task_set_digest, {columns} \
-             FROM submissions s JOIN agents a ON a.id = s.agent_id{joins} \
-             WHERE s.superseded_by IS NULL"
-        );
-        let mut marks = Placeholders::default();
-        let mut binds: Vec<&str> = Vec::new();
-        for (column, value) in [
-            ("a.framework", filter.framework.as_deref()),
-            ("a.model", filter.model.as_deref()),
-            ("s.tier", filter.tier.map(|t| t.as_str())),
-            ("s.provenance", filter.provenance.map(|p| p.as_str())),
-            ("s.benchmark_version", filter.benchmark_version.as_deref()),
-            ("s.task_set_digest", filter.task_set_digest.as_deref()),
-        ] {
-            if let Some(v) = value {
-                query.push_str(&format!(" AND {column} = {}", marks.next()));
-                binds.push(v);
-            }
+        let (sql, binds) = board_query(filter, " ORDER BY s.agent_id, s.bundle_id");
+        let mut q = db::query(&sql);
+        for b in binds {
+            q = q.bind(b);
         }
-        query.push_str(" ORDER BY s.agent_id, s.bundle_id");
-        let mut q = db::query(&query);
+        q.fetch_all(&self.pool).await?.iter().map(board_row).collect()
+    }
+
+    /// The current rows of these bundles, in no particular order.
+    pub async fn leaderboard_rows(&self, bundles: &[String]) -> Result<Vec<LeaderboardRow>, StoreError> {
+        if bundles.is_empty() {
+            return Ok(Vec::new());
+        }
+        let in_list = format!(" AND s.bundle_id IN ({})", Placeholders::default().list(bundles.len()));
+        let (sql, _) = board_query(&LeaderboardFilter::default(), &in_list);
+        let mut q = db::query(&sql);
+        for b in bundles {
+            q = q.bind(b.as_str());
+        }
+        q.fetch_all(&self.pool).await?.iter().map(board_row).collect()
+    }
+
+    /// What ordering the rows `filter` keeps needs, and no more: each row's bundle, name
+    /// and `key`'s value. A page of thousands of agents then reads whole rows only for
+    /// the ones it shows ([`Store::leaderboard_rows`]).
+    pub async fn leaderboard_keys(
+        &self,
+        filter: &LeaderboardFilter,
+        key: Option<RateKey>,
+    ) -> Result<Vec<RowKey>, StoreError> {
+        let ratio = |n: &str, d: &str| format!("CAST({n} AS DOUBLE PRECISION) / NULLIF({d}, 0)");
+        let expression = match key {
+            None => "NULL".to_owned(),
+            Some(RateKey::Final(h)) => ratio(&format!("{h}.successes"), &format!("{h}.counted")),
+            Some(RateKey::Execution(h)) => ratio(&format!("{h}.executed"), &format!("{h}.counted")),
+            Some(RateKey::Recall(h)) => ratio(&format!("{h}.recall_sum"), &format!("{h}.recall_runs")),
+            Some(RateKey::Cost(h)) => ratio(&format!("{h}.cost_sum"), &format!("{h}.cost_runs")),
+            Some(RateKey::Uplift) => format!(
+                "{} - {}",
+                ratio("hints.successes", "hints.counted"),
+                ratio("none.successes", "none.counted")
+            ),
+        };
+        let mut sql = String::from("SELECT s.bundle_id, a.display_name, CAST(");
+        sql.push_str(&expression);
+        sql.push_str(" AS DOUBLE PRECISION) AS value");
+        let (from, binds) = board_from(filter);
+        sql.push_str(&from);
+        let mut q = db::query(&sql);
         for b in binds {
             q = q.bind(b);
         }
         q.fetch_all(&self.pool)
             .await?
             .iter()
-            .map(|row| {
-                Ok(LeaderboardRow {
-                    agent_id: row.try_get("agent_id")?,
-                    display_name: row.try_get("display_name")?,
-                    framework: row.try_get("framework")?,
-                    model: row.try_get("model")?,
-                    url: row.try_get("url")?,
-                    tier: name(row, "tier")?,
-                    provenance: name(row, "provenance")?,
-                    provenance_source: row.try_get("provenance_source")?,
-                    benchmark_name: row.try_get("benchmark_name")?,
-                    benchmark_version: row.try_get("benchmark_version")?,
-                    task_set_digest: row.try_get("task_set_digest")?,
-                    bundle_id: row.try_get("bundle_id")?,
-                    by_hint: by_hint(row)?,
+            .map(|r| {
+                Ok(RowKey {
+                    bundle_id: r.try_get("bundle_id")?,
+                    display_name: r.try_get("display_name")?,
+                    value: r.try_get("value")?,
                 })
             })
             .collect()
@@ -200,6 +286,17 @@ impl Store {
         Ok((frameworks, models))
     }
 
+    /// The agents with a current submission, as (id, name), by name.
+    pub async fn current_agents(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let rows = db::query(
+            "SELECT DISTINCT a.id, a.display_name FROM submissions s JOIN agents a ON a.id = s.agent_id \
+             WHERE s.superseded_by IS NULL ORDER BY a.display_name, a.id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|r| Ok((r.try_get("id")?, r.try_get("display_name")?))).collect()
+    }
+
     pub async fn agent(&self, id: &str) -> Result<Option<AgentDetail>, StoreError> {
         let Some(a) = db::query(
             "SELECT id, display_name, framework, framework_version, model, model_id, url, first_seen_at FROM agents WHERE id = $1",
@@ -212,8 +309,9 @@ impl Store {
         };
         let submissions = self.submissions_of(id).await?;
         // Every current submission's grid in one read, not one read per submission.
+        let sums = sums();
         let rows = db::query(&format!(
-            "SELECT g.bundle_id, g.task, g.hint, {SUMS} FROM aggregates g JOIN submissions s ON s.bundle_id = g.bundle_id \
+            "SELECT g.bundle_id, g.task, g.hint, {sums} FROM aggregates g JOIN submissions s ON s.bundle_id = g.bundle_id \
              WHERE s.agent_id = $1 AND s.superseded_by IS NULL GROUP BY g.bundle_id, g.task, g.hint ORDER BY g.task"
         ))
         .bind(id)
@@ -337,12 +435,11 @@ impl Store {
         }))
     }
 
-    /// Per task, over current submissions.
+    /// Per task, over current submissions (kept at ingest in `task_totals`).
     pub async fn tasks(&self) -> Result<Vec<TaskRow>, StoreError> {
         let rows = db::query(&format!(
-            "SELECT g.task, g.hint, CAST(COUNT(DISTINCT s.agent_id) AS BIGINT) AS agents, {SUMS} \
-             FROM aggregates g JOIN submissions s ON s.bundle_id = g.bundle_id WHERE s.superseded_by IS NULL \
-             GROUP BY g.task, g.hint ORDER BY g.task"
+            "SELECT task, hint, bundles AS agents, {} FROM task_totals WHERE bundles > 0 ORDER BY task, hint",
+            Sums::COLUMNS.join(", ")
         ))
         .fetch_all(&self.pool)
         .await?;
@@ -401,23 +498,70 @@ impl Store {
         .await?)
     }
 
-    /// The ways tasks were failed (of one task, if given), with how many agents failed
-    /// each way, most agents first.
+    /// The ways tasks were failed (of one task, if given), with how many current
+    /// submissions failed each way, most first (kept at ingest in `pattern_totals`).
     pub async fn failure_patterns(&self, task: Option<&str>) -> Result<Vec<FailurePattern>, StoreError> {
-        // A plain `e.task = $2` (not "$2 IS NULL OR …") lets the index on the task serve it.
-        let only_task = if task.is_some() { " AND e.task = $2" } else { "" };
+        let only_task = if task.is_some() { " AND task = $2" } else { "" };
         let sql = format!(
-            "SELECT e.task, e.outcome, NULLIF(e.error_type, '') AS error_type, \
-             CAST(COUNT(DISTINCT s.agent_id) AS BIGINT) AS agents, CAST(SUM(e.runs) AS BIGINT) AS runs \
-             FROM error_counts e JOIN submissions s ON s.bundle_id = e.bundle_id \
-             WHERE s.superseded_by IS NULL AND e.outcome <> $1{only_task} \
-             GROUP BY e.task, e.outcome, e.error_type ORDER BY agents DESC, runs DESC, e.task, e.outcome, e.error_type"
+            "SELECT task, outcome, NULLIF(error_type, '') AS error_type, bundles AS agents, runs \
+             FROM pattern_totals WHERE bundles > 0 AND outcome <> $1{only_task} \
+             ORDER BY agents DESC, runs DESC, task, outcome, error_type"
         );
         let mut q = db::query_as(&sql).bind(Outcome::Success.as_str());
         if let Some(t) = task {
             q = q.bind(t);
         }
         Ok(q.fetch_all(&self.pool).await?)
+    }
+
+    /// The failure explorer's view of every current submission: how many agents failed
+    /// runs, the failed runs of the `top` agents with the most (by outcome and error
+    /// type), and per error type its runs, its agents and the five agents with most.
+    pub async fn failure_overview(&self, top: i64) -> Result<FailureOverview, StoreError> {
+        const CURRENT: &str = "FROM failure_totals f JOIN submissions s ON s.bundle_id = f.bundle_id \
+             WHERE s.superseded_by IS NULL AND f.outcome <> $1";
+        let success = Outcome::Success.as_str();
+        let agents =
+            db::query(&format!("SELECT CAST(COUNT(DISTINCT s.agent_id) AS BIGINT) AS agents {CURRENT}"))
+                .bind(success)
+                .fetch_one(&self.pool)
+                .await?
+                .try_get::<i64, _>("agents")?;
+        let by_agent_sql = format!(
+            "SELECT s.agent_id, a.display_name, f.outcome, NULLIF(f.error_type, '') AS error_type, \
+             CAST(SUM(f.runs) AS BIGINT) AS runs \
+             FROM failure_totals f JOIN submissions s ON s.bundle_id = f.bundle_id JOIN agents a ON a.id = s.agent_id \
+             WHERE s.superseded_by IS NULL AND f.outcome <> $1 AND s.agent_id IN ( \
+               SELECT s.agent_id {CURRENT} GROUP BY s.agent_id ORDER BY SUM(f.runs) DESC, s.agent_id LIMIT $2) \
+             GROUP BY s.agent_id, a.display_name, f.outcome, f.error_type ORDER BY s.agent_id, f.outcome, f.error_type"
+        );
+        let by_agent = db::query_as(&by_agent_sql).bind(success).bind(top).fetch_all(&self.pool);
+        let types_sql = "SELECT * FROM (SELECT error_type, display_name, runs, \
+             CAST(SUM(runs) OVER (PARTITION BY error_type) AS BIGINT) AS type_runs, \
+             CAST(COUNT(*) OVER (PARTITION BY error_type) AS BIGINT) AS type_agents, \
+             ROW_NUMBER() OVER (PARTITION BY error_type ORDER BY runs DESC, display_name) AS place \
+             FROM (SELECT f.error_type, a.display_name, CAST(SUM(f.runs) AS BIGINT) AS runs \
+               FROM failure_totals f JOIN submissions s ON s.bundle_id = f.bundle_id JOIN agents a ON a.id = s.agent_id \
+               WHERE s.superseded_by IS NULL AND f.outcome <> $1 AND f.error_type <> '' \
+               GROUP BY f.error_type, s.agent_id, a.display_name) per_agent) ranked \
+             WHERE place <= $2 ORDER BY error_type, place";
+        let types = db::query(types_sql).bind(success).bind(MOST_PER_ERROR_TYPE).fetch_all(&self.pool);
+        let (by_agent, types) = tokio::try_join!(by_agent, types)?;
+        let mut error_types: Vec<ErrorTypeCount> = Vec::new();
+        for row in &types {
+            let error_type: String = row.try_get("error_type")?;
+            if error_types.last().is_none_or(|e| e.error_type != error_type) {
+                error_types.push(ErrorTypeCount {
+                    error_type,
+                    runs: row.try_get("type_runs")?,
+                    agents: row.try_get("type_agents")?,
+                    most: Vec::new(),
+                });
+            }
+            let last = error_types.last_mut().expect("pushed");
+            last.most.push((row.try_get("display_name")?, row.try_get("runs")?));
+        }
+        Ok(FailureOverview { agents, by_agent, error_types })
     }
 
     /// The runs of `task` in the given submissions, by agent, hint condition and attempt.

@@ -5,13 +5,14 @@ use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
 use super::{
-    AgentUrl, Chart, FailureRow, FailureTable, IntervalNote, OutcomeLabel, ProvenanceBadge, Rate, TierBadge,
-    interval_text, loaded, param, points_interval, query,
+    AgentUrl, Chart, FailureRow, FailureTable, IntervalNote, IssueMark, KnownIssues, OutcomeLabel,
+    ProvenanceBadge, Rate, TierBadge, interval_text, loaded, param, points_interval, query,
 };
 use crate::charts;
-use crate::data::{AgentData, load_agent};
+use crate::data::{AgentData, ErrorCountRow, PublishedFacts, TaskNames, load_agent};
 use crate::format::{self, href};
-use store::Hint;
+use crate::paper::{self, KnownIssue};
+use store::{Hint, Rates, TaskGrid};
 
 #[component]
 pub(crate) fn AgentPage() -> impl IntoView {
@@ -39,6 +40,7 @@ fn Agent(data: AgentData) -> impl IntoView {
     let current = a.submissions.iter().find(|s| s.superseded_by.is_none()).cloned();
     let name_of = |t: &str| data.names.get(t).cloned().unwrap_or_else(|| t.to_owned());
     let grid = a.newest_current().map(|(_, g)| g.clone()).unwrap_or_default();
+    let issues: Vec<KnownIssue> = data.published.as_ref().map(|p| p.issues.clone()).unwrap_or_default();
 
     let heat_rows: Vec<(String, Vec<Option<f64>>)> = grid
         .iter()
@@ -74,6 +76,7 @@ fn Agent(data: AgentData) -> impl IntoView {
         })}
         <nav class="crumbs" aria-label="Breadcrumb"><a href="/">"Leaderboard"</a>" › "{a.display_name.clone()}</nav>
         <h1>{a.display_name.clone()}</h1>
+        {view! {
         <dl class="facts">
             <dt>"Framework"</dt>
             <dd>{a.framework.clone()}{a.framework_version.clone().map(|v| format!(" {v}"))}</dd>
@@ -91,6 +94,7 @@ fn Agent(data: AgentData) -> impl IntoView {
             <dt>"Compare"</dt>
             <dd><a href=href("/compare", &[("a", Some(a.id.as_str()))])>"Compare with another agent"</a></dd>
         </dl>
+        }.into_any()}
 
         {data.stats.clone().map(|st| {
             let rank = st.rank.to_string();
@@ -151,9 +155,12 @@ fn Agent(data: AgentData) -> impl IntoView {
                     })).collect_view()}
                 </ul>
                 <IntervalNote/>
-            }
+            }.into_any()
         })}
 
+        {view! { <CostSection grid=grid.clone() names=data.names.clone() published=data.published.clone()/> }.into_any()}
+
+        {view! {
         <h2>"Success by task"</h2>
         <Chart
             svg=heat
@@ -177,12 +184,18 @@ fn Agent(data: AgentData) -> impl IntoView {
                                 {Hint::ALL.map(|h| {
                                     let r = by_hint.get(&h).copied();
                                     let link = href(&base, &[("task", Some(t.as_str())), ("hint", Some(h.as_str()))]) + "#runs";
+                                    let notes: Vec<KnownIssue> = issues
+                                        .iter()
+                                        .filter(|i| i.condition == Some(h) && i.task.as_deref() == Some(t.as_str()))
+                                        .cloned()
+                                        .collect();
                                     view! {
                                         <td class="num">
                                             <Rate rate=r.and_then(|r| r.final_success) href=link detail=String::new()/>
                                             <span class="muted small">
                                                 {format!(" exec {}", format::pct(r.and_then(|r| r.execution_success)))}
                                             </span>
+                                            {notes.into_iter().map(|i| view! { <IssueMark issue=i/> }).collect_view()}
                                         </td>
                                     }
                                 }).collect_view()}
@@ -192,6 +205,7 @@ fn Agent(data: AgentData) -> impl IntoView {
                 </tbody>
             </table>
         </div>
+        }.into_any()}
 
         <FailureTable
             caption="Runs that did not succeed, by outcome and error type (published results carry outcomes only)."
@@ -203,6 +217,9 @@ fn Agent(data: AgentData) -> impl IntoView {
             }).collect()
         />
 
+        {data.published.clone().map(|p| view! { <PublishedErrors facts=p/> }.into_any())}
+
+        {view! {
         <h2 id="runs">{runs_heading}</h2>
         <p class="muted small">
             "Show: "
@@ -236,7 +253,9 @@ fn Agent(data: AgentData) -> impl IntoView {
                 </tbody>
             </table>
         </div>
+        }.into_any()}
 
+        {view! {
         <h2>"Submissions"</h2>
         <table>
             <caption>"Every bundle received for this agent, newest first; superseded ones no longer count."</caption>
@@ -270,5 +289,180 @@ fn Agent(data: AgentData) -> impl IntoView {
                 }).collect_view()}
             </tbody>
         </table>
+        }.into_any()}
+
+        {(!issues.is_empty()).then(|| view! { <KnownIssues issues=issues.clone()/> }.into_any())}
     }
+}
+
+/// What an agent's runs under one hint condition cost and took, over all tasks.
+struct Spent {
+    runs: i64,
+    cost_runs: i64,
+    cost: f64,
+    duration_runs: i64,
+    duration: f64,
+}
+
+impl Spent {
+    fn of(grid: &TaskGrid, hint: Hint) -> Spent {
+        let cells: Vec<&Rates> = grid.values().filter_map(|b| b.get(&hint)).collect();
+        Spent {
+            runs: cells.iter().map(|r| r.runs).sum(),
+            cost_runs: cells.iter().map(|r| r.cost_runs).sum(),
+            cost: cells.iter().filter_map(|r| r.total_cost_usd).sum(),
+            duration_runs: cells.iter().map(|r| r.duration_runs).sum(),
+            duration: cells.iter().filter_map(|r| r.total_duration_s).sum(),
+        }
+    }
+}
+
+/// Cost and duration under each hint condition and per task, from the runs; for the
+/// paper's agents, Table 7 as printed beside them.
+#[component]
+fn CostSection(grid: TaskGrid, names: TaskNames, published: Option<PublishedFacts>) -> impl IntoView {
+    let rows: Vec<(Hint, Spent)> = Hint::ALL.iter().map(|h| (*h, Spent::of(&grid, *h))).collect();
+    let any = rows.iter().any(|(_, s)| s.cost_runs > 0 || s.duration_runs > 0);
+    let all_runs: i64 = rows.iter().map(|(_, s)| s.runs).sum();
+    let all_cost: f64 = rows.iter().map(|(_, s)| s.cost).sum();
+    let cost_runs: i64 = rows.iter().map(|(_, s)| s.cost_runs).sum();
+    let mean = |sum: f64, n: i64| (n > 0).then(|| sum / n as f64);
+    let name_of = move |t: &str| names.get(t).cloned().unwrap_or_else(|| t.to_owned());
+    view! {
+        <h2 id="cost">"Cost and time"</h2>
+        {if !any {
+            view! { <p class="empty">"This agent's runs report no cost or duration."</p> }.into_any()
+        } else {
+            view! {
+                <table>
+                    <caption>"What a run cost and how long it took under each hint condition: the mean over the runs that report it, and their sum."</caption>
+                    <thead>
+                        <tr>
+                            <th scope="col">"Hint condition"</th>
+                            <th scope="col">"Runs"</th>
+                            <th scope="col">"Mean cost per run"</th>
+                            <th scope="col">"Total cost"</th>
+                            <th scope="col">"Mean duration"</th>
+                            <th scope="col">"Total duration"</th>
+                        </tr>
+                    </thead>
+                    <tbody>
+                        {rows.iter().map(|(h, s)| view! {
+                            <tr>
+                                <th scope="row">{h.label()}</th>
+                                <td class="num">{s.runs}</td>
+                                <td class="num" title=format!("over {} runs", s.cost_runs)>{format::usd(mean(s.cost, s.cost_runs))}</td>
+                                <td class="num">{format::usd((s.cost_runs > 0).then_some(s.cost))}</td>
+                                <td class="num" title=format!("over {} runs", s.duration_runs)>{mean(s.duration, s.duration_runs).map_or_else(|| "–".to_owned(), format::seconds)}</td>
+                                <td class="num">{(s.duration_runs > 0).then_some(s.duration).map_or_else(|| "–".to_owned(), format::seconds)}</td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+                <div class="table-wrap">
+                    <table>
+                        <caption>"Mean cost and duration of a run per task and hint condition."</caption>
+                        <thead>
+                            <tr>
+                                <th scope="col">"Task"</th>
+                                {Hint::ALL.map(|h| view! { <th scope="col">{h.label()}</th> }).collect_view()}
+                            </tr>
+                        </thead>
+                        <tbody>
+                            {grid.iter().map(|(t, by_hint)| view! {
+                                <tr>
+                                    <th scope="row">{name_of(t.as_str())}</th>
+                                    {Hint::ALL.map(|h| {
+                                        let r = by_hint.get(&h);
+                                        let cost = format::usd(r.and_then(|r| r.mean_cost_usd));
+                                        let time = r.and_then(|r| r.mean_duration_s).map_or_else(|| "–".to_owned(), format::seconds);
+                                        view! { <td class="num">{cost}<span class="muted small">{format!(" · {time}")}</span></td> }
+                                    }).collect_view()}
+                                </tr>
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                </div>
+            }.into_any()
+        }}
+        {published.and_then(|p| p.cost.clone().map(|c| (p, c))).map(|(p, c)| {
+            let reconstructed_total = (cost_runs > 0).then_some(all_cost);
+            let run_count = issue_of(&p.issues, paper::issue::TABLE7_RUN_COUNT);
+            view! {
+                <table class="published">
+                    <caption>
+                        {format!("As published: {}", p.cost_caption)}
+                        {run_count.map(|i| view! { <IssueMark issue=i/> })}
+                    </caption>
+                    <thead>
+                        <tr>
+                            <th scope="col">"Avg. cost ($)"</th>
+                            <th scope="col">"Avg. duration"</th>
+                            <th scope="col">"Total cost ($)"</th>
+                            <th scope="col">"Total duration"</th>
+                        </tr>
+                    </thead>
+                    <tbody>
+                        <tr>
+                            <td class="num">{format!("{:.2}", c.avg_cost_usd)}</td>
+                            <td class="num">{c.avg_duration_printed.clone()}</td>
+                            <td class="num">{format!("{:.2}", c.total_cost_usd)}</td>
+                            <td class="num">{c.total_duration_printed.clone()}</td>
+                        </tr>
+                    </tbody>
+                </table>
+                <p class="muted small">
+                    {format!(
+                        "Reconstructed: the paper publishes only these averages and totals, so each of the {all_runs} runs                          reconstructed from its per-task results ({}) carries the published average, {} and {}. The mean                          cost and duration above are therefore the paper's; the total over those runs is {} where Table 7                          prints ${:.2} (the average is rounded to cents), and Table 7's totals are about 180 runs' worth                          although its caption speaks of the no-hint runs only.",
+                        p.table,
+                        format::usd(Some(c.avg_cost_usd)),
+                        format::seconds(c.avg_duration_s),
+                        format::usd(reconstructed_total),
+                        c.total_cost_usd,
+                    )}
+                </p>
+            }
+        })}
+    }
+}
+
+/// This agent's column of Table 9 or 10, as published.
+#[component]
+fn PublishedErrors(facts: PublishedFacts) -> impl IntoView {
+    let Some(column) = facts.errors.clone() else { return ().into_any() };
+    let table = column.table;
+    let total: i64 = column.rows.iter().map(|r| r.count).sum();
+    let shown: Vec<ErrorCountRow> = column.rows.into_iter().filter(|r| r.count > 0).collect();
+    let marks: Vec<KnownIssue> = [paper::issue::ERROR_COLUMN_ORDER, paper::issue::ERROR_BELOW_FAILED]
+        .into_iter()
+        .filter_map(|id| issue_of(&facts.issues, id))
+        .collect();
+    view! {
+        <h2 id="published-errors">{format!("Error types as published ({table})")}</h2>
+        <p>
+            "The paper classifies this agent's failed runs by error type; the reconstructed runs carry no error type, "
+            "so these counts are shown as printed and are not spread over runs. "
+            <a href="/failures#published-errors">"All agents' counts"</a>" are on the failures page. "
+            {format!("Unit: {}.", facts.errors_unit)}
+        </p>
+        <table class="published">
+            <caption>
+                {format!("Error counts of this agent in {table} of the paper ({total} in all; types with no count left out)")}
+                {marks.into_iter().map(|i| view! { <IssueMark issue=i/> }).collect_view()}
+            </caption>
+            <thead>
+                <tr><th scope="col">"Error type"</th><th scope="col">"Group"</th><th scope="col">"Count"</th></tr>
+            </thead>
+            <tbody>
+                {shown.into_iter().map(|ErrorCountRow { error_type: e, group: g, count: n }| view! {
+                    <tr><th scope="row">{e}</th><td>{g}</td><td class="num">{n}</td></tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+    .into_any()
+}
+
+fn issue_of(issues: &[KnownIssue], id: &str) -> Option<KnownIssue> {
+    issues.iter().find(|i| i.id == id).cloned()
 }

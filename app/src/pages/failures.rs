@@ -6,14 +6,15 @@ use std::collections::BTreeMap;
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
-use super::{Chart, OutcomeLabel, loaded};
+use super::{Chart, IssueMark, KnownIssues, OutcomeLabel, loaded};
 use crate::charts;
-use crate::data::{FailuresData, load_failures};
+use crate::data::{FailuresData, PublishedErrorTable, load_failures};
 use crate::format;
+use crate::paper::KnownIssue;
 use store::{Hint, Outcome};
 
 /// Agents the chart and the table show.
-const AGENTS_SHOWN: usize = 50;
+pub(crate) const AGENTS_SHOWN: usize = 50;
 
 #[component]
 pub(crate) fn FailuresPage() -> impl IntoView {
@@ -31,26 +32,21 @@ pub(crate) fn FailuresPage() -> impl IntoView {
 #[component]
 fn Failures(data: FailuresData) -> impl IntoView {
     let failed: Vec<Outcome> = Outcome::ALL.into_iter().filter(|o| *o != Outcome::Success).collect();
-    // Agent → (name, count per failed outcome).
+    // Agent → (name, count per failed outcome), of the agents with the most failed runs.
     let mut agents: BTreeMap<String, (String, Vec<i64>)> = BTreeMap::new();
-    let mut errors: BTreeMap<String, BTreeMap<String, i64>> = BTreeMap::new();
-    for f in &data.by_agent {
+    for f in &data.overview.by_agent {
         let entry = agents
             .entry(f.agent_id.clone())
             .or_insert_with(|| (f.display_name.clone(), vec![0; failed.len()]));
         if let Some(i) = failed.iter().position(|o| *o == f.outcome) {
             entry.1[i] += f.runs;
         }
-        if let Some(e) = &f.error_type {
-            *errors.entry(e.clone()).or_default().entry(f.display_name.clone()).or_default() += f.runs;
-        }
     }
     let mut rows: Vec<(String, String, Vec<i64>)> =
         agents.into_iter().map(|(id, (n, c))| (id, n, c)).collect();
     rows.sort_by(|a, b| b.2.iter().sum::<i64>().cmp(&a.2.iter().sum::<i64>()).then_with(|| a.1.cmp(&b.1)));
-    // However many agents there are, the page shows those with the most failed runs.
-    let all_agents = rows.len();
-    rows.truncate(AGENTS_SHOWN);
+    let all_agents = data.overview.agents as usize;
+    let errors = data.overview.error_types.clone();
     let names: Vec<&str> = failed.iter().map(|o| format::outcome_words(*o)).collect();
     let chart_rows: Vec<(String, Vec<i64>)> = rows.iter().map(|(_, n, c)| (n.clone(), c.clone())).collect();
     let chart = charts::stacked_bars("Failed runs per agent, by outcome", &names, &chart_rows);
@@ -68,12 +64,17 @@ fn Failures(data: FailuresData) -> impl IntoView {
         .collect();
     let shared: Vec<&store::FailurePattern> =
         data.patterns.iter().filter(|p| p.agents >= 2).take(30).collect();
+    let published = data.published.clone();
+    // Error type → (runs, agents) over the results here that classify their errors.
+    let evaluated_types: BTreeMap<String, (i64, usize)> =
+        errors.iter().map(|e| (e.error_type.clone(), (e.runs, e.agents as usize))).collect();
 
     view! {
         <h1>"Failures"</h1>
         <p>
             "How the runs of every agent's current results failed. Published results carry an outcome only; "
-            "evaluated ones also the error type the runner classified (as in the paper's Tables 9–10)."
+            "evaluated ones also the error type the runner classified (as the paper does in its Tables 9–10, "
+            "which are "<a href="#published-errors">"shown below as published"</a>")."
         </p>
 
         <h2>"Failed runs by agent"</h2>
@@ -125,17 +126,13 @@ fn Failures(data: FailuresData) -> impl IntoView {
                         </tr>
                     </thead>
                     <tbody>
-                        {errors.into_iter().map(|(e, by)| {
-                            let runs: i64 = by.values().sum();
-                            let agents = by.len();
-                            let mut most: Vec<(String, i64)> = by.into_iter().collect();
-                            most.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-                            let most = most.into_iter().take(5).map(|(a, n)| format!("{a} ({n})")).collect::<Vec<_>>().join("; ");
+                        {errors.into_iter().map(|e| {
+                            let most = e.most.iter().map(|(a, n)| format!("{a} ({n})")).collect::<Vec<_>>().join("; ");
                             view! {
                                 <tr>
-                                    <th scope="row"><code>{e}</code></th>
-                                    <td class="num">{runs}</td>
-                                    <td class="num">{agents}</td>
+                                    <th scope="row"><code>{e.error_type}</code></th>
+                                    <td class="num">{e.runs}</td>
+                                    <td class="num">{e.agents}</td>
                                     <td>{most}</td>
                                 </tr>
                             }
@@ -144,6 +141,8 @@ fn Failures(data: FailuresData) -> impl IntoView {
                 </table>
             }.into_any()
         }}
+
+        <PublishedComparison data=published.clone() evaluated=evaluated_types.clone() unit=data.published_unit.clone() issues=data.issues.clone()/>
 
         <h2>"Tasks no agent solves"</h2>
         {if unsolved.is_empty() {
@@ -212,4 +211,111 @@ fn Failures(data: FailuresData) -> impl IntoView {
             }.into_any()
         }}
     }
+}
+
+/// The paper's error analysis (Tables 9 and 10, as printed) beside the error types of
+/// the results evaluated here: the same classification, so the shares can be compared.
+#[component]
+fn PublishedComparison(
+    data: Vec<PublishedErrorTable>,
+    evaluated: BTreeMap<String, (i64, usize)>,
+    unit: String,
+    issues: Vec<KnownIssue>,
+) -> impl IntoView {
+    if data.is_empty() {
+        return ().into_any();
+    }
+    // Error types in the paper's order, then any others the evaluated runs carry.
+    let mut types: Vec<String> = data[0].rows.iter().map(|(e, _, _)| e.clone()).collect();
+    types.extend(evaluated.keys().filter(|e| !types.contains(e)).cloned().collect::<Vec<_>>());
+    let column = |t: &PublishedErrorTable, e: &str| -> i64 {
+        t.rows.iter().find(|(x, _, _)| x == e).map_or(0, |(_, _, c)| c.iter().sum())
+    };
+    let totals: Vec<i64> =
+        data.iter().map(|t| t.rows.iter().map(|(_, _, c)| c.iter().sum::<i64>()).sum()).collect();
+    let evaluated_total: i64 = evaluated.values().map(|(n, _)| n).sum();
+    let share = |n: i64, of: i64| {
+        if of > 0 { format!("{:.0}%", 100.0 * n as f64 / of as f64) } else { "–".to_owned() }
+    };
+    let listed = issues.clone();
+    let marks = move || issues.iter().map(|i| view! { <IssueMark issue=i.clone()/> }).collect_view();
+    let marks2 = marks.clone();
+    let rows: Vec<(String, Vec<i64>, (i64, usize))> = types
+        .iter()
+        .map(|e| {
+            (
+                e.clone(),
+                data.iter().map(|t| column(t, e)).collect::<Vec<_>>(),
+                evaluated.get(e).copied().unwrap_or((0, 0)),
+            )
+        })
+        .filter(|(_, published, (runs, _))| *runs > 0 || published.iter().any(|n| *n > 0))
+        .collect();
+    view! {
+        <h2 id="published-errors">"Error types: the paper's analysis and the results here"</h2>
+        <p>
+            "The paper classifies its agents' failed runs by error type in Tables 9 (aider) and 10 (OpenHands). "
+            "Its per-task results, which the published rows of the leaderboard reconstruct, carry no error types, so "
+            "these counts are shown as printed, summed over each table's agents, beside the error types the runner "
+            "classified for the results evaluated here. "
+            {format!("The paper's unit: {unit}.")}
+        </p>
+        <div class="table-wrap">
+            <table class="published">
+                <caption>"Failed runs by error type: as published (counts and share of the table's total) and as evaluated here (runs, agents and share)"{marks()}</caption>
+                <thead>
+                    <tr>
+                        <th scope="col">"Error type"</th>
+                        {data.iter().map(|t| view! { <th scope="col">{format!("{}, {} (published)", t.table, t.framework)}</th> }).collect_view()}
+                        <th scope="col">"Evaluated here"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {rows.into_iter().map(|(e, published, (runs, agents))| view! {
+                        <tr>
+                            <th scope="row"><code>{e}</code></th>
+                            {published.iter().zip(&totals).map(|(n, of)| view! {
+                                <td class="num">{*n}<span class="muted small">{format!(" · {}", share(*n, *of))}</span></td>
+                            }).collect_view()}
+                            <td class="num">
+                                {runs}
+                                <span class="muted small">{format!(" · {agents} agents · {}", share(runs, evaluated_total))}</span>
+                            </td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+        {data.into_iter().map(|t| {
+            let marks = marks2.clone();
+            view! {
+                <h3>{format!("{} as published: {} agents", t.table, t.framework)}</h3>
+                <div class="table-wrap">
+                    <table class="published">
+                        <caption>{format!("{}: error counts per {} agent, as printed in the paper", t.table, t.framework)}{marks()}</caption>
+                        <thead>
+                            <tr>
+                                <th scope="col">"Error type"</th>
+                                <th scope="col">"Group"</th>
+                                {t.agents.iter().map(|(id, model)| view! {
+                                    <th scope="col"><a href=format!("/agents/{}#published-errors", format::segment(id))>{model.clone()}</a></th>
+                                }).collect_view()}
+                            </tr>
+                        </thead>
+                        <tbody>
+                            {t.rows.into_iter().map(|(e, group, counts)| view! {
+                                <tr>
+                                    <th scope="row"><code>{e}</code></th>
+                                    <td>{group}</td>
+                                    {counts.into_iter().map(|n| view! { <td class="num">{n}</td> }).collect_view()}
+                                </tr>
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                </div>
+            }
+        }).collect_view()}
+        <KnownIssues issues=listed/>
+    }
+    .into_any()
 }

@@ -7,13 +7,14 @@ use store::stats::AgentStats;
 use store::{Hint, LeaderboardRow, ProvenanceKind, Rates, Tier};
 
 use super::{
-    AgentUrl, Chart, IntervalNote, ProvenanceBadge, Rate, TierBadge, interval_text, loaded, points_interval,
-    query,
+    AgentUrl, Chart, IntervalNote, IssueMark, ProvenanceBadge, Rate, TierBadge, interval_text, loaded,
+    points_interval, query,
 };
 use crate::board::{BoardQuery, PER_PAGE, Sort, uplift};
 use crate::charts;
 use crate::data::{LeaderboardData, load_leaderboard};
 use crate::format::{self, href};
+use crate::paper::KnownIssue;
 
 #[component]
 pub(crate) fn LeaderboardPage() -> impl IntoView {
@@ -43,6 +44,29 @@ fn Board(data: LeaderboardData) -> impl IntoView {
         .collect();
     let chart =
         charts::hint_dots("Final success per agent with no hints, hints and detailed hints", &chart_rows);
+    let cost_points: Vec<charts::CostPoint> = rows
+        .iter()
+        .filter_map(|r| {
+            let rates = r.by_hint.get(&Hint::None)?;
+            let interval =
+                data.stats.get(&r.bundle_id).and_then(|s| s.final_success.none).map(|i| (i.low, i.high));
+            Some(charts::CostPoint {
+                label: r.display_name.clone(),
+                cost: rates.mean_cost_usd?,
+                success: rates.final_success?,
+                interval,
+            })
+        })
+        .collect();
+    let frontier: Vec<String> =
+        charts::frontier(&cost_points).into_iter().map(|i| cost_points[i].label.clone()).collect();
+    let cost_chart = (!cost_points.is_empty()).then(|| {
+        charts::cost_success(
+            "Final success against mean cost per run, with no hints, one dot per agent",
+            &cost_points,
+        )
+    });
+    let without_cost = rows.len() - cost_points.len();
 
     let sort_link = {
         let view = view.clone();
@@ -130,7 +154,8 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                     "sorted by " {view.sort.label()}
                     {if view.ascending { " (ascending)" } else { " (descending)" }}
                     ". Rates are over 12 tasks × 5 runs; Δ is the change in final success from no hints to hints, in percentage points. "
-                    "Rank is the plausible range of ranks by final success without hints; agents in one group cannot be told apart."
+                    "Rank is the plausible range of ranks by final success without hints; agents in one group cannot be told apart. "
+                    "Cost per run is the mean over the runs that report one, in US dollars (– where none does)."
                 </caption>
                 <thead>
                     <tr>
@@ -139,6 +164,7 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                         <th scope="colgroup" colspan="4">"Final success"</th>
                         <th scope="colgroup" colspan="3">"Execution success"</th>
                         <th scope="colgroup" colspan="3">"File recall"</th>
+                        <th scope="colgroup" colspan="3">"Cost per run"</th>
                     </tr>
                     <tr>
                         <th scope="col" class="sub">"Tier · provenance"</th>
@@ -146,12 +172,14 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                         {sort_link(Sort::Uplift, "Δ")}
                         {Hint::ALL.map(|h| sort_link(Sort::Execution(h), short_label(h))).collect_view()}
                         {Hint::ALL.map(|h| sort_link(Sort::Recall(h), short_label(h))).collect_view()}
+                        {Hint::ALL.map(|h| sort_link(Sort::Cost(h), short_label(h))).collect_view()}
                     </tr>
                 </thead>
                 <tbody>
                     {rows.iter().map(|row| {
                         let stats = data.stats.get(&row.bundle_id).cloned();
-                        view! { <BoardRow row=row.clone() stats=stats/> }
+                        let issues = data.issues.get(&row.agent_id).cloned().unwrap_or_default();
+                        view! { <BoardRow row=row.clone() stats=stats issues=issues/> }
                     }).collect_view()}
                 </tbody>
             </table>
@@ -172,6 +200,23 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             caption="Final success of each agent in the table's order: ● no hints, ▲ hints, ■ detailed hints; the line spans the three. The same numbers are in the table above.".to_owned()
         />
 
+        <h2 id="cost">"Success and cost"</h2>
+        {match cost_chart {
+            Some(svg) => view! {
+                <Chart
+                    svg=svg
+                    caption=format!(
+                        "Final success with no hints (the bar is its 95% interval) against the mean cost of a run with no hints, \
+                         for the agents of this page that report costs. The line joins the cost–success frontier: agents \
+                         no other agent here beats on both counts ({}). {}The same numbers are in the table above.",
+                        frontier.join(", "),
+                        if without_cost > 0 { format!("{without_cost} agents on this page report no cost and are not drawn. ") } else { String::new() },
+                    )
+                />
+            }.into_any(),
+            None => view! { <p class="empty">"No agent on this page reports what its runs cost."</p> }.into_any(),
+        }}
+
         <p class="downloads">
             "Download: "<a href="/leaderboard.csv">"CSV"</a>" · "<a href="/api/v1/leaderboard">"JSON"</a>
             " · "<a href="/changes">"What changed"</a>
@@ -180,14 +225,24 @@ fn Board(data: LeaderboardData) -> impl IntoView {
 }
 
 #[component]
-fn BoardRow(row: LeaderboardRow, stats: Option<AgentStats>) -> impl IntoView {
+fn BoardRow(row: LeaderboardRow, stats: Option<AgentStats>, issues: Vec<KnownIssue>) -> impl IntoView {
     let agent = format!("/agents/{}", format::segment(&row.agent_id));
-    let cell = |hint: Hint, f: fn(&Rates) -> Option<f64>| {
+    // The marks of the known issues about one of the row's numbers, linking to the
+    // agent's page, which lists them.
+    let marks = |hint: Hint, metric: &str| {
+        issues
+            .iter()
+            .filter(|i| i.condition == Some(hint) && i.metric.as_deref() == Some(metric))
+            .map(|i| view! { <IssueMark issue=i.clone() page=agent.clone()/> })
+            .collect_view()
+    };
+    let cell = |hint: Hint, f: fn(&Rates) -> Option<f64>, metric: &str| {
         let r = row.by_hint.get(&hint);
         let detail = r.map(|r| format!("{} of {} runs counted", r.counted, r.runs)).unwrap_or_default();
         view! {
             <td class="num">
                 <Rate rate=r.and_then(f) href=format!("{agent}?hint={hint}#runs") detail=detail/>
+                {marks(hint, metric)}
             </td>
         }
     };
@@ -201,6 +256,7 @@ fn BoardRow(row: LeaderboardRow, stats: Option<AgentStats>) -> impl IntoView {
         view! {
             <td class="num">
                 <Rate rate=r.and_then(|r| r.final_success) href=format!("{agent}?hint={hint}#runs") detail=detail/>
+                {marks(hint, "final_success")}
                 {ci.map(|i| view! { <span class="ci" title="95% interval">{interval_text(&i)}</span> })}
             </td>
         }
@@ -237,8 +293,12 @@ fn BoardRow(row: LeaderboardRow, stats: Option<AgentStats>) -> impl IntoView {
                 {if clear { view! { <strong title="the interval excludes zero">{format::points(delta)}</strong> }.into_any() } else { format::points(delta).into_any() }}
                 {up.map(|u| view! { <span class="ci" title="95% interval of the change">{points_interval(&u)}</span> })}
             </td>
-            {Hint::ALL.map(|h| cell(h, |r| r.execution_success)).collect_view()}
-            {Hint::ALL.map(|h| cell(h, |r| r.file_recall)).collect_view()}
+            {Hint::ALL.map(|h| cell(h, |r| r.execution_success, "execution_success")).collect_view()}
+            {Hint::ALL.map(|h| cell(h, |r| r.file_recall, "file_recall")).collect_view()}
+            {Hint::ALL.map(|h| {
+                let cost = row.by_hint.get(&h).and_then(|r| r.mean_cost_usd);
+                view! { <td class="num">{format::usd(cost)}</td> }
+            }).collect_view()}
         </tr>
     }
 }

@@ -17,7 +17,7 @@ pub(crate) use about::AboutPage;
 pub(crate) use agent::AgentPage;
 pub(crate) use changes::ChangesPage;
 pub(crate) use compare::ComparePage;
-pub(crate) use failures::FailuresPage;
+pub(crate) use failures::{AGENTS_SHOWN as FAILURE_AGENTS_SHOWN, FailuresPage};
 pub(crate) use keys::KeysPage;
 pub(crate) use leaderboard::LeaderboardPage;
 pub(crate) use not_found::NotFound;
@@ -233,5 +233,40 @@ pub(crate) fn IntervalNote() -> impl IntoView {
             "(a cluster bootstrap over tasks, then runs). "
             <a href="/about">"How the numbers are made"</a>
         </p>
+    }
+}
+
+/// A marker on a published number that a known issue of the paper touches: the issue
+/// in a few words on hover, and a link to its whole sentence in the list (on `page`, or
+/// on this page).
+#[component]
+pub(crate) fn IssueMark(
+    issue: crate::paper::KnownIssue,
+    #[prop(optional)] page: Option<String>,
+) -> impl IntoView {
+    let href = format!("{}#issue-{}", page.unwrap_or_default(), issue.id);
+    view! {
+        <sup class="issue-mark"><a href=href title=issue.summary()>"†"<span class="hidden">" known issue"</span></a></sup>
+    }
+}
+
+/// The known issues of the published numbers a page shows, each with the anchor its
+/// markers link to.
+#[component]
+pub(crate) fn KnownIssues(issues: Vec<crate::paper::KnownIssue>) -> impl IntoView {
+    view! {
+        <section class="known-issues" id="known-issues">
+            <h2>"Known issues of the published numbers"</h2>
+            <p>
+                "Where the paper's tables disagree with each other or with its text, the numbers are shown as printed "
+                "and marked †; each mark links here."
+            </p>
+            <ul>
+                {issues.into_iter().map(|i| {
+                    let r#where = if i.tables.is_empty() { String::new() } else { format!("{}: ", i.tables.join(", ")) };
+                    view! { <li id=format!("issue-{}", i.id)><strong>{r#where}</strong>{i.description}</li> }
+                }).collect_view()}
+            </ul>
+        </section>
     }
 }

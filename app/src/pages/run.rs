@@ -9,6 +9,7 @@ use store::ProvenanceKind;
 use super::{OutcomeLabel, ProvenanceBadge, TierBadge, loaded, param};
 use crate::data::{ArtifactText, RunData, load_run};
 use crate::format;
+use crate::trajectory::{Clipped, Step, Trajectory, Usage};
 
 #[component]
 pub(crate) fn RunPage() -> impl IntoView {
@@ -37,6 +38,7 @@ fn Run(data: RunData) -> impl IntoView {
     let patch: Vec<ArtifactText> = data.texts.iter().filter(|t| t.role == "patch").cloned().collect();
     let logs: Vec<ArtifactText> = data.texts.iter().filter(|t| t.role != "patch").cloned().collect();
     let published = r.provenance == ProvenanceKind::Published;
+    let error_step = data.trajectory.as_ref().and_then(|t| t.error_step);
     let imported =
         (r.provenance == ProvenanceKind::Imported).then(|| r.provenance_source.clone().unwrap_or_default());
 
@@ -62,11 +64,15 @@ fn Run(data: RunData) -> impl IntoView {
             <dt>"Duration"</dt>
             <dd>{r.duration_s.map_or_else(|| "–".into(), format::seconds)}</dd>
             <dt>"Cost"</dt>
-            <dd>{r.cost_usd.map_or_else(|| "–".into(), |c| format!("${c:.2}"))}</dd>
+            <dd>{format::usd(r.cost_usd)}</dd>
             <dt>"File recall"</dt>
             <dd>{format::pct(r.file_recall)}</dd>
             <dt>"Files changed"</dt>
             <dd>{r.files_changed.clone().map_or_else(|| "–".into(), |f| if f.is_empty() { "none".into() } else { f.join(", ") })}</dd>
+            {error_step.map(|step| view! {
+                <dt>"Where it failed"</dt>
+                <dd><a href=format!("#step-{step}")>{format!("Step {step} of the agent's trajectory")}</a></dd>
+            })}
             <dt>"Results"</dt>
             <dd>
                 <TierBadge tier=r.tier/>" "<ProvenanceBadge provenance=r.provenance source=r.provenance_source.clone()/>
@@ -133,6 +139,15 @@ fn Run(data: RunData) -> impl IntoView {
         } else {
             patch.into_iter().map(|p| view! { <Diff text=p/> }).collect_view().into_any()
         }}
+
+        {data.trajectory.map(|t| view! { <TrajectoryView t=t/> })}
+        {data.trajectory_problem.map(|problem| view! {
+            <h2 id="trajectory">"Agent trajectory"</h2>
+            <p class="notice">
+                "This run carries a trajectory, but it cannot be shown step by step ("{problem}
+                "); it is shown as plain text with the logs below."
+            </p>
+        })}
 
         <h2 id="logs">"Logs"</h2>
         {if logs.is_empty() {
@@ -270,4 +285,117 @@ fn Log(text: ArtifactText) -> impl IntoView {
         </div>
     }
     .into_any()
+}
+
+/// The agent's trajectory, step by step: who acted, what it said, each tool call and
+/// what came back. Long texts are folded and cut, with the whole file one link away.
+#[component]
+fn TrajectoryView(t: Trajectory) -> impl IntoView {
+    let whole = format!("/artifacts/{}", t.digest);
+    let shown = t.steps.len();
+    let about = [
+        (!t.agent.is_empty()).then(|| t.agent.clone()),
+        t.schema_version.clone(),
+        Some(format!(
+            "{} step{}",
+            shown + t.steps_not_shown,
+            if shown + t.steps_not_shown == 1 { "" } else { "s" }
+        )),
+        Some(format::bytes(t.size)),
+        (!t.totals.is_empty()).then(|| usage_words(&t.totals)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(" · ");
+    view! {
+        <h2 id="trajectory">"Agent trajectory"</h2>
+        <p class="artifact-head">
+            {about}" · "<a href=whole.clone()>"whole trajectory (plain text)"</a>
+        </p>
+        {t.error_step.map(|s| view! {
+            <p class="notice">
+                "The run's error first shows in "<a href=format!("#step-{s}")>{format!("step {s}")}</a>", marked ⚠ below."
+            </p>
+        })}
+        <ol class="trajectory">
+            {t.steps.into_iter().map(|s| view! { <StepView step=s whole=whole.clone()/> }).collect_view()}
+        </ol>
+        {(t.steps_not_shown > 0).then(|| view! {
+            <p class="cut">
+                {format!("{} more steps are not shown here; ", t.steps_not_shown)}
+                <a href=whole.clone()>"the whole trajectory"</a>" has them."
+            </p>
+        })}
+    }
+}
+
+fn usage_words(u: &Usage) -> String {
+    let tokens = [
+        u.prompt_tokens.map(|n| format!("{n} prompt")),
+        u.completion_tokens.map(|n| format!("{n} completion")),
+        u.cached_tokens.map(|n| format!("{n} cached")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>();
+    let tokens = (!tokens.is_empty()).then(|| format!("tokens: {}", tokens.join(", ")));
+    [tokens, u.cost_usd.map(|c| format!("${c:.4}"))].into_iter().flatten().collect::<Vec<_>>().join(" · ")
+}
+
+#[component]
+fn StepView(step: Step, whole: String) -> impl IntoView {
+    let source = match step.source.as_str() {
+        "agent" => "Agent".to_owned(),
+        "user" => "User".to_owned(),
+        "system" => "System".to_owned(),
+        other => other.to_owned(),
+    };
+    let head = [
+        step.model.clone(),
+        step.timestamp.clone(),
+        (!step.usage.is_empty()).then(|| usage_words(&step.usage)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(" · ");
+    let class = format!("step {}", if step.error { "err" } else { "" });
+    view! {
+        <li id=format!("step-{}", step.id) class=class>
+            <p class="step-head">
+                {step.error.then(|| view! { <span class="mark" title="the run's error first shows here">"⚠ "</span> })}
+                <strong>{format!("Step {} · {source}", step.id)}</strong>
+                {(!head.is_empty()).then(|| view! { <span class="muted">{format!(" · {head}")}</span> })}
+            </p>
+            {(!step.message.text.is_empty()).then(|| view! { <Folded label="Message" text=step.message whole=whole.clone() open=true/> })}
+            {step.reasoning.map(|r| view! { <Folded label="Reasoning" text=r whole=whole.clone() open=false/> })}
+            {step.tool_calls.into_iter().map(|c| view! {
+                <Folded label=format!("Tool call {} · {}", c.function, c.id) text=c.arguments whole=whole.clone() open=true/>
+            }).collect_view()}
+            {step.observations.into_iter().map(|o| {
+                let label = o.call_id.map_or_else(|| "Observation".to_owned(), |c| format!("Observation of {c}"));
+                view! { <Folded label=label text=o.content whole=whole.clone() open=false/> }
+            }).collect_view()}
+        </li>
+    }
+}
+
+/// A text of the trajectory: short ones open, long ones folded; a cut says so and links
+/// to the whole file.
+#[component]
+fn Folded(#[prop(into)] label: String, text: Clipped, whole: String, open: bool) -> impl IntoView {
+    let cut = text.cut();
+    let open = open && text.lines <= 12 && text.chars <= 800;
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let size = format!(" ({}, {})", plural(text.lines, "line"), plural(text.chars, "character"));
+    view! {
+        <details class="step-part" open=open>
+            <summary>{label}<span class="muted">{size}</span></summary>
+            <pre><code>{text.text}</code></pre>
+            {cut.then(|| view! {
+                <p class="cut">"Cut here; "<a href=whole>"the whole trajectory"</a>" has the rest."</p>
+            })}
+        </details>
+    }
 }

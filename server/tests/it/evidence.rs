@@ -178,6 +178,11 @@ async fn audit_verifies_an_agent_and_catches_a_changed_row_or_artifact() {
         tamper(&backend, &format!("UPDATE totals SET counted = counted - 1 WHERE bundle_id = '{bundle}' AND hint = 'hints'")).await;
         let caught = audit(&backend, &blobs, "example-agent").await;
         assert!(caught.to_string().contains("FAILED  leaderboard: Hints: counted runs"), "{caught}");
+
+        // And what the runs cost.
+        tamper(&backend, &format!("UPDATE totals SET cost_sum = cost_sum + 1 WHERE bundle_id = '{bundle}' AND hint = 'none'")).await;
+        let caught = audit(&backend, &blobs, "example-agent").await;
+        assert!(caught.to_string().contains("FAILED  leaderboard: No hints: mean cost per run"), "{caught}");
     })
     .await;
 }

@@ -8,5 +8,6 @@ mod evidence;
 mod faults;
 mod harness;
 mod pages;
+mod paper;
 mod process;
 mod submit;

@@ -165,6 +165,11 @@ async fn every_page_renders_and_escapes_what_bundles_say() {
         assert_eq!(status, StatusCode::OK, "{path}");
     }
     let (_, html) = page(&app, "/failures").await;
+    // The error type, its runs and agents, and the agent with most such runs.
+    assert!(
+        html.contains("<code>&lt;svg onload=alert(5)&gt;Error</code></th><td class=\"num\">1</td><td class=\"num\">1</td>"),
+        "{html}"
+    );
     assert!(
         html.contains("Tasks solved only with hints")
             && html.contains(r#"<a href="/tasks/cogs#results">COGS</a>"#),
@@ -253,12 +258,12 @@ async fn a_store_failure_is_a_500_page_without_internals() {
     // A table vanishes from under the server.
     let url = format!("sqlite://{}", dir.path().join("db.sqlite").display());
     let mut db = sqlx::SqliteConnection::connect(&url).await.unwrap();
-    sqlx::query("DROP TABLE error_counts").execute(&mut db).await.unwrap();
+    sqlx::query("DROP TABLE failure_totals").execute(&mut db).await.unwrap();
     let (status, html) = page(&app, "/failures").await;
     assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
     assert!(html.contains("Something went wrong"), "{html}");
     assert!(
-        !html.to_lowercase().contains("error_counts") && !html.contains("no such table"),
+        !html.to_lowercase().contains("failure_totals") && !html.contains("no such table"),
         "no internals: {html}"
     );
     // Pages that do not need the table still work.

@@ -282,3 +282,89 @@ async fn statistics_follow_the_data() {
     })
     .await;
 }
+
+/// The totals kept over current submissions follow supersession both ways: a newer
+/// bundle replaces an older one's counts, and an older one arriving late adds nothing.
+#[tokio::test]
+async fn totals_over_current_submissions_follow_supersession() {
+    on_each_backend(|store| async move {
+        let key = SecretKey::generate();
+        store.add_key(&key.public_key(), "Team A", Tier::Submitter).await.unwrap();
+        submit(&store, &bundle(&key, "agent-a", "2026-01-01T00:00:00Z", 5, 2)).await.unwrap();
+        submit(&store, &bundle(&key, "agent-b", "2026-01-01T00:00:00Z", 5, 4)).await.unwrap();
+        submit(&store, &bundle(&key, "agent-c", "2026-01-01T00:00:00Z", 5, 1)).await.unwrap();
+        let before = store.tasks().await.unwrap();
+        assert_eq!((before[0].agents, before[0].by_hint[&Hint::None].successes), (3, 7));
+        // agent-a's newer results replace its older ones; agent-b's older ones add nothing.
+        submit(&store, &bundle(&key, "agent-a", "2026-02-01T00:00:00Z", 5, 5)).await.unwrap();
+        submit(&store, &bundle(&key, "agent-b", "2025-01-01T00:00:00Z", 5, 0)).await.unwrap();
+
+        let tasks = store.tasks().await.unwrap();
+        assert_eq!(tasks.len(), 1);
+        let rates = tasks[0].by_hint[&Hint::None];
+        assert_eq!((tasks[0].agents, rates.runs, rates.counted, rates.successes), (3, 15, 15, 10));
+        assert_eq!(rates.final_success, Some(10.0 / 15.0));
+        assert!((rates.file_recall.unwrap() - 0.5).abs() < 1e-12);
+        assert_eq!((rates.duration_runs, rates.total_duration_s), (15, Some(22.5)));
+
+        let patterns = store.failure_patterns(None).await.unwrap();
+        assert_eq!(patterns.len(), 1);
+        assert_eq!(
+            (patterns[0].agents, patterns[0].runs),
+            (2, 5),
+            "agent-b's 1 and agent-c's 4 wrong results"
+        );
+
+        let overview = store.failure_overview(50).await.unwrap();
+        assert_eq!(overview.agents, 2, "agent-a has no failed run now");
+        let counts: Vec<_> =
+            overview.by_agent.iter().map(|f| (f.agent_id.as_str(), f.outcome.as_str(), f.runs)).collect();
+        assert_eq!(counts, [("agent-b", "wrong_result", 1), ("agent-c", "wrong_result", 4)]);
+        assert!(overview.error_types.is_empty(), "these runs carry no error type");
+        let top = store.failure_overview(1).await.unwrap();
+        assert_eq!((top.agents, top.by_agent.len(), top.by_agent[0].agent_id.as_str()), (2, 1, "agent-c"));
+    })
+    .await;
+}
+
+/// The values the leaderboard is ordered by are exactly the rates it shows.
+#[tokio::test]
+async fn ordering_keys_equal_the_rates_shown() {
+    on_each_backend(|store| async move {
+        let key = SecretKey::generate();
+        store.add_key(&key.public_key(), "Team A", Tier::Submitter).await.unwrap();
+        for (agent, ok) in [("agent-a", 1), ("agent-b", 3), ("agent-c", 0)] {
+            let edit = |m: &mut bundle::Manifest| m.agent.model = format!("Model {agent}");
+            submit(&store, &bundle_with(&key, agent, "2026-01-01T00:00:00Z", 7, ok, edit)).await.unwrap();
+        }
+        let filter = LeaderboardFilter::default();
+        let rows = store.leaderboard(&filter).await.unwrap();
+        let rate = |bundle: &str, f: fn(&store::Rates) -> Option<f64>| {
+            rows.iter().find(|r| r.bundle_id == bundle).and_then(|r| r.by_hint.get(&Hint::None)).and_then(f)
+        };
+        use store::RateKey;
+        type Shown = fn(&store::Rates) -> Option<f64>;
+        let checks: [(RateKey, Shown); 4] = [
+            (RateKey::Final(Hint::None), |r| r.final_success),
+            (RateKey::Execution(Hint::None), |r| r.execution_success),
+            (RateKey::Recall(Hint::None), |r| r.file_recall),
+            (RateKey::Cost(Hint::None), |r| r.mean_cost_usd),
+        ];
+        for (k, f) in checks {
+            let keys = store.leaderboard_keys(&filter, Some(k)).await.unwrap();
+            assert_eq!(keys.len(), 3);
+            for key in &keys {
+                assert_eq!(key.value, rate(&key.bundle_id, f), "{k:?} of {}", key.display_name);
+            }
+        }
+        let keys = store.leaderboard_keys(&filter, Some(RateKey::Uplift)).await.unwrap();
+        assert!(keys.iter().all(|k| k.value.is_none()), "no runs with hints: no change to show");
+        let narrowed = LeaderboardFilter { model: Some("Model agent-b".into()), ..Default::default() };
+        let keys = store.leaderboard_keys(&narrowed, None).await.unwrap();
+        assert_eq!((keys.len(), keys[0].value), (1, None));
+        let rows = store.leaderboard_rows(&[keys[0].bundle_id.clone()]).await.unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].by_hint[&Hint::None].successes, 3);
+    })
+    .await;
+}

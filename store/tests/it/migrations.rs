@@ -77,3 +77,54 @@ async fn a_database_from_before_imported_results_upgrades_in_place() {
     })
     .await;
 }
+
+/// Version 6 keeps cost and duration sums; a database from before has them computed
+/// from its runs, so older submissions show their cost as new ones do.
+#[tokio::test]
+async fn costs_of_runs_stored_before_are_summed_on_upgrade() {
+    store::testing::for_each_backend(|backend, blobs| async move {
+        sqlx::any::install_default_drivers();
+        let sqlite = matches!(backend, Backend::Sqlite { .. });
+        let blob = if sqlite { "x'00'" } else { "'\\x00'::bytea" };
+        let mut conn = AnyConnection::connect(&url(&backend)).await.unwrap();
+        migrate_to(&backend, 5, &mut conn).await;
+        conn.execute("INSERT INTO keys VALUES ('k', 'pem', 'Team', 'submitter', 't', NULL)").await.unwrap();
+        conn.execute("INSERT INTO agents VALUES ('a', 'k', 'OpenHands', NULL, 'M', NULL, 'A', NULL, 't')").await.unwrap();
+        conn.execute(
+            format!(
+                "INSERT INTO submissions VALUES ('b', 'a', 'k', 'submitter', 'evaluated', NULL, 'RExBench', '1.0', \
+                 'd', 'rexbench-runner', '0.1.0', 't', 't', NULL, 3, 0, {blob})"
+            )
+            .as_str(),
+        )
+        .await
+        .unwrap();
+        for (attempt, outcome, cost, duration) in
+            [(1, "success", "0.5", "10.0"), (2, "wrong_result", "1.5", "NULL"), (3, "infra_error", "NULL", "30.0")]
+        {
+            conn.execute(
+                format!(
+                    "INSERT INTO runs (bundle_id, task, hint, attempt, outcome, cost_usd, duration_s, metrics) \
+                     VALUES ('b', 'cogs', 'none', {attempt}, '{outcome}', {cost}, {duration}, '{{}}')"
+                )
+                .as_str(),
+            )
+            .await
+            .unwrap();
+        }
+        conn.execute("INSERT INTO aggregates VALUES ('b', 'cogs', 'none', 3, 2, 1, 2, 0, 0)").await.unwrap();
+        conn.execute("INSERT INTO totals VALUES ('b', 'none', 3, 2, 1, 2, 0, 0)").await.unwrap();
+        conn.close().await.unwrap();
+
+        let store = Store::open(&backend, &blobs).await.unwrap();
+        let agent = store.agent("a").await.unwrap().unwrap();
+        let rates = agent.current["b"][&store::TaskId::new("cogs")][&store::Hint::None];
+        assert_eq!((rates.cost_runs, rates.total_cost_usd, rates.mean_cost_usd), (2, Some(2.0), Some(1.0)));
+        assert_eq!((rates.duration_runs, rates.mean_duration_s), (2, Some(20.0)));
+        let board = store.leaderboard(&Default::default()).await.unwrap();
+        let total = board[0].by_hint[&store::Hint::None];
+        assert_eq!((total.cost_runs, total.total_cost_usd, total.total_duration_s), (2, Some(2.0), Some(40.0)));
+        assert_eq!(total.final_success, Some(0.5), "the other counts are kept");
+    })
+    .await;
+}

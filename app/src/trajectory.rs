@@ -1,0 +1,417 @@
+//! An agent's trajectory (Harbor's ATIF JSON, carried in a run's `x-trajectory`
+//! artifact) as a run page shows it: the steps in order, who acted, the message, each
+//! tool call with its arguments and each observation, with tokens and cost.
+//!
+//! What a page shows of a trajectory is bounded whatever the file holds: every text is
+//! cut to a few thousand characters (the whole artifact is one link away), and once the
+//! page's budget is spent the remaining steps are counted, not shown. A file that is
+//! not ATIF is shown as plain text with a note, never as an error page.
+
+use serde::{Deserialize, Serialize};
+
+/// The artifact role that holds a trajectory (`x-trajectory.json` in a results
+/// directory).
+pub const ROLE: &str = "x-trajectory";
+
+/// A text as shown: its head, and how much there was.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Clipped {
+    pub text: String,
+    /// Characters and lines of the whole text.
+    pub chars: usize,
+    pub lines: usize,
+}
+
+impl Clipped {
+    pub fn cut(&self) -> bool {
+        self.text.chars().count() < self.chars
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub function: String,
+    /// The arguments as indented JSON.
+    pub arguments: Clipped,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Observation {
+    /// The tool call it answers, where it names one.
+    pub call_id: Option<String>,
+    pub content: Clipped,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: Option<i64>,
+    pub completion_tokens: Option<i64>,
+    pub cached_tokens: Option<i64>,
+    pub cost_usd: Option<f64>,
+}
+
+impl Usage {
+    pub fn is_empty(&self) -> bool {
+        *self == Usage::default()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    pub id: i64,
+    /// `system`, `user` or `agent`, as the file says.
+    pub source: String,
+    pub timestamp: Option<String>,
+    pub model: Option<String>,
+    pub message: Clipped,
+    pub reasoning: Option<Clipped>,
+    pub tool_calls: Vec<ToolCall>,
+    pub observations: Vec<Observation>,
+    pub usage: Usage,
+    /// Whether the run's error shows first in this step.
+    pub error: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trajectory {
+    pub digest: String,
+    pub size: i64,
+    pub schema_version: Option<String>,
+    /// The agent as the file names it: name, version, model.
+    pub agent: String,
+    pub steps: Vec<Step>,
+    /// Steps in the file that the page had no room for.
+    pub steps_not_shown: usize,
+    /// The step in which the run's error first shows, if any does.
+    pub error_step: Option<i64>,
+    pub totals: Usage,
+}
+
+/// Bounds on what one trajectory puts on a page.
+#[cfg(feature = "ssr")]
+mod limits {
+    /// Characters of a message, of reasoning, of a call's arguments, of an observation.
+    pub const MESSAGE: usize = 2_000;
+    pub const ARGUMENTS: usize = 1_200;
+    pub const OBSERVATION: usize = 1_500;
+    /// Lines of any of those.
+    pub const LINES: usize = 40;
+    /// Bytes of all steps together, markup included; past it, steps are counted only.
+    pub const PAGE: usize = 90_000;
+    /// What the markup around a step and around each of its texts takes of that.
+    pub const STEP_MARKUP: usize = 500;
+    pub const PART_MARKUP: usize = 250;
+    /// Characters of a name, an id or a timestamp.
+    pub const NAME: usize = 120;
+}
+
+/// The file's form, as far as a page needs it. Unknown fields (ATIF's `extra`, newer
+/// versions' additions) are passed over.
+#[cfg(feature = "ssr")]
+mod atif {
+    use serde::Deserialize;
+    use serde_json::Value;
+
+    #[derive(Deserialize)]
+    pub struct File {
+        pub schema_version: Option<String>,
+        pub agent: Option<Agent>,
+        pub steps: Vec<Step>,
+        pub final_metrics: Option<FinalMetrics>,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Agent {
+        pub name: Option<String>,
+        pub version: Option<String>,
+        pub model_name: Option<String>,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Step {
+        pub step_id: i64,
+        pub source: String,
+        pub timestamp: Option<String>,
+        pub model_name: Option<String>,
+        #[serde(default)]
+        pub message: Value,
+        pub reasoning_content: Option<String>,
+        pub tool_calls: Option<Vec<ToolCall>>,
+        pub observation: Option<Observation>,
+        pub metrics: Option<Metrics>,
+    }
+
+    #[derive(Deserialize)]
+    pub struct ToolCall {
+        pub tool_call_id: String,
+        pub function_name: String,
+        #[serde(default)]
+        pub arguments: Value,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Observation {
+        pub results: Vec<ObservationResult>,
+    }
+
+    #[derive(Deserialize)]
+    pub struct ObservationResult {
+        pub source_call_id: Option<String>,
+        #[serde(default)]
+        pub content: Value,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Metrics {
+        pub prompt_tokens: Option<i64>,
+        pub completion_tokens: Option<i64>,
+        pub cached_tokens: Option<i64>,
+        pub cost_usd: Option<f64>,
+    }
+
+    #[derive(Deserialize)]
+    pub struct FinalMetrics {
+        pub total_prompt_tokens: Option<i64>,
+        pub total_completion_tokens: Option<i64>,
+        pub total_cached_tokens: Option<i64>,
+        pub total_cost_usd: Option<f64>,
+    }
+
+    /// ATIF's content: a string, or parts of which the text ones are shown (an image
+    /// is named by its path).
+    pub fn text(content: &Value) -> String {
+        match content {
+            Value::Null => String::new(),
+            Value::String(s) => s.clone(),
+            Value::Array(parts) => parts
+                .iter()
+                .map(|p| match (p.get("text").and_then(Value::as_str), p.get("source")) {
+                    (Some(text), _) => text.to_owned(),
+                    (None, Some(source)) => format!(
+                        "[image: {}]",
+                        source.get("path").and_then(Value::as_str).unwrap_or("no path given")
+                    ),
+                    (None, None) => p.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// Reads an ATIF trajectory for a page, marking the step where `error` (the run's
+/// error type, e.g. `FileNotFoundError`) first shows. The error names what is wrong
+/// with a file that is not ATIF.
+#[cfg(feature = "ssr")]
+pub fn read(bytes: &[u8], digest: &str, size: i64, error: Option<&str>) -> Result<Trajectory, String> {
+    let file: atif::File = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    if file.steps.is_empty() {
+        return Err("it has no steps".to_owned());
+    }
+    let agent = file.agent.map_or_else(String::new, |a| {
+        let name =
+            [a.name, a.version.map(|v| format!("v{v}"))].into_iter().flatten().collect::<Vec<_>>().join(" ");
+        match a.model_name {
+            Some(model) if !name.is_empty() => format!("{name} ({model})"),
+            Some(model) => model,
+            None => name,
+        }
+    });
+    let mut budget = limits::PAGE;
+    let mut steps = Vec::new();
+    let mut error_step = None;
+    let total = file.steps.len();
+    for s in file.steps {
+        if budget == 0 {
+            break;
+        }
+        let message = atif::text(&s.message);
+        let tool_calls: Vec<(String, String, String)> = s
+            .tool_calls
+            .unwrap_or_default()
+            .into_iter()
+            .map(|c| {
+                let arguments = serde_json::to_string_pretty(&c.arguments).unwrap_or_default();
+                (c.tool_call_id, c.function_name, arguments)
+            })
+            .collect();
+        let observations: Vec<(Option<String>, String)> = s
+            .observation
+            .map(|o| o.results.into_iter().map(|r| (r.source_call_id, atif::text(&r.content))).collect())
+            .unwrap_or_default();
+        let shows_error = error.is_some_and(|e| {
+            !e.is_empty()
+                && error_step.is_none()
+                && (observations.iter().any(|(_, o)| o.contains(e)) || message.contains(e))
+        });
+        if shows_error {
+            error_step = Some(s.step_id);
+        }
+        budget = budget.saturating_sub(limits::STEP_MARKUP);
+        // Each text takes its share of what the page has left.
+        let mut take = |text: &str, cap: usize| {
+            let c = clip(text, cap.min(budget));
+            budget = budget.saturating_sub(c.text.len() + limits::PART_MARKUP);
+            c
+        };
+        let step = Step {
+            id: s.step_id,
+            message: take(&message, limits::MESSAGE),
+            reasoning: s.reasoning_content.as_deref().map(|r| take(r, limits::MESSAGE)),
+            tool_calls: tool_calls
+                .iter()
+                .map(|(id, function, arguments)| ToolCall {
+                    id: short(id),
+                    function: short(function),
+                    arguments: take(arguments, limits::ARGUMENTS),
+                })
+                .collect(),
+            observations: observations
+                .iter()
+                .map(|(call, content)| Observation {
+                    call_id: call.as_deref().map(short),
+                    content: take(content, limits::OBSERVATION),
+                })
+                .collect(),
+            source: short(&s.source),
+            timestamp: s.timestamp.as_deref().map(short),
+            model: s.model_name.as_deref().map(short),
+            usage: s.metrics.map_or_else(Usage::default, |m| Usage {
+                prompt_tokens: m.prompt_tokens,
+                completion_tokens: m.completion_tokens,
+                cached_tokens: m.cached_tokens,
+                cost_usd: m.cost_usd,
+            }),
+            error: shows_error,
+        };
+        steps.push(step);
+    }
+    let totals = file.final_metrics.map_or_else(Usage::default, |m| Usage {
+        prompt_tokens: m.total_prompt_tokens,
+        completion_tokens: m.total_completion_tokens,
+        cached_tokens: m.total_cached_tokens,
+        cost_usd: m.total_cost_usd,
+    });
+    Ok(Trajectory {
+        digest: digest.to_owned(),
+        size,
+        schema_version: file.schema_version.as_deref().map(short),
+        agent: short(&agent),
+        steps_not_shown: total - steps.len(),
+        steps,
+        error_step,
+        totals,
+    })
+}
+
+/// At most `cap` characters and [`limits::LINES`] lines of `text`.
+#[cfg(feature = "ssr")]
+fn clip(text: &str, cap: usize) -> Clipped {
+    let chars = text.chars().count();
+    let lines = text.lines().count();
+    let mut end = text.char_indices().nth(cap).map_or(text.len(), |(i, _)| i);
+    if let Some((i, _)) = text.match_indices('\n').nth(limits::LINES - 1) {
+        end = end.min(i);
+    }
+    Clipped { text: text[..end].to_owned(), chars, lines }
+}
+
+#[cfg(feature = "ssr")]
+fn short(text: &str) -> String {
+    let c = clip(text, limits::NAME);
+    if c.cut() { format!("{}…", c.text) } else { c.text }
+}
+
+#[cfg(all(test, feature = "ssr"))]
+mod tests {
+    use super::*;
+
+    fn step(id: i64, source: &str, extra: &str) -> String {
+        format!(r#"{{"step_id": {id}, "source": "{source}", "message": "m{id}"{extra}}}"#)
+    }
+
+    fn file(steps: &[String]) -> Vec<u8> {
+        format!(
+            r#"{{"schema_version": "ATIF-v1.7", "agent": {{"name": "openhands", "version": "0.9", "model_name": "gpt-5"}},
+               "steps": [{}], "final_metrics": {{"total_cost_usd": 0.5, "total_prompt_tokens": 10}}}}"#,
+            steps.join(",")
+        )
+        .into_bytes()
+    }
+
+    #[test]
+    fn steps_calls_observations_and_usage_are_read() {
+        let bytes = file(&[
+            step(1, "user", ""),
+            step(
+                2,
+                "agent",
+                r#", "tool_calls": [{"tool_call_id": "c1", "function_name": "bash", "arguments": {"cmd": "python run.py"}}],
+                   "observation": {"results": [{"source_call_id": "c1", "content": "Traceback\nFileNotFoundError: x"}]},
+                   "metrics": {"prompt_tokens": 7, "completion_tokens": 3, "cost_usd": 0.01}, "extra": {"k": 1}"#,
+            ),
+            r#"{"step_id": 3, "source": "agent", "message": [{"type": "text", "text": "FileNotFoundError again"},
+                {"type": "image", "source": {"media_type": "image/png", "path": "a.png"}}]}"#
+                .to_owned(),
+        ]);
+        let t = read(&bytes, "d", 1, Some("FileNotFoundError")).unwrap();
+        assert_eq!(t.agent, "openhands v0.9 (gpt-5)");
+        assert_eq!(t.steps.len(), 3);
+        assert_eq!(t.error_step, Some(2), "the first step where the error shows");
+        assert!(t.steps[1].error && !t.steps[2].error);
+        let call = &t.steps[1].tool_calls[0];
+        assert_eq!((call.id.as_str(), call.function.as_str()), ("c1", "bash"));
+        assert!(call.arguments.text.contains("\"cmd\": \"python run.py\""));
+        assert_eq!(t.steps[1].observations[0].call_id.as_deref(), Some("c1"));
+        assert_eq!(t.steps[1].usage.cost_usd, Some(0.01));
+        assert_eq!(t.steps[2].message.text, "FileNotFoundError again\n[image: a.png]");
+        assert_eq!(t.totals.cost_usd, Some(0.5));
+    }
+
+    #[test]
+    fn long_texts_are_cut_and_the_page_budget_holds() {
+        let big = "x".repeat(200_000);
+        let lines = "line\n".repeat(500);
+        let steps: Vec<String> = (1..=400)
+            .map(|i| {
+                step(i, "agent", &format!(r#", "observation": {{"results": [{{"content": "{big}"}}, {{"content": {lines:?}}}]}}"#))
+            })
+            .collect();
+        let t = read(&file(&steps), "d", 1, None).unwrap();
+        let shown: usize = t
+            .steps
+            .iter()
+            .flat_map(|s| s.observations.iter().map(|o| o.content.text.len()).chain([s.message.text.len()]))
+            .sum();
+        assert!(shown <= limits::PAGE, "{shown}");
+        // Many small steps: the markup around each counts too.
+        let small: Vec<String> = (1..=5_000).map(|i| step(i, "agent", "")).collect();
+        let many = read(&file(&small), "d", 1, None).unwrap();
+        let markup = limits::STEP_MARKUP + limits::PART_MARKUP;
+        assert!(many.steps.len() * markup <= limits::PAGE + markup, "{}", many.steps.len());
+        assert_eq!(many.steps.len() + many.steps_not_shown, 5_000);
+        assert_eq!(t.steps.len() + t.steps_not_shown, 400);
+        assert!(t.steps_not_shown > 0);
+        let first = &t.steps[0].observations;
+        assert_eq!((first[0].content.text.len(), first[0].content.chars), (limits::OBSERVATION, 200_000));
+        assert!(first[0].content.cut());
+        assert_eq!((first[1].content.text.lines().count(), first[1].content.lines), (limits::LINES, 500));
+    }
+
+    #[test]
+    fn what_is_not_atif_is_refused_with_a_reason() {
+        assert!(read(b"{not json", "d", 1, None).unwrap_err().contains("line 1"));
+        assert!(read(br#"{"steps": []}"#, "d", 1, None).unwrap_err().contains("no steps"));
+        assert!(read(br#"{"agent": {}}"#, "d", 1, None).unwrap_err().contains("steps"));
+        assert!(read(br#"[1, 2]"#, "d", 1, None).is_err());
+    }
+
+    #[test]
+    fn cuts_fall_on_character_boundaries() {
+        let c = clip(&"é".repeat(10), 3);
+        assert_eq!((c.text.as_str(), c.chars), ("ééé", 10));
+        assert_eq!(short(&"ü".repeat(300)).chars().count(), limits::NAME + 1);
+    }
+}
