@@ -189,7 +189,9 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
         }
         Command::ImportPublished { keys, out, tasks, created_at } => {
             let keys = keys.iter().map(|k| keyfile::read_secret(k)).collect::<Result<Vec<_>, _>>()?;
-            let cards = TaskDir::open(tasks.as_deref())?.cards()?;
+            // The built-in cards live in a directory that goes when `tasks` does.
+            let tasks = TaskDir::open(tasks.as_deref())?;
+            let cards = tasks.cards()?;
             let benchmark = cards.values().filter(|c| bundle::REXBENCH_TASKS.contains(&c.id.as_str()));
             let digest = crate::taskset::task_set_digest(benchmark)?;
             let created_at = rfc3339(created_at)?;

@@ -85,3 +85,27 @@ fn the_published_bundles_reproduce_table_5() {
         [0.42, 0.62, 0.50]
     );
 }
+
+/// Without `--tasks` the cards built into the binary give the task-set digest: the same
+/// one as the repository's cards (they are those cards).
+#[test]
+fn the_built_in_cards_serve_when_no_tasks_are_given() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    assert!(runner(&["keygen", "--out", "k"], dir).status.success());
+    let tasks = repo().join("tasks");
+    let given = runner(
+        &["import-published", "--key", "k.pem", "--out", "given", "--tasks", tasks.to_str().unwrap()],
+        dir,
+    );
+    assert!(given.status.success(), "{}", stderr(&given));
+    let built_in = runner(&["import-published", "--key", "k.pem", "--out", "built-in"], dir);
+    assert!(built_in.status.success(), "{}", stderr(&built_in));
+    let digest = |folder: &str| {
+        let key = bundle::PublicKey::from_pem(&fs::read_to_string(dir.join("k.pub.pem")).unwrap()).unwrap();
+        let bytes = fs::read(dir.join(folder).join("aider-o1.rexb.tar.gz")).unwrap();
+        let v = Verifier::new(vec![key], bundle::REXBENCH_TASKS).verify(bytes.as_slice()).unwrap();
+        v.manifest.benchmark.task_set_digest
+    };
+    assert_eq!(digest("given"), digest("built-in"));
+}
