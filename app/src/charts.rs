@@ -236,10 +236,15 @@ fn decades(costs: impl Iterator<Item = f64>) -> (f64, f64) {
     (lo, hi)
 }
 
-/// Gridlines: every power of ten, and 2× and 5× where the axis spans few decades.
+/// Gridlines: every power of ten, and 5× (and 2× over a decade or two) where the axis
+/// spans few decades.
 fn ticks(lo: f64, hi: f64) -> Vec<f64> {
     let decades = (hi / lo).log10().round() as i32;
-    let steps: &[f64] = if decades <= 3 { &[1.0, 2.0, 5.0] } else { &[1.0] };
+    let steps: &[f64] = match decades {
+        ..=2 => &[1.0, 2.0, 5.0],
+        3 => &[1.0, 5.0],
+        _ => &[1.0],
+    };
     let mut out = Vec::new();
     for d in 0..=decades {
         let base = lo * 10f64.powi(d);
@@ -364,8 +369,9 @@ mod tests {
         assert_eq!(decades([0.5].into_iter()), (0.1, 1.0));
         assert_eq!(decades(std::iter::empty()), (0.01, 1.0));
         let t = ticks(0.01, 10.0);
-        assert_eq!(t.len(), 10, "{t:?}");
-        assert_eq!(t.iter().map(|c| money(*c)).collect::<Vec<_>>()[..4], ["$0.01", "$0.02", "$0.05", "$0.1"]);
+        assert_eq!(t.len(), 7, "{t:?}");
+        assert_eq!(t.iter().map(|c| money(*c)).collect::<Vec<_>>()[..3], ["$0.01", "$0.05", "$0.1"]);
+        assert_eq!(ticks(0.1, 10.0).len(), 7, "1, 2 and 5 over two decades");
         assert_eq!(money(10.0), "$10");
         assert_eq!(ticks(0.001, 100.0).len(), 6, "only decades over many");
     }

@@ -95,7 +95,7 @@ impl KnownIssue {
     pub fn summary(&self) -> String {
         match (self.printed_table5, self.computed_mean) {
             (Some(printed), Some(mean)) => {
-                format!("Table 5 prints {printed:.2}; the per-task table averages {mean:.2}")
+                format!("Table 5: {printed:.2}; per-task mean: {mean:.2}")
             }
             _ => match self.kind.as_str() {
                 "final_gt_execution" => "Final success above execution success as printed".to_owned(),
@@ -172,6 +172,6 @@ mod tests {
         assert_eq!(recall[0].metric.as_deref(), Some("file_recall"));
         let cell = p.issues_of("openhands-claude-4.5-opus", Hint::None, Some("implicit-ins"));
         assert_eq!(cell.len(), 2, "final above execution, and success with zero recall");
-        assert_eq!(recall[0].summary(), "Table 5 prints 0.76; the per-task table averages 0.68");
+        assert_eq!(recall[0].summary(), "Table 5: 0.76; per-task mean: 0.68");
     }
 }

@@ -246,7 +246,7 @@ pub(crate) fn IssueMark(
 ) -> impl IntoView {
     let href = format!("{}#issue-{}", page.unwrap_or_default(), issue.id);
     view! {
-        <sup class="issue-mark"><a href=href title=issue.summary()>"†"<span class="hidden">" known issue"</span></a></sup>
+        <a class="issue-mark" href=href title=issue.summary() aria-label="known issue">"†"</a>
     }
 }
 
