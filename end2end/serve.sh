@@ -8,6 +8,8 @@ port=${E2E_PORT:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+# The islands' WebAssembly (a no-op when it is up to date), then the server that embeds it.
+bash scripts/wasm
 cargo build -q -p rexbench-server -p rexbench-runner
 rexbench=target/debug/rexbench
 srv=target/debug/rexbench-server
@@ -33,5 +35,10 @@ $rexbench pack "$work/results" --agent "$work/agent.toml" --key "$work/e2e.pem" 
   || { echo "packing the hostile bundle failed" >&2; exit 1; }
 
 export DATABASE_URL="sqlite://$work/db.sqlite" REXBENCH_BLOBS="$work/blobs" REXBENCH_ADDR="127.0.0.1:$port" RUST_LOG=warn
+# Every test submits from 127.0.0.1 (the vectors' test alone posts a dozen bundles);
+# the rate limits have tests of their own.
+export REXBENCH_SUBMISSIONS_PER_HOUR=1000
 $srv keys add --public-key "$work/e2e.pub.pem" --owner "End-to-end tests" --tier submitter >/dev/null
+# The conformance vectors' key, so that /submit's check in the browser meets each vector.
+$srv keys add --public-key ../shared/vectors/test-key/key.pub.pem --owner "Conformance vectors" --tier submitter >/dev/null
 $srv serve --demo

@@ -81,6 +81,20 @@ impl Sort {
         matches!(self, Sort::Agent | Sort::Cost(_))
     }
 
+    /// The number a row is ordered by (none for names): the same value the store
+    /// orders on, so that rows ordered in the browser stand as the server puts them.
+    pub fn value(self, row: &LeaderboardRow) -> Option<f64> {
+        let rates = |h: Hint| row.by_hint.get(&h);
+        match self {
+            Sort::Agent => None,
+            Sort::Uplift => uplift(row),
+            Sort::Final(h) => rates(h)?.final_success,
+            Sort::Execution(h) => rates(h)?.execution_success,
+            Sort::Recall(h) => rates(h)?.file_recall,
+            Sort::Cost(h) => rates(h)?.mean_cost_usd,
+        }
+    }
+
     /// The number it orders by, as the store computes it (none for names).
     pub fn rate_key(self) -> Option<RateKey> {
         match self {
@@ -110,6 +124,8 @@ pub struct BoardQuery {
     pub model: Option<String>,
     pub tier: Option<Tier>,
     pub provenance: Option<ProvenanceKind>,
+    /// Words an agent's name must contain (any case).
+    pub search: Option<String>,
     pub sort: Sort,
     pub ascending: bool,
     /// 1-based; [`PER_PAGE`] rows a page.
@@ -131,6 +147,7 @@ impl BoardQuery {
             model: get("model"),
             tier: get("tier").and_then(|t| t.parse().ok()),
             provenance: get("provenance").and_then(|p| p.parse().ok()),
+            search: get("q").map(|q| q.trim().to_owned()).filter(|q| !q.is_empty()),
             sort,
             ascending,
             page: get("page").and_then(|p| p.parse().ok()).filter(|p| *p >= 1).unwrap_or(1),
@@ -149,6 +166,41 @@ impl BoardQuery {
         self.link(sort, ascending, 1)
     }
 
+    /// The link to this very view.
+    pub fn here(&self) -> String {
+        self.link(self.sort, self.ascending, self.page)
+    }
+
+    /// Whether the view narrows the set at all.
+    pub fn narrows(&self) -> bool {
+        self.framework.is_some()
+            || self.model.is_some()
+            || self.tier.is_some()
+            || self.provenance.is_some()
+            || self.search.is_some()
+    }
+
+    /// Whether an agent's name holds the words searched for: the server narrows with
+    /// this and the browser filters with it, so both keep the same rows.
+    pub fn name_matches(&self, name: &str) -> bool {
+        self.search.as_ref().is_none_or(|q| name.to_lowercase().contains(&q.to_lowercase()))
+    }
+
+    /// Whether a row passes every filter (the set aside).
+    pub fn keeps(&self, row: &LeaderboardRow) -> bool {
+        self.framework.as_ref().is_none_or(|f| *f == row.framework)
+            && self.model.as_ref().is_none_or(|m| *m == row.model)
+            && self.tier.is_none_or(|t| t == row.tier)
+            && self.provenance.is_none_or(|p| p == row.provenance)
+            && self.name_matches(&row.display_name)
+    }
+
+    /// A row's place in this view's order: its name and the value ordered by, as the
+    /// store computes it.
+    pub fn key(&self, row: &LeaderboardRow) -> RowKey {
+        RowKey { bundle_id: row.bundle_id.clone(), display_name: row.display_name.clone(), value: self.sort.value(row) }
+    }
+
     fn link(&self, sort: Sort, ascending: bool, page: usize) -> String {
         let page = page.to_string();
         let sort = sort.key();
@@ -160,6 +212,7 @@ impl BoardQuery {
                 ("model", self.model.as_deref()),
                 ("tier", self.tier.map(Tier::as_str)),
                 ("provenance", self.provenance.map(ProvenanceKind::as_str)),
+                ("q", self.search.as_deref()),
                 ("sort", Some(sort.as_str())),
                 ("dir", Some(if ascending { "asc" } else { "desc" })),
                 ("page", Some(page.as_str()).filter(|p| *p != "1")),

@@ -23,6 +23,12 @@ pub struct PageContext {
     pub catalog: std::sync::Arc<crate::catalog::Catalog>,
     /// Where the stylesheet is served (a name with its digest in it).
     pub stylesheet: String,
+    /// Where the islands' WebAssembly is served (`pkg/<digest>`); none without it.
+    pub pkg: Option<String>,
+    /// The change log's newest sequence number as the page is rendered.
+    pub generation: i64,
+    /// The size limits submitted bundles are held to.
+    pub limits: crate::islands::SubmitLimits,
 }
 
 #[cfg(feature = "ssr")]
@@ -116,6 +122,7 @@ pub async fn load_leaderboard(query: BoardQuery) -> Result<LeaderboardData, AppE
         ctx.store.leaderboard_choices(&chosen.digest),
         ctx.store.board_stats(),
     )?;
+    keys.retain(|k| query.name_matches(&k.display_name));
     query.order(&mut keys);
     let matching = keys.len();
     let pages = matching.div_ceil(PER_PAGE).max(1);
@@ -635,4 +642,19 @@ pub async fn load_method() -> Result<String, AppError> {
 #[server(prefix = "/sfn", endpoint = "guide")]
 pub async fn load_guide() -> Result<String, AppError> {
     Ok(crate::markdown::to_html(include_str!("../../docs/submitting.md")))
+}
+
+/// What the browser's check of a bundle on `/submit` needs to judge as the server does.
+#[server(prefix = "/sfn", endpoint = "submit_setup")]
+pub async fn load_submit_setup() -> Result<crate::islands::SubmitSetup, AppError> {
+    let ctx = context()?;
+    let keys = ctx.store.keys().await?;
+    let (trusted, revoked): (Vec<_>, Vec<_>) = keys.into_iter().partition(|k| k.revoked_at.is_none());
+    Ok(crate::islands::SubmitSetup {
+        trusted: trusted.into_iter().map(|k| k.public_key).collect(),
+        revoked: revoked.into_iter().filter_map(|k| Some((k.keyid, k.revoked_at?))).collect(),
+        tasks: ctx.catalog.tasks.iter().map(|t| t.id.to_string()).collect(),
+        limits: ctx.limits,
+        worker: ctx.pkg.map(|p| format!("/{p}/verify-worker.js")).unwrap_or_default(),
+    })
 }

@@ -1,9 +1,9 @@
 //! The RExBench leaderboard's pages, rendered on the server by Leptos.
 //!
-//! Pages must work with JavaScript turned off: the server renders everything, and no
-//! hydration script is sent. Sorting and filtering are links and GET forms, so the URL
-//! holds the state. The `hydrate` feature stays so that interactive islands can be
-//! added later.
+//! Pages work with JavaScript turned off: the server renders everything, sorting and
+//! filtering are links and GET forms, and the URL holds the state. With JavaScript on,
+//! a few islands ([`islands`]) hydrate and make them quicker to use; the `web` crate
+//! builds them (and only them) for the browser.
 
 pub mod board;
 pub mod catalog;
@@ -11,6 +11,7 @@ mod charts;
 pub mod data;
 pub mod error;
 pub mod format;
+pub mod islands;
 #[cfg(feature = "ssr")]
 pub mod markdown;
 mod pages;
@@ -28,6 +29,23 @@ use pages::{
     RunPage, SubmitPage, TaskPage, TasksPage,
 };
 
+/// The name wasm-bindgen gives the islands' module (`rexbench.js`, `rexbench_bg.wasm`).
+pub const OUTPUT_NAME: &str = "rexbench";
+
+/// Where this build's WebAssembly is served, if it has any: `pkg/<digest>`.
+fn pkg_dir() -> Option<String> {
+    #[cfg(feature = "ssr")]
+    return use_context::<data::PageContext>().and_then(|c| c.pkg);
+    #[cfg(not(feature = "ssr"))]
+    None
+}
+
+/// The scripts that load the islands: Leptos's own, so the module names are its.
+pub fn hydration_scripts(pkg_dir: String) -> impl IntoView {
+    let options = leptos::config::LeptosOptions::builder().output_name(OUTPUT_NAME).site_pkg_dir(pkg_dir).build();
+    view! { <leptos::hydration::HydrationScripts options islands=true/> }
+}
+
 /// The HTML document around every page.
 pub fn shell() -> impl IntoView {
     view! {
@@ -36,6 +54,7 @@ pub fn shell() -> impl IntoView {
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                {pkg_dir().map(hydration_scripts)}
                 <MetaTags/>
             </head>
             <body>
@@ -53,6 +72,11 @@ pub fn App() -> impl IntoView {
         use_context::<data::PageContext>().map_or_else(|| "/style/main.css".to_owned(), |c| c.stylesheet);
     #[cfg(not(feature = "ssr"))]
     let stylesheet = "/style/main.css".to_owned();
+    // The change log's position the page shows, to notice newer results (with islands only).
+    #[cfg(feature = "ssr")]
+    let seq = use_context::<data::PageContext>().filter(|c| c.pkg.is_some()).map(|c| c.generation);
+    #[cfg(not(feature = "ssr"))]
+    let seq: Option<i64> = None;
     view! {
         <Stylesheet id="style" href=stylesheet/>
         <Link rel="icon" href="/favicon.svg" type_="image/svg+xml"/>
@@ -77,6 +101,7 @@ pub fn App() -> impl IntoView {
                     <A href="/about">"About"</A>
                 </nav>
             </header>
+            {seq.map(|seq| view! { <islands::NewResults seq=seq/> })}
             <main id="content">
                 <Routes fallback=NotFound>
                     <Route path=path!("/") view=LeaderboardPage/>

@@ -31,6 +31,7 @@ impl fmt::Debug for SecretKey {
 
 impl SecretKey {
     /// A new key from the operating system's random number generator.
+    #[cfg(feature = "keygen")]
     pub fn generate() -> SecretKey {
         SecretKey(SigningKey::generate(&mut rand_core::OsRng))
     }

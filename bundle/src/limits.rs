@@ -1,7 +1,7 @@
 //! Size limits (spec §7), enforced while a bundle is read, never trusted from headers.
 
 /// Limits on one bundle. The defaults are the spec's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Limits {
     /// Compressed size of the whole file.
     pub compressed: u64,

@@ -14,6 +14,7 @@ mod error;
 pub mod guard;
 mod headers;
 mod ingest;
+pub mod islands;
 mod metrics;
 mod openapi;
 mod pages;

@@ -27,6 +27,15 @@ fn context(app: &Shared) -> PageContext {
         store: app.store.clone(),
         catalog: app.catalog.clone(),
         stylesheet: crate::assets::STYLESHEET.clone(),
+        pkg: app.pkg.as_ref().map(|p| p.dir.clone()),
+        generation: i64::try_from(app.cache.generation()).unwrap_or(i64::MAX),
+        limits: app::islands::SubmitLimits {
+            compressed: app.limits.compressed,
+            uncompressed: app.limits.uncompressed,
+            artifact: app.limits.artifact,
+            members: app.limits.members,
+            manifest: app.limits.manifest,
+        },
     }
 }
 
@@ -50,9 +59,22 @@ fn complete_document<IV: IntoView + 'static>(
     _out_of_order: bool,
 ) -> Pin<Box<dyn Future<Output = Chunks> + Send>> {
     Box::pin(async move {
-        let html = app.to_html_stream_in_order().collect::<String>().await;
+        let html = without_nonce(app.to_html_stream_in_order().collect::<String>().await);
         Box::pin(stream::once(async move { html })) as Chunks
     })
+}
+
+/// The page without the nonce leptos_axum makes for every response: pages are cached
+/// per URL, so the policy names the loader script by its hash instead, and a nonce
+/// would only make each render differ. (Leptos also writes it into `crossorigin`,
+/// where any value but `use-credentials` means `anonymous`.) It is random per request,
+/// so nothing a bundle put on the page can name it.
+fn without_nonce(html: String) -> String {
+    const MARK: &str = "<script type=\"module\" nonce=\"";
+    let Some(start) = html.find(MARK).map(|i| i + MARK.len()) else { return html };
+    let Some(len) = html[start..].find('"') else { return html };
+    let nonce = html[start..start + len].to_owned();
+    html.replace(&format!(" nonce=\"{nonce}\""), "").replace(&format!(" crossorigin=\"{nonce}\""), " crossorigin")
 }
 
 /// `/sfn/…`: the pages' server functions, callable over HTTP too (for islands later).

@@ -14,7 +14,7 @@ use tower_http::trace::TraceLayer;
 
 use crate::metrics::Metrics;
 use crate::state::{AppState, Shared};
-use crate::{admin, api, assets, cache, error, headers, metrics, pages};
+use crate::{admin, api, assets, cache, error, headers, islands, metrics, pages};
 
 /// The router's state: the app's, and the options Leptos's routes want.
 #[derive(Debug, Clone)]
@@ -49,6 +49,7 @@ pub fn build_app(state: AppState) -> Router {
 pub(crate) fn router(shared: Shared) -> Router {
     let options = LeptosOptions::builder().output_name("rexbench").build();
     let routes = generate_route_list(app::App);
+    let policy: Arc<str> = shared.pkg.as_ref().map_or(islands::base_policy(), |p| p.policy.as_str()).into();
     let api = Router::new()
         .route("/submissions", post(api::submit).layer(DefaultBodyLimit::disable()))
         .route("/leaderboard", get(api::leaderboard))
@@ -71,6 +72,7 @@ pub(crate) fn router(shared: Shared) -> Router {
         .route("/readyz", get(api::readyz))
         .route("/metrics", get(metrics::metrics))
         .merge(assets::router())
+        .route("/pkg/{version}/{file}", get(islands::serve).with_state(shared.pkg.clone()))
         .route("/submit", post(pages::upload).layer(DefaultBodyLimit::disable()))
         .route("/sfn/{*name}", get(pages::server_fn).post(pages::server_fn))
         .leptos_routes_with_handler(routes, pages::render)
@@ -79,7 +81,7 @@ pub(crate) fn router(shared: Shared) -> Router {
         .layer(axum::middleware::from_fn_with_state(shared.cache.clone(), cache::layer))
         .layer(axum::middleware::from_fn_with_state(shared.metrics.clone(), metrics::count_requests))
         .with_state(ServerState { app: shared, leptos: options })
-        .layer(axum::middleware::map_response(headers::secure))
+        .layer(axum::middleware::map_response_with_state(policy, headers::secure))
         .layer(TraceLayer::new_for_http())
         .layer(CompressionLayer::new())
 }

@@ -29,6 +29,8 @@ pub struct AppState {
     pub cache: Arc<RenderCache>,
     /// Rate limits, body timeouts and the cap on ingests at once.
     pub guard: Guard,
+    /// The islands' WebAssembly, if the server was built with it.
+    pub pkg: Option<Arc<crate::islands::Pkg>>,
 }
 
 pub type Shared = Arc<AppState>;
@@ -49,5 +51,12 @@ pub async fn open_state(config: &Config) -> anyhow::Result<AppState> {
         metrics: Default::default(),
         cache: Arc::new(RenderCache::new(config.render_cache)),
         guard: Guard::new(config.guard),
+        pkg: crate::islands::Pkg::embedded().map(Arc::new).or_else(|| {
+            tracing::warn!(
+                "interactivity is off: this server was built without its WebAssembly \
+                 (run scripts/wasm, then build the server again); every page works without it"
+            );
+            None
+        }),
     })
 }

@@ -14,6 +14,7 @@ use crate::board::{BoardQuery, PER_PAGE, Sort, uplift};
 use crate::charts;
 use crate::data::{LeaderboardData, load_leaderboard};
 use crate::format::{self, href};
+use crate::islands::LiveBoard;
 use crate::paper::KnownIssue;
 
 #[component]
@@ -37,6 +38,8 @@ fn Board(data: LeaderboardData) -> impl IntoView {
     let total = data.set.as_ref().map_or(0, |s| s.agents);
     let (shown, page, pages, first) = (data.matching, data.page, data.pages, data.first());
     let rows = data.rows;
+    // Every agent of the set is on this page: the browser can narrow and order it alone.
+    let complete = !view.narrows() && pages == 1;
 
     let chart_rows: Vec<(String, [Option<f64>; 3])> = rows
         .iter()
@@ -120,6 +123,8 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             </p>
         })}
 
+        <LiveBoard set=set.clone() complete=complete>
+        <div class="board-body" data-complete=complete.to_string()>
         <form class="filters" method="get" action="/">
             <input type="hidden" name="set" value=set.clone().unwrap_or_default()/>
             <input type="hidden" name="sort" value=view.sort.key()/>
@@ -138,6 +143,8 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                 options=ProvenanceKind::ALL.map(|p| (p.as_str().to_owned(), format::provenance_label(p).to_owned())).to_vec()
                 chosen=view.provenance.map(|p| p.as_str().to_owned())
             />
+            <label for="filter-q">"Agent"</label>
+            <input id="filter-q" type="search" name="q" value=view.search.clone().unwrap_or_default() placeholder="name contains…"/>
             <button type="submit">"Apply"</button>
             <a class="clear" href=href("/", &[("set", set.as_deref())])>"Clear"</a>
         </form>
@@ -151,8 +158,10 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             <table class="board">
                 <caption>
                     "Final success, execution success and file recall per agent under each hint condition, "
-                    "sorted by " {view.sort.label()}
-                    {if view.ascending { " (ascending)" } else { " (descending)" }}
+                    "sorted by "
+                    <span class="sorted-by">
+                        {view.sort.label()}{if view.ascending { " (ascending)" } else { " (descending)" }}
+                    </span>
                     ". Rates are over 12 tasks × 5 runs; Δ is the change in final success from no hints to hints, in percentage points. "
                     "Rank is the plausible range of ranks by final success without hints; agents in one group cannot be told apart. "
                     "Cost per run is the mean over the runs that report one, in US dollars (– where none does)."
@@ -184,7 +193,7 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                 </tbody>
             </table>
         </div>
-        {(rows.is_empty()).then(|| view! { <p class="empty">"No agent matches these filters."</p> })}
+        <p class="empty no-match" hidden=!rows.is_empty()>"No agent matches these filters."</p>
         {(pages > 1).then(|| view! {
             <nav class="pages" aria-label="Pages">
                 {(page > 1).then(|| view! { <a rel="prev" href=view.at_page(page - 1)>{format!("← Agents {}–{}", first + 1 - PER_PAGE, first)}</a> })}
@@ -216,6 +225,8 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             }.into_any(),
             None => view! { <p class="empty">"No agent on this page reports what its runs cost."</p> }.into_any(),
         }}
+        </div>
+        </LiveBoard>
 
         <p class="downloads">
             "Download: "<a href="/leaderboard.csv">"CSV"</a>" · "<a href="/api/v1/leaderboard">"JSON"</a>
@@ -238,7 +249,12 @@ fn BoardRow(row: LeaderboardRow, stats: Option<AgentStats>, issues: Vec<KnownIss
     };
     let cell = |hint: Hint, f: fn(&Rates) -> Option<f64>, metric: &str| {
         let r = row.by_hint.get(&hint);
-        let detail = r.map(|r| format!("{} of {} runs counted", r.counted, r.runs)).unwrap_or_default();
+        // Said only where some runs were not counted: a title on every cell would
+        // repeat "60 of 60" a hundred times.
+        let detail = r
+            .filter(|r| r.counted < r.runs)
+            .map(|r| format!("{} of {} runs counted", r.counted, r.runs))
+            .unwrap_or_default();
         view! {
             <td class="num">
                 <Rate rate=r.and_then(f) href=format!("{agent}?hint={hint}#runs") detail=detail/>

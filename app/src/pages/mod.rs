@@ -17,7 +17,9 @@ pub(crate) use about::AboutPage;
 pub(crate) use agent::AgentPage;
 pub(crate) use changes::ChangesPage;
 pub(crate) use compare::ComparePage;
-pub(crate) use failures::{AGENTS_SHOWN as FAILURE_AGENTS_SHOWN, FailuresPage};
+pub(crate) use failures::FailuresPage;
+#[cfg(feature = "ssr")]
+pub(crate) use failures::AGENTS_SHOWN as FAILURE_AGENTS_SHOWN;
 pub(crate) use keys::KeysPage;
 pub(crate) use leaderboard::LeaderboardPage;
 pub(crate) use not_found::NotFound;
@@ -111,6 +113,7 @@ pub(crate) fn Rate(rate: Option<f64>, href: String, #[prop(optional)] detail: St
     if rate.is_none() {
         return view! { <span class="na" title="no runs counted">{text}</span> }.into_any();
     }
+    let detail = (!detail.is_empty()).then_some(detail);
     view! { <a class="rate" href=href title=detail>{text}</a> }.into_any()
 }
 

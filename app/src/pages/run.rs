@@ -2,6 +2,8 @@
 //! each log with line numbers.
 
 use leptos::prelude::*;
+
+use crate::islands::{LogTools, PatchTools};
 use leptos_meta::{Meta, Title};
 
 use store::ProvenanceKind;
@@ -198,12 +200,21 @@ fn Diff(text: ArtifactText) -> impl IntoView {
         .iter()
         .flat_map(|(start, lines)| lines.iter().enumerate().map(move |(i, l)| (start + i, l.clone())))
         .collect();
+    let header = |l: &str| l.starts_with("diff ") || l.starts_with("--- ") || l.starts_with("+++ ") || l.starts_with("index ");
+    let mut previous_header = false;
     view! {
         <div class="artifact">
             <ArtifactHeader text=text.clone()/>
+            <PatchTools>
             <pre class="diff" aria-label="Patch"><code>
                 {lines.into_iter().map(|(n, line)| {
-                    let class = if line.starts_with("diff ") || line.starts_with("--- ") || line.starts_with("+++ ") || line.starts_with("index ") {
+                    // A file's first header line: where its fold starts.
+                    let is_header = header(&line);
+                    let head = is_header && !previous_header;
+                    previous_header = is_header;
+                    let class = if head {
+                        "file file-head"
+                    } else if is_header {
                         "file"
                     } else if line.starts_with("@@") {
                         "hunk"
@@ -217,6 +228,7 @@ fn Diff(text: ArtifactText) -> impl IntoView {
                     view! { <span class=format!("line {class}")><span class="ln" aria-hidden="true">{n}</span>{line}"\n"</span> }
                 }).collect_view()}
             </code></pre>
+            </PatchTools>
         </div>
     }
 }
@@ -260,6 +272,7 @@ fn Log(text: ArtifactText) -> impl IntoView {
     view! {
         <div class="artifact">
             <ArtifactHeader text=text.clone()/>
+            <LogTools>
             <pre class="log" aria-label=role_label(&text.role)><code>
                 {parts.iter().enumerate().map(|(p, (start, lines))| {
                     let gap = parts.get(p + 1).map(|(next, _)| next - (start + lines.len()));
@@ -282,6 +295,7 @@ fn Log(text: ArtifactText) -> impl IntoView {
                     }
                 }).collect_view()}
             </code></pre>
+            </LogTools>
         </div>
     }
     .into_any()

@@ -7,7 +7,8 @@ use leptos_meta::{Meta, Title};
 use serde::{Deserialize, Serialize};
 
 use super::{loaded, set_status};
-use crate::data::load_guide;
+use crate::data::{load_guide, load_submit_setup};
+use crate::islands::SubmitForm;
 
 /// Why the server refused an upload, given to the page by the server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -20,6 +21,7 @@ pub struct Verdict {
 #[component]
 pub fn SubmitPage() -> impl IntoView {
     let guide = Resource::new_blocking(|| (), |_| load_guide());
+    let setup = Resource::new_blocking(|| (), |_| load_submit_setup());
     let verdict = use_context::<Verdict>();
     if let Some(v) = &verdict {
         set_status(v.status);
@@ -35,11 +37,7 @@ pub fn SubmitPage() -> impl IntoView {
                 <p class="muted small">"Error code: "<code>{v.code}</code>" (HTTP "{v.status}"). Nothing was stored."</p>
             </div>
         })}
-        <form class="upload" method="post" action="/submit" enctype="multipart/form-data">
-            <label for="bundle">"Result bundle (.tar.gz made by "<code>"rexbench pack"</code>")"</label>
-            <input id="bundle" type="file" name="bundle" accept=".gz,.tgz,application/gzip" required/>
-            <button type="submit">"Verify and submit"</button>
-        </form>
+        {loaded(setup, |setup| view! { <SubmitForm setup=setup/> })}
         {loaded(guide, |html| view! { <article class="guide" inner_html=html></article> })}
     }
 }

@@ -61,6 +61,7 @@ pub async fn state_with(backend: &Backend, blobs: store::Blobs) -> AppState {
             concurrent_ingests: 64,
             ..Default::default()
         }),
+        pkg: server::islands::Pkg::embedded().map(std::sync::Arc::new),
     }
 }
 

@@ -1,0 +1,360 @@
+//! The leaderboard, live: its filters and column headers act at once instead of
+//! loading a new page, the address follows (so the view stays a link that the server
+//! renders the same), and agents picked with checkboxes open `/compare`.
+//!
+//! When the page holds every agent of its task set (no filter applied, one page), the
+//! rows are filtered and ordered right here, by the same code the server orders with
+//! ([`BoardQuery`]), from the rows the JSON API gives. Otherwise the server renders the
+//! view and its table replaces this one, still without a new page.
+
+use leptos::prelude::*;
+use store::LeaderboardRow;
+use wasm_bindgen::JsCast;
+use web_sys::{Element, Event, HtmlInputElement, HtmlSelectElement};
+
+use super::dom::{all, closest, document, get, window};
+use crate::board::{BoardQuery, Sort};
+
+#[island]
+pub fn LiveBoard(
+    /// The task set shown.
+    set: Option<String>,
+    /// Whether the page holds every agent of the set, so it can be narrowed here.
+    complete: bool,
+    children: Children,
+) -> impl IntoView {
+    let root = NodeRef::<leptos::html::Div>::new();
+    // The whole set's rows, once fetched; the rows the page was rendered with otherwise.
+    let rows = StoredValue::new(None::<Vec<LeaderboardRow>>);
+    let complete = StoredValue::new(complete);
+    let picked = RwSignal::new(Vec::<String>::new());
+    let ready = RwSignal::new(false);
+    let status = RwSignal::new(String::new());
+    // Answers of the server may arrive out of order: only the newest is shown.
+    let asked = StoredValue::new(0u32);
+
+    Effect::new(move |_| {
+        ready.set(true);
+        if complete.get_value() {
+            let set = set.clone();
+            leptos::task::spawn_local(async move {
+                if let Ok(all) = fetch_rows(set.as_deref()).await {
+                    rows.set_value(Some(all));
+                }
+            });
+        }
+        if let Some(root) = root.get_untracked() {
+            add_pickers(&root);
+            keep_rows(&root);
+        }
+    });
+
+    let apply = move |view: BoardQuery| {
+        let Some(root) = root.get_untracked() else { return };
+        let url = view.here();
+        let _ = window().history().and_then(|h| h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url)));
+        let local = complete.get_value().then(|| rows.get_value()).flatten();
+        match local {
+            Some(all) => {
+                let shown = ROWS.with_borrow(|trs| arrange(&root, &view, &all, trs));
+                status.set(format!("{shown} agents shown, sorted by {}", view.sort.label().to_lowercase()));
+                refresh_charts(url);
+            }
+            None => {
+                let n = asked.get_value() + 1;
+                asked.set_value(n);
+                leptos::task::spawn_local(async move {
+                    let Ok(page) = get(&url, None).await else { return };
+                    if asked.get_value() != n || page.status != 200 {
+                        return;
+                    }
+                    if let Some(now) = replace_body(&root, &page.body) {
+                        complete.set_value(now);
+                        add_pickers(&root);
+                        keep_rows(&root);
+                        picked.set(vec![]);
+                        status.set("The table now shows the view asked for.".into());
+                    }
+                });
+            }
+        }
+    };
+
+    let on_change = move |ev: Event| {
+        if let Some(input) = closest(&ev, "input.pick").and_then(|e| e.dyn_into::<HtmlInputElement>().ok()) {
+            let id = input.value();
+            picked.update(|p| {
+                p.retain(|x| *x != id);
+                if input.checked() {
+                    p.push(id);
+                }
+            });
+            let full = picked.with_untracked(|p| p.len() >= 2);
+            if let Some(root) = root.get_untracked() {
+                for other in all(&root, "input.pick") {
+                    if let Ok(other) = other.dyn_into::<HtmlInputElement>() {
+                        other.set_disabled(full && !other.checked());
+                    }
+                }
+            }
+            return;
+        }
+        if closest(&ev, "form.filters").is_some() {
+            if let Some(root) = root.get_untracked() {
+                apply(read_form(&root));
+            }
+        }
+    };
+    let on_input = move |ev: Event| {
+        if closest(&ev, "form.filters input[name=q]").is_some() {
+            if let Some(root) = root.get_untracked() {
+                apply(read_form(&root));
+            }
+        }
+    };
+    let on_submit = move |ev: Event| {
+        if closest(&ev, "form.filters").is_some() {
+            ev.prevent_default();
+            if let Some(root) = root.get_untracked() {
+                apply(read_form(&root));
+            }
+        }
+    };
+    let on_click = move |ev: Event| {
+        let Some(root) = root.get_untracked() else { return };
+        if let Some(link) = closest(&ev, "table.board thead a") {
+            ev.prevent_default();
+            let mut view = read_form(&root);
+            if let Some(sort) = link_sort(&link) {
+                view.ascending = if sort == view.sort { !view.ascending } else { sort.natural_ascending() };
+                view.sort = sort;
+            }
+            apply(view);
+        } else if closest(&ev, "form.filters a.clear").is_some() {
+            ev.prevent_default();
+            for select in all(&root, "form.filters select") {
+                if let Ok(select) = select.dyn_into::<HtmlSelectElement>() {
+                    select.set_value("");
+                }
+            }
+            if let Some(q) = search_box(&root) {
+                q.set_value("");
+            }
+            apply(read_form(&root));
+        }
+    };
+
+    let compare = move |_| {
+        let p = picked.get_untracked();
+        if let [a, b] = p.as_slice() {
+            let to = crate::format::href("/compare", &[("a", Some(a)), ("b", Some(b))]);
+            let _ = window().location().assign(&to);
+        }
+    };
+
+    view! {
+        <div
+            class="live-board"
+            data-ready=move || ready.get().then_some("")
+            node_ref=root
+            on:change=on_change
+            on:input=on_input
+            on:submit=move |ev: web_sys::SubmitEvent| on_submit(ev.into())
+            on:click=move |ev: web_sys::MouseEvent| on_click(ev.into())
+        >
+            <p class="compare-bar" hidden=move || !ready.get()>
+                "Tick two agents to compare them task by task. "
+                <button type="button" disabled=move || picked.with(|p| p.len() != 2) on:click=compare>
+                    "Compare the two"
+                </button>
+            </p>
+            {children()}
+            <p class="visually-hidden" aria-live="polite">{move || status.get()}</p>
+        </div>
+    }
+}
+
+thread_local! {
+    /// The table's rows as the server rendered them, every agent of the set: a view
+    /// shows some of them, in its order, and the rest wait outside the document. (Held
+    /// here, in the browser's one thread: DOM nodes may not go where the server could
+    /// drop them.)
+    static ROWS: std::cell::RefCell<Vec<Element>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn keep_rows(root: &Element) {
+    ROWS.set(all(root, "table.board tbody > tr"));
+}
+
+/// Every current row of the set, from the JSON API.
+async fn fetch_rows(set: Option<&str>) -> Result<Vec<LeaderboardRow>, String> {
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        rows: Vec<LeaderboardRow>,
+    }
+    let answer = get("/api/v1/leaderboard", None).await?;
+    let answer: Answer = serde_json::from_str(&answer.body).map_err(|e| e.to_string())?;
+    Ok(answer.rows.into_iter().filter(|r| set.is_none_or(|s| r.task_set_digest == s)).collect())
+}
+
+/// The view the filter form and the table's order ask for.
+fn read_form(root: &Element) -> BoardQuery {
+    let value = |name: &str| {
+        root.query_selector(&format!("form.filters [name={name}]"))
+            .ok()
+            .flatten()
+            .and_then(|e| {
+                e.clone()
+                    .dyn_into::<HtmlSelectElement>()
+                    .map(|s| s.value())
+                    .or_else(|_| e.dyn_into::<HtmlInputElement>().map(|i| i.value()))
+                    .ok()
+            })
+            .filter(|v| !v.is_empty())
+    };
+    BoardQuery::from_params(value)
+}
+
+fn search_box(root: &Element) -> Option<HtmlInputElement> {
+    root.query_selector("form.filters input[name=q]").ok().flatten()?.dyn_into().ok()
+}
+
+/// The order a column header's link asks for.
+fn link_sort(link: &Element) -> Option<Sort> {
+    let href = link.get_attribute("href")?;
+    let url = web_sys::Url::new_with_base(&href, "http://x/").ok()?;
+    Sort::from_key(&url.search_params().get("sort")?)
+}
+
+/// Filters and orders the table's rows here; returns how many are shown.
+fn arrange(root: &Element, view: &BoardQuery, rows: &[LeaderboardRow], trs: &[Element]) -> usize {
+    let Some(body) = root.query_selector("table.board tbody").ok().flatten() else { return 0 };
+    let mut keys: Vec<_> = rows.iter().filter(|r| view.keeps(r)).map(|r| view.key(r)).collect();
+    view.order(&mut keys);
+    let by_bundle = |bundle: &str| rows.iter().find(|r| r.bundle_id == bundle);
+    let row_of = |agent: &str| {
+        let href = format!("/agents/{}", crate::format::segment(agent));
+        trs.iter().find(|tr| {
+            tr.query_selector("th.agent > a").ok().flatten().and_then(|a| a.get_attribute("href")).as_deref()
+                == Some(href.as_str())
+        })
+    };
+    for tr in trs {
+        tr.remove();
+    }
+    for key in &keys {
+        if let Some(tr) = by_bundle(&key.bundle_id).and_then(|r| row_of(&r.agent_id)) {
+            let _ = body.append_child(tr);
+        }
+    }
+    // The headers, hidden fields and words that say the order.
+    for link in all(root, "table.board thead a") {
+        let Some(sort) = link_sort(&link) else { continue };
+        let active = sort == view.sort;
+        let th = link.parent_element();
+        let aria = match (active, view.ascending) {
+            (false, _) => "none",
+            (true, true) => "ascending",
+            (true, false) => "descending",
+        };
+        if let Some(th) = th {
+            let _ = th.set_attribute("aria-sort", aria);
+        }
+        let label = link.text_content().unwrap_or_default();
+        let label = label.trim_end_matches([' ', '▲', '▼']);
+        let arrow = match (active, view.ascending) {
+            (false, _) => "",
+            (true, true) => " ▲",
+            (true, false) => " ▼",
+        };
+        link.set_text_content(Some(&format!("{label}{arrow}")));
+        let _ = link.set_attribute("href", &view.sorted_by(sort));
+    }
+    for (name, value) in [("sort", view.sort.key()), ("dir", if view.ascending { "asc" } else { "desc" }.into())] {
+        if let Some(input) = root
+            .query_selector(&format!("form.filters input[name={name}]"))
+            .ok()
+            .flatten()
+            .and_then(|e| e.dyn_into::<HtmlInputElement>().ok())
+        {
+            input.set_value(&value);
+        }
+    }
+    if let Some(by) = root.query_selector("table.board caption .sorted-by").ok().flatten() {
+        let dir = if view.ascending { " (ascending)" } else { " (descending)" };
+        by.set_text_content(Some(&format!("{}{dir}", view.sort.label())));
+    }
+    if let Some(count) = root.query_selector("p.count").ok().flatten() {
+        count.set_text_content(Some(&format!("{} of {} agents", keys.len(), rows.len())));
+    }
+    if let Some(empty) = root.query_selector("p.no-match").ok().flatten() {
+        if keys.is_empty() {
+            let _ = empty.remove_attribute("hidden");
+        } else {
+            let _ = empty.set_attribute("hidden", "");
+        }
+    }
+    keys.len()
+}
+
+/// The charts follow the table's rows: they are drawn on the server, so fetch the view
+/// and take its charts.
+fn refresh_charts(url: String) {
+    leptos::task::spawn_local(async move {
+        let Ok(page) = get(&url, None).await else { return };
+        let Some(fresh) = parse(&page.body) else { return };
+        let old = all(&document().document_element().expect("a root element"), "div.board-body figure.chart");
+        let new = all(&fresh, "div.board-body figure.chart");
+        for (o, n) in old.iter().zip(new.iter()) {
+            if let Some(parent) = o.parent_node() {
+                let _ = parent.replace_child(n, o);
+            }
+        }
+    });
+}
+
+/// Puts the rendered page's table and controls in place of these; returns whether the
+/// new view holds the whole set.
+fn replace_body(root: &Element, html: &str) -> Option<bool> {
+    let fresh = parse(html)?.query_selector("div.board-body").ok().flatten()?;
+    let old = root.query_selector("div.board-body").ok().flatten()?;
+    old.parent_node()?.replace_child(&fresh, &old).ok()?;
+    Some(fresh.get_attribute("data-complete").as_deref() == Some("true"))
+}
+
+fn parse(html: &str) -> Option<Element> {
+    let doc = web_sys::DomParser::new().ok()?.parse_from_string(html, web_sys::SupportedType::TextHtml).ok()?;
+    doc.document_element()
+}
+
+/// A checkbox in each row's agent cell to pick it for comparison (without JavaScript
+/// `/compare` has its own choosers, so the boxes come only with the island).
+fn add_pickers(root: &Element) {
+    for th in all(root, "table.board tbody th.agent") {
+        if th.query_selector("input.pick").ok().flatten().is_some() {
+            continue;
+        }
+        let Some(agent) = th
+            .query_selector(":scope > a")
+            .ok()
+            .flatten()
+            .and_then(|a| a.get_attribute("href"))
+            .and_then(|h| h.strip_prefix("/agents/").map(str::to_owned))
+        else {
+            continue;
+        };
+        let agent = js_sys::decode_uri_component(&agent).map(String::from).unwrap_or(agent);
+        let name = th.query_selector(":scope > a").ok().flatten().and_then(|a| a.text_content()).unwrap_or_default();
+        let doc = document();
+        let Ok(label) = doc.create_element("label") else { continue };
+        label.set_class_name("pick");
+        let Ok(input) = doc.create_element("input") else { continue };
+        let _ = input.set_attribute("type", "checkbox");
+        let _ = input.set_attribute("class", "pick");
+        let _ = input.set_attribute("value", &agent);
+        let _ = input.set_attribute("aria-label", &format!("Compare {name}"));
+        let _ = label.append_child(&input);
+        let _ = label.append_with_str_1(" compare");
+        let _ = th.append_child(&label);
+    }
+}

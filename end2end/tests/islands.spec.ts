@@ -1,0 +1,229 @@
+import { expect, test, type Page, type Request } from "@playwright/test";
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+// The islands, with JavaScript on: what each adds to a page that works without it.
+
+const VECTORS = path.join(__dirname, "..", "..", "..", "shared", "vectors");
+
+/** Everything the page asks of the network from now on. */
+function requests(page: Page): Request[] {
+  const seen: Request[] = [];
+  page.on("request", (r) => seen.push(r));
+  return seen;
+}
+
+/** Console errors, uncaught exceptions and policy violations from now on. */
+function problems(page: Page): string[] {
+  const seen: string[] = [];
+  page.on("console", (m) => {
+    if (m.type() === "error" || m.type() === "warning" || m.text().includes("Content Security Policy")) {
+      seen.push(`${m.type()}: ${m.text()}`);
+    }
+  });
+  page.on("pageerror", (e) => seen.push(`exception: ${e.message}`));
+  return seen;
+}
+
+const names = (page: Page) => page.locator("table.board tbody tr th.agent > a").allInnerTexts();
+
+/** Waits until the leaderboard's island has hydrated and holds the set's rows. */
+async function liveBoard(page: Page, url = "/") {
+  const rows = page.waitForResponse((r) => r.url().endsWith("/api/v1/leaderboard"));
+  await page.goto(url);
+  await expect(page.locator(".live-board[data-ready]")).toBeAttached();
+  await rows;
+}
+
+test("every page hydrates without a console error or a policy violation", async ({ page }) => {
+  const seen = problems(page);
+  for (const p of ["/", "/tasks", "/tasks/othello", "/agents/openhands-claude-4.5-opus", "/failures",
+    "/compare?a=openhands-claude-4.5-opus&b=aider-claude-4.5-opus", "/changes", "/submit", "/about", "/keys",
+    "/agents/example-agent"]) {
+    await page.goto(p);
+    await page.waitForLoadState("networkidle");
+    await expect(page.locator(".new-results")).toBeAttached();
+  }
+  expect(seen, seen.join("\n")).toEqual([]);
+});
+
+test("the leaderboard sorts and filters in the browser, and the URL follows", async ({ page }) => {
+  await liveBoard(page);
+  const seen = requests(page);
+  expect((await names(page))[0]).toBe("OpenHands + Claude 4.5 Opus");
+
+  await page.locator("thead").getByRole("link", { name: "Agent" }).click();
+  await expect(page).toHaveURL(/sort=agent&dir=asc/);
+  expect((await names(page))[0]).toBe("aider + Claude 3.7 Sonnet");
+  await expect(page.locator("thead").getByRole("link", { name: "Agent ▲" })).toBeVisible();
+
+  await page.getByLabel("Framework").selectOption("aider");
+  await expect(page).toHaveURL(/framework=aider/);
+  await expect(page.getByText("7 of 14 agents")).toBeVisible();
+  let shown = await names(page);
+  expect(shown.length).toBe(7);
+  for (const n of shown) expect(n).toMatch(/^aider \+ /);
+
+  await page.getByLabel("Agent", { exact: true }).fill("claude 4");
+  await expect(page).toHaveURL(/q=claude\+4/);
+  shown = await names(page);
+  expect(shown).toEqual(["aider + Claude 4 Sonnet", "aider + Claude 4.5 Opus"]);
+
+  await page.locator("thead tr").nth(1).getByRole("link", { name: "None" }).first().click();
+  await expect(page).toHaveURL(/sort=final-none&dir=desc/);
+  shown = await names(page);
+
+  // No new page was loaded for any of it.
+  expect(seen.filter((r) => r.resourceType() === "document").map((r) => r.url())).toEqual([]);
+
+  // The URL is a link: the server renders the same rows from it.
+  const url = page.url();
+  await page.goto(url);
+  expect(await names(page)).toEqual(shown);
+  await expect(page.getByLabel("Agent", { exact: true })).toHaveValue("claude 4");
+});
+
+test("a view opened from a link is narrowed by the server, and widened without a new page", async ({ page }) => {
+  await page.goto("/?tier=maintainer&sort=agent&dir=asc");
+  await expect(page.locator(".live-board[data-ready]")).toBeAttached();
+  const seen = requests(page);
+  await page.getByLabel("Tier").selectOption("");
+  await expect(page.getByText("14 of 14 agents")).toBeVisible();
+  expect((await names(page)).length).toBe(14);
+  expect((await names(page))[0]).toBe("aider + Claude 3.7 Sonnet");
+  expect(seen.filter((r) => r.resourceType() === "document")).toEqual([]);
+  await expect(page).not.toHaveURL(/tier=/);
+});
+
+test("two agents ticked on the leaderboard open /compare", async ({ page }) => {
+  await liveBoard(page);
+  await page.getByRole("checkbox", { name: "Compare OpenHands + Claude 4.5 Opus" }).check();
+  const button = page.getByRole("button", { name: "Compare the two" });
+  await expect(button).toBeDisabled();
+  await page.getByRole("checkbox", { name: "Compare aider + Claude 4.5 Opus" }).check();
+  await expect(page.getByRole("checkbox", { name: "Compare aider + DeepSeek-R1" })).toBeDisabled();
+  await button.click();
+  await expect(page).toHaveURL(/\/compare\?a=openhands-claude-4\.5-opus&b=aider-claude-4\.5-opus$/);
+  await expect(page.getByText("OpenHands + Claude 4.5 Opus vs aider + Claude 4.5 Opus")).toBeVisible();
+});
+
+test("each invalid conformance vector is refused in the browser, with the server's code, sending nothing", async ({ page, request }) => {
+  const expected = JSON.parse(fs.readFileSync(path.join(VECTORS, "expected.json"), "utf8")) as Record<string, { valid: boolean }>;
+  const bad = Object.keys(expected).filter((f) => !expected[f].valid);
+  expect(bad.length).toBeGreaterThan(5);
+  await page.goto("/submit");
+  await expect(page.locator("form.upload[data-ready]")).toBeAttached();
+  const seen = requests(page);
+  for (const file of bad) {
+    const bytes = fs.readFileSync(path.join(VECTORS, file));
+    // What the server itself answers, asked by the test, not the page.
+    const answer = await request.post("/api/v1/submissions", { data: bytes, headers: { "Content-Type": "application/gzip" } });
+    expect(answer.status(), file).toBeGreaterThanOrEqual(400);
+    const code = (await answer.json()).error.code as string;
+
+    await page.setInputFiles("#bundle", { name: file, mimeType: "application/gzip", buffer: bytes });
+    const verdict = page.locator(".submit-state .verdict.refused");
+    await expect(verdict.locator("code.code"), file).toHaveText(code);
+    await expect(verdict).toContainText("nothing was sent");
+  }
+  const toServer = seen.filter((r) => !new URL(r.url()).pathname.startsWith("/pkg/"));
+  expect(toServer.map((r) => `${r.method()} ${r.url()}`)).toEqual([]);
+});
+
+test("a valid bundle is checked, uploads with its progress, and appears on the leaderboard", async ({ page, request }) => {
+  await page.goto("/submit");
+  await expect(page.locator("form.upload[data-ready]")).toBeAttached();
+  // Every state the submission passes through, as the reader saw it.
+  await page.evaluate(() => {
+    const w = window as unknown as { __stages: string[] };
+    w.__stages = [];
+    const state = document.querySelector(".submit-state")!;
+    new MutationObserver(() => w.__stages.push(state.textContent ?? "")).observe(state, { childList: true, subtree: true, characterData: true });
+  });
+  await page.setInputFiles("#bundle", path.join(VECTORS, "valid-basic.tar.gz"));
+  await expect(page.locator(".verdict.checked")).toContainText("RefFramework + RefModel, 12 runs");
+  const sent = page.waitForRequest((r) => r.method() === "POST" && r.url().endsWith("/api/v1/submissions"));
+  await page.getByRole("button", { name: "Verify and submit" }).click();
+  await sent;
+  await expect(page.locator(".verdict.accepted")).toContainText(/Stored/);
+  const stages = await page.evaluate(() => (window as unknown as { __stages: string[] }).__stages);
+  expect(stages.some((s) => s.includes("Checking in your browser"))).toBe(true);
+  expect(stages.some((s) => s.includes("Sending:"))).toBe(true);
+  expect(stages.some((s) => s.includes("verifying on the server"))).toBe(true);
+
+  const rows = (await (await request.get("/api/v1/leaderboard")).json()).rows as { agent_id: string; task_set_digest: string }[];
+  const row = rows.find((r) => r.agent_id === "ref-agent");
+  expect(row).toBeDefined();
+  await page.getByRole("link", { name: "See RefFramework + RefModel" }).click();
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("RefFramework + RefModel");
+  await page.goto(`/?set=${row!.task_set_digest}`);
+  await expect(page.locator("table.board").getByRole("link", { name: "RefFramework + RefModel", exact: true })).toBeVisible();
+});
+
+test("a run's log narrows to its errors or to words, and jumps between errors; the patch folds", async ({ page }) => {
+  await page.goto("/agents/example-agent?task=wordfreq&hint=hints");
+  await page.locator("table.runs").getByRole("link", { name: /^#\d+$/ }).first().click();
+  const tools = page.locator(".log-tools[data-ready]", { hasText: "Traceback" }).first();
+  await expect(tools).toBeAttached();
+  const log = tools.locator("pre.log");
+  const visible = () => log.locator("span.line:visible").allInnerTexts();
+  const all = (await visible()).length;
+  expect(all).toBeGreaterThan(1);
+
+  await tools.getByLabel("Error lines only").check();
+  const errors = await visible();
+  expect(errors.length).toBeGreaterThan(0);
+  expect(errors.length).toBeLessThan(all);
+  expect(await log.locator("span.line.err:visible").count()).toBe(errors.length);
+  await expect(tools.getByText(`${errors.length} of `)).toBeVisible();
+
+  await tools.getByRole("button", { name: "↓ Next error" }).click();
+  await expect(log.locator("span.line.current")).toHaveCount(1);
+  await expect(log.locator("span.line.current")).toHaveClass(/err/);
+
+  await tools.getByLabel("Error lines only").uncheck();
+  await tools.getByLabel("Show lines containing").fill("PREDICT(");
+  const found = await visible();
+  expect(found.length).toBeGreaterThan(0);
+  expect(found.length).toBeLessThan(all);
+  for (const line of found) expect(line.toLowerCase()).toContain("predict(");
+  await tools.getByLabel("Show lines containing").fill("");
+  expect((await visible()).length).toBe(all);
+
+  const patch = page.locator(".patch-tools[data-ready]").first();
+  const lines = patch.locator("pre.diff span.line:visible");
+  const before = await lines.count();
+  await patch.getByRole("button", { name: "Fold every file", exact: true }).click();
+  const folded = await lines.count();
+  expect(folded).toBeLessThan(before);
+  expect(folded).toBe(await patch.locator("pre.diff span.file-head").count());
+  await patch.locator("pre.diff span.file-head").first().click();
+  expect(await lines.count()).toBeGreaterThan(folded);
+  await patch.getByRole("button", { name: "Unfold every file" }).click();
+  expect(await lines.count()).toBe(before);
+});
+
+test("a page notices results that arrive after it was shown, and offers to reload", async ({ page, request }) => {
+  await page.clock.install();
+  await page.goto("/tasks");
+  await expect(page.locator(".new-results")).toBeAttached();
+  await page.waitForLoadState("networkidle");
+  const polls = requests(page);
+  // Another client submits while the page is open.
+  const answer = await request.post("/api/v1/submissions", {
+    data: fs.readFileSync(path.join(VECTORS, "valid-published.tar.gz")),
+    headers: { "Content-Type": "application/gzip" },
+  });
+  expect(answer.status()).toBe(201);
+  await page.clock.fastForward(10_000);
+  await expect(page.getByRole("button", { name: "Reload" })).toHaveCount(0);
+  await page.clock.fastForward(25_000);
+  await expect(page.getByText("New results have arrived")).toBeVisible();
+  expect(polls.some((r) => r.url().endsWith("/api/v1/changes?limit=1"))).toBe(true);
+  // It never reloads on its own.
+  expect(polls.filter((r) => r.resourceType() === "document")).toEqual([]);
+  const reloaded = page.waitForEvent("load");
+  await page.getByRole("button", { name: "Reload" }).click();
+  await reloaded;
+  await expect(page.getByRole("button", { name: "Reload" })).toHaveCount(0);
+});
