@@ -72,7 +72,7 @@ pub fn provenance_badge(provenance: ProvenanceKind, source: Option<&str>) -> Str
 
 pub fn provenance_title(provenance: ProvenanceKind, source: Option<&str>) -> String {
     match provenance {
-        ProvenanceKind::Published => "Per-task results published in the RExBench paper; 5 runs per cell reconstructed from the published fractions, with no patches or logs".to_owned(),
+        ProvenanceKind::Published => "Published in the RExBench paper; runs reconstructed from its per-task fractions".to_owned(),
         ProvenanceKind::Imported => format!(
             "Run and judged by another harness ({}), not by this project's runner; imported with the verifier's output, and the agent's patch where the job kept one",
             source.unwrap_or("source not named")

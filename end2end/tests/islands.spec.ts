@@ -98,7 +98,7 @@ test("a view opened from a link is narrowed by the server, and widened without a
 test("two agents ticked on the leaderboard open /compare", async ({ page }) => {
   await liveBoard(page);
   await page.getByRole("checkbox", { name: "Compare OpenHands + Claude 4.5 Opus" }).check();
-  const button = page.getByRole("button", { name: "Compare the two" });
+  const button = page.getByRole("button", { name: "Compare the ticked agents" });
   await expect(button).toBeDisabled();
   await page.getByRole("checkbox", { name: "Compare aider + Claude 4.5 Opus" }).check();
   await expect(page.getByRole("checkbox", { name: "Compare aider + DeepSeek-R1" })).toBeDisabled();

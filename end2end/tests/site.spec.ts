@@ -291,3 +291,12 @@ test("a run's trajectory: steps, tool calls, and the step where the error shows"
   await expect(observation.locator("pre")).toContainText("ValueError: review too short to classify");
   await shot(page, "run-trajectory");
 });
+
+test("two agents ticked on the leaderboard are compared", async ({ page }) => {
+  await page.goto("/");
+  await page.getByRole("checkbox", { name: "Compare OpenHands + Claude 4.5 Opus" }).check();
+  await page.getByRole("checkbox", { name: "Compare aider + Claude 4.5 Opus" }).check();
+  await page.getByRole("button", { name: "Compare the ticked agents" }).click();
+  await expect(page).toHaveURL(/\/compare\?/);
+  await expect(page.getByText("OpenHands + Claude 4.5 Opus vs aider + Claude 4.5 Opus")).toBeVisible();
+});

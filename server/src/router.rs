@@ -49,7 +49,10 @@ pub fn build_app(state: AppState) -> Router {
 pub(crate) fn router(shared: Shared) -> Router {
     let options = LeptosOptions::builder().output_name("rexbench").build();
     let routes = generate_route_list(app::App);
-    let policy: Arc<str> = shared.pkg.as_ref().map_or(islands::base_policy(), |p| p.policy.as_str()).into();
+    let policy = axum::http::HeaderValue::from_str(
+        shared.pkg.as_ref().map_or(islands::base_policy(), |p| p.policy.as_str()),
+    )
+    .expect("a policy is ASCII");
     let api = Router::new()
         .route("/submissions", post(api::submit).layer(DefaultBodyLimit::disable()))
         .route("/leaderboard", get(api::leaderboard))

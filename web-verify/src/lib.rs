@@ -67,7 +67,7 @@ fn check(file: Blob, setup: &Setup, progress: &js_sys::Function) -> Answer {
         }
     };
     let total = file.size();
-    let source = Slices { file, reader, at: 0.0, total, reported: 0.0, progress };
+    let source = Slices { file, reader, at: 0.0, total, chunk: Vec::new(), pos: 0, reported: 0.0, progress };
     let verifier = Verifier::new(trusted, setup.tasks.iter().cloned()).with_limits(setup.limits);
     match verifier.verify(source) {
         Ok(v) => Answer::Valid { runs: v.manifest.runs.len() as u64, agent: v.manifest.agent.name() },
@@ -86,31 +86,35 @@ fn invalid(e: &BundleError, revoked: &[(String, String)]) -> Answer {
     Answer::Invalid { code: e.code().to_owned(), message: e.to_string() }
 }
 
-/// The file as a stream of slices.
+/// The file as a stream: one slice of it at a time in memory, in `chunk`.
 struct Slices<'a> {
     file: Blob,
     reader: FileReaderSync,
+    /// Where the next slice starts in the file.
     at: f64,
     total: f64,
+    chunk: Vec<u8>,
+    /// How much of `chunk` has been read.
+    pos: usize,
     reported: f64,
     progress: &'a js_sys::Function,
 }
 
-impl Read for Slices<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.at >= self.total || buf.is_empty() {
-            return Ok(0);
-        }
-        let end = (self.at + SLICE.min(buf.len() as f64)).min(self.total);
+impl Slices<'_> {
+    /// Reads the next slice into `chunk` (one JavaScript buffer a mebibyte: few for the
+    /// collector to find).
+    fn fill(&mut self) -> io::Result<()> {
+        let end = (self.at + SLICE).min(self.total);
         let slice = self.file.slice_with_f64_and_f64(self.at, end).map_err(|_| io::Error::other("slicing the file"))?;
         let bytes = self
             .reader
             .read_as_array_buffer(&slice)
             .map_err(|_| io::Error::other("the file could not be read (was it changed or removed?)"))?;
-        let bytes = js_sys::Uint8Array::new(&bytes);
-        let n = bytes.length() as usize;
-        bytes.copy_to(&mut buf[..n]);
-        self.at += n as f64;
+        let view = js_sys::Uint8Array::new(&bytes);
+        self.chunk.resize(view.length() as usize, 0);
+        view.copy_to(&mut self.chunk);
+        self.pos = 0;
+        self.at += self.chunk.len() as f64;
         if self.at - self.reported >= REPORT_EVERY || self.at >= self.total {
             self.reported = self.at;
             let message = Answer::Progress { done: self.at, total: self.total };
@@ -119,6 +123,21 @@ impl Read for Slices<'_> {
                 &serde_json::to_string(&message).unwrap_or_default().into(),
             );
         }
+        Ok(())
+    }
+}
+
+impl Read for Slices<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.pos >= self.chunk.len() {
+            if self.at >= self.total {
+                return Ok(0);
+            }
+            self.fill()?;
+        }
+        let n = buf.len().min(self.chunk.len() - self.pos);
+        buf[..n].copy_from_slice(&self.chunk[self.pos..self.pos + n]);
+        self.pos += n;
         Ok(n)
     }
 }

@@ -44,8 +44,14 @@ pub fn LiveBoard(
             });
         }
         if let Some(root) = root.get_untracked() {
-            add_pickers(&root);
             keep_rows(&root);
+            // Boxes the browser kept ticked (back to the page) count as picked.
+            let ticked: Vec<String> = all(&root, "input.pick:checked")
+                .into_iter()
+                .filter_map(|i| i.dyn_into::<HtmlInputElement>().ok().map(|i| i.value()))
+                .collect();
+            update_picks(&root, &ticked);
+            picked.set(ticked);
         }
     });
 
@@ -70,9 +76,9 @@ pub fn LiveBoard(
                     }
                     if let Some(now) = replace_body(&root, &page.body) {
                         complete.set_value(now);
-                        add_pickers(&root);
                         keep_rows(&root);
                         picked.set(vec![]);
+                        update_picks(&root, &[]);
                         status.set("The table now shows the view asked for.".into());
                     }
                 });
@@ -89,13 +95,8 @@ pub fn LiveBoard(
                     p.push(id);
                 }
             });
-            let full = picked.with_untracked(|p| p.len() >= 2);
             if let Some(root) = root.get_untracked() {
-                for other in all(&root, "input.pick") {
-                    if let Ok(other) = other.dyn_into::<HtmlInputElement>() {
-                        other.set_disabled(full && !other.checked());
-                    }
-                }
+                picked.with_untracked(|p| update_picks(&root, p));
             }
             return;
         }
@@ -113,6 +114,15 @@ pub fn LiveBoard(
         }
     };
     let on_submit = move |ev: Event| {
+        // Two agents ticked: `/compare` for them, under its own names for them.
+        if closest(&ev, "form#pick").is_some() {
+            ev.prevent_default();
+            if let [a, b] = picked.get_untracked().as_slice() {
+                let to = crate::format::href("/compare", &[("a", Some(a)), ("b", Some(b))]);
+                let _ = window().location().assign(&to);
+            }
+            return;
+        }
         if closest(&ev, "form.filters").is_some() {
             ev.prevent_default();
             if let Some(root) = root.get_untracked() {
@@ -144,14 +154,6 @@ pub fn LiveBoard(
         }
     };
 
-    let compare = move |_| {
-        let p = picked.get_untracked();
-        if let [a, b] = p.as_slice() {
-            let to = crate::format::href("/compare", &[("a", Some(a)), ("b", Some(b))]);
-            let _ = window().location().assign(&to);
-        }
-    };
-
     view! {
         <div
             class="live-board"
@@ -162,12 +164,6 @@ pub fn LiveBoard(
             on:submit=move |ev: web_sys::SubmitEvent| on_submit(ev.into())
             on:click=move |ev: web_sys::MouseEvent| on_click(ev.into())
         >
-            <p class="compare-bar" hidden=move || !ready.get()>
-                "Tick two agents to compare them task by task. "
-                <button type="button" disabled=move || picked.with(|p| p.len() != 2) on:click=compare>
-                    "Compare the two"
-                </button>
-            </p>
             {children()}
             <p class="visually-hidden" aria-live="polite">{move || status.get()}</p>
         </div>
@@ -327,34 +323,19 @@ fn parse(html: &str) -> Option<Element> {
     doc.document_element()
 }
 
-/// A checkbox in each row's agent cell to pick it for comparison (without JavaScript
-/// `/compare` has its own choosers, so the boxes come only with the island).
-fn add_pickers(root: &Element) {
-    for th in all(root, "table.board tbody th.agent") {
-        if th.query_selector("input.pick").ok().flatten().is_some() {
-            continue;
+/// With two agents ticked the others cannot be, and the button compares exactly two.
+fn update_picks(root: &Element, picked: &[String]) {
+    for input in all(root, "input.pick") {
+        if let Ok(input) = input.dyn_into::<HtmlInputElement>() {
+            input.set_disabled(picked.len() >= 2 && !input.checked());
         }
-        let Some(agent) = th
-            .query_selector(":scope > a")
-            .ok()
-            .flatten()
-            .and_then(|a| a.get_attribute("href"))
-            .and_then(|h| h.strip_prefix("/agents/").map(str::to_owned))
-        else {
-            continue;
-        };
-        let agent = js_sys::decode_uri_component(&agent).map(String::from).unwrap_or(agent);
-        let name = th.query_selector(":scope > a").ok().flatten().and_then(|a| a.text_content()).unwrap_or_default();
-        let doc = document();
-        let Ok(label) = doc.create_element("label") else { continue };
-        label.set_class_name("pick");
-        let Ok(input) = doc.create_element("input") else { continue };
-        let _ = input.set_attribute("type", "checkbox");
-        let _ = input.set_attribute("class", "pick");
-        let _ = input.set_attribute("value", &agent);
-        let _ = input.set_attribute("aria-label", &format!("Compare {name}"));
-        let _ = label.append_child(&input);
-        let _ = label.append_with_str_1(" compare");
-        let _ = th.append_child(&label);
+    }
+    if let Some(button) = root
+        .query_selector("form#pick button")
+        .ok()
+        .flatten()
+        .and_then(|b| b.dyn_into::<web_sys::HtmlButtonElement>().ok())
+    {
+        button.set_disabled(picked.len() != 2);
     }
 }

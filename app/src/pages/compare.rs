@@ -13,7 +13,10 @@ use store::{Hint, TaskId};
 
 #[component]
 pub(crate) fn ComparePage() -> impl IntoView {
-    let (a, b) = (query("a"), query("b"));
+    // `a` and `b`, or the first two agents ticked on the leaderboard (`agent=…&agent=…`).
+    let ticked = leptos_router::hooks::use_query_map().read_untracked().get_all("agent").unwrap_or_default();
+    let mut ticked = ticked.into_iter().filter(|t| !t.is_empty());
+    let (a, b) = (query("a").or_else(|| ticked.next()), query("b").or_else(|| ticked.next()));
     let data = Resource::new_blocking(move || (a.clone(), b.clone()), |(a, b)| load_compare(a, b));
     view! {
         <Meta name="description" content="Two RExBench agents side by side, task by task, with and without hints."/>

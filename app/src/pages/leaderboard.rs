@@ -154,6 +154,10 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             {(pages > 1).then(|| format!(" · showing {}–{} (page {page} of {pages})", first + 1, first + rows.len()))}
         </p>
 
+        <form id="pick" class="compare-bar" method="get" action="/compare">
+            <button type="submit">"Compare the ticked agents"</button>
+            " Tick two agents in the table to see them side by side, task by task."
+        </form>
         <div class="table-wrap">
             <table class="board">
                 <caption>
@@ -294,13 +298,14 @@ fn BoardRow(row: LeaderboardRow, stats: Option<AgentStats>, issues: Vec<KnownIss
         <tr class=band>
             <td class="num rank">
                 {rank}
-                {(group > 0).then(|| view! { <span class="group" title="agents in one group cannot be told apart">{format!("group {group}")}</span> })}
+                {(group > 0).then(|| view! { <span class="group">{format!("group {group}")}</span> })}
             </td>
             <th scope="row" class="agent">
                 <a href=agent.clone()>{row.display_name.clone()}</a>
                 <div class="badges">
                     <TierBadge tier=row.tier/>
                     <ProvenanceBadge provenance=row.provenance source=row.provenance_source.clone()/>
+                    <input type="checkbox" class="pick" form="pick" name="agent" value=row.agent_id.clone() aria-label=format!("Compare {}", row.display_name)/>
                 </div>
                 <div class="muted small"><AgentUrl url=row.url.clone()/></div>
             </th>

@@ -363,7 +363,13 @@ async fn every_answer_carries_the_security_headers() {
             csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'none'"),
             "{path}: {csp}"
         );
-        assert!(!csp.contains("script-src") && !csp.contains("unsafe-inline"), "{path}: {csp}");
+        // Scripts: this site's files and Leptos's loader by its hash, nothing inline else.
+        assert!(!csp.contains("unsafe-inline") && !csp.contains("'nonce-"), "{path}: {csp}");
+        if let Some(scripts) = csp.split("; ").find(|d| d.starts_with("script-src")) {
+            let sources: Vec<&str> = scripts.split(' ').skip(1).collect();
+            assert_eq!(sources[..2], ["'self'", "'wasm-unsafe-eval'"], "{path}: {csp}");
+            assert!(sources[2..].iter().all(|s| s.starts_with("'sha256-") && s.len() == 53), "{path}: {csp}");
+        }
         assert_eq!(answer.header(header::X_CONTENT_TYPE_OPTIONS), "nosniff", "{path}");
         assert_eq!(answer.header(header::REFERRER_POLICY), "strict-origin-when-cross-origin", "{path}");
         assert_eq!(answer.header(header::X_FRAME_OPTIONS), "DENY", "{path}");

@@ -115,3 +115,30 @@ pub async fn post_bundle(app: &Router, bytes: Vec<u8>) -> Answer {
         .unwrap();
     send(app, request).await
 }
+
+/// A page's scripts: at most Leptos's islands loader, inline in the head before anything
+/// a bundle says, allowed by its SHA-256 in the policy, which allows no other inline
+/// script. Returns how many there are.
+pub fn check_scripts(path: &str, html: &str, policy: &str) -> usize {
+    use base64::Engine as _;
+    assert!(!policy.contains("unsafe-inline") && !policy.contains("'nonce-"), "{path}: {policy}");
+    let mut rest = html;
+    let mut seen = 0;
+    while let Some(start) = rest.find("<script") {
+        let after = &rest[start..];
+        let open_end = after.find('>').expect("a whole tag");
+        let close = after.find("</script>").unwrap_or_else(|| panic!("{path}: an unclosed script"));
+        assert!(!after[..open_end].contains("src="), "{path}: a script from a file in the page");
+        let text = &after[open_end + 1..close];
+        assert!(text.contains("hydrateIslands"), "{path}: a script that is not the islands' loader: {text}");
+        let hash = base64::engine::general_purpose::STANDARD.encode(bundle::Digest::of(text.as_bytes()).as_bytes());
+        assert!(policy.contains(&format!("'sha256-{hash}'")), "{path}: the loader's hash is not in {policy}");
+        seen += 1;
+        rest = &after[close..];
+    }
+    assert!(seen <= 1, "{path}: {seen} scripts");
+    if seen == 1 {
+        assert!(html.find("<script") < html.find("</head>"), "{path}: the loader is not in the head");
+    }
+    seen
+}

@@ -7,7 +7,7 @@ use bundle::SecretKey;
 use serde_json::json;
 use store::Tier;
 
-use crate::harness::{Answer, app_on_sqlite, get, post_bundle, send, state};
+use crate::harness::{Answer, app_on_sqlite, check_scripts, get, post_bundle, send, state};
 
 /// Every page must stay within this, whatever the data.
 const PAGE_LIMIT: usize = 200_000;
@@ -76,9 +76,11 @@ async fn app_with_hostile_agent() -> (Router, tempfile::TempDir, i64) {
 async fn page(app: &Router, path: &str) -> (StatusCode, String) {
     let answer = get(app, path).await;
     assert!(answer.header(header::CONTENT_TYPE).starts_with("text/html"), "{path}");
-    let html = String::from_utf8(answer.body).unwrap();
+    let html = String::from_utf8(answer.body.clone()).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"), "{path}");
-    assert!(!html.contains("<script"), "{path}: a script got through: {html}");
+    check_scripts(path, &html, answer.header(header::CONTENT_SECURITY_POLICY));
+    // Styles come from the stylesheet only (`style-src 'self'`).
+    assert!(!html.contains(" style=\""), "{path}: a style attribute");
     assert!(!html.contains("<img src=x"), "{path}: an element got through");
     assert!(!html.contains("<svg onload"), "{path}: an element got through");
     assert!(!html.contains("javascript:"), "{path}: a script link got through");
@@ -411,4 +413,102 @@ async fn many_agents_come_in_pages() {
     assert!(task.contains(r#"href="/tasks/cogs?page=2#results""#));
     let (_, last) = page(&app, "/tasks/cogs?page=2").await;
     assert!(last.contains("Agents 51–52 of 52"), "{last}");
+}
+
+/// The islands' WebAssembly this test binary was built with: scripts/wasm must have run.
+fn pkg() -> server::islands::Pkg {
+    server::islands::Pkg::embedded()
+        .expect("the server was built without its WebAssembly: run scripts/wasm, then the tests (scripts/test does)")
+}
+
+#[tokio::test]
+async fn islands_load_through_a_hashed_loader_from_a_versioned_path() {
+    let pkg = pkg();
+    let (app, dir) = app_on_sqlite().await;
+    let answer = get(&app, "/").await;
+    let html = String::from_utf8(answer.body.clone()).unwrap();
+    let policy = answer.header(header::CONTENT_SECURITY_POLICY).to_owned();
+    assert_eq!(check_scripts("/", &html, &policy), 1, "every page loads the islands");
+    assert!(policy.contains("script-src 'self' 'wasm-unsafe-eval' 'sha256-"), "{policy}");
+    assert!(policy.contains("connect-src 'self'") && policy.contains("worker-src 'self'"), "{policy}");
+    assert!(!html.contains(" nonce="), "no per-response nonce: pages are cached per URL");
+    assert!(!html.contains(" style="), "no style attributes under style-src 'self'");
+    assert!(html.contains(&format!(r#"<link rel="modulepreload" href="/{}/rexbench.js""#, pkg.dir)), "{html}");
+    // Rendered twice, a page is the same bytes (the cache keeps one per URL).
+    let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
+    let again = server::build_app(state(&backend, &dir.path().join("blobs")).await);
+    assert_eq!(get(&again, "/").await.body, answer.body);
+
+    for (file, kind) in [("rexbench.js", "text/javascript; charset=utf-8"), ("rexbench_bg.wasm", "application/wasm"),
+        ("verify-worker.js", "text/javascript; charset=utf-8"), ("rexbench_verify_bg.wasm", "application/wasm")] {
+        let path = format!("/{}/{file}", pkg.dir);
+        let plain = get(&app, &path).await;
+        assert_eq!(plain.status, StatusCode::OK, "{path}");
+        assert_eq!(plain.header(header::CONTENT_TYPE), kind);
+        assert_eq!(plain.header(header::CACHE_CONTROL), "public, max-age=31536000, immutable");
+        let request = Request::get(&path).header(header::ACCEPT_ENCODING, "gzip, br").body(Body::empty()).unwrap();
+        let packed = send(&app, request).await;
+        assert_eq!(packed.header(header::CONTENT_ENCODING), "br", "{path}");
+        let mut unpacked = Vec::new();
+        std::io::Read::read_to_end(&mut brotli::Decompressor::new(&packed.body[..], 4096), &mut unpacked).unwrap();
+        assert_eq!(unpacked, plain.body, "{path}: the brotli file is the same file");
+        assert!(packed.body.len() < plain.body.len());
+    }
+    // Another build's path is not served: a page names the version it needs.
+    assert_eq!(get(&app, "/pkg/0000000000000000/rexbench.js").await.status, StatusCode::NOT_FOUND);
+    assert_eq!(get(&app, &format!("/{}/nothing.js", pkg.dir)).await.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn without_its_webassembly_the_server_serves_every_page_without_islands() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
+    let mut state = state(&backend, &dir.path().join("blobs")).await;
+    server::seed_demo(&state).await.unwrap().expect("a fresh database");
+    state.pkg = None;
+    let app = server::build_app(state);
+    for path in ["/", "/submit", "/tasks", "/agents/example-agent", "/failures", "/about"] {
+        let answer = get(&app, path).await;
+        assert_eq!(answer.status, StatusCode::OK, "{path}");
+        assert_eq!(answer.header(header::CONTENT_SECURITY_POLICY), server::islands::base_policy(), "{path}");
+        let html = String::from_utf8(answer.body).unwrap();
+        assert!(!html.contains("<script") && !html.contains("modulepreload"), "{path}: {html}");
+        assert!(!html.contains("leptos-island data-component=\"NewResults"), "{path}: no notice without islands");
+    }
+    let (_, html) = page(&app, "/submit").await;
+    assert!(html.contains(r#"<form method="post" action="/submit" enctype="multipart/form-data" class="upload">"#), "{html}");
+    assert_eq!(get(&app, &format!("/{}/rexbench.js", pkg().dir)).await.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn the_browser_orders_and_filters_rows_as_the_server_does() {
+    use app::board::{BoardQuery, Sort};
+    let dir = tempfile::tempdir().unwrap();
+    let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
+    let state = state(&backend, &dir.path().join("blobs")).await;
+    server::seed_demo(&state).await.unwrap().expect("a fresh database");
+    let store = state.store.clone();
+    let app = server::build_app(state);
+    let filter = store::LeaderboardFilter::default();
+    let rows = store.leaderboard(&filter).await.unwrap();
+    for sort in Sort::ALL {
+        // The value each row is ordered by: in SQL for the server, from the row in the browser.
+        let keys = store.leaderboard_keys(&filter, sort.rate_key()).await.unwrap();
+        for key in &keys {
+            let row = rows.iter().find(|r| r.bundle_id == key.bundle_id).unwrap();
+            assert_eq!(sort.value(row), key.value, "{sort:?} of {}", row.display_name);
+        }
+    }
+    // The name search: the same rows from the page as from the filter the island runs.
+    let view = BoardQuery::from_params(|k| (k == "q").then(|| "  ClAuDe 4 ".to_owned()));
+    let (_, html) = page(&app, "/?q=ClAuDe+4").await;
+    let set = rows.iter().filter(|r| r.agent_id == "openhands-claude-4.5-opus").map(|r| &r.task_set_digest).next().unwrap();
+    let kept: Vec<_> = rows.iter().filter(|r| &r.task_set_digest == set && view.keeps(r)).collect();
+    assert!(kept.len() >= 2 && kept.len() < 14, "{}", kept.len());
+    assert!(html.contains(&format!("{} of 14 agents", kept.len())), "{html}");
+    assert!(html.contains(r#"name="q" value="ClAuDe 4""#), "{html}");
+    for r in &rows {
+        let shown = html.contains(&format!(">{}</a>", r.display_name));
+        assert_eq!(shown, kept.iter().any(|k| k.bundle_id == r.bundle_id), "{}", r.display_name);
+    }
 }
