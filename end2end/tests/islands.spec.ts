@@ -119,11 +119,12 @@ test("each invalid conformance vector is refused in the browser, with the server
     // What the server itself answers, asked by the test, not the page.
     const answer = await request.post("/api/v1/submissions", { data: bytes, headers: { "Content-Type": "application/gzip" } });
     expect(answer.status(), file).toBeGreaterThanOrEqual(400);
-    const code = (await answer.json()).error.code as string;
+    const { code, message } = (await answer.json()).error as { code: string; message: string };
 
     await page.setInputFiles("#bundle", { name: file, mimeType: "application/gzip", buffer: bytes });
     const verdict = page.locator(".submit-state .verdict.refused");
     await expect(verdict.locator("code.code"), file).toHaveText(code);
+    await expect(verdict.locator("p").first(), file).toHaveText(message);
     await expect(verdict).toContainText("nothing was sent");
   }
   const toServer = seen.filter((r) => !new URL(r.url()).pathname.startsWith("/pkg/"));
