@@ -228,3 +228,41 @@ test("a page notices results that arrive after it was shown, and offers to reloa
   await reloaded;
   await expect(page.getByRole("button", { name: "Reload" })).toHaveCount(0);
 });
+
+test("a bundle dropped on the form is checked like a chosen one", async ({ page }) => {
+  await page.goto("/submit");
+  await expect(page.locator("form.upload[data-ready]")).toBeAttached();
+  const bytes = fs.readFileSync(path.join(VECTORS, "bad-hint.tar.gz")).toString("base64");
+  const dropped = await page.evaluateHandle((b64) => {
+    const data = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const transfer = new DataTransfer();
+    transfer.items.add(new File([data], "bad-hint.tar.gz", { type: "application/gzip" }));
+    return transfer;
+  }, bytes);
+  await page.locator("form.upload").dispatchEvent("drop", { dataTransfer: dropped });
+  await expect(page.locator(".submit-state .verdict.refused code.code")).toHaveText("invalid_hint");
+  // The dropped file is the form's now, as if chosen.
+  expect(await page.locator("#bundle").evaluate((i: HTMLInputElement) => i.files?.[0]?.name)).toBe("bad-hint.tar.gz");
+});
+
+test("a hidden tab does not poll for new results, and asks when shown again", async ({ page }) => {
+  await page.clock.install();
+  await page.goto("/about");
+  await page.waitForLoadState("networkidle");
+  const polls: string[] = [];
+  page.on("request", (r) => {
+    if (r.url().includes("/api/v1/changes")) polls.push(r.url());
+  });
+  const visibility = (state: "hidden" | "visible") =>
+    page.evaluate((s) => {
+      Object.defineProperty(document, "visibilityState", { value: s, configurable: true });
+      // As browsers fire it: at the document, bubbling to the window.
+      document.dispatchEvent(new Event("visibilitychange", { bubbles: true }));
+    }, state);
+  await visibility("hidden");
+  await page.clock.fastForward(95_000);
+  await page.waitForTimeout(300);
+  expect(polls).toEqual([]);
+  await visibility("visible");
+  await expect.poll(() => polls.length).toBe(1);
+});
