@@ -166,6 +166,20 @@ impl BoardQuery {
         self.link(sort, ascending, 1)
     }
 
+    /// How a column's header says the order: `aria-sort`, and the arrow after its name.
+    pub fn marks(&self, sort: Sort) -> (&'static str, &'static str) {
+        match (sort == self.sort, self.ascending) {
+            (false, _) => ("none", ""),
+            (true, true) => ("ascending", " ▲"),
+            (true, false) => ("descending", " ▼"),
+        }
+    }
+
+    /// The order in words, as the table's caption says it: "Agent (ascending)".
+    pub fn order_words(&self) -> String {
+        format!("{}{}", self.sort.label(), if self.ascending { " (ascending)" } else { " (descending)" })
+    }
+
     /// The link to this very view.
     pub fn here(&self) -> String {
         self.link(self.sort, self.ascending, self.page)

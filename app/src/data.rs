@@ -28,7 +28,7 @@ pub struct PageContext {
     /// The change log's newest sequence number as the page is rendered.
     pub generation: i64,
     /// The size limits submitted bundles are held to.
-    pub limits: crate::islands::SubmitLimits,
+    pub limits: bundle::Limits,
 }
 
 #[cfg(feature = "ssr")]

@@ -29,13 +29,7 @@ fn context(app: &Shared) -> PageContext {
         stylesheet: crate::assets::STYLESHEET.clone(),
         pkg: app.pkg.as_ref().map(|p| p.dir.clone()),
         generation: i64::try_from(app.cache.generation()).unwrap_or(i64::MAX),
-        limits: app::islands::SubmitLimits {
-            compressed: app.limits.compressed,
-            uncompressed: app.limits.uncompressed,
-            artifact: app.limits.artifact,
-            members: app.limits.members,
-            manifest: app.limits.manifest,
-        },
+        limits: app.limits,
     }
 }
 

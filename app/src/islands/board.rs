@@ -24,7 +24,7 @@ pub fn LiveBoard(
     children: Children,
 ) -> impl IntoView {
     let root = NodeRef::<leptos::html::Div>::new();
-    // The whole set's rows, once fetched; the rows the page was rendered with otherwise.
+    // The whole set's rows from the API, once fetched (only when the page holds them all).
     let rows = StoredValue::new(None::<Vec<LeaderboardRow>>);
     let complete = StoredValue::new(complete);
     let picked = RwSignal::new(Vec::<String>::new());
@@ -246,23 +246,12 @@ fn arrange(root: &Element, view: &BoardQuery, rows: &[LeaderboardRow], trs: &[El
     // The headers, hidden fields and words that say the order.
     for link in all(root, "table.board thead a") {
         let Some(sort) = link_sort(&link) else { continue };
-        let active = sort == view.sort;
-        let th = link.parent_element();
-        let aria = match (active, view.ascending) {
-            (false, _) => "none",
-            (true, true) => "ascending",
-            (true, false) => "descending",
-        };
-        if let Some(th) = th {
+        let (aria, arrow) = view.marks(sort);
+        if let Some(th) = link.parent_element() {
             let _ = th.set_attribute("aria-sort", aria);
         }
         let label = link.text_content().unwrap_or_default();
         let label = label.trim_end_matches([' ', '▲', '▼']);
-        let arrow = match (active, view.ascending) {
-            (false, _) => "",
-            (true, true) => " ▲",
-            (true, false) => " ▼",
-        };
         link.set_text_content(Some(&format!("{label}{arrow}")));
         let _ = link.set_attribute("href", &view.sorted_by(sort));
     }
@@ -277,8 +266,7 @@ fn arrange(root: &Element, view: &BoardQuery, rows: &[LeaderboardRow], trs: &[El
         }
     }
     if let Some(by) = root.query_selector("table.board caption .sorted-by").ok().flatten() {
-        let dir = if view.ascending { " (ascending)" } else { " (descending)" };
-        by.set_text_content(Some(&format!("{}{dir}", view.sort.label())));
+        by.set_text_content(Some(&view.order_words()));
     }
     if let Some(count) = root.query_selector("p.count").ok().flatten() {
         count.set_text_content(Some(&format!("{} of {} agents", keys.len(), rows.len())));

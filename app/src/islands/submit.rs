@@ -20,20 +20,10 @@ pub struct SubmitSetup {
     pub revoked: Vec<(String, String)>,
     /// The task ids results may name.
     pub tasks: Vec<String>,
-    /// This server's size limits (the bundle crate's `Limits`, field for field).
-    pub limits: SubmitLimits,
+    /// This server's size limits.
+    pub limits: bundle::Limits,
     /// The verifier worker's script, versioned with the rest of the WebAssembly.
     pub worker: String,
-}
-
-/// A bundle's size limits, in bytes and members, as the server holds bundles to them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SubmitLimits {
-    pub compressed: u64,
-    pub uncompressed: u64,
-    pub artifact: u64,
-    pub members: u64,
-    pub manifest: u64,
 }
 
 /// Where a submission stands.

@@ -74,17 +74,7 @@ fn Board(data: LeaderboardData) -> impl IntoView {
     let sort_link = {
         let view = view.clone();
         move |sort: Sort, label: &'static str| {
-            let active = view.sort == sort;
-            let arrow = match (active, view.ascending) {
-                (false, _) => "",
-                (true, true) => " ▲",
-                (true, false) => " ▼",
-            };
-            let aria = match (active, view.ascending) {
-                (false, _) => "none",
-                (true, true) => "ascending",
-                (true, false) => "descending",
-            };
+            let (aria, arrow) = view.marks(sort);
             view! {
                 <th scope="col" aria-sort=aria>
                     <a href=view.sorted_by(sort)>{label}{arrow}</a>
@@ -163,9 +153,7 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                 <caption>
                     "Final success, execution success and file recall per agent under each hint condition, "
                     "sorted by "
-                    <span class="sorted-by">
-                        {view.sort.label()}{if view.ascending { " (ascending)" } else { " (descending)" }}
-                    </span>
+                    <span class="sorted-by">{view.order_words()}</span>
                     ". Rates are over 12 tasks × 5 runs; Δ is the change in final success from no hints to hints, in percentage points. "
                     "Rank is the plausible range of ranks by final success without hints; agents in one group cannot be told apart. "
                     "Cost per run is the mean over the runs that report one, in US dollars (– where none does)."
