@@ -54,13 +54,27 @@ enum Command {
         /// Where the tasks' base codebases are (<task>/), for cards that do not name one.
         #[arg(long)]
         codebases: Option<PathBuf>,
-        /// Runs at once.
+        /// Where the runs execute: `local` (this machine, --jobs at once) or `slurm`
+        /// (one batch job per run; the results directory must be on a filesystem the
+        /// cluster's nodes share).
+        #[arg(long, value_enum, default_value_t = ExecutorKind::Local)]
+        executor: ExecutorKind,
+        /// Runs at once on this machine (--executor local).
         #[arg(long, default_value_t = 1)]
         jobs: usize,
         /// Run experiments in a container: a command template with {workdir}, {name} and
-        /// {command}, e.g. 'docker run --rm --name {name} -v {workdir}:/work -w /work IMAGE {command}'.
+        /// {command}, e.g. 'docker run --rm --name {name} -v {workdir}:/work -w /work IMAGE {command}'
+        /// or, inside Slurm jobs, 'apptainer exec --nv --bind {workdir}:/work --pwd /work IMAGE {command}'.
         #[arg(long)]
         container: Option<String>,
+        #[command(flatten)]
+        slurm: Box<SlurmArgs>,
+    },
+    /// Run one Slurm job's experiment (what `evaluate --executor slurm` submits).
+    #[command(hide = true)]
+    SlurmJob {
+        /// The job's folder under the results directory's .slurm/jobs/.
+        dir: PathBuf,
     },
     /// Turn Harbor job folders (RExBench adapter) into a results directory for `pack`,
     /// with provenance `imported`: Harbor ran and judged the runs; nothing is re-run.
@@ -166,6 +180,91 @@ enum Command {
     },
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ExecutorKind {
+    Local,
+    Slurm,
+}
+
+/// What a cluster needs to know about the jobs of `evaluate --executor slurm`.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Slurm (--executor slurm)")]
+struct SlurmArgs {
+    /// The partition to submit to [default: the cluster's default].
+    #[arg(long)]
+    partition: Option<String>,
+    /// The account to charge.
+    #[arg(long)]
+    account: Option<String>,
+    /// The quality of service.
+    #[arg(long)]
+    qos: Option<String>,
+    /// Generic resources per run, as sbatch's --gres (e.g. gpu:a100:1).
+    #[arg(long)]
+    gres: Option<String>,
+    /// GPUs per run, as sbatch's --gpus (e.g. 1 or a100:1).
+    #[arg(long)]
+    gpus: Option<String>,
+    /// CPUs per run (sbatch's --cpus-per-task).
+    #[arg(long)]
+    cpus_per_run: Option<u32>,
+    /// Memory per run, as sbatch's --mem (e.g. 64G).
+    #[arg(long)]
+    mem: Option<String>,
+    /// Slurm's time limit per job, as sbatch's --time [default: the task's timeout_s in
+    /// minutes, rounded up, plus 5]. The task's own limit is enforced to the second
+    /// inside the job whatever this says.
+    #[arg(long)]
+    time: Option<String>,
+    /// Runs queued or running in Slurm at once.
+    #[arg(long, default_value_t = 500)]
+    max_jobs: usize,
+    /// How many times a run whose job ended without a result is submitted again.
+    #[arg(long, default_value_t = 2)]
+    resubmit: u32,
+    /// One more argument for every sbatch, e.g. --sbatch-arg=--constraint=a100; repeat
+    /// for several.
+    #[arg(long = "sbatch-arg", allow_hyphen_values = true)]
+    sbatch_args: Vec<String>,
+}
+
+impl SlurmArgs {
+    /// The first Slurm option given, if any.
+    fn given(&self) -> Option<&'static str> {
+        [
+            ("--partition", self.partition.is_some()),
+            ("--account", self.account.is_some()),
+            ("--qos", self.qos.is_some()),
+            ("--gres", self.gres.is_some()),
+            ("--gpus", self.gpus.is_some()),
+            ("--cpus-per-run", self.cpus_per_run.is_some()),
+            ("--mem", self.mem.is_some()),
+            ("--time", self.time.is_some()),
+            ("--max-jobs", self.max_jobs != 500),
+            ("--resubmit", self.resubmit != 2),
+            ("--sbatch-arg", !self.sbatch_args.is_empty()),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.then_some(flag))
+    }
+
+    fn options(self) -> crate::slurm::Options {
+        crate::slurm::Options {
+            partition: self.partition,
+            account: self.account,
+            qos: self.qos,
+            gres: self.gres,
+            gpus: self.gpus,
+            cpus_per_run: self.cpus_per_run,
+            mem: self.mem,
+            time: self.time,
+            max_jobs: self.max_jobs,
+            resubmit: self.resubmit,
+            sbatch_args: self.sbatch_args,
+        }
+    }
+}
+
 /// Exit statuses: 0 valid / done, 1 invalid bundle, 2 anything else went wrong.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -204,13 +303,32 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Evaluate { outputs, out, tasks, gold, codebases, jobs, container } => {
+        Command::Evaluate {
+            outputs,
+            out,
+            tasks,
+            gold,
+            codebases,
+            executor: kind,
+            jobs,
+            container,
+            slurm,
+        } => {
             let executor = match container {
                 Some(t) => Executor::container(&t).map_err(anyhow::Error::msg)?,
                 None => Executor::Local,
             };
-            ctrlc::set_handler(|| evaluate::INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed))
-                .context("cannot catch Ctrl-C")?;
+            let slurm = match kind {
+                ExecutorKind::Slurm => Some(slurm.options()),
+                ExecutorKind::Local => {
+                    if let Some(flag) = slurm.given() {
+                        anyhow::bail!("{flag} is for --executor slurm");
+                    }
+                    None
+                }
+            };
+            catch_interrupts()?;
+            let builtin_tasks = tasks.is_none();
             let tasks = TaskDir::open(tasks.as_deref())?;
             let opts = evaluate::Options {
                 tasks_dir: tasks.path().to_owned(),
@@ -220,6 +338,8 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
                 codebases,
                 jobs,
                 executor,
+                slurm,
+                builtin_tasks,
             };
             match evaluate::evaluate(&opts) {
                 Ok(s) => {
@@ -239,6 +359,12 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
                 }
                 Err(e) => Err(e.into()),
             }
+        }
+        Command::SlurmJob { dir } => {
+            catch_interrupts()?;
+            let ran = crate::slurm::job::run(&dir, &evaluate::INTERRUPTED)?;
+            eprintln!("rexbench slurm-job: {}", serde_json::to_string(&ran).expect("serializes"));
+            Ok(ExitCode::SUCCESS)
         }
         Command::ImportHarbor { jobs, out, hint, tasks, gold, harbor_version } => {
             let tasks = TaskDir::open(tasks.as_deref())?;
@@ -318,6 +444,12 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
         }
         Command::Inspect { bundle, json } => report(&Verifier::inspector(), &bundle, "READABLE", json),
     }
+}
+
+/// Ctrl-C, and SIGTERM (how Slurm stops a job), stop runs cleanly.
+fn catch_interrupts() -> anyhow::Result<()> {
+    ctrlc::set_handler(|| evaluate::INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed))
+        .context("cannot catch Ctrl-C")
 }
 
 /// `--created-at` as given (checked), or now; to the second, in UTC.

@@ -7,15 +7,15 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bundle::{Benchmark, Outcome, RunnerInfo};
 
 use crate::check::{CheckSpec, RunOutput};
-use crate::exec::{Executor, Exit, Job};
+use crate::exec::Executor;
+use crate::experiment::{Experiment, Ran};
 use crate::outputs::{AgentRun, discover};
 use crate::results::{Evaluation, RunRecord, run_dir};
 use crate::task::{Gold, TaskCard, TaskError, load_all, load_gold};
@@ -28,8 +28,15 @@ pub struct Options {
     pub out: PathBuf,
     pub gold: Option<PathBuf>,
     pub codebases: Option<PathBuf>,
+    /// Runs at once on this machine (the local executor).
     pub jobs: usize,
+    /// How the task's command runs: as a child, or in a container.
     pub executor: Executor,
+    /// Hand the runs to Slurm instead of running them here.
+    pub slurm: Option<crate::slurm::Options>,
+    /// The task cards are the ones built into the binary, unpacked where only this
+    /// process sees them: Slurm jobs get their codebases from a shared copy.
+    pub builtin_tasks: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +49,8 @@ pub enum EvalError {
     Io { path: PathBuf, source: io::Error },
     #[error("{0}")]
     Setup(String),
+    #[error("--executor slurm: {0}")]
+    Slurm(String),
     #[error("interrupted: {done} runs finished, {left} left; run the same command again to resume")]
     Interrupted { done: usize, left: usize },
 }
@@ -57,9 +66,9 @@ pub struct Summary {
 }
 
 /// One task, ready to evaluate runs of.
-struct Prepared {
-    card: TaskCard,
-    codebase: PathBuf,
+pub(crate) struct Prepared {
+    pub card: TaskCard,
+    pub codebase: PathBuf,
     check: CheckSpec,
     /// The task's gold folder, where its check came from there.
     gold_dir: Option<PathBuf>,
@@ -86,6 +95,11 @@ pub fn evaluate(opts: &Options) -> Result<Summary, EvalError> {
         tasks.insert(run.task.clone(), prepare(card, opts)?);
     }
     let benchmark = benchmark_for(&cards, &tasks)?;
+    // A cluster that would refuse the jobs is found out before anything is written.
+    let cluster = match &opts.slurm {
+        Some(slurm) => Some(crate::slurm::Cluster::check(slurm, tasks.values())?),
+        None => None,
+    };
 
     fs::create_dir_all(&opts.out).map_err(|source| EvalError::Io { path: opts.out.clone(), source })?;
     let evaluation = Evaluation {
@@ -101,8 +115,38 @@ pub fn evaluate(opts: &Options) -> Result<Summary, EvalError> {
     let (done, todo): (Vec<&AgentRun>, Vec<&AgentRun>) =
         runs.iter().partition(|r| run_dir(&opts.out, &r.task, r.hint, r.attempt).join("run.json").is_file());
     let progress = Progress::new(todo.len(), done.len());
+    let mut summary = Summary { skipped: done.len(), ..Summary::default() };
+    let result = match cluster {
+        Some(cluster) => cluster.evaluate(&todo, &tasks, opts, &progress, &mut summary),
+        None => evaluate_here_all(&todo, &tasks, opts, &progress, &mut summary),
+    };
+    progress.done();
+    result?;
+    if INTERRUPTED.load(Ordering::Relaxed) {
+        let finished = summary.evaluated + summary.skipped;
+        return Err(EvalError::Interrupted { done: finished, left: runs.len() - finished });
+    }
+    Ok(summary)
+}
+
+impl Summary {
+    pub(crate) fn add(&mut self, record: &RunRecord) {
+        self.evaluated += 1;
+        *self.outcomes.entry(record.outcome).or_default() += 1;
+        self.run_seconds += record.duration_s.unwrap_or(0.0);
+    }
+}
+
+/// The local executor: `--jobs` threads taking runs in turn.
+fn evaluate_here_all(
+    todo: &[&AgentRun],
+    tasks: &BTreeMap<String, Prepared>,
+    opts: &Options,
+    progress: &Progress,
+    summary: &mut Summary,
+) -> Result<(), EvalError> {
     let next = AtomicUsize::new(0);
-    let summary = Mutex::new(Summary { skipped: done.len(), ..Summary::default() });
+    let shared = Mutex::new(std::mem::take(summary));
     let failure: Mutex<Option<EvalError>> = Mutex::new(None);
     std::thread::scope(|scope| {
         for _ in 0..opts.jobs.max(1) {
@@ -113,13 +157,10 @@ pub fn evaluate(opts: &Options) -> Result<Summary, EvalError> {
                     }
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(run) = todo.get(i) else { return };
-                    match evaluate_run(run, &tasks[&run.task], opts) {
+                    match evaluate_here(run, &tasks[&run.task], opts) {
                         Ok(Some(record)) => {
                             progress.finished(run, &record);
-                            let mut s = summary.lock().unwrap();
-                            s.evaluated += 1;
-                            *s.outcomes.entry(record.outcome).or_default() += 1;
-                            s.run_seconds += record.duration_s.unwrap_or(0.0);
+                            shared.lock().unwrap().add(&record);
                         }
                         Ok(None) => return,
                         Err(e) => {
@@ -131,16 +172,8 @@ pub fn evaluate(opts: &Options) -> Result<Summary, EvalError> {
             });
         }
     });
-    progress.done();
-    if let Some(e) = failure.into_inner().unwrap() {
-        return Err(e);
-    }
-    let summary = summary.into_inner().unwrap();
-    if INTERRUPTED.load(Ordering::Relaxed) {
-        let finished = summary.evaluated + summary.skipped;
-        return Err(EvalError::Interrupted { done: finished, left: runs.len() - finished });
-    }
-    Ok(summary)
+    *summary = shared.into_inner().unwrap();
+    failure.into_inner().unwrap().map_or(Ok(()), Err)
 }
 
 fn prepare(mut card: TaskCard, opts: &Options) -> Result<Prepared, EvalError> {
@@ -221,163 +254,153 @@ fn write_evaluation(out: &Path, evaluation: &Evaluation) -> Result<(), EvalError
     write_atomically(&path, &serde_json::to_vec_pretty(evaluation).expect("serializes"))
 }
 
-/// Evaluates one run into its results folder. `None`: interrupted, nothing recorded.
-fn evaluate_run(run: &AgentRun, task: &Prepared, opts: &Options) -> Result<Option<RunRecord>, EvalError> {
-    let io_at = |path: &Path| {
-        let path = path.to_owned();
-        move |source| EvalError::Io { path, source }
-    };
-    let final_dir = run_dir(&opts.out, &run.task, run.hint, run.attempt);
-    let staging = opts.out.join(".staging").join(format!("{}-{}-{}", run.task, run.hint, run.attempt));
-    let _ = fs::remove_dir_all(&staging);
-    fs::create_dir_all(&staging).map_err(io_at(&staging))?;
+/// A run's results folder in the making, `out/.staging/<task>-<hint>-<attempt>`: the
+/// agent's evidence is copied in first, the experiment's after, and the whole folder
+/// becomes the run's in one rename.
+pub(crate) struct Staged {
+    pub dir: PathBuf,
+    pub record: RunRecord,
+    /// Nothing to run: the patch changes nothing.
+    pub empty: bool,
+}
 
+pub(crate) fn io_at(path: &Path) -> impl FnOnce(io::Error) -> EvalError + use<> {
+    let path = path.to_owned();
+    move |source| EvalError::Io { path, source }
+}
+
+/// Starts a run's results: its staging folder with the patch, the agent's log and
+/// trajectory, and the record as far as the patch alone decides it.
+pub(crate) fn stage(run: &AgentRun, task: &Prepared, out: &Path) -> Result<Staged, EvalError> {
+    let dir = out.join(".staging").join(format!("{}-{}-{}", run.task, run.hint, run.attempt));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).map_err(io_at(&dir))?;
     let patch_text = fs::read(&run.patch).map_err(io_at(&run.patch))?;
-    fs::write(staging.join("patch.diff"), &patch_text).map_err(io_at(&staging))?;
+    fs::write(dir.join("patch.diff"), &patch_text).map_err(io_at(&dir))?;
     if let Some(log) = &run.agent_log {
-        fs::copy(log, staging.join("agent_log.txt")).map_err(io_at(log))?;
+        fs::copy(log, dir.join("agent_log.txt")).map_err(io_at(log))?;
     }
     if let Some(trajectory) = &run.trajectory {
-        fs::copy(trajectory, staging.join("x-trajectory.json")).map_err(io_at(trajectory))?;
+        fs::copy(trajectory, dir.join("x-trajectory.json")).map_err(io_at(trajectory))?;
     }
     let patch_text = String::from_utf8_lossy(&patch_text);
     let files = crate::patch::files_touched(&patch_text);
-    let mut record = RunRecord {
+    let empty = crate::patch::is_empty(&patch_text);
+    let record = RunRecord {
         outcome: Outcome::EmptyPatch,
-        error_type: None,
+        error_type: empty.then(|| "empty patch".into()),
         file_recall: crate::patch::file_recall(&files, &task.gold_files),
         files_changed: (!files.is_empty()).then_some(files),
         duration_s: None,
         cost_usd: run.cost_usd,
         metrics: BTreeMap::new(),
     };
+    Ok(Staged { dir, record, empty })
+}
 
+/// Judges what an experiment came to (its logs already in the staging folder, its
+/// patched codebase at `workdir`) and makes the run's results folder.
+pub(crate) fn finish(
+    run: &AgentRun,
+    task: &Prepared,
+    out: &Path,
+    mut staged: Staged,
+    ran: Option<Ran>,
+    workdir: &Path,
+) -> Result<RunRecord, EvalError> {
+    let staging = &staged.dir;
+    let record = &mut staged.record;
+    let note =
+        |text: &str| fs::write(staging.join("x-runner.txt"), format!("{text}\n")).map_err(io_at(staging));
+    match ran {
+        None => {}
+        Some(Ran::CopyFailed { message }) => {
+            record.outcome = Outcome::InfraError;
+            record.error_type = Some("codebase copy failed".into());
+            note(&message)?;
+        }
+        Some(Ran::PatchFailed) => {
+            record.outcome = Outcome::PatchFailed;
+            record.error_type = Some("patch failed".into());
+        }
+        Some(Ran::ExecutorFailed { message, duration_s }) => {
+            record.outcome = Outcome::InfraError;
+            record.error_type = Some("executor failed".into());
+            record.duration_s = Some(duration_s);
+            note(&message)?;
+        }
+        Some(Ran::Cancelled) => unreachable!("a cancelled experiment is never judged"),
+        Some(Ran::TimedOut { duration_s }) => {
+            record.outcome = Outcome::Timeout;
+            record.error_type = Some("Execution Timeout".into());
+            record.duration_s = Some(duration_s);
+        }
+        Some(Ran::Finished { success: false, duration_s, .. }) => {
+            record.outcome = Outcome::ExecutionFailed;
+            record.duration_s = Some(duration_s);
+            let read = |p: &Path| String::from_utf8_lossy(&fs::read(p).unwrap_or_default()).into_owned();
+            record.error_type = crate::patch::classify_error(
+                &read(&staging.join("stderr.txt")),
+                &read(&staging.join("stdout.txt")),
+            );
+        }
+        Some(Ran::Finished { success: true, duration_s, .. }) => {
+            record.duration_s = Some(duration_s);
+            let report = task.check.run(RunOutput {
+                task_dir: &task.card.dir,
+                gold_dir: task.gold_dir.as_deref(),
+                workdir,
+                stdout: &staging.join("stdout.txt"),
+                stderr: &staging.join("stderr.txt"),
+            });
+            record.outcome = if report.passed { Outcome::Success } else { Outcome::WrongResult };
+            record.metrics = report.metrics;
+            fs::write(staging.join("checker_log.txt"), report.log).map_err(io_at(staging))?;
+        }
+    }
+    place(run, out, staged)
+}
+
+/// Writes run.json and moves the staging folder to the run's place.
+pub(crate) fn place(run: &AgentRun, out: &Path, staged: Staged) -> Result<RunRecord, EvalError> {
+    let final_dir = run_dir(out, &run.task, run.hint, run.attempt);
+    let run_json = serde_json::to_vec_pretty(&staged.record).expect("serializes");
+    fs::write(staged.dir.join("run.json"), run_json).map_err(io_at(&staged.dir))?;
+    // The run becomes visible whole: a folder without run.json is never left at its place.
+    let _ = fs::remove_dir_all(&final_dir);
+    fs::create_dir_all(final_dir.parent().expect("has a parent")).map_err(io_at(&final_dir))?;
+    fs::rename(&staged.dir, &final_dir).map_err(io_at(&final_dir))?;
+    Ok(staged.record)
+}
+
+/// Evaluates one run here. `None`: interrupted, nothing recorded.
+fn evaluate_here(run: &AgentRun, task: &Prepared, opts: &Options) -> Result<Option<RunRecord>, EvalError> {
+    let staged = stage(run, task, &opts.out)?;
     let scratch = tempfile::Builder::new()
         .prefix(&format!("rexbench-{}-", run.task))
         .tempdir()
         .map_err(io_at(Path::new("scratch directory")))?;
     let workdir = scratch.path().join("codebase");
-    if crate::patch::is_empty(&patch_text) {
-        record.error_type = Some("empty patch".into());
-    } else if let Err(e) = copy_tree(&task.codebase, &workdir) {
-        record.outcome = Outcome::InfraError;
-        record.error_type = Some("codebase copy failed".into());
-        fs::write(staging.join("x-runner.txt"), format!("copying {}: {e}\n", task.codebase.display()))
-            .map_err(io_at(&staging))?;
-    } else if !apply_patch(&run.patch, &workdir, &staging)? {
-        record.outcome = Outcome::PatchFailed;
-        record.error_type = Some("patch failed".into());
+    let ran = if staged.empty {
+        None
     } else {
-        let (stdout, stderr) = (staging.join("stdout.txt"), staging.join("stderr.txt"));
-        let job = Job {
-            workdir: &workdir,
+        let experiment = Experiment {
+            codebase: &task.codebase,
+            patch: &run.patch,
             command: &task.card.evaluation.command,
-            stdout: &stdout,
-            stderr: &stderr,
             timeout: Duration::from_secs_f64(task.card.evaluation.timeout_s),
+            executor: &opts.executor,
             name: &format!("rexbench-{}-{}-{}-{}", run.task, run.hint, run.attempt, std::process::id()),
         };
-        let started = Instant::now();
-        let exit = opts.executor.run(&job, &INTERRUPTED);
-        record.duration_s = Some(round_ms(started.elapsed().as_secs_f64()));
-        match exit {
-            Err(e) => {
-                record.outcome = Outcome::InfraError;
-                record.error_type = Some("executor failed".into());
-                fs::write(staging.join("x-runner.txt"), format!("{e}\n")).map_err(io_at(&staging))?;
-            }
-            Ok(Exit::Cancelled) => {
-                let _ = fs::remove_dir_all(&staging);
+        match experiment.run(&workdir, &staged.dir, &INTERRUPTED).map_err(io_at(&staged.dir))? {
+            Ran::Cancelled => {
+                let _ = fs::remove_dir_all(&staged.dir);
                 return Ok(None);
             }
-            Ok(Exit::TimedOut) => {
-                record.outcome = Outcome::Timeout;
-                record.error_type = Some("Execution Timeout".into());
-            }
-            Ok(Exit::Finished { success: false, .. }) => {
-                record.outcome = Outcome::ExecutionFailed;
-                let read = |p: &Path| String::from_utf8_lossy(&fs::read(p).unwrap_or_default()).into_owned();
-                record.error_type = crate::patch::classify_error(&read(&stderr), &read(&stdout));
-            }
-            Ok(Exit::Finished { success: true, .. }) => {
-                let report = task.check.run(RunOutput {
-                    task_dir: &task.card.dir,
-                    gold_dir: task.gold_dir.as_deref(),
-                    workdir: &workdir,
-                    stdout: &stdout,
-                    stderr: &stderr,
-                });
-                record.outcome = if report.passed { Outcome::Success } else { Outcome::WrongResult };
-                record.metrics = report.metrics;
-                fs::write(staging.join("checker_log.txt"), report.log).map_err(io_at(&staging))?;
-            }
+            ran => Some(ran),
         }
-    }
-    let run_json = serde_json::to_vec_pretty(&record).expect("serializes");
-    fs::write(staging.join("run.json"), run_json).map_err(io_at(&staging))?;
-    // The run becomes visible whole: a folder without run.json is never left at its place.
-    let _ = fs::remove_dir_all(&final_dir);
-    fs::create_dir_all(final_dir.parent().expect("has a parent")).map_err(io_at(&final_dir))?;
-    fs::rename(&staging, &final_dir).map_err(io_at(&final_dir))?;
-    Ok(Some(record))
-}
-
-fn round_ms(seconds: f64) -> f64 {
-    (seconds * 1000.0).round() / 1000.0
-}
-
-/// `git apply`, falling back to `patch -p1`. Their messages go to x-apply.txt.
-fn apply_patch(patch: &Path, workdir: &Path, staging: &Path) -> Result<bool, EvalError> {
-    let patch = patch.canonicalize().map_err(|source| EvalError::Io { path: patch.to_owned(), source })?;
-    let ceiling = workdir.parent().unwrap_or(workdir);
-    let attempts: [(&str, Vec<&std::ffi::OsStr>); 2] = [
-        ("git", vec!["apply".as_ref(), "--whitespace=nowarn".as_ref(), patch.as_os_str()]),
-        (
-            "patch",
-            vec!["-p1".as_ref(), "--batch".as_ref(), "--forward".as_ref(), "-i".as_ref(), patch.as_os_str()],
-        ),
-    ];
-    let mut log = String::new();
-    for (program, args) in attempts {
-        // Outside any repository, so that `git apply` patches relative to the codebase.
-        let out = Command::new(program)
-            .args(&args)
-            .current_dir(workdir)
-            .env("GIT_CEILING_DIRECTORIES", ceiling)
-            .stdin(Stdio::null())
-            .output();
-        match out {
-            Ok(o) if o.status.success() => return Ok(true),
-            Ok(o) => {
-                log.push_str(&format!("{program}: {}\n", o.status));
-                log.push_str(&String::from_utf8_lossy(&o.stdout));
-                log.push_str(&String::from_utf8_lossy(&o.stderr));
-            }
-            Err(e) => log.push_str(&format!("{program}: cannot run: {e}\n")),
-        }
-    }
-    fs::write(staging.join("x-apply.txt"), log)
-        .map_err(|source| EvalError::Io { path: staging.to_owned(), source })?;
-    Ok(false)
-}
-
-/// Copies a directory tree, keeping permissions and symbolic links.
-fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
-    fs::create_dir_all(to)?;
-    for entry in fs::read_dir(from)? {
-        let entry = entry?;
-        let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        let ty = entry.file_type()?;
-        if ty.is_dir() {
-            copy_tree(&src, &dst)?;
-        } else if ty.is_symlink() {
-            #[cfg(unix)]
-            std::os::unix::fs::symlink(fs::read_link(&src)?, &dst)?;
-        } else {
-            fs::copy(&src, &dst)?;
-        }
-    }
-    Ok(())
+    };
+    finish(run, task, &opts.out, staged, ran, &workdir).map(Some)
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), EvalError> {
@@ -389,11 +412,14 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), EvalError> {
     Ok(())
 }
 
-/// A progress bar on a terminal; one line per finished run otherwise.
-struct Progress {
+/// A progress bar on a terminal; one line per finished run otherwise. Under Slurm both
+/// also say how many runs are queued and running.
+pub(crate) struct Progress {
     bar: Option<indicatif::ProgressBar>,
     total: usize,
     count: AtomicUsize,
+    /// Slurm's queue: runs pending, runs running.
+    queue: Mutex<Option<(usize, usize)>>,
 }
 
 impl Progress {
@@ -405,16 +431,29 @@ impl Progress {
             let bar = indicatif::ProgressBar::new(todo as u64);
             bar.set_style(
                 indicatif::ProgressStyle::with_template(
-                    "{bar:30} {pos}/{len} runs, {elapsed} elapsed, ~{eta} left  {msg}",
+                    "{bar:30} {pos}/{len} runs, {elapsed} elapsed, ~{eta} left  {prefix}{msg}",
                 )
                 .expect("a valid template"),
             );
             bar
         });
-        Progress { bar, total: todo, count: AtomicUsize::new(0) }
+        Progress { bar, total: todo, count: AtomicUsize::new(0), queue: Mutex::new(None) }
     }
 
-    fn finished(&self, run: &AgentRun, record: &RunRecord) {
+    /// Slurm's counts of this evaluation's jobs.
+    pub(crate) fn queue(&self, queued: usize, running: usize) {
+        let mut last = self.queue.lock().unwrap();
+        if *last == Some((queued, running)) {
+            return;
+        }
+        *last = Some((queued, running));
+        match &self.bar {
+            Some(bar) => bar.set_prefix(format!("{queued} queued, {running} running  ")),
+            None => eprintln!("slurm: {queued} queued, {running} running"),
+        }
+    }
+
+    pub(crate) fn finished(&self, run: &AgentRun, record: &RunRecord) {
         let n = self.count.fetch_add(1, Ordering::Relaxed) + 1;
         let line = format!(
             "{}: {}{}",
@@ -428,6 +467,14 @@ impl Progress {
                 bar.set_message(line);
             }
             None => eprintln!("[{n}/{}] {line}", self.total),
+        }
+    }
+
+    /// A message that is not a run's result.
+    pub(crate) fn say(&self, line: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => eprintln!("{line}"),
         }
     }
 

@@ -5,10 +5,12 @@ pub mod audit;
 pub mod cli;
 pub mod evaluate;
 pub mod exec;
+pub mod experiment;
 pub mod harbor;
 pub mod keyfile;
 pub mod outputs;
 pub mod patch;
+pub mod slurm;
 pub mod submit;
 pub mod summary;
 

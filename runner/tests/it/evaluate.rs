@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::{repo, runner, stderr, stdout};
 
 /// Every run.json under a results folder, keyed `task/hint/attempt`.
-fn records(results: &Path) -> BTreeMap<String, Value> {
+pub fn records(results: &Path) -> BTreeMap<String, Value> {
     let mut out = BTreeMap::new();
     for task in fs::read_dir(results.join("runs")).unwrap() {
         let task = task.unwrap().path();
@@ -30,7 +30,7 @@ fn records(results: &Path) -> BTreeMap<String, Value> {
 }
 
 /// Processes whose command line is exactly `words`.
-fn processes_running(words: &[&str]) -> Vec<u32> {
+pub fn processes_running(words: &[&str]) -> Vec<u32> {
     let want: Vec<u8> = words.iter().flat_map(|w| w.bytes().chain([0])).collect();
     fs::read_dir("/proc")
         .unwrap()
@@ -39,7 +39,7 @@ fn processes_running(words: &[&str]) -> Vec<u32> {
         .collect()
 }
 
-fn evaluate(outputs: &Path, results: &Path, jobs: &str) -> std::process::Output {
+pub fn evaluate(outputs: &Path, results: &Path, jobs: &str) -> std::process::Output {
     runner(
         &[
             "evaluate",
@@ -184,7 +184,7 @@ fn outputs_for_resuming(dir: &Path, extra: u32) -> PathBuf {
     dst
 }
 
-fn copy(from: &Path, to: &Path) {
+pub fn copy(from: &Path, to: &Path) {
     fs::create_dir_all(to).unwrap();
     for e in fs::read_dir(from).unwrap() {
         let e = e.unwrap();
@@ -294,7 +294,7 @@ fn tasks_without_gold_or_outputs_for_unknown_tasks_are_refused_up_front() {
 }
 
 /// The names of the files in each run folder, keyed `task/hint/attempt`.
-fn artifact_names(results: &Path) -> BTreeMap<String, Vec<String>> {
+pub fn artifact_names(results: &Path) -> BTreeMap<String, Vec<String>> {
     records(results)
         .into_keys()
         .map(|k| {

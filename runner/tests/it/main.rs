@@ -5,6 +5,7 @@ mod evaluate;
 mod harbor;
 mod parity;
 mod published;
+mod slurm;
 mod submit;
 mod tasks;
 

@@ -1,0 +1,145 @@
+//! One run's experiment, up to the point where it must be judged: a fresh copy of the
+//! codebase, the patch applied, the task's command run under its limit. The local
+//! executor calls this in the runner's own process; a Slurm job calls it on a compute
+//! node (`rexbench slurm-job`) and writes what it returns as the job's status, so that a
+//! run comes to the same outcome whichever executor ran it.
+
+use std::fs;
+use std::io;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::exec::{Executor, Exit, Job};
+
+/// What became of an experiment. Logs are in the folder it was given: `stdout.txt`,
+/// `stderr.txt`, and `x-apply.txt` when the patch did not apply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Ran {
+    /// The codebase could not be copied into the scratch folder.
+    CopyFailed {
+        message: String,
+    },
+    /// Neither `git apply` nor `patch -p1` applied the patch.
+    PatchFailed,
+    /// The command could not be started.
+    ExecutorFailed {
+        message: String,
+        duration_s: f64,
+    },
+    TimedOut {
+        duration_s: f64,
+    },
+    Finished {
+        success: bool,
+        description: String,
+        duration_s: f64,
+    },
+    /// Stopped from outside (Ctrl-C, or a Slurm job cancelled): nothing to judge.
+    Cancelled,
+}
+
+/// The experiment's command and limit, and how to run it.
+#[derive(Debug)]
+pub struct Experiment<'a> {
+    pub codebase: &'a Path,
+    pub patch: &'a Path,
+    pub command: &'a [String],
+    pub timeout: Duration,
+    pub executor: &'a Executor,
+    /// A unique name for the run (container name).
+    pub name: &'a str,
+}
+
+impl Experiment<'_> {
+    /// Copies the codebase to `workdir`, applies the patch, and runs the command there,
+    /// its output and the patch tools' messages going to `logs`.
+    pub fn run(&self, workdir: &Path, logs: &Path, cancel: &AtomicBool) -> io::Result<Ran> {
+        if let Err(e) = copy_tree(self.codebase, workdir) {
+            return Ok(Ran::CopyFailed { message: format!("copying {}: {e}", self.codebase.display()) });
+        }
+        if !apply_patch(self.patch, workdir, logs)? {
+            return Ok(Ran::PatchFailed);
+        }
+        let (stdout, stderr) = (logs.join("stdout.txt"), logs.join("stderr.txt"));
+        let job = Job {
+            workdir,
+            command: self.command,
+            stdout: &stdout,
+            stderr: &stderr,
+            timeout: self.timeout,
+            name: self.name,
+        };
+        let started = Instant::now();
+        let exit = self.executor.run(&job, cancel);
+        let duration_s = round_ms(started.elapsed().as_secs_f64());
+        Ok(match exit {
+            Err(e) => Ran::ExecutorFailed { message: e.to_string(), duration_s },
+            Ok(Exit::Cancelled) => Ran::Cancelled,
+            Ok(Exit::TimedOut) => Ran::TimedOut { duration_s },
+            Ok(Exit::Finished { success, description }) => Ran::Finished { success, description, duration_s },
+        })
+    }
+}
+
+fn round_ms(seconds: f64) -> f64 {
+    (seconds * 1000.0).round() / 1000.0
+}
+
+/// `git apply`, falling back to `patch -p1`. Their messages go to x-apply.txt.
+fn apply_patch(patch: &Path, workdir: &Path, logs: &Path) -> io::Result<bool> {
+    let patch =
+        patch.canonicalize().map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", patch.display())))?;
+    let ceiling = workdir.parent().unwrap_or(workdir);
+    let attempts: [(&str, Vec<&std::ffi::OsStr>); 2] = [
+        ("git", vec!["apply".as_ref(), "--whitespace=nowarn".as_ref(), patch.as_os_str()]),
+        (
+            "patch",
+            vec!["-p1".as_ref(), "--batch".as_ref(), "--forward".as_ref(), "-i".as_ref(), patch.as_os_str()],
+        ),
+    ];
+    let mut log = String::new();
+    for (program, args) in attempts {
+        // Outside any repository, so that `git apply` patches relative to the codebase.
+        let out = Command::new(program)
+            .args(&args)
+            .current_dir(workdir)
+            .env("GIT_CEILING_DIRECTORIES", ceiling)
+            .stdin(Stdio::null())
+            .output();
+        match out {
+            Ok(o) if o.status.success() => return Ok(true),
+            Ok(o) => {
+                log.push_str(&format!("{program}: {}\n", o.status));
+                log.push_str(&String::from_utf8_lossy(&o.stdout));
+                log.push_str(&String::from_utf8_lossy(&o.stderr));
+            }
+            Err(e) => log.push_str(&format!("{program}: cannot run: {e}\n")),
+        }
+    }
+    fs::write(logs.join("x-apply.txt"), log)?;
+    Ok(false)
+}
+
+/// Copies a directory tree, keeping permissions and symbolic links.
+pub fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
+    fs::create_dir_all(to)?;
+    for entry in fs::read_dir(from)? {
+        let entry = entry?;
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        let ty = entry.file_type()?;
+        if ty.is_dir() {
+            copy_tree(&src, &dst)?;
+        } else if ty.is_symlink() {
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(fs::read_link(&src)?, &dst)?;
+        } else {
+            fs::copy(&src, &dst)?;
+        }
+    }
+    Ok(())
+}

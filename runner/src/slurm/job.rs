@@ -1,0 +1,154 @@
+//! A run's Slurm job, `rexbench slurm-job DIR`, as it runs on a compute node. Its
+//! folder (`.slurm/jobs/<task>-<hint>-<attempt>-<try>/`, on the shared filesystem) holds
+//! what the runner wrote for it (`job.json`, `patch.diff`, `job.sh`) and receives what
+//! it does: the patched codebase, the logs and, last, `status.json`.
+
+use std::fs::{self, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::exec::Executor;
+use crate::experiment::{Experiment, Ran};
+
+/// What the runner tells a job to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Spec {
+    /// The task's base codebase, on the shared filesystem.
+    pub codebase: PathBuf,
+    pub command: Vec<String>,
+    pub timeout_s: f64,
+    /// The container template's words, when the command runs in a container.
+    pub container: Option<Vec<String>>,
+    /// The job's name, also the container's.
+    pub name: String,
+}
+
+pub const SPEC: &str = "job.json";
+pub const PATCH: &str = "patch.diff";
+pub const STATUS: &str = "status.json";
+/// Created when the job starts its experiment: a try runs its experiment once at most,
+/// even if Slurm started the job twice.
+pub const CLAIM: &str = "claim";
+pub const WORKDIR: &str = "codebase";
+
+/// Runs the experiment a job folder describes and writes its status. `cancel` is set by
+/// SIGTERM, which Slurm sends when the job is cancelled or reaches its time limit.
+pub fn run(dir: &Path, cancel: &AtomicBool) -> anyhow::Result<Ran> {
+    let spec_path = dir.join(SPEC);
+    let spec: Spec = serde_json::from_slice(&fs::read(&spec_path).map_err(|e| at(&spec_path, e))?)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", spec_path.display()))?;
+    match OpenOptions::new().write(true).create_new(true).open(dir.join(CLAIM)) {
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => anyhow::bail!(
+            "{}: this try's experiment was already started once; it is not run again",
+            dir.display()
+        ),
+        Err(e) => return Err(at(&dir.join(CLAIM), e)),
+    }
+    let executor = match spec.container {
+        Some(template) => Executor::Container { template },
+        None => Executor::Local,
+    };
+    let experiment = Experiment {
+        codebase: &spec.codebase,
+        patch: &dir.join(PATCH),
+        command: &spec.command,
+        timeout: Duration::from_secs_f64(spec.timeout_s),
+        executor: &executor,
+        name: &spec.name,
+    };
+    let mut ran = experiment.run(&dir.join(WORKDIR), dir, cancel).map_err(|e| at(dir, e))?;
+    // Slurm signals every process of a cancelled job at once: the experiment may die of
+    // it before this process has heard of its own signal. Such a death is not a result.
+    if let Ran::Finished { success: false, description, .. } = &ran
+        && description.starts_with("killed by signal")
+    {
+        let deadline = std::time::Instant::now() + Duration::from_millis(500);
+        while !cancel.load(std::sync::atomic::Ordering::Relaxed) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        ran = Ran::Cancelled;
+    }
+    write_status(dir, &ran)?;
+    Ok(ran)
+}
+
+fn at(path: &Path, e: io::Error) -> anyhow::Error {
+    anyhow::anyhow!("{}: {e}", path.display())
+}
+
+/// Written whole or not at all, since the runner reads it while the job may still be
+/// writing.
+fn write_status(dir: &Path, ran: &Ran) -> anyhow::Result<()> {
+    let tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| at(dir, e))?;
+    fs::write(tmp.path(), serde_json::to_vec(ran).expect("serializes")).map_err(|e| at(tmp.path(), e))?;
+    tmp.as_file().sync_all().map_err(|e| at(tmp.path(), e))?;
+    tmp.persist(dir.join(STATUS)).map_err(|e| at(&dir.join(STATUS), e.error))?;
+    Ok(())
+}
+
+/// The status a job wrote: `None` while there is none. One that does not parse is an
+/// error the run is lost to.
+pub fn status(dir: &Path) -> Option<Result<Ran, String>> {
+    let bytes = fs::read(dir.join(STATUS)).ok()?;
+    Some(serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", dir.join(STATUS).display())))
+}
+
+/// The batch script: the runner's own binary, from the shared copy, on the job folder.
+pub fn script(exe: &Path, dir: &Path, label: &str, n: u32) -> String {
+    format!(
+        "#!/bin/sh\n# rexbench evaluate: run {label}, try {n}\nexec {} slurm-job {}\n",
+        shell_quote(&exe.to_string_lossy()),
+        shell_quote(&dir.to_string_lossy())
+    )
+}
+
+fn shell_quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_batch_script_quotes_its_paths() {
+        let s = script(Path::new("/shared/it's/rexbench"), Path::new("/shared/r s/j"), "t/none/1", 2);
+        assert_eq!(
+            s,
+            "#!/bin/sh\n# rexbench evaluate: run t/none/1, try 2\nexec '/shared/it'\\''s/rexbench' slurm-job '/shared/r s/j'\n"
+        );
+    }
+
+    #[test]
+    fn a_job_runs_its_experiment_once_and_writes_its_status() {
+        let tmp = tempfile::tempdir().unwrap();
+        let codebase = tmp.path().join("base");
+        fs::create_dir_all(&codebase).unwrap();
+        fs::write(codebase.join("f.txt"), "one\n").unwrap();
+        let dir = tmp.path().join("job");
+        fs::create_dir_all(&dir).unwrap();
+        let spec = Spec {
+            codebase: codebase.clone(),
+            command: vec!["cat".into(), "f.txt".into()],
+            timeout_s: 10.0,
+            container: None,
+            name: "n".into(),
+        };
+        fs::write(dir.join(SPEC), serde_json::to_vec(&spec).unwrap()).unwrap();
+        fs::write(dir.join(PATCH), "--- a/f.txt\n+++ b/f.txt\n@@ -1 +1 @@\n-one\n+two\n").unwrap();
+        assert!(status(&dir).is_none());
+        let ran = run(&dir, &AtomicBool::new(false)).unwrap();
+        assert!(matches!(ran, Ran::Finished { success: true, .. }), "{ran:?}");
+        assert_eq!(status(&dir).unwrap().unwrap(), ran);
+        assert_eq!(fs::read_to_string(dir.join("stdout.txt")).unwrap(), "two\n");
+        let again = run(&dir, &AtomicBool::new(false)).unwrap_err().to_string();
+        assert!(again.contains("already started once"), "{again}");
+    }
+}

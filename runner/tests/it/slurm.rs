@@ -1,0 +1,387 @@
+//! `rexbench evaluate --executor slurm` against a real single-node Slurm cluster
+//! (scripts/slurm), started for each test and stopped after it.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::{Value, json};
+
+use crate::evaluate::{artifact_names, copy, processes_running, records};
+use crate::{repo, stderr, stdout};
+
+/// A cluster of this machine alone. Tests take turns: clusters share Slurm's ports.
+struct Cluster {
+    dir: tempfile::TempDir,
+    _turn: fs::File,
+}
+
+impl Cluster {
+    fn start() -> Cluster {
+        let turn = fs::File::create(std::env::temp_dir().join("rexbench-slurm-tests.lock")).unwrap();
+        turn.lock().unwrap();
+        let dir = tempfile::Builder::new().prefix("rexbench-slurm-").tempdir().unwrap();
+        let out = Command::new("bash")
+            .arg(repo().join("scripts/slurm"))
+            .arg("start")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "the Slurm cluster did not start: {}{}", stdout(&out), stderr(&out));
+        Cluster { dir, _turn: turn }
+    }
+
+    fn command(&self, program: &str) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.env("SLURM_CONF", self.dir.path().join("slurm.conf"));
+        cmd
+    }
+
+    fn evaluate(&self, outputs: &Path, results: &Path, more: &[&str]) -> Command {
+        let mut cmd = self.command(env!("CARGO_BIN_EXE_rexbench"));
+        cmd.args(["evaluate", outputs.to_str().unwrap(), "--out", results.to_str().unwrap()])
+            .args(["--gold", "tasks/examples/gold", "--executor", "slurm"])
+            .args(more)
+            .current_dir(repo());
+        cmd
+    }
+
+    /// Every job Slurm finished, as its completion log has them: (name, state).
+    fn completed(&self) -> Vec<(String, String)> {
+        let log = fs::read_to_string(self.dir.path().join("jobcomp.txt")).unwrap_or_default();
+        log.lines()
+            .map(|line| {
+                let field = |key: &str| {
+                    line.split(' ').find_map(|w| w.strip_prefix(key)).unwrap_or_default().to_owned()
+                };
+                (field("Name="), field("JobState="))
+            })
+            .collect()
+    }
+
+    /// The jobs Slurm lists (ended ones too): name → (id, state).
+    fn queue(&self) -> BTreeMap<String, (String, String)> {
+        let out = self
+            .command("squeue")
+            .args(["--noheader", "--states=all", "--format=%j|%i|%T"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+            .lines()
+            .map(|l| {
+                let p: Vec<&str> = l.splitn(3, '|').collect();
+                (p[0].to_owned(), (p[1].to_owned(), p[2].to_owned()))
+            })
+            .collect()
+    }
+
+    /// Names of the jobs that are waiting or running.
+    fn active(&self) -> Vec<String> {
+        let ended =
+            ["COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED"];
+        self.queue().into_iter().filter(|(_, (_, s))| !ended.contains(&s.as_str())).map(|(n, _)| n).collect()
+    }
+
+    /// Waits until `ready` holds of the queue.
+    fn wait_for(&self, what: &str, ready: impl Fn(&BTreeMap<String, (String, String)>) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !ready(&self.queue()) {
+            assert!(Instant::now() < deadline, "waited 120 s for {what}: {:?}", self.queue());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ =
+            Command::new("bash").arg(repo().join("scripts/slurm")).arg("stop").arg(self.dir.path()).status();
+    }
+}
+
+/// The example outputs plus copies of three of their runs: 40 runs.
+fn forty_runs(dir: &Path) -> PathBuf {
+    let src = repo().join("tasks/examples/outputs");
+    let dst = dir.join("outputs");
+    copy(&src, &dst);
+    for n in 3..=12 {
+        copy(&src.join("wordfreq/none/1"), &dst.join(format!("wordfreq/none/{n}")));
+        copy(&src.join("wordfreq/none/2"), &dst.join(format!("wordfreq/hints/{n}")));
+    }
+    for n in 3..=13 {
+        copy(&src.join("wordfreq/hints/1"), &dst.join(format!("wordfreq/detailed/{n}")));
+    }
+    dst
+}
+
+/// Runs that take a while: `hangs` that run into their 3 s limit, and `succeed` quick
+/// successes.
+fn slow_runs(dir: &Path, hangs: u32, succeed: u32) -> PathBuf {
+    let src = repo().join("tasks/examples/outputs/wordfreq");
+    let dst = dir.join("outputs");
+    for n in 1..=hangs {
+        copy(&src.join("hints/2"), &dst.join(format!("wordfreq/hints/{n}")));
+    }
+    for n in 1..=succeed {
+        copy(&src.join("none/1"), &dst.join(format!("wordfreq/none/{n}")));
+    }
+    dst
+}
+
+fn without_durations(runs: BTreeMap<String, Value>) -> BTreeMap<String, Value> {
+    runs.into_iter()
+        .map(|(k, mut v)| {
+            v.as_object_mut().unwrap().remove("duration_s");
+            (k, v)
+        })
+        .collect()
+}
+
+fn outcomes(results: &Path) -> BTreeMap<String, Value> {
+    records(results).into_iter().map(|(k, v)| (k, v["outcome"].clone())).collect()
+}
+
+fn finish(child: Child) -> Output {
+    child.wait_with_output().unwrap()
+}
+
+fn spawn(mut cmd: Command) -> Child {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+}
+
+/// The run a job name is for: its name without the try.
+fn run_of(name: &str) -> &str {
+    name.rsplit_once('-').unwrap().0
+}
+
+#[test]
+fn forty_runs_through_slurm_give_the_results_of_the_local_executor() {
+    let cluster = Cluster::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let outputs = forty_runs(tmp.path());
+
+    let local = tmp.path().join("local");
+    let out = crate::evaluate::evaluate(&outputs, &local, "2");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("evaluated 40 runs"), "{}", stdout(&out));
+
+    let slurm = tmp.path().join("slurm");
+    let out = cluster.evaluate(&outputs, &slurm, &[]).output().unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).starts_with("evaluated 40 runs"), "{}", stdout(&out));
+    assert!(stderr(&out).contains("queued"), "progress says what Slurm holds: {}", stderr(&out));
+
+    // Outcomes, error types, metrics, file recall, cost: the same, and the same evidence.
+    let (here, there) = (records(&local), records(&slurm));
+    assert_eq!(here.len(), 40);
+    assert_eq!(without_durations(here), without_durations(there.clone()));
+    assert_eq!(artifact_names(&local), artifact_names(&slurm));
+    let hung = there["wordfreq/hints/2"]["duration_s"].as_f64().unwrap();
+    assert!((3.0..10.0).contains(&hung), "the hanging run was stopped at {hung} s, its limit is 3 s");
+    assert_eq!(
+        processes_running(&["sleep", "4242"]),
+        Vec::<u32>::new(),
+        "a child of the timed-out run survived"
+    );
+
+    // Every run but the empty patch was one job, run once; the bundle packs as usual.
+    let done = cluster.completed();
+    assert_eq!(done.len(), 39, "{done:?}");
+    assert!(done.iter().all(|(_, state)| state == "COMPLETED"), "{done:?}");
+    let names: std::collections::BTreeSet<&str> = done.iter().map(|(n, _)| run_of(n)).collect();
+    assert_eq!(names.len(), 39);
+    let left: Vec<String> = fs::read_dir(slurm.join(".slurm"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left.len(), 2, "only the journal and the lock stay: {left:?}");
+    assert!(cluster.active().is_empty());
+}
+
+#[test]
+fn a_runner_killed_while_jobs_queue_and_run_resumes_and_runs_each_once() {
+    let cluster = Cluster::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let outputs = slow_runs(tmp.path(), 4, 6);
+    let results = tmp.path().join("results");
+    let journal = results.join(".slurm/journal.jsonl");
+
+    // Killed while it submits...
+    let child = spawn(cluster.evaluate(&outputs, &results, &[]));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while fs::read_to_string(&journal).map_or(0, |j| j.lines().count()) < 3 {
+        assert!(Instant::now() < deadline, "nothing submitted");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
+    let out = finish(child);
+    assert_eq!(out.status.code(), None, "killed: {}", stderr(&out));
+
+    // ...and again while its jobs are queued and running.
+    let child = spawn(cluster.evaluate(&outputs, &results, &[]));
+    cluster.wait_for("a job running and one queued", |q| {
+        q.values().any(|(_, s)| s == "RUNNING") && q.values().any(|(_, s)| s == "PENDING")
+    });
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
+    finish(child);
+    assert!(!cluster.active().is_empty(), "the jobs outlive their runner");
+
+    let out = cluster.evaluate(&outputs, &results, &[]).output().unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let got = outcomes(&results);
+    assert_eq!(got.len(), 10);
+    for (run, outcome) in &got {
+        let want = if run.starts_with("wordfreq/hints/") { json!("timeout") } else { json!("success") };
+        assert_eq!(outcome, &want, "{run}");
+    }
+
+    // Each run was one job, executed once: nothing submitted twice, nothing lost.
+    let done = cluster.completed();
+    let mut per_run: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (name, state) in &done {
+        per_run.entry(run_of(name)).or_default().push(state);
+    }
+    assert_eq!(per_run.len(), 10, "{done:?}");
+    for (run, states) in &per_run {
+        assert_eq!(states, &["COMPLETED"], "{run} ran as {states:?}");
+    }
+    assert!(!fs::read_to_string(&journal).unwrap().contains("\"lost\""));
+    assert!(cluster.active().is_empty());
+}
+
+#[test]
+fn ctrl_c_cancels_every_job_and_the_same_command_resumes() {
+    let cluster = Cluster::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let outputs = slow_runs(tmp.path(), 4, 4);
+    let results = tmp.path().join("results");
+
+    let child = spawn(cluster.evaluate(&outputs, &results, &[]));
+    cluster.wait_for("a job running and one queued", |q| {
+        q.values().any(|(_, s)| s == "RUNNING") && q.values().any(|(_, s)| s == "PENDING")
+    });
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let out = finish(child);
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cancelling "), "{}", stderr(&out));
+    assert!(stderr(&out).contains("run the same command again to resume"), "{}", stderr(&out));
+    assert_eq!(cluster.active(), Vec::<String>::new(), "Ctrl-C left jobs in the queue");
+    let before = if results.join("runs").exists() { records(&results).len() } else { 0 };
+    assert!(before < 8, "{before} runs finished before Ctrl-C");
+
+    let out = cluster.evaluate(&outputs, &results, &["--resubmit", "0"]).output().unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let got = outcomes(&results);
+    assert_eq!(got.len(), 8);
+    // Cancelled tries are not held against a run, even with no resubmission allowed.
+    assert!(got.values().all(|o| o == "timeout" || o == "success"), "{got:?}");
+}
+
+#[test]
+fn a_job_cancelled_behind_the_runners_back_runs_again_and_one_past_its_limit_is_timeout() {
+    let cluster = Cluster::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let outputs = slow_runs(tmp.path(), 1, 1);
+
+    // scancel: the job stops its experiment and says so; the run is submitted again.
+    let results = tmp.path().join("results");
+    let child = spawn(cluster.evaluate(&outputs, &results, &[]));
+    let hang = |q: &BTreeMap<String, (String, String)>| {
+        q.iter()
+            .find(|(n, (_, s))| n.contains("-wordfreq-hints-1-1") && s == "RUNNING")
+            .map(|(_, (id, _))| id.clone())
+    };
+    cluster.wait_for("the hanging run's job to run", |q| hang(q).is_some());
+    let id = hang(&cluster.queue()).unwrap();
+    assert!(cluster.command("scancel").arg(&id).status().unwrap().success());
+    let out = finish(child);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(stderr(&out).contains(&format!("job {id} was stopped by a signal")), "{}", stderr(&out));
+    assert!(stderr(&out).contains("submitting it again (try 2 of 3)"), "{}", stderr(&out));
+    let run = &records(&results)["wordfreq/hints/1"];
+    assert_eq!(run["outcome"], json!("timeout"));
+    assert_eq!(run["error_type"], json!("Execution Timeout"));
+    let states: Vec<(String, String)> =
+        cluster.completed().into_iter().filter(|(n, _)| n.contains("-wordfreq-hints-1-")).collect();
+    assert_eq!(states.len(), 2, "{states:?}");
+    assert!(states[0].0.ends_with("-1") && states[0].1 == "CANCELLED", "{states:?}");
+    assert!(states[1].0.ends_with("-2") && states[1].1 == "COMPLETED", "{states:?}");
+
+    // Killed outright, the job writes nothing; with no resubmission allowed the run is
+    // an infrastructure error, and says why.
+    let results = tmp.path().join("again");
+    let child = spawn(cluster.evaluate(&outputs, &results, &["--resubmit", "0"]));
+    let running = |q: &BTreeMap<String, (String, String)>| {
+        q.iter()
+            .find(|(n, (_, s))| {
+                n.contains("-wordfreq-hints-1-1") && s == "RUNNING" && !states.iter().any(|(d, _)| d == *n)
+            })
+            .map(|(_, (id, _))| id.clone())
+    };
+    cluster.wait_for("the hanging run's job to run", |q| running(q).is_some());
+    let id = running(&cluster.queue()).unwrap();
+    assert!(cluster.command("scancel").args(["--signal=KILL", "--full", &id]).status().unwrap().success());
+    let out = finish(child);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(stderr(&out).contains("giving up after 1 tries"), "{}", stderr(&out));
+    let run = &records(&results)["wordfreq/hints/1"];
+    assert_eq!(run["outcome"], json!("infra_error"));
+    assert_eq!(run["error_type"], json!("Slurm job lost"));
+    let story = fs::read_to_string(results.join("runs/wordfreq/hints/1/x-runner.txt")).unwrap();
+    assert!(story.contains(&format!("job {id} ")) && story.contains("without writing its status"), "{story}");
+    assert_eq!(records(&results)["wordfreq/none/1"]["outcome"], json!("success"));
+}
+
+#[test]
+fn bad_slurm_configuration_stops_before_anything_is_submitted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outputs = repo().join("tasks/examples/outputs");
+    let results = tmp.path().join("results");
+    let refused = |out: &Output, says: &str| {
+        assert_eq!(out.status.code(), Some(2), "{}{}", stdout(out), stderr(out));
+        assert!(stderr(out).contains(says), "{}", stderr(out));
+        assert!(!results.exists(), "a refused evaluation wrote {}", results.display());
+    };
+
+    // No Slurm on PATH.
+    let empty = tmp.path().join("bin");
+    fs::create_dir_all(&empty).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rexbench"));
+    cmd.args(["evaluate", outputs.to_str().unwrap(), "--out", results.to_str().unwrap()])
+        .args(["--gold", "tasks/examples/gold", "--executor", "slurm"])
+        .env("PATH", &empty)
+        .current_dir(repo());
+    refused(
+        &cmd.output().unwrap(),
+        "rexbench: --executor slurm: `sbatch` is not on PATH: run rexbench where Slurm's client commands work",
+    );
+
+    // Slurm's options without Slurm.
+    let out = crate::runner(
+        &["evaluate", outputs.to_str().unwrap(), "--out", results.to_str().unwrap(), "--partition", "gpu"],
+        &repo(),
+    );
+    refused(&out, "rexbench: --partition is for --executor slurm");
+
+    let cluster = Cluster::start();
+    let out = cluster.evaluate(&outputs, &results, &["--partition", "nope"]).output().unwrap();
+    refused(
+        &out,
+        "rexbench: --executor slurm: Slurm refuses these jobs (sbatch --test-only --partition=nope --time=6 --wrap=true): ",
+    );
+    assert!(stderr(&out).contains("Invalid partition name specified"), "{}", stderr(&out));
+
+    let out = cluster.evaluate(&outputs, &results, &["--sbatch-arg=--gres=gpu:1"]).output().unwrap();
+    refused(&out, "Invalid generic resource (gres) specification");
+
+    let out = cluster.evaluate(&outputs, &results, &["--max-jobs", "0"]).output().unwrap();
+    refused(&out, "--max-jobs must be at least 1");
+
+    assert!(cluster.queue().is_empty(), "a job was submitted: {:?}", cluster.queue());
+    assert!(cluster.completed().is_empty());
+}
