@@ -59,9 +59,9 @@ enum Command {
         /// cluster's nodes share).
         #[arg(long, value_enum, default_value_t = ExecutorKind::Local)]
         executor: ExecutorKind,
-        /// Runs at once on this machine (--executor local).
-        #[arg(long, default_value_t = 1)]
-        jobs: usize,
+        /// Runs at once on this machine (--executor local) [default: 1].
+        #[arg(long)]
+        jobs: Option<usize>,
         /// Run experiments in a container: a command template with {workdir}, {name} and
         /// {command}, e.g. 'docker run --rm --name {name} -v {workdir}:/work -w /work IMAGE {command}'
         /// or, inside Slurm jobs, 'apptainer exec --nv --bind {workdir}:/work --pwd /work IMAGE {command}'.
@@ -216,12 +216,13 @@ struct SlurmArgs {
     /// inside the job whatever this says.
     #[arg(long)]
     time: Option<String>,
-    /// Runs queued or running in Slurm at once.
-    #[arg(long, default_value_t = 500)]
-    max_jobs: usize,
-    /// How many times a run whose job ended without a result is submitted again.
-    #[arg(long, default_value_t = 2)]
-    resubmit: u32,
+    /// Runs queued or running in Slurm at once [default: 500].
+    #[arg(long)]
+    max_jobs: Option<usize>,
+    /// How many times a run whose job ended without a result is submitted again
+    /// [default: 2].
+    #[arg(long)]
+    resubmit: Option<u32>,
     /// One more argument for every sbatch, e.g. --sbatch-arg=--constraint=a100; repeat
     /// for several.
     #[arg(long = "sbatch-arg", allow_hyphen_values = true)]
@@ -240,8 +241,8 @@ impl SlurmArgs {
             ("--cpus-per-run", self.cpus_per_run.is_some()),
             ("--mem", self.mem.is_some()),
             ("--time", self.time.is_some()),
-            ("--max-jobs", self.max_jobs != 500),
-            ("--resubmit", self.resubmit != 2),
+            ("--max-jobs", self.max_jobs.is_some()),
+            ("--resubmit", self.resubmit.is_some()),
             ("--sbatch-arg", !self.sbatch_args.is_empty()),
         ]
         .into_iter()
@@ -258,8 +259,8 @@ impl SlurmArgs {
             cpus_per_run: self.cpus_per_run,
             mem: self.mem,
             time: self.time,
-            max_jobs: self.max_jobs,
-            resubmit: self.resubmit,
+            max_jobs: self.max_jobs.unwrap_or(500),
+            resubmit: self.resubmit.unwrap_or(2),
             sbatch_args: self.sbatch_args,
         }
     }
@@ -319,6 +320,9 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
                 None => Executor::Local,
             };
             let slurm = match kind {
+                ExecutorKind::Slurm if jobs.is_some() => anyhow::bail!(
+                    "--jobs is for --executor local; under Slurm, --max-jobs limits the runs queued or running at once"
+                ),
                 ExecutorKind::Slurm => Some(slurm.options()),
                 ExecutorKind::Local => {
                     if let Some(flag) = slurm.given() {
@@ -336,7 +340,7 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
                 out: out.clone(),
                 gold,
                 codebases,
-                jobs,
+                jobs: jobs.unwrap_or(1),
                 executor,
                 slurm,
                 builtin_tasks,

@@ -98,7 +98,10 @@ pub fn evaluate(opts: &Options) -> Result<Summary, EvalError> {
     // A cluster that would refuse the jobs is found out before anything is written.
     let cluster = match &opts.slurm {
         Some(slurm) => Some(crate::slurm::Cluster::check(slurm, tasks.values())?),
-        None => None,
+        None => {
+            crate::slurm::refuse_local(&opts.out)?;
+            None
+        }
     };
 
     fs::create_dir_all(&opts.out).map_err(|source| EvalError::Io { path: opts.out.clone(), source })?;

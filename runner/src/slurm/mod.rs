@@ -196,6 +196,22 @@ impl Cluster {
     }
 }
 
+/// A results directory with Slurm jobs of an unfinished evaluation is not for the local
+/// executor: it would run again what the jobs are running.
+pub(crate) fn refuse_local(out: &Path) -> Result<(), EvalError> {
+    let jobs = out.join(".slurm").join("jobs");
+    if fs::read_dir(&jobs).is_ok_and(|mut d| d.next().is_some()) {
+        return Err(EvalError::Setup(format!(
+            "{} holds an evaluation on Slurm that is not finished ({}): resume it with --executor slurm, \
+             or cancel its jobs (squeue --me; scancel) and remove {} to evaluate here",
+            out.display(),
+            jobs.display(),
+            out.join(".slurm").display()
+        )));
+    }
+    Ok(())
+}
+
 /// One run and where it stands.
 struct Tracked<'a> {
     run: &'a AgentRun,

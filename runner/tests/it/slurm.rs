@@ -274,6 +274,17 @@ fn ctrl_c_cancels_every_job_and_the_same_command_resumes() {
     let before = if results.join("runs").exists() { records(&results).len() } else { 0 };
     assert!(before < 8, "{before} runs finished before Ctrl-C");
 
+    // What Slurm was running is not for this machine to run instead.
+    let out = crate::evaluate::evaluate(&outputs, &results, "2");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("holds an evaluation on Slurm that is not finished")
+            && stderr(&out).contains("resume it with --executor slurm"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(if results.join("runs").exists() { records(&results).len() } else { 0 }, before);
+
     let out = cluster.evaluate(&outputs, &results, &["--resubmit", "0"]).output().unwrap();
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let got = outcomes(&results);
@@ -367,6 +378,23 @@ fn bad_slurm_configuration_stops_before_anything_is_submitted() {
         &repo(),
     );
     refused(&out, "rexbench: --partition is for --executor slurm");
+    let out = crate::runner(
+        &[
+            "evaluate",
+            outputs.to_str().unwrap(),
+            "--out",
+            results.to_str().unwrap(),
+            "--executor",
+            "slurm",
+            "--jobs",
+            "2",
+        ],
+        &repo(),
+    );
+    refused(
+        &out,
+        "rexbench: --jobs is for --executor local; under Slurm, --max-jobs limits the runs queued or running at once",
+    );
 
     let cluster = Cluster::start();
     let out = cluster.evaluate(&outputs, &results, &["--partition", "nope"]).output().unwrap();
