@@ -413,3 +413,35 @@ fn bad_slurm_configuration_stops_before_anything_is_submitted() {
     assert!(cluster.queue().is_empty(), "a job was submitted: {:?}", cluster.queue());
     assert!(cluster.completed().is_empty());
 }
+
+#[test]
+fn a_container_template_runs_inside_the_job() {
+    let cluster = Cluster::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let outputs = slow_runs(tmp.path(), 0, 2);
+    let results = tmp.path().join("results");
+    // A stand-in for a container engine: it notes the container's name, then runs the
+    // command in the codebase it was given.
+    let engine = tmp.path().join("engine");
+    let seen = tmp.path().join("containers.txt");
+    fs::write(
+        &engine,
+        format!("#!/bin/sh\necho \"$2\" >> '{}'\ncd \"$1\" && shift 2 && exec \"$@\"\n", seen.display()),
+    )
+    .unwrap();
+    fs::set_permissions(&engine, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let template = format!("{} {{workdir}} {{name}} {{command}}", engine.display());
+    let out = cluster.evaluate(&outputs, &results, &["--container", &template]).output().unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let got = records(&results);
+    assert_eq!(got.len(), 2);
+    for run in got.values() {
+        assert_eq!(run["outcome"], json!("success"));
+        assert_eq!(run["metrics"], json!({"accuracy": 1.0}));
+    }
+    let mut names: Vec<String> =
+        fs::read_to_string(&seen).unwrap().lines().map(|n| run_of(n).to_owned()).collect();
+    names.sort();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names[0].ends_with("-wordfreq-none-1") && names[1].ends_with("-wordfreq-none-2"), "{names:?}");
+}
