@@ -55,6 +55,18 @@ mkslow() {
   done
 }
 
+# Every run's result but the time it took, one line per run.
+records() {
+  python3 - "$1/runs" <<'EOF'
+import json, pathlib, sys
+runs = pathlib.Path(sys.argv[1])
+for path in sorted(runs.glob("*/*/*/run.json")):
+    run = json.loads(path.read_text())
+    run.pop("duration_s", None)
+    print(path.parent.relative_to(runs), json.dumps(run, sort_keys=True))
+EOF
+}
+
 compare() {
   local label=$1 outputs=$2 runs=$3 tasks=$4 t0 t1 local_s slurm_s floor_s
   t0=$(now)
@@ -71,8 +83,7 @@ compare() {
   while [ -n "$(squeue -h -n bare -t pending,running,configuring,completing)" ]; do sleep 0.05; done
   t1=$(now); floor_s=$(secs "$t0" "$t1")
   [ "$(find "$work/$label-slurm/runs" -name run.json | wc -l)" = "$runs" ] || { echo "$label: not every run finished" >&2; exit 1; }
-  if ! diff <(cd "$work/$label-local/runs" && find . -name run.json -exec sh -c 'printf "%s " "$1"; python3 -c "import json,sys; r=json.load(open(sys.argv[1])); r.pop(\"duration_s\",None); print(json.dumps(r,sort_keys=True))" "$1"' _ {} \; | sort) \
-            <(cd "$work/$label-slurm/runs" && find . -name run.json -exec sh -c 'printf "%s " "$1"; python3 -c "import json,sys; r=json.load(open(sys.argv[1])); r.pop(\"duration_s\",None); print(json.dumps(r,sort_keys=True))" "$1"' _ {} \; | sort) >/dev/null; then
+  if ! diff <(records "$work/$label-local") <(records "$work/$label-slurm") >/dev/null; then
     echo "the $label runs' results differ between the executors" >&2; exit 1
   fi
   printf '%-8s %4s runs: local --jobs 2 %6s s | slurm %6s s (%s×) | Slurm alone %6s s | runner over Slurm alone %s×\n' \

@@ -406,7 +406,8 @@ fn evaluate_here(run: &AgentRun, task: &Prepared, opts: &Options) -> Result<Opti
     finish(run, task, &opts.out, staged, ran, &workdir).map(Some)
 }
 
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), EvalError> {
+/// Writes a file whole or not at all: readers see the old one, or none, until it is done.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), EvalError> {
     let io = |source| EvalError::Io { path: path.to_owned(), source };
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;

@@ -75,22 +75,13 @@ pub fn run(dir: &Path, cancel: &AtomicBool) -> anyhow::Result<Ran> {
     if cancel.load(std::sync::atomic::Ordering::Relaxed) {
         ran = Ran::Cancelled;
     }
-    write_status(dir, &ran)?;
+    // Whole or not at all: the runner reads it while the job may still be writing.
+    crate::evaluate::write_atomically(&dir.join(STATUS), &serde_json::to_vec(&ran).expect("serializes"))?;
     Ok(ran)
 }
 
 fn at(path: &Path, e: io::Error) -> anyhow::Error {
     anyhow::anyhow!("{}: {e}", path.display())
-}
-
-/// Written whole or not at all, since the runner reads it while the job may still be
-/// writing.
-fn write_status(dir: &Path, ran: &Ran) -> anyhow::Result<()> {
-    let tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| at(dir, e))?;
-    fs::write(tmp.path(), serde_json::to_vec(ran).expect("serializes")).map_err(|e| at(tmp.path(), e))?;
-    tmp.as_file().sync_all().map_err(|e| at(tmp.path(), e))?;
-    tmp.persist(dir.join(STATUS)).map_err(|e| at(&dir.join(STATUS), e.error))?;
-    Ok(())
 }
 
 /// The status a job wrote: `None` while there is none. One that does not parse is an

@@ -174,7 +174,6 @@ impl Cluster {
             opts,
             progress,
             summary,
-            in_flight: 0,
         };
         let listing = self.client.queue().map_err(EvalError::Slurm)?;
         let mut runs: Vec<Tracked> = Vec::with_capacity(todo.len());
@@ -259,7 +258,6 @@ struct Queue<'a> {
     opts: &'a EvalOptions,
     progress: &'a Progress,
     summary: &'a mut Summary,
-    in_flight: usize,
 }
 
 impl Queue<'_> {
@@ -300,7 +298,6 @@ impl Queue<'_> {
     }
 
     fn fly(&mut self, t: &mut Tracked, name: String, id: Option<String>) {
-        self.in_flight += 1;
         t.state = State::InFlight(Flight { name, id, listed: None, gone_since: None });
     }
 
@@ -323,12 +320,14 @@ impl Queue<'_> {
                     self.look(t, listing.as_ref())?;
                 }
             }
+            let mut in_flight = runs.iter().filter(|t| matches!(t.state, State::InFlight(_))).count();
             for t in runs.iter_mut() {
-                if self.in_flight >= self.cluster.opts.max_jobs || INTERRUPTED.load(Ordering::Relaxed) {
+                if in_flight >= self.cluster.opts.max_jobs || INTERRUPTED.load(Ordering::Relaxed) {
                     break;
                 }
                 if let State::Waiting(n) = t.state {
-                    self.submit(t, n)?;
+                    self.submit(t, n, in_flight)?;
+                    in_flight += usize::from(matches!(t.state, State::InFlight(_)));
                 }
             }
             let (mut queued, mut running) = (0, 0);
@@ -382,7 +381,6 @@ impl Queue<'_> {
             None => None,
         };
         if let Some(reason) = lost {
-            self.in_flight -= 1;
             let tries = self.cluster.opts.resubmit + 1;
             self.progress.say(&format!(
                 "{}: {reason}; {}",
@@ -414,7 +412,6 @@ impl Queue<'_> {
             }
         }
         let record = finish(t.run, task, &self.opts.out, staged, Some(ran), &dir.join(job::WORKDIR))?;
-        self.in_flight -= 1;
         self.done(t, &record);
         Ok(())
     }
@@ -428,24 +425,24 @@ impl Queue<'_> {
         t.state = State::Done;
     }
 
-    fn submit(&mut self, t: &mut Tracked, n: u32) -> Result<(), EvalError> {
+    /// Submits a run's try; `in_flight` jobs are already in Slurm.
+    fn submit(&mut self, t: &mut Tracked, n: u32, in_flight: usize) -> Result<(), EvalError> {
         let task = &self.tasks[&t.run.task];
         if t.history.lost.len() as u32 > self.cluster.opts.resubmit {
             return self.give_up(t);
         }
-        let staged = stage(t.run, task, &self.opts.out)?;
-        if staged.empty {
+        let patch = fs::read(&t.run.patch).map_err(io_at(&t.run.patch))?;
+        if crate::patch::is_empty(&String::from_utf8_lossy(&patch)) {
             // Nothing to run: judged here, as the local executor does.
-            let record = place(t.run, &self.opts.out, staged)?;
+            let record = place(t.run, &self.opts.out, stage(t.run, task, &self.opts.out)?)?;
             self.done(t, &record);
             return Ok(());
         }
-        let _ = fs::remove_dir_all(&staged.dir);
         let name = self.name(t.run, n);
         let dir = self.job_dir(t.run, n);
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).map_err(io_at(&dir))?;
-        fs::copy(&t.run.patch, dir.join(job::PATCH)).map_err(io_at(&t.run.patch))?;
+        fs::write(dir.join(job::PATCH), &patch).map_err(io_at(&dir))?;
         let spec = job::Spec {
             codebase: self.codebases[&t.run.task].clone(),
             command: task.card.evaluation.command.clone(),
@@ -475,7 +472,7 @@ impl Queue<'_> {
             EvalError::Slurm(format!(
                 "{e} (submitting {}); the {} jobs submitted before it keep running: run the same command again \
                  to wait for them and go on",
-                t.key, self.in_flight
+                t.key, in_flight
             ))
         })?;
         self.write(Entry::Submitted { run: t.key.clone(), n, id: id.clone() }, t)?;
