@@ -445,3 +445,45 @@ fn a_container_template_runs_inside_the_job() {
     assert_eq!(names.len(), 2, "{names:?}");
     assert!(names[0].ends_with("-wordfreq-none-1") && names[1].ends_with("-wordfreq-none-2"), "{names:?}");
 }
+
+#[test]
+fn max_jobs_holds_the_runs_in_slurm_at_once_and_one_runner_works_in_a_directory() {
+    let cluster = Cluster::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let outputs = slow_runs(tmp.path(), 3, 0);
+
+    // One at a time: each run's job (3 s, to its limit) starts only once the one before it
+    // has ended. Slurm logs times to the second, hence the second's slack; two CPUs would
+    // run the first two together, 3 s apart from that.
+    let results = tmp.path().join("results");
+    let out = cluster.evaluate(&outputs, &results, &["--max-jobs", "1"]).output().unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let log = fs::read_to_string(cluster.dir.path().join("jobcomp.txt")).unwrap();
+    let format = time::format_description::parse_borrowed::<2>("[year]-[month]-[day]T[hour]:[minute]:[second]").unwrap();
+    let mut jobs: Vec<(time::PrimitiveDateTime, time::PrimitiveDateTime)> = log
+        .lines()
+        .map(|line| {
+            let at = |key: &str| {
+                let text = line.split(' ').find_map(|w| w.strip_prefix(key)).unwrap();
+                time::PrimitiveDateTime::parse(text, &format).unwrap()
+            };
+            (at("StartTime="), at("EndTime="))
+        })
+        .collect();
+    jobs.sort();
+    assert_eq!(jobs.len(), 3, "{log}");
+    for pair in jobs.windows(2) {
+        assert!(pair[1].0 + time::Duration::SECOND >= pair[0].1, "two jobs ran at once: {log}");
+    }
+
+    // A results directory whose lock another runner holds is not worked in.
+    let held = tmp.path().join("held");
+    fs::create_dir_all(held.join(".slurm")).unwrap();
+    let lock = fs::File::create(held.join(".slurm/lock")).unwrap();
+    lock.lock().unwrap();
+    let out = cluster.evaluate(&outputs, &held, &[]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}{}", stdout(&out), stderr(&out));
+    assert!(stderr(&out).contains("another rexbench evaluate is working in"), "{}", stderr(&out));
+    assert!(!held.join("runs").exists());
+    assert_eq!(cluster.completed().len(), 3, "a job was submitted");
+}
