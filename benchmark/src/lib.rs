@@ -6,6 +6,7 @@
 
 pub mod builtin;
 pub mod check;
+pub mod confined;
 pub mod pack;
 pub mod published;
 pub mod results;

@@ -2,9 +2,11 @@
 //! bundle. The layout is documented in `runner/README.md`.
 
 use std::collections::BTreeMap;
-use std::fs;
+use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
+use crate::confined::{self, Folder, Kind, Refused};
 use crate::results::{Evaluation, RunRecord};
 use bundle::{
     Agent, BundleBuilder, Digest, Hint, Manifest, Provenance, ProvenanceKind, Run, RunnerInfo, SecretKey,
@@ -16,6 +18,9 @@ pub const RUNNER_NAME: &str = "rexbench-runner";
 pub enum PackError {
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
+    /// A file that is not read: a link out of the results folder, a FIFO, too large.
+    #[error(transparent)]
+    Refused(#[from] Refused),
     #[error("{}: {detail}", path.display())]
     Layout { path: PathBuf, detail: String },
     #[error("{}: {detail}", path.display())]
@@ -43,12 +48,16 @@ pub fn timestamp(t: time::OffsetDateTime) -> String {
 
 /// Reads the agent file (TOML with the manifest's agent fields).
 pub fn read_agent(path: &Path) -> Result<Agent, PackError> {
-    let text = fs::read_to_string(path).map_err(|source| PackError::Io { path: path.to_owned(), source })?;
+    let bytes = confined::read_file(path, "agent file's folder")?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| PackError::Parse { path: path.to_owned(), detail: format!("not UTF-8: {e}") })?;
     toml::from_str(&text).map_err(|e| PackError::Parse { path: path.to_owned(), detail: e.to_string() })
 }
 
 /// Packs `results` into a bundle written to `out` (atomically: a temporary file in
-/// the same directory, renamed into place once complete).
+/// the same directory, renamed into place once complete). Every file is read beneath
+/// the results folder (`confined`): a link out of it, a FIFO, a device or a file over
+/// a bundle artifact's size is refused by name, and nothing is written.
 pub fn pack(
     results: &Path,
     agent: Agent,
@@ -56,8 +65,8 @@ pub fn pack(
     created_at: &str,
     out: &Path,
 ) -> Result<Packed, PackError> {
-    let eval_path = results.join("evaluation.json");
-    let eval: Evaluation = read_json(&eval_path)?;
+    let folder = Rc::new(Folder::open(results, "results folder")?);
+    let eval: Evaluation = read_json(&folder, Path::new("evaluation.json"))?;
     let manifest = Manifest {
         schema: bundle::SCHEMA.to_owned(),
         created_at: created_at.to_owned(),
@@ -72,26 +81,24 @@ pub fn pack(
         artifacts: BTreeMap::new(),
     };
     let mut builder = BundleBuilder::new(manifest);
-    let runs_dir = results.join("runs");
-    for task_dir in sorted_dirs(&runs_dir)? {
+    for task_dir in sorted_dirs(&folder, Path::new("runs"))? {
         let task = name_of(&task_dir);
         if !bundle::is_slug(&task) {
-            return Err(layout(&task_dir, "a task directory must be named by the task id"));
+            return Err(layout(&folder, &task_dir, "a task directory must be named by the task id"));
         }
         let mut hints = Vec::new();
-        for hint_dir in sorted_dirs(&task_dir)? {
-            let hint: Hint = name_of(&hint_dir).parse().map_err(|e| layout(&hint_dir, &format!("{e}")))?;
+        for hint_dir in sorted_dirs(&folder, &task_dir)? {
+            let hint: Hint =
+                name_of(&hint_dir).parse().map_err(|e| layout(&folder, &hint_dir, &format!("{e}")))?;
             hints.push((hint, hint_dir));
         }
         hints.sort();
         for (hint, hint_dir) in hints {
-            for run_dir in sorted_dirs(&hint_dir)? {
-                let attempt = name_of(&run_dir)
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|a| *a >= 1)
-                    .ok_or_else(|| layout(&run_dir, "an attempt directory must be named 1, 2, 3, …"))?;
-                let run = read_run(&run_dir, task.clone(), hint, attempt, &mut builder)?;
+            for run_dir in sorted_dirs(&folder, &hint_dir)? {
+                let attempt = name_of(&run_dir).parse::<u32>().ok().filter(|a| *a >= 1).ok_or_else(|| {
+                    layout(&folder, &run_dir, "an attempt directory must be named 1, 2, 3, …")
+                })?;
+                let run = read_run(&folder, &run_dir, task.clone(), hint, attempt, &mut builder)?;
                 builder.manifest_mut().runs.push(run);
             }
         }
@@ -112,32 +119,43 @@ pub fn pack(
 }
 
 fn read_run(
+    folder: &Rc<Folder>,
     dir: &Path,
     task: String,
     hint: Hint,
     attempt: u32,
     builder: &mut BundleBuilder,
 ) -> Result<Run, PackError> {
-    let record: RunRecord = read_json(&dir.join("run.json"))?;
+    let record: RunRecord = read_json(folder, &dir.join("run.json"))?;
     let mut artifacts = BTreeMap::new();
-    for path in list_dir(dir)? {
-        let file = name_of(&path);
+    for entry in folder.entries(dir)? {
+        let file = entry.name_lossy();
         if file == "run.json" {
             continue;
         }
         let (role, ext) = file.split_once('.').unwrap_or((&file, ""));
-        if bundle::ArtifactRole::parse(role).is_none() || !path.is_file() {
+        if bundle::ArtifactRole::parse(role).is_none() || entry.kind == Kind::Folder {
             return Err(layout(
-                &path,
+                folder,
+                &entry.rel,
                 "unexpected file: a run directory holds run.json and artifacts named by role \
                  (patch, agent_log, stdout, stderr, checker_log, x-<name>) with any extension",
             ));
         }
+        // Checked now (type, size, where a link leads), and read beneath the folder
+        // again when the bundle is written.
+        folder.open_file(&entry.rel, confined::file_limit())?;
+        let (reopen, rel) = (Rc::clone(folder), entry.rel.clone());
         let digest = builder
-            .add_file(&path, media_type(ext))
-            .map_err(|source| PackError::Io { path: path.clone(), source })?;
+            .add_reader(&folder.shown(&entry.rel), media_type(ext), move || {
+                let (file, _) = reopen
+                    .open_file(&rel, confined::file_limit())
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
+                Ok(Box::new(file) as Box<dyn Read>)
+            })
+            .map_err(|source| PackError::Io { path: folder.shown(&entry.rel), source })?;
         if artifacts.insert(role.to_owned(), digest.to_hex()).is_some() {
-            return Err(layout(&path, &format!("two files for the role `{role}`")));
+            return Err(layout(folder, &entry.rel, &format!("two files for the role `{role}`")));
         }
     }
     Ok(Run {
@@ -166,25 +184,21 @@ fn media_type(ext: &str) -> &'static str {
     }
 }
 
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, PackError> {
-    let bytes = fs::read(path).map_err(|source| PackError::Io { path: path.to_owned(), source })?;
+fn read_json<T: serde::de::DeserializeOwned>(folder: &Folder, rel: &Path) -> Result<T, PackError> {
+    let bytes = folder.read(rel)?;
     serde_json::from_slice(&bytes)
-        .map_err(|e| PackError::Parse { path: path.to_owned(), detail: e.to_string() })
+        .map_err(|e| PackError::Parse { path: folder.shown(rel), detail: e.to_string() })
 }
 
-/// The paths in `dir`.
-fn list_dir(dir: &Path) -> Result<Vec<PathBuf>, PackError> {
-    let io = |source| PackError::Io { path: dir.to_owned(), source };
-    fs::read_dir(dir).map_err(io)?.map(|e| e.map(|e| e.path()).map_err(io)).collect()
-}
-
-fn sorted_dirs(dir: &Path) -> Result<Vec<PathBuf>, PackError> {
+/// The folders in `dir`, relative to the results folder.
+fn sorted_dirs(folder: &Folder, dir: &Path) -> Result<Vec<PathBuf>, PackError> {
     let mut out = Vec::new();
-    for path in list_dir(dir)? {
-        if !path.is_dir() {
-            return Err(layout(&path, "expected only directories here"));
+    for entry in folder.entries(dir)? {
+        entry.check(folder)?;
+        if entry.kind != Kind::Folder {
+            return Err(layout(folder, &entry.rel, "expected only directories here"));
         }
-        out.push(path);
+        out.push(entry.rel);
     }
     // Attempts sort numerically, names alphabetically.
     out.sort_by_key(|p| {
@@ -198,6 +212,6 @@ fn name_of(path: &Path) -> String {
     path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
-fn layout(path: &Path, detail: &str) -> PackError {
-    PackError::Layout { path: path.to_owned(), detail: detail.to_owned() }
+fn layout(folder: &Folder, rel: &Path, detail: &str) -> PackError {
+    PackError::Layout { path: folder.shown(rel), detail: detail.to_owned() }
 }

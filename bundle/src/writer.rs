@@ -32,10 +32,25 @@ pub enum WriteError {
     Io(#[from] io::Error),
 }
 
-#[derive(Debug)]
+/// Opens an artifact's bytes again, each time the bundle reads them.
+type Open = Box<dyn Fn() -> io::Result<Box<dyn Read>>>;
+
 enum Source {
     Bytes(Vec<u8>),
-    File(PathBuf),
+    /// Read when hashed and again when written; `name` says which file changed, if one did.
+    Reader {
+        name: PathBuf,
+        open: Open,
+    },
+}
+
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Bytes(b) => write!(f, "Bytes({} bytes)", b.len()),
+            Source::Reader { name, .. } => write!(f, "Reader({})", name.display()),
+        }
+    }
 }
 
 /// Assembles a bundle. Artifacts added here are listed in the manifest for you.
@@ -65,9 +80,25 @@ impl BundleBuilder {
 
     /// Adds an artifact from a file (hashed now, copied when written).
     pub fn add_file(&mut self, path: &Path, media_type: &str) -> io::Result<Digest> {
-        let (digest, size) = Digest::of_reader(File::open(path)?)?;
+        let owned = path.to_owned();
+        self.add_reader(path, media_type, move || Ok(Box::new(File::open(&owned)?) as Box<dyn Read>))
+    }
+
+    /// Adds an artifact whose bytes `open` gives, each time it is called: hashed now,
+    /// read again when the bundle is written, never held whole. `name` names it if its
+    /// bytes change in between. This is how a caller reads files its own way (beneath
+    /// a directory handle, say) without the bundle knowing how.
+    pub fn add_reader(
+        &mut self,
+        name: &Path,
+        media_type: &str,
+        open: impl Fn() -> io::Result<Box<dyn Read>> + 'static,
+    ) -> io::Result<Digest> {
+        let (digest, size) = Digest::of_reader(open()?)?;
         self.list(digest, size, media_type);
-        self.sources.entry(digest).or_insert_with(|| Source::File(path.to_owned()));
+        self.sources
+            .entry(digest)
+            .or_insert_with(|| Source::Reader { name: name.to_owned(), open: Box::new(open) });
         Ok(digest)
     }
 
@@ -102,9 +133,9 @@ impl BundleBuilder {
                 Source::Bytes(bytes) => {
                     tar.append(&header(&name, bytes.len() as u64, mtime)?, bytes.as_slice())?
                 }
-                Source::File(path) => {
+                Source::Reader { name: path, open } => {
                     let size = self.manifest.artifacts[&digest.to_hex()].size;
-                    let mut reading = HashingReader::new(File::open(path)?.take(size));
+                    let mut reading = HashingReader::new(open()?.take(size));
                     tar.append(&header(&name, size, mtime)?, &mut reading)?;
                     if reading.finish() != (*digest, size) {
                         return Err(WriteError::Changed(path.clone()));

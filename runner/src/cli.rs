@@ -1,7 +1,7 @@
 //! The command line: `keygen`, `pack`, `verify`, `inspect`.
 
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{self, BufReader, IsTerminal as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -331,7 +331,13 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
                     None
                 }
             };
-            catch_interrupts()?;
+            catch_interrupts(stop_evaluating)?;
+            if matches!(executor, Executor::Local) && io::stderr().is_terminal() {
+                eprintln!(
+                    "warning: without --container, each experiment runs the agent's code with your rights \
+                     (see \"Evaluating outside code\" in the runner's README)"
+                );
+            }
             let builtin_tasks = tasks.is_none();
             let tasks = TaskDir::open(tasks.as_deref())?;
             let opts = evaluate::Options {
@@ -365,12 +371,13 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             }
         }
         Command::SlurmJob { dir } => {
-            catch_interrupts()?;
+            catch_interrupts(stop_evaluating)?;
             let ran = crate::slurm::job::run(&dir, &evaluate::INTERRUPTED)?;
             eprintln!("rexbench slurm-job: {}", serde_json::to_string(&ran).expect("serializes"));
             Ok(ExitCode::SUCCESS)
         }
-        Command::ImportHarbor { jobs, out, hint, tasks, gold, harbor_version } => {
+        Command::ImportHarbor { jobs, out, hint, tasks, gold, harbor_version } => interrupted_or((|| {
+            catch_interrupts(stop_reading)?;
             let tasks = TaskDir::open(tasks.as_deref())?;
             let opts = crate::harbor::Options {
                 jobs,
@@ -400,8 +407,10 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
                 out.join("agent.toml").display()
             );
             Ok(ExitCode::SUCCESS)
-        }
-        Command::Pack { results, agent, keys, out, created_at } => {
+        })(
+        )),
+        Command::Pack { results, agent, keys, out, created_at } => interrupted_or((|| {
+            catch_interrupts(stop_reading)?;
             let agent = pack::read_agent(&agent)?;
             let keys = keys.iter().map(|k| keyfile::read_secret(k)).collect::<Result<Vec<_>, _>>()?;
             let created_at = rfc3339(created_at)?;
@@ -416,7 +425,7 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
                 packed.artifacts
             );
             Ok(ExitCode::SUCCESS)
-        }
+        })()),
         Command::Verify { bundle, trust, tasks, tasks_dir, json } => {
             let keys: Vec<PublicKey> =
                 trust.iter().map(|p| keyfile::read_public(p)).collect::<Result<_, _>>()?;
@@ -450,10 +459,39 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Ctrl-C, and SIGTERM (how Slurm stops a job), stop runs cleanly.
-fn catch_interrupts() -> anyhow::Result<()> {
-    ctrlc::set_handler(|| evaluate::INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed))
-        .context("cannot catch Ctrl-C")
+/// Ctrl-C, and SIGTERM (how Slurm and `timeout` stop a command): the first asks the
+/// command to stop cleanly (`on_first`); a second stops it at once.
+fn catch_interrupts(on_first: fn()) -> anyhow::Result<()> {
+    static SEEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    ctrlc::set_handler(move || {
+        if SEEN.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            eprintln!("rexbench: interrupted again: stopping now");
+            std::process::exit(130);
+        }
+        on_first();
+    })
+    .context("cannot catch Ctrl-C")
+}
+
+/// Evaluating stops starting runs and kills the experiments under way.
+fn stop_evaluating() {
+    evaluate::INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Importing and packing stop at their next read, and remove what they staged.
+fn stop_reading() {
+    benchmark::confined::stop_reading();
+}
+
+/// What a command that stopped reading when interrupted answers.
+fn interrupted_or(result: anyhow::Result<ExitCode>) -> anyhow::Result<ExitCode> {
+    match result {
+        Err(_) if benchmark::confined::stopped() => {
+            eprintln!("rexbench: interrupted; nothing was written");
+            Ok(ExitCode::from(130))
+        }
+        other => other,
+    }
 }
 
 /// `--created-at` as given (checked), or now; to the second, in UTC.

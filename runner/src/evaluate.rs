@@ -11,6 +11,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use benchmark::confined::{self, Folder, file_limit};
 use bundle::{Benchmark, Outcome, RunnerInfo};
 
 use crate::check::{CheckSpec, RunOutput};
@@ -80,7 +81,11 @@ pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 pub fn evaluate(opts: &Options) -> Result<Summary, EvalError> {
     let cards = load_all(&opts.tasks_dir)?;
-    let runs = discover(&opts.outputs)?;
+    // The agent wrote this folder: it is read beneath its handle only, and every run's
+    // files are checked before anything is written.
+    let outputs =
+        Folder::open(&opts.outputs, "outputs folder").map_err(crate::outputs::OutputsError::from)?;
+    let runs = discover(&outputs)?;
     if runs.is_empty() {
         return Err(EvalError::Setup(format!("no agent outputs found under {}", opts.outputs.display())));
     }
@@ -120,8 +125,8 @@ pub fn evaluate(opts: &Options) -> Result<Summary, EvalError> {
     let progress = Progress::new(todo.len(), done.len());
     let mut summary = Summary { skipped: done.len(), ..Summary::default() };
     let result = match cluster {
-        Some(cluster) => cluster.evaluate(&todo, &tasks, opts, &progress, &mut summary),
-        None => evaluate_here_all(&todo, &tasks, opts, &progress, &mut summary),
+        Some(cluster) => cluster.evaluate(&todo, &tasks, &outputs, opts, &progress, &mut summary),
+        None => evaluate_here_all(&todo, &tasks, &outputs, opts, &progress, &mut summary),
     };
     progress.done();
     result?;
@@ -144,6 +149,7 @@ impl Summary {
 fn evaluate_here_all(
     todo: &[&AgentRun],
     tasks: &BTreeMap<String, Prepared>,
+    outputs: &Folder,
     opts: &Options,
     progress: &Progress,
     summary: &mut Summary,
@@ -160,7 +166,7 @@ fn evaluate_here_all(
                     }
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(run) = todo.get(i) else { return };
-                    match evaluate_here(run, &tasks[&run.task], opts) {
+                    match evaluate_here(run, &tasks[&run.task], outputs, opts) {
                         Ok(Some(record)) => {
                             progress.finished(run, &record);
                             shared.lock().unwrap().add(&record);
@@ -273,18 +279,28 @@ pub(crate) fn io_at(path: &Path) -> impl FnOnce(io::Error) -> EvalError + use<> 
 }
 
 /// Starts a run's results: its staging folder with the patch, the agent's log and
-/// trajectory, and the record as far as the patch alone decides it.
-pub(crate) fn stage(run: &AgentRun, task: &Prepared, out: &Path) -> Result<Staged, EvalError> {
+/// trajectory (read beneath the outputs folder only), and the record as far as the
+/// patch alone decides it. The experiment applies the staged copy of the patch.
+pub(crate) fn stage(
+    run: &AgentRun,
+    task: &Prepared,
+    outputs: &Folder,
+    out: &Path,
+) -> Result<Staged, EvalError> {
     let dir = out.join(".staging").join(format!("{}-{}-{}", run.task, run.hint, run.attempt));
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).map_err(io_at(&dir))?;
-    let patch_text = fs::read(&run.patch).map_err(io_at(&run.patch))?;
+    let refused = |refused| {
+        let _ = fs::remove_dir_all(&dir);
+        EvalError::Outputs(crate::outputs::OutputsError::Refused { run: Some(run.label()), refused })
+    };
+    let patch_text = outputs.read(&run.patch).map_err(refused)?;
     fs::write(dir.join("patch.diff"), &patch_text).map_err(io_at(&dir))?;
     if let Some(log) = &run.agent_log {
-        fs::copy(log, dir.join("agent_log.txt")).map_err(io_at(log))?;
+        outputs.copy_to(log, &dir.join("agent_log.txt")).map_err(refused)?;
     }
     if let Some(trajectory) = &run.trajectory {
-        fs::copy(trajectory, dir.join("x-trajectory.json")).map_err(io_at(trajectory))?;
+        outputs.copy_to(trajectory, &dir.join("x-trajectory.json")).map_err(refused)?;
     }
     let patch_text = String::from_utf8_lossy(&patch_text);
     let files = crate::patch::files_touched(&patch_text);
@@ -341,7 +357,11 @@ pub(crate) fn finish(
         Some(Ran::Finished { success: false, duration_s, .. }) => {
             record.outcome = Outcome::ExecutionFailed;
             record.duration_s = Some(duration_s);
-            let read = |p: &Path| String::from_utf8_lossy(&fs::read(p).unwrap_or_default()).into_owned();
+            // The end of each log, where a traceback is; the experiment chose their size.
+            let read = |p: &Path| {
+                let tail = confined::read_file_tail(p, file_limit(), "run's logs").unwrap_or_default();
+                String::from_utf8_lossy(&tail).into_owned()
+            };
             record.error_type = crate::patch::classify_error(
                 &read(&staging.join("stderr.txt")),
                 &read(&staging.join("stdout.txt")),
@@ -377,8 +397,13 @@ pub(crate) fn place(run: &AgentRun, out: &Path, staged: Staged) -> Result<RunRec
 }
 
 /// Evaluates one run here. `None`: interrupted, nothing recorded.
-fn evaluate_here(run: &AgentRun, task: &Prepared, opts: &Options) -> Result<Option<RunRecord>, EvalError> {
-    let staged = stage(run, task, &opts.out)?;
+fn evaluate_here(
+    run: &AgentRun,
+    task: &Prepared,
+    outputs: &Folder,
+    opts: &Options,
+) -> Result<Option<RunRecord>, EvalError> {
+    let staged = stage(run, task, outputs, &opts.out)?;
     let scratch = tempfile::Builder::new()
         .prefix(&format!("rexbench-{}-", run.task))
         .tempdir()
@@ -389,7 +414,7 @@ fn evaluate_here(run: &AgentRun, task: &Prepared, opts: &Options) -> Result<Opti
     } else {
         let experiment = Experiment {
             codebase: &task.codebase,
-            patch: &run.patch,
+            patch: &staged.dir.join("patch.diff"),
             command: &task.card.evaluation.command,
             timeout: Duration::from_secs_f64(task.card.evaluation.timeout_s),
             executor: &opts.executor,

@@ -9,12 +9,19 @@
 //! `verifier_result.rewards`, `exception_info`, `started_at`, `finished_at`), `agent/`,
 //! `verifier/` (`reward.txt` or `reward.json`, `test-stdout.txt`, `test-stderr.txt`),
 //! `artifacts/`, `trial.log` and `exception.txt`.
+//!
+//! A job folder is as hostile as a bundle: the agent filled `artifacts/` and `agent/`
+//! from inside its container. Every file is read beneath the job folder's handle
+//! (`benchmark::confined`): a link out of it, a FIFO, a device or a file over a bundle
+//! artifact's size is refused by name, and nothing is written. Files are copied into
+//! the results one at a time, never all held at once.
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io;
+use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 
+use benchmark::confined::{Folder, Kind, Refused, file_limit};
 use bundle::{Agent, Benchmark, Hint, Outcome, Provenance, ProvenanceKind, REXBENCH_TASKS, RunnerInfo};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -45,6 +52,9 @@ pub enum ImportError {
     /// A file that is not as Harbor writes it, or a run it cannot stand for.
     #[error("{}: {detail}", path.display())]
     Invalid { path: PathBuf, detail: String },
+    /// A file that is not read: a link out of the job folder, a FIFO, too large.
+    #[error(transparent)]
+    Refused(#[from] Refused),
     #[error(transparent)]
     Task(#[from] TaskError),
     #[error("{0}")]
@@ -147,42 +157,58 @@ struct ExceptionInfo {
 }
 
 /// `dir/result.json`, which every job and trial folder Harbor finished holds.
-fn result_json(dir: &Path, otherwise: &str) -> Result<PathBuf, ImportError> {
+fn result_json(job: &Folder, dir: &Path, otherwise: &str) -> Result<PathBuf, ImportError> {
     let path = dir.join("result.json");
-    if path.is_file() {
+    if job.kind(&path)?.is_some() {
         return Ok(path);
     }
-    Err(ImportError::Invalid { path: dir.to_owned(), detail: format!("has no result.json: {otherwise}") })
+    Err(ImportError::Invalid { path: job.shown(dir), detail: format!("has no result.json: {otherwise}") })
 }
 
 /// Reads a JSON file, naming the field at fault when it does not fit.
-fn read_json<T: DeserializeOwned>(path: &Path, what: &str) -> Result<T, ImportError> {
-    let bytes = fs::read(path).map_err(|source| ImportError::Io { path: path.to_owned(), source })?;
+fn read_json<T: DeserializeOwned>(job: &Folder, rel: &Path, what: &str) -> Result<T, ImportError> {
+    let bytes = job.read(rel)?;
     let mut de = serde_json::Deserializer::from_slice(&bytes);
     serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let at = e.path().to_string();
         let at = if at == "." { String::new() } else { format!(" (at `{at}`)") };
-        ImportError::Invalid { path: path.to_owned(), detail: format!("not {what}: {}{at}", e.inner()) }
+        ImportError::Invalid { path: job.shown(rel), detail: format!("not {what}: {}{at}", e.inner()) }
     })
 }
 
-fn read_optional_json<T: DeserializeOwned>(path: &Path, what: &str) -> Result<Option<T>, ImportError> {
-    if path.is_file() { read_json(path, what).map(Some) } else { Ok(None) }
+fn read_optional_json<T: DeserializeOwned>(
+    job: &Folder,
+    rel: &Path,
+    what: &str,
+) -> Result<Option<T>, ImportError> {
+    if job.kind(rel)?.is_some() { read_json(job, rel, what).map(Some) } else { Ok(None) }
 }
 
 // ---------------------------------------------------------------- one trial
 
+/// What a run folder's file is made of.
+enum Content {
+    Bytes(Vec<u8>),
+    /// A file of the job folder, copied as it is.
+    Copy(PathBuf),
+    /// The agent's text logs, one after another with a header each.
+    AgentLogs(Vec<PathBuf>),
+}
+
 /// A trial, judged and placed, before its attempt number is known.
 struct Trial {
-    dir: PathBuf,
+    /// Which of the jobs it belongs to.
+    job: usize,
+    /// Its `result.json`, as the user knows it.
+    result_path: PathBuf,
     task: String,
     hint: Hint,
     started: Option<OffsetDateTime>,
     name: String,
     agent: AgentInfo,
     record: RunRecord,
-    /// Artifact file name in the run folder → its bytes.
-    files: Vec<(String, Vec<u8>)>,
+    /// Artifact file name in the run folder → what it holds.
+    files: Vec<(String, Content)>,
 }
 
 /// The RExBench task a Harbor task name stands for, and the hint condition the name
@@ -222,53 +248,63 @@ fn time_field(
 }
 
 /// The trial's reward: `verifier_result.rewards.reward`, or the verifier's reward file.
-fn reward(dir: &Path, result_path: &Path, verifier: &VerifierResult) -> Result<f64, ImportError> {
+fn reward(
+    job: &Folder,
+    dir: &Path,
+    result_path: &Path,
+    verifier: &VerifierResult,
+) -> Result<f64, ImportError> {
     if let Some(r) = verifier.rewards.as_ref().and_then(|r| r.get("reward")) {
         return Ok(*r);
     }
     let txt = dir.join("verifier/reward.txt");
-    if let Ok(text) = fs::read_to_string(&txt) {
+    if let Some(bytes) = job.read_if_present(&txt)? {
+        let text = String::from_utf8_lossy(&bytes);
         return text.trim().parse().map_err(|_| ImportError::Invalid {
-            path: txt.clone(),
+            path: job.shown(&txt),
             detail: format!("`{}` is not a reward", text.trim()),
         });
     }
     let json = dir.join("verifier/reward.json");
-    if let Some(rewards) = read_optional_json::<BTreeMap<String, f64>>(&json, "a reward file")? {
-        return rewards
-            .get("reward")
-            .copied()
-            .ok_or_else(|| ImportError::Invalid { path: json.clone(), detail: "has no `reward`".into() });
+    if let Some(rewards) = read_optional_json::<BTreeMap<String, f64>>(job, &json, "a reward file")? {
+        return rewards.get("reward").copied().ok_or_else(|| ImportError::Invalid {
+            path: job.shown(&json),
+            detail: "has no `reward`".into(),
+        });
     }
     Err(ImportError::Invalid {
-        path: result_path.to_owned(),
+        path: job.shown(result_path),
         detail: "`verifier_result.rewards` has no `reward`, and verifier/ holds no reward file".into(),
     })
 }
 
-fn read_if_present(path: &Path) -> Result<Option<Vec<u8>>, ImportError> {
-    match fs::read(path) {
-        Ok(b) => Ok(Some(b)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(ImportError::Io { path: path.to_owned(), source }),
+/// `rel`, if something is there: checked now (a regular file within the limits,
+/// beneath the job folder), copied when the run is written.
+fn copy_if_present(job: &Folder, rel: &Path) -> Result<Option<Content>, ImportError> {
+    if job.kind(rel)?.is_none() {
+        return Ok(None);
     }
+    job.open_file(rel, file_limit())?;
+    Ok(Some(Content::Copy(rel.to_owned())))
 }
 
-/// Every file under `dir`, relative to it, in path order.
-fn files_under(dir: &Path) -> Result<Vec<PathBuf>, ImportError> {
+/// Every file under `dir` (relative to the job folder), in path order. Anything
+/// that is neither a file nor a folder is refused, as is a link out of the job folder.
+fn files_under(job: &Folder, dir: &Path) -> Result<Vec<PathBuf>, ImportError> {
     let mut out = Vec::new();
-    if !dir.is_dir() {
+    if job.kind(dir)? != Some(Kind::Folder) {
         return Ok(out);
     }
     let mut stack = vec![dir.to_owned()];
     while let Some(at) = stack.pop() {
-        let read = fs::read_dir(&at).map_err(|source| ImportError::Io { path: at.clone(), source })?;
-        for entry in read {
-            let path = entry.map_err(|source| ImportError::Io { path: at.clone(), source })?.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.is_file() {
-                out.push(path.strip_prefix(dir).expect("under dir").to_owned());
+        for entry in job.entries(&at)? {
+            match entry.kind {
+                Kind::Folder => stack.push(entry.rel),
+                Kind::File { .. } => out.push(entry.rel),
+                Kind::Other(_) | Kind::LinkOutside => {
+                    // Named as refused by the one place that says why.
+                    job.open_file(&entry.rel, file_limit())?;
+                }
             }
         }
     }
@@ -276,22 +312,27 @@ fn files_under(dir: &Path) -> Result<Vec<PathBuf>, ImportError> {
     Ok(out)
 }
 
-/// The agent's patch, where the job collected exactly one into `artifacts/`.
-fn patch(dir: &Path) -> Result<Option<Vec<u8>>, ImportError> {
+/// The agent's patch, where the job collected exactly one into `artifacts/`: where it
+/// is, and its bytes.
+fn patch(job: &Folder, dir: &Path) -> Result<Option<(PathBuf, Vec<u8>)>, ImportError> {
     let artifacts = dir.join("artifacts");
-    let found: Vec<PathBuf> = files_under(&artifacts)?
+    let found: Vec<PathBuf> = files_under(job, &artifacts)?
         .into_iter()
         .filter(|p| p.extension().is_some_and(|e| e == "patch" || e == "diff"))
         .collect();
     match found.as_slice() {
         [] => Ok(None),
-        [one] => read_if_present(&artifacts.join(one)),
+        [one] => Ok(Some((one.clone(), job.read(one)?))),
         several => Err(ImportError::Invalid {
-            path: artifacts,
+            path: job.shown(&artifacts),
             detail: format!(
                 "holds {} patches ({}); keep only the agent's",
                 several.len(),
-                several.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+                several
+                    .iter()
+                    .map(|p| p.strip_prefix(&artifacts).unwrap_or(p).display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         }),
     }
@@ -299,39 +340,79 @@ fn patch(dir: &Path) -> Result<Option<Vec<u8>>, ImportError> {
 
 /// What a trial's `agent/` folder holds.
 struct AgentFiles {
-    /// Its text logs, one after another with a header each.
-    log: Option<Vec<u8>>,
+    /// Its files but the trajectory, for the agent log (text ones only, when written).
+    logs: Vec<PathBuf>,
     /// `trajectory.json`, Harbor's ATIF.
-    trajectory: Option<Vec<u8>>,
+    trajectory: Option<PathBuf>,
 }
 
-fn agent_files(dir: &Path) -> Result<AgentFiles, ImportError> {
+fn agent_files(job: &Folder, dir: &Path) -> Result<AgentFiles, ImportError> {
     let agent = dir.join("agent");
-    let mut log = Vec::new();
+    let mut logs = Vec::new();
     let mut trajectory = None;
-    for rel in files_under(&agent)? {
-        let bytes = fs::read(agent.join(&rel))
-            .map_err(|source| ImportError::Io { path: agent.join(&rel), source })?;
-        if rel == Path::new("trajectory.json") {
-            trajectory = Some(bytes);
-        } else if std::str::from_utf8(&bytes).is_ok() {
-            log.extend_from_slice(format!("==> agent/{} <==\n", rel.display()).as_bytes());
-            log.extend_from_slice(&bytes);
-            if !bytes.ends_with(b"\n") {
-                log.push(b'\n');
-            }
+    for rel in files_under(job, &agent)? {
+        job.open_file(&rel, file_limit())?;
+        if rel.strip_prefix(&agent).is_ok_and(|r| r == Path::new("trajectory.json")) {
+            trajectory = Some(rel);
+        } else {
+            logs.push(rel);
         }
     }
-    Ok(AgentFiles { log: (!log.is_empty()).then_some(log), trajectory })
+    Ok(AgentFiles { logs, trajectory })
 }
 
+/// Writes the agent's text logs one after another, each under a header, up to a bundle
+/// artifact's size; a log that would pass it is left out with a line saying so. One
+/// file is held at a time. Nothing is written when no log is text.
+fn write_agent_logs(job: &Folder, logs: &[PathBuf], to: &Path) -> Result<(), ImportError> {
+    let io = |source| ImportError::Io { path: to.to_owned(), source };
+    let mut out: Option<fs::File> = None;
+    let mut written = 0u64;
+    for rel in logs {
+        let bytes = job.read(rel)?;
+        if std::str::from_utf8(&bytes).is_err() {
+            continue;
+        }
+        let shown = rel.iter().skip(1).collect::<PathBuf>();
+        let mut piece = format!("==> {} <==\n", shown.display()).into_bytes();
+        if written + piece.len() as u64 + bytes.len() as u64 + 1 > file_limit() - 1024 {
+            piece = format!(
+                "==> {} ({} bytes) left out: the agent log would pass the {} MiB a bundle artifact may hold <==\n",
+                shown.display(),
+                bytes.len(),
+                file_limit() / (1024 * 1024)
+            )
+            .into_bytes();
+        } else {
+            piece.extend_from_slice(&bytes);
+            if !bytes.ends_with(b"\n") {
+                piece.push(b'\n');
+            }
+        }
+        if written + piece.len() as u64 > file_limit() {
+            break;
+        }
+        let file = match &mut out {
+            Some(f) => f,
+            None => out.insert(fs::File::create(to).map_err(io)?),
+        };
+        file.write_all(&piece).map_err(io)?;
+        written += piece.len() as u64;
+    }
+    Ok(())
+}
+
+/// The trial in `dir`, a folder of the job folder `job` (the `index`-th job).
 fn read_trial(
+    job: &Folder,
+    index: usize,
     dir: &Path,
     opts: &Options,
     gold_files: &BTreeMap<String, Vec<String>>,
 ) -> Result<Trial, ImportError> {
-    let result_path = result_json(dir, "the trial did not finish, or this is not a Harbor job folder")?;
-    let t: TrialResult = read_json(&result_path, "a Harbor trial result")?;
+    let result_rel = result_json(job, dir, "the trial did not finish, or this is not a Harbor job folder")?;
+    let t: TrialResult = read_json(job, &result_rel, "a Harbor trial result")?;
+    let result_path = job.shown(&result_rel);
     let invalid = |detail: String| ImportError::Invalid { path: result_path.clone(), detail };
     let (task, shown) = task_of(&t.task_name).ok_or_else(|| {
         invalid(format!(
@@ -360,15 +441,16 @@ fn read_trial(
     let started = time_field(&result_path, "started_at", &t.started_at)?;
     let finished = time_field(&result_path, "finished_at", &t.finished_at)?;
 
-    let verifier_out = read_if_present(&dir.join("verifier/test-stdout.txt"))?;
-    let verifier_err = read_if_present(&dir.join("verifier/test-stderr.txt"))?;
+    let (out_rel, err_rel) = (dir.join("verifier/test-stdout.txt"), dir.join("verifier/test-stderr.txt"));
+    let verifier_out = job.read_if_present(&out_rel)?;
+    let verifier_err = job.read_if_present(&err_rel)?;
     let text =
         |b: &Option<Vec<u8>>| b.as_deref().map(String::from_utf8_lossy).unwrap_or_default().into_owned();
     let exception = t.exception_info.as_ref().map(|e| e.exception_type.clone());
     let mut log = String::from("Judged by Harbor's verifier when the job ran; imported, not re-run.\n");
     let (outcome, error_type) = match &t.verifier_result {
         Some(verifier) => {
-            let r = reward(dir, &result_path, verifier)?;
+            let r = reward(job, dir, &result_rel, verifier)?;
             log.push_str(&format!("reward: {r}\n"));
             if r == 1.0 {
                 (Outcome::Success, exception.clone())
@@ -401,8 +483,8 @@ fn read_trial(
     }
     log.push_str(&format!("outcome: {outcome}\n"));
 
-    let patch = patch(dir)?;
-    let patch_text = patch.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
+    let patch = patch(job, dir)?;
+    let patch_text = patch.as_ref().map(|(_, bytes)| String::from_utf8_lossy(bytes)).unwrap_or_default();
     let changed = crate::patch::files_touched(&patch_text);
     let gold = gold_files.get(&task).map(Vec::as_slice).unwrap_or_default();
     let duration_s = match (started, finished) {
@@ -420,23 +502,25 @@ fn read_trial(
         metrics: BTreeMap::new(),
     };
 
-    let agent = agent_files(dir)?;
-    let mut files = vec![("checker_log.txt".to_owned(), log.into_bytes())];
-    for (name, bytes) in [
-        ("patch.diff", patch.filter(|p| !p.is_empty())),
-        ("agent_log.txt", agent.log),
-        ("x-trajectory.json", agent.trajectory),
-        ("stdout.txt", verifier_out),
-        ("stderr.txt", verifier_err),
-        ("x-trial.log", read_if_present(&dir.join("trial.log"))?),
-        ("x-exception.txt", read_if_present(&dir.join("exception.txt"))?),
+    let agent = agent_files(job, dir)?;
+    let mut files = vec![("checker_log.txt".to_owned(), Content::Bytes(log.into_bytes()))];
+    // Only names and checks are kept here; the bytes are copied when the run is written.
+    for (name, content) in [
+        ("patch.diff", patch.filter(|(_, bytes)| !bytes.is_empty()).map(|(rel, _)| Content::Copy(rel))),
+        ("agent_log.txt", (!agent.logs.is_empty()).then_some(Content::AgentLogs(agent.logs))),
+        ("x-trajectory.json", agent.trajectory.map(Content::Copy)),
+        ("stdout.txt", verifier_out.map(|_| Content::Copy(out_rel))),
+        ("stderr.txt", verifier_err.map(|_| Content::Copy(err_rel))),
+        ("x-trial.log", copy_if_present(job, &dir.join("trial.log"))?),
+        ("x-exception.txt", copy_if_present(job, &dir.join("exception.txt"))?),
     ] {
-        if let Some(b) = bytes {
-            files.push((name.to_owned(), b));
+        if let Some(content) = content {
+            files.push((name.to_owned(), content));
         }
     }
     Ok(Trial {
-        dir: dir.to_owned(),
+        job: index,
+        result_path,
         task,
         hint,
         started,
@@ -450,49 +534,54 @@ fn read_trial(
 // ---------------------------------------------------------------- jobs
 
 struct Job {
+    folder: Folder,
     name: String,
     harbor_version: Option<String>,
     trials: Vec<Trial>,
 }
 
+/// The job in `dir`, the `index`-th of those imported.
 fn read_job(
     dir: &Path,
+    index: usize,
     opts: &Options,
     gold_files: &BTreeMap<String, Vec<String>>,
 ) -> Result<Job, ImportError> {
-    let result_path = result_json(dir, "not a Harbor job folder")?;
-    let result: JobResult = read_json(&result_path, "a Harbor job result")?;
+    let folder = Folder::open(dir, "Harbor job folder")?;
+    let job = &folder;
+    let root = Path::new("");
+    let result_rel = result_json(job, root, "not a Harbor job folder")?;
+    let result: JobResult = read_json(job, &result_rel, "a Harbor job result")?;
     let unfinished = result.stats.n_running_trials + result.stats.n_pending_trials;
     if unfinished > 0 {
         return Err(ImportError::Invalid {
-            path: result_path,
+            path: job.shown(&result_rel),
             detail: format!(
                 "the job has {unfinished} trials running or pending: import it once it has finished"
             ),
         });
     }
-    let config: Option<JobConfig> = read_optional_json(&dir.join("config.json"), "a Harbor job config")?;
-    let lock: Option<JobLock> = read_optional_json(&dir.join("lock.json"), "a Harbor job lock")?;
-    let folder = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let name = config.and_then(|c| c.job_name).unwrap_or(folder);
+    let config: Option<JobConfig> = read_optional_json(job, Path::new("config.json"), "a Harbor job config")?;
+    let lock: Option<JobLock> = read_optional_json(job, Path::new("lock.json"), "a Harbor job lock")?;
+    let folder_name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = config.and_then(|c| c.job_name).unwrap_or(folder_name);
     let harbor_version = lock.and_then(|l| l.harbor).and_then(|h| h.version);
     let mut trials = Vec::new();
-    let read = fs::read_dir(dir).map_err(|source| ImportError::Io { path: dir.to_owned(), source })?;
     let mut folders = Vec::new();
-    for entry in read {
-        let path = entry.map_err(|source| ImportError::Io { path: dir.to_owned(), source })?.path();
-        if path.is_dir() {
-            folders.push(path);
+    for entry in job.entries(root)? {
+        entry.check(job)?;
+        if entry.kind == Kind::Folder {
+            folders.push(entry.rel);
         }
     }
     folders.sort();
     for trial_dir in folders {
-        trials.push(read_trial(&trial_dir, opts, gold_files)?);
+        trials.push(read_trial(job, index, &trial_dir, opts, gold_files)?);
     }
     if trials.is_empty() {
         return Err(ImportError::Invalid { path: dir.to_owned(), detail: "holds no trials".into() });
     }
-    Ok(Job { name, harbor_version, trials })
+    Ok(Job { folder, name, harbor_version, trials })
 }
 
 /// A slug for the agent's id: `openhands` + `anthropic/claude-sonnet-4-5` →
@@ -561,7 +650,10 @@ pub fn import(opts: &Options) -> Result<Imported, ImportError> {
     let digest = crate::taskset::task_set_digest(benchmark_cards)
         .map_err(|source| ImportError::Io { path: opts.tasks_dir.clone(), source })?;
 
-    let jobs = opts.jobs.iter().map(|j| read_job(j, opts, &gold_files)).collect::<Result<Vec<_>, _>>()?;
+    let mut jobs = Vec::with_capacity(opts.jobs.len());
+    for (index, dir) in opts.jobs.iter().enumerate() {
+        jobs.push(read_job(dir, index, opts, &gold_files)?);
+    }
     let first = &jobs[0].trials[0];
     for job in &jobs {
         if let Some(other) = job
@@ -570,7 +662,7 @@ pub fn import(opts: &Options) -> Result<Imported, ImportError> {
             .find(|t| t.agent.name != first.agent.name || t.agent.model_info != first.agent.model_info)
         {
             return Err(ImportError::Invalid {
-                path: other.dir.join("result.json"),
+                path: other.result_path.clone(),
                 detail: format!(
                     "trial `{}` ran agent {}, but trial `{}` ran {}: a results folder holds one agent's runs",
                     other.name,
@@ -599,7 +691,12 @@ pub fn import(opts: &Options) -> Result<Imported, ImportError> {
     let source = format!("{harness}, {} {}", if names.len() == 1 { "job" } else { "jobs" }, names.join(", "));
 
     // Attempts count from 1 within a task and hint condition, in the order the trials started.
-    let mut trials: Vec<Trial> = jobs.into_iter().flat_map(|j| j.trials).collect();
+    let mut folders = Vec::with_capacity(jobs.len());
+    let mut trials: Vec<Trial> = Vec::new();
+    for job in jobs {
+        folders.push(job.folder);
+        trials.extend(job.trials);
+    }
     trials.sort_by(|a, b| (&a.task, a.hint, a.started, &a.name).cmp(&(&b.task, b.hint, b.started, &b.name)));
 
     let parent = opts.out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -622,8 +719,16 @@ pub fn import(opts: &Options) -> Result<Imported, ImportError> {
         previous = Some(key);
         let dir = run_dir(staging.path(), &trial.task, trial.hint, attempt);
         write(&dir.join("run.json"), &serde_json::to_vec_pretty(&trial.record).expect("serializes"))?;
-        for (name, bytes) in &trial.files {
-            write(&dir.join(name), bytes)?;
+        let job = &folders[trial.job];
+        for (name, content) in &trial.files {
+            let to = dir.join(name);
+            match content {
+                Content::Bytes(bytes) => write(&to, bytes)?,
+                Content::Copy(rel) => {
+                    job.copy_to(rel, &to)?;
+                }
+                Content::AgentLogs(logs) => write_agent_logs(job, logs, &to)?,
+            }
         }
         *outcomes.entry(trial.record.outcome).or_default() += 1;
     }

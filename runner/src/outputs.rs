@@ -11,12 +11,14 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::path::{Path, PathBuf};
 
+use benchmark::confined::{Folder, Kind, Refused, file_limit};
 use bundle::Hint;
 use serde::Deserialize;
 
+/// One run of the agent. Its files are paths relative to the outputs folder, and are
+/// read only through it (`benchmark::confined`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentRun {
     pub task: String,
@@ -33,14 +35,27 @@ impl AgentRun {
     pub fn label(&self) -> String {
         format!("{}/{}/{}", self.task, self.hint, self.attempt)
     }
+
+    /// The run's files in the outputs folder.
+    pub fn files(&self) -> impl Iterator<Item = &PathBuf> {
+        std::iter::once(&self.patch).chain(&self.agent_log).chain(&self.trajectory)
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum OutputsError {
-    #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, source: std::io::Error },
+    /// A file that is not read: a link out of the outputs folder, a FIFO, a device,
+    /// a file over a bundle artifact's size. The run is named where there is one.
+    #[error("{}{refused}", run.as_ref().map(|r| format!("run {r}: ")).unwrap_or_default())]
+    Refused { run: Option<String>, refused: Refused },
     #[error("{}: {detail}", path.display())]
     Layout { path: PathBuf, detail: String },
+}
+
+impl From<Refused> for OutputsError {
+    fn from(refused: Refused) -> Self {
+        OutputsError::Refused { run: None, refused }
+    }
 }
 
 #[derive(Deserialize)]
@@ -49,33 +64,48 @@ struct Cost {
     cost_usd: f64,
 }
 
-/// Every run under `dir`, ordered by task, hint, attempt.
-pub fn discover(dir: &Path) -> Result<Vec<AgentRun>, OutputsError> {
+/// Every run in the outputs folder, ordered by task, hint, attempt. Each run's files
+/// are checked here, before anything is written: a file that would be refused when
+/// read stops the evaluation now, naming the run and the file.
+pub fn discover(outputs: &Folder) -> Result<Vec<AgentRun>, OutputsError> {
     let mut runs: BTreeMap<(String, Hint, u32), AgentRun> = BTreeMap::new();
-    for task_dir in entries(dir)? {
-        if !task_dir.is_dir() {
-            return Err(layout(&task_dir, "expected a folder per task"));
+    for task_dir in outputs.entries(Path::new(""))? {
+        task_dir.check(outputs)?;
+        if task_dir.kind != Kind::Folder {
+            return Err(layout(outputs, &task_dir.rel, "expected a folder per task"));
         }
-        let task = file_name(&task_dir);
-        for entry in entries(&task_dir)? {
-            let found = if entry.is_dir() {
-                let hint = file_name(&entry).parse::<Hint>().map_err(|e| layout(&entry, &format!("{e}")))?;
+        let task = task_dir.name_lossy();
+        for entry in outputs.entries(&task_dir.rel)? {
+            let name = entry.name_lossy();
+            let found = if entry.kind == Kind::Folder {
+                let hint = name.parse::<Hint>().map_err(|e| layout(outputs, &entry.rel, &format!("{e}")))?;
                 let mut found = Vec::new();
-                for attempt_dir in entries(&entry)? {
-                    found.push(from_attempt_dir(&task, hint, &attempt_dir)?);
+                for attempt_dir in outputs.entries(&entry.rel)? {
+                    attempt_dir.check(outputs)?;
+                    found.push(from_attempt_dir(outputs, &task, hint, &attempt_dir)?);
                 }
                 found
-            } else if entry.extension().is_some_and(|e| e == "patch") {
-                vec![from_rexbench_name(&task, &entry)?]
-            } else if entry.extension().is_some_and(|e| e == "log") {
+            } else if name.ends_with(".patch") {
+                vec![from_rexbench_name(outputs, &task, &entry.rel)?]
+            } else if name.ends_with(".log") {
                 continue;
             } else {
-                return Err(layout(&entry, "expected <hint>/ folders or <agent>_<level>_run<N>.patch files"));
+                entry.check(outputs)?;
+                return Err(layout(
+                    outputs,
+                    &entry.rel,
+                    "expected <hint>/ folders or <agent>_<level>_run<N>.patch files",
+                ));
             };
             for run in found {
+                for file in run.files() {
+                    outputs
+                        .open_file(file, file_limit())
+                        .map_err(|refused| OutputsError::Refused { run: Some(run.label()), refused })?;
+                }
                 let key = (run.task.clone(), run.hint, run.attempt);
                 if runs.insert(key, run.clone()).is_some() {
-                    return Err(layout(&run.patch, &format!("a second patch for {}", run.label())));
+                    return Err(layout(outputs, &run.patch, &format!("a second patch for {}", run.label())));
                 }
             }
         }
@@ -83,43 +113,58 @@ pub fn discover(dir: &Path) -> Result<Vec<AgentRun>, OutputsError> {
     Ok(runs.into_values().collect())
 }
 
-fn from_attempt_dir(task: &str, hint: Hint, dir: &Path) -> Result<AgentRun, OutputsError> {
-    let attempt = attempt_number(&file_name(dir))
-        .ok_or_else(|| layout(dir, "an attempt folder is named 1, 2, 3, …"))?;
+fn from_attempt_dir(
+    outputs: &Folder,
+    task: &str,
+    hint: Hint,
+    dir: &benchmark::confined::Entry,
+) -> Result<AgentRun, OutputsError> {
+    let attempt = attempt_number(&dir.name_lossy())
+        .filter(|_| dir.kind == Kind::Folder)
+        .ok_or_else(|| layout(outputs, &dir.rel, "an attempt folder is named 1, 2, 3, …"))?;
     let mut patch = None;
     let mut agent_log = None;
     let mut cost_usd = None;
     let mut trajectory = None;
-    for file in entries(dir)? {
-        let name = file_name(&file);
+    for file in outputs.entries(&dir.rel)? {
+        let name = file.name_lossy();
         let stem = name.split('.').next().unwrap_or_default();
         match stem {
-            "patch" => patch = Some(file),
-            "agent_log" => agent_log = Some(file),
-            "trajectory" if name == "trajectory.json" => trajectory = Some(file),
+            "patch" => patch = Some(file.rel),
+            "agent_log" => agent_log = Some(file.rel),
+            "trajectory" if name == "trajectory.json" => trajectory = Some(file.rel),
             "cost" if name == "cost.json" => {
-                let bytes =
-                    fs::read(&file).map_err(|source| OutputsError::Io { path: file.clone(), source })?;
-                let cost: Cost = serde_json::from_slice(&bytes).map_err(|e| layout(&file, &e.to_string()))?;
+                let label = format!("{task}/{hint}/{attempt}");
+                let bytes = outputs
+                    .read(&file.rel)
+                    .map_err(|refused| OutputsError::Refused { run: Some(label), refused })?;
+                let cost: Cost =
+                    serde_json::from_slice(&bytes).map_err(|e| layout(outputs, &file.rel, &e.to_string()))?;
                 cost_usd = Some(cost.cost_usd);
             }
             _ => {
                 return Err(layout(
-                    &file,
+                    outputs,
+                    &file.rel,
                     "unexpected file: an attempt holds patch.*, agent_log.*, cost.json and trajectory.json",
                 ));
             }
         }
     }
-    let patch = patch.ok_or_else(|| layout(dir, "no patch file (patch.diff) in this attempt"))?;
+    let patch =
+        patch.ok_or_else(|| layout(outputs, &dir.rel, "no patch file (patch.diff) in this attempt"))?;
     Ok(AgentRun { task: task.to_owned(), hint, attempt, patch, agent_log, cost_usd, trajectory })
 }
 
 /// `<agent>_<level>_run<N>.patch`, with the log beside it as `.log`.
-fn from_rexbench_name(task: &str, path: &Path) -> Result<AgentRun, OutputsError> {
+fn from_rexbench_name(outputs: &Folder, task: &str, path: &Path) -> Result<AgentRun, OutputsError> {
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let bad = || {
-        layout(path, "expected <agent>_<level>_run<N>.patch with level default, hints or more_detailed_hints")
+        layout(
+            outputs,
+            path,
+            "expected <agent>_<level>_run<N>.patch with level default, hints or more_detailed_hints",
+        )
     };
     let (head, n) = stem.rsplit_once("_run").ok_or_else(bad)?;
     let attempt = attempt_number(n).ok_or_else(bad)?;
@@ -129,12 +174,16 @@ fn from_rexbench_name(task: &str, path: &Path) -> Result<AgentRun, OutputsError>
         .and_then(Hint::from_rexbench_level)
         .ok_or_else(bad)?;
     let log = path.with_extension("log");
+    let has_log = outputs
+        .kind(&log)
+        .map_err(|refused| OutputsError::Refused { run: Some(format!("{task}/{hint}/{attempt}")), refused })?
+        .is_some();
     Ok(AgentRun {
         task: task.to_owned(),
         hint,
         attempt,
         patch: path.to_owned(),
-        agent_log: log.is_file().then_some(log),
+        agent_log: has_log.then_some(log),
         cost_usd: None,
         trajectory: None,
     })
@@ -144,25 +193,14 @@ fn attempt_number(s: &str) -> Option<u32> {
     s.parse::<u32>().ok().filter(|n| *n >= 1 && !s.starts_with('0'))
 }
 
-fn entries(dir: &Path) -> Result<Vec<PathBuf>, OutputsError> {
-    let io = |source| OutputsError::Io { path: dir.to_owned(), source };
-    let mut out: Vec<PathBuf> =
-        fs::read_dir(dir).map_err(io)?.map(|e| e.map(|e| e.path()).map_err(io)).collect::<Result<_, _>>()?;
-    out.sort();
-    Ok(out)
-}
-
-fn file_name(path: &Path) -> String {
-    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-}
-
-fn layout(path: &Path, detail: &str) -> OutputsError {
-    OutputsError::Layout { path: path.to_owned(), detail: detail.to_owned() }
+fn layout(outputs: &Folder, rel: &Path, detail: &str) -> OutputsError {
+    OutputsError::Layout { path: outputs.shown(rel), detail: detail.to_owned() }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn both_layouts() {
@@ -176,7 +214,7 @@ mod tests {
         fs::write(d.join("othello/openhands_more_detailed_hints_run3.patch"), "y").unwrap();
         fs::write(d.join("othello/openhands_more_detailed_hints_run3.log"), "log").unwrap();
         fs::write(d.join("othello/openhands_default_run1.patch"), "").unwrap();
-        let runs = discover(d).unwrap();
+        let runs = discover(&Folder::open(d, "outputs folder").unwrap()).unwrap();
         let keys: Vec<_> = runs.iter().map(AgentRun::label).collect();
         assert_eq!(keys, ["cogs/hints/2", "othello/none/1", "othello/detailed/3"]);
         assert_eq!(runs[0].cost_usd, Some(1.5));
@@ -185,7 +223,7 @@ mod tests {
         assert!(runs[2].agent_log.is_some() && runs[1].agent_log.is_none());
 
         fs::write(d.join("othello/openhands_level9_run1.patch"), "").unwrap();
-        let err = discover(d).unwrap_err().to_string();
+        let err = discover(&Folder::open(d, "outputs folder").unwrap()).unwrap_err().to_string();
         assert!(err.contains("openhands_level9_run1.patch: expected <agent>_<level>_run<N>.patch"), "{err}");
     }
 
@@ -196,6 +234,7 @@ mod tests {
         fs::create_dir_all(d.join("cogs/none/1")).unwrap();
         fs::write(d.join("cogs/none/1/patch.diff"), "x").unwrap();
         fs::write(d.join("cogs/a_default_run1.patch"), "x").unwrap();
-        assert!(discover(d).unwrap_err().to_string().contains("a second patch for cogs/none/1"));
+        let err = discover(&Folder::open(d, "outputs folder").unwrap()).unwrap_err().to_string();
+        assert!(err.contains("a second patch for cogs/none/1"), "{err}");
     }
 }

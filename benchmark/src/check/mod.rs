@@ -12,7 +12,6 @@ mod read;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::fs;
 use std::path::Path;
 use std::process::Command;
 
@@ -21,6 +20,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 pub use path::EntryOrder;
+
+use crate::confined::{self, Folder};
 pub use read::Occurrence;
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -242,9 +243,8 @@ impl Extract<'_> {
         !matches!(self, Extract::Regex(..))
     }
 
-    /// Reads the number from the file at `path`; `shown` names it in messages.
-    fn read(self, path: &Path, shown: &str) -> Result<f64, String> {
-        let bytes = fs::read(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    /// Reads the number from a file's bytes; `shown` names it in messages.
+    fn read(self, bytes: Vec<u8>, shown: &str) -> Result<f64, String> {
         let text = read::python_text(bytes).map_err(|e| format!("{shown} {e}"))?;
         match self {
             Extract::Regex(pattern, occurrence) => read::regex(&text, pattern, occurrence),
@@ -291,14 +291,18 @@ impl CheckSpec {
         out
     }
 
+    /// Judges a run. Files are read beneath the working copy only (a link the
+    /// experiment left that leaves it is refused, so the metric fails), as regular
+    /// files of at most a bundle artifact's size, and never by a read that waits.
     pub fn run(&self, out: RunOutput<'_>) -> CheckReport {
         let mut report = CheckReport { passed: true, ..CheckReport::default() };
+        let root = Folder::open_relative(out.workdir, "working copy").map_err(|e| e.to_string());
         for m in &self.metrics {
             let expectation = m.expectation().expect("validated");
-            report.judge(&m.name, m.read(out), expectation);
+            report.judge(&m.name, m.read(&root, out), expectation);
         }
         for s in &self.series {
-            s.run(out, &mut report);
+            s.run(&root, &mut report);
         }
         if let Some(ext) = &self.external {
             let (ok, metrics, log) = ext.run(out);
@@ -364,18 +368,26 @@ impl MetricSpec {
         }
     }
 
-    fn read(&self, out: RunOutput<'_>) -> Result<f64, String> {
+    fn read(&self, root: &Result<Folder, String>, out: RunOutput<'_>) -> Result<f64, String> {
         let extract = self.extract()?;
-        let (path, shown) = match (&self.file, self.from) {
+        let (bytes, shown) = match (&self.file, self.from) {
             (Some(pattern), _) => {
-                let path = path::resolve(out.workdir, pattern)?;
-                let shown = path::shown(&path, out.workdir);
-                (path, shown)
+                let root = root.as_ref().map_err(Clone::clone)?;
+                let rel = path::resolve(root, pattern)?;
+                let shown = path::shown(root, &rel);
+                (root.read(&rel).map_err(|e| format!("cannot read {shown}: {e}"))?, shown)
             }
-            (None, Stream::Stdout) => (out.stdout.to_owned(), "stdout".to_owned()),
-            (None, Stream::Stderr) => (out.stderr.to_owned(), "stderr".to_owned()),
+            (None, stream) => {
+                let (path, shown) = match stream {
+                    Stream::Stdout => (out.stdout, "stdout"),
+                    Stream::Stderr => (out.stderr, "stderr"),
+                };
+                let bytes = confined::read_file(path, "run's logs")
+                    .map_err(|e| format!("cannot read {shown}: {e}"))?;
+                (bytes, shown.to_owned())
+            }
         };
-        extract.read(&path, &shown)
+        extract.read(bytes, &shown)
     }
 }
 
@@ -415,9 +427,13 @@ impl SeriesSpec {
         Ok(())
     }
 
-    fn run(&self, out: RunOutput<'_>, report: &mut CheckReport) {
+    fn run(&self, root: &Result<Folder, String>, report: &mut CheckReport) {
         let extract = self.extract().expect("validated");
-        let entries = match path::entries(out.workdir, &self.each, self.order) {
+        let root = match root {
+            Ok(root) => root,
+            Err(why) => return report.fail(&format!("{}: {why}", self.name)),
+        };
+        let entries = match path::entries(root, &self.each, self.order) {
             Ok(e) => e,
             Err(why) => return report.fail(&format!("{}: {why}", self.name)),
         };
@@ -432,10 +448,16 @@ impl SeriesSpec {
             return report.fail(&format!("{}: expected {bound} {want} entries", self.name));
         }
         for (k, entry) in entries.iter().enumerate() {
-            let path = entry.join(&self.file);
-            let shown = path::shown(&path, out.workdir);
-            let read =
-                if path.exists() { extract.read(&path, &shown) } else { Err(format!("{shown} is missing")) };
+            let rel = entry.join(&self.file);
+            let shown = path::shown(root, &rel);
+            let read = match root.kind(&rel) {
+                Ok(None) => Err(format!("{shown} is missing")),
+                Ok(Some(_)) => root
+                    .read(&rel)
+                    .map_err(|e| format!("cannot read {shown}: {e}"))
+                    .and_then(|bytes| extract.read(bytes, &shown)),
+                Err(e) => Err(format!("cannot read {shown}: {e}")),
+            };
             report.judge(&self.metric_name(k), read, self.expectation(k).expect("k < len"));
         }
     }

@@ -7,11 +7,12 @@
 //! `std::fs::read_dir` and `os.listdir` both read the directory with `readdir`.
 
 use std::cmp::Ordering;
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use glob::Pattern;
 use serde::Deserialize;
+
+use crate::confined::{Entry, Folder, Kind};
 
 /// How the entries a series enumerates are ordered.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -43,17 +44,18 @@ fn is_glob(segment: &str) -> bool {
     segment.contains(['*', '?', '['])
 }
 
-/// The path `pattern` names under `root`: each glob segment is the first entry of its
-/// directory, in directory order, that matches it and, where more segments follow, is
-/// a directory (symbolic links followed, as Python's `os.path.isdir` does).
-pub fn resolve(root: &Path, pattern: &str) -> Result<PathBuf, String> {
+/// The path (relative to the working copy) that `pattern` names: each glob segment is
+/// the first entry of its directory, in directory order, that matches it and, where
+/// more segments follow, is a directory (symbolic links inside the working copy
+/// followed, as Python's `os.path.isdir` does; one that leaves it is refused).
+pub fn resolve(root: &Folder, pattern: &str) -> Result<PathBuf, String> {
     resolve_to(root, pattern, false)
 }
 
 /// As [`resolve`]; with `folder`, the last segment too must name a folder.
-fn resolve_to(root: &Path, pattern: &str, folder: bool) -> Result<PathBuf, String> {
+fn resolve_to(root: &Folder, pattern: &str, folder: bool) -> Result<PathBuf, String> {
     let segments: Vec<&str> = pattern.split('/').collect();
-    let mut at = root.to_owned();
+    let mut at = PathBuf::new();
     for (i, segment) in segments.iter().enumerate() {
         if !is_glob(segment) {
             at.push(segment);
@@ -61,29 +63,32 @@ fn resolve_to(root: &Path, pattern: &str, folder: bool) -> Result<PathBuf, Strin
         }
         let last = i + 1 == segments.len() && !folder;
         let glob = Pattern::new(segment).map_err(|e| e.to_string())?;
-        let found = listing(&at, root)?
+        let found = listing(root, &at)?
             .into_iter()
-            .find(|(name, path)| glob.matches(name) && (last || path.is_dir()))
+            .find(|e| glob.matches(&e.name_lossy()) && (last || e.kind == Kind::Folder))
             .ok_or_else(|| {
                 let what = if last { "entry" } else { "folder" };
-                format!("no {what} matching `{segment}` in {}", shown(&at, root))
+                format!("no {what} matching `{segment}` in {}", shown(root, &at))
             })?;
-        at = found.1;
+        at = found.rel;
     }
     Ok(at)
 }
 
 /// Every entry matching the last segment of `pattern` in the folder its other segments
-/// name (resolved as [`resolve`] does), in `order`.
-pub fn entries(root: &Path, pattern: &str, order: EntryOrder) -> Result<Vec<PathBuf>, String> {
+/// name (resolved as [`resolve`] does), in `order`, relative to the working copy.
+pub fn entries(root: &Folder, pattern: &str, order: EntryOrder) -> Result<Vec<PathBuf>, String> {
     let (parent, last) = pattern.rsplit_once('/').map_or((None, pattern), |(p, l)| (Some(p), l));
     let dir = match parent {
         Some(p) => resolve_to(root, p, true)?,
-        None => root.to_owned(),
+        None => PathBuf::new(),
     };
     let glob = Pattern::new(last).map_err(|e| e.to_string())?;
-    let mut found: Vec<(String, PathBuf)> =
-        listing(&dir, root)?.into_iter().filter(|(name, _)| glob.matches(name)).collect();
+    let mut found: Vec<(String, PathBuf)> = listing(root, &dir)?
+        .into_iter()
+        .map(|e| (e.name_lossy(), e.rel))
+        .filter(|(name, _)| glob.matches(name))
+        .collect();
     match order {
         // A stable sort keeps directory order among equal numbers, as Python's does.
         EntryOrder::TrailingNumber => found.sort_by(|a, b| by_trailing_number(&a.0, &b.0)),
@@ -103,23 +108,17 @@ fn by_trailing_number(a: &str, b: &str) -> Ordering {
 }
 
 /// A directory's entries in the order the filesystem gives them.
-fn listing(dir: &Path, root: &Path) -> Result<Vec<(String, PathBuf)>, String> {
-    let read = fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", shown(dir, root)))?;
-    let mut out = Vec::new();
-    for entry in read {
-        let entry = entry.map_err(|e| format!("cannot list {}: {e}", shown(dir, root)))?;
-        out.push((entry.file_name().to_string_lossy().into_owned(), entry.path()));
-    }
-    Ok(out)
+fn listing(root: &Folder, dir: &Path) -> Result<Vec<Entry>, String> {
+    let entries = root.entries(dir).and_then(|entries| {
+        entries.iter().try_for_each(|e| e.check(root))?;
+        Ok(entries)
+    });
+    entries.map_err(|e| format!("cannot list {}: {e}", shown(root, dir)))
 }
 
 /// A path as the check's log shows it: relative to the working copy.
-pub fn shown(path: &Path, root: &Path) -> String {
-    match path.strip_prefix(root) {
-        Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
-        Ok(rel) => rel.display().to_string(),
-        Err(_) => path.display().to_string(),
-    }
+pub fn shown(root: &Folder, rel: &Path) -> String {
+    root.shown(rel).display().to_string()
 }
 
 #[cfg(test)]
@@ -136,31 +135,45 @@ mod tests {
 
     #[test]
     fn globs_pick_the_first_match_in_directory_order_and_folders_where_more_follows() {
+        use std::fs;
         let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path();
-        fs::create_dir_all(root.join("out/run/layer3")).unwrap();
-        fs::create_dir_all(root.join("out/run/layer1")).unwrap();
-        fs::write(root.join("out/afile"), "").unwrap();
-        fs::write(root.join("out/run/layer1.txt"), "").unwrap();
-        fs::write(root.join("out/run/layer1/m.txt"), "").unwrap();
+        let dir = tmp.path().join("codebase");
+        fs::create_dir_all(dir.join("out/run/layer3")).unwrap();
+        fs::create_dir_all(dir.join("out/run/layer1")).unwrap();
+        fs::write(dir.join("out/afile"), "").unwrap();
+        fs::write(dir.join("out/run/layer1.txt"), "").unwrap();
+        fs::write(dir.join("out/run/layer1/m.txt"), "").unwrap();
+        let root = Folder::open_relative(&dir, "working copy").unwrap();
         // `afile` matches `*` but is not a folder, so `run` is the only candidate.
-        assert_eq!(resolve(root, "out/*/layer1/m.txt").unwrap(), root.join("out/run/layer1/m.txt"));
+        assert_eq!(resolve(&root, "out/*/layer1/m.txt").unwrap(), Path::new("out/run/layer1/m.txt"));
         // `a*` names the folder whose entries are listed: `afile` is no candidate.
-        let found = entries(root, "out/a*/layer*", EntryOrder::TrailingNumber);
+        let found = entries(&root, "out/a*/layer*", EntryOrder::TrailingNumber);
         assert!(found.unwrap_err().contains("no folder matching `a*` in out"));
-        let found = entries(root, "out/*/layer*", EntryOrder::TrailingNumber).unwrap();
+        let found = entries(&root, "out/*/layer*", EntryOrder::TrailingNumber).unwrap();
         assert_eq!(
-            found
-                .iter()
-                .map(|p| p.strip_prefix(root.join("out/run")).unwrap().to_str().unwrap())
-                .collect::<Vec<_>>(),
+            found.iter().map(|p| p.strip_prefix("out/run").unwrap().to_str().unwrap()).collect::<Vec<_>>(),
             // layer1.txt ends with no number, so it counts as 0.
             ["layer1.txt", "layer1", "layer3"]
         );
-        assert!(resolve(root, "missing/*").unwrap_err().contains("cannot list missing"));
-        assert!(resolve(root, "out/run/z*").unwrap_err().contains("no entry matching `z*` in out/run"));
+        assert!(resolve(&root, "missing/*").unwrap_err().contains("cannot list missing"));
+        assert!(resolve(&root, "out/run/z*").unwrap_err().contains("no entry matching `z*` in out/run"));
         for bad in ["/abs", "a/../b", "", "a//b", "./a", "a/[z"] {
             assert!(validate(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_link_out_of_the_working_copy_is_never_followed() {
+        use std::fs;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("codebase");
+        fs::create_dir_all(dir.join("out")).unwrap();
+        fs::create_dir_all(tmp.path().join("host/layer1")).unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("host"), dir.join("out/run")).unwrap();
+        std::os::unix::fs::symlink("out", dir.join("inside")).unwrap();
+        let root = Folder::open_relative(&dir, "working copy").unwrap();
+        let e = entries(&root, "out/*/layer*", EntryOrder::TrailingNumber).unwrap_err();
+        assert!(e.starts_with("cannot list out: `out/run` is a symbolic link to the absolute path"), "{e}");
+        assert!(resolve(&root, "inside/*").unwrap_err().contains("symbolic link"));
     }
 }

@@ -31,6 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use benchmark::confined::Folder;
 use bundle::Outcome;
 
 use crate::evaluate::{
@@ -142,6 +143,7 @@ impl Cluster {
         self,
         todo: &[&AgentRun],
         tasks: &BTreeMap<String, Prepared>,
+        outputs: &Folder,
         opts: &EvalOptions,
         progress: &Progress,
         summary: &mut Summary,
@@ -171,6 +173,7 @@ impl Cluster {
             exe,
             codebases,
             tasks,
+            outputs,
             opts,
             progress,
             summary,
@@ -255,6 +258,8 @@ struct Queue<'a> {
     exe: PathBuf,
     codebases: BTreeMap<String, PathBuf>,
     tasks: &'a BTreeMap<String, Prepared>,
+    /// The agent's outputs, read beneath their folder only.
+    outputs: &'a Folder,
     opts: &'a EvalOptions,
     progress: &'a Progress,
     summary: &'a mut Summary,
@@ -404,7 +409,7 @@ impl Queue<'_> {
     /// Judges a run from what its job wrote, as the local executor would.
     fn collect(&mut self, t: &mut Tracked, ran: Ran, dir: &Path) -> Result<(), EvalError> {
         let task = &self.tasks[&t.run.task];
-        let staged = stage(t.run, task, &self.opts.out)?;
+        let staged = stage(t.run, task, self.outputs, &self.opts.out)?;
         for log in ["stdout.txt", "stderr.txt", "x-apply.txt"] {
             let from = dir.join(log);
             if from.exists() {
@@ -431,10 +436,13 @@ impl Queue<'_> {
         if t.history.lost.len() as u32 > self.cluster.opts.resubmit {
             return self.give_up(t);
         }
-        let patch = fs::read(&t.run.patch).map_err(io_at(&t.run.patch))?;
+        let patch = self
+            .outputs
+            .read(&t.run.patch)
+            .map_err(|refused| crate::outputs::OutputsError::Refused { run: Some(t.run.label()), refused })?;
         if crate::patch::is_empty(&String::from_utf8_lossy(&patch)) {
             // Nothing to run: judged here, as the local executor does.
-            let record = place(t.run, &self.opts.out, stage(t.run, task, &self.opts.out)?)?;
+            let record = place(t.run, &self.opts.out, stage(t.run, task, self.outputs, &self.opts.out)?)?;
             self.done(t, &record);
             return Ok(());
         }
@@ -501,7 +509,7 @@ impl Queue<'_> {
     /// story in x-runner.txt.
     fn give_up(&mut self, t: &mut Tracked) -> Result<(), EvalError> {
         let task = &self.tasks[&t.run.task];
-        let mut staged = stage(t.run, task, &self.opts.out)?;
+        let mut staged = stage(t.run, task, self.outputs, &self.opts.out)?;
         staged.record.outcome = Outcome::InfraError;
         staged.record.error_type = Some("Slurm job lost".into());
         let mut story = format!(
@@ -512,7 +520,10 @@ impl Queue<'_> {
             story.push_str(&format!("- {reason}\n"));
         }
         let last = self.job_dir(t.run, t.history.n);
-        let slurm_out = fs::read_to_string(last.join("slurm.out")).unwrap_or_default();
+        // Its end is the story; a job's output may be of any size.
+        let slurm_out = benchmark::confined::read_file_tail(&last.join("slurm.out"), 64 * 1024, "job folder")
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
         if !slurm_out.trim().is_empty() {
             story.push_str(&format!("\nThe last job's output:\n{slurm_out}"));
         }

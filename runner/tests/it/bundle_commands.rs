@@ -250,5 +250,5 @@ fn pack_explains_what_is_wrong_with_a_results_directory() {
 
     fs::remove_file(results.join("evaluation.json")).unwrap();
     let out = pack();
-    assert!(stderr(&out).contains("evaluation.json: No such file"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("rexbench: `results/evaluation.json` does not exist"), "{}", stderr(&out));
 }

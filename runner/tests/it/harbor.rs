@@ -279,6 +279,9 @@ fn bad_jobs_are_refused_by_name_and_nothing_is_written() {
     assert!(err.contains("a results folder holds one agent's runs"), "{err}");
 
     let err = refused(&[&tmp.path().join("nowhere")], &out, &["--hint", "none"]);
+    assert!(err.contains("nowhere` does not exist"), "{err}");
+    fs::create_dir_all(tmp.path().join("empty")).unwrap();
+    let err = refused(&[&tmp.path().join("empty")], &out, &["--hint", "none"]);
     assert!(err.contains("has no result.json: not a Harbor job folder"), "{err}");
 
     fs::create_dir_all(&out).unwrap();

@@ -3,6 +3,7 @@
 mod bundle_commands;
 mod evaluate;
 mod harbor;
+mod hostile;
 mod parity;
 mod published;
 mod slurm;
