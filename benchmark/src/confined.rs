@@ -97,26 +97,22 @@ impl fmt::Display for Refused {
         let path = self.path.display();
         match &self.why {
             Why::LinkOutside { link, target } => {
-                let on_the_way = if link == &self.path {
-                    String::new()
+                // The file is the link, or lies behind a folder that is.
+                let subject = if link == &self.path {
+                    format!("`{path}` is a symbolic link")
                 } else {
-                    format!(" (through `{}`)", link.display())
+                    format!("`{path}` lies behind `{}`, a symbolic link", link.display())
                 };
                 if target.is_absolute() {
                     write!(
                         f,
-                        "`{path}` is a symbolic link to the absolute path `{}`{on_the_way}, outside the {}: \
-                         only relative links that stay inside it are followed",
+                        "{subject} to the absolute path `{}`, outside the {}: only relative links that stay \
+                         inside it are followed",
                         target.display(),
                         self.folder
                     )
                 } else {
-                    write!(
-                        f,
-                        "`{path}` is a symbolic link to `{}`{on_the_way}, a path outside the {}",
-                        target.display(),
-                        self.folder
-                    )
+                    write!(f, "{subject} to `{}`, a path outside the {}", target.display(), self.folder)
                 }
             }
             Why::NotRegular(what) => write!(f, "`{path}` is {what}, not a regular file"),
@@ -511,7 +507,11 @@ mod tests {
         let e = f.read(Path::new("a/abs")).unwrap_err().to_string();
         assert!(e.contains("is a symbolic link to the absolute path"), "{e}");
         let e = f.read(Path::new("a/escape-dir/secret")).unwrap_err().to_string();
-        assert!(e.contains(&format!("(through `{}`)", root.join("a/escape-dir").display())), "{e}");
+        let behind = format!(
+            "secret` lies behind `{}`, a symbolic link to `../..`",
+            root.join("a/escape-dir").display()
+        );
+        assert!(e.contains(&behind), "{e}");
         let up = f.entries(Path::new("a")).unwrap().into_iter().find(|e| e.name == "up").unwrap();
         assert_eq!(up.kind, Kind::LinkOutside);
         assert!(up.check(&f).unwrap_err().to_string().contains("symbolic link to `../../secret`"));

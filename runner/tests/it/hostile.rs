@@ -14,7 +14,7 @@ use crate::evaluate::{copy, processes_running, records};
 use crate::repo;
 
 /// What a host file holds: it must never reach results or a bundle.
-const SECRET: &str = "HOST-SECRET-7c1e0b52-do-not-publish";
+pub const SECRET: &str = "HOST-SECRET-7c1e0b52-do-not-publish";
 
 /// How much memory a command may use: a bundle artifact (64 MiB) and change.
 const MEMORY_LIMIT_MIB: i64 = 200;
@@ -69,7 +69,7 @@ fn assert_memory_bounded() {
 }
 
 /// A host file outside every folder the runner is handed.
-fn host_secret(root: &Path) -> PathBuf {
+pub fn host_secret(root: &Path) -> PathBuf {
     let path = root.join("host").join("id_ed25519");
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     fs::write(&path, format!("{SECRET}\n")).unwrap();
@@ -78,7 +78,7 @@ fn host_secret(root: &Path) -> PathBuf {
 
 /// No regular file under `dir` holds the secret (links are not followed: the trap
 /// itself may be a link, which is not a copy). Bundles are searched uncompressed.
-fn assert_secret_nowhere(dir: &Path) {
+pub fn assert_secret_nowhere(dir: &Path) {
     if !dir.exists() {
         return;
     }
@@ -287,7 +287,7 @@ fn evaluate_refuses_links_out_devices_fifos_and_huge_files_before_writing_anythi
 
 /// A task whose check reads `result.txt` from the working copy, and whose codebase
 /// runs whatever `agent.sh` the patch adds.
-fn reading_task(root: &Path) -> PathBuf {
+pub fn reading_task(root: &Path) -> PathBuf {
     let tasks = root.join("tasks");
     let task = tasks.join("examples/leaky");
     fs::create_dir_all(task.join("codebase")).unwrap();
@@ -317,7 +317,7 @@ equals = 1.0
 }
 
 /// A patch that adds `agent.sh` with `script` as its only line.
-fn agent_patch(script: &str) -> String {
+pub fn agent_patch(script: &str) -> String {
     format!(
         "diff --git a/agent.sh b/agent.sh\nnew file mode 100644\n--- /dev/null\n+++ b/agent.sh\n@@ -0,0 +1 @@\n+{script}\n"
     )

@@ -459,7 +459,9 @@ fn max_jobs_holds_the_runs_in_slurm_at_once_and_one_runner_works_in_a_directory(
     let out = cluster.evaluate(&outputs, &results, &["--max-jobs", "1"]).output().unwrap();
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let log = fs::read_to_string(cluster.dir.path().join("jobcomp.txt")).unwrap();
-    let format = time::format_description::parse_borrowed::<2>("[year]-[month]-[day]T[hour]:[minute]:[second]").unwrap();
+    let format =
+        time::format_description::parse_borrowed::<2>("[year]-[month]-[day]T[hour]:[minute]:[second]")
+            .unwrap();
     let mut jobs: Vec<(time::PrimitiveDateTime, time::PrimitiveDateTime)> = log
         .lines()
         .map(|line| {
@@ -486,4 +488,37 @@ fn max_jobs_holds_the_runs_in_slurm_at_once_and_one_runner_works_in_a_directory(
     assert!(stderr(&out).contains("another rexbench evaluate is working in"), "{}", stderr(&out));
     assert!(!held.join("runs").exists());
     assert_eq!(cluster.completed().len(), 3, "a job was submitted");
+}
+
+/// What an experiment leaves in its working copy is read there only, under Slurm as
+/// under the local executor (the job's working copy is on the shared filesystem).
+#[test]
+fn a_job_s_links_out_and_fifos_are_refused_by_the_check() {
+    use crate::hostile::{agent_patch, assert_secret_nowhere, host_secret, reading_task};
+    let cluster = Cluster::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let secret = host_secret(tmp.path());
+    let tasks = reading_task(tmp.path());
+    let outputs = tmp.path().join("outputs");
+    for (attempt, script) in [
+        (1, format!("ln -s {} result.txt", secret.display())),
+        (2, "mkfifo result.txt".to_owned()),
+        (3, "echo 'ACC: 1.0' > real.txt && ln -s real.txt result.txt".to_owned()),
+    ] {
+        let dir = outputs.join(format!("leaky/none/{attempt}"));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("patch.diff"), agent_patch(&script)).unwrap();
+    }
+    let results = tmp.path().join("results");
+    let out = cluster.evaluate(&outputs, &results, &["--tasks", tasks.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let got = records(&results);
+    let log =
+        |a: u32| fs::read_to_string(results.join(format!("runs/leaky/none/{a}/checker_log.txt"))).unwrap();
+    assert_eq!(got["leaky/none/1"]["outcome"], json!("wrong_result"));
+    assert!(log(1).contains("`result.txt` is a symbolic link to the absolute path"), "{}", log(1));
+    assert_eq!(got["leaky/none/2"]["outcome"], json!("wrong_result"));
+    assert!(log(2).contains("`result.txt` is a FIFO (named pipe), not a regular file"), "{}", log(2));
+    assert_eq!(got["leaky/none/3"]["outcome"], json!("success"), "{}", log(3));
+    assert_secret_nowhere(tmp.path());
 }
