@@ -85,7 +85,10 @@ pub fn evaluate(opts: &Options) -> Result<Summary, EvalError> {
     // files are checked before anything is written.
     let outputs =
         Folder::open(&opts.outputs, "outputs folder").map_err(crate::outputs::OutputsError::from)?;
-    let runs = discover(&outputs)?;
+    let crate::outputs::Discovered { runs, layouts } = discover(&outputs)?;
+    for layout in &layouts {
+        eprintln!("{}: outputs in {layout}", opts.outputs.display());
+    }
     if runs.is_empty() {
         return Err(EvalError::Setup(format!("no agent outputs found under {}", opts.outputs.display())));
     }

@@ -1,5 +1,5 @@
-//! Finding an agent's outputs: one patch (and optionally a log and a cost) per task,
-//! hint condition and attempt. Two layouts are read:
+//! Finding an agent's outputs: one patch (and optionally a log, a trajectory and a
+//! cost) per task, hint condition and attempt. Three layouts are read, and may mix:
 //!
 //! ```text
 //! outputs/<task>/<hint>/<attempt>/patch.diff       hint: none | hints | detailed
@@ -8,9 +8,17 @@
 //!                                 trajectory.json  optional: the agent's steps (Harbor's ATIF)
 //! outputs/<task>/<agent>_<level>_run<N>.patch      RExBench's own naming; level:
 //! outputs/<task>/<agent>_<level>_run<N>.log        default | hints | more_detailed_hints
+//! outputs/<task>/<agent>_<level>_run<N>.json       optional: the agent's trajectory
+//! patches/<agent>/<task>/<level>/<agent>_<level>_run<N>.patch
+//! patches/<agent>/<task>/<level>/<agent>_<level>_run<N>.json
 //! ```
+//!
+//! The last is what RExBench's public harness (`scripts/run_agent.sh`) writes: point
+//! `evaluate` at `patches/<agent>/`. A `hints/` folder is this runner's hint folder when
+//! it holds attempt folders, and the harness's level folder when it holds patches.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use benchmark::confined::{Folder, Kind, Refused, file_limit};
@@ -64,11 +72,43 @@ struct Cost {
     cost_usd: f64,
 }
 
-/// Every run in the outputs folder, ordered by task, hint, attempt. Each run's files
-/// are checked here, before anything is written: a file that would be refused when
-/// read stops the evaluation now, naming the run and the file.
-pub fn discover(outputs: &Folder) -> Result<Vec<AgentRun>, OutputsError> {
+/// How an agent's outputs were laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Layout {
+    /// `<task>/<hint>/<attempt>/patch.diff`
+    Attempts,
+    /// `<task>/<agent>_<level>_run<N>.patch`
+    RexbenchNames,
+    /// `<task>/<level>/<agent>_<level>_run<N>.patch`, as RExBench's harness writes it.
+    Harness,
+}
+
+impl fmt::Display for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Layout::Attempts => "this runner's layout (<task>/<hint>/<attempt>/patch.diff)",
+            Layout::RexbenchNames => "RExBench's file names (<task>/<agent>_<level>_run<N>.patch)",
+            Layout::Harness => {
+                "the layout of RExBench's harness (<task>/<level>/<agent>_<level>_run<N>.patch, as under patches/<agent>/)"
+            }
+        })
+    }
+}
+
+/// What [`discover`] found.
+#[derive(Debug)]
+pub struct Discovered {
+    /// Ordered by task, hint, attempt.
+    pub runs: Vec<AgentRun>,
+    pub layouts: BTreeSet<Layout>,
+}
+
+/// Every run in the outputs folder. Each run's files are checked here, before
+/// anything is written: a file that would be refused when read stops the evaluation
+/// now, naming the run and the file.
+pub fn discover(outputs: &Folder) -> Result<Discovered, OutputsError> {
     let mut runs: BTreeMap<(String, Hint, u32), AgentRun> = BTreeMap::new();
+    let mut layouts = BTreeSet::new();
     for task_dir in outputs.entries(Path::new(""))? {
         task_dir.check(outputs)?;
         if task_dir.kind != Kind::Folder {
@@ -78,23 +118,41 @@ pub fn discover(outputs: &Folder) -> Result<Vec<AgentRun>, OutputsError> {
         for entry in outputs.entries(&task_dir.rel)? {
             let name = entry.name_lossy();
             let found = if entry.kind == Kind::Folder {
-                let hint = name.parse::<Hint>().map_err(|e| layout(outputs, &entry.rel, &format!("{e}")))?;
-                let mut found = Vec::new();
-                for attempt_dir in outputs.entries(&entry.rel)? {
-                    attempt_dir.check(outputs)?;
-                    found.push(from_attempt_dir(outputs, &task, hint, &attempt_dir)?);
+                let inside = outputs.entries(&entry.rel)?;
+                let level = Hint::from_rexbench_level(&name);
+                if level.is_some() && inside.iter().any(|e| e.name_lossy().ends_with(".patch")) {
+                    layouts.insert(Layout::Harness);
+                    level_folder(outputs, &task, &name, &inside)?
+                } else {
+                    let hint = name.parse::<Hint>().map_err(|e| {
+                        layout(
+                            outputs,
+                            &entry.rel,
+                            &format!(
+                                "{e}; or a level of RExBench's harness (default, hints, more_detailed_hints) \
+                                 holding <agent>_<level>_run<N>.patch files"
+                            ),
+                        )
+                    })?;
+                    layouts.insert(Layout::Attempts);
+                    let mut found = Vec::new();
+                    for attempt_dir in inside {
+                        attempt_dir.check(outputs)?;
+                        found.push(from_attempt_dir(outputs, &task, hint, &attempt_dir)?);
+                    }
+                    found
                 }
-                found
             } else if name.ends_with(".patch") {
+                layouts.insert(Layout::RexbenchNames);
                 vec![from_rexbench_name(outputs, &task, &entry.rel)?]
-            } else if name.ends_with(".log") {
+            } else if name.ends_with(".log") || name.ends_with(".json") {
                 continue;
             } else {
                 entry.check(outputs)?;
                 return Err(layout(
                     outputs,
                     &entry.rel,
-                    "expected <hint>/ folders or <agent>_<level>_run<N>.patch files",
+                    "expected <hint>/ or <level>/ folders, or <agent>_<level>_run<N>.patch files",
                 ));
             };
             for run in found {
@@ -110,7 +168,42 @@ pub fn discover(outputs: &Folder) -> Result<Vec<AgentRun>, OutputsError> {
             }
         }
     }
-    Ok(runs.into_values().collect())
+    Ok(Discovered { runs: runs.into_values().collect(), layouts })
+}
+
+/// A level folder of RExBench's harness: `<agent>_<level>_run<N>.patch`, each with its
+/// trajectory (`.json`) and log (`.log`) beside it where there is one.
+fn level_folder(
+    outputs: &Folder,
+    task: &str,
+    level: &str,
+    inside: &[benchmark::confined::Entry],
+) -> Result<Vec<AgentRun>, OutputsError> {
+    let mut found = Vec::new();
+    for file in inside {
+        let name = file.name_lossy();
+        if name.ends_with(".json") || name.ends_with(".log") {
+            continue;
+        }
+        if !name.ends_with(".patch") {
+            file.check(outputs)?;
+            return Err(layout(
+                outputs,
+                &file.rel,
+                "unexpected file: a level folder holds <agent>_<level>_run<N>.patch files and their .json trajectories",
+            ));
+        }
+        let run = from_rexbench_name(outputs, task, &file.rel)?;
+        if run.hint != Hint::from_rexbench_level(level).expect("a level") {
+            return Err(layout(
+                outputs,
+                &file.rel,
+                &format!("a patch of another level, in the `{level}` folder"),
+            ));
+        }
+        found.push(run);
+    }
+    Ok(found)
 }
 
 fn from_attempt_dir(
@@ -156,7 +249,8 @@ fn from_attempt_dir(
     Ok(AgentRun { task: task.to_owned(), hint, attempt, patch, agent_log, cost_usd, trajectory })
 }
 
-/// `<agent>_<level>_run<N>.patch`, with the log beside it as `.log`.
+/// `<agent>_<level>_run<N>.patch`, with the log beside it as `.log` and the
+/// trajectory as `.json`.
 fn from_rexbench_name(outputs: &Folder, task: &str, path: &Path) -> Result<AgentRun, OutputsError> {
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let bad = || {
@@ -173,19 +267,21 @@ fn from_rexbench_name(outputs: &Folder, task: &str, path: &Path) -> Result<Agent
         .find(|level| head.ends_with(&format!("_{level}")))
         .and_then(Hint::from_rexbench_level)
         .ok_or_else(bad)?;
-    let log = path.with_extension("log");
-    let has_log = outputs
-        .kind(&log)
-        .map_err(|refused| OutputsError::Refused { run: Some(format!("{task}/{hint}/{attempt}")), refused })?
-        .is_some();
+    let beside = |ext: &str| -> Result<Option<PathBuf>, OutputsError> {
+        let path = path.with_extension(ext);
+        let label = format!("{task}/{hint}/{attempt}");
+        let there =
+            outputs.kind(&path).map_err(|refused| OutputsError::Refused { run: Some(label), refused })?;
+        Ok(there.is_some().then_some(path))
+    };
     Ok(AgentRun {
         task: task.to_owned(),
         hint,
         attempt,
         patch: path.to_owned(),
-        agent_log: has_log.then_some(log),
+        agent_log: beside("log")?,
         cost_usd: None,
-        trajectory: None,
+        trajectory: beside("json")?,
     })
 }
 
@@ -214,7 +310,7 @@ mod tests {
         fs::write(d.join("othello/openhands_more_detailed_hints_run3.patch"), "y").unwrap();
         fs::write(d.join("othello/openhands_more_detailed_hints_run3.log"), "log").unwrap();
         fs::write(d.join("othello/openhands_default_run1.patch"), "").unwrap();
-        let runs = discover(&Folder::open(d, "outputs folder").unwrap()).unwrap();
+        let runs = discover(&Folder::open(d, "outputs folder").unwrap()).unwrap().runs;
         let keys: Vec<_> = runs.iter().map(AgentRun::label).collect();
         assert_eq!(keys, ["cogs/hints/2", "othello/none/1", "othello/detailed/3"]);
         assert_eq!(runs[0].cost_usd, Some(1.5));
@@ -225,6 +321,40 @@ mod tests {
         fs::write(d.join("othello/openhands_level9_run1.patch"), "").unwrap();
         let err = discover(&Folder::open(d, "outputs folder").unwrap()).unwrap_err().to_string();
         assert!(err.contains("openhands_level9_run1.patch: expected <agent>_<level>_run<N>.patch"), "{err}");
+    }
+
+    #[test]
+    fn the_harness_layout_and_a_hints_folder_of_either_kind() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        for (level, run) in [("default", 1), ("default", 2), ("hints", 1), ("more_detailed_hints", 5)] {
+            let dir = d.join("cogs").join(level);
+            fs::create_dir_all(&dir).unwrap();
+            fs::write(dir.join(format!("oh_claude_{level}_run{run}.patch")), "x").unwrap();
+            fs::write(dir.join(format!("oh_claude_{level}_run{run}.json")), "{}").unwrap();
+        }
+        fs::create_dir_all(d.join("othello/hints/3")).unwrap();
+        fs::write(d.join("othello/hints/3/patch.diff"), "x").unwrap();
+        let found = discover(&Folder::open(d, "outputs folder").unwrap()).unwrap();
+        let keys: Vec<_> = found.runs.iter().map(AgentRun::label).collect();
+        assert_eq!(
+            keys,
+            ["cogs/none/1", "cogs/none/2", "cogs/hints/1", "cogs/detailed/5", "othello/hints/3"]
+        );
+        assert_eq!(found.layouts.into_iter().collect::<Vec<_>>(), [Layout::Attempts, Layout::Harness]);
+        let trajectory = found.runs[3].trajectory.as_ref().unwrap();
+        assert_eq!(trajectory, Path::new("cogs/more_detailed_hints/oh_claude_more_detailed_hints_run5.json"));
+
+        fs::write(d.join("cogs/default/oh_claude_hints_run9.patch"), "x").unwrap();
+        let err = discover(&Folder::open(d, "outputs folder").unwrap()).unwrap_err().to_string();
+        assert!(
+            err.ends_with("oh_claude_hints_run9.patch: a patch of another level, in the `default` folder"),
+            "{err}"
+        );
+        fs::remove_file(d.join("cogs/default/oh_claude_hints_run9.patch")).unwrap();
+        fs::create_dir_all(d.join("cogs/medium")).unwrap();
+        let err = discover(&Folder::open(d, "outputs folder").unwrap()).unwrap_err().to_string();
+        assert!(err.contains("cogs/medium: unknown hint `medium`"), "{err}");
     }
 
     #[test]

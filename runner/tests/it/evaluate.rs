@@ -334,3 +334,62 @@ fn the_committed_example_results_are_what_evaluate_gives() {
     assert_eq!(without_duration(records(&committed)), without_duration(records(&fresh)), "{regenerate}");
     assert_eq!(artifact_names(&committed), artifact_names(&fresh), "{regenerate}");
 }
+
+#[test]
+fn the_official_harness_tree_evaluates_as_the_same_runs() {
+    // patches/<agent>/<task>/<level>/<agent>_<level>_run<N>.patch and .json, as
+    // RExBench's scripts/run_agent.sh writes them, built from the example outputs.
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = tmp.path().join("patches/example-agent");
+    let examples = repo().join("tasks/examples/outputs");
+    let level = |hint: &str| match hint {
+        "none" => "default",
+        "hints" => "hints",
+        _ => "more_detailed_hints",
+    };
+    for hint in ["none", "hints", "detailed"] {
+        let Ok(attempts) = fs::read_dir(examples.join("wordfreq").join(hint)) else { continue };
+        for attempt in attempts {
+            let attempt = attempt.unwrap();
+            let n = attempt.file_name().to_string_lossy().into_owned();
+            let dir = agent.join("wordfreq").join(level(hint));
+            fs::create_dir_all(&dir).unwrap();
+            let stem = format!("example-agent_{}_run{n}", level(hint));
+            fs::copy(attempt.path().join("patch.diff"), dir.join(format!("{stem}.patch"))).unwrap();
+            if let Ok(t) = fs::read(attempt.path().join("trajectory.json")) {
+                fs::write(dir.join(format!("{stem}.json")), t).unwrap();
+            }
+            if let Ok(log) = fs::read(attempt.path().join("agent_log.txt")) {
+                fs::write(dir.join(format!("{stem}.log")), log).unwrap();
+            }
+        }
+    }
+    for file in fs::read_dir(examples.join("csvstats")).unwrap() {
+        let name = file.unwrap().file_name().to_string_lossy().into_owned();
+        let level = ["more_detailed_hints", "default", "hints"]
+            .into_iter()
+            .find(|l| name.contains(&format!("_{l}_")))
+            .unwrap();
+        let dir = agent.join("csvstats").join(level);
+        fs::create_dir_all(&dir).unwrap();
+        fs::copy(examples.join("csvstats").join(&name), dir.join(&name)).unwrap();
+    }
+
+    let results = tmp.path().join("results");
+    let out = evaluate(&agent, &results, "2");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "outputs in the layout of RExBench's harness (<task>/<level>/<agent>_<level>_run<N>.patch"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let committed = repo().join("tasks/examples/results");
+    let outcomes = |runs: BTreeMap<String, Value>| -> BTreeMap<String, (Value, Value)> {
+        runs.into_iter().map(|(k, v)| (k, (v["outcome"].clone(), v["metrics"].clone()))).collect()
+    };
+    assert_eq!(outcomes(records(&committed)), outcomes(records(&results)));
+    // The trajectories and logs saved beside the patches are the runs' artifacts.
+    assert_eq!(artifact_names(&committed), artifact_names(&results));
+}
