@@ -35,10 +35,10 @@ $rexbench pack "$work/results" --agent "$work/agent.toml" --key "$work/e2e.pem" 
   || { echo "packing the hostile bundle failed" >&2; exit 1; }
 
 export DATABASE_URL="sqlite://$work/db.sqlite" REXBENCH_BLOBS="$work/blobs" REXBENCH_ADDR="127.0.0.1:$port" RUST_LOG=warn
-# Every test submits from 127.0.0.1 (the vectors' test alone posts a dozen bundles);
+# Every test submits from 127.0.0.1 (the vectors' test alone posts fifty bundles);
 # the rate limits have tests of their own.
 export REXBENCH_SUBMISSIONS_PER_HOUR=1000
 $srv keys add --public-key "$work/e2e.pub.pem" --owner "End-to-end tests" --tier submitter >/dev/null
 # The conformance vectors' key, so that /submit's check in the browser meets each vector.
-$srv keys add --public-key ../shared/vectors/test-key/key.pub.pem --owner "Conformance vectors" --tier submitter >/dev/null
+$srv keys add --public-key vectors/test-key/key.pub.pem --owner "Conformance vectors" --tier submitter >/dev/null
 $srv serve --demo

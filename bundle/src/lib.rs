@@ -1,4 +1,4 @@
-//! The RExBench result bundle (`shared/spec/result-bundle-v1.md`).
+//! The RExBench result bundle (`docs/spec/result-bundle-v1.md`).
 //!
 //! A bundle is a `.tar.gz` whose first member is a DSSE envelope signing the manifest,
 //! followed by content-addressed artifacts. [`Verifier`] reads one as a stream and
@@ -15,6 +15,8 @@ mod limits;
 mod manifest;
 mod reader;
 mod validate;
+#[cfg(feature = "vectors")]
+pub mod vectors;
 mod writer;
 
 pub use digest::{Digest, Hasher, HashingReader};

@@ -1,5 +1,7 @@
-//! The spec's conformance vectors (`shared/vectors/`), each against its expected verdict
-//! and, for invalid ones, the specific rule it breaks.
+//! The conformance vectors, each against its expected verdict and, for invalid ones,
+//! the specific rule it breaks: the repository's own (`vectors/`, one per rule, made by
+//! this crate and checked to be what it makes), and the spec's (`shared/vectors/`, made
+//! independently) where they are beside the repository.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -7,7 +9,9 @@ use std::fs;
 use bundle::{PublicKey, Verifier};
 use serde::Deserialize;
 
-use crate::common::{TASKS, shared_dir};
+use bundle::vectors;
+
+use crate::common::{TASKS, shared_dir, vectors_dir};
 
 #[derive(Deserialize)]
 struct Expected {
@@ -33,8 +37,74 @@ const CODES: [(&str, &str); 12] = [
 ];
 
 #[test]
-fn every_vector_gets_its_expected_verdict() {
-    let vectors = shared_dir().join("vectors");
+fn the_repository_s_vectors_are_what_the_generator_makes() {
+    let dir = vectors_dir();
+    let key = |name: &str| {
+        bundle::SecretKey::from_pem(&fs::read_to_string(dir.join("test-key").join(name)).unwrap()).unwrap()
+    };
+    let made = vectors::all(&key("key.pem"), &key("stranger.pem"));
+    let regenerate =
+        "regenerate them: cargo run -p rexbench-bundle --features vectors --example vectors -- vectors";
+    let expected: BTreeMap<String, vectors::Expected> =
+        serde_json::from_slice(&fs::read(dir.join("expected.json")).unwrap()).unwrap();
+    assert_eq!(
+        made.iter().map(|v| (v.name.clone(), v.expected.clone())).collect::<BTreeMap<_, _>>(),
+        expected,
+        "expected.json is not what the generator makes: {regenerate}"
+    );
+    for v in &made {
+        assert!(fs::read(dir.join(&v.name)).unwrap() == v.bytes, "{} differs: {regenerate}", v.name);
+    }
+}
+
+#[test]
+fn every_repository_vector_gets_its_verdict_and_every_rule_has_one() {
+    let dir = vectors_dir();
+    let expected: BTreeMap<String, vectors::Expected> =
+        serde_json::from_slice(&fs::read(dir.join("expected.json")).unwrap()).unwrap();
+    let key = PublicKey::from_pem(&fs::read_to_string(dir.join("test-key/key.pub.pem")).unwrap()).unwrap();
+    let verifier = Verifier::new(vec![key], vectors::TASKS);
+    let mut on_disk: Vec<String> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".tar.gz"))
+        .collect();
+    on_disk.sort();
+    assert_eq!(
+        on_disk,
+        expected.keys().cloned().collect::<Vec<_>>(),
+        "expected.json and the vectors disagree"
+    );
+    for (name, want) in &expected {
+        let bytes = fs::read(dir.join(name)).unwrap();
+        match (verifier.verify(bytes.as_slice()), want.valid) {
+            (Ok(v), true) => assert_eq!(Some(v.id.to_hex()), want.bundle_id, "{name}: bundle id"),
+            (Err(e), false) => {
+                assert_eq!(
+                    Some(e.code()),
+                    want.code.as_deref(),
+                    "{name} ({}): refused for the wrong reason: {e}",
+                    want.why
+                )
+            }
+            (Ok(_), false) => panic!("{name} verified but must not ({})", want.why),
+            (Err(e), true) => panic!("{name} was refused but is valid ({}): {}: {e}", want.why, e.code()),
+        }
+    }
+    // Every code a bundle can be refused with has a vector, or a reason it has none.
+    let covered: std::collections::BTreeSet<&str> = expected
+        .values()
+        .filter_map(|e| e.code.as_deref())
+        .chain(vectors::NOT_VECTORS.iter().map(|(code, _)| *code))
+        .collect();
+    let all: std::collections::BTreeSet<&str> = bundle::BundleError::CODES.iter().copied().collect();
+    assert_eq!(covered, all, "a rule without a vector");
+}
+
+#[test]
+fn every_shared_vector_gets_its_expected_verdict() {
+    let Some(shared) = shared_dir() else { return };
+    let vectors = shared.join("vectors");
     let expected: BTreeMap<String, Expected> =
         serde_json::from_slice(&fs::read(vectors.join("expected.json")).unwrap()).unwrap();
     let key =
@@ -75,7 +145,8 @@ fn every_vector_gets_its_expected_verdict() {
 
 #[test]
 fn the_test_key_is_the_one_that_signed_the_vectors() {
-    let vectors = shared_dir().join("vectors");
+    let Some(shared) = shared_dir() else { return };
+    let vectors = shared.join("vectors");
     let secret =
         bundle::SecretKey::from_pem(&fs::read_to_string(vectors.join("test-key/key.pem")).unwrap()).unwrap();
     let public =
@@ -86,4 +157,18 @@ fn the_test_key_is_the_one_that_signed_the_vectors() {
         .unwrap();
     assert_eq!(v.signatures, vec![(public.keyid().to_hex(), bundle::SignatureStatus::Verified)]);
     assert_eq!(v.manifest.runs.len(), 12);
+}
+
+#[test]
+fn the_repository_s_spec_is_the_contract_unchanged() {
+    let ours = fs::read_to_string(vectors_dir().join("../docs/spec/result-bundle-v1.md")).unwrap();
+    let (preface, text) = ours.split_once("-->\n").expect("the preface ends with -->");
+    assert!(preface.starts_with("<!--"));
+    assert!(text.starts_with("# RExBench result bundle, version 1"));
+    let Some(shared) = shared_dir() else { return };
+    let theirs = fs::read_to_string(shared.join("spec/result-bundle-v1.md")).unwrap();
+    assert!(
+        text == theirs,
+        "docs/spec/result-bundle-v1.md is not ../shared/spec/result-bundle-v1.md: copy it again"
+    );
 }

@@ -58,7 +58,7 @@ fn answer(listener: &TcpListener, status: &str, extra: &str, body: &str) -> Rece
 
 #[test]
 fn a_busy_server_is_asked_again_and_a_rate_limit_is_the_verdict() {
-    let vectors = crate::repo().join("../shared/vectors");
+    let vectors = crate::repo().join("vectors");
     let bundle = vectors.join("valid-basic.tar.gz");
     let busy =
         r#"{"error": {"code": "too_many_ingests", "message": "the server is already ingesting 4 bundles"}}"#;
@@ -84,7 +84,7 @@ fn a_busy_server_is_asked_again_and_a_rate_limit_is_the_verdict() {
 
 #[test]
 fn submit_posts_the_bundle_and_reports_the_verdict() {
-    let vectors = crate::repo().join("../shared/vectors");
+    let vectors = crate::repo().join("vectors");
     let bundle = vectors.join("valid-basic.tar.gz");
     let (server, handle) = one_request("201 Created", r#"{"bundle_id": "5de2", "links": {}}"#);
     let out = runner(&["submit", bundle.to_str().unwrap(), "--server", &format!("{server}/")], &vectors);

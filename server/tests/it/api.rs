@@ -12,8 +12,9 @@ use store::testing::{count_blobs, count_files, for_each_backend};
 
 use crate::harness::{get, post_bundle, send, state, state_with, vectors};
 
-/// Status and code each conformance vector gets from the endpoint.
-pub const VECTORS: [(&str, u16, &str); 15] = [
+/// Status and code each of the spec's own conformance vectors (`../shared/vectors`)
+/// gets from the endpoint.
+pub const SHARED_VECTORS: [(&str, u16, &str); 15] = [
     ("valid-basic.tar.gz", 201, ""),
     // The same manifest as valid-basic, signed once more by an unknown key: the same bundle.
     ("valid-two-signers.tar.gz", 200, ""),
@@ -32,43 +33,96 @@ pub const VECTORS: [(&str, u16, &str); 15] = [
     ("bad-not-gzip.tar.gz", 400, "not_gzip"),
 ];
 
+/// The status a refusal with `code` gets: the class of the rule it breaks.
+pub fn status_of(code: &str) -> u16 {
+    match code {
+        "manifest_too_large" | "envelope_too_large" | "artifact_too_large" | "unaccounted_data" => 413,
+        "not_gzip" | "corrupt_archive" | "envelope_missing" | "envelope_not_first" | "unsafe_path"
+        | "non_regular_member" | "unexpected_member" | "duplicate_member" => 400,
+        "no_trusted_signature" | "signature_invalid" => 401,
+        _ => 422,
+    }
+}
+
+/// The repository's vectors (one per rule), each with its status and code.
+pub fn repository_vectors() -> Vec<(String, u16, String)> {
+    let expected: serde_json::Map<String, Value> =
+        serde_json::from_slice(&fs::read(vectors().join("expected.json")).unwrap()).unwrap();
+    expected
+        .into_iter()
+        .map(|(name, e)| match e["code"].as_str() {
+            Some(code) => (name, status_of(code), code.to_owned()),
+            // The same manifest again (two signers, one of them unknown) is the same bundle.
+            None => {
+                let status = if name.contains("two-signers") { 200 } else { 201 };
+                (name, status, String::new())
+            }
+        })
+        .collect()
+}
+
+/// Posts each vector of `dir` and holds each answer to `expected`.
+async fn post_vectors(
+    dir: &std::path::Path,
+    expected: &[(String, u16, String)],
+    backend: store::Backend,
+    blobs: std::path::PathBuf,
+) {
+    let state = state(&backend, &blobs).await;
+    let key = PublicKey::from_pem(&fs::read_to_string(dir.join("test-key/key.pub.pem")).unwrap()).unwrap();
+    state.store.add_key(&key, "conformance", Tier::Submitter).await.unwrap();
+    let app = server::build_app(state);
+    let listed: serde_json::Map<String, Value> =
+        serde_json::from_slice(&fs::read(dir.join("expected.json")).unwrap()).unwrap();
+    assert_eq!(listed.len(), expected.len(), "a vector without an expected status");
+    let mut accepted = 0;
+    for (name, status, code) in expected {
+        let answer = post_bundle(&app, fs::read(dir.join(name)).unwrap()).await;
+        assert_eq!(answer.status.as_u16(), *status, "{name}: {}", String::from_utf8_lossy(&answer.body));
+        if *status == 201 {
+            accepted += 1;
+            assert_eq!(answer.json()["status"], json!("stored"));
+            if let Some(id) = listed[name].get("bundle_id") {
+                assert_eq!(&answer.json()["bundle_id"], id, "{name}");
+            }
+            // The same bundle again: 200, and nothing changes.
+            let again = post_bundle(&app, fs::read(dir.join(name)).unwrap()).await;
+            assert_eq!(again.status, StatusCode::OK, "{name}");
+            assert_eq!(again.json()["status"], json!("already_stored"));
+            assert_eq!(again.json()["bundle_id"], answer.json()["bundle_id"]);
+        } else if *status == 200 {
+            assert_eq!(answer.json()["status"], json!("already_stored"), "{name}");
+        } else {
+            assert_eq!(&answer.code(), code, "{name}");
+            assert!(!answer.json()["error"]["message"].as_str().unwrap().is_empty());
+        }
+    }
+    let changes = get(&app, "/api/v1/changes?limit=100").await.json();
+    let accepted_events =
+        changes["changes"].as_array().unwrap().iter().filter(|c| c["kind"] == "accepted").count();
+    assert_eq!(accepted_events, accepted, "only the valid bundles left a trace");
+    assert_eq!(count_files(&blobs.join("tmp")), 0, "no staged blob left behind");
+}
+
 #[tokio::test]
 async fn the_conformance_vectors_through_http() {
-    for_each_backend(|backend, blobs| async move {
-        let state = state(&backend, &blobs).await;
-        let key = PublicKey::from_pem(&fs::read_to_string(vectors().join("test-key/key.pub.pem")).unwrap())
-            .unwrap();
-        state.store.add_key(&key, "conformance", Tier::Submitter).await.unwrap();
-        let app = server::build_app(state);
-        let expected: serde_json::Map<String, Value> =
-            serde_json::from_slice(&fs::read(vectors().join("expected.json")).unwrap()).unwrap();
-        assert_eq!(expected.len(), VECTORS.len(), "a vector without an expected status");
-        let mut accepted = 0;
-        for (name, status, code) in VECTORS {
-            let answer = post_bundle(&app, fs::read(vectors().join(name)).unwrap()).await;
-            assert_eq!(answer.status.as_u16(), status, "{name}: {}", String::from_utf8_lossy(&answer.body));
-            if status == 201 {
-                accepted += 1;
-                assert_eq!(answer.json()["status"], json!("stored"));
-                // The same bundle again: 200, and nothing changes.
-                let again = post_bundle(&app, fs::read(vectors().join(name)).unwrap()).await;
-                assert_eq!(again.status, StatusCode::OK, "{name}");
-                assert_eq!(again.json()["status"], json!("already_stored"));
-                assert_eq!(again.json()["bundle_id"], answer.json()["bundle_id"]);
-            } else if status == 200 {
-                assert_eq!(answer.json()["status"], json!("already_stored"), "{name}");
-            } else {
-                assert_eq!(answer.code(), code, "{name}");
-                assert!(!answer.json()["error"]["message"].as_str().unwrap().is_empty());
-            }
-        }
-        let id = fs::read_to_string(vectors().join("expected.json")).unwrap();
-        assert!(id.contains("5de26650613dd4f4697f5f4d5a1bef3c5439aca84a6608675ae5b8a9fd0e565d"));
-        let changes = get(&app, "/api/v1/changes?limit=100").await.json();
-        let accepted_events =
-            changes["changes"].as_array().unwrap().iter().filter(|c| c["kind"] == "accepted").count();
-        assert_eq!(accepted_events, accepted, "only the valid bundles left a trace");
-        assert_eq!(count_files(&blobs.join("tmp")), 0, "no staged blob left behind");
+    let expected = repository_vectors();
+    assert!(expected.len() > 50, "one vector per rule");
+    for_each_backend(|backend, blobs| {
+        let expected = expected.clone();
+        async move { post_vectors(&vectors(), &expected, backend, blobs).await }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_spec_s_own_vectors_through_http() {
+    let Some(shared) = crate::harness::shared() else { return };
+    let expected: Vec<(String, u16, String)> =
+        SHARED_VECTORS.iter().map(|(n, s, c)| ((*n).to_owned(), *s, (*c).to_owned())).collect();
+    for_each_backend(|backend, blobs| {
+        let (expected, dir) = (expected.clone(), shared.join("vectors"));
+        async move { post_vectors(&dir, &expected, backend, blobs).await }
     })
     .await;
 }

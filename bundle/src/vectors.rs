@@ -1,0 +1,568 @@
+//! The conformance vectors: bundles that any verifier of this format must accept or
+//! refuse, each refusal for one named rule. They are made here, from this crate's
+//! writer and signer (the valid ones) and from deliberate breakages of them (the
+//! rest), deterministically: the same keys give the same bytes, so the committed
+//! `vectors/` folder is checked against a fresh generation by the tests.
+//!
+//! `cargo run -p rexbench-bundle --features vectors --example vectors -- vectors` writes
+//! them, with `expected.json` (each vector's verdict, the rule's code and why). A verifier
+//! is to trust `test-key/key.pub.pem` and know the tasks `cogs` and `othello`.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::path::Path;
+
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::{BundleBuilder, Digest, Envelope, Limits, Manifest, SecretKey};
+
+/// The tasks a verifier of the vectors knows.
+pub const TASKS: [&str; 2] = ["cogs", "othello"];
+
+/// What a verifier must say of a vector.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expected {
+    pub valid: bool,
+    /// For an invalid vector: the code of the rule it breaks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    pub why: String,
+    /// For a valid vector: its bundle id (the manifest's SHA-256).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle_id: Option<String>,
+}
+
+#[derive(Debug)]
+pub struct Vector {
+    /// Its file name: `valid-….tar.gz` or `bad-….tar.gz`.
+    pub name: String,
+    pub bytes: Vec<u8>,
+    pub expected: Expected,
+}
+
+/// Codes no vector carries, and why: the rule is tested in `bundle/tests/it` instead.
+pub const NOT_VECTORS: [(&str, &str); 6] = [
+    ("io_error", "a failure to read, not a property of the bundle"),
+    ("artifact_store_failed", "a failure of the server's artifact store, not of the bundle"),
+    ("storage_full", "a full disk on the server, not a property of the bundle"),
+    ("bundle_too_large", "a vector would be 256 MiB of incompressible bytes"),
+    ("uncompressed_too_large", "a vector would hold 1 GiB of artifacts"),
+    (
+        "too_many_members",
+        "under the default limits the manifest (4 MiB at most) cannot list 100,000 artifacts, so another \
+         rule refuses first",
+    ),
+];
+
+/// Every vector, signed by `trusted` (the key a verifier trusts) and, where a vector
+/// needs a stranger's signature, `stranger`.
+pub fn all(trusted: &SecretKey, stranger: &SecretKey) -> Vec<Vector> {
+    let base = Base::new();
+    let mut out = Vec::new();
+    let mut valid =
+        |name: &str, why: &str, manifest: Manifest, artifacts: &[Vec<u8>], keys: &[&SecretKey]| {
+            let mut b = BundleBuilder::new(manifest);
+            for bytes in artifacts {
+                b.add_bytes(bytes.clone(), "text/plain");
+            }
+            let mut bytes = Vec::new();
+            let id = b.write(keys, &mut bytes).expect("a valid vector writes");
+            out.push(Vector {
+                name: format!("valid-{name}.tar.gz"),
+                bytes,
+                expected: Expected { valid: true, code: None, why: why.into(), bundle_id: Some(id.to_hex()) },
+            });
+        };
+    let manifest =
+        || serde_json::from_value::<Manifest>(base.manifest.clone()).expect("the base manifest parses");
+    valid("basic", "well-formed, signed by the test key", manifest(), &base.artifacts, &[trusted]);
+    valid(
+        "two-signers",
+        "an unknown signer beside the trusted one is ignored",
+        manifest(),
+        &base.artifacts,
+        &[stranger, trusted],
+    );
+    let mut published = base.manifest.clone();
+    published["provenance"] = json!({"kind": "published", "source": "RExBench paper, Table 5"});
+    for run in published["runs"].as_array_mut().expect("runs") {
+        run.as_object_mut().expect("a run").remove("artifacts");
+    }
+    published["artifacts"] = json!({});
+    let published = serde_json::from_value(published).expect("parses");
+    valid("published", "published provenance, no artifacts", published, &[], &[trusted]);
+
+    let mut bad = |name: &str, code: &str, why: &str, bytes: Vec<u8>| {
+        out.push(Vector {
+            name: format!("bad-{name}.tar.gz"),
+            bytes,
+            expected: Expected { valid: false, code: Some(code.into()), why: why.into(), bundle_id: None },
+        });
+    };
+    for (name, code, why, mutate) in manifest_breakages(&base) {
+        let mut m = base.manifest.clone();
+        mutate(&mut m);
+        bad(name, code, why, base.signed(&pretty(&m), trusted, &base.members()));
+    }
+    archive_breakages(&base, trusted, stranger, &mut bad);
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// Writes every vector and `expected.json` into `dir`.
+pub fn write(dir: &Path, trusted: &SecretKey, stranger: &SecretKey) -> io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut expected = BTreeMap::new();
+    for v in all(trusted, stranger) {
+        std::fs::write(dir.join(&v.name), &v.bytes)?;
+        expected.insert(v.name, v.expected);
+    }
+    let mut json = serde_json::to_vec_pretty(&expected).expect("serializes");
+    json.push(b'\n');
+    std::fs::write(dir.join("expected.json"), json)
+}
+
+type Mutation = Box<dyn Fn(&mut Value)>;
+
+fn change(f: impl Fn(&mut Value) + 'static) -> Mutation {
+    Box::new(f)
+}
+
+/// Each rule of the manifest, broken once in a copy of the base manifest.
+fn manifest_breakages(base: &Base) -> Vec<(&'static str, &'static str, &'static str, Mutation)> {
+    let patch = base.digests[0].clone();
+    let spare = Digest::of(b"spare").to_hex();
+    fn run0(m: &mut Value) -> &mut Value {
+        &mut m["runs"][0]
+    }
+    vec![
+        (
+            "schema",
+            "unsupported_schema",
+            "a schema this version does not know",
+            change(|m| m["schema"] = json!("rexbench.manifest/v2")),
+        ),
+        (
+            "created-at",
+            "invalid_created_at",
+            "created_at is not an RFC 3339 time",
+            change(|m| m["created_at"] = json!("yesterday")),
+        ),
+        (
+            "benchmark",
+            "invalid_benchmark",
+            "an empty benchmark version",
+            change(|m| m["benchmark"]["version"] = json!("")),
+        ),
+        (
+            "task-set-digest",
+            "invalid_task_set_digest",
+            "a task-set digest in upper case",
+            change(|m| m["benchmark"]["task_set_digest"] = json!("AB".repeat(32))),
+        ),
+        ("runner", "invalid_runner", "an empty runner name", change(|m| m["runner"]["name"] = json!(""))),
+        (
+            "provenance",
+            "invalid_provenance",
+            "a provenance kind that does not exist",
+            change(|m| m["provenance"]["kind"] = json!("imagined")),
+        ),
+        (
+            "provenance-source",
+            "provenance_source_missing",
+            "published results without their source",
+            change(|m| m["provenance"] = json!({"kind": "published"})),
+        ),
+        (
+            "published-artifacts",
+            "published_run_has_artifacts",
+            "a published run with artifacts",
+            change(|m| m["provenance"] = json!({"kind": "published", "source": "Table 11"})),
+        ),
+        (
+            "agent-id",
+            "invalid_agent_id",
+            "an agent id that is not a slug",
+            change(|m| m["agent"]["id"] = json!("OpenHands/Claude")),
+        ),
+        (
+            "agent-field",
+            "invalid_agent_field",
+            "a model name of 101 characters",
+            change(|m| m["agent"]["model"] = json!("x".repeat(101))),
+        ),
+        (
+            "agent-url",
+            "invalid_agent_url",
+            "a javascript: URL",
+            change(|m| m["agent"]["url"] = json!("javascript:alert(1)")),
+        ),
+        ("no-runs", "run_count_out_of_range", "no runs at all", change(|m| m["runs"] = json!([]))),
+        (
+            "duplicate-run",
+            "duplicate_run",
+            "the same task, hint and attempt twice",
+            change(|m| {
+                let first = m["runs"][0].clone();
+                m["runs"].as_array_mut().expect("runs").push(first);
+            }),
+        ),
+        (
+            "unknown-task",
+            "unknown_task",
+            "a task the verifier does not know",
+            change(|m| run0(m)["task"] = json!("no-such-task")),
+        ),
+        (
+            "hint",
+            "invalid_hint",
+            "a hint condition that does not exist",
+            change(|m| run0(m)["hint"] = json!("level1")),
+        ),
+        ("attempt", "invalid_attempt", "attempt 0", change(|m| run0(m)["attempt"] = json!(0))),
+        (
+            "outcome",
+            "invalid_outcome",
+            "an outcome that does not exist",
+            change(|m| run0(m)["outcome"] = json!("partial_success")),
+        ),
+        (
+            "error-type",
+            "invalid_error_type",
+            "an error type of 101 characters",
+            change(|m| run0(m)["error_type"] = json!("E".repeat(101))),
+        ),
+        (
+            "recall",
+            "invalid_file_recall",
+            "file recall above 1",
+            change(|m| run0(m)["file_recall"] = json!(1.5)),
+        ),
+        (
+            "files-changed",
+            "invalid_files_changed",
+            "a changed file outside the codebase",
+            change(|m| run0(m)["files_changed"] = json!(["../../etc/passwd"])),
+        ),
+        ("number", "invalid_number", "a negative duration", change(|m| run0(m)["duration_s"] = json!(-3.0))),
+        (
+            "metric",
+            "invalid_metric",
+            "a metric with an empty name",
+            change(|m| run0(m)["metrics"] = json!({"": 1.0})),
+        ),
+        (
+            "artifact-role",
+            "invalid_artifact_role",
+            "an artifact role that is neither known nor x-",
+            change(move |m| run0(m)["artifacts"]["screenshot"] = json!(patch.clone())),
+        ),
+        (
+            "digest",
+            "invalid_digest",
+            "an artifact named by something that is not a digest",
+            change(|m| run0(m)["artifacts"]["x-trace"] = json!("not-a-digest")),
+        ),
+        (
+            "artifact-not-listed",
+            "artifact_not_listed",
+            "a run names an artifact the table does not list",
+            change(|m| run0(m)["artifacts"]["x-trace"] = json!(Digest::of(b"elsewhere").to_hex())),
+        ),
+        (
+            "artifact-unused",
+            "artifact_unused",
+            "the table lists an artifact no run names",
+            change(move |m| m["artifacts"][spare.clone()] = json!({"media_type": "text/plain", "size": 5})),
+        ),
+        ("media-type", "invalid_media_type", "a media type without a subtype", {
+            let p = base.digests[0].clone();
+            change(move |m| m["artifacts"][p.clone()]["media_type"] = json!("diff"))
+        }),
+        (
+            "unknown-field",
+            "unknown_field",
+            "a field the schema does not have",
+            change(|m| run0(m)["score"] = json!(1)),
+        ),
+        (
+            "malformed",
+            "manifest_malformed",
+            "a field of the wrong type",
+            change(|m| m["agent"]["framework"] = json!(7)),
+        ),
+    ]
+}
+
+/// Each rule of the archive and the envelope, broken once.
+fn archive_breakages(
+    base: &Base,
+    trusted: &SecretKey,
+    stranger: &SecretKey,
+    bad: &mut dyn FnMut(&str, &str, &str, Vec<u8>),
+) {
+    let manifest = pretty(&base.manifest);
+    let envelope = Envelope::sign(&manifest, &[trusted]).to_bytes();
+    let env = || Member::file("envelope.json", envelope.clone());
+    let artifacts = base.members();
+    let with = |members: Vec<Member>| gzip(&tar(&members));
+    let good = base.signed(&manifest, trusted, &artifacts);
+
+    bad("not-gzip", "not_gzip", "a zip file, not gzip", b"PK\x03\x04 this is a zip".to_vec());
+    bad("truncated", "corrupt_archive", "the archive stops halfway", good[..good.len() / 2].to_vec());
+    bad("envelope-missing", "envelope_missing", "an empty archive", with(vec![]));
+    let mut reordered = artifacts.clone();
+    reordered.push(env());
+    bad("envelope-not-first", "envelope_not_first", "envelope.json is not the first member", with(reordered));
+    bad(
+        "traversal",
+        "unsafe_path",
+        "a member whose path leaves the bundle",
+        with([vec![env(), Member::file("../../etc/passwd", b"root".to_vec())], artifacts.clone()].concat()),
+    );
+    bad(
+        "symlink-member",
+        "non_regular_member",
+        "a symbolic link among the members",
+        with(
+            [
+                vec![
+                    env(),
+                    Member { kind: tar::EntryType::Symlink, ..Member::file("artifacts/link", vec![]) },
+                ],
+                artifacts.clone(),
+            ]
+            .concat(),
+        ),
+    );
+    bad(
+        "unexpected-member",
+        "unexpected_member",
+        "a member the manifest does not account for",
+        with([vec![env()], artifacts.clone(), vec![Member::file("notes.txt", b"hi".to_vec())]].concat()),
+    );
+    bad(
+        "duplicate-member",
+        "duplicate_member",
+        "an artifact twice",
+        with([vec![env()], artifacts.clone(), vec![artifacts[0].clone()]].concat()),
+    );
+    let stray = Digest::of(b"stray");
+    bad(
+        "artifact-unlisted",
+        "artifact_unlisted",
+        "an artifact the manifest does not list",
+        with(
+            [
+                vec![env()],
+                artifacts.clone(),
+                vec![Member::file(&format!("artifacts/{stray}"), b"stray".to_vec())],
+            ]
+            .concat(),
+        ),
+    );
+    bad(
+        "missing-artifact",
+        "artifact_missing",
+        "a listed artifact is absent",
+        with([vec![env()], artifacts[1..].to_vec()].concat()),
+    );
+    let mut changed = artifacts.clone();
+    changed[0].bytes[0] ^= 1;
+    bad(
+        "artifact-digest",
+        "artifact_digest_mismatch",
+        "an artifact's bytes do not match its digest",
+        with([vec![env()], changed].concat()),
+    );
+    let mut m = base.manifest.clone();
+    m["artifacts"][base.digests[0].as_str()]["size"] = json!(base.artifacts[0].len() + 1);
+    bad(
+        "artifact-size",
+        "artifact_size_mismatch",
+        "the manifest lists another size than the artifact has",
+        base.signed(&pretty(&m), trusted, &artifacts),
+    );
+
+    let envelope_as = |value: Value| {
+        with(
+            [
+                vec![Member::file("envelope.json", serde_json::to_vec(&value).expect("json"))],
+                artifacts.clone(),
+            ]
+            .concat(),
+        )
+    };
+    let signed: Value = serde_json::from_slice(&envelope).expect("an envelope");
+    bad(
+        "envelope-malformed",
+        "envelope_malformed",
+        "envelope.json is a string, not an envelope",
+        envelope_as(json!("just a string")),
+    );
+    let mut e = signed.clone();
+    e["payloadType"] = json!("application/json");
+    bad("payload-type", "payload_type_mismatch", "the wrong payloadType", envelope_as(e));
+    let mut e = signed.clone();
+    e["payload"] = json!("!!! not base64 !!!");
+    bad("payload-base64", "payload_not_base64", "a payload that is not base64", envelope_as(e));
+    bad(
+        "unknown-signer",
+        "no_trusted_signature",
+        "signed only by a key the verifier does not trust",
+        base.signed(&manifest, stranger, &artifacts),
+    );
+    let mut e = signed.clone();
+    let other: Value =
+        serde_json::from_slice(&Envelope::sign(&manifest, &[stranger]).to_bytes()).expect("json");
+    e["signatures"][0]["sig"] = other["signatures"][0]["sig"].clone();
+    bad(
+        "signature",
+        "signature_invalid",
+        "the trusted key's id with a signature that does not verify",
+        envelope_as(e),
+    );
+
+    let limits = Limits::default();
+    let mut huge = base.manifest.clone();
+    huge["agent"]["display_name"] = json!(" ".repeat(limits.manifest as usize));
+    let huge = pretty(&huge);
+    let e = json!({"payloadType": crate::PAYLOAD_TYPE, "payload": base64_of(&huge), "signatures": []});
+    bad("manifest-too-large", "manifest_too_large", "a manifest of more than 4 MiB", envelope_as(e));
+    let padded = [envelope.clone(), vec![b' '; limits.envelope() as usize]].concat();
+    bad(
+        "envelope-too-large",
+        "envelope_too_large",
+        "an envelope larger than a 4 MiB manifest needs",
+        with([vec![Member::file("envelope.json", padded)], artifacts.clone()].concat()),
+    );
+    let big = vec![b'x'; limits.artifact as usize + 1];
+    let mut m = base.manifest.clone();
+    let big_digest = Digest::of(&big).to_hex();
+    m["artifacts"][big_digest.as_str()] = json!({"media_type": "text/plain", "size": big.len()});
+    m["runs"][0]["artifacts"]["x-big"] = json!(big_digest);
+    let members = [artifacts.clone(), vec![Member::file(&format!("artifacts/{big_digest}"), big)]].concat();
+    bad(
+        "artifact-too-large",
+        "artifact_too_large",
+        "an artifact of 64 MiB and one byte",
+        base.signed(&pretty(&m), trusted, &members),
+    );
+    let mut raw = tar(&[vec![env()], artifacts].concat());
+    raw.extend(std::iter::repeat_n(0u8, 16 << 20));
+    bad(
+        "unaccounted-data",
+        "unaccounted_data",
+        "16 MiB of zeros after the members the manifest lists",
+        gzip(&raw),
+    );
+}
+
+/// The manifest every vector starts from: two runs, three artifacts.
+struct Base {
+    manifest: Value,
+    artifacts: Vec<Vec<u8>>,
+    digests: Vec<String>,
+}
+
+impl Base {
+    fn new() -> Base {
+        let artifacts: Vec<Vec<u8>> = vec![
+            b"--- a/train.py\n+++ b/train.py\n@@ -1 +1 @@\n-lr = 0.1\n+lr = 0.01\n".to_vec(),
+            b"PRED ACC : 0.4562857142857143 (9582/21000)\n".to_vec(),
+            b"agent: editing train.py\n".to_vec(),
+        ];
+        let digests: Vec<String> = artifacts.iter().map(|a| Digest::of(a).to_hex()).collect();
+        let (p, s, l) = (&digests[0], &digests[1], &digests[2]);
+        let manifest = json!({
+            "schema": crate::SCHEMA,
+            "created_at": "2026-11-20T12:00:00Z",
+            "benchmark": {"name": "RExBench", "version": "1.0", "task_set_digest": "ab".repeat(32)},
+            "runner": {"name": "rexbench-runner", "version": "0.1.0"},
+            "provenance": {"kind": "evaluated"},
+            // An agent no real board has, so that a vector never meets a real agent's owner.
+            "agent": {"id": "ref-agent", "framework": "RefFramework", "model": "RefModel",
+                      "url": "https://example.org/agent"},
+            "runs": [
+                {"task": "cogs", "hint": "none", "attempt": 1, "outcome": "success", "file_recall": 0.5,
+                 "files_changed": ["src/train.py"], "duration_s": 372.0, "cost_usd": 5.21,
+                 "metrics": {"gen_accuracy": 0.4562857142857143},
+                 "artifacts": {"patch": p, "stdout": s, "agent_log": l}},
+                {"task": "othello", "hint": "detailed", "attempt": 2, "outcome": "execution_failed",
+                 "error_type": "ValueError", "artifacts": {"patch": p}}
+            ],
+            "artifacts": {
+                p: {"media_type": "text/plain", "size": artifacts[0].len()},
+                s: {"media_type": "text/plain", "size": artifacts[1].len()},
+                l: {"media_type": "text/plain", "size": artifacts[2].len()},
+            }
+        });
+        Base { manifest, artifacts, digests }
+    }
+
+    fn members(&self) -> Vec<Member> {
+        self.artifacts
+            .iter()
+            .map(|a| Member::file(&format!("artifacts/{}", Digest::of(a)), a.clone()))
+            .collect()
+    }
+
+    /// `manifest` signed by `key`, its envelope first, then `members`.
+    fn signed(&self, manifest: &[u8], key: &SecretKey, members: &[Member]) -> Vec<u8> {
+        let envelope = Member::file("envelope.json", Envelope::sign(manifest, &[key]).to_bytes());
+        gzip(&tar(&[vec![envelope], members.to_vec()].concat()))
+    }
+}
+
+#[derive(Clone)]
+struct Member {
+    path: String,
+    bytes: Vec<u8>,
+    kind: tar::EntryType,
+}
+
+impl Member {
+    fn file(path: &str, bytes: Vec<u8>) -> Member {
+        Member { path: path.to_owned(), bytes, kind: tar::EntryType::Regular }
+    }
+}
+
+/// A ustar archive of `members` in order, any path included (which the tar crate's
+/// own path setter rightly refuses for `..`).
+fn tar(members: &[Member]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for m in members {
+        let mut h = tar::Header::new_ustar();
+        let name = &mut h.as_ustar_mut().expect("ustar").name;
+        name[..m.path.len()].copy_from_slice(m.path.as_bytes());
+        h.set_size(m.bytes.len() as u64);
+        h.set_mode(0o644);
+        h.set_mtime(0);
+        h.set_entry_type(m.kind);
+        h.set_cksum();
+        out.extend_from_slice(h.as_bytes());
+        out.extend_from_slice(&m.bytes);
+        out.resize(out.len().div_ceil(512) * 512, 0);
+    }
+    out.extend_from_slice(&[0; 1024]);
+    out
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut e = GzEncoder::new(Vec::new(), Compression::default());
+    e.write_all(bytes).expect("in memory");
+    e.finish().expect("in memory")
+}
+
+fn pretty(v: &Value) -> Vec<u8> {
+    serde_json::to_vec_pretty(v).expect("serializes")
+}
+
+fn base64_of(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
