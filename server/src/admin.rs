@@ -2,7 +2,7 @@
 //! `REXBENCH_ADMIN_TOKEN`. Without a token configured, admin HTTP is off.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use serde::Deserialize;
 use subtle::ConstantTimeEq;
@@ -10,6 +10,7 @@ use utoipa::ToSchema;
 
 use crate::answers::{ErrorAnswer, KeyAnswer, KeysAnswer};
 use crate::error::ApiError;
+use crate::extract::{ApiJson, ApiPath};
 use crate::state::Shared;
 
 /// Checks `Authorization: Bearer <token>` in constant time.
@@ -60,6 +61,8 @@ pub async fn list_keys(State(app): State<Shared>, headers: HeaderMap) -> Result<
 pub struct NewKey {
     /// SubjectPublicKeyInfo PEM of an Ed25519 key.
     public_key: String,
+    /// Who holds the key, as results show it: 1 to 200 characters, not all blank.
+    #[schema(min_length = 1, max_length = 200)]
     owner: String,
     #[schema(value_type = store::Tier)]
     tier: String,
@@ -74,15 +77,18 @@ pub struct NewKey {
     request_body = NewKey,
     responses(
         (status = 201, body = KeyAnswer),
+        (status = 400, description = "A body that is not JSON", body = ErrorAnswer),
         (status = 401, description = "No valid admin token", body = ErrorAnswer),
         (status = 404, description = "Admin over HTTP is off", body = ErrorAnswer),
-        (status = 422, description = "An invalid key, owner or tier", body = ErrorAnswer),
+        (status = 409, description = "The key is registered already", body = ErrorAnswer),
+        (status = 415, description = "Not sent as application/json", body = ErrorAnswer),
+        (status = 422, description = "A body that is not a key to add, or an invalid key, owner or tier", body = ErrorAnswer),
     )
 )]
 pub async fn add_key(
     State(app): State<Shared>,
     headers: HeaderMap,
-    Json(key): Json<NewKey>,
+    ApiJson(key): ApiJson<NewKey>,
 ) -> Result<(StatusCode, Json<KeyAnswer>), ApiError> {
     authorize(&app, &headers)?;
     let bad = |code: &str, m: String| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, m);
@@ -105,6 +111,7 @@ pub async fn add_key(
     params(("keyid" = String, Path, description = "The key's id")),
     responses(
         (status = 200, body = KeyAnswer),
+        (status = 400, description = "A path that is not UTF-8", body = ErrorAnswer),
         (status = 401, description = "No valid admin token", body = ErrorAnswer),
         (status = 404, description = "No such key, or admin over HTTP is off", body = ErrorAnswer),
     )
@@ -112,7 +119,7 @@ pub async fn add_key(
 pub async fn revoke_key(
     State(app): State<Shared>,
     headers: HeaderMap,
-    Path(keyid): Path<String>,
+    ApiPath(keyid): ApiPath<String>,
 ) -> Result<Json<KeyAnswer>, ApiError> {
     authorize(&app, &headers)?;
     let record = app.store.revoke_key(&keyid).await.map_err(|e| match e {

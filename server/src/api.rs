@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use axum::Json;
 use axum::body::Body;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::{Extensions, HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bundle::{BundleError, Digest};
@@ -14,6 +14,7 @@ use utoipa::IntoParams;
 
 use crate::answers::*;
 use crate::error::ApiError;
+use crate::extract::{ApiPath, ApiQuery};
 use crate::ingest::ingest_measured;
 use crate::state::Shared;
 
@@ -83,19 +84,35 @@ pub async fn submit(
     Ok((status, Json(SubmissionAnswer { result, links })).into_response())
 }
 
-/// Narrows the leaderboard; an empty parameter narrows nothing.
+/// Narrows the leaderboard; an empty parameter narrows nothing (as the page's filter
+/// form sends "any"), and each parameter may be given once.
 #[derive(Debug, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct LeaderboardQuery {
     pub framework: Option<String>,
     pub model: Option<String>,
-    /// `maintainer` or `submitter`.
-    #[param(value_type = Option<store::Tier>)]
+    /// `maintainer` or `submitter`; empty: any.
+    #[param(schema_with = tier_or_any)]
     pub tier: Option<String>,
-    /// `evaluated`, `imported` or `published`.
-    #[param(value_type = Option<store::ProvenanceKind>)]
+    /// `evaluated`, `imported` or `published`; empty: any.
+    #[param(schema_with = provenance_or_any)]
     pub provenance: Option<String>,
     pub benchmark_version: Option<String>,
+}
+
+/// One of a vocabulary's names, or the empty string for any.
+fn name_or_any<'a>(names: impl IntoIterator<Item = &'a str>) -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    let values: Vec<&str> = std::iter::once("").chain(names).collect();
+    ObjectBuilder::new().schema_type(Type::String).enum_values(Some(values)).build()
+}
+
+fn tier_or_any() -> utoipa::openapi::schema::Object {
+    name_or_any(store::Tier::ALL.iter().map(|t| t.as_str()))
+}
+
+fn provenance_or_any() -> utoipa::openapi::schema::Object {
+    name_or_any(store::ProvenanceKind::ALL.iter().map(|k| k.as_str()))
 }
 
 impl TryFrom<LeaderboardQuery> for LeaderboardFilter {
@@ -135,13 +152,13 @@ impl TryFrom<LeaderboardQuery> for LeaderboardFilter {
     params(LeaderboardQuery),
     responses(
         (status = 200, body = LeaderboardAnswer),
-        (status = 400, description = "An unknown tier or provenance", body = ErrorAnswer),
+        (status = 400, description = "An unknown tier or provenance, or a parameter given twice", body = ErrorAnswer),
         (status = 500, description = "The server's fault", body = ErrorAnswer),
     )
 )]
 pub async fn leaderboard(
     State(app): State<Shared>,
-    Query(q): Query<LeaderboardQuery>,
+    ApiQuery(q): ApiQuery<LeaderboardQuery>,
 ) -> Result<Json<LeaderboardAnswer>, ApiError> {
     let rows = app.store.leaderboard(&q.try_into()?).await?;
     let stats = app.store.board_stats().await?;
@@ -160,12 +177,12 @@ pub async fn leaderboard(
     params(LeaderboardQuery),
     responses(
         (status = 200, content_type = "text/csv", body = String),
-        (status = 400, description = "An unknown tier or provenance", body = ErrorAnswer),
+        (status = 400, description = "An unknown tier or provenance, or a parameter given twice", body = ErrorAnswer),
     )
 )]
 pub async fn leaderboard_csv(
     State(app): State<Shared>,
-    Query(q): Query<LeaderboardQuery>,
+    ApiQuery(q): ApiQuery<LeaderboardQuery>,
 ) -> Result<Response, ApiError> {
     let rows = app.store.leaderboard(&q.try_into()?).await?;
     let mut w = csv::Writer::from_writer(Vec::new());
@@ -228,10 +245,14 @@ pub async fn leaderboard_csv(
     params(("id" = String, Path, description = "The agent's id")),
     responses(
         (status = 200, body = AgentDetail),
+        (status = 400, description = "A path that is not UTF-8", body = ErrorAnswer),
         (status = 404, body = ErrorAnswer),
     )
 )]
-pub async fn agent(State(app): State<Shared>, Path(id): Path<String>) -> Result<Json<AgentDetail>, ApiError> {
+pub async fn agent(
+    State(app): State<Shared>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<AgentDetail>, ApiError> {
     let agent = app.store.agent(&id).await?.ok_or_else(|| ApiError::not_found(format!("no agent `{id}`")))?;
     Ok(Json(agent))
 }
@@ -261,9 +282,16 @@ pub async fn tasks(State(app): State<Shared>) -> Result<Json<TasksAnswer>, ApiEr
     path = "/api/v1/tasks/{id}",
     tag = "results",
     params(("id" = String, Path, description = "The task's id")),
-    responses((status = 200, body = TaskAnswer), (status = 404, body = ErrorAnswer))
+    responses(
+        (status = 200, body = TaskAnswer),
+        (status = 400, description = "A path that is not UTF-8", body = ErrorAnswer),
+        (status = 404, body = ErrorAnswer),
+    )
 )]
-pub async fn task(State(app): State<Shared>, Path(id): Path<String>) -> Result<Json<TaskAnswer>, ApiError> {
+pub async fn task(
+    State(app): State<Shared>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<TaskAnswer>, ApiError> {
     let task = app.catalog.get(&id).ok_or_else(|| ApiError::not_found(format!("no task `{id}`")))?;
     let agents = app.store.task(&id).await?;
     Ok(Json(TaskAnswer {
@@ -285,9 +313,16 @@ pub async fn task(State(app): State<Shared>, Path(id): Path<String>) -> Result<J
     path = "/api/v1/runs/{id}",
     tag = "results",
     params(("id" = i64, Path, description = "The run's number")),
-    responses((status = 200, body = RunDetail), (status = 404, body = ErrorAnswer))
+    responses(
+        (status = 200, body = RunDetail),
+        (status = 400, description = "A path that is not UTF-8", body = ErrorAnswer),
+        (status = 404, body = ErrorAnswer),
+    )
 )]
-pub async fn run(State(app): State<Shared>, Path(id): Path<String>) -> Result<Json<RunDetail>, ApiError> {
+pub async fn run(
+    State(app): State<Shared>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<RunDetail>, ApiError> {
     let not_found = || ApiError::not_found(format!("no run `{id}`"));
     let n: i64 = id.parse().map_err(|_| not_found())?;
     let run = app.store.run(n).await?.ok_or_else(not_found)?;
@@ -298,8 +333,10 @@ pub async fn run(State(app): State<Shared>, Path(id): Path<String>) -> Result<Js
 #[into_params(parameter_in = Query)]
 pub struct ChangesQuery {
     /// At most this many (1 to 500, default 50).
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<i64>,
-    /// Only changes before this sequence number (for paging).
+    /// Only changes before this sequence number (for paging; numbers start at 1).
+    #[param(minimum = 1)]
     pub before: Option<i64>,
 }
 
@@ -309,13 +346,29 @@ pub struct ChangesQuery {
     path = "/api/v1/changes",
     tag = "results",
     params(ChangesQuery),
-    responses((status = 200, body = ChangesAnswer))
+    responses(
+        (status = 200, body = ChangesAnswer),
+        (status = 400, description = "A parameter out of its range, malformed, or given twice", body = ErrorAnswer),
+    )
 )]
 pub async fn changes(
     State(app): State<Shared>,
-    Query(q): Query<ChangesQuery>,
+    ApiQuery(q): ApiQuery<ChangesQuery>,
 ) -> Result<Json<ChangesAnswer>, ApiError> {
-    let limit = q.limit.unwrap_or(50).clamp(1, 500);
+    let out_of_range = |name: &str, bound: &str, v: i64| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_query",
+            format!("query parameter `{name}` must be {bound}, not {v}"),
+        )
+    };
+    let limit = q.limit.unwrap_or(50);
+    if !(1..=500).contains(&limit) {
+        return Err(out_of_range("limit", "from 1 to 500", limit));
+    }
+    if let Some(before) = q.before.filter(|b| *b < 1) {
+        return Err(out_of_range("before", "1 or more", before));
+    }
     let changes = app.store.changes(limit, q.before).await?;
     Ok(Json(ChangesAnswer { changes }))
 }
@@ -334,11 +387,15 @@ pub async fn keys(State(app): State<Shared>) -> Result<Json<KeysAnswer>, ApiErro
     path = "/api/v1/submissions/{bundle_id}/envelope",
     tag = "evidence",
     params(("bundle_id" = String, Path, description = "The bundle's id (the SHA-256 of its manifest)")),
-    responses((status = 200, body = bundle::Envelope), (status = 404, body = ErrorAnswer))
+    responses(
+        (status = 200, body = bundle::Envelope),
+        (status = 400, description = "A path that is not UTF-8", body = ErrorAnswer),
+        (status = 404, body = ErrorAnswer),
+    )
 )]
 pub async fn envelope(
     State(app): State<Shared>,
-    Path(bundle_id): Path<String>,
+    ApiPath(bundle_id): ApiPath<String>,
 ) -> Result<Response, ApiError> {
     let bytes = app
         .store
@@ -363,10 +420,14 @@ pub async fn envelope(
     params(("digest" = String, Path, description = "The artifact's SHA-256, in hex")),
     responses(
         (status = 200, content_type = "text/plain", body = String),
+        (status = 400, description = "A path that is not UTF-8", body = ErrorAnswer),
         (status = 404, body = ErrorAnswer),
     )
 )]
-pub async fn artifact(State(app): State<Shared>, Path(digest): Path<String>) -> Result<Response, ApiError> {
+pub async fn artifact(
+    State(app): State<Shared>,
+    ApiPath(digest): ApiPath<String>,
+) -> Result<Response, ApiError> {
     let not_found = || ApiError::not_found(format!("no artifact `{digest}`"));
     let d = Digest::from_hex(&digest).ok_or_else(not_found)?;
     let (size, _) = app.store.artifact(&digest).await?.ok_or_else(not_found)?;

@@ -11,6 +11,7 @@ pub mod cli;
 mod config;
 mod demo;
 mod error;
+mod extract;
 pub mod guard;
 mod headers;
 mod ingest;

@@ -193,6 +193,29 @@ async fn every_answer_matches_the_openapi_document() {
         StatusCode::OK
     );
     assert_eq!(r.get(&app, "/artifacts/{digest}", "/artifacts/abc").await.status, StatusCode::NOT_FOUND);
+    // Whatever is wrong with a path or a query, the refusal is the API's own.
+    for (template, path) in [
+        ("/api/v1/agents/{id}", "/api/v1/agents/%FF"),
+        ("/api/v1/tasks/{id}", "/api/v1/tasks/%FF%FE"),
+        ("/api/v1/runs/{id}", "/api/v1/runs/%C3"),
+        ("/api/v1/submissions/{bundle_id}/envelope", "/api/v1/submissions/%FF/envelope"),
+        ("/artifacts/{digest}", "/artifacts/%FF"),
+        ("/api/v1/changes", "/api/v1/changes?limit=0"),
+        ("/api/v1/changes", "/api/v1/changes?limit=501"),
+        ("/api/v1/changes", "/api/v1/changes?limit=9223372036854775808"),
+        ("/api/v1/changes", "/api/v1/changes?before=0"),
+        ("/api/v1/leaderboard", "/api/v1/leaderboard?tier=maintainer&tier=submitter"),
+        ("/leaderboard.csv", "/leaderboard.csv?provenance=published&provenance=evaluated"),
+    ] {
+        let answer = r.get(&app, template, path).await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{path}");
+        let code = answer.json()["error"]["code"].as_str().unwrap().to_owned();
+        assert!(code == "invalid_path" || code == "invalid_query", "{path}: {code}");
+    }
+    for path in ["/api/v1/leaderboard?tier=&provenance=", "/leaderboard.csv?tier=&provenance="] {
+        let template = path.split('?').next().unwrap();
+        assert_eq!(r.get(&app, template, path).await.status, StatusCode::OK, "empty is any: {path}");
+    }
 
     // The key registry, for an admin.
     let keys = "/api/v1/admin/keys";
@@ -202,6 +225,28 @@ async fn every_answer_matches_the_openapi_document() {
     let add = json!({"public_key": new, "owner": "New team", "tier": "submitter"});
     let added = r.admin(&app, keys, admin("POST", keys, "s3cret-token", Some(add))).await;
     assert_eq!(added.status, StatusCode::CREATED);
+    // The same key again; a body that is not JSON; no content type; a body of another shape.
+    let again = json!({"public_key": new, "owner": "New team", "tier": "submitter"});
+    assert_eq!(
+        r.admin(&app, keys, admin("POST", keys, "s3cret-token", Some(again))).await.status,
+        StatusCode::CONFLICT
+    );
+    let not_json = Request::post(keys)
+        .header(header::AUTHORIZATION, "Bearer s3cret-token")
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from("{\"public_key\": "))
+        .unwrap();
+    let answer = r.admin(&app, keys, not_json).await;
+    assert_eq!((answer.status, answer.code().as_str()), (StatusCode::BAD_REQUEST, "invalid_json"));
+    let untyped = admin("POST", keys, "s3cret-token", None);
+    let answer = r.admin(&app, keys, untyped).await;
+    assert_eq!(
+        (answer.status, answer.code().as_str()),
+        (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
+    );
+    let shape = json!({"owner": "New team", "tier": "submitter"});
+    let answer = r.admin(&app, keys, admin("POST", keys, "s3cret-token", Some(shape))).await;
+    assert_eq!((answer.status, answer.code().as_str()), (StatusCode::UNPROCESSABLE_ENTITY, "invalid_body"));
     let bad = json!({"public_key": "not a key", "owner": "New team", "tier": "submitter"});
     let refused = r.admin(&app, keys, admin("POST", keys, "s3cret-token", Some(bad.clone()))).await;
     assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
@@ -224,6 +269,12 @@ async fn every_answer_matches_the_openapi_document() {
     assert_eq!(
         r.admin(&app, revoke, admin("POST", missing, "s3cret-token", None)).await.status,
         StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        r.admin(&app, revoke, admin("POST", "/api/v1/admin/keys/%FF/revoke", "s3cret-token", None))
+            .await
+            .status,
+        StatusCode::BAD_REQUEST
     );
 
     // Admin over HTTP switched off.

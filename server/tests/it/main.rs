@@ -10,4 +10,5 @@ mod harness;
 mod pages;
 mod paper;
 mod process;
+mod schemathesis;
 mod submit;

@@ -34,9 +34,14 @@ impl Server {
     /// With the rate limits out of the way (every test client shares one address) and
     /// `env` besides.
     pub fn start_with(backend: &Backend, blobs: &Path, env: &[(&str, &str)]) -> Server {
+        Server::start_args(&["serve"], backend, blobs, env)
+    }
+
+    /// `rexbench-server ARGS` (`serve` and its flags), as [`Server::start_with`].
+    pub fn start_args(args: &[&str], backend: &Backend, blobs: &Path, env: &[(&str, &str)]) -> Server {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let child = Command::new(env!("CARGO_BIN_EXE_rexbench-server"))
-            .arg("serve")
+            .args(args)
             .env("REXBENCH_SUBMISSIONS_PER_HOUR", "1000000")
             .env("REXBENCH_KEY_SUBMISSIONS_PER_HOUR", "1000000")
             .envs(env.iter().copied())
