@@ -464,10 +464,16 @@ pub struct TaskData {
     pub task: TaskInfo,
     /// The card's README as HTML (raw HTML in it shown as text).
     pub readme_html: String,
-    /// Every agent's rates on the task, best without hints first.
+    /// The rates of the agents on the page asked for, best without hints first.
     pub agents: Vec<TaskAgentRow>,
-    /// The page of `agents` asked for (1-based, within range).
+    /// How many agents have results on the task.
+    pub total: usize,
+    /// The page of agents shown (1-based, within range).
     pub page: usize,
+    /// The agents that solved the task only with hints (id, name), best first: the
+    /// first [`HINTED_ONLY_SHOWN`], and how many there are in all.
+    pub hinted_only: Vec<(String, String)>,
+    pub hinted_only_count: usize,
     /// The runs of the agents on that page.
     pub runs: Vec<RunSummary>,
     pub failures: Vec<FailurePattern>,
@@ -475,6 +481,9 @@ pub struct TaskData {
 
 /// Agents a page of a task's results shows.
 pub const TASK_AGENTS_PER_PAGE: usize = 50;
+
+/// Agents named as having solved a task only with hints.
+pub const HINTED_ONLY_SHOWN: usize = 30;
 
 #[server(prefix = "/sfn", endpoint = "task")]
 pub async fn load_task(id: String, page: usize) -> Result<TaskData, AppError> {
@@ -484,24 +493,36 @@ pub async fn load_task(id: String, page: usize) -> Result<TaskData, AppError> {
         .get(&id)
         .cloned()
         .ok_or_else(|| AppError::NotFound(format!("There is no task `{id}`.")))?;
-    // Independent reads, on two connections at once.
-    let (mut agents, failures) =
-        futures::try_join!(ctx.store.task(&id), ctx.store.failure_patterns(Some(&id)))?;
-    agents.sort_by(|a, b| {
-        let s = |r: &TaskAgentRow| r.by_hint.get(&Hint::None).and_then(|r| r.final_success).unwrap_or(-1.0);
+    // Every agent's place first (a narrow read), then the full rows and runs of the
+    // page's agents only; independent reads go on two connections at once.
+    let (mut places, failures) =
+        futures::try_join!(ctx.store.task_places(&id), ctx.store.failure_patterns(Some(&id)))?;
+    places.sort_by(|a, b| {
+        let s = |p: &store::TaskPlace| p.final_success.unwrap_or(-1.0);
         s(b).total_cmp(&s(a)).then_with(|| a.display_name.cmp(&b.display_name))
     });
-    let pages = agents.len().div_ceil(TASK_AGENTS_PER_PAGE).max(1);
+    let pages = places.len().div_ceil(TASK_AGENTS_PER_PAGE).max(1);
     let page = page.clamp(1, pages);
-    let shown: Vec<String> = agents
+    let shown: Vec<String> = places
         .iter()
         .skip((page - 1) * TASK_AGENTS_PER_PAGE)
         .take(TASK_AGENTS_PER_PAGE)
-        .map(|a| a.bundle_id.clone())
+        .map(|p| p.bundle_id.clone())
         .collect();
+    let (mut agents, runs) =
+        futures::try_join!(ctx.store.task_rows(&id, Some(&shown)), ctx.store.task_runs(&id, &shown))?;
+    agents.sort_by_key(|a| shown.iter().position(|b| *b == a.bundle_id));
+    let hinted: Vec<&store::TaskPlace> = places.iter().filter(|p| p.hinted_only).collect();
     Ok(TaskData {
         readme_html: crate::markdown::to_html(&task.readme),
-        runs: ctx.store.task_runs(&id, &shown).await?,
+        hinted_only: hinted
+            .iter()
+            .take(HINTED_ONLY_SHOWN)
+            .map(|p| (p.agent_id.clone(), p.display_name.clone()))
+            .collect(),
+        hinted_only_count: hinted.len(),
+        total: places.len(),
+        runs,
         failures,
         agents,
         page,

@@ -18,6 +18,30 @@ pub fn to_html(markdown: &str) -> String {
     });
     let mut out = String::with_capacity(markdown.len() * 3 / 2);
     html::push_html(&mut out, events);
+    without_empty_heads(out)
+}
+
+/// A key–value table written with an empty header row (`| | |`) reads better without
+/// it, and a header cell with nothing in it tells a screen reader nothing.
+fn without_empty_heads(html: String) -> String {
+    const HEAD: &str = "<thead><tr>";
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html.as_str();
+    while let Some(start) = rest.find(HEAD) {
+        let after = &rest[start + HEAD.len()..];
+        let Some(end) = after.find("</tr></thead>") else { break };
+        let cells = &after[..end];
+        // Each cell is `<th …>` and nothing else.
+        let empty = cells.split("</th>").all(|c| {
+            c.is_empty() || (c.starts_with("<th") && c.ends_with('>') && c.matches('<').count() == 1)
+        });
+        out.push_str(&rest[..start]);
+        if !empty {
+            out.push_str(&rest[start..start + HEAD.len() + end + "</tr></thead>".len()]);
+        }
+        rest = &after[end + "</tr></thead>".len()..];
+    }
+    out.push_str(rest);
     out
 }
 
@@ -43,6 +67,16 @@ mod tests {
         assert!(html.contains("<strong>bold</strong>"));
         assert!(html.contains(r#"<a href="https://example.org">a link</a>"#));
         assert!(html.contains("<table>"));
+    }
+
+    #[test]
+    fn an_empty_header_row_is_left_out() {
+        let html = to_html(
+            "| | |\n|---|---|\n| Extension type | Model |\n\n| a | |\n|---|---|\n| 1 | 2 |\n\n| **b** | |\n|---|---|\n| 3 | 4 |\n",
+        );
+        assert_eq!(html.matches("<thead>").count(), 2, "{html}");
+        assert!(html.contains("<td>Extension type</td>"), "{html}");
+        assert!(html.contains("<th>a</th>"), "{html}");
     }
 
     #[test]

@@ -289,6 +289,19 @@ pub struct TaskRow {
     pub by_hint: BTreeMap<Hint, Rates>,
 }
 
+/// What places an agent on a task's page, read for every agent before the page's rows
+/// are: its no-hint final success on the task, and whether it succeeded only with hints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskPlace {
+    pub bundle_id: String,
+    pub agent_id: String,
+    pub display_name: String,
+    /// Final success without hints, where it ran without hints.
+    pub final_success: Option<f64>,
+    /// No successful run without hints, at least one with hints or detailed hints.
+    pub hinted_only: bool,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TaskAgentRow {

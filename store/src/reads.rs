@@ -458,28 +458,84 @@ impl Store {
 
     /// Per agent with a current submission, the rates on one task.
     pub async fn task(&self, task: &str) -> Result<Vec<TaskAgentRow>, StoreError> {
-        let (columns, joins) = by_hint_joins("aggregates", true);
-        db::query(&format!(
-            "SELECT s.agent_id, a.display_name, s.tier, s.provenance, s.bundle_id, {columns} \
-             FROM submissions s JOIN agents a ON a.id = s.agent_id{joins} \
-             WHERE s.superseded_by IS NULL AND (none.runs IS NOT NULL OR hints.runs IS NOT NULL \
-             OR detailed.runs IS NOT NULL) ORDER BY s.agent_id, s.bundle_id"
+        self.task_rows(task, None).await
+    }
+
+    /// Per agent with a current submission with results on `task`, what places it on
+    /// the task's page: a narrow read of every agent, so that the page's full rows are
+    /// read for its agents only ([`Store::task_rows`]).
+    pub async fn task_places(&self, task: &str) -> Result<Vec<TaskPlace>, StoreError> {
+        let (hint, hints, detailed) = (Hint::None.as_str(), Hint::Hints.as_str(), Hint::Detailed.as_str());
+        let rows = db::query(&format!(
+            "SELECT s.bundle_id, s.agent_id, a.display_name, n.successes AS none_successes, \
+             n.counted AS none_counted, h.successes AS hints_successes, d.successes AS detailed_successes \
+             FROM submissions s JOIN agents a ON a.id = s.agent_id \
+             LEFT JOIN aggregates n ON n.bundle_id = s.bundle_id AND n.task = $1 AND n.hint = '{hint}' \
+             LEFT JOIN aggregates h ON h.bundle_id = s.bundle_id AND h.task = $1 AND h.hint = '{hints}' \
+             LEFT JOIN aggregates d ON d.bundle_id = s.bundle_id AND d.task = $1 AND d.hint = '{detailed}' \
+             WHERE s.superseded_by IS NULL AND (n.runs IS NOT NULL OR h.runs IS NOT NULL OR d.runs IS NOT NULL)"
         ))
         .bind(task)
         .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(|row| {
-            Ok(TaskAgentRow {
-                agent_id: row.try_get("agent_id")?,
-                display_name: row.try_get("display_name")?,
-                tier: name(row, "tier")?,
-                provenance: name(row, "provenance")?,
-                bundle_id: row.try_get("bundle_id")?,
-                by_hint: by_hint(row)?,
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let successes = |c: &str| row.try_get::<Option<i64>, _>(c).map(Option::unwrap_or_default);
+                let none = Sums {
+                    successes: successes("none_successes")?,
+                    counted: row.try_get::<Option<i64>, _>("none_counted")?.unwrap_or_default(),
+                    ..Sums::default()
+                };
+                Ok(TaskPlace {
+                    bundle_id: row.try_get("bundle_id")?,
+                    agent_id: row.try_get("agent_id")?,
+                    display_name: row.try_get("display_name")?,
+                    final_success: none.rates().final_success,
+                    hinted_only: none.successes == 0
+                        && successes("hints_successes")? + successes("detailed_successes")? > 0,
+                })
             })
-        })
-        .collect()
+            .collect()
+    }
+
+    /// The rates on `task` of the current submissions `bundles` (of every current
+    /// submission with results on it, if none are named), by agent.
+    pub async fn task_rows(
+        &self,
+        task: &str,
+        bundles: Option<&[String]>,
+    ) -> Result<Vec<TaskAgentRow>, StoreError> {
+        if bundles.is_some_and(<[String]>::is_empty) {
+            return Ok(Vec::new());
+        }
+        let (columns, joins) = by_hint_joins("aggregates", true);
+        let only = bundles.map_or_else(String::new, |b| {
+            format!(" AND s.bundle_id IN ({})", Placeholders::after(1).list(b.len()))
+        });
+        let sql = format!(
+            "SELECT s.agent_id, a.display_name, s.tier, s.provenance, s.bundle_id, {columns} \
+             FROM submissions s JOIN agents a ON a.id = s.agent_id{joins} \
+             WHERE s.superseded_by IS NULL AND (none.runs IS NOT NULL OR hints.runs IS NOT NULL \
+             OR detailed.runs IS NOT NULL){only} ORDER BY s.agent_id, s.bundle_id"
+        );
+        let mut q = db::query(&sql).bind(task);
+        for b in bundles.unwrap_or_default() {
+            q = q.bind(b);
+        }
+        q.fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|row| {
+                Ok(TaskAgentRow {
+                    agent_id: row.try_get("agent_id")?,
+                    display_name: row.try_get("display_name")?,
+                    tier: name(row, "tier")?,
+                    provenance: name(row, "provenance")?,
+                    bundle_id: row.try_get("bundle_id")?,
+                    by_hint: by_hint(row)?,
+                })
+            })
+            .collect()
     }
 
     /// The current runs that did not succeed, by agent (of one agent, if given),

@@ -8,9 +8,6 @@ use leptos_meta::{Meta, Title};
 use store::{Hint, Outcome, RunSummary};
 
 use super::{Chart, FailureRow, FailureTable, Rate, TierBadge, loaded, param, query};
-
-/// Names listed inline.
-const NAMES_SHOWN: usize = 30;
 use crate::charts;
 use crate::data::{TASK_AGENTS_PER_PAGE, TaskData, load_task};
 use crate::format::{self, href};
@@ -28,21 +25,13 @@ pub(crate) fn TaskPage() -> impl IntoView {
 #[component]
 fn Task(data: TaskData) -> impl IntoView {
     let t = data.task;
-    let all = data.agents;
     // A page of agents at a time: the page stays quick however many there are.
-    let pages = all.len().div_ceil(TASK_AGENTS_PER_PAGE).max(1);
+    let total = data.total;
+    let pages = total.div_ceil(TASK_AGENTS_PER_PAGE).max(1);
     let page = data.page;
     let first = (page - 1) * TASK_AGENTS_PER_PAGE;
-    let only_hinted: Vec<store::TaskAgentRow> = all
-        .iter()
-        .filter(|a| {
-            let s = |h: Hint| a.by_hint.get(&h).map_or(0, |r| r.successes);
-            s(Hint::None) == 0 && s(Hint::Hints) + s(Hint::Detailed) > 0
-        })
-        .cloned()
-        .collect();
-    let total = all.len();
-    let agents: Vec<store::TaskAgentRow> = all.into_iter().skip(first).take(TASK_AGENTS_PER_PAGE).collect();
+    let agents = data.agents;
+    let (only_hinted, hinted_count) = (data.hinted_only, data.hinted_only_count);
     let page_link = |p: usize| {
         let p = p.to_string();
         href(
@@ -70,6 +59,8 @@ fn Task(data: TaskData) -> impl IntoView {
         <Title text=t.name.clone()/>
         <Meta name="description" content=description/>
         <nav class="crumbs" aria-label="Breadcrumb"><a href="/tasks">"Tasks"</a>" › "{t.name.clone()}</nav>
+        // Every page has one level-one heading: the README's, or the task's name.
+        {(!data.readme_html.contains("<h1")).then(|| view! { <h1>{t.name.clone()}</h1> })}
         <article class="readme" inner_html=data.readme_html></article>
         {t.repository.clone().map(|r| {
             let url = format!("https://github.com/{r}");
@@ -90,13 +81,13 @@ fn Task(data: TaskData) -> impl IntoView {
 
         <h2 id="results">"Results by agent"</h2>
         {(!only_hinted.is_empty()).then(|| {
-            let more = only_hinted.len().saturating_sub(NAMES_SHOWN);
+            let more = hinted_count.saturating_sub(only_hinted.len());
             view! {
                 <p>
                     <strong>"Solved only with hints: "</strong>
-                    {only_hinted.iter().take(NAMES_SHOWN).enumerate().map(|(i, a)| view! {
+                    {only_hinted.iter().enumerate().map(|(i, (id, name))| view! {
                         {(i > 0).then_some(", ")}
-                        <a href=format!("/agents/{}", format::segment(&a.agent_id))>{a.display_name.clone()}</a>
+                        <a href=format!("/agents/{}", format::segment(id))>{name.clone()}</a>
                     }).collect_view()}
                     {(more > 0).then(|| format!(" and {more} more"))}
                     " — no successful run without hints, at least one with hints or detailed hints."

@@ -1,0 +1,61 @@
+import AxeBuilder from "@axe-core/playwright";
+import { expect, test, type Browser, type Page } from "@playwright/test";
+
+// Every kind of page, as a reader reaches it, checked by axe-core (Deque's engine, not
+// ours) against WCAG 2.2 AA and axe's best practices: once with JavaScript (the
+// islands hydrated) and once without.
+const PAGES: { name: string; path: string }[] = [
+  { name: "leaderboard", path: "/" },
+  { name: "leaderboard, filtered and sorted", path: "/?sort=cost-none&tier=maintainer" },
+  { name: "tasks", path: "/tasks" },
+  { name: "task with its run grids", path: "/tasks/cogs" },
+  { name: "example task", path: "/tasks/wordfreq" },
+  { name: "agent", path: "/agents/openhands-claude-4.5-opus" },
+  { name: "agent with a task's runs", path: "/agents/example-agent?task=wordfreq&hint=hints" },
+  { name: "failures", path: "/failures" },
+  { name: "compare", path: "/compare?a=openhands-claude-4.5-opus&b=aider-claude-4.5-opus" },
+  { name: "changes", path: "/changes" },
+  { name: "submit", path: "/submit" },
+  { name: "about", path: "/about" },
+  { name: "keys", path: "/keys" },
+  { name: "not found", path: "/no/such/page" },
+];
+
+const TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22a", "wcag22aa", "best-practice"];
+
+/**
+ * axe-core runs in the page, so the page without JavaScript is checked as the server
+ * sent it: JavaScript on for axe, but every file of the islands refused, so that
+ * nothing hydrates and the DOM is the server's.
+ */
+async function open(page: Page, browser: Browser, path: string): Promise<Page> {
+  if (test.info().project.name === "js") {
+    await page.goto(path);
+    await page.waitForLoadState("networkidle");
+    return page;
+  }
+  const context = await browser.newContext({ javaScriptEnabled: true, baseURL: test.info().project.use.baseURL });
+  await context.route("**/pkg/**", (route) => route.abort());
+  const server = await context.newPage();
+  await server.goto(path);
+  return server;
+}
+
+async function violations(page: Page): Promise<string[]> {
+  const results = await new AxeBuilder({ page }).withTags(TAGS).analyze();
+  return results.violations.map(
+    (v) => `${v.id} (${v.impact}): ${v.help}; ${v.nodes.length} nodes, e.g. ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(" | ")}`,
+  );
+}
+
+for (const p of PAGES) {
+  test(`axe-core finds no violation on the ${p.name} page`, async ({ page, browser }) => {
+    expect(await violations(await open(page, browser, p.path))).toEqual([]);
+  });
+}
+
+test("axe-core finds no violation on a run page with its patch and logs", async ({ page, browser }) => {
+  await page.goto("/agents/example-agent?task=wordfreq&hint=none");
+  const run = await page.locator("a[href^='/runs/']").first().getAttribute("href");
+  expect(await violations(await open(page, browser, run!))).toEqual([]);
+});
