@@ -371,7 +371,7 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             }
         }
         Command::SlurmJob { dir } => {
-            catch_interrupts(stop_evaluating)?;
+            catch_job_interrupts()?;
             let ran = crate::slurm::job::run(&dir, &evaluate::INTERRUPTED)?;
             eprintln!("rexbench slurm-job: {}", serde_json::to_string(&ran).expect("serializes"));
             Ok(ExitCode::SUCCESS)
@@ -460,7 +460,8 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
 }
 
 /// Ctrl-C, and SIGTERM (how Slurm and `timeout` stop a command): the first asks the
-/// command to stop cleanly (`on_first`); a second stops it at once.
+/// command to stop cleanly (`on_first`); a second stops it at once, for a person who
+/// insists.
 fn catch_interrupts(on_first: fn()) -> anyhow::Result<()> {
     static SEEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     ctrlc::set_handler(move || {
@@ -471,6 +472,12 @@ fn catch_interrupts(on_first: fn()) -> anyhow::Result<()> {
         on_first();
     })
     .context("cannot catch Ctrl-C")
+}
+
+/// A Slurm job's stop: Slurm may signal the job's processes more than once, and the job
+/// must always get to write its status, so every signal only asks it to stop.
+fn catch_job_interrupts() -> anyhow::Result<()> {
+    ctrlc::set_handler(stop_evaluating).context("cannot catch SIGTERM")
 }
 
 /// Evaluating stops starting runs and kills the experiments under way.
