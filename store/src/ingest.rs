@@ -157,8 +157,8 @@ async fn write_submission(
     db::query(
         "INSERT INTO submissions (bundle_id, agent_id, keyid, tier, provenance, provenance_source, \
          benchmark_name, benchmark_version, task_set_digest, runner_name, runner_version, created_at, \
-         received_at, run_count, artifact_bytes, envelope) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
+         received_at, run_count, artifact_bytes) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
     )
     .bind(bundle_id)
     .bind(&m.agent.id)
@@ -175,9 +175,13 @@ async fn write_submission(
     .bind(received_at)
     .bind(m.runs.len() as i64)
     .bind(bundle.artifact_bytes as i64)
-    .bind(bundle.envelope.clone())
     .execute(&mut **tx)
     .await?;
+    db::query("INSERT INTO envelopes (bundle_id, envelope) VALUES ($1, $2)")
+        .bind(bundle_id)
+        .bind(bundle.envelope.clone())
+        .execute(&mut **tx)
+        .await?;
     Ok(())
 }
 
@@ -388,7 +392,8 @@ async fn write_aggregates(
     Ok(())
 }
 
-/// Keeps the totals over current submissions (`task_totals`, `pattern_totals`): adds
+/// Keeps the totals over current submissions (`task_totals`, `pattern_totals`,
+/// `agent_failure_totals`, `error_type_agents`): adds
 /// the new bundle's counts if it is current, and subtracts those of the bundles it
 /// superseded. Rows are touched in key order, so that concurrent ingests on PostgreSQL
 /// lock them in the same order.
@@ -419,6 +424,26 @@ async fn update_current_totals(
              runs = pattern_totals.runs + excluded.runs"
         ))
         .bind(bundle)
+        .execute(&mut **tx)
+        .await?;
+        let failed = "FROM failure_totals f JOIN submissions s ON s.bundle_id = f.bundle_id \
+             WHERE f.bundle_id = $1 AND f.outcome <> $2";
+        db::query(&format!(
+            "INSERT INTO agent_failure_totals (agent_id, runs) SELECT s.agent_id, {sign}SUM(f.runs) {failed} \
+             GROUP BY s.agent_id ON CONFLICT (agent_id) DO UPDATE SET runs = agent_failure_totals.runs + excluded.runs"
+        ))
+        .bind(bundle)
+        .bind(Outcome::Success.as_str())
+        .execute(&mut **tx)
+        .await?;
+        db::query(&format!(
+            "INSERT INTO error_type_agents (error_type, agent_id, runs) \
+             SELECT f.error_type, s.agent_id, {sign}SUM(f.runs) {failed} AND f.error_type <> '' \
+             GROUP BY f.error_type, s.agent_id ORDER BY f.error_type, s.agent_id \
+             ON CONFLICT (error_type, agent_id) DO UPDATE SET runs = error_type_agents.runs + excluded.runs"
+        ))
+        .bind(bundle)
+        .bind(Outcome::Success.as_str())
         .execute(&mut **tx)
         .await?;
     }

@@ -232,9 +232,10 @@ impl Store {
         .await?;
         // Each (set, task) pair is probed with EXISTS, which stops at the first run found:
         // joining every current cell and grouping read 36,000 rows for 1,000 agents
-        // (98 ms on SQLite; this way 7 ms).
+        // (98 ms on SQLite; this way 7 ms). The tasks to probe are those of the current
+        // totals, a few rows, not the distinct tasks of every cell (a scan of them all).
         let tasks = db::query(
-            "SELECT s.task_set_digest, t.task FROM (SELECT DISTINCT task FROM aggregates) t \
+            "SELECT s.task_set_digest, t.task FROM (SELECT DISTINCT task FROM task_totals WHERE bundles > 0) t \
              JOIN (SELECT DISTINCT task_set_digest FROM submissions WHERE superseded_by IS NULL) s ON 1 = 1 \
              WHERE EXISTS (SELECT 1 FROM aggregates g JOIN submissions c ON c.bundle_id = g.bundle_id \
              WHERE g.task = t.task AND c.task_set_digest = s.task_set_digest AND c.superseded_by IS NULL) \
@@ -383,7 +384,7 @@ impl Store {
 
     /// A submission's signed envelope, byte for byte as it was received.
     pub async fn envelope(&self, bundle_id: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let row = db::query("SELECT envelope FROM submissions WHERE bundle_id = $1")
+        let row = db::query("SELECT envelope FROM envelopes WHERE bundle_id = $1")
             .bind(bundle_id)
             .fetch_optional(&self.pool)
             .await?;
@@ -466,14 +467,21 @@ impl Store {
     /// read for its agents only ([`Store::task_rows`]).
     pub async fn task_places(&self, task: &str) -> Result<Vec<TaskPlace>, StoreError> {
         let (hint, hints, detailed) = (Hint::None.as_str(), Hint::Hints.as_str(), Hint::Detailed.as_str());
+        let of =
+            |column: &str, h: &str| format!("CAST(SUM(CASE WHEN hint = '{h}' THEN {column} END) AS BIGINT)");
+        // Grouped from the task's entries of the index `aggregates_task`, which holds
+        // the counts: one agent's three conditions lie side by side there.
         let rows = db::query(&format!(
-            "SELECT s.bundle_id, s.agent_id, a.display_name, n.successes AS none_successes, \
-             n.counted AS none_counted, h.successes AS hints_successes, d.successes AS detailed_successes \
-             FROM submissions s JOIN agents a ON a.id = s.agent_id \
-             LEFT JOIN aggregates n ON n.bundle_id = s.bundle_id AND n.task = $1 AND n.hint = '{hint}' \
-             LEFT JOIN aggregates h ON h.bundle_id = s.bundle_id AND h.task = $1 AND h.hint = '{hints}' \
-             LEFT JOIN aggregates d ON d.bundle_id = s.bundle_id AND d.task = $1 AND d.hint = '{detailed}' \
-             WHERE s.superseded_by IS NULL AND (n.runs IS NOT NULL OR h.runs IS NOT NULL OR d.runs IS NOT NULL)"
+            "SELECT s.bundle_id, s.agent_id, a.display_name, p.none_successes, p.none_counted, \
+             p.hints_successes, p.detailed_successes \
+             FROM (SELECT bundle_id, {} AS none_successes, {} AS none_counted, {} AS hints_successes, \
+               {} AS detailed_successes FROM aggregates WHERE task = $1 GROUP BY bundle_id) p \
+             JOIN submissions s ON s.bundle_id = p.bundle_id JOIN agents a ON a.id = s.agent_id \
+             WHERE s.superseded_by IS NULL",
+            of("successes", hint),
+            of("counted", hint),
+            of("successes", hints),
+            of("successes", detailed),
         ))
         .bind(task)
         .fetch_all(&self.pool)
@@ -573,51 +581,53 @@ impl Store {
     /// The failure explorer's view of every current submission: how many agents failed
     /// runs, the failed runs of the `top` agents with the most (by outcome and error
     /// type), and per error type its runs, its agents and the five agents with most.
+    /// Read from the counts kept at ingest (`agent_failure_totals`, `error_type_agents`).
     pub async fn failure_overview(&self, top: i64) -> Result<FailureOverview, StoreError> {
-        const CURRENT: &str = "FROM failure_totals f JOIN submissions s ON s.bundle_id = f.bundle_id \
-             WHERE s.superseded_by IS NULL AND f.outcome <> $1";
         let success = Outcome::Success.as_str();
         let agents =
-            db::query(&format!("SELECT CAST(COUNT(DISTINCT s.agent_id) AS BIGINT) AS agents {CURRENT}"))
-                .bind(success)
-                .fetch_one(&self.pool)
-                .await?
-                .try_get::<i64, _>("agents")?;
-        let by_agent_sql = format!(
+            db::query("SELECT CAST(COUNT(*) AS BIGINT) AS agents FROM agent_failure_totals WHERE runs > 0")
+                .fetch_one(&self.pool);
+        let by_agent = db::query_as(
             "SELECT s.agent_id, a.display_name, f.outcome, NULLIF(f.error_type, '') AS error_type, \
              CAST(SUM(f.runs) AS BIGINT) AS runs \
              FROM failure_totals f JOIN submissions s ON s.bundle_id = f.bundle_id JOIN agents a ON a.id = s.agent_id \
              WHERE s.superseded_by IS NULL AND f.outcome <> $1 AND s.agent_id IN ( \
-               SELECT s.agent_id {CURRENT} GROUP BY s.agent_id ORDER BY SUM(f.runs) DESC, s.agent_id LIMIT $2) \
-             GROUP BY s.agent_id, a.display_name, f.outcome, f.error_type ORDER BY s.agent_id, f.outcome, f.error_type"
-        );
-        let by_agent = db::query_as(&by_agent_sql).bind(success).bind(top).fetch_all(&self.pool);
-        let types_sql = "SELECT * FROM (SELECT error_type, display_name, runs, \
-             CAST(SUM(runs) OVER (PARTITION BY error_type) AS BIGINT) AS type_runs, \
-             CAST(COUNT(*) OVER (PARTITION BY error_type) AS BIGINT) AS type_agents, \
-             ROW_NUMBER() OVER (PARTITION BY error_type ORDER BY runs DESC, display_name) AS place \
-             FROM (SELECT f.error_type, a.display_name, CAST(SUM(f.runs) AS BIGINT) AS runs \
-               FROM failure_totals f JOIN submissions s ON s.bundle_id = f.bundle_id JOIN agents a ON a.id = s.agent_id \
-               WHERE s.superseded_by IS NULL AND f.outcome <> $1 AND f.error_type <> '' \
-               GROUP BY f.error_type, s.agent_id, a.display_name) per_agent) ranked \
-             WHERE place <= $2 ORDER BY error_type, place";
-        let types = db::query(types_sql).bind(success).bind(MOST_PER_ERROR_TYPE).fetch_all(&self.pool);
-        let (by_agent, types) = tokio::try_join!(by_agent, types)?;
-        let mut error_types: Vec<ErrorTypeCount> = Vec::new();
-        for row in &types {
+               SELECT agent_id FROM agent_failure_totals WHERE runs > 0 ORDER BY runs DESC, agent_id LIMIT $2) \
+             GROUP BY s.agent_id, a.display_name, f.outcome, f.error_type ORDER BY s.agent_id, f.outcome, f.error_type",
+        )
+        .bind(success)
+        .bind(top)
+        .fetch_all(&self.pool);
+        let types = db::query(
+            "SELECT error_type, CAST(SUM(runs) AS BIGINT) AS runs, CAST(COUNT(*) AS BIGINT) AS agents \
+             FROM error_type_agents WHERE runs > 0 GROUP BY error_type ORDER BY error_type",
+        )
+        .fetch_all(&self.pool);
+        let (agents, by_agent, types) = tokio::try_join!(agents, by_agent, types)?;
+        // Each type's leaders through the index on (error_type, runs): a few rows each,
+        // where ranking every agent under every type read them all.
+        let most = types.iter().map(|row| async move {
             let error_type: String = row.try_get("error_type")?;
-            if error_types.last().is_none_or(|e| e.error_type != error_type) {
-                error_types.push(ErrorTypeCount {
-                    error_type,
-                    runs: row.try_get("type_runs")?,
-                    agents: row.try_get("type_agents")?,
-                    most: Vec::new(),
-                });
-            }
-            let last = error_types.last_mut().expect("pushed");
-            last.most.push((row.try_get("display_name")?, row.try_get("runs")?));
-        }
-        Ok(FailureOverview { agents, by_agent, error_types })
+            let most = db::query(
+                "SELECT a.display_name, e.runs FROM error_type_agents e JOIN agents a ON a.id = e.agent_id \
+                 WHERE e.error_type = $1 AND e.runs > 0 ORDER BY e.runs DESC, a.display_name, a.id LIMIT $2",
+            )
+            .bind(&error_type)
+            .bind(MOST_PER_ERROR_TYPE)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| Ok((r.try_get("display_name")?, r.try_get("runs")?)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+            Ok::<_, StoreError>(ErrorTypeCount {
+                error_type,
+                runs: row.try_get("runs")?,
+                agents: row.try_get("agents")?,
+                most,
+            })
+        });
+        let error_types = futures::future::try_join_all(most).await?;
+        Ok(FailureOverview { agents: agents.try_get("agents")?, by_agent, error_types })
     }
 
     /// The runs of `task` in the given submissions, by agent, hint condition and attempt.

@@ -2,11 +2,15 @@
 
 use std::path::Path;
 
-use sqlx::AnyPool;
+use sqlx::{AnyPool, Row};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use crate::{Backend, Blobs, StoreError, db};
+use crate::db::Placeholders;
+use crate::{Backend, Blobs, Digest, StoreError, db};
+
+/// Blobs asked about in one query when collecting garbage.
+const GARBAGE_BATCH: usize = 500;
 
 #[derive(Debug)]
 pub struct Store {
@@ -72,14 +76,33 @@ impl Store {
         let _one_writer = self.write_lock.lock().await;
         let mut removed =
             self.blobs.clear_staging(grace).map_err(StoreError::io("clearing the staging area"))?;
-        for digest in self.blobs.list_older_than(grace).await.map_err(StoreError::io("listing the blobs"))? {
-            let known = db::query("SELECT 1 FROM artifacts WHERE digest = $1")
-                .bind(digest.to_hex())
-                .fetch_optional(&self.pool)
-                .await?;
-            if known.is_none() {
-                self.blobs.remove(&digest).await.map_err(StoreError::io("removing an unreferenced blob"))?;
-                removed += 1;
+        let old = self.blobs.list_older_than(grace).await.map_err(StoreError::io("listing the blobs"))?;
+        // Asked about in batches: a store of 180,000 blobs took 180,000 queries, 11 s of
+        // a core while the server answered its first requests.
+        for batch in old.chunks(GARBAGE_BATCH) {
+            let hex: Vec<String> = batch.iter().map(Digest::to_hex).collect();
+            let sql = format!(
+                "SELECT digest FROM artifacts WHERE digest IN ({})",
+                Placeholders::default().list(hex.len())
+            );
+            let mut q = db::query(&sql);
+            for h in &hex {
+                q = q.bind(h.as_str());
+            }
+            let known: std::collections::HashSet<String> = q
+                .fetch_all(&self.pool)
+                .await?
+                .iter()
+                .map(|r| r.try_get("digest"))
+                .collect::<Result<_, _>>()?;
+            for (digest, hex) in batch.iter().zip(&hex) {
+                if !known.contains(hex) {
+                    self.blobs
+                        .remove(digest)
+                        .await
+                        .map_err(StoreError::io("removing an unreferenced blob"))?;
+                    removed += 1;
+                }
             }
         }
         Ok(removed)

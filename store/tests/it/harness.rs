@@ -20,6 +20,20 @@ pub fn bundle_with(
     ok: u32,
     edit: impl FnOnce(&mut Manifest),
 ) -> Vec<u8> {
+    let endings =
+        (1..=runs).map(|attempt| (if attempt <= ok { Outcome::Success } else { Outcome::WrongResult }, None));
+    bundle_ending(key, agent, created_at, &endings.collect::<Vec<_>>(), edit)
+}
+
+/// A signed bundle for `agent` whose runs of `cogs` with no hints end as `endings`
+/// say (outcome, error type), one per attempt; its manifest changed by `edit` first.
+pub fn bundle_ending(
+    key: &SecretKey,
+    agent: &str,
+    created_at: &str,
+    endings: &[(Outcome, Option<&str>)],
+    edit: impl FnOnce(&mut Manifest),
+) -> Vec<u8> {
     let mut manifest: Manifest = serde_json::from_value(json!({
         "schema": "rexbench.manifest/v1",
         "created_at": created_at,
@@ -32,7 +46,7 @@ pub fn bundle_with(
     .unwrap();
     edit(&mut manifest);
     let mut b = BundleBuilder::new(manifest);
-    for attempt in 1..=runs {
+    for (attempt, (outcome, error_type)) in (1..).zip(endings) {
         let patch = b
             .add_bytes(format!("--- a/x.py\n+++ b/x.py\n@@ attempt {attempt}\n").into_bytes(), "text/x-diff");
         let log = b.add_bytes(b"shared log\n".to_vec(), "text/plain");
@@ -40,8 +54,8 @@ pub fn bundle_with(
             task: "cogs".into(),
             hint: Hint::None,
             attempt,
-            outcome: if attempt <= ok { Outcome::Success } else { Outcome::WrongResult },
-            error_type: None,
+            outcome: *outcome,
+            error_type: error_type.map(str::to_owned),
             file_recall: Some(0.5),
             files_changed: Some(vec!["x.py".into()]),
             duration_s: Some(1.5),

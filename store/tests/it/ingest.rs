@@ -5,7 +5,9 @@ use std::time::Duration;
 use bundle::SecretKey;
 use store::{Hint, Ingested, LeaderboardFilter, Outcome, StoreError, Tier};
 
-use crate::harness::{blob_bytes, bundle, bundle_with, count_blobs, count_files, on_each_backend, submit};
+use crate::harness::{
+    blob_bytes, bundle, bundle_ending, bundle_with, count_blobs, count_files, on_each_backend, submit,
+};
 
 #[tokio::test]
 async fn a_bundle_is_stored_once_with_its_runs_artifacts_and_aggregates() {
@@ -323,6 +325,96 @@ async fn totals_over_current_submissions_follow_supersession() {
         assert!(overview.error_types.is_empty(), "these runs carry no error type");
         let top = store.failure_overview(1).await.unwrap();
         assert_eq!((top.agents, top.by_agent.len(), top.by_agent[0].agent_id.as_str()), (2, 1, "agent-c"));
+    })
+    .await;
+}
+
+/// The failure explorer's counts kept at ingest equal what the current runs say, after
+/// supersession both ways: per error type its runs, its agents and the five agents with
+/// most (ties by name), and the agents with most failed runs.
+#[tokio::test]
+async fn the_failure_counts_kept_at_ingest_equal_the_current_runs() {
+    on_each_backend(|store| async move {
+        let key = SecretKey::generate();
+        store.add_key(&key.public_key(), "Team A", Tier::Submitter).await.unwrap();
+        let (ok, wrong, failed) = (Outcome::Success, Outcome::WrongResult, Outcome::ExecutionFailed);
+        let (module, syntax) = (Some("ModuleNotFoundError"), Some("SyntaxError"));
+        let named =
+            |name: &'static str| move |m: &mut bundle::Manifest| m.agent.display_name = Some(name.to_owned());
+        let submissions: [(&str, &str, &str, Vec<(Outcome, Option<&str>)>); 9] = [
+            (
+                "agent-a",
+                "Zed",
+                "2026-01-01T00:00:00Z",
+                vec![(failed, module), (failed, module), (failed, module)],
+            ),
+            ("agent-b", "Bee", "2026-01-01T00:00:00Z", vec![(failed, module), (wrong, None), (ok, None)]),
+            ("agent-c", "Cee", "2026-01-01T00:00:00Z", vec![(failed, module), (failed, syntax)]),
+            ("agent-d", "Dee", "2026-01-01T00:00:00Z", vec![(failed, module), (wrong, syntax)]),
+            ("agent-e", "Eee", "2026-01-01T00:00:00Z", vec![(failed, module), (ok, None)]),
+            ("agent-f", "Aye", "2026-01-01T00:00:00Z", vec![(failed, module), (wrong, None), (wrong, None)]),
+            ("agent-g", "Gee", "2026-01-01T00:00:00Z", vec![(ok, None)]),
+            // agent-a's newer results replace its three errors with one; agent-b's older
+            // ones, arriving late, add nothing.
+            ("agent-a", "Zed", "2026-02-01T00:00:00Z", vec![(failed, module), (ok, None)]),
+            (
+                "agent-b",
+                "Bee",
+                "2025-01-01T00:00:00Z",
+                vec![(failed, syntax), (failed, syntax), (failed, syntax)],
+            ),
+        ];
+        for (agent, name, at, endings) in &submissions {
+            submit(&store, &bundle_ending(&key, agent, at, endings, named(name))).await.unwrap();
+        }
+
+        // What the current runs say, counted here from the runs themselves.
+        let mut failed_runs: std::collections::BTreeMap<String, i64> = Default::default();
+        let mut by_type: std::collections::BTreeMap<
+            String,
+            std::collections::BTreeMap<(String, String), i64>,
+        > = Default::default();
+        for row in store.leaderboard(&LeaderboardFilter::default()).await.unwrap() {
+            for run in store.runs_of(&row.bundle_id, None, None).await.unwrap() {
+                if run.outcome == Outcome::Success {
+                    continue;
+                }
+                *failed_runs.entry(row.agent_id.clone()).or_default() += 1;
+                if let Some(e) = &run.error_type {
+                    let agent = (row.display_name.clone(), row.agent_id.clone());
+                    *by_type.entry(e.clone()).or_default().entry(agent).or_default() += 1;
+                }
+            }
+        }
+        let overview = store.failure_overview(3).await.unwrap();
+        assert_eq!(overview.agents, failed_runs.len() as i64);
+        assert_eq!(overview.agents, 6, "agent-g never failed");
+        let mut most: Vec<(&String, &i64)> = failed_runs.iter().collect();
+        most.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let top: std::collections::BTreeSet<&str> =
+            overview.by_agent.iter().map(|f| f.agent_id.as_str()).collect();
+        assert_eq!(top, most.iter().take(3).map(|(a, _)| a.as_str()).collect());
+        let expected: Vec<(String, i64, i64, Vec<(String, i64)>)> = by_type
+            .iter()
+            .map(|(e, agents)| {
+                let mut ranked: Vec<(&(String, String), &i64)> = agents.iter().collect();
+                ranked.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+                let leaders = ranked.iter().take(5).map(|((name, _), n)| (name.clone(), **n)).collect();
+                (e.clone(), agents.values().sum(), agents.len() as i64, leaders)
+            })
+            .collect();
+        let got: Vec<_> = overview
+            .error_types
+            .iter()
+            .map(|t| (t.error_type.clone(), t.runs, t.agents, t.most.clone()))
+            .collect();
+        assert_eq!(got, expected);
+        assert_eq!(
+            got[0].3.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+            ["Aye", "Bee", "Cee", "Dee", "Eee"],
+            "six agents tie on one ModuleNotFoundError each; the first five by name lead"
+        );
+        assert_eq!((got[1].0.as_str(), got[1].1, got[1].2), ("SyntaxError", 2, 2));
     })
     .await;
 }

@@ -33,11 +33,15 @@ async fn a_database_from_before_imported_results_upgrades_in_place() {
         sqlx::any::install_default_drivers();
         let sqlite = matches!(backend, Backend::Sqlite { .. });
         let blob = if sqlite { "x'00'" } else { "'\\x00'::bytea" };
+        // Before version 8, each submission kept its envelope in its row.
         let row = |id: &str, provenance: &str, superseded: &str| {
             format!(
                 "INSERT INTO submissions VALUES ('{id}', 'a', 'k', 'submitter', '{provenance}', NULL, 'RExBench', '1.0', \
                  'd', 'rexbench-runner', '0.1.0', 't', 't', {superseded}, 1, 0, {blob})"
             )
+        };
+        let row_now = |id: &str, provenance: &str| {
+            row(id, provenance, "NULL").replace(&format!(", {blob})"), ")")
         };
         let mut conn = AnyConnection::connect(&url(&backend)).await.unwrap();
         migrate_to(&backend, 4, &mut conn).await;
@@ -68,8 +72,8 @@ async fn a_database_from_before_imported_results_upgrades_in_place() {
             kept,
             [("new".into(), "evaluated".into(), None), ("old".into(), "published".into(), Some("new".into()))]
         );
-        conn.execute(row("imp", "imported", "NULL").as_str()).await.unwrap();
-        assert!(conn.execute(row("y", "guessed", "NULL").as_str()).await.is_err(), "the check still holds");
+        conn.execute(row_now("imp", "imported").as_str()).await.unwrap();
+        assert!(conn.execute(row_now("y", "guessed").as_str()).await.is_err(), "the check still holds");
         let orphan = "INSERT INTO runs (bundle_id, task, hint, attempt, outcome, metrics) VALUES ('gone', 'cogs', 'none', 1, 'success', '{}')";
         assert!(conn.execute(orphan).await.is_err(), "runs still refer to submissions");
         let runs: (i64,) = sqlx::query_as("SELECT count(*) FROM runs").fetch_one(&mut conn).await.unwrap();
@@ -125,6 +129,61 @@ async fn costs_of_runs_stored_before_are_summed_on_upgrade() {
         let total = board[0].by_hint[&store::Hint::None];
         assert_eq!((total.cost_runs, total.total_cost_usd, total.total_duration_s), (2, Some(2.0), Some(40.0)));
         assert_eq!(total.final_success, Some(0.5), "the other counts are kept");
+    })
+    .await;
+}
+
+/// Version 8 moves the envelopes out of `submissions` and keeps the failure explorer's
+/// counts over current submissions: a database from before keeps every envelope byte
+/// for byte and has those counts made from its current submissions only.
+#[tokio::test]
+async fn envelopes_move_out_and_failure_counts_are_made_on_upgrade() {
+    store::testing::for_each_backend(|backend, blobs| async move {
+        sqlx::any::install_default_drivers();
+        let sqlite = matches!(backend, Backend::Sqlite { .. });
+        let blob = |hex: &str| if sqlite { format!("x'{hex}'") } else { format!("'\\x{hex}'::bytea") };
+        let mut conn = AnyConnection::connect(&url(&backend)).await.unwrap();
+        migrate_to(&backend, 7, &mut conn).await;
+        conn.execute("INSERT INTO keys VALUES ('k', 'pem', 'Team', 'submitter', 't', NULL)").await.unwrap();
+        conn.execute("INSERT INTO agents VALUES ('a', 'k', 'OpenHands', NULL, 'M', NULL, 'A', NULL, 't')").await.unwrap();
+        for (id, superseded, envelope) in [("new", "NULL", "00ff01"), ("old", "'new'", "02")] {
+            conn.execute(
+                format!(
+                    "INSERT INTO submissions VALUES ('{id}', 'a', 'k', 'submitter', 'evaluated', NULL, 'RExBench', '1.0', \
+                     'd', 'rexbench-runner', '0.1.0', 't', 't', {superseded}, 3, 0, {})",
+                    blob(envelope)
+                )
+                .as_str(),
+            )
+            .await
+            .unwrap();
+        }
+        for (id, outcome, error, runs) in [
+            ("new", "success", "", 1),
+            ("new", "execution_failed", "SyntaxError", 2),
+            ("old", "execution_failed", "KeyError", 3),
+        ] {
+            conn.execute(
+                format!("INSERT INTO failure_totals VALUES ('{id}', '{outcome}', '{error}', {runs})").as_str(),
+            )
+            .await
+            .unwrap();
+        }
+        conn.close().await.unwrap();
+
+        let store = Store::open(&backend, &blobs).await.unwrap();
+        assert_eq!(store.envelope("new").await.unwrap(), Some(vec![0x00, 0xff, 0x01]));
+        assert_eq!(store.envelope("old").await.unwrap(), Some(vec![0x02]));
+        let overview = store.failure_overview(10).await.unwrap();
+        assert_eq!(overview.agents, 1);
+        let types: Vec<_> = overview.error_types.iter().map(|t| (t.error_type.as_str(), t.runs, t.agents)).collect();
+        assert_eq!(types, [("SyntaxError", 2, 1)], "the superseded submission's KeyError is not current");
+        assert_eq!(overview.error_types[0].most, [("A".to_owned(), 2)]);
+        drop(store);
+
+        let mut conn = AnyConnection::connect(&url(&backend)).await.unwrap();
+        let with_envelope = "SELECT envelope FROM submissions";
+        assert!(sqlx::query(with_envelope).fetch_all(&mut conn).await.is_err(), "the column is gone");
     })
     .await;
 }
