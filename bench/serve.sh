@@ -9,7 +9,8 @@
 #      ordered by cost), an agent, the tasks, a task, a run with its trajectory, the
 #      failures, a comparison, the changes, the keys, the submit and about pages;
 #   c. ingest throughput of the demo bundles against gzip -d + sha256sum of them;
-#   d. the server's resident memory after loading the data and serving (a).
+#   d. the server's memory after loading the data and serving (a): its own (anonymous)
+#      and resident, with the mapped database pages resident counts.
 # On SQLite, and on PostgreSQL when BENCH_DATABASE_URL names an empty database.
 # Needs wrk and nginx (Debian: apt-get install wrk nginx libnginx-mod-http-brotli-static).
 # Usage: bash bench/serve.sh [AGENTS]
@@ -125,9 +126,15 @@ CONF
       "$encoding" "$(stat -c %s "$file")" "$rps" "$p50" "$p99" "$nrps" "$np50" "$np99" "$(echo "100 * $rps / $nrps" | bc -l)"
   done
   nginx -c "$work/nginx-$name.conf" -p "$work" -s stop
-  local rss hwm
+  # Resident memory counts the pages of the database file that SQLite reads through
+  # its memory map: the kernel's page cache, shared and reclaimable, which read(2)
+  # would fill as well without their being counted. What the server itself holds is
+  # its anonymous memory; both are shown.
+  local rss hwm anon file
   rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status"); hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
-  printf 'd. server memory after loading and serving: resident %.0f MB (peak %.0f MB)\n' "$(echo "$rss/1024" | bc -l)" "$(echo "$hwm/1024" | bc -l)"
+  anon=$(awk '/RssAnon/ {print $2}' "/proc/$pid/status"); file=$(awk '/RssFile/ {print $2}' "/proc/$pid/status")
+  printf 'd. server memory after loading and serving: own (anonymous) %.0f MB; resident %.0f MB (peak %.0f MB), of which %.0f MB mapped files\n' \
+    "$(echo "$anon/1024" | bc -l)" "$(echo "$rss/1024" | bc -l)" "$(echo "$hwm/1024" | bc -l)" "$(echo "$file/1024" | bc -l)"
   kill "$pid"; wait "$pid" 2>/dev/null || true
 
   # (b): every request rendered afresh.

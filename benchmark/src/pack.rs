@@ -170,6 +170,7 @@ fn read_run(
         cost_usd: record.cost_usd,
         metrics: record.metrics,
         artifacts,
+        findings: record.findings,
     })
 }
 

@@ -190,6 +190,7 @@ fn reconstruct(agent: &PublishedAgent, cost: Option<&CostRow>) -> (Vec<Run>, Vec
                     cost_usd: cost.map(|c| c.avg_cost_usd),
                     metrics: BTreeMap::new(),
                     artifacts: BTreeMap::new(),
+                    findings: Vec::new(),
                 });
             }
         }

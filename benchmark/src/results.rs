@@ -36,6 +36,9 @@ pub struct RunRecord {
     pub cost_usd: Option<f64>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metrics: BTreeMap<String, f64>,
+    /// Integrity findings about the run (the bundle format's section 4a).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<bundle::Finding>,
 }
 
 /// `runs/<task>/<hint>/<attempt>` under a results directory.

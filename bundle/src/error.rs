@@ -175,7 +175,22 @@ pub enum BundleError {
     ArtifactUnused { digest: String },
     #[error("artifacts.{digest}: media_type `{media_type}` is not a type/subtype media type")]
     InvalidMediaType { digest: String, media_type: String },
+    #[error("{run} has {count} findings; a run has at most {MAX_FINDINGS}")]
+    TooManyFindings { run: RunRef, count: usize },
+    #[error("{run}.findings[{index}]: check `{value}` is not a slug (^[a-z0-9][a-z0-9-]{{0,63}}$)")]
+    InvalidFindingCheck { run: RunRef, index: usize, value: String },
+    #[error("{run}.findings[{index}]: message must be 1 to 500 characters")]
+    InvalidFindingMessage { run: RunRef, index: usize },
+    #[error("{run}.findings[{index}]: artifact `{role}` is not a role of this run's artifacts")]
+    FindingUnknownArtifact { run: RunRef, index: usize, role: String },
+    #[error("{run}.findings[{index}]: line {detail}")]
+    InvalidFindingLine { run: RunRef, index: usize, detail: &'static str },
+    #[error("{run}.findings[{index}] repeats the check, artifact and line of findings[{first}]")]
+    DuplicateFinding { run: RunRef, index: usize, first: usize },
 }
+
+/// The most findings one run may carry.
+pub const MAX_FINDINGS: usize = 32;
 
 impl BundleError {
     /// Every code [`BundleError::code`] can return.
@@ -236,6 +251,12 @@ impl BundleError {
         "artifact_not_listed",
         "artifact_unused",
         "invalid_media_type",
+        "too_many_findings",
+        "invalid_finding_check",
+        "invalid_finding_message",
+        "finding_unknown_artifact",
+        "invalid_finding_line",
+        "duplicate_finding",
     ];
 
     /// The stable machine code of the rule this error breaks.
@@ -298,6 +319,12 @@ impl BundleError {
             ArtifactNotListed { .. } => "artifact_not_listed",
             ArtifactUnused { .. } => "artifact_unused",
             InvalidMediaType { .. } => "invalid_media_type",
+            TooManyFindings { .. } => "too_many_findings",
+            InvalidFindingCheck { .. } => "invalid_finding_check",
+            InvalidFindingMessage { .. } => "invalid_finding_message",
+            FindingUnknownArtifact { .. } => "finding_unknown_artifact",
+            InvalidFindingLine { .. } => "invalid_finding_line",
+            DuplicateFinding { .. } => "duplicate_finding",
         }
     }
 

@@ -21,11 +21,11 @@ mod writer;
 
 pub use digest::{Digest, Hasher, HashingReader};
 pub use envelope::{Envelope, EnvelopeSignature, PAYLOAD_TYPE, SignatureStatus, pae};
-pub use error::{BundleError, ErrorClass, RunRef};
+pub use error::{BundleError, ErrorClass, MAX_FINDINGS, RunRef};
 pub use keys::{KeyError, KeyId, PublicKey, SecretKey};
 pub use limits::Limits;
 pub use manifest::{
-    Agent, ArtifactInfo, ArtifactRole, Benchmark, Manifest, Provenance, Run, RunnerInfo, SCHEMA,
+    Agent, ArtifactInfo, ArtifactRole, Benchmark, Finding, Manifest, Provenance, Run, RunnerInfo, SCHEMA,
 };
 pub use reader::{ArtifactSink, Discard, VerifiedBundle, Verifier};
 pub use validate::{MAX_RUNS, validate};

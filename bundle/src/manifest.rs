@@ -96,6 +96,23 @@ pub struct Run {
     /// role → digest.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "unique_map")]
     pub artifacts: BTreeMap<String, String>,
+    /// Why a reader should doubt this run's outcome (section 4a), as the runner or the
+    /// importer found it. Never changes the outcome.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
+}
+
+/// An integrity finding: which check found it, what it saw, and where the evidence is
+/// (a role of the run's artifacts, and a line in it counted from 1).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Finding {
+    pub check: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
 }
 
 impl Run {

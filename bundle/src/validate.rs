@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use crate::digest::Digest;
-use crate::error::{BundleError, RunRef};
+use crate::error::{BundleError, MAX_FINDINGS, RunRef};
 use crate::limits::Limits;
 use crate::manifest::{ArtifactRole, Manifest, Run, SCHEMA};
 use vocab::{ProvenanceKind, is_slug};
@@ -185,7 +185,50 @@ fn validate_run(run: &Run, at: &RunRef, known_tasks: Option<&BTreeSet<String>>) 
             return Err(BundleError::InvalidMetric { run: at.clone(), name: name.clone() });
         }
     }
+    validate_findings(run, at)
+}
+
+/// Section 4a: at most 32 findings, each naming its check by slug, saying what it saw in
+/// 1 to 500 characters, and pointing (if at all) at a line ≥ 1 of one of the run's own
+/// artifacts; no two alike in check, artifact and line.
+fn validate_findings(run: &Run, at: &RunRef) -> Result<(), BundleError> {
+    if run.findings.len() > MAX_FINDINGS {
+        return Err(BundleError::TooManyFindings { run: at.clone(), count: run.findings.len() });
+    }
+    let mut seen: HashMap<(&str, Option<&str>, Option<u64>), usize> = HashMap::new();
+    for (index, f) in run.findings.iter().enumerate() {
+        if !is_check_slug(&f.check) {
+            return Err(BundleError::InvalidFindingCheck { run: at.clone(), index, value: f.check.clone() });
+        }
+        if text("message", &f.message, 500).is_err() {
+            return Err(BundleError::InvalidFindingMessage { run: at.clone(), index });
+        }
+        if let Some(role) = &f.artifact
+            && !run.artifacts.contains_key(role)
+        {
+            return Err(BundleError::FindingUnknownArtifact { run: at.clone(), index, role: role.clone() });
+        }
+        let line = match (f.line, &f.artifact) {
+            (Some(0), _) => Some("must be 1 or more (lines are counted from 1)"),
+            (Some(_), None) => Some("needs the artifact it is a line of"),
+            _ => None,
+        };
+        if let Some(detail) = line {
+            return Err(BundleError::InvalidFindingLine { run: at.clone(), index, detail });
+        }
+        if let Some(first) = seen.insert((f.check.as_str(), f.artifact.as_deref(), f.line), index) {
+            return Err(BundleError::DuplicateFinding { run: at.clone(), index, first });
+        }
+    }
     Ok(())
+}
+
+/// A check's slug: `^[a-z0-9][a-z0-9-]{0,63}$`.
+fn is_check_slug(s: &str) -> bool {
+    let b = s.as_bytes();
+    (1..=64).contains(&b.len())
+        && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
+        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
 }
 
 /// 1 to `max` characters.

@@ -95,6 +95,16 @@ pub fn all(trusted: &SecretKey, stranger: &SecretKey) -> Vec<Vector> {
     published["artifacts"] = json!({});
     let published = serde_json::from_value(published).expect("parses");
     valid("published", "published provenance, no artifacts", published, &[], &[trusted]);
+    let mut flagged = base.manifest.clone();
+    flagged["runs"][0]["findings"] = findings(2);
+    let flagged = serde_json::from_value(flagged).expect("parses");
+    valid(
+        "findings",
+        "a run with integrity findings, one pointing at a line of its patch",
+        flagged,
+        &base.artifacts,
+        &[trusted],
+    );
 
     let mut bad = |name: &str, code: &str, why: &str, bytes: Vec<u8>| {
         out.push(Vector {
@@ -284,6 +294,51 @@ fn manifest_breakages(base: &Base) -> Vec<(&'static str, &'static str, &'static 
             change(move |m| m["artifacts"][p.clone()]["media_type"] = json!("diff"))
         }),
         (
+            "findings-too-many",
+            "too_many_findings",
+            "33 findings on one run",
+            change(|m| run0(m)["findings"] = findings(33)),
+        ),
+        (
+            "finding-check",
+            "invalid_finding_check",
+            "a check named by something that is not a slug",
+            change(|m| run0(m)["findings"] = json!([{"check": "Result_Line", "message": "m"}])),
+        ),
+        (
+            "finding-message",
+            "invalid_finding_message",
+            "a finding that says nothing",
+            change(|m| run0(m)["findings"] = json!([{"check": "result-line-literal", "message": ""}])),
+        ),
+        (
+            "finding-artifact",
+            "finding_unknown_artifact",
+            "evidence in an artifact the run does not have",
+            change(
+                |m| run0(m)["findings"] = json!([{"check": "result-line-literal", "message": "m", "artifact": "checker_log", "line": 1}]),
+            ),
+        ),
+        (
+            "finding-line",
+            "invalid_finding_line",
+            "evidence on line 0",
+            change(|m| {
+                run0(m)["findings"] =
+                    json!([{"check": "result-line-literal", "message": "m", "artifact": "patch", "line": 0}])
+            }),
+        ),
+        (
+            "finding-duplicate",
+            "duplicate_finding",
+            "the same check, artifact and line twice",
+            change(|m| {
+                let f =
+                    json!({"check": "result-line-literal", "message": "m", "artifact": "patch", "line": 2});
+                run0(m)["findings"] = json!([f.clone(), f]);
+            }),
+        ),
+        (
             "unknown-field",
             "unknown_field",
             "a field the schema does not have",
@@ -296,6 +351,19 @@ fn manifest_breakages(base: &Base) -> Vec<(&'static str, &'static str, &'static 
             change(|m| m["agent"]["framework"] = json!(7)),
         ),
     ]
+}
+
+/// `n` well-formed findings, each its own check; the first points at line 3 of the
+/// patch.
+fn findings(n: usize) -> Value {
+    let mut out = vec![json!({
+        "check": "result-line-literal",
+        "message": "line 3 of the patch prints the task's result line with a literal value",
+        "artifact": "patch",
+        "line": 3,
+    })];
+    out.extend((1..n).map(|i| json!({"check": format!("check-{i}"), "message": "seen"})));
+    Value::Array(out)
 }
 
 /// Each rule of the archive and the envelope, broken once.

@@ -316,6 +316,7 @@ pub(crate) fn stage(
         duration_s: None,
         cost_usd: run.cost_usd,
         metrics: BTreeMap::new(),
+        findings: Vec::new(),
     };
     Ok(Staged { dir, record, empty })
 }

@@ -500,6 +500,7 @@ fn read_trial(
         duration_s,
         cost_usd,
         metrics: BTreeMap::new(),
+        findings: Vec::new(),
     };
 
     let agent = agent_files(job, dir)?;

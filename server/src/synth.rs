@@ -185,6 +185,7 @@ fn agent_bundle(
                     cost_usd: Some((rng.unit() * 500.0).round() / 100.0),
                     metrics: [("accuracy".to_owned(), (rng.unit() * 1000.0).round() / 1000.0)].into(),
                     artifacts,
+                    findings: Vec::new(),
                 });
             }
         }

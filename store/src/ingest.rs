@@ -11,7 +11,7 @@ use crate::blobs::Staging;
 use crate::db::{self, Placeholders};
 use crate::error::StoreError;
 use crate::keys::COLUMNS;
-use crate::model::{KeyRecord, Sums};
+use crate::model::{FoundBy, KeyRecord, Sums};
 use crate::{Store, now};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -237,8 +237,8 @@ async fn write_runs(tx: &mut Tx<'_>, bundle: &VerifiedBundle, bundle_id: &str) -
         q.execute(&mut **tx).await?;
     }
     // The ids the database gave the runs, by the key the bundle gives them: only needed
-    // to link artifacts, which published results do not have.
-    if m.runs.iter().all(|r| r.artifacts.is_empty()) {
+    // to link artifacts (which published results do not have) and findings.
+    if m.runs.iter().all(|r| r.artifacts.is_empty() && r.findings.is_empty()) {
         return Ok(());
     }
     let mut run_ids: HashMap<(TaskId, Hint, i64), i64> = HashMap::with_capacity(m.runs.len());
@@ -262,6 +262,31 @@ async fn write_runs(tx: &mut Tx<'_>, bundle: &VerifiedBundle, bundle_id: &str) -
         let mut q = db::query(&sql);
         for (run_id, role, digest) in chunk {
             q = q.bind(*run_id).bind(*role).bind(*digest);
+        }
+        q.execute(&mut **tx).await?;
+    }
+    let mut findings = Vec::new();
+    for run in m.runs.iter().filter(|r| !r.findings.is_empty()) {
+        let run_id = run_ids[&(run.task.clone(), run.hint, i64::from(run.attempt))];
+        findings.extend(run.findings.iter().enumerate().map(|(i, f)| (run_id, i as i64, f)));
+    }
+    for chunk in findings.chunks(BATCH_ROWS) {
+        let sql = insert_rows(
+            "INSERT INTO findings (run_id, found_by, position, check_name, message, artifact, line)",
+            7,
+            chunk.len(),
+            "",
+        );
+        let mut q = db::query(&sql);
+        for (run_id, position, f) in chunk {
+            q = q
+                .bind(*run_id)
+                .bind(FoundBy::Submitter.as_str())
+                .bind(*position)
+                .bind(&f.check)
+                .bind(&f.message)
+                .bind(&f.artifact)
+                .bind(f.line.map(|l| i64::try_from(l).unwrap_or(i64::MAX)));
         }
         q.execute(&mut **tx).await?;
     }

@@ -268,6 +268,42 @@ pub struct RunDetail {
     pub cost_usd: Option<f64>,
     pub metrics: BTreeMap<String, f64>,
     pub artifacts: Vec<ArtifactRef>,
+    /// Why a reader should doubt the outcome, the submitter's findings first.
+    pub findings: Vec<RunFinding>,
+}
+
+/// Who found an integrity finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum FoundBy {
+    /// The submitter's runner or importer: signed in the bundle.
+    Submitter,
+    /// This server's own checks, repeated at ingest from the bundle alone.
+    Server,
+}
+
+impl FoundBy {
+    pub const ALL: [FoundBy; 2] = [FoundBy::Submitter, FoundBy::Server];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FoundBy::Submitter => "submitter",
+            FoundBy::Server => "server",
+        }
+    }
+}
+
+/// An integrity finding about a run (the bundle format's section 4a): which check, what
+/// it saw, and where the evidence is (a role of the run's artifacts, a line from 1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RunFinding {
+    pub found_by: FoundBy,
+    pub check: String,
+    pub message: String,
+    pub artifact: Option<String>,
+    pub line: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

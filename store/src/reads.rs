@@ -411,6 +411,27 @@ impl Store {
         .bind(id)
         .fetch_all(&self.pool)
         .await?;
+        let findings = db::query(
+            "SELECT found_by, check_name, message, artifact, line FROM findings WHERE run_id = $1 \
+             ORDER BY CASE found_by WHEN 'submitter' THEN 0 ELSE 1 END, position",
+        )
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(|f| {
+            let by: String = f.try_get("found_by")?;
+            Ok(RunFinding {
+                found_by: FoundBy::ALL.into_iter().find(|b| b.as_str() == by).ok_or_else(|| {
+                    sqlx::Error::ColumnDecode { index: "found_by".into(), source: format!("`{by}`").into() }
+                })?,
+                check: f.try_get("check_name")?,
+                message: f.try_get("message")?,
+                artifact: f.try_get("artifact")?,
+                line: f.try_get("line")?,
+            })
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
         let files: Option<String> = r.try_get("files_changed")?;
         let metrics: String = r.try_get("metrics")?;
         Ok(Some(RunDetail {
@@ -433,6 +454,7 @@ impl Store {
             cost_usd: r.try_get("cost_usd")?,
             metrics: serde_json::from_str(&metrics).unwrap_or_default(),
             artifacts,
+            findings,
         }))
     }
 

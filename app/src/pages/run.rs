@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use crate::islands::{LogTools, PatchTools};
 use leptos_meta::{Meta, Title};
 
-use store::ProvenanceKind;
+use store::{FoundBy, Outcome, ProvenanceKind, RunFinding};
 
 use super::{OutcomeLabel, ProvenanceBadge, TierBadge, loaded, param};
 use crate::data::{ArtifactText, RunData, load_run};
@@ -82,6 +82,10 @@ fn Run(data: RunData) -> impl IntoView {
                 <code title=r.bundle_id.clone()>{format::short(&r.bundle_id).to_owned()}</code>
             </dd>
         </dl>
+
+        {(!r.findings.is_empty()).then(|| view! {
+            <Findings findings=r.findings.clone() texts=data.texts.clone() success=r.outcome == Outcome::Success/>
+        })}
 
         <h2>"Metrics"</h2>
         {if r.metrics.is_empty() {
@@ -160,6 +164,70 @@ fn Run(data: RunData) -> impl IntoView {
     }
 }
 
+/// The run's integrity findings, each with its evidence linked: to the line on this
+/// page where it is shown, else to the whole artifact.
+#[component]
+fn Findings(findings: Vec<RunFinding>, texts: Vec<ArtifactText>, success: bool) -> impl IntoView {
+    let evidence = move |f: &RunFinding| {
+        let role = f.artifact.clone()?;
+        let text = texts.iter().find(|t| t.role == role);
+        let label = match f.line {
+            Some(n) => format!("{}, line {n}", role_label(&role)),
+            None => role_label(&role),
+        };
+        let shown = |n: usize| {
+            text.is_some_and(|t| t.parts.iter().any(|(start, l)| (*start..start + l.len()).contains(&n)))
+        };
+        let href = match (f.line.and_then(|n| usize::try_from(n).ok()), text) {
+            (Some(n), Some(_)) if shown(n) => format!("#{}", line_anchor(&role, n)),
+            (_, Some(t)) => artifact_link(t),
+            (_, None) => return Some(view! { <span>{label}</span> }.into_any()),
+        };
+        Some(view! { <a href=href>{label}</a> }.into_any())
+    };
+    view! {
+        <h2 id="findings">"Integrity findings"</h2>
+        <p class="notice">
+            {if success {
+                "This success is flagged: a check found signs that the result may not come from running the \
+                 agent's code. The outcome stands as the checker judged it; the findings say why to doubt it."
+            } else {
+                "A check found signs of a result produced without doing the work; this run did not succeed anyway."
+            }}
+            " What each check looks for is on the "<a href="/about#integrity">"about page"</a>"."
+        </p>
+        <table class="findings">
+            <caption>"Findings about this run, with where the evidence is"</caption>
+            <thead>
+                <tr>
+                    <th scope="col">"Check"</th>
+                    <th scope="col">"What it saw"</th>
+                    <th scope="col">"Evidence"</th>
+                    <th scope="col">"Found by"</th>
+                </tr>
+            </thead>
+            <tbody>
+                {findings.iter().map(|f| view! {
+                    <tr>
+                        <th scope="row"><code>{f.check.clone()}</code></th>
+                        <td>{f.message.clone()}</td>
+                        <td>{evidence(f).unwrap_or_else(|| view! { <span>"–"</span> }.into_any())}</td>
+                        <td>{match f.found_by {
+                            FoundBy::Submitter => "the submitter's runner",
+                            FoundBy::Server => "this server",
+                        }}</td>
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+/// The anchor of line `n` of the artifact `role` as this page shows it.
+fn line_anchor(role: &str, n: usize) -> String {
+    format!("L-{role}-{n}")
+}
+
 fn artifact_link(t: &ArtifactText) -> String {
     format!("/artifacts/{}", t.digest)
 }
@@ -225,7 +293,7 @@ fn Diff(text: ArtifactText) -> impl IntoView {
                     } else {
                         "ctx"
                     };
-                    view! { <span class=format!("line {class}")><span class="ln" aria-hidden="true">{n}</span>{line}"\n"</span> }
+                    view! { <span class=format!("line {class}") id=line_anchor("patch", n)><span class="ln" aria-hidden="true">{n}</span>{line}"\n"</span> }
                 }).collect_view()}
             </code></pre>
             </PatchTools>
@@ -260,6 +328,7 @@ fn is_error_line(line: &str) -> bool {
 fn Log(text: ArtifactText) -> impl IntoView {
     let parts = text.parts.clone();
     let total = text.total_lines;
+    let role = text.role.clone();
     if total == 0 {
         return view! {
             <div class="artifact">
@@ -282,7 +351,7 @@ fn Log(text: ArtifactText) -> impl IntoView {
                         {lines.into_iter().enumerate().map(|(i, line)| {
                             let error = is_error_line(&line);
                             view! {
-                                <span class="line" class:err=error>
+                                <span class="line" class:err=error id=line_anchor(&role, start + i)>
                                     <span class="ln" aria-hidden="true">{start + i}</span>
                                     {error.then(|| view! { <span class="mark" title="error line">"⚠ "</span> })}
                                     {line}"\n"

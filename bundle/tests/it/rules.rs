@@ -105,6 +105,60 @@ fn manifest_rules() -> Vec<(&'static str, &'static str)> {
             }),
             "invalid_media_type",
         ),
+        (manifest_case(|m| run0(m)["findings"] = findings(33)), "too_many_findings"),
+        (
+            manifest_case(|m| run0(m)["findings"] = json!([{"check": "Result_Line", "message": "m"}])),
+            "invalid_finding_check",
+        ),
+        (
+            manifest_case(|m| run0(m)["findings"] = json!([{"check": "-lead", "message": "m"}])),
+            "invalid_finding_check",
+        ),
+        (
+            manifest_case(|m| run0(m)["findings"] = json!([{"check": "x".repeat(65), "message": "m"}])),
+            "invalid_finding_check",
+        ),
+        (
+            manifest_case(|m| run0(m)["findings"] = json!([{"check": "c", "message": ""}])),
+            "invalid_finding_message",
+        ),
+        (
+            manifest_case(|m| run0(m)["findings"] = json!([{"check": "c", "message": "é".repeat(501)}])),
+            "invalid_finding_message",
+        ),
+        (
+            manifest_case(|m| {
+                run0(m)["findings"] = json!([{"check": "c", "message": "m", "artifact": "checker_log"}])
+            }),
+            "finding_unknown_artifact",
+        ),
+        (
+            manifest_case(|m| {
+                run0(m)["findings"] = json!([{"check": "c", "message": "m", "artifact": "patch", "line": 0}])
+            }),
+            "invalid_finding_line",
+        ),
+        (
+            manifest_case(|m| run0(m)["findings"] = json!([{"check": "c", "message": "m", "line": 3}])),
+            "invalid_finding_line",
+        ),
+        (
+            manifest_case(|m| {
+                let f = json!({"check": "c", "message": "m", "artifact": "patch", "line": 2});
+                run0(m)["findings"] = json!([f.clone(), {"check": "c", "message": "other words", "artifact": "patch", "line": 2}]);
+            }),
+            "duplicate_finding",
+        ),
+        (
+            manifest_case(|m| {
+                run0(m)["findings"] = json!([{"check": "c", "message": "m"}, {"check": "c", "message": "n"}])
+            }),
+            "duplicate_finding",
+        ),
+        (
+            manifest_case(|m| run0(m)["findings"] = json!([{"check": "c", "message": "m", "weight": 1}])),
+            "unknown_field",
+        ),
         (manifest_case(|m| m["agent"]["nickname"] = json!("x")), "unknown_field"),
         (manifest_case(|m| run0(m)["score"] = json!(1)), "unknown_field"),
         (manifest_case(|m| m["runs"][0]["attempt"] = json!("one")), "invalid_attempt"),
@@ -362,6 +416,39 @@ fn a_failing_sink_is_reported_as_such() {
     let err = s.verifier().verify_into(s.bundle().as_slice(), &mut Broken).unwrap_err();
     assert_eq!(err.code(), "artifact_store_failed");
     assert!(err.to_string().contains("read-only file system"), "{err}");
+}
+
+/// `n` distinct findings, as a run may carry 32 of.
+fn findings(n: usize) -> Value {
+    Value::Array((0..n).map(|i| json!({"check": format!("check-{i}"), "message": "seen"})).collect())
+}
+
+/// Findings at the limits are accepted: 32 of them, a 64-character check, a message of
+/// 500 characters, and the same check at two lines or in two artifacts.
+#[test]
+fn findings_at_the_limits_are_accepted() {
+    for mutate in [
+        Box::new(|m: &mut Value| run0(m)["findings"] = findings(32)) as Box<dyn Fn(&mut Value)>,
+        Box::new(|m: &mut Value| {
+            run0(m)["findings"] = json!([
+                {"check": format!("a{}", "-".repeat(63)), "message": "é".repeat(500)},
+                {"check": "c", "message": "m", "artifact": "patch", "line": 1},
+                {"check": "c", "message": "m", "artifact": "patch", "line": 2},
+                {"check": "c", "message": "m", "artifact": "stdout", "line": 2},
+                {"check": "c", "message": "m", "artifact": "patch"},
+            ])
+        }),
+    ] {
+        let s = sample();
+        let mut m = s.manifest.clone();
+        mutate(&mut m);
+        let bytes = s.bundle_with(&serde_json::to_vec_pretty(&m).unwrap(), &s.members());
+        let verified = s.verifier().verify(bytes.as_slice()).unwrap_or_else(|e| panic!("refused: {e}"));
+        assert_eq!(
+            verified.manifest.runs[0].findings.len(),
+            m["runs"][0]["findings"].as_array().unwrap().len()
+        );
+    }
 }
 
 /// The codes exercised here and in `limits` together cover every rule.

@@ -29,7 +29,12 @@ fn hostile(key: &SecretKey, agent: &str) -> Vec<u8> {
         "runs": [
             {"task": "cogs", "hint": "none", "attempt": 1, "outcome": "wrong_result",
              "metrics": {"pred_acc": 0.25, "<b>m</b>": 1.0}, "file_recall": 0.5, "duration_s": 75.0},
-            {"task": "cogs", "hint": "hints", "attempt": 1, "outcome": "success", "metrics": {"pred_acc": 0.4562857142857143}},
+            {"task": "cogs", "hint": "hints", "attempt": 1, "outcome": "success", "metrics": {"pred_acc": 0.4562857142857143},
+             "findings": [
+                {"check": "result-line-literal", "message": "<script>alert(9)</script> printed literally",
+                 "artifact": "patch", "line": 7},
+                {"check": "implausibly-fast", "message": "done in 2 s"},
+                {"check": "result-line-literal", "message": "in the log", "artifact": "stdout", "line": 250}]},
             {"task": "checkeval", "hint": "none", "attempt": 1, "outcome": "execution_failed",
              "error_type": "<svg onload=alert(5)>Error", "metrics": {"score": 0.5}},
         ],
@@ -123,19 +128,42 @@ async fn every_page_renders_and_escapes_what_bundles_say() {
 
     let (status, html) = page(&app, &format!("/runs/{run}")).await;
     assert_eq!(status, StatusCode::OK);
-    assert!(
-        html.contains(r#"<span class="line add">"#) && html.contains(r#"<span class="line del">"#),
-        "{html}"
-    );
+    assert!(html.contains(r#"class="line add">"#) && html.contains(r#"class="line del">"#), "{html}");
     assert!(html.contains("+new &lt;script&gt;alert(6)&lt;/script&gt;"), "{html}");
     // The log is cut in the middle, with its last lines and the error kept.
     assert!(html.contains("lines not shown of 502"), "{html}");
-    assert!(html.contains(r#"<span class="line err">"#), "{html}");
+    assert!(html.contains(r#"class="line err">"#), "{html}");
+    assert!(html.contains(r#"<span id="L-stdout-501" class="line err">"#), "each line its anchor: {html}");
     assert!(html.contains("ValueError: bad shape"));
     assert!(html.contains("/artifacts/"), "a link to the whole log");
     // cogs makes its expected value public.
     assert!(html.contains("0.4562857142857143"), "{html}");
     assert!(html.contains("&lt;b&gt;m&lt;/b&gt;"));
+
+    assert!(!html.contains("Integrity findings"), "this run carries no finding");
+
+    // A flagged success: each finding escaped, its evidence linked to the line shown.
+    let flagged = run + 1;
+    let (status, html) = page(&app, &format!("/runs/{flagged}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(html.contains("Integrity findings") && html.contains("This success is flagged"), "{html}");
+    assert!(html.contains("&lt;script&gt;alert(9)&lt;/script&gt; printed literally"), "{html}");
+    assert!(html.contains(r##"<a href="#L-patch-7">Patch, line 7</a>"##), "{html}");
+    assert!(html.contains(r#"id="L-patch-7""#), "the line it links to");
+    // Line 250 of the log is cut from the page: the link goes to the whole log.
+    assert!(
+        html.contains(">Standard output, line 250</a>") && !html.contains(r#"id="L-stdout-250""#),
+        "{html}"
+    );
+    assert!(html.contains("the submitter's runner"), "{html}");
+    let api = get(&app, &format!("/api/v1/runs/{flagged}")).await.json();
+    assert_eq!(
+        api["findings"][0],
+        json!({"found_by": "submitter", "check": "result-line-literal",
+               "message": "<script>alert(9)</script> printed literally", "artifact": "patch", "line": 7})
+    );
+    assert_eq!(api["findings"][1]["artifact"], json!(null));
+    assert_eq!(api["findings"].as_array().unwrap().len(), 3);
 
     let private = get(&app, "/api/v1/tasks/checkeval").await.json();
     assert_eq!(private["public_expected"], json!([]));

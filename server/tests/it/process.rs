@@ -105,6 +105,7 @@ pub fn bundle_file(key: &SecretKey, agent: &str, runs: u32, dir: &Path) -> std::
             cost_usd: None,
             metrics: Default::default(),
             artifacts: [("agent_log".to_owned(), log.to_hex())].into(),
+            findings: Vec::new(),
         });
     }
     let path = dir.join(format!("{agent}.tar.gz"));

@@ -11,7 +11,7 @@ pub fn bundle(key: &SecretKey, agent: &str, created_at: &str, runs: u32, ok: u32
     bundle_with(key, agent, created_at, runs, ok, |_| {})
 }
 
-/// [`bundle`], with its manifest changed by `edit` before the runs are added.
+/// [`bundle`], with its manifest changed by `edit` once its runs are in it.
 pub fn bundle_with(
     key: &SecretKey,
     agent: &str,
@@ -26,7 +26,7 @@ pub fn bundle_with(
 }
 
 /// A signed bundle for `agent` whose runs of `cogs` with no hints end as `endings`
-/// say (outcome, error type), one per attempt; its manifest changed by `edit` first.
+/// say (outcome, error type), one per attempt; its manifest then changed by `edit`.
 pub fn bundle_ending(
     key: &SecretKey,
     agent: &str,
@@ -44,7 +44,6 @@ pub fn bundle_ending(
         "runs": [],
     }))
     .unwrap();
-    edit(&mut manifest);
     let mut b = BundleBuilder::new(manifest);
     for (attempt, (outcome, error_type)) in (1..).zip(endings) {
         let patch = b
@@ -62,8 +61,10 @@ pub fn bundle_ending(
             cost_usd: None,
             metrics: [("acc".to_owned(), 0.25)].into(),
             artifacts: [("patch".to_owned(), patch.to_hex()), ("agent_log".to_owned(), log.to_hex())].into(),
+            findings: Vec::new(),
         });
     }
+    edit(b.manifest_mut());
     let mut out = Vec::new();
     b.write(&[key], &mut out).unwrap();
     out

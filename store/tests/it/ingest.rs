@@ -419,6 +419,53 @@ async fn the_failure_counts_kept_at_ingest_equal_the_current_runs() {
     .await;
 }
 
+/// A bundle's findings are stored with their run, in order, as the submitter's, and
+/// read back with the run exactly as signed.
+#[tokio::test]
+async fn findings_are_stored_with_their_run_as_the_submitter_s() {
+    on_each_backend(|store| async move {
+        let key = SecretKey::generate();
+        store.add_key(&key.public_key(), "Team A", Tier::Submitter).await.unwrap();
+        let signed = vec![
+            bundle::Finding {
+                check: "result-line-literal".into(),
+                message: "line 3 prints the result line".into(),
+                artifact: Some("patch".into()),
+                line: Some(3),
+            },
+            bundle::Finding {
+                check: "implausibly-fast".into(),
+                message: "2 s".into(),
+                artifact: None,
+                line: None,
+            },
+        ];
+        let findings = signed.clone();
+        let bytes = bundle_with(&key, "agent-a", "2026-01-01T00:00:00Z", 2, 1, move |m| {
+            m.runs[0].findings = findings;
+        });
+        let Ingested::Stored { bundle_id, .. } = submit(&store, &bytes).await.unwrap() else { panic!() };
+        let runs = store.runs_of(&bundle_id, None, None).await.unwrap();
+        let flagged = store.run(runs[0].id).await.unwrap().unwrap();
+        let read: Vec<_> = flagged
+            .findings
+            .iter()
+            .map(|f| {
+                assert_eq!(f.found_by, store::FoundBy::Submitter);
+                bundle::Finding {
+                    check: f.check.clone(),
+                    message: f.message.clone(),
+                    artifact: f.artifact.clone(),
+                    line: f.line.map(|l| l as u64),
+                }
+            })
+            .collect();
+        assert_eq!(read, signed);
+        assert!(store.run(runs[1].id).await.unwrap().unwrap().findings.is_empty());
+    })
+    .await;
+}
+
 /// The values the leaderboard is ordered by are exactly the rates it shows.
 #[tokio::test]
 async fn ordering_keys_equal_the_rates_shown() {
