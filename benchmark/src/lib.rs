@@ -7,6 +7,8 @@
 pub mod builtin;
 pub mod check;
 pub mod confined;
+pub mod diff;
+pub mod integrity;
 pub mod pack;
 pub mod published;
 pub mod results;

@@ -40,9 +40,29 @@ pub struct TaskCard {
     /// Names of the expected values that pages may show. Default: none.
     #[serde(default)]
     pub public_expected: Vec<String>,
+    /// The integrity checks' settings, from `integrity.toml` beside the card: they
+    /// never change how a run is judged, so they stay out of the task-set digest.
+    #[serde(skip)]
+    pub integrity: Integrity,
     /// Where the card was read from.
     #[serde(skip)]
     pub dir: PathBuf,
+}
+
+/// `integrity.toml`: what the integrity checks need to know about a task beyond its
+/// check (see `crate::integrity`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Integrity {
+    /// Repository-relative paths (globs: `*` within a segment, `**` across them) that an
+    /// honest solution never changes: evaluation scripts, test data, the result
+    /// directory. A patch that adds, changes or deletes one is flagged.
+    #[serde(default)]
+    pub protected: Vec<String>,
+    /// An experiment that takes less than this share of the gold run's runtime is
+    /// flagged; default `crate::integrity::MIN_RUNTIME_FRACTION`.
+    #[serde(default)]
+    pub min_runtime_fraction: Option<f64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -181,9 +201,41 @@ pub fn load(task_dir: &Path) -> Result<TaskCard, TaskError> {
             detail: format!("public_expected names `{name}`, which the card's check does not report"),
         });
     }
+    card.integrity = load_integrity(task_dir)?;
     card.dir = task_dir.to_owned();
     Ok(card)
 }
+
+/// The task's `integrity.toml`, if it has one.
+fn load_integrity(task_dir: &Path) -> Result<Integrity, TaskError> {
+    let path = task_dir.join(INTEGRITY_FILE);
+    if !path.is_file() {
+        return Ok(Integrity::default());
+    }
+    let text = fs::read_to_string(&path).map_err(|source| TaskError::Io { path: path.clone(), source })?;
+    let integrity: Integrity = toml::from_str(&text)
+        .map_err(|e| TaskError::Invalid { path: path.clone(), detail: e.to_string() })?;
+    if let Some(bad) =
+        integrity.protected.iter().find(|p| glob::Pattern::new(p).is_err() || p.starts_with('/'))
+    {
+        return Err(TaskError::Invalid {
+            path,
+            detail: format!("protected path `{bad}` is not a repository-relative glob"),
+        });
+    }
+    if let Some(f) = integrity.min_runtime_fraction
+        && !(f > 0.0 && f <= 1.0)
+    {
+        return Err(TaskError::Invalid {
+            path,
+            detail: format!("min_runtime_fraction {f} is not in (0, 1]"),
+        });
+    }
+    Ok(integrity)
+}
+
+/// The integrity checks' settings beside a card.
+pub const INTEGRITY_FILE: &str = "integrity.toml";
 
 /// The gold for `task` from the private directory, if it has any.
 pub fn load_gold(gold_dir: Option<&Path>, task: &str) -> Result<Option<Gold>, TaskError> {

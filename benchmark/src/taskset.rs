@@ -2,7 +2,8 @@
 //! everything in a set of task folders that can change how a run is evaluated.
 //!
 //! For each task of the set, in id order, every file under its folder except its
-//! `README.md` (which only describes the task) contributes a line
+//! `README.md` (which only describes the task) and its `integrity.toml` (which only
+//! says what makes a success doubtful, never how a run is judged) contributes a line
 //! `<sha256 of the file> <task id>/<path inside the folder>\n`, paths sorted bytewise
 //! with `/` separators; the digest is the SHA-256 of `rexbench-task-set/v1\n` followed by
 //! those lines. The card (`task.toml`: command, timeout, public checks), checker scripts
@@ -27,7 +28,7 @@ pub fn task_set_digest<'a>(cards: impl IntoIterator<Item = &'a TaskCard>) -> io:
         walk(&card.dir, &card.dir, &mut files)?;
         files.sort();
         for (rel, path) in files {
-            if rel == "README.md" {
+            if rel == "README.md" || rel == crate::task::INTEGRITY_FILE {
                 continue;
             }
             let (digest, _) = Digest::of_reader(fs::File::open(&path)?)?;

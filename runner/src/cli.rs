@@ -361,6 +361,13 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
                         s.skipped,
                         out.display()
                     );
+                    if s.flagged > 0 {
+                        println!(
+                            "{} of the successes carry integrity findings (each run's run.json names them; \
+                             `rexbench inspect` shows them)",
+                            s.flagged
+                        );
+                    }
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(e @ evaluate::EvalError::Interrupted { .. }) => {

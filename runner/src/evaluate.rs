@@ -64,6 +64,8 @@ pub struct Summary {
     pub outcomes: BTreeMap<Outcome, usize>,
     /// The experiments' own wall time, summed.
     pub run_seconds: f64,
+    /// Successes that carry an integrity finding.
+    pub flagged: usize,
 }
 
 /// One task, ready to evaluate runs of.
@@ -145,6 +147,7 @@ impl Summary {
         self.evaluated += 1;
         *self.outcomes.entry(record.outcome).or_default() += 1;
         self.run_seconds += record.duration_s.unwrap_or(0.0);
+        self.flagged += usize::from(record.outcome == Outcome::Success && !record.findings.is_empty());
     }
 }
 
@@ -385,7 +388,21 @@ pub(crate) fn finish(
             fs::write(staging.join("checker_log.txt"), report.log).map_err(io_at(staging))?;
         }
     }
+    record.findings = integrity_findings(task, staging, record);
     place(run, out, staged)
+}
+
+/// What the integrity checks find in the run's patch (staged beside its results) and,
+/// where the experiment ran to its end, in its duration.
+fn integrity_findings(task: &Prepared, staging: &Path, record: &RunRecord) -> Vec<bundle::Finding> {
+    let patch = confined::read_file(&staging.join("patch.diff"), "run's patch").unwrap_or_default();
+    let mut found =
+        benchmark::integrity::patch_findings(&task.card, Some(&task.check), &String::from_utf8_lossy(&patch));
+    if matches!(record.outcome, Outcome::Success | Outcome::WrongResult) {
+        found.extend(benchmark::integrity::timing_finding(&task.card, record.duration_s));
+    }
+    found.truncate(bundle::MAX_FINDINGS);
+    found
 }
 
 /// Writes run.json and moves the staging folder to the run's place.
@@ -488,11 +505,13 @@ impl Progress {
 
     pub(crate) fn finished(&self, run: &AgentRun, record: &RunRecord) {
         let n = self.count.fetch_add(1, Ordering::Relaxed) + 1;
+        let checks: Vec<&str> = record.findings.iter().map(|f| f.check.as_str()).collect();
         let line = format!(
-            "{}: {}{}",
+            "{}: {}{}{}",
             run.label(),
             record.outcome,
-            record.error_type.as_ref().map(|e| format!(" ({e})")).unwrap_or_default()
+            record.error_type.as_ref().map(|e| format!(" ({e})")).unwrap_or_default(),
+            if checks.is_empty() { String::new() } else { format!(" — flagged: {}", checks.join(", ")) }
         );
         match &self.bar {
             Some(bar) => {

@@ -402,13 +402,21 @@ fn write_agent_logs(job: &Folder, logs: &[PathBuf], to: &Path) -> Result<(), Imp
     Ok(())
 }
 
+/// What the import knows of a task: its card, the check it is judged by where known
+/// (the card's public one, or the maintainers' gold), and the gold solution's files.
+struct Known {
+    card: crate::task::TaskCard,
+    check: Option<benchmark::check::CheckSpec>,
+    gold_files: Vec<String>,
+}
+
 /// The trial in `dir`, a folder of the job folder `job` (the `index`-th job).
 fn read_trial(
     job: &Folder,
     index: usize,
     dir: &Path,
     opts: &Options,
-    gold_files: &BTreeMap<String, Vec<String>>,
+    known: &BTreeMap<String, Known>,
 ) -> Result<Trial, ImportError> {
     let result_rel = result_json(job, dir, "the trial did not finish, or this is not a Harbor job folder")?;
     let t: TrialResult = read_json(job, &result_rel, "a Harbor trial result")?;
@@ -486,7 +494,8 @@ fn read_trial(
     let patch = patch(job, dir)?;
     let patch_text = patch.as_ref().map(|(_, bytes)| String::from_utf8_lossy(bytes)).unwrap_or_default();
     let changed = crate::patch::files_touched(&patch_text);
-    let gold = gold_files.get(&task).map(Vec::as_slice).unwrap_or_default();
+    let facts = known.get(&task);
+    let gold = facts.map(|k| k.gold_files.as_slice()).unwrap_or_default();
     let duration_s = match (started, finished) {
         (Some(s), Some(f)) if f >= s => Some(((f - s).as_seconds_f64() * 1000.0).round() / 1000.0),
         _ => None,
@@ -500,7 +509,16 @@ fn read_trial(
         duration_s,
         cost_usd,
         metrics: BTreeMap::new(),
-        findings: Vec::new(),
+        // What the job kept shows: the patch, and the trial's duration (the agent's time
+        // and the verifier's together, so never shorter than the experiment's).
+        findings: facts
+            .map(|k| {
+                let mut found = benchmark::integrity::patch_findings(&k.card, k.check.as_ref(), &patch_text);
+                found.extend(benchmark::integrity::timing_finding(&k.card, duration_s));
+                found.truncate(bundle::MAX_FINDINGS);
+                found
+            })
+            .unwrap_or_default(),
     };
 
     let agent = agent_files(job, dir)?;
@@ -546,7 +564,7 @@ fn read_job(
     dir: &Path,
     index: usize,
     opts: &Options,
-    gold_files: &BTreeMap<String, Vec<String>>,
+    known: &BTreeMap<String, Known>,
 ) -> Result<Job, ImportError> {
     let folder = Folder::open(dir, "Harbor job folder")?;
     let job = &folder;
@@ -577,7 +595,7 @@ fn read_job(
     }
     folders.sort();
     for trial_dir in folders {
-        trials.push(read_trial(job, index, &trial_dir, opts, gold_files)?);
+        trials.push(read_trial(job, index, &trial_dir, opts, known)?);
     }
     if trials.is_empty() {
         return Err(ImportError::Invalid { path: dir.to_owned(), detail: "holds no trials".into() });
@@ -641,11 +659,13 @@ pub fn import(opts: &Options) -> Result<Imported, ImportError> {
             opts.tasks_dir.display()
         )));
     }
-    let mut gold_files = BTreeMap::new();
+    let mut known = BTreeMap::new();
     for task in REXBENCH_TASKS {
-        if let Some(gold) = load_gold(opts.gold.as_deref(), task)? {
-            gold_files.insert(task.to_owned(), gold.files);
-        }
+        let gold = load_gold(opts.gold.as_deref(), task)?;
+        let card = cards[task].clone();
+        let check = card.check.clone().or_else(|| gold.as_ref().and_then(|g| g.check.clone()));
+        let gold_files = gold.map(|g| g.files).unwrap_or_default();
+        known.insert(task.to_owned(), Known { card, check, gold_files });
     }
     let benchmark_cards = cards.values().filter(|c| REXBENCH_TASKS.contains(&c.id.as_str()));
     let digest = crate::taskset::task_set_digest(benchmark_cards)
@@ -653,7 +673,7 @@ pub fn import(opts: &Options) -> Result<Imported, ImportError> {
 
     let mut jobs = Vec::with_capacity(opts.jobs.len());
     for (index, dir) in opts.jobs.iter().enumerate() {
-        jobs.push(read_job(dir, index, opts, &gold_files)?);
+        jobs.push(read_job(dir, index, opts, &known)?);
     }
     let first = &jobs[0].trials[0];
     for job in &jobs {

@@ -45,6 +45,20 @@ pub fn text(verdict: &str, v: &VerifiedBundle) -> String {
     let per: Vec<String> = outcomes(v).iter().map(|(o, n)| format!("{o} {n}")).collect();
     let _ = writeln!(out, "  runs        {}: {}", m.runs.len(), per.join(", "));
     let _ = writeln!(out, "  artifacts   {} ({} bytes)", m.artifacts.len(), v.artifact_bytes);
+    let flagged: Vec<&bundle::Run> = m.runs.iter().filter(|r| !r.findings.is_empty()).collect();
+    let successes = flagged.iter().filter(|r| r.outcome == bundle::Outcome::Success).count();
+    let _ = writeln!(out, "  findings    {} runs flagged, {successes} of them successes", flagged.len());
+    for run in flagged {
+        let _ = writeln!(out, "    {} / {} / attempt {} ({})", run.task, run.hint, run.attempt, run.outcome);
+        for f in &run.findings {
+            let place = match (&f.artifact, f.line) {
+                (Some(a), Some(l)) => format!(" [{a}, line {l}]"),
+                (Some(a), None) => format!(" [{a}]"),
+                _ => String::new(),
+            };
+            let _ = writeln!(out, "      {}{place}: {}", f.check, f.message);
+        }
+    }
     out
 }
 
@@ -65,6 +79,9 @@ pub fn json(v: &VerifiedBundle) -> Value {
         "outcomes": outcomes(v).into_iter().map(|(o, n)| (o.as_str().to_owned(), json!(n))).collect::<serde_json::Map<_, _>>(),
         "artifacts": m.artifacts.len(),
         "artifact_bytes": v.artifact_bytes,
+        "findings": m.runs.iter().filter(|r| !r.findings.is_empty()).map(|r| json!({
+            "task": r.task, "hint": r.hint, "attempt": r.attempt, "outcome": r.outcome, "findings": r.findings,
+        })).collect::<Vec<_>>(),
     })
 }
 

@@ -213,7 +213,7 @@ fn Findings(findings: Vec<RunFinding>, texts: Vec<ArtifactText>, success: bool) 
                         <td>{f.message.clone()}</td>
                         <td>{evidence(f).unwrap_or_else(|| view! { <span>"–"</span> }.into_any())}</td>
                         <td>{match f.found_by {
-                            FoundBy::Submitter => "the submitter's runner",
+                            FoundBy::Submitter => "the submitter, signed in the bundle",
                             FoundBy::Server => "this server",
                         }}</td>
                     </tr>

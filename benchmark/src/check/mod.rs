@@ -22,7 +22,7 @@ use serde_json::Value;
 pub use path::EntryOrder;
 
 use crate::confined::{self, Folder};
-pub use read::Occurrence;
+pub use read::{Occurrence, python_float};
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -39,9 +39,23 @@ pub fn processes_running(words: &[&str]) -> Vec<u32> {
         .collect()
 }
 
+/// Processes whose command line is exactly `words` working beneath `dir`: those of one
+/// test, where tests running at once start the same commands.
+pub fn processes_running_under(words: &[&str], dir: &Path) -> Vec<u32> {
+    let dir = dir.canonicalize().unwrap();
+    processes_running(words)
+        .into_iter()
+        .filter(|pid| fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(&dir)))
+        .collect()
+}
+
+/// `rexbench evaluate` of the example tasks' gold, its scratch copies in a `tmp` folder
+/// beside `results` (so that its experiments' processes can be told from other tests').
 pub fn evaluate(outputs: &Path, results: &Path, jobs: &str) -> std::process::Output {
-    runner(
-        &[
+    let scratch = results.parent().unwrap().join("tmp");
+    fs::create_dir_all(&scratch).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_rexbench"))
+        .args([
             "evaluate",
             outputs.to_str().unwrap(),
             "--out",
@@ -50,9 +64,21 @@ pub fn evaluate(outputs: &Path, results: &Path, jobs: &str) -> std::process::Out
             "tasks/examples/gold",
             "--jobs",
             jobs,
-        ],
-        &repo(),
-    )
+        ])
+        .current_dir(repo())
+        .env("TMPDIR", &scratch)
+        .output()
+        .unwrap()
+}
+
+/// Packs `dir/results` for `agent` into `dir/b.tar.gz`, signed by a new key `dir/k.pem`.
+fn pack(dir: &Path, agent: &str) {
+    let card = format!("id = \"{agent}\"\nframework = \"Example\"\nmodel = \"Example Model\"\n");
+    fs::write(dir.join("agent.toml"), card).unwrap();
+    assert!(runner(&["keygen", "--out", "k"], dir).status.success());
+    let out =
+        runner(&["pack", "results", "--agent", "agent.toml", "--key", "k.pem", "--out", "b.tar.gz"], dir);
+    assert!(out.status.success(), "{}", stderr(&out));
 }
 
 #[test]
@@ -114,22 +140,14 @@ fn the_example_tasks_evaluate_into_a_bundle_that_verifies() {
 
     // The timed-out run forked `sleep 4242`; it died with the run.
     assert_eq!(
-        processes_running(&["sleep", "4242"]),
+        processes_running_under(&["sleep", "4242"], tmp.path()),
         Vec::<u32>::new(),
         "a child of the timed-out run survived"
     );
 
     // Pack and verify.
     let dir = tmp.path();
-    fs::write(
-        dir.join("agent.toml"),
-        "id = \"example-agent\"\nframework = \"Example\"\nmodel = \"Example Model\"\n",
-    )
-    .unwrap();
-    assert!(runner(&["keygen", "--out", "k"], dir).status.success());
-    let out =
-        runner(&["pack", "results", "--agent", "agent.toml", "--key", "k.pem", "--out", "b.tar.gz"], dir);
-    assert!(out.status.success(), "{}", stderr(&out));
+    pack(dir, "example-agent");
     let tasks = repo().join("tasks");
     let out = runner(
         &["verify", "b.tar.gz", "--trust", "k.pub.pem", "--tasks", tasks.to_str().unwrap(), "--json"],
@@ -392,4 +410,48 @@ fn the_official_harness_tree_evaluates_as_the_same_runs() {
     assert_eq!(outcomes(records(&committed)), outcomes(records(&results)));
     // The trajectories and logs saved beside the patches are the runs' artifacts.
     assert_eq!(artifact_names(&committed), artifact_names(&results));
+}
+
+/// A patch that prints the expected result line instead of computing it passes the
+/// checker, as it passes the official one, and is flagged: in run.json, in the progress
+/// and the summary, and signed in the bundle, where `verify` shows it.
+#[test]
+fn a_success_that_prints_its_result_is_flagged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outputs = tmp.path().join("outputs");
+    let run = outputs.join("wordfreq/none/1");
+    fs::create_dir_all(&run).unwrap();
+    let hack = "--- a/run.py\n+++ b/run.py\n@@ -36,4 +36,4 @@\n     correct = sum(predict(text) == label for text, label in TEST_SET)\n     \
+                print(f\"evaluated {len(TEST_SET)} reviews\")\n-    print(f\"ACCURACY: {correct / len(TEST_SET)}\")\n+    print(\"ACCURACY: 1.0\")\n \n";
+    fs::write(run.join("patch.diff"), hack).unwrap();
+    let results = tmp.path().join("results");
+    let out = evaluate(&outputs, &results, "1");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stderr(&out).contains("wordfreq/none/1: success — flagged: result-line-literal"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains("1 of the successes carry integrity findings"), "{}", stdout(&out));
+    let record = &records(&results)["wordfreq/none/1"];
+    assert_eq!(record["outcome"], json!("success"), "the checker believes the printed line");
+    assert_eq!(record["findings"][0]["check"], json!("result-line-literal"));
+    assert_eq!(
+        (&record["findings"][0]["artifact"], &record["findings"][0]["line"]),
+        (&json!("patch"), &json!(7))
+    );
+
+    let dir = tmp.path();
+    pack(dir, "hacker");
+    let tasks = repo().join("tasks");
+    let verify = |json: bool| {
+        let mut args = vec!["verify", "b.tar.gz", "--trust", "k.pub.pem", "--tasks", tasks.to_str().unwrap()];
+        args.extend(json.then_some("--json"));
+        runner(&args, dir)
+    };
+    let text = stdout(&verify(false));
+    assert!(text.contains("findings    1 runs flagged, 1 of them successes"), "{text}");
+    assert!(text.contains("result-line-literal [patch, line 7]: line 7 of the patch (run.py)"), "{text}");
+    let v: Value = serde_json::from_slice(&verify(true).stdout).unwrap();
+    assert_eq!(v["findings"][0]["findings"][0]["line"], json!(7));
 }

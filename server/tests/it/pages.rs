@@ -155,7 +155,7 @@ async fn every_page_renders_and_escapes_what_bundles_say() {
         html.contains(">Standard output, line 250</a>") && !html.contains(r#"id="L-stdout-250""#),
         "{html}"
     );
-    assert!(html.contains("the submitter's runner"), "{html}");
+    assert!(html.contains("the submitter, signed in the bundle"), "{html}");
     let api = get(&app, &format!("/api/v1/runs/{flagged}")).await.json();
     assert_eq!(
         api["findings"][0],

@@ -34,7 +34,7 @@ pub fn bundle_ending(
     endings: &[(Outcome, Option<&str>)],
     edit: impl FnOnce(&mut Manifest),
 ) -> Vec<u8> {
-    let mut manifest: Manifest = serde_json::from_value(json!({
+    let manifest: Manifest = serde_json::from_value(json!({
         "schema": "rexbench.manifest/v1",
         "created_at": created_at,
         "benchmark": {"name": "RExBench", "version": "1.0", "task_set_digest": "ab".repeat(32)},

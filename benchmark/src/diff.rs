@@ -1,0 +1,176 @@
+//! A unified diff read as `git diff` and `diff -u` write it: per file, its old and new
+//! path and the lines it adds, each with its line number in the patch (from 1), so that
+//! a finding can point at the line a reader sees. Hunks are read by their counts, so a
+//! line that adds text beginning with `++ ` is still content, not a header.
+
+/// One file's change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDiff {
+    /// The path before the change; `None` for a file the patch creates.
+    pub old: Option<String>,
+    /// The path after; `None` for a file the patch deletes.
+    pub new: Option<String>,
+    /// The patch line of the file's `+++` header.
+    pub header_line: usize,
+    pub added: Vec<Added>,
+}
+
+/// A line the patch adds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Added {
+    /// Its line number in the patch, from 1.
+    pub line: usize,
+    /// The line's text, without the leading `+`.
+    pub text: String,
+}
+
+impl FileDiff {
+    /// The path the change is about: the new one, or the old one of a deleted file.
+    pub fn path(&self) -> &str {
+        self.new.as_deref().or(self.old.as_deref()).unwrap_or_default()
+    }
+
+    /// Whether the patch creates the file.
+    pub fn is_new(&self) -> bool {
+        self.old.is_none() && self.new.is_some()
+    }
+}
+
+/// The files `patch` changes, in order of appearance.
+pub fn parse(patch: &str) -> Vec<FileDiff> {
+    let mut files: Vec<FileDiff> = Vec::new();
+    let mut old_header: Option<Option<String>> = None;
+    // Lines still to come in the current hunk: (old side, new side).
+    let mut left = (0usize, 0usize);
+    // The last file came from a `diff --git` line, its `---`/`+++` headers not yet read.
+    let mut from_git = false;
+    for (index, raw) in patch.lines().enumerate() {
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        let number = index + 1;
+        if left.0 > 0 || left.1 > 0 {
+            match line.as_bytes().first() {
+                Some(b'+') => {
+                    left.1 = left.1.saturating_sub(1);
+                    if let Some(file) = files.last_mut() {
+                        file.added.push(Added { line: number, text: line[1..].to_owned() });
+                    }
+                }
+                Some(b'-') => left.0 = left.0.saturating_sub(1),
+                // "\ No newline at end of file" belongs to the line before it.
+                Some(b'\\') => {}
+                // Context; an empty line is context whose leading space was lost.
+                _ => left = (left.0.saturating_sub(1), left.1.saturating_sub(1)),
+            }
+            continue;
+        }
+        if let Some(paths) = line.strip_prefix("diff --git ") {
+            // Git names the file here, and only here for a binary or mode-only change.
+            let (old, new) = git_paths(paths);
+            files.push(FileDiff { old, new, header_line: number, added: Vec::new() });
+            from_git = true;
+            old_header = None;
+        } else if from_git && line.starts_with("new file mode") {
+            files.last_mut().expect("pushed").old = None;
+        } else if from_git && line.starts_with("deleted file mode") {
+            files.last_mut().expect("pushed").new = None;
+        } else if let Some(path) = line.strip_prefix("--- ") {
+            old_header = Some(header_path(path));
+        } else if let Some(path) = line.strip_prefix("+++ ") {
+            let file = FileDiff {
+                old: old_header.take().unwrap_or(None),
+                new: header_path(path),
+                header_line: number,
+                added: Vec::new(),
+            };
+            match files.last_mut() {
+                Some(last) if from_git => *last = file,
+                _ => files.push(file),
+            }
+            from_git = false;
+        } else if let Some(counts) = line.strip_prefix("@@ ") {
+            left = hunk_counts(counts).unwrap_or((0, 0));
+            from_git = false;
+        }
+    }
+    files
+}
+
+/// A header's path without its `a/` or `b/` prefix and timestamp; `None` for
+/// `/dev/null`.
+fn header_path(text: &str) -> Option<String> {
+    let path = text.split('\t').next().unwrap_or(text).trim_end();
+    let path = path.strip_prefix("a/").or_else(|| path.strip_prefix("b/")).unwrap_or(path);
+    (path != "/dev/null" && !path.is_empty()).then(|| path.to_owned())
+}
+
+/// The two paths of a `diff --git a/X b/Y` line. A path may hold spaces, so where both
+/// are the same (not a rename) the line is cut in its middle.
+fn git_paths(text: &str) -> (Option<String>, Option<String>) {
+    let text = text.trim_end();
+    let half = text.len().saturating_sub(1) / 2;
+    if let (Some(a), Some(b)) = (text.get(..half), text.get(half + 1..))
+        && a.starts_with("a/")
+        && b.starts_with("b/")
+        && a[2..] == b[2..]
+    {
+        return (header_path(a), header_path(b));
+    }
+    match text.split_once(" b/") {
+        Some((a, b)) => (header_path(a), header_path(&format!("b/{b}"))),
+        None => (header_path(text), header_path(text)),
+    }
+}
+
+/// The line counts of a hunk header's `-a,b +c,d @@` (a count left out is 1).
+fn hunk_counts(text: &str) -> Option<(usize, usize)> {
+    let mut parts = text.split_whitespace();
+    let count = |range: &str| -> Option<usize> {
+        match range.split_once(',') {
+            Some((_, n)) => n.parse().ok(),
+            None => Some(1),
+        }
+    };
+    let old = count(parts.next()?.strip_prefix('-')?)?;
+    let new = count(parts.next()?.strip_prefix('+')?)?;
+    Some((old, new))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_added_lines_and_their_numbers() {
+        let patch = "diff --git a/run.sh b/run.sh\n--- a/run.sh\n+++ b/run.sh\n@@ -1,2 +1,3 @@\n keep\n-old\n+new\n\
+                     +++ looks like a header\n\\ No newline at end of file\n\
+                     diff --git a/data/x.csv b/data/x.csv\nnew file mode 100644\n--- /dev/null\n+++ b/data/x.csv\t2026-01-01\n\
+                     @@ -0,0 +1 @@\n+a,b\n--- a/gone.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n";
+        let files = parse(patch);
+        assert_eq!(files.len(), 3);
+        assert_eq!((files[0].path(), files[0].header_line, files[0].is_new()), ("run.sh", 3, false));
+        let added: Vec<(usize, &str)> = files[0].added.iter().map(|a| (a.line, a.text.as_str())).collect();
+        assert_eq!(added, [(7, "new"), (8, "++ looks like a header")]);
+        assert_eq!((files[1].path(), files[1].is_new(), files[1].added[0].line), ("data/x.csv", true, 15));
+        assert_eq!((files[2].path(), files[2].new.as_deref(), files[2].added.len()), ("gone.py", None, 0));
+    }
+
+    #[test]
+    fn binary_and_mode_changes_are_named_by_git_s_header() {
+        let patch = "diff --git a/ckpts/model.ckpt b/ckpts/model.ckpt\nindex 1..2 100644\n\
+                     Binary files a/ckpts/model.ckpt and b/ckpts/model.ckpt differ\n\
+                     diff --git a/my data/x y.bin b/my data/x y.bin\nnew file mode 100644\nindex 0..1\n\
+                     Binary files /dev/null and b/my data/x y.bin differ\n\
+                     diff --git a/old.txt b/old.txt\ndeleted file mode 100644\n";
+        let files = parse(patch);
+        let seen: Vec<(Option<&str>, Option<&str>, usize)> =
+            files.iter().map(|f| (f.old.as_deref(), f.new.as_deref(), f.header_line)).collect();
+        assert_eq!(
+            seen,
+            [
+                (Some("ckpts/model.ckpt"), Some("ckpts/model.ckpt"), 1),
+                (None, Some("my data/x y.bin"), 4),
+                (Some("old.txt"), None, 8),
+            ]
+        );
+    }
+}

@@ -1,0 +1,3 @@
+//! The benchmark crate's tests against the repository's own task cards.
+
+mod integrity;
