@@ -89,6 +89,14 @@ pub fn patch_findings(card: &TaskCard, check: Option<&CheckSpec>, patch: &str) -
     found.findings
 }
 
+/// Adds to a run's `findings` (its [`patch_findings`]) what the experiment's duration
+/// shows, within the cap of [`MAX_FINDINGS`].
+pub fn add_timing(findings: &mut Vec<Finding>, card: &TaskCard, duration_s: Option<f64>) {
+    if findings.len() < MAX_FINDINGS {
+        findings.extend(timing_finding(card, duration_s));
+    }
+}
+
 /// Whether `duration_s`, the experiment's, is implausibly short for the task.
 pub fn timing_finding(card: &TaskCard, duration_s: Option<f64>) -> Option<Finding> {
     let minutes = card.gold_run.as_ref()?.runtime_minutes?;

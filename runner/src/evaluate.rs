@@ -319,7 +319,7 @@ pub(crate) fn stage(
         duration_s: None,
         cost_usd: run.cost_usd,
         metrics: BTreeMap::new(),
-        findings: Vec::new(),
+        findings: benchmark::integrity::patch_findings(&task.card, Some(&task.check), &patch_text),
     };
     Ok(Staged { dir, record, empty })
 }
@@ -388,21 +388,12 @@ pub(crate) fn finish(
             fs::write(staging.join("checker_log.txt"), report.log).map_err(io_at(staging))?;
         }
     }
-    record.findings = integrity_findings(task, staging, record);
-    place(run, out, staged)
-}
-
-/// What the integrity checks find in the run's patch (staged beside its results) and,
-/// where the experiment ran to its end, in its duration.
-fn integrity_findings(task: &Prepared, staging: &Path, record: &RunRecord) -> Vec<bundle::Finding> {
-    let patch = confined::read_file(&staging.join("patch.diff"), "run's patch").unwrap_or_default();
-    let mut found =
-        benchmark::integrity::patch_findings(&task.card, Some(&task.check), &String::from_utf8_lossy(&patch));
+    // The patch's findings were made when it was staged; an experiment that ran to its
+    // end adds what its duration shows.
     if matches!(record.outcome, Outcome::Success | Outcome::WrongResult) {
-        found.extend(benchmark::integrity::timing_finding(&task.card, record.duration_s));
+        benchmark::integrity::add_timing(&mut record.findings, &task.card, record.duration_s);
     }
-    found.truncate(bundle::MAX_FINDINGS);
-    found
+    place(run, out, staged)
 }
 
 /// Writes run.json and moves the staging folder to the run's place.

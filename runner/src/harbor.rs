@@ -514,8 +514,7 @@ fn read_trial(
         findings: facts
             .map(|k| {
                 let mut found = benchmark::integrity::patch_findings(&k.card, k.check.as_ref(), &patch_text);
-                found.extend(benchmark::integrity::timing_finding(&k.card, duration_s));
-                found.truncate(bundle::MAX_FINDINGS);
+                benchmark::integrity::add_timing(&mut found, &k.card, duration_s);
                 found
             })
             .unwrap_or_default(),
