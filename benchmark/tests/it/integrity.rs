@@ -291,3 +291,24 @@ fn every_check_is_documented() {
         }
     }
 }
+
+/// A task's integrity.toml is held to its rules: each break refused, naming the file.
+#[test]
+fn a_bad_integrity_file_is_refused_naming_it() {
+    let card = std::fs::read_to_string(tasks().join("cogs/task.toml")).unwrap();
+    for (settings, says) in [
+        ("protected = [\"data/[*.tsv\"]", "is not a repository-relative glob"),
+        ("protected = [\"/etc/passwd\"]", "is not a repository-relative glob"),
+        ("min_runtime_fraction = 0.0", "is not in (0, 1]"),
+        ("min_runtime_fraction = 1.5", "is not in (0, 1]"),
+        ("protect = [\"data/*.tsv\"]", "unknown field"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let task = dir.path().join("cogs");
+        std::fs::create_dir(&task).unwrap();
+        std::fs::write(task.join("task.toml"), &card).unwrap();
+        std::fs::write(task.join("integrity.toml"), settings).unwrap();
+        let error = load(&task).unwrap_err().to_string();
+        assert!(error.contains("integrity.toml") && error.contains(says), "{settings}: {error}");
+    }
+}
