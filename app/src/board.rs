@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 
 use serde::{Deserialize, Serialize};
-use store::{Hint, LeaderboardRow, ProvenanceKind, RateKey, Rates, RowKey, Tier};
+use store::{Hint, Integrity, LeaderboardRow, ProvenanceKind, RateKey, Rates, RowKey, Tier};
 
 use crate::format::href;
 
@@ -130,6 +130,8 @@ pub struct BoardQuery {
     pub ascending: bool,
     /// 1-based; [`PER_PAGE`] rows a page.
     pub page: usize,
+    /// How successes with integrity findings count (`?integrity=strict`).
+    pub integrity: Integrity,
 }
 
 impl BoardQuery {
@@ -151,6 +153,7 @@ impl BoardQuery {
             sort,
             ascending,
             page: get("page").and_then(|p| p.parse().ok()).filter(|p| *p >= 1).unwrap_or(1),
+            integrity: get("integrity").and_then(|i| i.parse().ok()).unwrap_or_default(),
         }
     }
 
@@ -183,6 +186,12 @@ impl BoardQuery {
     /// The link to this very view.
     pub fn here(&self) -> String {
         self.link(self.sort, self.ascending, self.page)
+    }
+
+    /// The link to this view with its successes counted as `integrity` says, from the
+    /// first page (the order changes).
+    pub fn counted(&self, integrity: Integrity) -> String {
+        BoardQuery { integrity, ..self.clone() }.link(self.sort, self.ascending, 1)
     }
 
     /// Whether the view narrows the set at all.
@@ -227,6 +236,7 @@ impl BoardQuery {
                 ("tier", self.tier.map(Tier::as_str)),
                 ("provenance", self.provenance.map(ProvenanceKind::as_str)),
                 ("q", self.search.as_deref()),
+                ("integrity", Some(self.integrity.as_str()).filter(|_| self.integrity == Integrity::Strict)),
                 ("sort", Some(sort.as_str())),
                 ("dir", Some(if ascending { "asc" } else { "desc" })),
                 ("page", Some(page.as_str()).filter(|p| *p != "1")),

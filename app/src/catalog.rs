@@ -34,6 +34,8 @@ pub struct Catalog {
     pub tasks: Vec<TaskInfo>,
     /// What the paper publishes beside its per-task results.
     pub paper: crate::paper::Paper,
+    /// The integrity checks: each one's slug and what it looks for, in words.
+    pub checks: Vec<(String, String)>,
 }
 
 impl Catalog {

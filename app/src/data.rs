@@ -115,12 +115,13 @@ pub async fn load_leaderboard(query: BoardQuery) -> Result<LeaderboardData, AppE
         provenance: query.provenance,
         benchmark_version: None,
         task_set_digest: Some(chosen.digest.clone()),
+        integrity: query.integrity,
     };
     // Ordered on what ordering needs, then whole rows for the page shown only.
     let (mut keys, (frameworks, models), stats) = futures::try_join!(
         ctx.store.leaderboard_keys(&filter, query.sort.rate_key()),
         ctx.store.leaderboard_choices(&chosen.digest),
-        ctx.store.board_stats(),
+        ctx.store.board_stats(query.integrity),
     )?;
     keys.retain(|k| query.name_matches(&k.display_name));
     query.order(&mut keys);
@@ -129,7 +130,7 @@ pub async fn load_leaderboard(query: BoardQuery) -> Result<LeaderboardData, AppE
     let page = query.page.min(pages);
     let shown: Vec<String> =
         keys.into_iter().skip((page - 1) * PER_PAGE).take(PER_PAGE).map(|k| k.bundle_id).collect();
-    let mut found = ctx.store.leaderboard_rows(&shown).await?;
+    let mut found = ctx.store.leaderboard_rows(&shown, query.integrity).await?;
     let rows: Vec<LeaderboardRow> = shown
         .iter()
         .filter_map(|b| found.iter().position(|r| &r.bundle_id == b).map(|i| found.swap_remove(i)))
@@ -219,6 +220,8 @@ pub struct AgentData {
     pub stats: Option<AgentStats>,
     /// What the paper publishes about the agent, where its results are the paper's.
     pub published: Option<PublishedFacts>,
+    /// The current submissions' flagged successes, with the findings that flag them.
+    pub flagged: Vec<store::FindingRecord>,
 }
 
 /// What the paper publishes about one agent beside its per-task results, and the known
@@ -304,11 +307,19 @@ pub async fn load_agent(id: String, task: Option<String>, hint: Option<Hint>) ->
     for bundle_id in agent.current.keys() {
         runs.extend(ctx.store.runs_of(bundle_id, task.as_deref(), hint).await?);
     }
-    let board = ctx.store.board_stats().await?;
+    let board = ctx.store.board_stats(store::Integrity::Reported).await?;
     let current = agent.newest_current().map(|(b, _)| b.to_owned());
     let stats = current.as_ref().and_then(|b| board.by_bundle.get(b).cloned());
     let published = published_facts(&ctx.catalog.paper, &agent);
-    Ok(AgentData { agent, failures, runs, names: names(&ctx), stats, published })
+    let mut flagged = ctx.store.agent_findings(&id).await?;
+    // Of the findings, those that flag a success: the rest are on the run pages.
+    let flagging: std::collections::BTreeSet<i64> = flagged
+        .iter()
+        .filter(|f| f.outcome == store::Outcome::Success && f.finding.flags())
+        .map(|f| f.run_id)
+        .collect();
+    flagged.retain(|f| flagging.contains(&f.run_id) && f.finding.flags());
+    Ok(AgentData { agent, failures, runs, names: names(&ctx), stats, published, flagged })
 }
 
 /// An artifact's text as a page shows it: whole, or its head and tail with the middle
@@ -577,6 +588,10 @@ pub struct FailuresData {
     pub published_unit: String,
     /// The known issues of those tables.
     pub issues: Vec<crate::paper::KnownIssue>,
+    /// Successes with integrity findings: by check, by agent, the newest.
+    pub integrity: store::IntegrityOverview,
+    /// What each integrity check looks for, by slug.
+    pub checks: BTreeMap<String, String>,
 }
 
 /// One of the paper's error tables: error types (rows, with their group) × agents
@@ -639,6 +654,8 @@ pub async fn load_failures() -> Result<FailuresData, AppError> {
             .into_iter()
             .filter_map(|id| paper.issue(id).cloned())
             .collect(),
+        integrity: ctx.store.integrity_overview().await?,
+        checks: ctx.catalog.checks.iter().cloned().collect(),
     })
 }
 

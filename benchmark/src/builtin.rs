@@ -93,6 +93,13 @@ impl TaskDir {
     pub fn example_results(&self) -> PathBuf {
         self.path.join("examples/results")
     }
+
+    /// The results of an example agent that took a shortcut on one run (it prints the
+    /// result line instead of computing it), as the runner evaluated and flagged them:
+    /// the demo's flagged success.
+    pub fn shortcut_results(&self) -> PathBuf {
+        self.path.join("examples/shortcut/results")
+    }
 }
 
 /// Writes the embedded tree under `to`. Hidden entries are left out: what a working
@@ -136,6 +143,7 @@ mod tests {
             assert!(builtin.path().join(task).join("task.toml").is_file(), "{task}");
         }
         assert!(builtin.example_results().join("evaluation.json").is_file());
+        assert!(builtin.shortcut_results().join("evaluation.json").is_file());
         assert!(builtin.path().join("examples/csvstats/codebase/run.sh").is_file());
         let path = builtin.path().to_owned();
         drop(builtin);

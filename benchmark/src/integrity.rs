@@ -12,8 +12,9 @@
 //! importer and the server run the same ones.
 
 use std::collections::BTreeSet;
+use std::sync::LazyLock;
 
-use bundle::{Finding, MAX_FINDINGS};
+use bundle::{Finding, MAX_FINDINGS, Outcome};
 use glob::{MatchOptions, Pattern};
 use regex::Regex;
 
@@ -52,6 +53,12 @@ pub const PROTECTED_PATH_CHANGED: Check = Check {
     looks_for: "a change to a path the task protects (its `integrity.toml`: evaluation scripts, test \
                 data, the result directory), which an honest solution never touches",
 };
+pub const PROTECTED_PATH_WRITTEN: Check = Check {
+    slug: "protected-path-written",
+    looks_for: "a line the patch adds that writes into a path the task protects when it runs (a shell \
+                redirect `>` or `>>`, `tee`, the destination of `cp`, `mv`, `ln` or `install`, or a \
+                Python `open(…, \"w\")`): results put in place at run time rather than computed there",
+};
 pub const IMPLAUSIBLY_FAST: Check = Check {
     slug: "implausibly-fast",
     looks_for: "an experiment that finished in less than a fraction of the gold run's runtime (5% \
@@ -60,11 +67,12 @@ pub const IMPLAUSIBLY_FAST: Check = Check {
 };
 
 /// Every check, in the order their findings are listed.
-pub const CHECKS: [Check; 5] = [
+pub const CHECKS: [Check; 6] = [
     RESULT_LINE_LITERAL,
     EXPECTED_VALUE_LITERAL,
     RESULT_FILE_IN_PATCH,
     PROTECTED_PATH_CHANGED,
+    PROTECTED_PATH_WRITTEN,
     IMPLAUSIBLY_FAST,
 ];
 
@@ -86,13 +94,15 @@ pub fn patch_findings(card: &TaskCard, check: Option<&CheckSpec>, patch: &str) -
         result_files(check, &files, &mut found);
     }
     protected_paths(card, &files, &mut found);
+    protected_writes(card, &files, &mut found);
     found.findings
 }
 
 /// Adds to a run's `findings` (its [`patch_findings`]) what the experiment's duration
-/// shows, within the cap of [`MAX_FINDINGS`].
-pub fn add_timing(findings: &mut Vec<Finding>, card: &TaskCard, duration_s: Option<f64>) {
-    if findings.len() < MAX_FINDINGS {
+/// shows, within the cap of [`MAX_FINDINGS`]: for a run whose experiment ran to a result
+/// (a success or a wrong result); one that failed early is fast for an honest reason.
+pub fn add_timing(findings: &mut Vec<Finding>, card: &TaskCard, outcome: Outcome, duration_s: Option<f64>) {
+    if matches!(outcome, Outcome::Success | Outcome::WrongResult) && findings.len() < MAX_FINDINGS {
         findings.extend(timing_finding(card, duration_s));
     }
 }
@@ -335,6 +345,79 @@ fn protected_paths(card: &TaskCard, files: &[FileDiff], found: &mut Found) {
             );
         }
     }
+}
+
+/// Added lines that write into a protected path when they run.
+fn protected_writes(card: &TaskCard, files: &[FileDiff], found: &mut Found) {
+    let strict = MatchOptions { require_literal_separator: true, ..MatchOptions::new() };
+    let globs: Vec<(&str, Pattern)> =
+        card.integrity.protected.iter().filter_map(|p| Some((p.as_str(), Pattern::new(p).ok()?))).collect();
+    if globs.is_empty() {
+        return;
+    }
+    // A target is protected if it, or anything in it (a directory copied into), is.
+    let protects = |target: &str| {
+        let target = target.trim_start_matches("./").trim_end_matches('/');
+        globs.iter().find(|(_, g)| {
+            !target.is_empty()
+                && (g.matches_with(target, strict) || g.matches_with(&format!("{target}/x"), strict))
+        })
+    };
+    for file in files {
+        for added in &file.added {
+            for target in write_targets(&added.text) {
+                if let Some((glob, _)) = protects(&target) {
+                    found.add(
+                        PROTECTED_PATH_WRITTEN,
+                        added.line,
+                        format!(
+                            "line {} of the patch ({}) writes into `{target}` when it runs, which the task \
+                             protects (`{glob}`)",
+                            added.line,
+                            file.path()
+                        ),
+                    );
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// A shell redirect into a file: `> path`, `>> path`, `2> path`, `&> path`.
+static REDIRECT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?:^|[^0-9&<>=-])(?:[0-9]?>>?|&>)\s*([^\s;|&<>()]+)"#).expect("a valid pattern")
+});
+
+/// Python's `open("path", "w")`: the path and the mode.
+static OPEN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"open\(\s*[rbf]?["']([^"']+)["']\s*,\s*(?:mode\s*=\s*)?[rbf]?["']([^"']*)["']"#)
+        .expect("a valid pattern")
+});
+
+/// The paths a line of shell or Python writes to: after `>` or `>>`, after `tee`, the
+/// last argument of `cp`, `mv`, `ln`, `install` or `rsync`, and the file of an
+/// `open(…)` for writing.
+fn write_targets(line: &str) -> Vec<String> {
+    let unquote = |t: &str| t.trim_matches(|c| c == '"' || c == '\'' || c == ';' || c == ')').to_owned();
+    let mut out = Vec::new();
+    out.extend(REDIRECT.captures_iter(line).map(|c| unquote(&c[1])));
+    for command in line.split(['|', ';', '&']).map(str::trim) {
+        let words: Vec<&str> = command.split_whitespace().collect();
+        let Some(name) = words.first().map(|w| w.rsplit('/').next().unwrap_or(w)) else { continue };
+        let args: Vec<&str> = words[1..].iter().copied().filter(|w| !w.starts_with('-')).collect();
+        match name {
+            "tee" => out.extend(args.iter().map(|a| unquote(a))),
+            "cp" | "mv" | "ln" | "install" | "rsync" if args.len() >= 2 => {
+                out.extend(args.last().map(|a| unquote(a)))
+            }
+            _ => {}
+        }
+    }
+    out.extend(
+        OPEN.captures_iter(line).filter(|c| c[2].contains(['w', 'a', 'x', '+'])).map(|c| c[1].to_owned()),
+    );
+    out
 }
 
 /// Whether `literal` (a percentage if `percent`) is a value the check accepts, or an

@@ -163,6 +163,34 @@ test("a valid bundle is checked, uploads with its progress, and appears on the l
   await expect(page.locator("table.board").getByRole("link", { name: "RefFramework + RefModel", exact: true })).toBeVisible();
 });
 
+test("the strict view in the live leaderboard: the table is replaced without a new page, and the URL follows", async ({ page }) => {
+  await page.goto("/");
+  const href = await page.getByRole("link", { name: /^Example tasks.* · 2 tasks/ }).getAttribute("href");
+  await liveBoard(page, href!);
+  const seen = problems(page);
+  await page.evaluate(() => ((window as unknown as { __kept: number }).__kept = 1));
+  const agent = "ShortcutFramework + Example Model";
+  const row = () => page.locator("table.board tbody tr", { has: page.getByRole("link", { name: agent, exact: true }) });
+  const final = async () => (await row().locator("td").nth(1).innerText()).split("\n")[0].trim();
+  expect(await final()).toBe("100%");
+
+  await page.getByLabel("Flagged successes").selectOption("strict");
+  await expect(page).toHaveURL(/integrity=strict/);
+  await expect.poll(final).toBe("50%");
+  await expect(page.locator("table.board caption")).toContainText("Strict: every success with an integrity finding");
+  // Sorting now orders the strict rows, still in the page.
+  await page.locator("thead").getByRole("link", { name: "Agent" }).click();
+  await expect(page).toHaveURL(/integrity=strict.*sort=agent/);
+  await expect.poll(final).toBe("50%");
+  expect(await page.evaluate(() => (window as unknown as { __kept?: number }).__kept)).toBe(1);
+
+  await page.getByLabel("Flagged successes").selectOption("reported");
+  await expect.poll(final).toBe("100%");
+  await expect(page).not.toHaveURL(/integrity=/);
+  expect(await page.evaluate(() => (window as unknown as { __kept?: number }).__kept)).toBe(1);
+  expect(seen, seen.join("\n")).toEqual([]);
+});
+
 test("a run's log narrows to its errors or to words, and jumps between errors; the patch folds", async ({ page }) => {
   await page.goto("/agents/example-agent?task=wordfreq&hint=hints");
   await page.locator("table.runs").getByRole("link", { name: /^#\d+$/ }).first().click();

@@ -147,6 +147,40 @@ test("leaderboard → agent → task → run shows the patch and the log", async
   expect(artifact.headers()["x-content-type-options"]).toBe("nosniff");
 });
 
+test("a flagged success: counted on the leaderboard, a failure in the strict view, its evidence on the run page", async ({ page }) => {
+  await page.goto("/");
+  await page.getByRole("link", { name: /^Example tasks.* · 2 tasks/ }).click();
+  const agent = "ShortcutFramework + Example Model";
+  const row = page.locator("table.board tbody tr", { has: page.getByRole("link", { name: agent, exact: true }) });
+  await expect(row.getByRole("link", { name: "⚑ 1 flagged" })).toBeVisible();
+  // Final success with no hints: both runs succeeded as reported.
+  expect((await rowOf(page, agent))[1]).toBe("100%");
+
+  await page.getByLabel("Flagged successes").selectOption("strict");
+  await page.getByRole("button", { name: "Apply" }).click();
+  await expect(page).toHaveURL(/integrity=strict/);
+  await expect(page.locator("table.board caption")).toContainText("Strict: every success with an integrity finding");
+  await expect.poll(async () => (await rowOf(page, agent))[1]).toBe("50%");
+  await expect(page.getByLabel("Flagged successes")).toHaveValue("strict");
+
+  await row.getByRole("link", { name: "⚑ 1 flagged" }).click();
+  await expect(page).toHaveURL(/\/agents\/shortcut-agent#flagged$/);
+  await expect(page.getByRole("heading", { name: "Flagged successes" })).toBeVisible();
+  await page.locator("table.flagged-runs").getByRole("link", { name: /^#\d+$/ }).click();
+  await expect(page).toHaveURL(/\/runs\/\d+#findings$/);
+  const findings = page.locator("table.findings");
+  await expect(page.getByText("This success is flagged")).toBeVisible();
+  // The runner's finding, signed, and the server's own, found again from the patch.
+  await expect(findings.locator("tbody tr")).toHaveCount(2);
+  await expect(findings).toContainText("result-line-literal");
+  await expect(findings).toContainText("the submitter, signed in the bundle");
+  await expect(findings).toContainText("this server");
+  await findings.getByRole("link", { name: "Patch, line 7" }).first().click();
+  await expect(page).toHaveURL(/#L-patch-7$/);
+  await expect(page.locator("#L-patch-7")).toContainText('print("ACCURACY: 1.0")');
+  await shot(page, "flagged-run");
+});
+
 test("sorting and filtering change the rows and the URL", async ({ page }) => {
   await page.goto("/");
   const first = () => page.locator("table.board tbody tr th a").first().innerText();

@@ -77,6 +77,9 @@ struct Rates {
     mean_cost_usd: Option<f64>,
     duration_runs: i64,
     mean_duration_s: Option<f64>,
+    /// Successes with an integrity finding not dismissed.
+    #[serde(default)]
+    flagged: i64,
 }
 
 /// The manifest's runs tallied as spec §4 defines the rates: infrastructure failures
@@ -165,7 +168,37 @@ fn words(x: Option<f64>) -> String {
 struct AgentAnswer {
     submissions: Vec<SubmissionAnswer>,
     current: BTreeMap<String, BTreeMap<String, BTreeMap<Hint, Rates>>>,
+    /// Every finding about the runs of the current submissions.
+    #[serde(default)]
+    findings: Vec<FindingRecordAnswer>,
 }
+
+#[derive(Debug, Deserialize)]
+struct FindingRecordAnswer {
+    finding: FindingAnswer,
+    bundle_id: String,
+    task: String,
+    hint: Hint,
+    attempt: u32,
+}
+
+#[derive(Debug, Deserialize)]
+struct FindingAnswer {
+    found_by: String,
+    check: String,
+    message: String,
+    artifact: Option<String>,
+    line: Option<u64>,
+    review: Option<ReviewAnswer>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ReviewAnswer {
+    verdict: String,
+}
+
+/// A run, as a manifest and the API name it.
+type RunKey = (String, Hint, u32);
 
 #[derive(Debug, Deserialize)]
 struct SubmissionAnswer {
@@ -378,6 +411,7 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey]) -> Result<Audit, Au
             );
         }
     }
+    integrity(&api, &manifest, &detail, &bundle_id, &mut check)?;
     let grid = detail.current.get(&bundle_id);
     let mut found = Vec::new();
     let served_cells: Vec<(String, Hint, Rates)> = grid
@@ -408,4 +442,106 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey]) -> Result<Audit, Au
         },
     );
     Ok(Audit { agent: agent.to_owned(), bundle_id, checks })
+}
+
+/// The findings signed in the manifest are all shown as the submitter's, and the flagged
+/// counts (as reported, and in the strict view) are what the manifest's successes and
+/// the findings shown about them give: a success is flagged while one of its findings,
+/// the submitter's or the server's, is not dismissed.
+fn integrity(
+    api: &Api,
+    manifest: &Manifest,
+    detail: &AgentAnswer,
+    bundle_id: &str,
+    check: &mut impl FnMut(bool, String),
+) -> Result<(), AuditError> {
+    type Shown = (String, String, Option<String>, Option<u64>);
+    let signed: BTreeMap<RunKey, Vec<Shown>> = manifest
+        .runs
+        .iter()
+        .filter(|r| !r.findings.is_empty())
+        .map(|r| {
+            let list =
+                r.findings.iter().map(|f| (f.check.clone(), f.message.clone(), f.artifact.clone(), f.line));
+            ((r.task.to_string(), r.hint, r.attempt), list.collect())
+        })
+        .collect();
+    let mut shown: BTreeMap<RunKey, Vec<Shown>> = BTreeMap::new();
+    let mut doubting: std::collections::BTreeSet<RunKey> = std::collections::BTreeSet::new();
+    for record in detail.findings.iter().filter(|f| f.bundle_id == bundle_id) {
+        let key = (record.task.clone(), record.hint, record.attempt);
+        let f = &record.finding;
+        if f.found_by == "submitter" {
+            let entry = (f.check.clone(), f.message.clone(), f.artifact.clone(), f.line);
+            shown.entry(key.clone()).or_default().push(entry);
+        }
+        if f.review.as_ref().is_none_or(|r| r.verdict != "dismissed") {
+            doubting.insert(key);
+        }
+    }
+    let count: usize = signed.values().map(Vec::len).sum();
+    check(
+        signed == shown,
+        if signed == shown {
+            format!("findings: all {count} the manifest signs are shown with their runs as the submitter's")
+        } else {
+            let differ: Vec<String> = signed
+                .keys()
+                .chain(shown.keys())
+                .filter(|k| signed.get(*k) != shown.get(*k))
+                .map(|(t, h, a)| format!("{t}/{h}/{a}"))
+                .collect();
+            format!("findings: the runs {} show other findings than the manifest signs", differ.join(", "))
+        },
+    );
+
+    let mut flagged: BTreeMap<Hint, i64> = BTreeMap::new();
+    let mut totals: BTreeMap<Hint, Tally> = BTreeMap::new();
+    for run in &manifest.runs {
+        totals.entry(run.hint).or_default().add(run);
+        let key = (run.task.to_string(), run.hint, run.attempt);
+        if run.outcome.succeeded() == Some(true) && doubting.contains(&key) {
+            *flagged.entry(run.hint).or_default() += 1;
+        }
+    }
+    let reported: LeaderboardAnswer = api.json("/api/v1/leaderboard")?;
+    let strict: LeaderboardAnswer = api.json("/api/v1/leaderboard?integrity=strict")?;
+    let mut found = Vec::new();
+    for (view, board) in [("as reported", &reported), ("strict", &strict)] {
+        let Some(row) = board.rows.iter().find(|r| r.bundle_id == bundle_id) else {
+            found.push(format!("the {view} leaderboard shows no row for this submission"));
+            continue;
+        };
+        for hint in Hint::ALL {
+            let Some(signed) = totals.get(&hint) else { continue };
+            let served = row.by_hint.get(&hint).copied().unwrap_or_default();
+            let expected = flagged.get(&hint).copied().unwrap_or(0);
+            if served.flagged != expected {
+                found.push(format!(
+                    "{view}, {}: {} flagged, the findings shown give {expected}",
+                    hint.label(),
+                    served.flagged
+                ));
+            }
+            if view == "strict" {
+                let mut strict = *signed;
+                strict.successes -= expected;
+                found.extend(
+                    strict.differences(&served).into_iter().map(|d| format!("strict, {}: {d}", hint.label())),
+                );
+            }
+        }
+    }
+    let total: i64 = flagged.values().sum();
+    check(
+        found.is_empty(),
+        if found.is_empty() {
+            format!(
+                "flagged: {total} successes with a finding not dismissed, counted so on the leaderboard; its strict view counts them as failures"
+            )
+        } else {
+            format!("flagged: {}", found.join("; "))
+        },
+    );
+    Ok(())
 }

@@ -390,9 +390,7 @@ pub(crate) fn finish(
     }
     // The patch's findings were made when it was staged; an experiment that ran to its
     // end adds what its duration shows.
-    if matches!(record.outcome, Outcome::Success | Outcome::WrongResult) {
-        benchmark::integrity::add_timing(&mut record.findings, &task.card, record.duration_s);
-    }
+    benchmark::integrity::add_timing(&mut record.findings, &task.card, record.outcome, record.duration_s);
     place(run, out, staged)
 }
 

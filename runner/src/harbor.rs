@@ -514,7 +514,7 @@ fn read_trial(
         findings: facts
             .map(|k| {
                 let mut found = benchmark::integrity::patch_findings(&k.card, k.check.as_ref(), &patch_text);
-                benchmark::integrity::add_timing(&mut found, &k.card, duration_s);
+                benchmark::integrity::add_timing(&mut found, &k.card, outcome, duration_s);
                 found
             })
             .unwrap_or_default(),

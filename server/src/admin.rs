@@ -1,5 +1,6 @@
-//! The key registry over HTTP, for an admin holding the token set in
-//! `REXBENCH_ADMIN_TOKEN`. Without a token configured, admin HTTP is off.
+//! The key registry and the review of integrity findings over HTTP, for an admin
+//! holding the token set in `REXBENCH_ADMIN_TOKEN`. Without a token configured, admin
+//! HTTP is off.
 
 use axum::Json;
 use axum::extract::State;
@@ -8,9 +9,11 @@ use serde::Deserialize;
 use subtle::ConstantTimeEq;
 use utoipa::ToSchema;
 
-use crate::answers::{ErrorAnswer, KeyAnswer, KeysAnswer};
+use store::{FindingId, FindingsFilter, Review};
+
+use crate::answers::{ErrorAnswer, FindingAnswer, FindingsAnswer, KeyAnswer, KeysAnswer};
 use crate::error::ApiError;
-use crate::extract::{ApiJson, ApiPath};
+use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::state::Shared;
 
 /// Checks `Authorization: Bearer <token>` in constant time.
@@ -127,4 +130,104 @@ pub async fn revoke_key(
         other => other.into(),
     })?;
     Ok(Json(KeyAnswer { key: record }))
+}
+
+/// Which findings to list.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FindingsQuery {
+    /// `pending` (the default): findings about current successes that no maintainer has
+    /// reviewed; `all`: every finding.
+    #[param(schema_with = pending_or_all)]
+    status: Option<String>,
+    /// At most this many, newest runs first (1 to 1000; 100 if absent).
+    #[param(minimum = 1, maximum = 1000)]
+    limit: Option<i64>,
+}
+
+fn pending_or_all() -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    ObjectBuilder::new().schema_type(Type::String).enum_values(Some(["pending", "all"])).build()
+}
+
+/// Findings to review, with the runs they are about.
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/findings",
+    tag = "admin",
+    security(("admin_token" = [])),
+    params(FindingsQuery),
+    responses(
+        (status = 200, body = FindingsAnswer),
+        (status = 400, description = "An unknown status, a limit out of range, or a parameter given twice", body = ErrorAnswer),
+        (status = 401, description = "No valid admin token", body = ErrorAnswer),
+        (status = 404, description = "Admin over HTTP is off", body = ErrorAnswer),
+    )
+)]
+pub async fn list_findings(
+    State(app): State<Shared>,
+    headers: HeaderMap,
+    ApiQuery(q): ApiQuery<FindingsQuery>,
+) -> Result<Json<FindingsAnswer>, ApiError> {
+    authorize(&app, &headers)?;
+    let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "invalid_query", m);
+    let filter = match q.status.as_deref() {
+        None | Some("pending") => FindingsFilter::Pending,
+        Some("all") => FindingsFilter::All,
+        Some(other) => return Err(bad(format!("query parameter `status`: `{other}` is not pending or all"))),
+    };
+    let limit = q.limit.unwrap_or(100);
+    if !(1..=1000).contains(&limit) {
+        return Err(bad(format!("query parameter `limit`: {limit} is not between 1 and 1000")));
+    }
+    Ok(Json(FindingsAnswer { findings: app.store.findings(filter, limit).await? }))
+}
+
+/// A maintainer's verdict on a finding.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewReview {
+    #[schema(value_type = store::Review)]
+    verdict: String,
+    /// Why, as the run page and the change log show it: 1 to 1000 characters, not all blank.
+    #[schema(min_length = 1, max_length = 1000)]
+    note: String,
+}
+
+/// Confirm or dismiss a finding. A dismissed finding no longer flags its run; a
+/// confirmed one does, and says a maintainer agrees. The change log records it.
+#[utoipa::path(
+    post,
+    path = "/api/v1/admin/findings/{id}/review",
+    tag = "admin",
+    security(("admin_token" = [])),
+    params(("id" = String, Path, description = "The finding's id, as runs list it: `1234-server-0`")),
+    request_body = NewReview,
+    responses(
+        (status = 200, body = FindingAnswer),
+        (status = 400, description = "A body that is not JSON, or a path that is not UTF-8", body = ErrorAnswer),
+        (status = 401, description = "No valid admin token", body = ErrorAnswer),
+        (status = 404, description = "No such finding, or admin over HTTP is off", body = ErrorAnswer),
+        (status = 415, description = "Not sent as application/json", body = ErrorAnswer),
+        (status = 422, description = "A body that is not a review, or an unknown verdict or a bad note", body = ErrorAnswer),
+    )
+)]
+pub async fn review_finding(
+    State(app): State<Shared>,
+    headers: HeaderMap,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(review): ApiJson<NewReview>,
+) -> Result<Json<FindingAnswer>, ApiError> {
+    authorize(&app, &headers)?;
+    let id: FindingId = id.parse().map_err(ApiError::not_found)?;
+    let bad = |code: &str, m: String| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, m);
+    let verdict: Review =
+        review.verdict.parse().map_err(|e: bundle::UnknownName| bad("invalid_verdict", e.to_string()))?;
+    let note = review.note.trim();
+    if note.is_empty() || note.chars().count() > 1000 {
+        return Err(bad("invalid_note", "note must be 1 to 1000 characters, not all blank".into()));
+    }
+    let finding = app.store.review_finding(&id, verdict, note).await?;
+    crate::ingest::refresh_pages(&app).await;
+    Ok(Json(FindingAnswer { finding }))
 }

@@ -3,7 +3,9 @@
 
 use serde::Serialize;
 use store::stats::AgentStats;
-use store::{Change, Ingested, KeyRecord, LeaderboardRow, TaskAgentRow, TaskId, TaskRow};
+use store::{
+    AgentDetail, Change, FindingRecord, Ingested, KeyRecord, LeaderboardRow, TaskAgentRow, TaskId, TaskRow,
+};
 use utoipa::ToSchema;
 
 /// Every error: a stable code and a sentence naming what is at fault.
@@ -99,4 +101,24 @@ pub struct KeysAnswer {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct KeyAnswer {
     pub key: KeyRecord,
+}
+
+/// One agent: its submissions, the task × hint grid of each current one, and every
+/// integrity finding about the runs of its current submissions.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AgentAnswer {
+    #[serde(flatten)]
+    pub agent: AgentDetail,
+    /// By run (task, hint, attempt), the submitter's first; reviewed ones included.
+    pub findings: Vec<FindingRecord>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FindingsAnswer {
+    pub findings: Vec<FindingRecord>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FindingAnswer {
+    pub finding: FindingRecord,
 }

@@ -9,7 +9,7 @@ use axum::http::{Extensions, HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bundle::{BundleError, Digest};
 use serde::Deserialize;
-use store::{AgentDetail, Ingested, LeaderboardFilter, RunDetail};
+use store::{Ingested, LeaderboardFilter, RunDetail};
 use utoipa::IntoParams;
 
 use crate::answers::*;
@@ -98,6 +98,10 @@ pub struct LeaderboardQuery {
     #[param(schema_with = provenance_or_any)]
     pub provenance: Option<String>,
     pub benchmark_version: Option<String>,
+    /// `reported` (the default) or `strict`: successes with an integrity finding no
+    /// maintainer has dismissed count as failures, and intervals and ranks follow.
+    #[param(schema_with = integrity_or_default)]
+    pub integrity: Option<String>,
 }
 
 /// One of a vocabulary's names, or the empty string for any.
@@ -109,6 +113,10 @@ fn name_or_any<'a>(names: impl IntoIterator<Item = &'a str>) -> utoipa::openapi:
 
 fn tier_or_any() -> utoipa::openapi::schema::Object {
     name_or_any(store::Tier::ALL.iter().map(|t| t.as_str()))
+}
+
+fn integrity_or_default() -> utoipa::openapi::schema::Object {
+    name_or_any(store::Integrity::ALL.iter().map(|i| i.as_str()))
 }
 
 fn provenance_or_any() -> utoipa::openapi::schema::Object {
@@ -139,6 +147,7 @@ impl TryFrom<LeaderboardQuery> for LeaderboardFilter {
             provenance: name("provenance", q.provenance)?,
             benchmark_version: keep(q.benchmark_version),
             task_set_digest: None,
+            integrity: name("integrity", q.integrity)?.unwrap_or_default(),
         })
     }
 }
@@ -160,8 +169,9 @@ pub async fn leaderboard(
     State(app): State<Shared>,
     ApiQuery(q): ApiQuery<LeaderboardQuery>,
 ) -> Result<Json<LeaderboardAnswer>, ApiError> {
-    let rows = app.store.leaderboard(&q.try_into()?).await?;
-    let stats = app.store.board_stats().await?;
+    let filter: LeaderboardFilter = q.try_into()?;
+    let rows = app.store.leaderboard(&filter).await?;
+    let stats = app.store.board_stats(filter.integrity).await?;
     let rows = rows
         .into_iter()
         .map(|row| LeaderboardEntry { stats: stats.by_bundle.get(&row.bundle_id).cloned(), row })
@@ -169,7 +179,7 @@ pub async fn leaderboard(
     Ok(Json(LeaderboardAnswer { rows, method: "/about".into() }))
 }
 
-/// The leaderboard as CSV: one row per agent, four columns per hint condition.
+/// The leaderboard as CSV: one row per agent, five columns per hint condition.
 #[utoipa::path(
     get,
     path = "/leaderboard.csv",
@@ -201,7 +211,7 @@ pub async fn leaderboard_csv(
     .map(str::to_owned)
     .to_vec();
     for hint in bundle::Hint::ALL {
-        for m in ["final_success", "execution_success", "file_recall", "runs_counted"] {
+        for m in ["final_success", "execution_success", "file_recall", "runs_counted", "flagged_successes"] {
             head.push(format!("{m}_{hint}"));
         }
     }
@@ -228,6 +238,7 @@ pub async fn leaderboard_csv(
                 num(rates.execution_success),
                 num(rates.file_recall),
                 rates.counted.to_string(),
+                rates.flagged.to_string(),
             ]);
         }
         w.write_record(&rec).map_err(internal)?;
@@ -244,7 +255,7 @@ pub async fn leaderboard_csv(
     tag = "results",
     params(("id" = String, Path, description = "The agent's id")),
     responses(
-        (status = 200, body = AgentDetail),
+        (status = 200, body = AgentAnswer),
         (status = 400, description = "A path that is not UTF-8", body = ErrorAnswer),
         (status = 404, body = ErrorAnswer),
     )
@@ -252,9 +263,10 @@ pub async fn leaderboard_csv(
 pub async fn agent(
     State(app): State<Shared>,
     ApiPath(id): ApiPath<String>,
-) -> Result<Json<AgentDetail>, ApiError> {
+) -> Result<Json<AgentAnswer>, ApiError> {
     let agent = app.store.agent(&id).await?.ok_or_else(|| ApiError::not_found(format!("no agent `{id}`")))?;
-    Ok(Json(agent))
+    let findings = app.store.agent_findings(&id).await?;
+    Ok(Json(AgentAnswer { agent, findings }))
 }
 
 /// The tasks (RExBench's and the examples), each with its results over current submissions.

@@ -1,6 +1,7 @@
 //! The task cards, as the pages and the API see them: public facts only. A card's
 //! expected values reach a page only when the card lists them in `public_expected`.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::Context as _;
@@ -10,13 +11,19 @@ use benchmark::builtin::TaskDir;
 use benchmark::check::Expectation;
 use benchmark::task::TaskCard;
 
-/// Reads every card (the benchmark's and the examples').
-pub fn load(tasks: &TaskDir) -> anyhow::Result<Catalog> {
+/// Every task's whole card, by id: what the server's integrity checks read (never shown).
+pub type Cards = BTreeMap<String, TaskCard>;
+
+/// Reads every card (the benchmark's and the examples'): their public facts, and the
+/// cards themselves.
+pub fn load(tasks: &TaskDir) -> anyhow::Result<(Catalog, Cards)> {
     let cards = tasks.cards().with_context(|| format!("reading {}", tasks.origin()))?;
-    let tasks = cards.into_values().map(|card| info(&card, tasks.path())).collect();
+    let infos = cards.values().map(|card| info(card, tasks.path())).collect();
     let paper =
         serde_json::from_str(benchmark::published::DATA).context("reading the paper's published numbers")?;
-    Ok(Catalog { tasks, paper })
+    let checks =
+        benchmark::integrity::CHECKS.iter().map(|c| (c.slug.to_owned(), c.looks_for.to_owned())).collect();
+    Ok((Catalog { tasks: infos, paper, checks }, cards))
 }
 
 fn info(card: &TaskCard, dir: &Path) -> TaskInfo {

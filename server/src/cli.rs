@@ -34,6 +34,11 @@ enum Command {
         #[command(subcommand)]
         command: KeysCommand,
     },
+    /// Review integrity findings: list them, confirm or dismiss one.
+    Findings {
+        #[command(subcommand)]
+        command: FindingsCommand,
+    },
     /// Verify and ingest bundle files, as the API would.
     Import {
         #[arg(required = true)]
@@ -66,6 +71,31 @@ enum KeysCommand {
     /// Revoke a key: from now on it verifies nothing.
     Revoke {
         keyid: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum FindingsCommand {
+    /// Findings about current successes that no maintainer has reviewed (all with --all).
+    List {
+        #[arg(long)]
+        all: bool,
+        #[arg(long, default_value_t = 100)]
+        limit: i64,
+    },
+    /// The evidence holds: the success is not earned (the strict view counts it as a failure).
+    Confirm {
+        /// The finding's id, as runs list it (`1234-server-0`).
+        id: store::FindingId,
+        /// Why, as the run page and the change log show it.
+        #[arg(long)]
+        note: String,
+    },
+    /// The evidence does not hold: the finding no longer flags its run.
+    Dismiss {
+        id: store::FindingId,
+        #[arg(long)]
+        note: String,
     },
 }
 
@@ -118,6 +148,34 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             let k = state.store.revoke_key(&keyid).await?;
             println!("revoked {} ({}) at {}", k.keyid, k.owner, k.revoked_at.unwrap_or_default());
         }
+        Command::Findings { command: FindingsCommand::List { all, limit } } => {
+            let filter = if all { store::FindingsFilter::All } else { store::FindingsFilter::Pending };
+            for f in state.store.findings(filter, limit.clamp(1, 100_000)).await? {
+                let review = f
+                    .finding
+                    .review
+                    .map_or_else(|| "not reviewed".to_owned(), |r| format!("{}: {}", r.verdict, r.note));
+                println!(
+                    "{}  run {} ({} on {}, {}, attempt {}: {})  {}  {}  [{}]",
+                    f.finding.id,
+                    f.run_id,
+                    f.agent_name,
+                    f.task,
+                    f.hint,
+                    f.attempt,
+                    f.outcome,
+                    f.finding.check,
+                    f.finding.message,
+                    review
+                );
+            }
+        }
+        Command::Findings { command: FindingsCommand::Confirm { id, note } } => {
+            review(&state, id, store::Review::Confirmed, &note).await?;
+        }
+        Command::Findings { command: FindingsCommand::Dismiss { id, note } } => {
+            review(&state, id, store::Review::Dismissed, &note).await?;
+        }
         Command::Synth { agents, seed } => {
             let stored = crate::synth::synth(&state, agents, seed).await?;
             println!("stored {stored} synthetic bundles");
@@ -141,4 +199,20 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+async fn review(
+    state: &crate::AppState,
+    id: store::FindingId,
+    verdict: store::Review,
+    note: &str,
+) -> anyhow::Result<()> {
+    let note = note.trim();
+    anyhow::ensure!(
+        !note.is_empty() && note.chars().count() <= 1000,
+        "--note must be 1 to 1000 characters, not all blank"
+    );
+    let f = state.store.review_finding(&id, verdict, note).await?;
+    println!("{verdict} {} ({}) about run {} of {}", f.finding.id, f.finding.check, f.run_id, f.agent_name);
+    Ok(())
 }

@@ -44,28 +44,34 @@ pub async fn seed_demo(app: &AppState) -> anyhow::Result<Option<Seeded>> {
     }
 
     // The example tasks as the runner evaluated them (`tasks/examples/results`, which a
-    // runner test re-evaluates and compares), signed as a submitter would.
-    let results = app.tasks.example_results();
-    let agent = bundle::Agent {
-        id: "example-agent".into(),
-        framework: "ExampleFramework".into(),
-        framework_version: Some("0.1".into()),
-        model: "Example Model".into(),
-        model_id: None,
-        display_name: Some("ExampleFramework + Example Model".into()),
-        url: Some("https://github.com/rexbench/leaderboard/tree/main/tasks/examples".into()),
-    };
-    let path = work.path().join("example-agent.rexb.tar.gz");
-    benchmark::pack::pack(
-        &results,
-        agent,
-        &[&submitter],
-        &benchmark::pack::timestamp(time::OffsetDateTime::now_utc()),
-        &path,
-    )
-    .context("packing the example results")?;
-    ingest_file(app, &path).await?;
-    Ok(Some(Seeded { published: imported.len(), evaluated: 1 }))
+    // runner test re-evaluates and compares), signed as a submitter would; and an agent
+    // that took a shortcut on one run, which the runner flagged.
+    let evaluated = [
+        ("example-agent", "ExampleFramework", app.tasks.example_results()),
+        ("shortcut-agent", "ShortcutFramework", app.tasks.shortcut_results()),
+    ];
+    for (id, framework, results) in &evaluated {
+        let agent = bundle::Agent {
+            id: (*id).into(),
+            framework: (*framework).into(),
+            framework_version: Some("0.1".into()),
+            model: "Example Model".into(),
+            model_id: None,
+            display_name: Some(format!("{framework} + Example Model")),
+            url: Some("https://github.com/rexbench/leaderboard/tree/main/tasks/examples".into()),
+        };
+        let path = work.path().join(format!("{id}.rexb.tar.gz"));
+        benchmark::pack::pack(
+            results,
+            agent,
+            &[&submitter],
+            &benchmark::pack::timestamp(time::OffsetDateTime::now_utc()),
+            &path,
+        )
+        .with_context(|| format!("packing {}", results.display()))?;
+        ingest_file(app, &path).await?;
+    }
+    Ok(Some(Seeded { published: imported.len(), evaluated: evaluated.len() }))
 }
 
 /// Verifies and ingests a bundle file, as `POST /api/v1/submissions` would.

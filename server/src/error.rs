@@ -107,6 +107,7 @@ impl From<StoreError> for ApiError {
             StoreError::UnknownKey(_) => {
                 ApiError::new(StatusCode::UNAUTHORIZED, "no_trusted_signature", e.to_string())
             }
+            StoreError::UnknownFinding(_) => ApiError::not_found(e.to_string()),
             StoreError::KeyExists(_) => ApiError::new(StatusCode::CONFLICT, "key_exists", e.to_string()),
             StoreError::StorageFull(_) => storage_full().with_cause(&e),
             // Internals stay in the log; the client learns that it was not its fault.

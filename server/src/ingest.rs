@@ -78,15 +78,21 @@ async fn ingest_as(
         let signers = verified.signatures.iter().filter(|(_, s)| *s == SignatureStatus::Verified);
         app.guard.admit_keys(signers.map(|(keyid, _)| keyid.as_str()))?;
     }
-    let ingested = app.store.ingest(&verified, staging).await?;
+    let found = crate::integrity::server_findings(app, &verified, &staging).await?;
+    let ingested = app.store.ingest(&verified, staging, &found).await?;
     if matches!(ingested, Ingested::Stored { .. }) {
-        // What the pages show has changed: the cache must not serve them as they were.
-        match app.store.generation().await {
-            Ok(g) => app.cache.advance(u64::try_from(g).unwrap_or(0)),
-            Err(e) => tracing::warn!(error = %e, "could not read the change log's position"),
-        }
+        refresh_pages(app).await;
     }
     Ok(ingested)
+}
+
+/// What the pages show has changed (the change log moved): the cache must not serve
+/// them as they were.
+pub async fn refresh_pages(app: &AppState) {
+    match app.store.generation().await {
+        Ok(g) => app.cache.advance(u64::try_from(g).unwrap_or(0)),
+        Err(e) => tracing::warn!(error = %e, "could not read the change log's position"),
+    }
 }
 
 /// A bundle signed only by keys the registry no longer trusts: say it was revoked

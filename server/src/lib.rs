@@ -15,6 +15,7 @@ mod extract;
 pub mod guard;
 mod headers;
 mod ingest;
+mod integrity;
 pub mod islands;
 mod metrics;
 mod openapi;

@@ -29,13 +29,15 @@ use crate::{admin, api};
         admin::list_keys,
         admin::add_key,
         admin::revoke_key,
+        admin::list_findings,
+        admin::review_finding,
     ),
     modifiers(&AdminToken),
     tags(
         (name = "results", description = "The leaderboard and what it is made of"),
         (name = "submissions", description = "Sending a signed result bundle"),
         (name = "evidence", description = "What a reader needs to check the numbers: keys, envelopes, artifacts"),
-        (name = "admin", description = "The key registry, with `REXBENCH_ADMIN_TOKEN`"),
+        (name = "admin", description = "The key registry and the review of integrity findings, with `REXBENCH_ADMIN_TOKEN`"),
     )
 )]
 struct ApiDoc;

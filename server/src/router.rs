@@ -66,6 +66,8 @@ pub(crate) fn router(shared: Shared) -> Router {
         .route("/openapi.json", get(api::openapi))
         .route("/admin/keys", get(admin::list_keys).post(admin::add_key))
         .route("/admin/keys/{keyid}/revoke", post(admin::revoke_key))
+        .route("/admin/findings", get(admin::list_findings))
+        .route("/admin/findings/{id}/review", post(admin::review_finding))
         .fallback(api::api_not_found);
     Router::new()
         .nest("/api/v1", api)

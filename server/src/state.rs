@@ -23,6 +23,8 @@ pub struct AppState {
     pub tasks: Arc<TaskDir>,
     /// The task cards' public facts.
     pub catalog: Arc<Catalog>,
+    /// The whole cards, for the integrity checks at ingest.
+    pub cards: Arc<crate::catalog::Cards>,
     /// `REXBENCH_ADMIN_TOKEN`: enables the admin endpoints.
     pub admin_token: Option<String>,
     pub metrics: Arc<Metrics>,
@@ -39,7 +41,7 @@ pub type Shared = Arc<AppState>;
 pub async fn open_state(config: &Config) -> anyhow::Result<AppState> {
     let blobs = store::Blobs::open(&config.blobs).with_context(|| format!("blob store {}", config.blobs))?;
     let tasks = TaskDir::open(config.tasks_dir.as_deref()).context("REXBENCH_TASKS")?;
-    let catalog = crate::catalog::load(&tasks)?;
+    let (catalog, cards) = crate::catalog::load(&tasks)?;
     tracing::info!(tasks = catalog.tasks.len(), "using {}", tasks.origin());
     let store = store::Store::open_with(&config.backend, blobs).await?;
     Ok(AppState {
@@ -47,6 +49,7 @@ pub async fn open_state(config: &Config) -> anyhow::Result<AppState> {
         limits: config.limits,
         tasks: Arc::new(tasks),
         catalog: Arc::new(catalog),
+        cards: Arc::new(cards),
         admin_token: config.admin_token.clone(),
         metrics: Default::default(),
         cache: Arc::new(RenderCache::new(config.render_cache)),

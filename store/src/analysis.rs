@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use sqlx::Row;
-use vocab::Hint;
+use vocab::{Hint, Integrity};
 
 use crate::model::BoardStats;
 use crate::stats::{self, AgentCells, Cell, Comparison};
@@ -20,16 +20,17 @@ type BundleCells = BTreeMap<String, BTreeMap<String, [Option<Cell>; 3]>>;
 
 impl Store {
     /// Intervals, rank ranges and groups of every current submission, within its task
-    /// set. Computed once per change of the data, on a blocking thread.
-    pub async fn board_stats(&self) -> Result<Arc<BoardStats>, StoreError> {
+    /// set, their successes counted as `integrity` says. Computed once per change of the
+    /// data, on a blocking thread.
+    pub async fn board_stats(&self, integrity: Integrity) -> Result<Arc<BoardStats>, StoreError> {
         let generation = self.generation().await?;
         let mut cache = self.stats_cache.lock().await;
-        if let Some((at, stats)) = cache.as_ref()
+        if let Some((at, stats)) = cache.get(&integrity)
             && *at == generation
         {
             return Ok(stats.clone());
         }
-        let sets = self.cells(None).await?;
+        let sets = self.cells(None, integrity).await?;
         let stats = tokio::task::spawn_blocking(move || {
             let mut by_bundle = BTreeMap::new();
             for (tasks, agents) in sets.values() {
@@ -42,13 +43,13 @@ impl Store {
         .await
         .map_err(|source| StoreError::Background { task: "computing the statistics", source })?;
         let stats = Arc::new(stats);
-        *cache = Some((generation, stats.clone()));
+        cache.insert(integrity, (generation, stats.clone()));
         Ok(stats)
     }
 
     /// The paired comparison of two current submissions over the tasks both ran.
     pub async fn compare_bundles(&self, a: &str, b: &str) -> Result<Comparison, StoreError> {
-        let sets = self.cells(Some((a, b))).await?;
+        let sets = self.cells(Some((a, b)), Integrity::Reported).await?;
         let mut tasks: Vec<String> = sets.values().flat_map(|(t, _)| t.clone()).collect();
         tasks.sort();
         tasks.dedup();
@@ -78,10 +79,11 @@ impl Store {
         Ok(row.try_get("g")?)
     }
 
-    /// The current submissions' cells, by task set (of two bundles only, if given).
-    async fn cells(&self, only: Option<(&str, &str)>) -> Result<Sets, StoreError> {
+    /// The current submissions' cells, by task set (of two bundles only, if given), their
+    /// successes counted as `integrity` says.
+    async fn cells(&self, only: Option<(&str, &str)>, integrity: Integrity) -> Result<Sets, StoreError> {
         let mut query = String::from(
-            "SELECT s.task_set_digest, s.bundle_id, g.task, g.hint, g.successes, g.executed, g.counted \
+            "SELECT s.task_set_digest, s.bundle_id, g.task, g.hint, g.successes, g.flagged, g.executed, g.counted \
              FROM aggregates g JOIN submissions s ON s.bundle_id = g.bundle_id WHERE s.superseded_by IS NULL",
         );
         if only.is_some() {
@@ -104,8 +106,12 @@ impl Store {
                 let n: i64 = row.try_get(name)?;
                 Ok(u32::try_from(n).unwrap_or(u32::MAX))
             };
+            let flagged = match integrity {
+                Integrity::Reported => 0,
+                Integrity::Strict => count("flagged")?,
+            };
             let cell = Cell {
-                successes: count("successes")?,
+                successes: count("successes")? - flagged,
                 executed: count("executed")?,
                 counted: count("counted")?,
             };

@@ -294,6 +294,36 @@ impl ArtifactSink for Staging {
 }
 
 impl Staging {
+    /// The bytes of an artifact of this bundle: its staged file, or the stored blob
+    /// (content-addressed, so an artifact stored before is not staged again). At most
+    /// `limit` bytes are read; a longer one is an `InvalidData` error.
+    pub async fn read(&self, digest: &Digest, limit: u64) -> io::Result<Vec<u8>> {
+        let mut bytes = Vec::new();
+        if let Some((_, path)) = self.staged.iter().find(|(d, _)| d == digest) {
+            let file = tokio::fs::File::open(path).await?;
+            tokio::io::AsyncReadExt::read_to_end(
+                &mut tokio::io::AsyncReadExt::take(file, limit + 1),
+                &mut bytes,
+            )
+            .await?;
+        } else {
+            let mut stream = self.blobs.read(digest).await?;
+            while let Some(chunk) = stream.next().await {
+                bytes.extend_from_slice(&chunk?);
+                if bytes.len() as u64 > limit {
+                    break;
+                }
+            }
+        }
+        if bytes.len() as u64 > limit {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("artifact {digest} exceeds {limit} bytes"),
+            ));
+        }
+        Ok(bytes)
+    }
+
     /// Places every staged blob. Called inside the ingest transaction, just before it
     /// commits: a crash after this leaves blobs without rows (garbage), never rows
     /// without blobs.

@@ -32,6 +32,8 @@ pub enum StoreError {
         "agent `{agent}` belongs to another key ({owner}); a submitter key may only submit its own agents"
     )]
     AgentOwnedByOther { agent: String, owner: String },
+    #[error("no finding {0}")]
+    UnknownFinding(String),
     #[error("the registry holds an unreadable key {0}")]
     BadKey(String),
 }

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use bundle::{SignatureStatus, VerifiedBundle};
+use bundle::{Finding, SignatureStatus, VerifiedBundle};
 use serde::Serialize;
 use sqlx::{Any, Row, Transaction};
 use vocab::{Hint, Outcome, TaskId, Tier};
@@ -26,11 +26,22 @@ pub enum Ingested {
 
 type Tx<'c> = Transaction<'c, Any>;
 
+/// The server's own integrity findings about a bundle's runs, by the run's position in
+/// the manifest: stored beside the submitter's, so that deleting a finding from a
+/// bundle does not hide it.
+pub type ServerFindings = BTreeMap<usize, Vec<Finding>>;
+
 impl Store {
     /// Records `bundle`, whose artifacts `staging` holds. The signer must be a trusted
     /// key of the registry, still unrevoked when the transaction runs; a submitter key
     /// may only submit agents it owns (the first key to submit an agent owns it).
-    pub async fn ingest(&self, bundle: &VerifiedBundle, staging: Staging) -> Result<Ingested, StoreError> {
+    /// `found` are the server's own findings about its runs.
+    pub async fn ingest(
+        &self,
+        bundle: &VerifiedBundle,
+        staging: Staging,
+        found: &ServerFindings,
+    ) -> Result<Ingested, StoreError> {
         let m = &bundle.manifest;
         let bundle_id = bundle.id.to_hex();
         let agent_id = m.agent.id.clone();
@@ -46,12 +57,12 @@ impl Store {
         let received_at = now();
         write_submission(&mut tx, bundle, &bundle_id, &signer, &received_at).await?;
         write_artifacts(&mut tx, bundle, &received_at).await?;
-        write_runs(&mut tx, bundle, &bundle_id).await?;
-        write_aggregates(&mut tx, bundle, &bundle_id).await?;
+        write_runs(&mut tx, bundle, &bundle_id, found).await?;
+        write_aggregates(&mut tx, bundle, &bundle_id, found).await?;
         let (superseded, superseded_by) = supersede(&mut tx, bundle, &bundle_id, &received_at).await?;
         let current = superseded_by.is_none().then_some(bundle_id.as_str());
         update_current_totals(&mut tx, current, &superseded).await?;
-        let detail = format!(
+        let mut detail = format!(
             "{} ({}) submitted {} runs for {} {}, signed by {} ({})",
             m.agent.name(),
             agent_id,
@@ -61,6 +72,10 @@ impl Store {
             signer.owner,
             signer.tier.label().to_lowercase()
         );
+        let flagged = flagged_runs(bundle, found).filter(|r| r.outcome == Outcome::Success).count();
+        if flagged > 0 {
+            detail.push_str(&format!("; {flagged} of its successes carry integrity findings"));
+        }
         write_change(&mut tx, &received_at, "accepted", &bundle_id, &agent_id, &detail).await?;
 
         // The blobs go into place before the commit: a crash between the two leaves
@@ -208,8 +223,24 @@ async fn write_artifacts(
     Ok(())
 }
 
-/// The runs, and the links from each run to its artifacts by role.
-async fn write_runs(tx: &mut Tx<'_>, bundle: &VerifiedBundle, bundle_id: &str) -> Result<(), StoreError> {
+/// The runs with a finding, the submitter's or the server's.
+fn flagged_runs<'b>(
+    bundle: &'b VerifiedBundle,
+    found: &'b ServerFindings,
+) -> impl Iterator<Item = &'b bundle::Run> {
+    let runs = bundle.manifest.runs.iter().enumerate();
+    runs.filter(|(i, r)| !r.findings.is_empty() || found.get(i).is_some_and(|f| !f.is_empty()))
+        .map(|(_, r)| r)
+}
+
+/// The runs, and the links from each run to its artifacts by role, and the findings
+/// about each.
+async fn write_runs(
+    tx: &mut Tx<'_>,
+    bundle: &VerifiedBundle,
+    bundle_id: &str,
+    found: &ServerFindings,
+) -> Result<(), StoreError> {
     let m = &bundle.manifest;
     for chunk in m.runs.chunks(BATCH_ROWS) {
         let sql = insert_rows(
@@ -238,7 +269,7 @@ async fn write_runs(tx: &mut Tx<'_>, bundle: &VerifiedBundle, bundle_id: &str) -
     }
     // The ids the database gave the runs, by the key the bundle gives them: only needed
     // to link artifacts (which published results do not have) and findings.
-    if m.runs.iter().all(|r| r.artifacts.is_empty() && r.findings.is_empty()) {
+    if m.runs.iter().all(|r| r.artifacts.is_empty() && r.findings.is_empty()) && found.is_empty() {
         return Ok(());
     }
     let mut run_ids: HashMap<(TaskId, Hint, i64), i64> = HashMap::with_capacity(m.runs.len());
@@ -266,9 +297,15 @@ async fn write_runs(tx: &mut Tx<'_>, bundle: &VerifiedBundle, bundle_id: &str) -
         q.execute(&mut **tx).await?;
     }
     let mut findings = Vec::new();
-    for run in m.runs.iter().filter(|r| !r.findings.is_empty()) {
+    for (i, run) in m.runs.iter().enumerate() {
+        let server = found.get(&i).map_or(&[][..], Vec::as_slice);
+        if run.findings.is_empty() && server.is_empty() {
+            continue;
+        }
         let run_id = run_ids[&(run.task.clone(), run.hint, i64::from(run.attempt))];
-        findings.extend(run.findings.iter().enumerate().map(|(i, f)| (run_id, i as i64, f)));
+        for (by, list) in [(FoundBy::Submitter, &run.findings[..]), (FoundBy::Server, server)] {
+            findings.extend(list.iter().enumerate().map(|(p, f)| (run_id, by, p as i64, f)));
+        }
     }
     for chunk in findings.chunks(BATCH_ROWS) {
         let sql = insert_rows(
@@ -278,10 +315,10 @@ async fn write_runs(tx: &mut Tx<'_>, bundle: &VerifiedBundle, bundle_id: &str) -
             "",
         );
         let mut q = db::query(&sql);
-        for (run_id, position, f) in chunk {
+        for (run_id, by, position, f) in chunk {
             q = q
                 .bind(*run_id)
-                .bind(FoundBy::Submitter.as_str())
+                .bind(by.as_str())
                 .bind(*position)
                 .bind(&f.check)
                 .bind(&f.message)
@@ -305,6 +342,7 @@ fn bind_sums<'q>(q: db::Statement<'q>, c: &Sums) -> db::Statement<'q> {
         .bind(c.cost_runs)
         .bind(c.duration_sum)
         .bind(c.duration_runs)
+        .bind(c.flagged)
 }
 
 /// What the pages read instead of the runs: counts per task and hint condition, per
@@ -313,15 +351,18 @@ async fn write_aggregates(
     tx: &mut Tx<'_>,
     bundle: &VerifiedBundle,
     bundle_id: &str,
+    found: &ServerFindings,
 ) -> Result<(), StoreError> {
     let m = &bundle.manifest;
     let mut aggregates: BTreeMap<(&str, Hint), Sums> = BTreeMap::new();
-    for run in &m.runs {
+    for (i, run) in m.runs.iter().enumerate() {
         let c = aggregates.entry((run.task.as_str(), run.hint)).or_default();
         c.runs += 1;
         if let (Some(succeeded), Some(executed)) = (run.outcome.succeeded(), run.outcome.executed()) {
             c.counted += 1;
             c.successes += i64::from(succeeded);
+            let findings = !run.findings.is_empty() || found.get(&i).is_some_and(|f| !f.is_empty());
+            c.flagged += i64::from(succeeded && findings);
             c.executed += i64::from(executed);
             if let Some(r) = run.file_recall {
                 c.recall_sum += r;

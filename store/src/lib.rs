@@ -10,7 +10,7 @@ pub mod stats;
 
 pub use model::*;
 /// The vocabulary the model is written in.
-pub use vocab::{Hint, Outcome, ProvenanceKind, TaskId, Tier};
+pub use vocab::{Hint, Integrity, Outcome, ProvenanceKind, Review, TaskId, Tier};
 
 #[cfg(feature = "db")]
 mod analysis;
@@ -22,6 +22,8 @@ mod blobs;
 mod db;
 #[cfg(feature = "db")]
 mod error;
+#[cfg(feature = "db")]
+mod findings;
 #[cfg(feature = "db")]
 mod ingest;
 #[cfg(feature = "db")]
@@ -43,7 +45,9 @@ pub use bundle::Digest;
 #[cfg(feature = "db")]
 pub use error::StoreError;
 #[cfg(feature = "db")]
-pub use ingest::Ingested;
+pub use findings::FindingsFilter;
+#[cfg(feature = "db")]
+pub use ingest::{Ingested, ServerFindings};
 #[cfg(feature = "db")]
 #[cfg(feature = "db")]
 pub use store::Store;

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use vocab::{Hint, Outcome, ProvenanceKind, TaskId, Tier};
+use vocab::{Hint, Integrity, Outcome, ProvenanceKind, Review, TaskId, Tier};
 
 /// Counts for one agent (or task) under one hint condition.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -28,6 +28,9 @@ pub struct Rates {
     pub duration_runs: i64,
     pub mean_duration_s: Option<f64>,
     pub total_duration_s: Option<f64>,
+    /// Successes with an integrity finding no maintainer has dismissed: in the strict
+    /// view these count as failures (and `successes` leaves them out).
+    pub flagged: i64,
 }
 
 /// The sums a [`Rates`] is made of, as kept at ingest.
@@ -44,12 +47,13 @@ pub(crate) struct Sums {
     pub cost_runs: i64,
     pub duration_sum: f64,
     pub duration_runs: i64,
+    pub flagged: i64,
 }
 
 #[cfg(feature = "db")]
 impl Sums {
     /// The columns kept for each of them (in `aggregates` and `totals`).
-    pub const COLUMNS: [&str; 10] = [
+    pub const COLUMNS: [&str; 11] = [
         "runs",
         "counted",
         "successes",
@@ -60,6 +64,7 @@ impl Sums {
         "cost_runs",
         "duration_sum",
         "duration_runs",
+        "flagged",
     ];
 
     pub fn add(&mut self, other: &Sums) {
@@ -73,17 +78,23 @@ impl Sums {
         self.cost_runs += other.cost_runs;
         self.duration_sum += other.duration_sum;
         self.duration_runs += other.duration_runs;
+        self.flagged += other.flagged;
     }
 
-    pub fn rates(&self) -> Rates {
+    /// The rates as `integrity` counts them: strictly, flagged successes are failures.
+    pub fn rates(&self, integrity: Integrity) -> Rates {
+        let successes = match integrity {
+            Integrity::Reported => self.successes,
+            Integrity::Strict => self.successes - self.flagged,
+        };
         let ratio = |n: i64, d: i64| (d > 0).then(|| n as f64 / d as f64);
         let mean = |sum: f64, n: i64| (n > 0).then(|| sum / n as f64);
         Rates {
             runs: self.runs,
             counted: self.counted,
-            successes: self.successes,
+            successes,
             executed: self.executed,
-            final_success: ratio(self.successes, self.counted),
+            final_success: ratio(successes, self.counted),
             execution_success: ratio(self.executed, self.counted),
             file_recall: mean(self.recall_sum, self.recall_runs),
             cost_runs: self.cost_runs,
@@ -92,6 +103,7 @@ impl Sums {
             duration_runs: self.duration_runs,
             mean_duration_s: mean(self.duration_sum, self.duration_runs),
             total_duration_s: (self.duration_runs > 0).then_some(self.duration_sum),
+            flagged: self.flagged,
         }
     }
 }
@@ -140,6 +152,8 @@ pub struct LeaderboardFilter {
     pub provenance: Option<ProvenanceKind>,
     pub benchmark_version: Option<String>,
     pub task_set_digest: Option<String>,
+    /// How the rows' successes are counted (this does not narrow).
+    pub integrity: Integrity,
 }
 
 /// A number a leaderboard row can be ordered by, computed in the query from the kept
@@ -294,16 +308,108 @@ impl FoundBy {
     }
 }
 
+/// Which finding: its run, who found it and its place in their list for the run,
+/// written `1234-server-0`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FindingId {
+    pub run_id: i64,
+    pub found_by: FoundBy,
+    pub position: i64,
+}
+
+impl std::fmt::Display for FindingId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}-{}-{}", self.run_id, self.found_by.as_str(), self.position)
+    }
+}
+
+impl std::str::FromStr for FindingId {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || {
+            format!(
+                "`{s}` is not a finding id (a run id, `submitter` or `server`, a position: `12-server-0`)"
+            )
+        };
+        let mut parts = s.splitn(3, '-');
+        let (Some(run), Some(by), Some(position)) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(bad());
+        };
+        let number =
+            |t: &str| t.parse::<i64>().ok().filter(|n| *n >= 0 && t.bytes().all(|b| b.is_ascii_digit()));
+        Ok(FindingId {
+            run_id: number(run).ok_or_else(bad)?,
+            found_by: FoundBy::ALL.into_iter().find(|b| b.as_str() == by).ok_or_else(bad)?,
+            position: number(position).ok_or_else(bad)?,
+        })
+    }
+}
+
+/// A maintainer's review of a finding.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct FindingReview {
+    pub verdict: Review,
+    /// Why, in the maintainer's words.
+    pub note: String,
+    pub at: String,
+}
+
 /// An integrity finding about a run (the bundle format's section 4a): which check, what
 /// it saw, and where the evidence is (a role of the run's artifacts, a line from 1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunFinding {
+    /// The finding's id (`1234-server-0`), as the review API names it.
+    pub id: String,
     pub found_by: FoundBy,
     pub check: String,
     pub message: String,
     pub artifact: Option<String>,
     pub line: Option<i64>,
+    /// A maintainer's review, once there is one. A dismissed finding no longer flags
+    /// its run.
+    pub review: Option<FindingReview>,
+}
+
+impl RunFinding {
+    /// Whether the finding still casts doubt on its run (it is not dismissed).
+    pub fn flags(&self) -> bool {
+        self.review.as_ref().is_none_or(|r| r.verdict != Review::Dismissed)
+    }
+}
+
+/// A finding with the run it is about, as the review list shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct FindingRecord {
+    pub finding: RunFinding,
+    pub run_id: i64,
+    pub bundle_id: String,
+    pub agent_id: String,
+    pub agent_name: String,
+    pub task: TaskId,
+    pub hint: Hint,
+    pub attempt: i64,
+    pub outcome: Outcome,
+    /// Whether the run's submission is the agent's current one.
+    pub current: bool,
+}
+
+/// Integrity over the current submissions: flagged successes by check and by agent,
+/// and the newest flagged successes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntegrityOverview {
+    /// Successes with a finding not dismissed, over all current submissions.
+    pub flagged: i64,
+    /// Of them, those with a confirmed finding.
+    pub confirmed: i64,
+    /// Per check: the flagged successes it found (a run counts once per check).
+    pub by_check: Vec<(String, i64)>,
+    /// The agents with most flagged successes: (agent id, name, flagged successes).
+    pub agents: Vec<(String, String, i64)>,
+    /// The newest flagged successes, with their findings.
+    pub runs: Vec<FindingRecord>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use sqlx::Row;
 use sqlx::any::AnyRow;
-use vocab::{Hint, Outcome, TaskId};
+use vocab::{Hint, Integrity, Outcome, TaskId};
 
 use crate::Store;
 use crate::db::{self, Placeholders};
@@ -44,14 +44,14 @@ fn by_hint_joins(table: &str, per_task: bool) -> (String, String) {
 }
 
 /// What [`by_hint_joins`] read: the rates of each condition the row has.
-fn by_hint(row: &AnyRow) -> Result<BTreeMap<Hint, Rates>, StoreError> {
+fn by_hint(row: &AnyRow, integrity: Integrity) -> Result<BTreeMap<Hint, Rates>, StoreError> {
     let mut out = BTreeMap::new();
     for h in Hint::ALL {
         let hint = h.as_str();
         if row.try_get::<Option<i64>, _>(format!("{hint}_runs").as_str())?.is_none() {
             continue;
         }
-        out.insert(h, sums_of(row, &format!("{hint}_"))?.rates());
+        out.insert(h, sums_of(row, &format!("{hint}_"))?.rates(integrity));
     }
     Ok(out)
 }
@@ -71,6 +71,7 @@ fn sums_of(row: &AnyRow, prefix: &str) -> Result<Sums, StoreError> {
         cost_runs: int("cost_runs")?,
         duration_sum: float("duration_sum")?,
         duration_runs: int("duration_runs")?,
+        flagged: int("flagged")?,
     })
 }
 
@@ -91,7 +92,7 @@ const MOST_PER_ERROR_TYPE: i64 = 5;
 const RUN_SUMMARY: &str = "r.id, r.bundle_id, s.agent_id, r.task, r.hint, r.attempt, r.outcome, r.error_type";
 
 fn rates(row: &AnyRow) -> Result<Rates, StoreError> {
-    Ok(sums_of(row, "")?.rates())
+    Ok(sums_of(row, "")?.rates(Integrity::Reported))
 }
 
 /// The leaderboard's rows: every column, narrowed by `filter`, then `tail` (more
@@ -134,7 +135,7 @@ fn board_from(filter: &LeaderboardFilter) -> (String, Vec<&str>) {
     (from, binds)
 }
 
-fn board_row(row: &AnyRow) -> Result<LeaderboardRow, StoreError> {
+fn board_row(row: &AnyRow, integrity: Integrity) -> Result<LeaderboardRow, StoreError> {
     Ok(LeaderboardRow {
         agent_id: row.try_get("agent_id")?,
         display_name: row.try_get("display_name")?,
@@ -148,7 +149,7 @@ fn board_row(row: &AnyRow) -> Result<LeaderboardRow, StoreError> {
         benchmark_version: row.try_get("benchmark_version")?,
         task_set_digest: row.try_get("task_set_digest")?,
         bundle_id: row.try_get("bundle_id")?,
-        by_hint: by_hint(row)?,
+        by_hint: by_hint(row, integrity)?,
     })
 }
 
@@ -160,11 +161,16 @@ impl Store {
         for b in binds {
             q = q.bind(b);
         }
-        q.fetch_all(&self.pool).await?.iter().map(board_row).collect()
+        q.fetch_all(&self.pool).await?.iter().map(|r| board_row(r, filter.integrity)).collect()
     }
 
-    /// The current rows of these bundles, in no particular order.
-    pub async fn leaderboard_rows(&self, bundles: &[String]) -> Result<Vec<LeaderboardRow>, StoreError> {
+    /// The current rows of these bundles, in no particular order, their successes
+    /// counted as `integrity` says.
+    pub async fn leaderboard_rows(
+        &self,
+        bundles: &[String],
+        integrity: Integrity,
+    ) -> Result<Vec<LeaderboardRow>, StoreError> {
         if bundles.is_empty() {
             return Ok(Vec::new());
         }
@@ -174,7 +180,7 @@ impl Store {
         for b in bundles {
             q = q.bind(b.as_str());
         }
-        q.fetch_all(&self.pool).await?.iter().map(board_row).collect()
+        q.fetch_all(&self.pool).await?.iter().map(|r| board_row(r, integrity)).collect()
     }
 
     /// What ordering the rows `filter` keeps needs, and no more: each row's bundle, name
@@ -186,16 +192,21 @@ impl Store {
         key: Option<RateKey>,
     ) -> Result<Vec<RowKey>, StoreError> {
         let ratio = |n: &str, d: &str| format!("CAST({n} AS DOUBLE PRECISION) / NULLIF({d}, 0)");
+        // The successes as the view counts them, as `Sums::rates` does.
+        let successes = |h: Hint| match filter.integrity {
+            Integrity::Reported => format!("{h}.successes"),
+            Integrity::Strict => format!("({h}.successes - {h}.flagged)"),
+        };
         let expression = match key {
             None => "NULL".to_owned(),
-            Some(RateKey::Final(h)) => ratio(&format!("{h}.successes"), &format!("{h}.counted")),
+            Some(RateKey::Final(h)) => ratio(&successes(h), &format!("{h}.counted")),
             Some(RateKey::Execution(h)) => ratio(&format!("{h}.executed"), &format!("{h}.counted")),
             Some(RateKey::Recall(h)) => ratio(&format!("{h}.recall_sum"), &format!("{h}.recall_runs")),
             Some(RateKey::Cost(h)) => ratio(&format!("{h}.cost_sum"), &format!("{h}.cost_runs")),
             Some(RateKey::Uplift) => format!(
                 "{} - {}",
-                ratio("hints.successes", "hints.counted"),
-                ratio("none.successes", "none.counted")
+                ratio(&successes(Hint::Hints), "hints.counted"),
+                ratio(&successes(Hint::None), "none.counted")
             ),
         };
         let mut sql = String::from("SELECT s.bundle_id, a.display_name, CAST(");
@@ -411,27 +422,7 @@ impl Store {
         .bind(id)
         .fetch_all(&self.pool)
         .await?;
-        let findings = db::query(
-            "SELECT found_by, check_name, message, artifact, line FROM findings WHERE run_id = $1 \
-             ORDER BY CASE found_by WHEN 'submitter' THEN 0 ELSE 1 END, position",
-        )
-        .bind(id)
-        .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(|f| {
-            let by: String = f.try_get("found_by")?;
-            Ok(RunFinding {
-                found_by: FoundBy::ALL.into_iter().find(|b| b.as_str() == by).ok_or_else(|| {
-                    sqlx::Error::ColumnDecode { index: "found_by".into(), source: format!("`{by}`").into() }
-                })?,
-                check: f.try_get("check_name")?,
-                message: f.try_get("message")?,
-                artifact: f.try_get("artifact")?,
-                line: f.try_get("line")?,
-            })
-        })
-        .collect::<Result<Vec<_>, StoreError>>()?;
+        let findings = self.run_findings(id).await?;
         let files: Option<String> = r.try_get("files_changed")?;
         let metrics: String = r.try_get("metrics")?;
         Ok(Some(RunDetail {
@@ -520,7 +511,7 @@ impl Store {
                     bundle_id: row.try_get("bundle_id")?,
                     agent_id: row.try_get("agent_id")?,
                     display_name: row.try_get("display_name")?,
-                    final_success: none.rates().final_success,
+                    final_success: none.rates(Integrity::Reported).final_success,
                     hinted_only: none.successes == 0
                         && successes("hints_successes")? + successes("detailed_successes")? > 0,
                 })
@@ -562,7 +553,7 @@ impl Store {
                     tier: name(row, "tier")?,
                     provenance: name(row, "provenance")?,
                     bundle_id: row.try_get("bundle_id")?,
-                    by_hint: by_hint(row)?,
+                    by_hint: by_hint(row, Integrity::Reported)?,
                 })
             })
             .collect()

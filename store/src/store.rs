@@ -19,7 +19,9 @@ pub struct Store {
     blobs: Blobs,
     pub(crate) write_lock: tokio::sync::Mutex<()>,
     /// The statistics and the change-log position they were computed at.
-    pub(crate) stats_cache: tokio::sync::Mutex<Option<(i64, std::sync::Arc<crate::BoardStats>)>>,
+    pub(crate) stats_cache: tokio::sync::Mutex<
+        std::collections::BTreeMap<vocab::Integrity, (i64, std::sync::Arc<crate::BoardStats>)>,
+    >,
 }
 
 impl Store {
@@ -46,7 +48,7 @@ impl Store {
             backend: backend.clone(),
             blobs,
             write_lock: tokio::sync::Mutex::new(()),
-            stats_cache: tokio::sync::Mutex::new(None),
+            stats_cache: tokio::sync::Mutex::new(Default::default()),
         })
     }
 

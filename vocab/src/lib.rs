@@ -224,6 +224,54 @@ impl Tier {
 
 names!(Tier, "tier", "maintainer, submitter");
 
+/// How a view counts successes that carry integrity findings (the bundle format's
+/// section 4a): as their runs reported them, or strictly, where a flagged success (one
+/// with a finding no maintainer has dismissed) counts as a failure.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum Integrity {
+    #[default]
+    Reported,
+    Strict,
+}
+
+impl Integrity {
+    pub const ALL: [Integrity; 2] = [Integrity::Reported, Integrity::Strict];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Integrity::Reported => "reported",
+            Integrity::Strict => "strict",
+        }
+    }
+}
+
+names!(Integrity, "integrity", "reported, strict");
+
+/// A maintainer's verdict on an integrity finding: the evidence holds (the success is
+/// not earned), or it does not (the finding no longer flags the run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum Review {
+    Confirmed,
+    Dismissed,
+}
+
+impl Review {
+    pub const ALL: [Review; 2] = [Review::Confirmed, Review::Dismissed];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Review::Confirmed => "confirmed",
+            Review::Dismissed => "dismissed",
+        }
+    }
+}
+
+names!(Review, "review", "confirmed, dismissed");
+
 /// A task's id, as task cards, bundles and URLs name it (`cogs`, `othello`, …).
 ///
 /// Which ids exist depends on the task set a bundle names, so this type does not

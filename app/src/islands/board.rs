@@ -8,7 +8,7 @@
 //! view and its table replaces this one, still without a new page.
 
 use leptos::prelude::*;
-use store::LeaderboardRow;
+use store::{Integrity, LeaderboardRow};
 use wasm_bindgen::JsCast;
 use web_sys::{Element, Event, HtmlInputElement, HtmlSelectElement};
 
@@ -21,11 +21,15 @@ pub fn LiveBoard(
     set: Option<String>,
     /// Whether the page holds every agent of the set, so it can be narrowed here.
     complete: bool,
+    /// How the rendered page counts flagged successes.
+    integrity: Integrity,
     children: Children,
 ) -> impl IntoView {
     let root = NodeRef::<leptos::html::Div>::new();
-    // The whole set's rows from the API, once fetched (only when the page holds them all).
-    let rows = StoredValue::new(None::<Vec<LeaderboardRow>>);
+    // The whole set's rows from the API, counted as the table shows them, once fetched
+    // (only when the page holds them all).
+    let rows = StoredValue::new(None::<(Integrity, Vec<LeaderboardRow>)>);
+    let set = StoredValue::new(set);
     let complete = StoredValue::new(complete);
     let picked = RwSignal::new(Vec::<String>::new());
     let ready = RwSignal::new(false);
@@ -36,10 +40,9 @@ pub fn LiveBoard(
     Effect::new(move |_| {
         ready.set(true);
         if complete.get_value() {
-            let set = set.clone();
             leptos::task::spawn_local(async move {
-                if let Ok(all) = fetch_rows(set.as_deref()).await {
-                    rows.set_value(Some(all));
+                if let Ok(all) = fetch_rows(set.get_value().as_deref(), integrity).await {
+                    rows.set_value(Some((integrity, all)));
                 }
             });
         }
@@ -59,7 +62,13 @@ pub fn LiveBoard(
         let Some(root) = root.get_untracked() else { return };
         let url = view.here();
         let _ = window().history().and_then(|h| h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url)));
-        let local = complete.get_value().then(|| rows.get_value()).flatten();
+        // Rows counted another way show other numbers: those come from the server.
+        let local = complete
+            .get_value()
+            .then(|| rows.get_value())
+            .flatten()
+            .filter(|(counted, _)| *counted == view.integrity)
+            .map(|(_, all)| all);
         match local {
             Some(all) => {
                 let shown = ROWS.with_borrow(|trs| arrange(&root, &view, &all, trs));
@@ -76,6 +85,13 @@ pub fn LiveBoard(
                     }
                     if let Some(now) = replace_body(&root, &page.body) {
                         complete.set_value(now);
+                        rows.set_value(None);
+                        if now {
+                            let integrity = view.integrity;
+                            if let Ok(all) = fetch_rows(set.get_value().as_deref(), integrity).await {
+                                rows.set_value(Some((integrity, all)));
+                            }
+                        }
                         keep_rows(&root);
                         picked.set(vec![]);
                         update_picks(&root, &[]);
@@ -182,13 +198,15 @@ fn keep_rows(root: &Element) {
     ROWS.set(all(root, "table.board tbody > tr"));
 }
 
-/// Every current row of the set, from the JSON API.
-async fn fetch_rows(set: Option<&str>) -> Result<Vec<LeaderboardRow>, String> {
+/// Every current row of the set, counted as `integrity` says, from the JSON API.
+async fn fetch_rows(set: Option<&str>, integrity: Integrity) -> Result<Vec<LeaderboardRow>, String> {
     #[derive(serde::Deserialize)]
     struct Answer {
         rows: Vec<LeaderboardRow>,
     }
-    let answer = get("/api/v1/leaderboard", None).await?;
+    let strict = (integrity == Integrity::Strict).then_some(integrity.as_str());
+    let url = crate::format::href("/api/v1/leaderboard", &[("integrity", strict)]);
+    let answer = get(&url, None).await?;
     let answer: Answer = serde_json::from_str(&answer.body).map_err(|e| e.to_string())?;
     Ok(answer.rows.into_iter().filter(|r| set.is_none_or(|s| r.task_set_digest == s)).collect())
 }

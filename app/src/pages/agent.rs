@@ -5,8 +5,8 @@ use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
 use super::{
-    AgentUrl, Chart, FailureRow, FailureTable, IntervalNote, IssueMark, KnownIssues, OutcomeLabel,
-    ProvenanceBadge, Rate, TierBadge, interval_text, loaded, param, points_interval, query,
+    AgentUrl, Chart, FailureRow, FailureTable, FlaggedRuns, IntervalNote, IssueMark, KnownIssues,
+    OutcomeLabel, ProvenanceBadge, Rate, TierBadge, interval_text, loaded, param, points_interval, query,
 };
 use crate::charts;
 use crate::data::{AgentData, ErrorCountRow, PublishedFacts, TaskNames, load_agent};
@@ -218,6 +218,25 @@ fn Agent(data: AgentData) -> impl IntoView {
         />
 
         {data.published.clone().map(|p| view! { <PublishedErrors facts=p/> }.into_any())}
+
+        {(!data.flagged.is_empty()).then(|| {
+            let runs = data.flagged.iter().map(|f| f.run_id).collect::<std::collections::BTreeSet<_>>().len();
+            view! {
+                <h2 id="flagged">"Flagged successes"</h2>
+                <p>
+                    {format!("{runs} of this agent's successes carry integrity findings no maintainer has dismissed: ")}
+                    "signs that the result may not come from running the agent's code. They stand as the checker judged "
+                    "them; the leaderboard's "<a href="/?integrity=strict">"strict view"</a>" counts them as failures. "
+                    "What each check looks for is on the "<a href="/about#integrity">"about page"</a>"."
+                </p>
+                <FlaggedRuns
+                    caption=format!("{runs} flagged successes, each with the checks that flag it")
+                    records=data.flagged.clone()
+                    names=data.names.clone()
+                    agents=false
+                />
+            }
+        })}
 
         {view! {
         <h2 id="runs">{runs_heading}</h2>

@@ -1,12 +1,13 @@
 //! `/failures`: how runs fail: by agent and outcome (as the paper's Tables 9–10), the
-//! tasks no agent solves, those solved only with hints, and failures shared by agents.
+//! tasks no agent solves, those solved only with hints, successes that integrity checks
+//! doubt, and failures shared by agents.
 
 use std::collections::BTreeMap;
 
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
-use super::{Chart, IssueMark, KnownIssues, OutcomeLabel, loaded};
+use super::{Chart, FlaggedRuns, IssueMark, KnownIssues, OutcomeLabel, loaded};
 use crate::charts;
 use crate::data::{FailuresData, PublishedErrorTable, load_failures};
 use crate::format;
@@ -180,6 +181,8 @@ fn Failures(data: FailuresData) -> impl IntoView {
             }.into_any()
         }}
 
+        <Integrity overview=data.integrity.clone() names=data.names.clone() checks=data.checks.clone()/>
+
         <h2>"Failures agents share"</h2>
         {if shared.is_empty() {
             view! { <p class="empty">"No two agents failed a task the same way."</p> }.into_any()
@@ -318,4 +321,74 @@ fn PublishedComparison(
         <KnownIssues issues=listed/>
     }
     .into_any()
+}
+
+/// Successes whose integrity checks found signs of a result produced without the work:
+/// by check, the agents with most, and the newest with their evidence one click away.
+#[component]
+fn Integrity(
+    overview: store::IntegrityOverview,
+    names: crate::data::TaskNames,
+    checks: BTreeMap<String, String>,
+) -> impl IntoView {
+    view! {
+        <h2 id="integrity">"Successes in doubt"</h2>
+        {if overview.flagged == 0 {
+            view! {
+                <p class="empty">
+                    "No current success carries an integrity finding that a maintainer has not dismissed. "
+                    "What the checks look for is on the "<a href="/about#integrity">"about page"</a>"."
+                </p>
+            }.into_any()
+        } else {
+            view! {
+                <p>
+                    {format!(
+                        "{} successes of the current results carry integrity findings no maintainer has dismissed                          ({} of them confirmed by a maintainer): signs that the result was written rather than                          computed. The leaderboard's ",
+                        overview.flagged, overview.confirmed
+                    )}
+                    <a href="/?integrity=strict">"strict view"</a>
+                    " counts them as failures. What each check looks for is on the "
+                    <a href="/about#integrity">"about page"</a>"."
+                </p>
+                <div class="table-wrap">
+                    <table>
+                        <caption>"Flagged successes by check (a success flagged by two checks counts under each)"</caption>
+                        <thead>
+                            <tr><th scope="col">"Check"</th><th scope="col">"Flagged successes"</th><th scope="col">"Looks for"</th></tr>
+                        </thead>
+                        <tbody>
+                            {overview.by_check.iter().map(|(check, runs)| view! {
+                                <tr>
+                                    <th scope="row"><code>{check.clone()}</code></th>
+                                    <td class="num">{*runs}</td>
+                                    <td class="small">{checks.get(check).cloned().unwrap_or_else(|| "a check this server does not know".to_owned())}</td>
+                                </tr>
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                </div>
+                <div class="table-wrap">
+                    <table>
+                        <caption>"The agents with most flagged successes"</caption>
+                        <thead><tr><th scope="col">"Agent"</th><th scope="col">"Flagged successes"</th></tr></thead>
+                        <tbody>
+                            {overview.agents.iter().map(|(id, name, runs)| view! {
+                                <tr>
+                                    <th scope="row"><a href=format!("/agents/{}#flagged", format::segment(id))>{name.clone()}</a></th>
+                                    <td class="num">{*runs}</td>
+                                </tr>
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                </div>
+                <FlaggedRuns
+                    caption="The newest flagged successes, with the checks that flag each".to_owned()
+                    records=overview.runs.clone()
+                    names=names.clone()
+                    agents=true
+                />
+            }.into_any()
+        }}
+    }
 }

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 use store::stats::AgentStats;
-use store::{Hint, LeaderboardRow, ProvenanceKind, Rates, Tier};
+use store::{Hint, Integrity, LeaderboardRow, ProvenanceKind, Rates, Tier};
 
 use super::{
     AgentUrl, Chart, IntervalNote, IssueMark, ProvenanceBadge, Rate, TierBadge, interval_text, loaded,
@@ -113,7 +113,7 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             </p>
         })}
 
-        <LiveBoard set=set.clone() complete=complete>
+        <LiveBoard set=set.clone() complete=complete integrity=view.integrity>
         <div class="board-body" data-complete=complete.to_string()>
         <form class="filters" method="get" action="/">
             <input type="hidden" name="set" value=set.clone().unwrap_or_default()/>
@@ -133,6 +133,12 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                 options=ProvenanceKind::ALL.map(|p| (p.as_str().to_owned(), format::provenance_label(p).to_owned())).to_vec()
                 chosen=view.provenance.map(|p| p.as_str().to_owned())
             />
+            <label for="filter-integrity">"Flagged successes"</label>
+            <select id="filter-integrity" name="integrity">
+                {Integrity::ALL.map(|i| view! {
+                    <option value=i.as_str() selected=view.integrity == i>{integrity_label(i)}</option>
+                }).collect_view()}
+            </select>
             <label for="filter-q">"Agent"</label>
             <input id="filter-q" type="search" name="q" value=view.search.clone().unwrap_or_default() placeholder="name contains…"/>
             <button type="submit">"Apply"</button>
@@ -156,7 +162,11 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                     <span class="sorted-by">{view.order_words()}</span>
                     ". Rates are over 12 tasks × 5 runs; Δ is the change in final success from no hints to hints, in percentage points. "
                     "Rank is the plausible range of ranks by final success without hints; agents in one group cannot be told apart. "
-                    "Cost per run is the mean over the runs that report one, in US dollars (– where none does)."
+                    "Cost per run is the mean over the runs that report one, in US dollars (– where none does). "
+                    {match view.integrity {
+                        Integrity::Reported => "Successes are counted as their runs reported them; ⚑ counts an agent's successes with an integrity finding no maintainer has dismissed.",
+                        Integrity::Strict => "Strict: every success with an integrity finding no maintainer has dismissed (⚑) counts as a failure, and intervals and ranks are computed from those counts.",
+                    }}
                 </caption>
                 <thead>
                     <tr>
@@ -180,7 +190,7 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                     {rows.iter().map(|row| {
                         let stats = data.stats.get(&row.bundle_id).cloned();
                         let issues = data.issues.get(&row.agent_id).cloned().unwrap_or_default();
-                        view! { <BoardRow row=row.clone() stats=stats issues=issues/> }
+                        view! { <BoardRow row=row.clone() stats=stats issues=issues integrity=view.integrity/> }
                     }).collect_view()}
                 </tbody>
             </table>
@@ -228,7 +238,12 @@ fn Board(data: LeaderboardData) -> impl IntoView {
 }
 
 #[component]
-fn BoardRow(row: LeaderboardRow, stats: Option<AgentStats>, issues: Vec<KnownIssue>) -> impl IntoView {
+fn BoardRow(
+    row: LeaderboardRow,
+    stats: Option<AgentStats>,
+    issues: Vec<KnownIssue>,
+    integrity: Integrity,
+) -> impl IntoView {
     let agent = format!("/agents/{}", format::segment(&row.agent_id));
     // The marks of the known issues about one of the row's numbers, linking to the
     // agent's page, which lists them.
@@ -259,8 +274,17 @@ fn BoardRow(row: LeaderboardRow, stats: Option<AgentStats>, issues: Vec<KnownIss
         let hint = Hint::ALL[h];
         let r = row.by_hint.get(&hint);
         let ci = stats.as_ref().and_then(|s| s.final_success.get(hint));
-        let detail =
-            r.map(|r| format!("{} of {} runs succeeded", r.successes, r.counted)).unwrap_or_default();
+        let detail = r
+            .map(|r| match (integrity, r.flagged) {
+                (_, 0) => format!("{} of {} runs succeeded", r.successes, r.counted),
+                (Integrity::Reported, f) => {
+                    format!("{} of {} runs succeeded, {f} of them flagged", r.successes, r.counted)
+                }
+                (Integrity::Strict, f) => {
+                    format!("{} of {} runs succeeded, not counting {f} flagged", r.successes, r.counted)
+                }
+            })
+            .unwrap_or_default();
         view! {
             <td class="num">
                 <Rate rate=r.and_then(|r| r.final_success) href=format!("{agent}?hint={hint}#runs") detail=detail/>
@@ -282,6 +306,7 @@ fn BoardRow(row: LeaderboardRow, stats: Option<AgentStats>, issues: Vec<KnownIss
         None => ("–".to_owned(), 0),
     };
     let band = if group % 2 == 1 { "group-odd" } else { "group-even" };
+    let flagged: i64 = row.by_hint.values().map(|r| r.flagged).sum();
     view! {
         <tr class=band>
             <td class="num rank">
@@ -296,6 +321,13 @@ fn BoardRow(row: LeaderboardRow, stats: Option<AgentStats>, issues: Vec<KnownIss
                     <input type="checkbox" class="pick" form="pick" name="agent" value=row.agent_id.clone() aria-label=format!("Compare {}", row.display_name)/>
                 </div>
                 <div class="muted small"><AgentUrl url=row.url.clone()/></div>
+                {(flagged > 0).then(|| view! {
+                    <div class="flag">
+                        <a href=format!("{agent}#flagged") title="successes with an integrity finding no maintainer has dismissed">
+                            {format!("⚑ {flagged} flagged")}
+                        </a>
+                    </div>
+                })}
             </th>
             {(0..Hint::ALL.len()).map(final_cell).collect_view()}
             <td class=delta_class>
@@ -309,6 +341,14 @@ fn BoardRow(row: LeaderboardRow, stats: Option<AgentStats>, issues: Vec<KnownIss
                 view! { <td class="num">{format::usd(cost)}</td> }
             }).collect_view()}
         </tr>
+    }
+}
+
+/// How the filter names a way of counting flagged successes.
+fn integrity_label(integrity: Integrity) -> &'static str {
+    match integrity {
+        Integrity::Reported => "Count as reported",
+        Integrity::Strict => "Count as failures (strict)",
     }
 }
 

@@ -273,3 +273,71 @@ pub(crate) fn KnownIssues(issues: Vec<crate::paper::KnownIssue>) -> impl IntoVie
         </section>
     }
 }
+
+/// Flagged successes, one row per run with the checks that flag it and who found each:
+/// the agent page's list (`agents` false) and the failure explorer's (naming the agent).
+#[component]
+pub(crate) fn FlaggedRuns(
+    caption: String,
+    records: Vec<store::FindingRecord>,
+    names: crate::data::TaskNames,
+    agents: bool,
+) -> impl IntoView {
+    // The records come ordered by run: each run's findings are consecutive.
+    let mut runs: Vec<(store::FindingRecord, Vec<store::RunFinding>)> = Vec::new();
+    for r in records {
+        match runs.last_mut() {
+            Some((first, findings)) if first.run_id == r.run_id => findings.push(r.finding),
+            _ => {
+                let finding = r.finding.clone();
+                runs.push((r, vec![finding]));
+            }
+        }
+    }
+    let name_of = move |task: &store::TaskId| names.get(task).cloned().unwrap_or_else(|| task.to_string());
+    view! {
+        <div class="table-wrap">
+            <table class="flagged-runs">
+                <caption>{caption}</caption>
+                <thead>
+                    <tr>
+                        <th scope="col">"Run"</th>
+                        {agents.then(|| view! { <th scope="col">"Agent"</th> })}
+                        <th scope="col">"Task"</th>
+                        <th scope="col">"Hints"</th>
+                        <th scope="col">"Attempt"</th>
+                        <th scope="col">"Findings"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {runs.into_iter().map(|(run, findings)| view! {
+                        <tr>
+                            <td><a href=format!("/runs/{}#findings", run.run_id)>{format!("#{}", run.run_id)}</a></td>
+                            {agents.then(|| view! {
+                                <td><a href=format!("/agents/{}", crate::format::segment(&run.agent_id))>{run.agent_name.clone()}</a></td>
+                            })}
+                            <td>{name_of(&run.task)}</td>
+                            <td>{run.hint.label()}</td>
+                            <td class="num">{run.attempt}</td>
+                            <td>
+                                {findings.into_iter().map(|f| view! {
+                                    <span class="finding">
+                                        <code>{f.check.clone()}</code>
+                                        <span class="muted small">{match f.found_by {
+                                            store::FoundBy::Submitter => " (submitter",
+                                            store::FoundBy::Server => " (server",
+                                        }}{match f.review.as_ref().map(|r| r.verdict) {
+                                            Some(store::Review::Confirmed) => ", confirmed)",
+                                            Some(store::Review::Dismissed) => ", dismissed)",
+                                            None => ")",
+                                        }}</span>
+                                    </span>
+                                }).collect_view()}
+                            </td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+}

@@ -185,12 +185,17 @@ fn Findings(findings: Vec<RunFinding>, texts: Vec<ArtifactText>, success: bool) 
         };
         Some(view! { <a href=href>{label}</a> }.into_any())
     };
+    let flagged = findings.iter().any(RunFinding::flags);
     view! {
         <h2 id="findings">"Integrity findings"</h2>
         <p class="notice">
-            {if success {
+            {if success && flagged {
                 "This success is flagged: a check found signs that the result may not come from running the \
-                 agent's code. The outcome stands as the checker judged it; the findings say why to doubt it."
+                 agent's code. The outcome stands as the checker judged it; the findings say why to doubt it, \
+                 and the leaderboard's strict view counts it as a failure."
+            } else if success {
+                "A check found signs that the result may not come from running the agent's code, and a \
+                 maintainer reviewed each finding and dismissed it: this success is not flagged."
             } else {
                 "A check found signs of a result produced without doing the work; this run did not succeed anyway."
             }}
@@ -204,17 +209,26 @@ fn Findings(findings: Vec<RunFinding>, texts: Vec<ArtifactText>, success: bool) 
                     <th scope="col">"What it saw"</th>
                     <th scope="col">"Evidence"</th>
                     <th scope="col">"Found by"</th>
+                    <th scope="col">"Review"</th>
                 </tr>
             </thead>
             <tbody>
                 {findings.iter().map(|f| view! {
-                    <tr>
+                    <tr id=format!("finding-{}", f.id) class:dismissed=!f.flags()>
                         <th scope="row"><code>{f.check.clone()}</code></th>
                         <td>{f.message.clone()}</td>
                         <td>{evidence(f).unwrap_or_else(|| view! { <span>"–"</span> }.into_any())}</td>
                         <td>{match f.found_by {
                             FoundBy::Submitter => "the submitter, signed in the bundle",
                             FoundBy::Server => "this server",
+                        }}</td>
+                        <td>{match &f.review {
+                            None => view! { <span class="muted">"not reviewed"</span> }.into_any(),
+                            Some(r) => view! {
+                                <span class=format!("badge review-{}", r.verdict.as_str())>{r.verdict.as_str()}</span>
+                                " "{r.note.clone()}
+                                <span class="muted small">{format!(" (reviewed {})", r.at)}</span>
+                            }.into_any(),
                         }}</td>
                     </tr>
                 }).collect_view()}

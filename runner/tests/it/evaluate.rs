@@ -326,17 +326,27 @@ pub fn artifact_names(results: &Path) -> BTreeMap<String, Vec<String>> {
         .collect()
 }
 
-/// The demo shows `tasks/examples/results` as the runner evaluated the example outputs;
-/// evaluating them again must give the same results (all but the time each run took).
+/// The demo shows `tasks/examples/results` as the runner evaluated the example outputs,
+/// and `tasks/examples/shortcut/results` (an agent that printed its result line once,
+/// flagged); evaluating them again must give the same results (all but the time each
+/// run took), findings included.
 #[test]
 fn the_committed_example_results_are_what_evaluate_gives() {
-    let committed = repo().join("tasks/examples/results");
+    for dir in ["tasks/examples", "tasks/examples/shortcut"] {
+        committed_results_are_what_evaluate_gives(dir);
+    }
+}
+
+fn committed_results_are_what_evaluate_gives(dir: &str) {
+    let committed = repo().join(dir).join("results");
     let tmp = tempfile::tempdir().unwrap();
     let fresh = tmp.path().join("results");
-    let out = evaluate(&repo().join("tasks/examples/outputs"), &fresh, "2");
+    let out = evaluate(&repo().join(dir).join("outputs"), &fresh, "2");
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
-    let regenerate = "regenerate them: rm -r tasks/examples/results && rexbench evaluate tasks/examples/outputs \
-                      --out tasks/examples/results --gold tasks/examples/gold --jobs 2";
+    let regenerate = format!(
+        "regenerate them: rm -r {dir}/results && rexbench evaluate {dir}/outputs \
+         --out {dir}/results --gold tasks/examples/gold --jobs 2"
+    );
     let read = |p: &Path| -> Value { serde_json::from_slice(&fs::read(p).unwrap()).unwrap() };
     assert_eq!(
         read(&committed.join("evaluation.json")),

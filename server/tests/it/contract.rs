@@ -277,10 +277,72 @@ async fn every_answer_matches_the_openapi_document() {
         StatusCode::BAD_REQUEST
     );
 
+    // The review of findings: the demo's shortcut agent carries some.
+    let findings = "/api/v1/admin/findings";
+    let listed = r.admin(&app, findings, admin("GET", findings, "s3cret-token", None)).await;
+    assert_eq!(listed.status, StatusCode::OK);
+    let id =
+        listed.json()["findings"][0]["finding"]["id"].as_str().expect("the demo has a finding").to_owned();
+    let everything = "/api/v1/admin/findings?status=all&limit=5";
+    assert_eq!(
+        r.admin(&app, findings, admin("GET", everything, "s3cret-token", None)).await.status,
+        StatusCode::OK
+    );
+    for query in ["?status=maybe", "?limit=0", "?limit=1001", "?limit=x"] {
+        let path = format!("{findings}{query}");
+        let answer = r.admin(&app, findings, admin("GET", &path, "s3cret-token", None)).await;
+        assert_eq!(
+            (answer.status, answer.code().as_str()),
+            (StatusCode::BAD_REQUEST, "invalid_query"),
+            "{query}"
+        );
+    }
+    assert_eq!(
+        r.admin(&app, findings, admin("GET", findings, "wrong", None)).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    let review = "/api/v1/admin/findings/{id}/review";
+    let path = format!("/api/v1/admin/findings/{id}/review");
+    let verdict = json!({"verdict": "confirmed", "note": "prints the accuracy the task expects"});
+    let reviewed = r.admin(&app, review, admin("POST", &path, "s3cret-token", Some(verdict.clone()))).await;
+    assert_eq!(reviewed.status, StatusCode::OK);
+    assert_eq!(reviewed.json()["finding"]["finding"]["review"]["verdict"], json!("confirmed"));
+    assert_eq!(
+        r.admin(&app, review, admin("POST", &path, "wrong", Some(verdict.clone()))).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    let unknown = "/api/v1/admin/findings/99999999-server-0/review";
+    assert_eq!(
+        r.admin(&app, review, admin("POST", unknown, "s3cret-token", Some(verdict.clone()))).await.status,
+        StatusCode::NOT_FOUND
+    );
+    let maybe = json!({"verdict": "maybe", "note": "n"});
+    let answer = r.admin(&app, review, admin("POST", &path, "s3cret-token", Some(maybe))).await;
+    assert_eq!(
+        (answer.status, answer.code().as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, "invalid_verdict")
+    );
+    let answer = r.admin(&app, review, admin("POST", &path, "s3cret-token", None)).await;
+    assert_eq!(answer.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let not_json = Request::post(&path)
+        .header(header::AUTHORIZATION, "Bearer s3cret-token")
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from("{\"verdict\": "))
+        .unwrap();
+    assert_eq!(r.admin(&app, review, not_json).await.status, StatusCode::BAD_REQUEST);
+    let strict = "/api/v1/leaderboard?integrity=strict";
+    assert_eq!(r.get(&app, "/api/v1/leaderboard", strict).await.status, StatusCode::OK);
+    let lax = r.get(&app, "/api/v1/leaderboard", "/api/v1/leaderboard?integrity=lax").await;
+    assert_eq!((lax.status, lax.code().as_str()), (StatusCode::BAD_REQUEST, "invalid_query"));
+
     // Admin over HTTP switched off.
     let (off, _) = server_with(&tmp.path().join("off"), |s| s.admin_token = None).await;
     assert_eq!(r.admin(&off, keys, admin("GET", keys, "x", None)).await.status, StatusCode::NOT_FOUND);
     assert_eq!(r.admin(&off, keys, admin("POST", keys, "x", Some(bad))).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        r.admin(&off, findings, admin("GET", findings, "x", None)).await.status,
+        StatusCode::NOT_FOUND
+    );
 
     // Limits: size, time, rate.
     let (small, _) = server_with(&tmp.path().join("small"), |s| s.limits.compressed = 100).await;

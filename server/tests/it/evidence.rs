@@ -188,6 +188,43 @@ async fn audit_verifies_an_agent_and_catches_a_changed_row_or_artifact() {
 }
 
 /// A stored artifact whose bytes changed on disk is named.
+/// The audit holds the findings and the flagged counts to the signed manifest: every
+/// signed finding shown as the submitter's, the flagged successes counted as the findings
+/// shown say, as reported and in the strict view.
+#[tokio::test]
+async fn audit_checks_the_findings_and_the_flagged_counts() {
+    for_each_backend(|backend, blobs| async move {
+        let state = state(&backend, &blobs).await;
+        server::seed_demo(&state).await.unwrap().expect("a fresh database");
+        drop(state);
+        let clean = audit(&backend, &blobs, "shortcut-agent").await;
+        assert!(clean.passed(), "{clean}");
+        let text = clean.to_string();
+        assert!(text.contains("ok      findings: all 1 the manifest signs are shown"), "{text}");
+        assert!(text.contains("ok      flagged: 1 successes with a finding not dismissed"), "{text}");
+
+        // The flag taken off the leaderboard's totals, behind the server's back.
+        let bundle = clean.bundle_id.clone();
+        tamper(&backend, &format!("UPDATE totals SET flagged = 0 WHERE bundle_id = '{bundle}'")).await;
+        let caught = audit(&backend, &blobs, "shortcut-agent").await;
+        let text = caught.to_string();
+        assert!(
+            text.contains("FAILED  flagged: as reported, No hints: 0 flagged, the findings shown give 1"),
+            "{text}"
+        );
+        assert!(text.contains("strict, No hints: successes 2, the signed manifest gives 1"), "{text}");
+
+        // The submitter's finding hidden.
+        tamper(&backend, "DELETE FROM findings WHERE found_by = 'submitter'").await;
+        let caught = audit(&backend, &blobs, "shortcut-agent").await;
+        assert!(
+            caught.to_string().contains("FAILED  findings: the runs wordfreq/none/2 show other findings"),
+            "{caught}"
+        );
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn audit_names_an_artifact_whose_bytes_changed() {
     let dir = tempfile::tempdir().unwrap();

@@ -66,10 +66,12 @@ pub async fn state_with(backend: &Backend, blobs: store::Blobs) -> AppState {
     let store = Store::open_with(backend, blobs).await.unwrap();
     // The cards built into the server, as an installed server uses them.
     let tasks = benchmark::builtin::TaskDir::builtin().unwrap();
+    let (catalog, cards) = server::catalog::load(&tasks).unwrap();
     AppState {
         store: std::sync::Arc::new(store),
         limits: bundle::Limits::default(),
-        catalog: std::sync::Arc::new(server::catalog::load(&tasks).unwrap()),
+        catalog: std::sync::Arc::new(catalog),
+        cards: std::sync::Arc::new(cards),
         tasks: std::sync::Arc::new(tasks),
         admin_token: Some("s3cret-token".into()),
         metrics: Default::default(),

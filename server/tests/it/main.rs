@@ -7,6 +7,7 @@ mod contract;
 mod evidence;
 mod faults;
 mod harness;
+mod integrity;
 mod pages;
 mod paper;
 mod process;

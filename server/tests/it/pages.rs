@@ -140,6 +140,10 @@ async fn every_page_renders_and_escapes_what_bundles_say() {
     assert!(html.contains("0.4562857142857143"), "{html}");
     assert!(html.contains("&lt;b&gt;m&lt;/b&gt;"));
 
+    // 75 s for a five-hour experiment: the server's own check flags it, though it failed.
+    assert!(html.contains("Integrity findings") && html.contains("this run did not succeed anyway"), "{html}");
+    assert!(html.contains("implausibly-fast") && html.contains("this server"), "{html}");
+    let (_, html) = page(&app, &format!("/runs/{}", run + 2)).await;
     assert!(!html.contains("Integrity findings"), "this run carries no finding");
 
     // A flagged success: each finding escaped, its evidence linked to the line shown.
@@ -159,8 +163,9 @@ async fn every_page_renders_and_escapes_what_bundles_say() {
     let api = get(&app, &format!("/api/v1/runs/{flagged}")).await.json();
     assert_eq!(
         api["findings"][0],
-        json!({"found_by": "submitter", "check": "result-line-literal",
-               "message": "<script>alert(9)</script> printed literally", "artifact": "patch", "line": 7})
+        json!({"id": format!("{flagged}-submitter-0"), "found_by": "submitter", "check": "result-line-literal",
+               "message": "<script>alert(9)</script> printed literally", "artifact": "patch", "line": 7,
+               "review": null})
     );
     assert_eq!(api["findings"][1]["artifact"], json!(null));
     assert_eq!(api["findings"].as_array().unwrap().len(), 3);

@@ -76,5 +76,5 @@ pub async fn submit(store: &Store, bytes: &[u8]) -> Result<store::Ingested, stor
     let verifier = bundle::Verifier::new(keys, bundle::REXBENCH_TASKS);
     let mut staging = store.blobs().stage();
     let verified = verifier.verify_into(bytes, &mut staging).expect("a valid bundle");
-    store.ingest(&verified, staging).await
+    store.ingest(&verified, staging, &Default::default()).await
 }

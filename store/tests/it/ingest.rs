@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use bundle::SecretKey;
-use store::{Hint, Ingested, LeaderboardFilter, Outcome, StoreError, Tier};
+use store::{Hint, Ingested, Integrity, LeaderboardFilter, Outcome, Review, StoreError, Tier};
 
 use crate::harness::{
     blob_bytes, bundle, bundle_ending, bundle_with, count_blobs, count_files, on_each_backend, submit,
@@ -162,7 +162,10 @@ async fn a_key_revoked_while_a_bundle_was_read_is_refused_and_nothing_is_stored(
             .verify_into(bytes.as_slice(), &mut staging)
             .unwrap();
         store.revoke_key(&rec.keyid).await.unwrap();
-        assert!(matches!(store.ingest(&verified, staging).await, Err(StoreError::RevokedKey(..))));
+        assert!(matches!(
+            store.ingest(&verified, staging, &Default::default()).await,
+            Err(StoreError::RevokedKey(..))
+        ));
         assert!(store.leaderboard(&LeaderboardFilter::default()).await.unwrap().is_empty());
         assert!(store.changes(10, None).await.unwrap().is_empty());
         assert_eq!(count_files(store.blobs().staging_dir()), 0, "staged blobs are removed");
@@ -253,13 +256,13 @@ async fn statistics_follow_the_data() {
         else {
             panic!()
         };
-        let first = store.board_stats().await.unwrap();
+        let first = store.board_stats(Integrity::Reported).await.unwrap();
         assert_eq!(first.by_bundle.len(), 1);
         let sa = &first.by_bundle[&a];
         // 5 of 5 on the one task: no uncertainty.
         assert_eq!(sa.final_success.none.map(|i| (i.estimate, i.low, i.high)), Some((1.0, 1.0, 1.0)));
         assert!(
-            std::sync::Arc::ptr_eq(&first, &store.board_stats().await.unwrap()),
+            std::sync::Arc::ptr_eq(&first, &store.board_stats(Integrity::Reported).await.unwrap()),
             "cached while nothing changes"
         );
 
@@ -268,7 +271,7 @@ async fn statistics_follow_the_data() {
         else {
             panic!()
         };
-        let second = store.board_stats().await.unwrap();
+        let second = store.board_stats(Integrity::Reported).await.unwrap();
         assert_eq!(second.by_bundle.len(), 2, "an ingest invalidates the cache");
         assert_eq!(
             (second.by_bundle[&a].rank.to_string(), second.by_bundle[&b].rank.to_string()),
@@ -466,6 +469,107 @@ async fn findings_are_stored_with_their_run_as_the_submitter_s() {
     .await;
 }
 
+/// Flagged successes (the submitter's findings and the server's) are counted at ingest;
+/// the strict view counts them as failures; a review that dismisses a run's last finding
+/// unflags it, one that confirms it again flags it, and each is in the change log.
+#[tokio::test]
+async fn reviews_move_the_flagged_counts_the_strict_view_reads() {
+    on_each_backend(|store| async move {
+        let key = SecretKey::generate();
+        store.add_key(&key.public_key(), "Team A", Tier::Submitter).await.unwrap();
+        let finding = |check: &str| bundle::Finding {
+            check: check.into(),
+            message: format!("{check} saw it"),
+            artifact: Some("patch".into()),
+            line: Some(1),
+        };
+        let signed = finding("result-line-literal");
+        // Four successes of five: the first flagged by the submitter, the second by
+        // the server, the fifth run (a wrong result) by both.
+        let bytes = bundle_with(&key, "agent-a", "2026-01-01T00:00:00Z", 5, 4, move |m| {
+            m.runs[0].findings = vec![signed.clone()];
+            m.runs[4].findings = vec![signed];
+        });
+        let keys: Vec<_> = store.trusted_keys().await.unwrap().into_iter().map(|(k, _)| k).collect();
+        let verifier = bundle::Verifier::new(keys, bundle::REXBENCH_TASKS);
+        let mut staging = store.blobs().stage();
+        let verified = verifier.verify_into(&bytes[..], &mut staging).unwrap();
+        let server: store::ServerFindings =
+            [(1, vec![finding("implausibly-fast")]), (4, vec![finding("protected-path-changed")])].into();
+        let Ingested::Stored { bundle_id, .. } = store.ingest(&verified, staging, &server).await.unwrap()
+        else {
+            panic!()
+        };
+        let rates = |integrity| {
+            let store = &store;
+            async move {
+                let filter = LeaderboardFilter { integrity, ..Default::default() };
+                let rows = store.leaderboard(&filter).await.unwrap();
+                rows[0].by_hint[&Hint::None]
+            }
+        };
+        let reported = rates(Integrity::Reported).await;
+        assert_eq!((reported.successes, reported.flagged, reported.final_success), (4, 2, Some(0.8)));
+        let strict = rates(Integrity::Strict).await;
+        assert_eq!((strict.successes, strict.flagged, strict.final_success), (2, 2, Some(0.4)));
+        let task = || async { store.tasks().await.unwrap()[0].by_hint[&Hint::None].flagged };
+        assert_eq!(task().await, 2, "the task's totals count them too");
+
+        let pending = store.findings(store::FindingsFilter::Pending, 100).await.unwrap();
+        assert_eq!(pending.len(), 2, "the wrong result's findings wait for no one: {pending:?}");
+        let all = store.findings(store::FindingsFilter::All, 100).await.unwrap();
+        assert_eq!(all.len(), 4);
+        let overview = store.integrity_overview().await.unwrap();
+        assert_eq!((overview.flagged, overview.confirmed), (2, 0));
+        assert_eq!(
+            overview.by_check,
+            vec![("implausibly-fast".to_owned(), 1), ("result-line-literal".to_owned(), 1)]
+        );
+        assert_eq!(
+            overview.agents,
+            vec![("agent-a".to_owned(), "OpenHands + Claude 4 Sonnet".to_owned(), 2)]
+        );
+
+        let runs = store.runs_of(&bundle_id, None, None).await.unwrap();
+        let first: store::FindingId = format!("{}-submitter-0", runs[0].id).parse().unwrap();
+        let dismissed =
+            store.review_finding(&first, Review::Dismissed, "prints a computed value").await.unwrap();
+        assert_eq!(dismissed.finding.review.as_ref().unwrap().verdict, Review::Dismissed);
+        assert!(!dismissed.finding.flags());
+        let strict = rates(Integrity::Strict).await;
+        assert_eq!((strict.successes, strict.flagged), (3, 1), "the first success is unflagged");
+        assert_eq!(task().await, 1);
+        // Reviewing it again, or another finding, moves the counts only when the run's
+        // flag changes.
+        store.review_finding(&first, Review::Dismissed, "still fine").await.unwrap();
+        assert_eq!(rates(Integrity::Strict).await.flagged, 1);
+        let second: store::FindingId = format!("{}-server-0", runs[1].id).parse().unwrap();
+        store.review_finding(&second, Review::Confirmed, "two seconds for a five-hour run").await.unwrap();
+        assert_eq!(rates(Integrity::Strict).await.flagged, 1);
+        store.review_finding(&first, Review::Confirmed, "on a second look, it is literal").await.unwrap();
+        assert_eq!(
+            (rates(Integrity::Strict).await.successes, rates(Integrity::Reported).await.flagged),
+            (2, 2)
+        );
+        let overview = store.integrity_overview().await.unwrap();
+        assert_eq!((overview.flagged, overview.confirmed), (2, 2));
+
+        let unknown: store::FindingId = format!("{}-server-5", runs[0].id).parse().unwrap();
+        assert!(matches!(
+            store.review_finding(&unknown, Review::Dismissed, "x").await,
+            Err(StoreError::UnknownFinding(_))
+        ));
+        let changes = store.changes(10, None).await.unwrap();
+        let reviews: Vec<_> = changes.iter().filter(|c| c.kind == "reviewed").collect();
+        assert_eq!(reviews.len(), 4, "{changes:?}");
+        assert!(reviews.iter().any(|c| c.detail.contains("its success is no longer flagged")), "{reviews:?}");
+        assert!(changes.iter().any(
+            |c| c.kind == "accepted" && c.detail.contains("2 of its successes carry integrity findings")
+        ));
+    })
+    .await;
+}
+
 /// The values the leaderboard is ordered by are exactly the rates it shows.
 #[tokio::test]
 async fn ordering_keys_equal_the_rates_shown() {
@@ -501,7 +605,7 @@ async fn ordering_keys_equal_the_rates_shown() {
         let narrowed = LeaderboardFilter { model: Some("Model agent-b".into()), ..Default::default() };
         let keys = store.leaderboard_keys(&narrowed, None).await.unwrap();
         assert_eq!((keys.len(), keys[0].value), (1, None));
-        let rows = store.leaderboard_rows(&[keys[0].bundle_id.clone()]).await.unwrap();
+        let rows = store.leaderboard_rows(&[keys[0].bundle_id.clone()], Integrity::Reported).await.unwrap();
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].by_hint[&Hint::None].successes, 3);
     })

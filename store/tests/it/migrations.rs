@@ -187,3 +187,57 @@ async fn envelopes_move_out_and_failure_counts_are_made_on_upgrade() {
     })
     .await;
 }
+
+/// Findings stored before reviews existed flag their successes once upgraded, in the
+/// counts the strict view reads; the change log keeps its entries and takes reviews.
+#[tokio::test]
+async fn findings_stored_before_flag_their_successes_on_upgrade() {
+    store::testing::for_each_backend(|backend, blobs| async move {
+        sqlx::any::install_default_drivers();
+        let sqlite = matches!(backend, Backend::Sqlite { .. });
+        let blob = if sqlite { "x'00'" } else { "'\\x00'::bytea" };
+        let mut conn = AnyConnection::connect(&url(&backend)).await.unwrap();
+        migrate_to(&backend, 9, &mut conn).await;
+        let sums = "runs, counted, successes, executed, recall_sum, recall_runs, cost_sum, cost_runs, \
+                    duration_sum, duration_runs";
+        for sql in [
+            "INSERT INTO keys VALUES ('k', 'pem', 'Team', 'submitter', 't', NULL)".to_owned(),
+            "INSERT INTO agents VALUES ('a', 'k', 'OpenHands', NULL, 'M', NULL, 'A', NULL, 't')".to_owned(),
+            "INSERT INTO submissions VALUES ('b', 'a', 'k', 'submitter', 'evaluated', NULL, 'RExBench', '1.0', \
+             'd', 'rexbench-runner', '0.1.0', 't', 't', NULL, 3, 0)"
+                .to_owned(),
+            format!("INSERT INTO envelopes (bundle_id, envelope) VALUES ('b', {blob})"),
+            "INSERT INTO runs (id, bundle_id, task, hint, attempt, outcome, metrics) VALUES \
+             (1, 'b', 'cogs', 'none', 1, 'success', '{}'), (2, 'b', 'cogs', 'none', 2, 'success', '{}'), \
+             (3, 'b', 'cogs', 'none', 3, 'wrong_result', '{}')"
+                .to_owned(),
+            "INSERT INTO findings (run_id, found_by, position, check_name, message) VALUES \
+             (1, 'submitter', 0, 'result-line-literal', 'm'), (1, 'server', 0, 'implausibly-fast', 'm'), \
+             (3, 'submitter', 0, 'result-line-literal', 'm')"
+                .to_owned(),
+            format!("INSERT INTO aggregates (bundle_id, task, hint, {sums}) VALUES ('b', 'cogs', 'none', 3, 3, 2, 3, 0, 0, 0, 0, 0, 0)"),
+            format!("INSERT INTO totals (bundle_id, hint, {sums}) VALUES ('b', 'none', 3, 3, 2, 3, 0, 0, 0, 0, 0, 0)"),
+            format!("INSERT INTO task_totals (task, hint, bundles, {sums}) VALUES ('cogs', 'none', 1, 3, 3, 2, 3, 0, 0, 0, 0, 0, 0)"),
+            "INSERT INTO changes (at, kind, bundle_id, agent_id, detail) VALUES ('t', 'accepted', 'b', 'a', 'first')"
+                .to_owned(),
+        ] {
+            conn.execute(sql.as_str()).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+        conn.close().await.unwrap();
+
+        let store = Store::open(&backend, &blobs).await.unwrap();
+        let strict = store::LeaderboardFilter { integrity: store::Integrity::Strict, ..Default::default() };
+        let rates = store.leaderboard(&strict).await.unwrap()[0].by_hint[&store::Hint::None];
+        assert_eq!((rates.successes, rates.flagged), (1, 1), "one success of two is flagged");
+        assert_eq!(store.tasks().await.unwrap()[0].by_hint[&store::Hint::None].flagged, 1);
+        let id: store::FindingId = "1-server-0".parse().unwrap();
+        store.review_finding(&id, store::Review::Dismissed, "ran for hours").await.unwrap();
+        let changes = store.changes(10, None).await.unwrap();
+        assert_eq!(changes.len(), 2);
+        assert_eq!((changes[1].seq, changes[1].detail.as_str()), (1, "first"), "{changes:?}");
+        assert_eq!(changes[0].kind, "reviewed");
+        let rates = store.leaderboard(&strict).await.unwrap()[0].by_hint[&store::Hint::None];
+        assert_eq!(rates.flagged, 1, "the submitter's finding still flags run 1");
+    })
+    .await;
+}

@@ -1,0 +1,48 @@
+//! The server's own integrity checks at ingest: every check that needs only the bundle
+//! and the task cards (the patch's, and the experiment's duration), run on each run's
+//! staged patch. Their findings are stored as the server's, beside the submitter's, so a
+//! bundle whose findings were deleted and re-signed is flagged all the same.
+
+use std::collections::BTreeMap;
+
+use bundle::{ArtifactRole, Digest, VerifiedBundle};
+use store::{ServerFindings, Staging};
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// What the server finds about each run of `bundle`, whose artifacts `staging` holds.
+pub async fn server_findings(
+    app: &AppState,
+    bundle: &VerifiedBundle,
+    staging: &Staging,
+) -> Result<ServerFindings, ApiError> {
+    let patch_role = ArtifactRole::Patch.to_string();
+    // Runs of one bundle often share a patch (the same outputs judged twice): read each once.
+    let mut patches: BTreeMap<String, String> = BTreeMap::new();
+    let mut found = ServerFindings::new();
+    for (i, run) in bundle.manifest.runs.iter().enumerate() {
+        // The verifier has checked that every run's task is a card's.
+        let Some(card) = app.cards.get(run.task.as_str()) else { continue };
+        let mut findings = match run.artifacts.get(&patch_role) {
+            Some(hex) => {
+                if !patches.contains_key(hex) {
+                    let digest = Digest::from_hex(hex).ok_or_else(|| {
+                        ApiError::internal(format!("an artifact digest `{hex}` not in hex"))
+                    })?;
+                    // The bundle's limits bound an artifact's size already.
+                    let bytes =
+                        staging.read(&digest, app.limits.artifact).await.map_err(ApiError::internal)?;
+                    patches.insert(hex.clone(), String::from_utf8_lossy(&bytes).into_owned());
+                }
+                benchmark::integrity::patch_findings(card, card.check.as_ref(), &patches[hex])
+            }
+            None => Vec::new(),
+        };
+        benchmark::integrity::add_timing(&mut findings, card, run.outcome, run.duration_s);
+        if !findings.is_empty() {
+            found.insert(i, findings);
+        }
+    }
+    Ok(found)
+}
