@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use bundle::{ArtifactRole, Digest, VerifiedBundle};
+use bundle::{ArtifactRole, Digest, ProvenanceKind, VerifiedBundle};
 use store::{ServerFindings, Staging};
 
 use crate::error::ApiError;
@@ -39,7 +39,11 @@ pub async fn server_findings(
             }
             None => Vec::new(),
         };
-        benchmark::integrity::add_timing(&mut findings, card, run.outcome, run.duration_s);
+        // A published run's duration is its agent's average over all runs (all the paper
+        // gives), not the run's own: it says nothing about one experiment.
+        if bundle.manifest.provenance.kind != ProvenanceKind::Published {
+            benchmark::integrity::add_timing(&mut findings, card, run.outcome, run.duration_s);
+        }
         if !findings.is_empty() {
             found.insert(i, findings);
         }

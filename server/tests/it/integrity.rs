@@ -133,6 +133,31 @@ async fn the_server_flags_every_hack_of_the_suite_from_the_bundle_alone() {
     }
 }
 
+/// A run's duration is timed only where it is the run's own: a published bundle's runs
+/// carry their agent's average over all runs (all the paper gives), never flagged for
+/// it; an evaluated run as fast is, and so is an imported one.
+#[tokio::test]
+async fn only_a_run_s_own_duration_is_timed() {
+    let site = site().await;
+    for (agent, kind, source, flagged) in [
+        ("fast-evaluated", "evaluated", None, true),
+        ("fast-imported", "imported", Some("harbor 0.3.1, job j"), true),
+        ("fast-published", "published", Some("RExBench paper, Table 7"), false),
+    ] {
+        let run = json!([{"task": "cogs", "hint": "none", "attempt": 1, "outcome": "success",
+                          "metrics": {}, "duration_s": 60.0}]);
+        let mut m = manifest(agent, run);
+        m.provenance = serde_json::from_value(json!({"kind": kind, "source": source})).unwrap();
+        let mut bytes = Vec::new();
+        bundle::BundleBuilder::new(m).write(&[&site.key], &mut bytes).unwrap();
+        let bundle_id = stored(&site.app, bytes).await;
+        let runs = runs_of(&site, &bundle_id).await;
+        let findings = runs.values().next().unwrap()["findings"].as_array().unwrap().clone();
+        let checks: Vec<&str> = findings.iter().map(|f| f["check"].as_str().unwrap()).collect();
+        assert_eq!(checks, if flagged { vec!["implausibly-fast"] } else { vec![] }, "{kind}");
+    }
+}
+
 /// The runs of the strict-view test: agent `k`'s run of task `t` under `hint` at
 /// `attempt`, and whether its success carries a finding.
 fn ending(k: usize, t: usize, h: usize, attempt: u32) -> (Outcome, bool) {
