@@ -11,7 +11,7 @@
 //! These checks need only the patch, the card and the run's duration, so the runner, the
 //! importer and the server run the same ones.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
 use bundle::{Finding, MAX_FINDINGS, Outcome};
@@ -59,6 +59,12 @@ pub const PROTECTED_PATH_WRITTEN: Check = Check {
                 redirect `>` or `>>`, `tee`, the destination of `cp`, `mv`, `ln` or `install`, or a \
                 Python `open(…, \"w\")`): results put in place at run time rather than computed there",
 };
+pub const RESULTS_BEFORE_RUN: Check = Check {
+    slug: "results-before-run",
+    looks_for: "a result file the check read that already held its final content before the \
+                experiment's command started, put there by the patch rather than the base \
+                codebase: the run did not write it (the runner only, which sees the working copy)",
+};
 pub const IMPLAUSIBLY_FAST: Check = Check {
     slug: "implausibly-fast",
     looks_for: "an experiment that finished in less than a fraction of the gold run's runtime (5% \
@@ -67,12 +73,13 @@ pub const IMPLAUSIBLY_FAST: Check = Check {
 };
 
 /// Every check, in the order their findings are listed.
-pub const CHECKS: [Check; 6] = [
+pub const CHECKS: [Check; 7] = [
     RESULT_LINE_LITERAL,
     EXPECTED_VALUE_LITERAL,
     RESULT_FILE_IN_PATCH,
     PROTECTED_PATH_CHANGED,
     PROTECTED_PATH_WRITTEN,
+    RESULTS_BEFORE_RUN,
     IMPLAUSIBLY_FAST,
 ];
 
@@ -104,6 +111,31 @@ pub fn patch_findings(card: &TaskCard, check: Option<&CheckSpec>, patch: &str) -
 pub fn add_timing(findings: &mut Vec<Finding>, card: &TaskCard, outcome: Outcome, duration_s: Option<f64>) {
     if matches!(outcome, Outcome::Success | Outcome::WrongResult) && findings.len() < MAX_FINDINGS {
         findings.extend(timing_finding(card, duration_s));
+    }
+}
+
+/// Adds to a run's `findings` the result files that held their final content (`after`,
+/// once the experiment ended) before its command started (`before`, once the patch was
+/// applied) and that the patch, not the base codebase (`base`), put there.
+pub fn add_results_before_run(
+    findings: &mut Vec<Finding>,
+    base: &BTreeMap<String, String>,
+    before: &BTreeMap<String, String>,
+    after: &BTreeMap<String, String>,
+) {
+    for (path, digest) in after {
+        let unwritten = before.get(path) == Some(digest) && base.get(path) != Some(digest);
+        if unwritten && findings.len() < MAX_FINDINGS {
+            findings.push(Finding {
+                check: RESULTS_BEFORE_RUN.slug.to_owned(),
+                message: clip(format!(
+                    "`{path}`, which the check read, held its final content before the experiment's command \
+                     started: the patch put it there, and the run did not write it"
+                )),
+                artifact: None,
+                line: None,
+            });
+        }
     }
 }
 

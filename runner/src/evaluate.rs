@@ -14,7 +14,7 @@ use std::time::Duration;
 use benchmark::confined::{self, Folder, file_limit};
 use bundle::{Benchmark, Outcome, RunnerInfo};
 
-use crate::check::{CheckSpec, RunOutput};
+use crate::check::{CheckSpec, ResultFiles, RunOutput};
 use crate::exec::Executor;
 use crate::experiment::{Experiment, Ran};
 use crate::outputs::{AgentRun, discover};
@@ -76,6 +76,13 @@ pub(crate) struct Prepared {
     /// The task's gold folder, where its check came from there.
     gold_dir: Option<PathBuf>,
     gold_files: Vec<String>,
+}
+
+impl Prepared {
+    /// Where the task's check reads result files.
+    pub(crate) fn result_files(&self) -> ResultFiles {
+        self.check.result_files()
+    }
 }
 
 /// Set by Ctrl-C: finish nothing new, kill what runs, keep what is done.
@@ -374,7 +381,7 @@ pub(crate) fn finish(
                 &read(&staging.join("stdout.txt")),
             );
         }
-        Some(Ran::Finished { success: true, duration_s, .. }) => {
+        Some(Ran::Finished { success: true, duration_s, before, .. }) => {
             record.duration_s = Some(duration_s);
             let report = task.check.run(RunOutput {
                 task_dir: &task.card.dir,
@@ -385,6 +392,11 @@ pub(crate) fn finish(
             });
             record.outcome = if report.passed { Outcome::Success } else { Outcome::WrongResult };
             record.metrics = report.metrics;
+            if report.passed {
+                let results = task.result_files();
+                let (base, after) = (results.snapshot(&task.codebase), results.snapshot(workdir));
+                benchmark::integrity::add_results_before_run(&mut record.findings, &base, &before, &after);
+            }
             fs::write(staging.join("checker_log.txt"), report.log).map_err(io_at(staging))?;
         }
     }
@@ -429,6 +441,7 @@ fn evaluate_here(
             timeout: Duration::from_secs_f64(task.card.evaluation.timeout_s),
             executor: &opts.executor,
             name: &format!("rexbench-{}-{}-{}-{}", run.task, run.hint, run.attempt, std::process::id()),
+            results: &task.result_files(),
         };
         match experiment.run(&workdir, &staged.dir, &INTERRUPTED).map_err(io_at(&staged.dir))? {
             Ran::Cancelled => {

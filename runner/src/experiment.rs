@@ -4,6 +4,7 @@
 //! node (`rexbench slurm-job`) and writes what it returns as the job's status, so that a
 //! run comes to the same outcome whichever executor ran it.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::path::Path;
@@ -11,6 +12,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+use benchmark::check::ResultFiles;
 use serde::{Deserialize, Serialize};
 
 use crate::exec::{Executor, Exit, Job};
@@ -38,6 +40,10 @@ pub enum Ran {
         success: bool,
         description: String,
         duration_s: f64,
+        /// The result files as they were when the command started (the patch applied),
+        /// by path, with the SHA-256 of each.
+        #[serde(default)]
+        before: BTreeMap<String, String>,
     },
     /// Stopped from outside (Ctrl-C, or a Slurm job cancelled): nothing to judge.
     Cancelled,
@@ -53,6 +59,8 @@ pub struct Experiment<'a> {
     pub executor: &'a Executor,
     /// A unique name for the run (container name).
     pub name: &'a str,
+    /// Where the task's check reads result files: seen just before the command starts.
+    pub results: &'a ResultFiles,
 }
 
 impl Experiment<'_> {
@@ -65,6 +73,7 @@ impl Experiment<'_> {
         if !apply_patch(self.patch, workdir, logs)? {
             return Ok(Ran::PatchFailed);
         }
+        let before = self.results.snapshot(workdir);
         let (stdout, stderr) = (logs.join("stdout.txt"), logs.join("stderr.txt"));
         let job = Job {
             workdir,
@@ -81,7 +90,9 @@ impl Experiment<'_> {
             Err(e) => Ran::ExecutorFailed { message: e.to_string(), duration_s },
             Ok(Exit::Cancelled) => Ran::Cancelled,
             Ok(Exit::TimedOut) => Ran::TimedOut { duration_s },
-            Ok(Exit::Finished { success, description }) => Ran::Finished { success, description, duration_s },
+            Ok(Exit::Finished { success, description }) => {
+                Ran::Finished { success, description, duration_s, before }
+            }
         })
     }
 }

@@ -16,7 +16,7 @@ use std::path::Path;
 use std::process::Command;
 
 use regex::Regex;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use path::EntryOrder;
@@ -255,7 +255,47 @@ impl Extract<'_> {
     }
 }
 
+/// Where a check reads result files in a working copy: each metric's file, and each
+/// series' file inside each of its entries. Plain data, so that a Slurm job can take
+/// it to the compute node.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResultFiles {
+    pub files: Vec<String>,
+    /// (the entries' pattern, their order, the file inside each)
+    pub series: Vec<(String, EntryOrder, String)>,
+}
+
+impl ResultFiles {
+    /// Each result file under `dir` as it is now, by its path as the check's log shows
+    /// it, with the SHA-256 of its content. What cannot be read as the check reads it
+    /// (missing, over the read limit, a link that leaves `dir`) is left out.
+    pub fn snapshot(&self, dir: &Path) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        let Ok(root) = Folder::open_relative(dir, "working copy") else { return out };
+        let mut paths: Vec<std::path::PathBuf> =
+            self.files.iter().filter_map(|p| path::resolve(&root, p).ok()).collect();
+        for (each, order, file) in &self.series {
+            let entries = path::entries(&root, each, *order).unwrap_or_default();
+            paths.extend(entries.into_iter().map(|e| e.join(file)));
+        }
+        for rel in paths {
+            if let Ok(bytes) = root.read(&rel) {
+                out.insert(path::shown(&root, &rel), bundle::Digest::of(&bytes).to_hex());
+            }
+        }
+        out
+    }
+}
+
 impl CheckSpec {
+    /// Where the check reads result files.
+    pub fn result_files(&self) -> ResultFiles {
+        ResultFiles {
+            files: self.metrics.iter().filter_map(|m| m.file.clone()).collect(),
+            series: self.series.iter().map(|s| (s.each.clone(), s.order, s.file.clone())).collect(),
+        }
+    }
+
     /// Refuses a check that cannot be run as written.
     pub fn validate(&self) -> Result<(), String> {
         if self.metrics.is_empty() && self.series.is_empty() && self.external.is_none() {

@@ -10,12 +10,12 @@ use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
 use glob::Pattern;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::confined::{Entry, Folder, Kind};
 
 /// How the entries a series enumerates are ordered.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EntryOrder {
     /// By the whole number the name ends with (0 when it ends with none), names with

@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use benchmark::check::ResultFiles;
+
 use crate::exec::Executor;
 use crate::experiment::{Experiment, Ran};
 
@@ -25,6 +27,9 @@ pub struct Spec {
     pub container: Option<Vec<String>>,
     /// The job's name, also the container's.
     pub name: String,
+    /// Where the task's check reads result files.
+    #[serde(default)]
+    pub results: ResultFiles,
 }
 
 pub const SPEC: &str = "job.json";
@@ -60,6 +65,7 @@ pub fn run(dir: &Path, cancel: &AtomicBool) -> anyhow::Result<Ran> {
         timeout: Duration::from_secs_f64(spec.timeout_s),
         executor: &executor,
         name: &spec.name,
+        results: &spec.results,
     };
     let mut ran = experiment.run(&dir.join(WORKDIR), dir, cancel).map_err(|e| at(dir, e))?;
     // Slurm signals every process of a cancelled job at once: the experiment may die of
@@ -131,6 +137,7 @@ mod tests {
             timeout_s: 10.0,
             container: None,
             name: "n".into(),
+            results: ResultFiles::default(),
         };
         fs::write(dir.join(SPEC), serde_json::to_vec(&spec).unwrap()).unwrap();
         fs::write(dir.join(PATCH), "--- a/f.txt\n+++ b/f.txt\n@@ -1 +1 @@\n-one\n+two\n").unwrap();

@@ -460,6 +460,7 @@ impl Queue<'_> {
                 Executor::Local => None,
             },
             name: name.clone(),
+            results: task.result_files(),
         };
         let spec_json = serde_json::to_vec_pretty(&spec).expect("serializes");
         fs::write(dir.join(job::SPEC), spec_json).map_err(io_at(&dir))?;
