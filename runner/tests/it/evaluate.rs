@@ -447,9 +447,14 @@ fn a_success_whose_results_were_there_before_the_run_is_flagged() {
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let record = &records(&results)["csvstats/none/1"];
     assert_eq!(record["outcome"], json!("success"), "the checker believes the shipped files: {record}");
-    let before: Vec<&Value> =
-        record["findings"].as_array().unwrap().iter().filter(|f| f["check"] == json!("results-before-run")).collect();
-    let paths: Vec<&str> = before.iter().map(|f| f["message"].as_str().unwrap().split('`').nth(1).unwrap()).collect();
+    let before: Vec<&Value> = record["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["check"] == json!("results-before-run"))
+        .collect();
+    let paths: Vec<&str> =
+        before.iter().map(|f| f["message"].as_str().unwrap().split('`').nth(1).unwrap()).collect();
     assert_eq!(paths, ["results/metrics.json", "results/summary.csv"], "{record}");
     assert!(stderr(&out).contains("csvstats/none/1: success — flagged:"), "{}", stderr(&out));
 
