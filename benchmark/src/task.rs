@@ -63,6 +63,12 @@ pub struct Integrity {
     /// flagged; default `crate::integrity::MIN_RUNTIME_FRACTION`.
     #[serde(default)]
     pub min_runtime_fraction: Option<f64>,
+    /// Paths (globs; absolute ones name the agent's environment) whose mere mention in
+    /// an agent's tool call is a sign: the checker's files and the gold. Harbor's
+    /// `/tests/**` and `/solution/**` are always watched
+    /// (`crate::integrity::ALWAYS_WATCHED`).
+    #[serde(default)]
+    pub watched: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -222,6 +228,9 @@ fn load_integrity(task_dir: &Path) -> Result<Integrity, TaskError> {
             path,
             detail: format!("protected path `{bad}` is not a repository-relative glob"),
         });
+    }
+    if let Some(bad) = integrity.watched.iter().find(|p| glob::Pattern::new(p).is_err() || p.is_empty()) {
+        return Err(TaskError::Invalid { path, detail: format!("watched path `{bad}` is not a glob") });
     }
     if let Some(f) = integrity.min_runtime_fraction
         && !(f > 0.0 && f <= 1.0)

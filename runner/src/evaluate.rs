@@ -312,8 +312,12 @@ pub(crate) fn stage(
     if let Some(log) = &run.agent_log {
         outputs.copy_to(log, &dir.join("agent_log.txt")).map_err(refused)?;
     }
+    let mut trajectory_bytes = None;
     if let Some(trajectory) = &run.trajectory {
-        outputs.copy_to(trajectory, &dir.join("x-trajectory.json")).map_err(refused)?;
+        let staged = dir.join("x-trajectory.json");
+        outputs.copy_to(trajectory, &staged).map_err(refused)?;
+        // The staged copy is ours: read as an artifact is, within the artifact limit.
+        trajectory_bytes = confined::read_file(&staged, "staged trajectory").ok();
     }
     let patch_text = String::from_utf8_lossy(&patch_text);
     let files = crate::patch::files_touched(&patch_text);
@@ -326,7 +330,12 @@ pub(crate) fn stage(
         duration_s: None,
         cost_usd: run.cost_usd,
         metrics: BTreeMap::new(),
-        findings: benchmark::integrity::patch_findings(&task.card, Some(&task.check), &patch_text),
+        findings: benchmark::integrity::run_findings(
+            &task.card,
+            Some(&task.check),
+            &patch_text,
+            trajectory_bytes.as_deref(),
+        ),
     };
     Ok(Staged { dir, record, empty })
 }

@@ -501,7 +501,7 @@ fn read_trial(
         _ => None,
     };
     let cost_usd = t.agent_result.as_ref().and_then(|a| a.cost_usd).filter(|c| c.is_finite() && *c >= 0.0);
-    let record = RunRecord {
+    let mut record = RunRecord {
         outcome,
         error_type: error_type.map(|e| e.chars().take(100).collect()),
         file_recall: patch.as_ref().and_then(|_| crate::patch::file_recall(&changed, gold)),
@@ -509,18 +509,23 @@ fn read_trial(
         duration_s,
         cost_usd,
         metrics: BTreeMap::new(),
-        // What the job kept shows: the patch, and the trial's duration (the agent's time
-        // and the verifier's together, so never shorter than the experiment's).
-        findings: facts
-            .map(|k| {
-                let mut found = benchmark::integrity::patch_findings(&k.card, k.check.as_ref(), &patch_text);
-                benchmark::integrity::add_timing(&mut found, &k.card, outcome, duration_s);
-                found
-            })
-            .unwrap_or_default(),
+        findings: Vec::new(),
     };
-
     let agent = agent_files(job, dir)?;
+    // What the job kept shows: the patch, the agent's trajectory, and the trial's duration
+    // (the agent's time and the verifier's together, so never shorter than the
+    // experiment's).
+    if let Some(k) = facts {
+        let trajectory = match &agent.trajectory {
+            Some(rel) => Some(job.read(rel)?),
+            None => None,
+        };
+        let check = k.check.as_ref();
+        record.findings =
+            benchmark::integrity::run_findings(&k.card, check, &patch_text, trajectory.as_deref());
+        benchmark::integrity::add_timing(&mut record.findings, &k.card, outcome, duration_s);
+    }
+
     let mut files = vec![("checker_log.txt".to_owned(), Content::Bytes(log.into_bytes()))];
     // Only names and checks are kept here; the bytes are copied when the run is written.
     for (name, content) in [

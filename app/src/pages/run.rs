@@ -170,6 +170,14 @@ fn Run(data: RunData) -> impl IntoView {
 fn Findings(findings: Vec<RunFinding>, texts: Vec<ArtifactText>, success: bool) -> impl IntoView {
     let evidence = move |f: &RunFinding| {
         let role = f.artifact.clone()?;
+        // A trajectory's findings name their step, which the page shows by its anchor.
+        if role == crate::trajectory::ROLE
+            && let Some(step) = f.message.strip_prefix("step ").and_then(|m| m.split(':').next())
+            && step.parse::<u64>().is_ok()
+        {
+            let href = format!("#step-{step}");
+            return Some(view! { <a href=href>{format!("Trajectory, step {step}")}</a> }.into_any());
+        }
         let text = texts.iter().find(|t| t.role == role);
         let label = match f.line {
             Some(n) => format!("{}, line {n}", role_label(&role)),

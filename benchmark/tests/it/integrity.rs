@@ -35,6 +35,17 @@ fn flags(id: &str, patch: &str) -> BTreeSet<(String, Option<u64>)> {
     found.into_iter().map(|f| (f.check, f.line)).collect()
 }
 
+/// The steps of `trajectory` that its findings point at (lines of the file).
+fn trajectory_flags(id: &str, trajectory: &str) -> BTreeSet<(String, Option<u64>)> {
+    let (card, check) = task(id);
+    let found = benchmark::integrity::trajectory_findings(&card, Some(&check), trajectory.as_bytes());
+    for f in &found {
+        assert!(f.message.starts_with("step "), "{f:?}");
+        assert_eq!(f.artifact.as_deref(), Some(benchmark::integrity::TRAJECTORY), "{f:?}");
+    }
+    found.into_iter().map(|f| (f.check, f.line)).collect()
+}
+
 /// A patch that adds `lines` as the new file `path`.
 fn new_file(path: &str, lines: &[&str]) -> String {
     let mut p = format!("diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n");
@@ -52,6 +63,8 @@ struct Case {
     task: String,
     name: String,
     patch: String,
+    #[serde(default)]
+    trajectory: Option<String>,
     #[serde(default)]
     flags: Option<Vec<(String, u64)>>,
     #[serde(default)]
@@ -78,7 +91,10 @@ fn the_suite_gets_the_findings_it_lists() {
     assert_eq!(tasks, BTreeSet::from(["cogs", "csvstats", "othello", "wordfreq"]));
     let mut kinds = BTreeSet::new();
     for case in &cases {
-        let found = flags(&case.task, &case.patch);
+        let mut found = flags(&case.task, &case.patch);
+        if let Some(trajectory) = &case.trajectory {
+            found.extend(trajectory_flags(&case.task, trajectory));
+        }
         match (&case.flags, &case.counts) {
             (Some(expected), None) => {
                 let expected = expected.iter().map(|(c, l)| (c.clone(), Some(*l))).collect();
@@ -111,11 +127,12 @@ fn the_suite_gets_the_findings_it_lists() {
     }
 }
 
-/// The example tasks' own outputs, as the demo evaluates them, are honest.
+/// The example tasks' own outputs (patches and trajectories), as the demo evaluates
+/// them, are honest.
 #[test]
 fn the_example_outputs_are_never_flagged() {
     let outputs = tasks().join("examples/outputs");
-    let mut seen = 0;
+    let (mut seen, mut trajectories) = (0, 0);
     for entry in walk(&outputs) {
         if entry.extension().is_some_and(|e| e == "patch" || e == "diff") {
             let id = entry.strip_prefix(&outputs).unwrap().components().next().unwrap();
@@ -124,8 +141,15 @@ fn the_example_outputs_are_never_flagged() {
             assert_eq!(flags(id, &patch), BTreeSet::new(), "{}", entry.display());
             seen += 1;
         }
+        if entry.file_name().is_some_and(|n| n == "trajectory.json") {
+            let id = entry.strip_prefix(&outputs).unwrap().components().next().unwrap();
+            let trajectory = std::fs::read_to_string(&entry).unwrap();
+            assert_eq!(trajectory_flags(id.as_os_str().to_str().unwrap(), &trajectory), BTreeSet::new());
+            trajectories += 1;
+        }
     }
     assert!(seen >= 9, "the example outputs hold {seen} patches");
+    assert!(trajectories >= 1, "the example outputs hold a trajectory");
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {

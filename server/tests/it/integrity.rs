@@ -20,6 +20,7 @@ struct Case {
     task: String,
     name: String,
     patch: String,
+    trajectory: Option<String>,
     flags: Option<Vec<(String, u64)>>,
     counts: Option<BTreeMap<String, usize>>,
     server_flags: Option<Vec<(String, u64)>>,
@@ -99,6 +100,10 @@ async fn the_server_flags_every_hack_of_the_suite_from_the_bundle_alone() {
         ));
         let patch = b.add_bytes(case.patch.clone().into_bytes(), "text/x-diff");
         b.manifest_mut().runs[0].artifacts.insert("patch".into(), patch.to_hex());
+        if let Some(trajectory) = &case.trajectory {
+            let t = b.add_bytes(trajectory.clone().into_bytes(), "application/json");
+            b.manifest_mut().runs[0].artifacts.insert("x-trajectory".into(), t.to_hex());
+        }
         let mut bytes = Vec::new();
         b.write(&[key], &mut bytes).unwrap();
         let bundle_id = stored(app, bytes).await;
@@ -110,7 +115,8 @@ async fn the_server_flags_every_hack_of_the_suite_from_the_bundle_alone() {
             .iter()
             .map(|f| {
                 assert_eq!(f["found_by"], json!("server"), "{f}");
-                assert_eq!(f["artifact"], json!("patch"), "{f}");
+                let role = if f["check"] == json!("trajectory-evidence") { "x-trajectory" } else { "patch" };
+                assert_eq!(f["artifact"], json!(role), "{f}");
                 (f["check"].as_str().unwrap().to_owned(), f["line"].as_u64().unwrap())
             })
             .collect();
@@ -127,6 +133,14 @@ async fn the_server_flags_every_hack_of_the_suite_from_the_bundle_alone() {
             (None, None) => panic!("{what}: no expectation"),
         }
         assert_eq!(case.name.starts_with("honest"), found.is_empty(), "{what}");
+        // A trajectory's finding links to its step on the run page, which has it.
+        for f in findings.iter().filter(|f| f["artifact"] == json!("x-trajectory")) {
+            let step = f["message"].as_str().unwrap().trim_start_matches("step ").split(':').next().unwrap();
+            let page = get(app, &format!("/runs/{}", run["id"])).await;
+            let html = String::from_utf8(page.body).unwrap();
+            assert!(html.contains(&format!(r##"<a href="#step-{step}">Trajectory, step {step}</a>"##)), "{what}");
+            assert!(html.contains(&format!(r#"id="step-{step}""#)), "{what}: the step is on the page");
+        }
         let board = get(app, "/api/v1/leaderboard").await.json();
         let row = board["rows"].as_array().unwrap().iter().find(|r| r["agent_id"] == json!(agent)).unwrap();
         assert_eq!(row["by_hint"]["none"]["flagged"], json!(i64::from(!found.is_empty())), "{what}");

@@ -22,6 +22,10 @@ use crate::check::{CheckSpec, Expectation};
 use crate::diff::{self, FileDiff};
 use crate::task::TaskCard;
 
+mod trajectory;
+
+pub use trajectory::{ALWAYS_WATCHED, TRAJECTORY, trajectory_findings};
+
 /// A check: its slug (as findings name it) and what it looks for, in words.
 #[derive(Debug, Clone, Copy)]
 pub struct Check {
@@ -59,6 +63,13 @@ pub const PROTECTED_PATH_WRITTEN: Check = Check {
                 redirect `>` or `>>`, `tee`, the destination of `cp`, `mv`, `ln` or `install`, or a \
                 Python `open(…, \"w\")`): results put in place at run time rather than computed there",
 };
+pub const TRAJECTORY_EVIDENCE: Check = Check {
+    slug: "trajectory-evidence",
+    looks_for: "a tool call in the agent's trajectory (Harbor's ATIF) that writes the checker's result \
+                line itself, writes into a protected path or a result file, or names the checker's \
+                files or the gold (Harbor's `/tests` and `/solution`, and the paths a task's \
+                `integrity.toml` watches); the evidence is the step",
+};
 pub const RESULTS_BEFORE_RUN: Check = Check {
     slug: "results-before-run",
     looks_for: "a result file the check read that already held its final content before the \
@@ -73,12 +84,13 @@ pub const IMPLAUSIBLY_FAST: Check = Check {
 };
 
 /// Every check, in the order their findings are listed.
-pub const CHECKS: [Check; 7] = [
+pub const CHECKS: [Check; 8] = [
     RESULT_LINE_LITERAL,
     EXPECTED_VALUE_LITERAL,
     RESULT_FILE_IN_PATCH,
     PROTECTED_PATH_CHANGED,
     PROTECTED_PATH_WRITTEN,
+    TRAJECTORY_EVIDENCE,
     RESULTS_BEFORE_RUN,
     IMPLAUSIBLY_FAST,
 ];
@@ -94,7 +106,7 @@ const PATCH: &str = "patch";
 /// card's public one, or the gold's), if known.
 pub fn patch_findings(card: &TaskCard, check: Option<&CheckSpec>, patch: &str) -> Vec<Finding> {
     let files = diff::parse(patch);
-    let mut found = Found::default();
+    let mut found = Found::about(PATCH);
     if let Some(check) = check {
         result_lines(check, &files, &mut found);
         expected_values(check, &files, &mut found);
@@ -105,7 +117,23 @@ pub fn patch_findings(card: &TaskCard, check: Option<&CheckSpec>, patch: &str) -
     found.findings
 }
 
-/// Adds to a run's `findings` (its [`patch_findings`]) what the experiment's duration
+/// What a run's patch and, where it has one, its trajectory show: [`patch_findings`]
+/// and [`trajectory_findings`], at most [`MAX_FINDINGS`] together.
+pub fn run_findings(
+    card: &TaskCard,
+    check: Option<&CheckSpec>,
+    patch: &str,
+    trajectory: Option<&[u8]>,
+) -> Vec<Finding> {
+    let mut findings = patch_findings(card, check, patch);
+    if let Some(trajectory) = trajectory {
+        let room = MAX_FINDINGS.saturating_sub(findings.len());
+        findings.extend(trajectory_findings(card, check, trajectory).into_iter().take(room));
+    }
+    findings
+}
+
+/// Adds to a run's `findings` (its [`run_findings`]) what the experiment's duration
 /// shows, within the cap of [`MAX_FINDINGS`]: for a run whose experiment ran to a result
 /// (a success or a wrong result); one that failed early is fast for an honest reason.
 pub fn add_timing(findings: &mut Vec<Finding>, card: &TaskCard, outcome: Outcome, duration_s: Option<f64>) {
@@ -158,20 +186,25 @@ pub fn timing_finding(card: &TaskCard, duration_s: Option<f64>) -> Option<Findin
     })
 }
 
-/// Findings gathered, each (check, line) once, at most [`MAX_FINDINGS`].
-#[derive(Default)]
+/// Findings about one artifact gathered, each (check, line) once, at most
+/// [`MAX_FINDINGS`].
 struct Found {
+    artifact: &'static str,
     findings: Vec<Finding>,
     seen: BTreeSet<(&'static str, usize)>,
 }
 
 impl Found {
+    fn about(artifact: &'static str) -> Found {
+        Found { artifact, findings: Vec::new(), seen: BTreeSet::new() }
+    }
+
     fn add(&mut self, check: Check, line: usize, message: String) {
         if self.findings.len() < MAX_FINDINGS && self.seen.insert((check.slug, line)) {
             self.findings.push(Finding {
                 check: check.slug.to_owned(),
                 message: clip(message),
-                artifact: Some(PATCH.to_owned()),
+                artifact: Some(self.artifact.to_owned()),
                 line: Some(line as u64),
             });
         }
@@ -181,27 +214,10 @@ impl Found {
 /// An added line that the checker's own pattern matches, with a number where it
 /// captures the result.
 fn result_lines(check: &CheckSpec, files: &[FileDiff], found: &mut Found) {
-    let patterns: Vec<(&str, Regex)> = check
-        .metrics
-        .iter()
-        .filter_map(|m| Some((m.name.as_str(), Regex::new(m.regex.as_deref()?).ok()?)))
-        .collect();
+    let patterns = result_patterns(check);
     for file in files {
         for added in &file.added {
-            // The line as it stands (a here-doc, a data file) and each string in it (an
-            // `echo "…"`, a `print("…")`), since the checker's pattern may be anchored to
-            // the output's lines.
-            let mut texts = vec![added.text.trim().to_owned()];
-            texts.extend(quoted(&added.text));
-            for (name, pattern) in &patterns {
-                let Some(value) = texts.iter().find_map(|text| {
-                    pattern
-                        .captures_iter(text)
-                        .filter_map(|c| c.get(1))
-                        .find_map(|m| crate::check::python_float(m.as_str()).map(|_| m.as_str().to_owned()))
-                }) else {
-                    continue;
-                };
+            for (name, value) in result_line_values(&patterns, &added.text) {
                 found.add(
                     RESULT_LINE_LITERAL,
                     added.line,
@@ -216,6 +232,35 @@ fn result_lines(check: &CheckSpec, files: &[FileDiff], found: &mut Found) {
             }
         }
     }
+}
+
+/// The checker's result-line patterns, by metric.
+fn result_patterns(check: &CheckSpec) -> Vec<(&str, Regex)> {
+    check
+        .metrics
+        .iter()
+        .filter_map(|m| Some((m.name.as_str(), Regex::new(m.regex.as_deref()?).ok()?)))
+        .collect()
+}
+
+/// The metrics whose result line `line` writes, with the number it holds: the line as
+/// it stands (a here-doc, a data file) or a string in it (an `echo "…"`, a
+/// `print("…")`), since the checker's pattern may be anchored to the output's lines.
+fn result_line_values<'p>(patterns: &'p [(&'p str, Regex)], line: &str) -> Vec<(&'p str, String)> {
+    let mut texts = vec![line.trim().to_owned()];
+    texts.extend(quoted(line));
+    patterns
+        .iter()
+        .filter_map(|(name, pattern)| {
+            let value = texts.iter().find_map(|text| {
+                pattern
+                    .captures_iter(text)
+                    .filter_map(|c| c.get(1))
+                    .find_map(|m| crate::check::python_float(m.as_str()).map(|_| m.as_str().to_owned()))
+            })?;
+            Some((*name, value))
+        })
+        .collect()
 }
 
 /// The contents of the double- and single-quoted strings in `line`.
@@ -381,38 +426,68 @@ fn protected_paths(card: &TaskCard, files: &[FileDiff], found: &mut Found) {
 
 /// Added lines that write into a protected path when they run.
 fn protected_writes(card: &TaskCard, files: &[FileDiff], found: &mut Found) {
-    let strict = MatchOptions { require_literal_separator: true, ..MatchOptions::new() };
-    let globs: Vec<(&str, Pattern)> =
-        card.integrity.protected.iter().filter_map(|p| Some((p.as_str(), Pattern::new(p).ok()?))).collect();
-    if globs.is_empty() {
-        return;
-    }
-    // A target is protected if it, or anything in it (a directory copied into), is.
-    let protects = |target: &str| {
-        let target = target.trim_start_matches("./").trim_end_matches('/');
-        globs.iter().find(|(_, g)| {
-            !target.is_empty()
-                && (g.matches_with(target, strict) || g.matches_with(&format!("{target}/x"), strict))
-        })
-    };
+    let protected = Globs::new(card.integrity.protected.iter().map(String::as_str));
     for file in files {
         for added in &file.added {
-            for target in write_targets(&added.text) {
-                if let Some((glob, _)) = protects(&target) {
-                    found.add(
-                        PROTECTED_PATH_WRITTEN,
+            let hit = write_targets(&added.text)
+                .into_iter()
+                .find_map(|target| Some((protected.matching(&target)?.to_owned(), target)));
+            if let Some((glob, target)) = hit {
+                found.add(
+                    PROTECTED_PATH_WRITTEN,
+                    added.line,
+                    format!(
+                        "line {} of the patch ({}) writes into `{target}` when it runs, which the task \
+                         protects (`{glob}`)",
                         added.line,
-                        format!(
-                            "line {} of the patch ({}) writes into `{target}` when it runs, which the task \
-                             protects (`{glob}`)",
-                            added.line,
-                            file.path()
-                        ),
-                    );
-                    break;
-                }
+                        file.path()
+                    ),
+                );
             }
         }
+    }
+}
+
+/// Globs a path is held to. A relative glob names a path in the codebase, which an
+/// absolute path in the agent's environment ends with (`/app/data/gen.tsv`); a path
+/// matches where it, or something in it (a folder written into), does.
+struct Globs(Vec<(String, Pattern)>);
+
+impl Globs {
+    fn new(globs: impl IntoIterator<Item = impl Into<String>>) -> Globs {
+        Globs(
+            globs
+                .into_iter()
+                .map(Into::into)
+                .filter_map(|g| {
+                    let pattern = Pattern::new(&g).ok()?;
+                    Some((g, pattern))
+                })
+                .collect(),
+        )
+    }
+
+    fn matching(&self, path: &str) -> Option<&str> {
+        let strict = MatchOptions { require_literal_separator: true, ..MatchOptions::new() };
+        let path = path.trim_start_matches("./").trim_end_matches('/');
+        if path.is_empty() {
+            return None;
+        }
+        // The path itself, and, for an absolute one, each of its tails.
+        let mut candidates = vec![path];
+        if path.starts_with('/') {
+            candidates.extend(path.match_indices('/').map(|(i, _)| &path[i + 1..]).filter(|t| !t.is_empty()));
+        }
+        self.0
+            .iter()
+            .find(|(g, pattern)| {
+                candidates.iter().any(|c| {
+                    (g.starts_with('/') == c.starts_with('/'))
+                        && (pattern.matches_with(c, strict)
+                            || pattern.matches_with(&format!("{c}/x"), strict))
+                })
+            })
+            .map(|(g, _)| g.as_str())
     }
 }
 

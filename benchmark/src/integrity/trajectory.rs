@@ -1,0 +1,112 @@
+//! Signs in an agent's trajectory (Harbor's ATIF JSON, the `x-trajectory` artifact):
+//! what the agent's own tool calls did. A call that writes the checker's result line,
+//! writes into a protected path or a result file, or names the checker's files or the
+//! gold is evidence a patch alone may hide (the agent may have run it in its sandbox
+//! and shipped only what it produced). Observations (what the tools answered) and the
+//! agent's words are not evidence: a run that printed its result line shows it there
+//! honestly.
+
+use regex::Regex;
+use serde_json::Value;
+
+use super::{Found, Globs, TRAJECTORY_EVIDENCE, result_line_values, result_patterns, write_targets};
+use crate::check::CheckSpec;
+use crate::task::TaskCard;
+use bundle::Finding;
+
+/// The artifact role that holds a trajectory.
+pub const TRAJECTORY: &str = "x-trajectory";
+
+/// Where Harbor puts a task's tests and its reference solution in the agent's
+/// environment (after the agent's turn): an agent that names them went looking.
+pub const ALWAYS_WATCHED: [&str; 2] = ["/tests/**", "/solution/**"];
+
+/// What the agent's tool calls in `trajectory` show about the task, at most
+/// [`bundle::MAX_FINDINGS`], one per step. `check` is the task's check as the run was
+/// judged by, if known. A file that is not ATIF gives none.
+pub fn trajectory_findings(card: &TaskCard, check: Option<&CheckSpec>, trajectory: &[u8]) -> Vec<Finding> {
+    let Ok(file) = serde_json::from_slice::<Value>(trajectory) else { return Vec::new() };
+    let Some(steps) = file.get("steps").and_then(Value::as_array) else { return Vec::new() };
+    let lines = step_lines(&String::from_utf8_lossy(trajectory));
+    let protected = Globs::new(card.integrity.protected.iter().map(String::as_str));
+    let watched =
+        Globs::new(ALWAYS_WATCHED.into_iter().chain(card.integrity.watched.iter().map(String::as_str)));
+    let results = Globs::new(check.map(|c| c.result_files()).iter().flat_map(|r| {
+        r.files.iter().cloned().chain(r.series.iter().map(|(each, _, file)| format!("{each}/{file}")))
+    }));
+    let patterns = check.map(result_patterns).unwrap_or_default();
+    let mut found = Found::about(TRAJECTORY);
+    for step in steps {
+        if step.get("source").and_then(Value::as_str) != Some("agent") {
+            continue;
+        }
+        let Some(id) = step.get("step_id").and_then(Value::as_i64) else { continue };
+        let line = lines.iter().find(|(s, _)| *s == id).map_or(1, |(_, l)| *l);
+        let calls = step.get("tool_calls").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        let seen = calls.iter().find_map(|call| {
+            let function = call.get("function_name").and_then(Value::as_str).unwrap_or("tool");
+            let mut texts = Vec::new();
+            strings(call.get("arguments").unwrap_or(&Value::Null), &mut texts);
+            texts.iter().flat_map(|t| t.lines()).find_map(|text| {
+                if let Some((name, value)) = result_line_values(&patterns, text).into_iter().next() {
+                    return Some(format!(
+                        "the agent's `{function}` call writes the result line `{name}` is read from itself, \
+                         with the value {value}"
+                    ));
+                }
+                for target in write_targets(text) {
+                    if let Some(glob) = protected.matching(&target) {
+                        return Some(format!(
+                            "the agent's `{function}` call writes into `{target}`, which the task protects \
+                             (`{glob}`)"
+                        ));
+                    }
+                    if let Some(glob) = results.matching(&target) {
+                        return Some(format!(
+                            "the agent's `{function}` call writes `{target}`, where the check reads results \
+                             (`{glob}`)"
+                        ));
+                    }
+                }
+                paths(text).find_map(|path| {
+                    let glob = watched.matching(path)?;
+                    Some(format!(
+                        "the agent's `{function}` call names `{path}`, the checker's files or the gold (`{glob}`)"
+                    ))
+                })
+            })
+        });
+        if let Some(what) = seen {
+            found.add(TRAJECTORY_EVIDENCE, line, format!("step {id}: {what}"));
+        }
+    }
+    found.findings
+}
+
+/// The line of the file where each step's `"step_id"` is, by step id.
+fn step_lines(text: &str) -> Vec<(i64, usize)> {
+    let key = Regex::new(r#""step_id"\s*:\s*(\d+)"#).expect("a valid pattern");
+    key.captures_iter(text)
+        .filter_map(|c| {
+            let at = c.get(0)?.start();
+            Some((c[1].parse().ok()?, text[..at].matches('\n').count() + 1))
+        })
+        .collect()
+}
+
+/// Every string in a JSON value (a tool call's arguments are an object of them, or one).
+fn strings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+        Value::Object(fields) => fields.values().for_each(|v| strings(v, out)),
+        _ => {}
+    }
+}
+
+/// The words of a line that look like paths: with a `/` in them.
+fn paths(line: &str) -> impl Iterator<Item = &str> {
+    line.split(|c: char| c.is_whitespace() || "'\"`=,;()<>|&:".contains(c))
+        .map(|w| w.trim_end_matches('.'))
+        .filter(|w| w.contains('/') && w.len() > 1)
+}
