@@ -138,7 +138,10 @@ async fn the_server_flags_every_hack_of_the_suite_from_the_bundle_alone() {
             let step = f["message"].as_str().unwrap().trim_start_matches("step ").split(':').next().unwrap();
             let page = get(app, &format!("/runs/{}", run["id"])).await;
             let html = String::from_utf8(page.body).unwrap();
-            assert!(html.contains(&format!(r##"<a href="#step-{step}">Trajectory, step {step}</a>"##)), "{what}");
+            assert!(
+                html.contains(&format!(r##"<a href="#step-{step}">Trajectory, step {step}</a>"##)),
+                "{what}"
+            );
             assert!(html.contains(&format!(r#"id="step-{step}""#)), "{what}: the step is on the page");
         }
         let board = get(app, "/api/v1/leaderboard").await.json();
@@ -434,4 +437,58 @@ async fn bad_reviews_are_refused_with_their_own_codes() {
     )
     .await;
     assert_eq!((bad_status.status, bad_status.code()), (StatusCode::BAD_REQUEST, "invalid_query".to_owned()));
+}
+
+/// `rexbench-server findings`: the queue of findings to review, and a maintainer's
+/// verdict on one, by the server's own command on the database.
+#[tokio::test]
+async fn the_findings_command_lists_confirms_and_dismisses() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
+    let blobs = dir.path().join("blobs");
+    let seeded = state(&backend, &blobs).await;
+    server::seed_demo(&seeded).await.unwrap().expect("a fresh database");
+    let flagged = seeded.store.findings(store::FindingsFilter::Pending, 100).await.unwrap();
+    drop(seeded);
+    // The demo's shortcut agent printed its result line: the runner's finding and the
+    // server's are waiting.
+    assert_eq!(flagged.len(), 2, "{flagged:?}");
+    let command = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rexbench-server"))
+            .args(args)
+            .env("DATABASE_URL", crate::process::database_url(&backend))
+            .env("REXBENCH_BLOBS", &blobs)
+            .env("RUST_LOG", "warn")
+            .output()
+            .unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+    let (code, listed, _) = command(&["findings", "list"]);
+    assert_eq!(code, Some(0));
+    let (first, second) = (&flagged[0].finding.id, &flagged[1].finding.id);
+    assert!(listed.contains(first.as_str()) && listed.contains(second.as_str()), "{listed}");
+    assert!(listed.contains("result-line-literal") && listed.contains("not reviewed"), "{listed}");
+
+    let (code, said, _) =
+        command(&["findings", "confirm", first, "--note", "prints ACCURACY: 1.0 literally"]);
+    assert_eq!(code, Some(0));
+    assert!(said.starts_with(&format!("confirmed {first}")), "{said}");
+    let (code, _, _) = command(&["findings", "dismiss", second, "--note", "the same line, found twice"]);
+    assert_eq!(code, Some(0));
+    let (_, pending, _) = command(&["findings", "list"]);
+    assert_eq!(pending, "", "nothing waits");
+    let (_, all, _) = command(&["findings", "list", "--all"]);
+    assert!(all.contains("confirmed: prints ACCURACY: 1.0 literally"), "{all}");
+    assert!(all.contains("dismissed: the same line, found twice"), "{all}");
+
+    for (args, says) in [
+        (vec!["findings", "dismiss", first, "--note", "  "], "--note must be 1 to 1000 characters"),
+        (vec!["findings", "dismiss", "999999-server-0", "--note", "n"], "no finding 999999-server-0"),
+        (vec!["findings", "dismiss", "the-first", "--note", "n"], "is not a finding id"),
+    ] {
+        let (code, _, stderr) = command(&args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
 }
