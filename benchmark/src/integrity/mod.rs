@@ -299,14 +299,13 @@ fn expected_values(check: &CheckSpec, files: &[FileDiff], found: &mut Found) {
         return;
     }
     let names = result_file_names(check);
-    let number = Regex::new(r"[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?(%?)").expect("a valid pattern");
     for file in files {
         for added in &file.added {
             // In a result file, or in a line that writes one.
             let in_result =
                 names.iter().any(|n| added.text.contains(n.as_str()) || file.path().ends_with(n.as_str()));
             let least = if in_result { 1 } else { 3 };
-            for m in number.captures_iter(&added.text) {
+            for m in NUMBER.captures_iter(&added.text) {
                 let whole = m.get(0).expect("the match");
                 // Part of a name (`layer8`, `x2`) or of a longer number: not a literal.
                 let before = added.text[..whole.start()].chars().next_back();
@@ -490,6 +489,10 @@ impl Globs {
             .map(|(g, _)| g.as_str())
     }
 }
+
+/// A number as source text writes it, with a `%` after it if there is one.
+static NUMBER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?(%?)").expect("a valid pattern"));
 
 /// A shell redirect into a file: `> path`, `>> path`, `2> path`, `&> path`.
 static REDIRECT: LazyLock<Regex> = LazyLock::new(|| {

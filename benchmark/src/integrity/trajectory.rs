@@ -6,6 +6,8 @@
 //! agent's words are not evidence: a run that printed its result line shows it there
 //! honestly.
 
+use std::sync::LazyLock;
+
 use regex::Regex;
 use serde_json::Value;
 
@@ -85,8 +87,9 @@ pub fn trajectory_findings(card: &TaskCard, check: Option<&CheckSpec>, trajector
 
 /// The line of the file where each step's `"step_id"` is, by step id.
 fn step_lines(text: &str) -> Vec<(i64, usize)> {
-    let key = Regex::new(r#""step_id"\s*:\s*(\d+)"#).expect("a valid pattern");
-    key.captures_iter(text)
+    static KEY: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r#""step_id"\s*:\s*(\d+)"#).expect("a valid pattern"));
+    KEY.captures_iter(text)
         .filter_map(|c| {
             let at = c.get(0)?.start();
             Some((c[1].parse().ok()?, text[..at].matches('\n').count() + 1))
