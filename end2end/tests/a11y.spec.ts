@@ -7,11 +7,13 @@ import { expect, test, type Browser, type Page } from "@playwright/test";
 const PAGES: { name: string; path: string }[] = [
   { name: "leaderboard", path: "/" },
   { name: "leaderboard, filtered and sorted", path: "/?sort=cost-none&tier=maintainer" },
+  { name: "leaderboard, strict", path: "/?integrity=strict&sort=agent" },
   { name: "tasks", path: "/tasks" },
   { name: "task with its run grids", path: "/tasks/cogs" },
   { name: "example task", path: "/tasks/wordfreq" },
   { name: "agent", path: "/agents/openhands-claude-4.5-opus" },
   { name: "agent with a task's runs", path: "/agents/example-agent?task=wordfreq&hint=hints" },
+  { name: "agent with a flagged success", path: "/agents/shortcut-agent" },
   { name: "failures", path: "/failures" },
   { name: "compare", path: "/compare?a=openhands-claude-4.5-opus&b=aider-claude-4.5-opus" },
   { name: "changes", path: "/changes" },
@@ -58,4 +60,12 @@ test("axe-core finds no violation on a run page with its patch and logs", async 
   await page.goto("/agents/example-agent?task=wordfreq&hint=none");
   const run = await page.locator("a[href^='/runs/']").first().getAttribute("href");
   expect(await violations(await open(page, browser, run!))).toEqual([]);
+});
+
+test("axe-core finds no violation on a flagged run's page, with its findings", async ({ page, browser }) => {
+  await page.goto("/agents/shortcut-agent");
+  const run = await page.locator("table.flagged-runs a[href^='/runs/']").first().getAttribute("href");
+  const opened = await open(page, browser, run!);
+  await expect(opened.locator("table.findings")).toBeVisible();
+  expect(await violations(opened)).toEqual([]);
 });
