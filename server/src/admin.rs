@@ -190,7 +190,7 @@ pub struct NewReview {
     #[schema(value_type = store::Review)]
     verdict: String,
     /// Why, as the run page and the change log show it: 1 to 1000 characters, not all blank.
-    #[schema(min_length = 1, max_length = 1000)]
+    #[schema(min_length = 1, max_length = 1000, pattern = r"\S")]
     note: String,
 }
 
@@ -224,7 +224,7 @@ pub async fn review_finding(
     let verdict: Review =
         review.verdict.parse().map_err(|e: bundle::UnknownName| bad("invalid_verdict", e.to_string()))?;
     let note = review.note.trim();
-    if note.is_empty() || note.chars().count() > 1000 {
+    if note.is_empty() || review.note.chars().count() > 1000 {
         return Err(bad("invalid_note", "note must be 1 to 1000 characters, not all blank".into()));
     }
     let finding = app.store.review_finding(&id, verdict, note).await?;
