@@ -248,7 +248,8 @@ async fn audit_names_an_artifact_whose_bytes_changed() {
     assert!(caught.to_string().contains(&format!("{digest} is served as bytes that hash to")), "{caught}");
 }
 
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+/// Every file under `dir`.
+pub fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for entry in fs::read_dir(dir).unwrap().flatten() {
         let p = entry.path();

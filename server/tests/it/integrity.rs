@@ -492,3 +492,51 @@ async fn the_findings_command_lists_confirms_and_dismisses() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
 }
+
+/// The runner's results for the demo's shortcut agent, with every finding deleted from
+/// each run.json and packed and signed again, are flagged all the same: by the server,
+/// from the bundle alone.
+#[tokio::test]
+async fn results_re_signed_without_their_findings_are_flagged_by_the_server() {
+    let site = site().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    let source = repo().join("tasks/examples/shortcut/results");
+    let mut stripped = 0;
+    for entry in crate::evidence::walk(&source) {
+        let to = results.join(entry.strip_prefix(&source).unwrap());
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        let mut bytes = std::fs::read(&entry).unwrap();
+        if entry.file_name().is_some_and(|n| n == "run.json") {
+            let mut run: Value = serde_json::from_slice(&bytes).unwrap();
+            stripped +=
+                run.as_object_mut().unwrap().remove("findings").map_or(0, |f| f.as_array().unwrap().len());
+            bytes = serde_json::to_vec(&run).unwrap();
+        }
+        std::fs::write(&to, bytes).unwrap();
+    }
+    assert_eq!(stripped, 1, "the runner flagged the shortcut");
+    let agent = bundle::Agent {
+        id: "resigned-agent".into(),
+        framework: "F".into(),
+        framework_version: None,
+        model: "M".into(),
+        model_id: None,
+        display_name: None,
+        url: None,
+    };
+    let out = tmp.path().join("b.tar.gz");
+    benchmark::pack::pack(&results, agent, &[&site.key], "2026-11-24T00:00:00Z", &out).unwrap();
+    let bundle_id = stored(&site.app, std::fs::read(&out).unwrap()).await;
+    let runs = runs_of(&site, &bundle_id).await;
+    let shortcut = &runs[&("wordfreq".to_owned(), "none".to_owned(), 2)];
+    let findings = shortcut["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{shortcut}");
+    assert_eq!(
+        (&findings[0]["found_by"], &findings[0]["check"], &findings[0]["line"]),
+        (&json!("server"), &json!("result-line-literal"), &json!(7))
+    );
+    let board = get(&site.app, "/api/v1/leaderboard").await.json();
+    let row = board["rows"].as_array().unwrap().iter().find(|r| r["bundle_id"] == json!(bundle_id)).unwrap();
+    assert_eq!(row["by_hint"]["none"]["flagged"], json!(1));
+}
