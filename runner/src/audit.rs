@@ -411,7 +411,8 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey]) -> Result<Audit, Au
             );
         }
     }
-    integrity(&api, &manifest, &detail, &bundle_id, &mut check)?;
+    let read = Read { detail: &detail, reported: &board, totals: &totals };
+    integrity(&api, &manifest, read, &bundle_id, &mut check)?;
     let grid = detail.current.get(&bundle_id);
     let mut found = Vec::new();
     let served_cells: Vec<(String, Hint, Rates)> = grid
@@ -444,6 +445,15 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey]) -> Result<Audit, Au
     Ok(Audit { agent: agent.to_owned(), bundle_id, checks })
 }
 
+/// What the audit has already read and tallied: the agent's answer, the leaderboard as
+/// reported, and the manifest's totals by hint condition.
+#[derive(Clone, Copy)]
+struct Read<'a> {
+    detail: &'a AgentAnswer,
+    reported: &'a LeaderboardAnswer,
+    totals: &'a BTreeMap<Hint, Tally>,
+}
+
 /// The findings signed in the manifest are all shown as the submitter's, and the flagged
 /// counts (as reported, and in the strict view) are what the manifest's successes and
 /// the findings shown about them give: a success is flagged while one of its findings,
@@ -451,10 +461,11 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey]) -> Result<Audit, Au
 fn integrity(
     api: &Api,
     manifest: &Manifest,
-    detail: &AgentAnswer,
+    read: Read<'_>,
     bundle_id: &str,
     check: &mut impl FnMut(bool, String),
 ) -> Result<(), AuditError> {
+    let Read { detail, reported, totals } = read;
     type Shown = (String, String, Option<String>, Option<u64>);
     let signed: BTreeMap<RunKey, Vec<Shown>> = manifest
         .runs
@@ -496,18 +507,15 @@ fn integrity(
     );
 
     let mut flagged: BTreeMap<Hint, i64> = BTreeMap::new();
-    let mut totals: BTreeMap<Hint, Tally> = BTreeMap::new();
     for run in &manifest.runs {
-        totals.entry(run.hint).or_default().add(run);
         let key = (run.task.to_string(), run.hint, run.attempt);
         if run.outcome.succeeded() == Some(true) && doubting.contains(&key) {
             *flagged.entry(run.hint).or_default() += 1;
         }
     }
-    let reported: LeaderboardAnswer = api.json("/api/v1/leaderboard")?;
     let strict: LeaderboardAnswer = api.json("/api/v1/leaderboard?integrity=strict")?;
     let mut found = Vec::new();
-    for (view, board) in [("as reported", &reported), ("strict", &strict)] {
+    for (view, board) in [("as reported", reported), ("strict", &strict)] {
         let Some(row) = board.rows.iter().find(|r| r.bundle_id == bundle_id) else {
             found.push(format!("the {view} leaderboard shows no row for this submission"));
             continue;

@@ -312,13 +312,15 @@ pub(crate) fn stage(
     if let Some(log) = &run.agent_log {
         outputs.copy_to(log, &dir.join("agent_log.txt")).map_err(refused)?;
     }
-    let mut trajectory_bytes = None;
-    if let Some(trajectory) = &run.trajectory {
-        let staged = dir.join("x-trajectory.json");
-        outputs.copy_to(trajectory, &staged).map_err(refused)?;
-        // The staged copy is ours: read as an artifact is, within the artifact limit.
-        trajectory_bytes = confined::read_file(&staged, "staged trajectory").ok();
-    }
+    // Read once: staged as the run's artifact, and checked for integrity findings.
+    let trajectory_bytes = match &run.trajectory {
+        Some(trajectory) => {
+            let bytes = outputs.read(trajectory).map_err(refused)?;
+            fs::write(dir.join("x-trajectory.json"), &bytes).map_err(io_at(&dir))?;
+            Some(bytes)
+        }
+        None => None,
+    };
     let patch_text = String::from_utf8_lossy(&patch_text);
     let files = crate::patch::files_touched(&patch_text);
     let empty = crate::patch::is_empty(&patch_text);

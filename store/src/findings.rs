@@ -4,11 +4,12 @@
 
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
-use vocab::{Hint, Outcome, Review, TaskId};
+use vocab::{FoundBy, Hint, Outcome, Review, TaskId};
 
 use crate::db;
 use crate::error::StoreError;
-use crate::model::{FindingId, FindingRecord, FindingReview, FoundBy, IntegrityOverview, RunFinding};
+use crate::model::{FindingId, FindingRecord, FindingReview, IntegrityOverview, RunFinding};
+use crate::reads::name;
 use crate::{Store, now};
 
 /// The columns [`finding`] reads, of findings `f`.
@@ -25,32 +26,22 @@ const RECORD_FROM: &str = " FROM findings f JOIN runs r ON r.id = f.run_id \
 /// Findings a run's page lists, the submitter's first.
 const ORDER: &str = " ORDER BY CASE f.found_by WHEN 'submitter' THEN 0 ELSE 1 END, f.position";
 
+/// A finding of `f` that still flags its run, with `$2` bound to [`Review::Dismissed`].
+const NOT_DISMISSED: &str = "(f.review IS NULL OR f.review <> $2)";
+
 /// The newest flagged successes `/failures` lists.
 const NEWEST_FLAGGED: i64 = 20;
 
 /// The agents with most flagged successes `/failures` names.
 const MOST_FLAGGED_AGENTS: i64 = 10;
 
-fn text<T: std::str::FromStr>(row: &AnyRow, column: &str) -> Result<T, StoreError>
-where
-    T::Err: std::fmt::Display,
-{
-    let value: String = row.try_get(column)?;
-    value.parse().map_err(|e: T::Err| {
-        sqlx::Error::ColumnDecode { index: column.to_owned(), source: e.to_string().into() }.into()
-    })
-}
-
 fn finding(row: &AnyRow) -> Result<RunFinding, StoreError> {
-    let found_by: String = row.try_get("found_by")?;
-    let found_by = FoundBy::ALL.into_iter().find(|b| b.as_str() == found_by).ok_or_else(|| {
-        sqlx::Error::ColumnDecode { index: "found_by".into(), source: format!("`{found_by}`").into() }
-    })?;
+    let found_by: FoundBy = name(row, "found_by")?;
     let id = FindingId { run_id: row.try_get("run_id")?, found_by, position: row.try_get("position")? };
     let review = match row.try_get::<Option<String>, _>("review")? {
         None => None,
         Some(_) => Some(FindingReview {
-            verdict: text(row, "review")?,
+            verdict: name(row, "review")?,
             note: row.try_get::<Option<String>, _>("review_note")?.unwrap_or_default(),
             at: row.try_get::<Option<String>, _>("reviewed_at")?.unwrap_or_default(),
         }),
@@ -75,9 +66,9 @@ fn record(row: &AnyRow) -> Result<FindingRecord, StoreError> {
         agent_id: row.try_get("agent_id")?,
         agent_name: row.try_get("display_name")?,
         task: TaskId::new(row.try_get::<String, _>("task")?),
-        hint: text(row, "hint")?,
+        hint: name(row, "hint")?,
         attempt: row.try_get("attempt")?,
-        outcome: text(row, "outcome")?,
+        outcome: name(row, "outcome")?,
         current: current == 1,
     })
 }
@@ -149,8 +140,10 @@ impl Store {
     /// Flagged successes over the current submissions: how many, by check and by
     /// agent, and the newest.
     pub async fn integrity_overview(&self) -> Result<IntegrityOverview, StoreError> {
-        let flagging = " FROM findings f JOIN runs r ON r.id = f.run_id JOIN submissions s ON s.bundle_id = r.bundle_id \
-             WHERE s.superseded_by IS NULL AND r.outcome = $1 AND (f.review IS NULL OR f.review <> $2)";
+        let flagging = format!(
+            " FROM findings f JOIN runs r ON r.id = f.run_id JOIN submissions s ON s.bundle_id = r.bundle_id \
+             WHERE s.superseded_by IS NULL AND r.outcome = $1 AND {NOT_DISMISSED}"
+        );
         let bind = |sql| db::query(sql).bind(Outcome::Success.as_str()).bind(Review::Dismissed.as_str());
         let counts = format!(
             "SELECT CAST(COUNT(DISTINCT f.run_id) AS BIGINT) AS flagged, \
@@ -168,7 +161,7 @@ impl Store {
         let newest = format!(
             "SELECT {FINDING}, {RECORD}{RECORD_FROM} WHERE f.run_id IN (SELECT f.run_id{flagging} \
              GROUP BY f.run_id ORDER BY f.run_id DESC LIMIT {NEWEST_FLAGGED}) \
-             AND (f.review IS NULL OR f.review <> $2) \
+             AND {NOT_DISMISSED} \
              ORDER BY f.run_id DESC, CASE f.found_by WHEN 'submitter' THEN 0 ELSE 1 END, f.position"
         );
         let (counts, by_check, agents, newest) = futures::future::try_join4(
@@ -219,7 +212,13 @@ impl Store {
         .bind(id.position)
         .execute(&mut *tx)
         .await?;
-        let after = reviewed(&mut tx, id).await?;
+        let after = FindingRecord {
+            finding: RunFinding {
+                review: Some(FindingReview { verdict, note: note.to_owned(), at: at.clone() }),
+                ..before.finding
+            },
+            ..before
+        };
         let is = after.outcome == Outcome::Success && flagged(&mut tx, after.run_id).await?;
         let delta = i64::from(is) - i64::from(was);
         if delta != 0 {
@@ -271,12 +270,11 @@ async fn reviewed(tx: &mut Transaction<'_, Any>, id: &FindingId) -> Result<Findi
 
 /// Whether a finding not dismissed is about run `run_id`.
 async fn flagged(tx: &mut Transaction<'_, Any>, run_id: i64) -> Result<bool, StoreError> {
-    let row =
-        db::query("SELECT 1 FROM findings WHERE run_id = $1 AND (review IS NULL OR review <> $2) LIMIT 1")
-            .bind(run_id)
-            .bind(Review::Dismissed.as_str())
-            .fetch_optional(&mut **tx)
-            .await?;
+    let row = db::query(&format!("SELECT 1 FROM findings f WHERE f.run_id = $1 AND {NOT_DISMISSED} LIMIT 1"))
+        .bind(run_id)
+        .bind(Review::Dismissed.as_str())
+        .fetch_optional(&mut **tx)
+        .await?;
     Ok(row.is_some())
 }
 

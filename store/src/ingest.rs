@@ -5,13 +5,13 @@ use std::collections::{BTreeMap, HashMap};
 use bundle::{Finding, SignatureStatus, VerifiedBundle};
 use serde::Serialize;
 use sqlx::{Any, Row, Transaction};
-use vocab::{Hint, Outcome, TaskId, Tier};
+use vocab::{FoundBy, Hint, Outcome, TaskId, Tier};
 
 use crate::blobs::Staging;
 use crate::db::{self, Placeholders};
 use crate::error::StoreError;
 use crate::keys::COLUMNS;
-use crate::model::{FoundBy, KeyRecord, Sums};
+use crate::model::{KeyRecord, Sums};
 use crate::{Store, now};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -72,7 +72,9 @@ impl Store {
             signer.owner,
             signer.tier.label().to_lowercase()
         );
-        let flagged = flagged_runs(bundle, found).filter(|r| r.outcome == Outcome::Success).count();
+        let runs = m.runs.iter().enumerate();
+        let flagged =
+            runs.filter(|(i, r)| r.outcome == Outcome::Success && has_findings(r, *i, found)).count();
         if flagged > 0 {
             detail.push_str(&format!("; {flagged} of its successes carry integrity findings"));
         }
@@ -223,14 +225,9 @@ async fn write_artifacts(
     Ok(())
 }
 
-/// The runs with a finding, the submitter's or the server's.
-fn flagged_runs<'b>(
-    bundle: &'b VerifiedBundle,
-    found: &'b ServerFindings,
-) -> impl Iterator<Item = &'b bundle::Run> {
-    let runs = bundle.manifest.runs.iter().enumerate();
-    runs.filter(|(i, r)| !r.findings.is_empty() || found.get(i).is_some_and(|f| !f.is_empty()))
-        .map(|(_, r)| r)
+/// Whether run `i` of a bundle carries a finding, the submitter's or the server's.
+fn has_findings(run: &bundle::Run, i: usize, found: &ServerFindings) -> bool {
+    !run.findings.is_empty() || found.get(&i).is_some_and(|f| !f.is_empty())
 }
 
 /// The runs, and the links from each run to its artifacts by role, and the findings
@@ -361,8 +358,7 @@ async fn write_aggregates(
         if let (Some(succeeded), Some(executed)) = (run.outcome.succeeded(), run.outcome.executed()) {
             c.counted += 1;
             c.successes += i64::from(succeeded);
-            let findings = !run.findings.is_empty() || found.get(&i).is_some_and(|f| !f.is_empty());
-            c.flagged += i64::from(succeeded && findings);
+            c.flagged += i64::from(succeeded && has_findings(run, i, found));
             c.executed += i64::from(executed);
             if let Some(r) = run.file_recall {
                 c.recall_sum += r;

@@ -10,7 +10,7 @@ pub mod stats;
 
 pub use model::*;
 /// The vocabulary the model is written in.
-pub use vocab::{Hint, Integrity, Outcome, ProvenanceKind, Review, TaskId, Tier};
+pub use vocab::{FoundBy, Hint, Integrity, Outcome, ProvenanceKind, Review, TaskId, Tier};
 
 #[cfg(feature = "db")]
 mod analysis;

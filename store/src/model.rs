@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use vocab::{Hint, Integrity, Outcome, ProvenanceKind, Review, TaskId, Tier};
+use vocab::{FoundBy, Hint, Integrity, Outcome, ProvenanceKind, Review, TaskId, Tier};
 
 /// Counts for one agent (or task) under one hint condition.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -286,28 +286,6 @@ pub struct RunDetail {
     pub findings: Vec<RunFinding>,
 }
 
-/// Who found an integrity finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum FoundBy {
-    /// The submitter's runner or importer: signed in the bundle.
-    Submitter,
-    /// This server's own checks, repeated at ingest from the bundle alone.
-    Server,
-}
-
-impl FoundBy {
-    pub const ALL: [FoundBy; 2] = [FoundBy::Submitter, FoundBy::Server];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FoundBy::Submitter => "submitter",
-            FoundBy::Server => "server",
-        }
-    }
-}
-
 /// Which finding: its run, who found it and its place in their list for the run,
 /// written `1234-server-0`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -339,7 +317,7 @@ impl std::str::FromStr for FindingId {
             |t: &str| t.parse::<i64>().ok().filter(|n| *n >= 0 && t.bytes().all(|b| b.is_ascii_digit()));
         Ok(FindingId {
             run_id: number(run).ok_or_else(bad)?,
-            found_by: FoundBy::ALL.into_iter().find(|b| b.as_str() == by).ok_or_else(bad)?,
+            found_by: by.parse().map_err(|_| bad())?,
             position: number(position).ok_or_else(bad)?,
         })
     }

@@ -76,7 +76,10 @@ fn sums_of(row: &AnyRow, prefix: &str) -> Result<Sums, StoreError> {
 }
 
 /// A name column read back into the vocabulary type it was written from.
-fn name<T: TryFrom<String, Error = vocab::UnknownName>>(row: &AnyRow, column: &str) -> Result<T, StoreError> {
+pub(crate) fn name<T: TryFrom<String, Error = vocab::UnknownName>>(
+    row: &AnyRow,
+    column: &str,
+) -> Result<T, StoreError> {
     let text: String = row.try_get(column)?;
     T::try_from(text)
         .map_err(|e| sqlx::Error::ColumnDecode { index: column.to_owned(), source: e.into() }.into())

@@ -272,6 +272,30 @@ impl Review {
 
 names!(Review, "review", "confirmed, dismissed");
 
+/// Who found an integrity finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum FoundBy {
+    /// The submitter's runner or importer: signed in the bundle.
+    Submitter,
+    /// This server's own checks, repeated at ingest from the bundle alone.
+    Server,
+}
+
+impl FoundBy {
+    pub const ALL: [FoundBy; 2] = [FoundBy::Submitter, FoundBy::Server];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FoundBy::Submitter => "submitter",
+            FoundBy::Server => "server",
+        }
+    }
+}
+
+names!(FoundBy, "finder", "submitter, server");
+
 /// A task's id, as task cards, bundles and URLs name it (`cogs`, `othello`, …).
 ///
 /// Which ids exist depends on the task set a bundle names, so this type does not
