@@ -114,6 +114,28 @@ pub fn uplift(row: &LeaderboardRow) -> Option<f64> {
     Some(rate(Hint::Hints)? - rate(Hint::None)?)
 }
 
+/// Which of the set's tasks a view counts: all, or only those anyone can run (the cards
+/// say which: their checks are public), on which everyone is ranked on equal terms.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TaskScope {
+    #[default]
+    All,
+    Public,
+}
+
+impl TaskScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskScope::All => "all",
+            TaskScope::Public => "public",
+        }
+    }
+
+    fn parse(s: &str) -> Option<TaskScope> {
+        [TaskScope::All, TaskScope::Public].into_iter().find(|t| t.as_str() == s)
+    }
+}
+
 /// The view a URL asks for. Values that name nothing (an unknown tier or order, page 0)
 /// are dropped rather than refused: a stale link still shows the leaderboard.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -124,6 +146,10 @@ pub struct BoardQuery {
     pub model: Option<String>,
     pub tier: Option<Tier>,
     pub provenance: Option<ProvenanceKind>,
+    /// The harness's name (`harbor`, `rexbench`, `rexbench-original`, …).
+    pub harness: Option<String>,
+    /// Which tasks count (`?tasks=public`).
+    pub tasks: TaskScope,
     /// Words an agent's name must contain (any case).
     pub search: Option<String>,
     pub sort: Sort,
@@ -149,6 +175,8 @@ impl BoardQuery {
             model: get("model"),
             tier: get("tier").and_then(|t| t.parse().ok()),
             provenance: get("provenance").and_then(|p| p.parse().ok()),
+            harness: get("harness").filter(|h| store::is_slug(h)),
+            tasks: get("tasks").and_then(|t| TaskScope::parse(&t)).unwrap_or_default(),
             search: get("q").map(|q| q.trim().to_owned()).filter(|q| !q.is_empty()),
             sort,
             ascending,
@@ -200,6 +228,7 @@ impl BoardQuery {
             || self.model.is_some()
             || self.tier.is_some()
             || self.provenance.is_some()
+            || self.harness.is_some()
             || self.search.is_some()
     }
 
@@ -215,13 +244,19 @@ impl BoardQuery {
             && self.model.as_ref().is_none_or(|m| *m == row.model)
             && self.tier.is_none_or(|t| t == row.tier)
             && self.provenance.is_none_or(|p| p == row.provenance)
+            && self.harness.as_ref().is_none_or(|h| *h == row.harness.name)
             && self.name_matches(&row.display_name)
     }
 
     /// A row's place in this view's order: its name and the value ordered by, as the
     /// store computes it.
     pub fn key(&self, row: &LeaderboardRow) -> RowKey {
-        RowKey { bundle_id: row.bundle_id.clone(), display_name: row.display_name.clone(), value: self.sort.value(row) }
+        RowKey {
+            bundle_id: row.bundle_id.clone(),
+            display_name: row.display_name.clone(),
+            value: self.sort.value(row),
+            ranked_tasks: row.coverage.get(&Hint::None).map_or(0, |c| c.tasks),
+        }
     }
 
     fn link(&self, sort: Sort, ascending: bool, page: usize) -> String {
@@ -235,6 +270,8 @@ impl BoardQuery {
                 ("model", self.model.as_deref()),
                 ("tier", self.tier.map(Tier::as_str)),
                 ("provenance", self.provenance.map(ProvenanceKind::as_str)),
+                ("harness", self.harness.as_deref()),
+                ("tasks", Some(self.tasks.as_str()).filter(|_| self.tasks == TaskScope::Public)),
                 ("q", self.search.as_deref()),
                 ("integrity", Some(self.integrity.as_str()).filter(|_| self.integrity == Integrity::Strict)),
                 ("sort", Some(sort.as_str())),
@@ -244,10 +281,17 @@ impl BoardQuery {
         )
     }
 
-    /// Puts `rows` in this view's order; rows without a value go last whichever the
-    /// direction, and ties go by name.
-    pub fn order(&self, rows: &mut [RowKey]) {
+    /// The link to this view counting the tasks `tasks` says, from the first page.
+    pub fn scoped(&self, tasks: TaskScope) -> String {
+        BoardQuery { tasks, ..self.clone() }.link(self.sort, self.ascending, 1)
+    }
+
+    /// Puts `rows` in this view's order: the ranked ones (covering all `of` tasks of
+    /// their set without hints) first, then the rest, listed apart; within each, rows
+    /// without a value go last whichever the direction, and ties go by name.
+    pub fn order(&self, rows: &mut [RowKey], of: usize) {
         rows.sort_by(|a, b| {
+            let ranked = |r: &RowKey| r.ranked_tasks as usize >= of;
             let order = match self.sort {
                 Sort::Agent => {
                     let o = a.display_name.to_lowercase().cmp(&b.display_name.to_lowercase());
@@ -263,7 +307,7 @@ impl BoardQuery {
                     (None, None) => Ordering::Equal,
                 },
             };
-            order.then_with(|| a.display_name.cmp(&b.display_name))
+            ranked(b).cmp(&ranked(a)).then(order).then_with(|| a.display_name.cmp(&b.display_name))
         });
     }
 }
@@ -310,15 +354,16 @@ mod tests {
             bundle_id: name.into(),
             display_name: name.into(),
             value,
+            ranked_tasks: 12,
         };
         let q = BoardQuery::from_params(params(&[("sort", "cost-none")]));
         assert!(q.ascending, "cheapest first unless asked otherwise");
         let mut rows = vec![row("unknown", None), row("dear", Some(2.0)), row("cheap", Some(0.1))];
-        q.order(&mut rows);
+        q.order(&mut rows, 12);
         let names: Vec<&str> = rows.iter().map(|r| r.bundle_id.as_str()).collect();
         assert_eq!(names, ["cheap", "dear", "unknown"]);
         let q = BoardQuery::from_params(params(&[("sort", "cost-none"), ("dir", "desc")]));
-        q.order(&mut rows);
+        q.order(&mut rows, 12);
         let names: Vec<&str> = rows.iter().map(|r| r.bundle_id.as_str()).collect();
         assert_eq!(names, ["dear", "cheap", "unknown"]);
     }

@@ -20,6 +20,9 @@ pub struct TaskInfo {
     pub public_expected: Vec<Expected>,
     /// One of the small example tasks rather than a RExBench task.
     pub example: bool,
+    /// Anyone can run it: its codebase and its check are public (the card shows its
+    /// expected values), so outside results are ranked on it on equal terms.
+    pub public: bool,
 }
 
 /// A public expected value of a metric, in words (e.g. `0.88211 ± 0.002`).
@@ -36,10 +39,21 @@ pub struct Catalog {
     pub paper: crate::paper::Paper,
     /// The integrity checks: each one's slug and what it looks for, in words.
     pub checks: Vec<(String, String)>,
+    /// The run-level final success rates a published source reports, by the agent id
+    /// of its reconstructed submission (Harbor's parity experiment): reconstructed
+    /// attempts cannot give them.
+    pub parity_runs: std::collections::BTreeMap<String, Vec<f64>>,
 }
 
 impl Catalog {
     pub fn get(&self, id: &str) -> Option<&TaskInfo> {
         self.tasks.iter().find(|t| t.id == id)
+    }
+
+    /// The tasks anyone can run, in id order.
+    pub fn public_tasks(&self) -> Vec<TaskId> {
+        let mut out: Vec<TaskId> = self.tasks.iter().filter(|t| t.public).map(|t| t.id.clone()).collect();
+        out.sort();
+        out
     }
 }

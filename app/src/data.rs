@@ -57,6 +57,12 @@ pub struct LeaderboardData {
     /// What the filters offer on that set.
     pub frameworks: Vec<String>,
     pub models: Vec<String>,
+    pub harnesses: Vec<store::Harness>,
+    /// The tasks the view counts: the set's, or its public ones (`?tasks=public`).
+    pub tasks: Vec<TaskId>,
+    /// How many of the matching rows are ranked (they cover those tasks without hints);
+    /// the others come after them, listed apart.
+    pub ranked: usize,
     /// How many of the set's agents the filters keep.
     pub matching: usize,
     /// The page shown (1-based, within range) of how many.
@@ -99,6 +105,9 @@ pub async fn load_leaderboard(query: BoardQuery) -> Result<LeaderboardData, AppE
             set: None,
             frameworks: vec![],
             models: vec![],
+            harnesses: vec![],
+            tasks: vec![],
+            ranked: 0,
             matching: 0,
             page: 1,
             pages: 1,
@@ -108,29 +117,40 @@ pub async fn load_leaderboard(query: BoardQuery) -> Result<LeaderboardData, AppE
         };
         return Ok(empty);
     };
+    let tasks: Vec<TaskId> = match query.tasks {
+        crate::board::TaskScope::All => chosen.tasks.clone(),
+        crate::board::TaskScope::Public => {
+            chosen.tasks.iter().filter(|t| ctx.catalog.get(t.as_str()).is_some_and(|t| t.public)).cloned().collect()
+        }
+    };
+    let scope = (query.tasks == crate::board::TaskScope::Public).then_some(tasks.as_slice());
     let filter = store::LeaderboardFilter {
         framework: query.framework.clone(),
         model: query.model.clone(),
         tier: query.tier,
         provenance: query.provenance,
+        harness: query.harness.clone(),
         benchmark_version: None,
         task_set_digest: Some(chosen.digest.clone()),
         integrity: query.integrity,
+        tasks: scope.map(<[TaskId]>::to_vec),
     };
     // Ordered on what ordering needs, then whole rows for the page shown only.
-    let (mut keys, (frameworks, models), stats) = futures::try_join!(
+    let (mut keys, (frameworks, models, harnesses), stats) = futures::try_join!(
         ctx.store.leaderboard_keys(&filter, query.sort.rate_key()),
         ctx.store.leaderboard_choices(&chosen.digest),
-        ctx.store.board_stats(query.integrity),
+        ctx.store.board_stats(query.integrity, scope),
     )?;
-    keys.retain(|k| query.name_matches(&k.display_name));
-    query.order(&mut keys);
+    // The public-tasks view lists those with runs on a public task (without hints).
+    keys.retain(|k| query.name_matches(&k.display_name) && (scope.is_none() || k.ranked_tasks > 0));
+    query.order(&mut keys, tasks.len());
+    let ranked = keys.iter().filter(|k| k.ranked_tasks as usize >= tasks.len()).count();
     let matching = keys.len();
     let pages = matching.div_ceil(PER_PAGE).max(1);
     let page = query.page.min(pages);
     let shown: Vec<String> =
         keys.into_iter().skip((page - 1) * PER_PAGE).take(PER_PAGE).map(|k| k.bundle_id).collect();
-    let mut found = ctx.store.leaderboard_rows(&shown, query.integrity).await?;
+    let mut found = ctx.store.leaderboard_rows(&shown, query.integrity, scope).await?;
     let rows: Vec<LeaderboardRow> = shown
         .iter()
         .filter_map(|b| found.iter().position(|r| &r.bundle_id == b).map(|i| found.swap_remove(i)))
@@ -145,7 +165,21 @@ pub async fn load_leaderboard(query: BoardQuery) -> Result<LeaderboardData, AppE
         .map(|r| (r.agent_id.clone(), rate_issues(&ctx.catalog.paper, &r.agent_id)))
         .filter(|(_, issues)| !issues.is_empty())
         .collect();
-    Ok(LeaderboardData { sets, set, frameworks, models, matching, page, pages, rows, stats, issues })
+    Ok(LeaderboardData {
+        sets,
+        set,
+        frameworks,
+        models,
+        harnesses,
+        tasks,
+        ranked,
+        matching,
+        page,
+        pages,
+        rows,
+        stats,
+        issues,
+    })
 }
 
 /// The paper's known issues about an agent's rates over all tasks, each naming its
@@ -222,6 +256,8 @@ pub struct AgentData {
     pub published: Option<PublishedFacts>,
     /// The current submissions' flagged successes, with the findings that flag them.
     pub flagged: Vec<store::FindingRecord>,
+    /// The same agent measured under other agent ids: (agent id, name, harness).
+    pub elsewhere: Vec<(String, String, store::Harness)>,
 }
 
 /// What the paper publishes about one agent beside its per-task results, and the known
@@ -307,7 +343,7 @@ pub async fn load_agent(id: String, task: Option<String>, hint: Option<Hint>) ->
     for bundle_id in agent.current.keys() {
         runs.extend(ctx.store.runs_of(bundle_id, task.as_deref(), hint).await?);
     }
-    let board = ctx.store.board_stats(store::Integrity::Reported).await?;
+    let board = ctx.store.board_stats(store::Integrity::Reported, None).await?;
     let current = agent.newest_current().map(|(b, _)| b.to_owned());
     let stats = current.as_ref().and_then(|b| board.by_bundle.get(b).cloned());
     let published = published_facts(&ctx.catalog.paper, &agent);
@@ -319,7 +355,8 @@ pub async fn load_agent(id: String, task: Option<String>, hint: Option<Hint>) ->
         .map(|f| f.run_id)
         .collect();
     flagged.retain(|f| flagging.contains(&f.run_id) && f.finding.flags());
-    Ok(AgentData { agent, failures, runs, names: names(&ctx), stats, published, flagged })
+    let elsewhere = ctx.store.same_agent_elsewhere(&id).await?;
+    Ok(AgentData { agent, failures, runs, names: names(&ctx), stats, published, flagged, elsewhere })
 }
 
 /// An artifact's text as a page shows it: whole, or its head and tail with the middle
@@ -575,6 +612,81 @@ pub async fn load_compare(a: Option<String>, b: Option<String>) -> Result<Compar
         _ => None,
     };
     Ok(CompareData { agents, a, b, names: names(&ctx), comparison })
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParityData {
+    /// Every agent with current results: (id, name), for the pickers.
+    pub agents: Vec<(String, String)>,
+    pub names: TaskNames,
+    pub hint: Hint,
+    /// The two sides, once both are chosen.
+    pub parity: Option<store::parity::Parity>,
+}
+
+/// A submission a parity view names: a bundle id (any submission, superseded ones
+/// included), or an agent id (its newest current submission).
+#[cfg(feature = "ssr")]
+async fn parity_bundle(store: &store::Store, named: &str) -> Result<Option<String>, store::StoreError> {
+    if let Some(s) = store.submission(named).await? {
+        return Ok(Some(s.bundle_id));
+    }
+    Ok(store.agent(named).await?.and_then(|a| a.newest_current().map(|(b, _)| b.to_owned())))
+}
+
+/// Two submissions side by side under `hint`, each named by bundle or agent id; the
+/// error names the one that does not exist. Run-level rates of the published parity
+/// experiment come from the catalog, which read them from its data file.
+#[cfg(feature = "ssr")]
+pub async fn parity(
+    store: &store::Store,
+    catalog: &crate::catalog::Catalog,
+    a: &str,
+    b: &str,
+    hint: Hint,
+) -> Result<store::parity::Parity, ParityError> {
+    let mut bundles = Vec::with_capacity(2);
+    for (side, named) in [("a", a), ("b", b)] {
+        match parity_bundle(store, named).await? {
+            Some(bundle) => bundles.push(bundle),
+            None => return Err(ParityError::Unknown { side, named: named.to_owned() }),
+        }
+    }
+    let runs = |side: &store::parity::ParitySide| catalog.parity_runs.get(&side.agent_id).cloned();
+    store
+        .parity(&bundles[0], &bundles[1], hint, runs)
+        .await?
+        .ok_or_else(|| ParityError::Unknown { side: "a", named: a.to_owned() })
+}
+
+/// Why a parity view cannot be shown.
+#[cfg(feature = "ssr")]
+#[derive(Debug, thiserror::Error)]
+pub enum ParityError {
+    #[error("`{side}` names no submission and no agent with current results: `{named}`")]
+    Unknown { side: &'static str, named: String },
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+}
+
+#[server(prefix = "/sfn", endpoint = "parity")]
+pub async fn load_parity(a: Option<String>, b: Option<String>, hint: Hint) -> Result<ParityData, AppError> {
+    let ctx = context()?;
+    let agents = ctx.store.current_agents().await?;
+    let parity = match (a.filter(|s| !s.is_empty()), b.filter(|s| !s.is_empty())) {
+        (Some(a), Some(b)) => match parity(&ctx.store, &ctx.catalog, &a, &b, hint).await {
+            Ok(p) => Some(p),
+            Err(ParityError::Unknown { side, named }) => {
+                return Err(AppError::NotFound(format!(
+                    "Side {} names no submission and no agent with current results: `{named}`.",
+                    side.to_uppercase()
+                )));
+            }
+            Err(ParityError::Store(e)) => return Err(e.into()),
+        },
+        _ => None,
+    };
+    Ok(ParityData { agents, names: names(&ctx), hint, parity })
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

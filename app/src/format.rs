@@ -1,6 +1,6 @@
 //! How numbers and the benchmark's words are shown.
 
-use store::{Outcome, ProvenanceKind, Tier};
+use store::{Hint, Outcome, ProvenanceKind, Tier};
 
 /// A rate as a whole percentage; a dash where no run counted.
 pub fn pct(rate: Option<f64>) -> String {
@@ -46,6 +46,46 @@ pub fn tier_title(tier: Tier) -> &'static str {
         Tier::Maintainer => "Signed by a benchmark maintainer's key",
         Tier::Submitter => "Signed by the submitter's own key; not re-run by the maintainers",
     }
+}
+
+/// What a submission covers, in words, where it is less than RExBench's design (every
+/// task of the set under each of the three conditions, 5 attempts each): "2 of 12
+/// tasks, no hints only, 3 attempts each". None for a full submission.
+pub fn coverage_words(coverage: &std::collections::BTreeMap<Hint, store::Coverage>, of: usize) -> Option<String> {
+    const DESIGNED_ATTEMPTS: i64 = 5;
+    let full = Hint::ALL.iter().all(|h| {
+        coverage.get(h).is_some_and(|c| {
+            c.tasks as usize >= of && c.fewest_attempts == DESIGNED_ATTEMPTS && c.most_attempts == DESIGNED_ATTEMPTS
+        })
+    });
+    if full || coverage.is_empty() {
+        return None;
+    }
+    let mut parts = Vec::new();
+    let tasks: Vec<i64> = coverage.values().map(|c| c.tasks).collect();
+    if tasks.iter().all(|t| *t == tasks[0]) {
+        parts.push(format!("{} of {of} tasks", tasks[0]));
+    } else {
+        parts.push(
+            coverage
+                .iter()
+                .map(|(h, c)| format!("{} of {of} tasks with {}", c.tasks, h.label().to_lowercase()))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+    }
+    if coverage.len() < Hint::ALL.len() {
+        let names: Vec<String> = coverage.keys().map(|h| h.label().to_lowercase()).collect();
+        parts.push(format!("{} only", names.join(" and ")));
+    }
+    let fewest = coverage.values().map(|c| c.fewest_attempts).min().unwrap_or(0);
+    let most = coverage.values().map(|c| c.most_attempts).max().unwrap_or(0);
+    parts.push(if fewest == most {
+        format!("{fewest} attempt{} each", if fewest == 1 { "" } else { "s" })
+    } else {
+        format!("{fewest}–{most} attempts per task")
+    });
+    Some(parts.join(", "))
 }
 
 pub fn provenance_label(provenance: ProvenanceKind) -> &'static str {

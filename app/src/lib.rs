@@ -36,7 +36,7 @@ use leptos_router::path;
 pub use pages::Verdict;
 use pages::{
     AboutPage, AgentPage, ChangesPage, ComparePage, FailuresPage, KeysPage, LeaderboardPage, NotFound,
-    RunPage, SubmitPage, TaskPage, TasksPage,
+    ParityPage, RunPage, SubmitPage, TaskPage, TasksPage,
 };
 
 /// The name wasm-bindgen gives the islands' module (`rexbench.js`, `rexbench_bg.wasm`).
@@ -121,6 +121,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/agents/:id") view=AgentPage/>
                     <Route path=path!("/runs/:id") view=RunPage/>
                     <Route path=path!("/compare") view=ComparePage/>
+                    <Route path=path!("/parity") view=ParityPage/>
                     <Route path=path!("/failures") view=FailuresPage/>
                     <Route path=path!("/submit") view=SubmitPage/>
                     <Route path=path!("/changes") view=ChangesPage/>

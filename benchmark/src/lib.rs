@@ -10,6 +10,7 @@ pub mod confined;
 pub mod diff;
 pub mod integrity;
 pub mod pack;
+pub mod parity;
 pub mod published;
 pub mod results;
 pub mod task;

@@ -75,7 +75,7 @@ pub fn pack(
             name: RUNNER_NAME.to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
         }),
-        provenance: eval.provenance.unwrap_or(Provenance { kind: ProvenanceKind::Evaluated, source: None }),
+        provenance: eval.provenance.unwrap_or(Provenance::new(ProvenanceKind::Evaluated, None)),
         agent,
         runs: Vec::new(),
         artifacts: BTreeMap::new(),

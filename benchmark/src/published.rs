@@ -106,6 +106,7 @@ pub fn import(
     let mut imported = Vec::new();
     for agent in &data.agents {
         let (runs, adjustments) = reconstruct(agent, data.table7.by_agent.get(&agent.id));
+        let agent_id = agent.id.clone();
         let mut source = format!(
             "{} {}, {} (per-task results; each cell a mean over 5 runs, from which 5 runs were reconstructed; \
              runs that did not execute are recorded as execution_failed, since the paper does not say how they failed; \
@@ -115,40 +116,55 @@ pub fn import(
         if !adjustments.is_empty() {
             let _ = write!(source, ". Inconsistent in the paper: {}", adjustments.join("; "));
         }
-        let manifest = Manifest {
-            schema: bundle::SCHEMA.to_owned(),
-            created_at: created_at.to_owned(),
-            benchmark: Benchmark {
-                name: "RExBench".into(),
-                version: "1.0".into(),
-                task_set_digest: task_set_digest.to_hex(),
-            },
-            runner: RunnerInfo {
-                name: crate::pack::RUNNER_NAME.into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-            },
-            provenance: Provenance { kind: ProvenanceKind::Published, source: Some(source) },
-            agent: Agent {
-                id: agent.id.clone(),
-                framework: agent.framework.clone(),
-                framework_version: None,
-                model: agent.model.clone(),
-                model_id: None,
-                display_name: Some(format!("{} + {}", agent.framework, agent.model)),
-                url: None,
-            },
-            runs,
-            artifacts: BTreeMap::new(),
+        let agent = Agent {
+            id: agent.id.clone(),
+            framework: agent.framework.clone(),
+            framework_version: None,
+            model: agent.model.clone(),
+            model_id: None,
+            display_name: Some(format!("{} + {}", agent.framework, agent.model)),
+            url: None,
         };
-        let path = out.join(format!("{}.rexb.tar.gz", agent.id));
-        let file =
-            std::fs::File::create(&path).map_err(|source| ImportError::Io { path: path.clone(), source })?;
-        let id = BundleBuilder::new(manifest)
-            .write(keys, std::io::BufWriter::new(file))
-            .map_err(|source| ImportError::Write { agent: agent.id.clone(), source: Box::new(source) })?;
-        imported.push(Imported { agent: agent.id.clone(), path, id, adjustments });
+        let manifest = manifest(task_set_digest, created_at, source, agent, runs);
+        let (path, id) = write(manifest, keys, out)?;
+        imported.push(Imported { agent: agent_id, path, id, adjustments });
     }
     Ok(imported)
+}
+
+/// A manifest of results published by `source`, for the benchmark's task set.
+pub(crate) fn manifest(
+    task_set_digest: Digest,
+    created_at: &str,
+    source: String,
+    agent: Agent,
+    runs: Vec<Run>,
+) -> Manifest {
+    Manifest {
+        schema: bundle::SCHEMA.to_owned(),
+        created_at: created_at.to_owned(),
+        benchmark: Benchmark {
+            name: "RExBench".into(),
+            version: "1.0".into(),
+            task_set_digest: task_set_digest.to_hex(),
+        },
+        runner: RunnerInfo { name: crate::pack::RUNNER_NAME.into(), version: env!("CARGO_PKG_VERSION").into() },
+        provenance: Provenance::new(ProvenanceKind::Published, Some(source)),
+        agent,
+        runs,
+        artifacts: BTreeMap::new(),
+    }
+}
+
+/// Signs `manifest` with `keys` into `<agent>.rexb.tar.gz` in `out`.
+pub(crate) fn write(manifest: Manifest, keys: &[&SecretKey], out: &Path) -> Result<(PathBuf, Digest), ImportError> {
+    let agent = manifest.agent.id.clone();
+    let path = out.join(format!("{agent}.rexb.tar.gz"));
+    let file = std::fs::File::create(&path).map_err(|source| ImportError::Io { path: path.clone(), source })?;
+    let id = BundleBuilder::new(manifest)
+        .write(keys, std::io::BufWriter::new(file))
+        .map_err(|source| ImportError::Write { agent, source: Box::new(source) })?;
+    Ok((path, id))
 }
 
 /// Five runs per cell, and a sentence for every cell that had to be adjusted.

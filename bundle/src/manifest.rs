@@ -8,7 +8,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{BundleError, RunRef};
-use vocab::{Hint, Outcome, ProvenanceKind, TaskId};
+use vocab::{Harness, Hint, Outcome, ProvenanceKind, TaskId};
 
 pub const SCHEMA: &str = "rexbench.manifest/v1";
 
@@ -49,6 +49,12 @@ pub struct Provenance {
     pub kind: ProvenanceKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+}
+
+impl Provenance {
+    pub fn new(kind: ProvenanceKind, source: Option<String>) -> Provenance {
+        Provenance { kind, source }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -177,6 +183,32 @@ impl fmt::Display for ArtifactRole {
 }
 
 impl Manifest {
+    /// The harness that executed the runs (spec §3): the runner for `evaluated`
+    /// results; for `imported` ones, the harness the source names first, with the
+    /// version after it (`harbor 0.3.1, job …`); for `published` ones, Harbor if the
+    /// source begins with it, else RExBench's original harness, which ran the paper's.
+    pub fn harness(&self) -> Harness {
+        let named = || {
+            let source = self.provenance.source.as_deref().unwrap_or("");
+            let head = source.split(',').next().unwrap_or("");
+            let mut words = head.split_whitespace();
+            let name = words.next().unwrap_or("").to_lowercase();
+            let version = words.next().filter(|v| v.starts_with(|c: char| c.is_ascii_digit()));
+            (name, version.map(str::to_owned))
+        };
+        match self.provenance.kind {
+            ProvenanceKind::Evaluated => Harness::new(Harness::RUNNER, Some(self.runner.version.clone())),
+            ProvenanceKind::Imported => match named() {
+                (name, version) if vocab::is_slug(&name) => Harness::new(name, version),
+                _ => Harness::new("unnamed", None),
+            },
+            ProvenanceKind::Published => match named() {
+                (name, version) if name == Harness::HARBOR => Harness::new(name, version),
+                _ => Harness::new(Harness::ORIGINAL, None),
+            },
+        }
+    }
+
     /// Parses manifest bytes into the v1 types. Only the shape is checked here; the
     /// field rules are [`crate::validate::validate`]'s.
     pub fn parse(bytes: &[u8]) -> Result<Manifest, BundleError> {

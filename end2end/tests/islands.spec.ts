@@ -59,7 +59,7 @@ test("the leaderboard sorts and filters in the browser, and the URL follows", as
 
   await page.getByLabel("Framework").selectOption("aider");
   await expect(page).toHaveURL(/framework=aider/);
-  await expect(page.getByText("7 of 14 agents")).toBeVisible();
+  await expect(page.getByText("7 of 16 agents")).toBeVisible();
   let shown = await names(page);
   expect(shown.length).toBe(7);
   for (const n of shown) expect(n).toMatch(/^aider \+ /);
@@ -88,8 +88,8 @@ test("a view opened from a link is narrowed by the server, and widened without a
   await expect(page.locator(".live-board[data-ready]")).toBeAttached();
   const seen = requests(page);
   await page.getByLabel("Tier").selectOption("");
-  await expect(page.getByText("14 of 14 agents")).toBeVisible();
-  expect((await names(page)).length).toBe(14);
+  await expect(page.getByText("16 of 16 agents")).toBeVisible();
+  expect((await names(page)).length).toBe(16);
   expect((await names(page))[0]).toBe("aider + Claude 3.7 Sonnet");
   expect(seen.filter((r) => r.resourceType() === "document")).toEqual([]);
   await expect(page).not.toHaveURL(/tier=/);

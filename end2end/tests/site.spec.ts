@@ -21,6 +21,12 @@ const PAGES: { name: string; path: string; shows: string[]; limit: number }[] = 
     shows: ["OpenHands + Claude 4.5 Opus vs aider + Claude 4.5 Opus", "B − A"],
     limit: 200_000,
   },
+  {
+    name: "parity",
+    path: "/parity?a=openhands-1.4.0-claude-sonnet-4.5-rexbench&b=openhands-1.4.0-claude-sonnet-4.5-harbor",
+    shows: ["RExBench original harness", "Harbor", "12/36", "15/36", "The ranges overlap", "41.67 ± 12.73"],
+    limit: 200_000,
+  },
   { name: "changes", path: "/changes", shows: ["Changes", "accepted"], limit: 200_000 },
   { name: "submit", path: "/submit", shows: ["Submit results", "rexbench pack", "Verify and submit"], limit: 200_000 },
   { name: "about", path: "/about", shows: ["How the numbers are made", "cluster bootstrap", "Checking the numbers yourself", "rexbench audit"], limit: 200_000 },
@@ -200,11 +206,11 @@ test("sorting and filtering change the rows and the URL", async ({ page }) => {
   const names = await page.locator("table.board tbody tr th a").allInnerTexts();
   expect(names.length).toBe(7);
   for (const n of names) expect(n).toMatch(/^aider \+ /);
-  await expect(page.getByText("7 of 14 agents")).toBeVisible();
+  await expect(page.getByText("7 of 16 agents")).toBeVisible();
   await shot(page, "leaderboard-filtered");
 
   await page.getByRole("link", { name: "Clear" }).click();
-  await expect(page.getByText("14 of 14 agents")).toBeVisible();
+  await expect(page.getByText("16 of 16 agents")).toBeVisible();
 });
 
 test("markup in a bundle is shown as text and no script runs", async ({ page }, info) => {
@@ -333,4 +339,31 @@ test("two agents ticked on the leaderboard are compared", async ({ page }) => {
   await page.getByRole("button", { name: "Compare the ticked agents" }).click();
   await expect(page).toHaveURL(/\/compare\?/);
   await expect(page.getByText("OpenHands + Claude 4.5 Opus vs aider + Claude 4.5 Opus")).toBeVisible();
+});
+
+test("the parity view is chosen with a GET form and reached from the agent page", async ({ page }) => {
+  await page.goto("/agents/openhands-1.4.0-claude-sonnet-4.5-harbor");
+  await page.getByRole("link", { name: /Harness parity with/ }).click();
+  await expect(page).toHaveURL(/\/parity\?a=openhands-1\.4\.0-claude-sonnet-4\.5-harbor&b=openhands-1\.4\.0-claude-sonnet-4\.5-rexbench/);
+  await expect(page.getByText("The ranges overlap")).toBeVisible();
+  const solved = page.locator("dl.solved");
+  await expect(solved).toContainText("Tree of Thoughts, WinoDict");
+  await page.getByLabel("Side A").selectOption("openhands-1.4.0-claude-sonnet-4.5-rexbench");
+  await page.getByLabel("Side B").selectOption("openhands-1.4.0-claude-sonnet-4.5-harbor");
+  await page.getByRole("button", { name: "Compare" }).click();
+  await expect(page).toHaveURL(/a=openhands-1\.4\.0-claude-sonnet-4\.5-rexbench&b=openhands-1\.4\.0-claude-sonnet-4\.5-harbor/);
+  await expect(page.locator("table.parity-tasks")).toContainText("0/3");
+});
+
+test("the public-tasks view ranks on cogs and othello, and the harness is a filter", async ({ page }) => {
+  await page.goto("/");
+  await page.getByRole("link", { name: "Public tasks only" }).click();
+  await expect(page).toHaveURL(/tasks=public/);
+  await expect(page.getByText("Counting cogs and othello only")).toBeVisible();
+  await expect(page.locator("table.board tbody tr")).toHaveCount(16);
+  await page.getByLabel("Harness").selectOption("harbor");
+  await page.getByRole("button", { name: "Apply" }).click();
+  await expect(page).toHaveURL(/harness=harbor/);
+  await expect(page).toHaveURL(/tasks=public/);
+  await expect(page.locator("table.board tbody tr th a")).toHaveText(["OpenHands 1.4.0 + Claude Sonnet 4.5 (Harbor)"]);
 });

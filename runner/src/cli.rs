@@ -119,7 +119,8 @@ enum Command {
         created_at: Option<String>,
     },
     /// Write the RExBench paper's published per-task results as one signed bundle per
-    /// agent (provenance `published`).
+    /// agent, and the Harbor adapter's parity experiment as one per harness (provenance
+    /// `published`).
     ImportPublished {
         /// Secret key (PKCS#8 PEM) to sign with.
         #[arg(long = "key", required = true)]
@@ -301,6 +302,9 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
                 for a in &done.adjustments {
                     eprintln!("warning: {}: the paper is inconsistent: {a}", done.agent);
                 }
+            }
+            for done in crate::parity::import(digest, &key_refs, &created_at, &out)? {
+                println!("wrote {}: bundle {} (Harbor's parity experiment)", done.path.display(), done.id);
             }
             Ok(ExitCode::SUCCESS)
         }

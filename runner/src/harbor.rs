@@ -767,7 +767,7 @@ pub fn import(opts: &Options) -> Result<Imported, ImportError> {
             name: crate::pack::RUNNER_NAME.into(),
             version: env!("CARGO_PKG_VERSION").into(),
         }),
-        provenance: Some(Provenance { kind: ProvenanceKind::Imported, source: Some(source.clone()) }),
+        provenance: Some(Provenance::new(ProvenanceKind::Imported, Some(source.clone()))),
     };
     write(
         &staging.path().join("evaluation.json"),

@@ -16,4 +16,4 @@ pub mod summary;
 
 // The benchmark's definition, where the server shares it; here under the names the
 // runner has always used.
-pub use benchmark::{check, pack, published, results, task, taskset};
+pub use benchmark::{check, pack, parity, published, results, task, taskset};

@@ -52,6 +52,11 @@ pub struct LeaderboardEntry {
     #[serde(flatten)]
     pub row: LeaderboardRow,
     pub stats: Option<AgentStats>,
+    /// The tasks of its set this view counts (all, or the public ones).
+    pub tasks: Vec<store::TaskId>,
+    /// Whether it covers them all without hints, and so is ranked; rows that do not are
+    /// listed apart, without a rank.
+    pub ranked: bool,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -98,10 +98,30 @@ pub struct LeaderboardQuery {
     #[param(schema_with = provenance_or_any)]
     pub provenance: Option<String>,
     pub benchmark_version: Option<String>,
+    /// A harness's name (`rexbench`, `harbor`, `rexbench-original`, …); empty: any.
+    #[param(pattern = r"^([a-z0-9][a-z0-9._-]{0,63})?$")]
+    pub harness: Option<String>,
+    /// `all` (the default) or `public`: only the tasks anyone can run count, and every
+    /// row that covers them is ranked on them.
+    #[param(schema_with = tasks_or_all)]
+    pub tasks: Option<String>,
     /// `reported` (the default) or `strict`: successes with an integrity finding no
     /// maintainer has dismissed count as failures, and intervals and ranks follow.
     #[param(schema_with = integrity_or_default)]
     pub integrity: Option<String>,
+}
+
+/// The tasks of the set of `digest` a view counts: all, or those of `only`.
+fn counted_tasks(
+    sets: &[store::TaskSetSummary],
+    digest: &str,
+    only: Option<&[store::TaskId]>,
+) -> Vec<store::TaskId> {
+    let all = sets.iter().find(|s| s.digest == digest).map(|s| s.tasks.clone()).unwrap_or_default();
+    match only {
+        None => all,
+        Some(only) => all.into_iter().filter(|t| only.contains(t)).collect(),
+    }
 }
 
 /// One of a vocabulary's names, or the empty string for any.
@@ -119,8 +139,33 @@ fn integrity_or_default() -> utoipa::openapi::schema::Object {
     name_or_any(store::Integrity::ALL.iter().map(|i| i.as_str()))
 }
 
+fn tasks_or_all() -> utoipa::openapi::schema::Object {
+    name_or_any(["all", "public"])
+}
+
 fn provenance_or_any() -> utoipa::openapi::schema::Object {
     name_or_any(store::ProvenanceKind::ALL.iter().map(|k| k.as_str()))
+}
+
+impl LeaderboardQuery {
+    /// The filter it asks for, with `public` the tasks anyone can run. An empty
+    /// parameter narrows nothing; a tier, provenance, harness or task scope that names
+    /// none is refused.
+    fn filter(self, public: &[store::TaskId]) -> Result<LeaderboardFilter, ApiError> {
+        let invalid = |parameter: &str, detail: String| {
+            ApiError::new(StatusCode::BAD_REQUEST, "invalid_query", format!("query parameter `{parameter}`: {detail}"))
+        };
+        let tasks = match self.tasks.as_deref().unwrap_or("") {
+            "" | "all" => None,
+            "public" => Some(public.to_vec()),
+            other => return Err(invalid("tasks", format!("unknown task scope `{other}`; expected all or public"))),
+        };
+        let harness = self.harness.clone().filter(|h| !h.is_empty());
+        if let Some(h) = harness.as_deref().filter(|h| !store::is_slug(h)) {
+            return Err(invalid("harness", format!("`{h}` is not a harness name (a lowercase slug)")));
+        }
+        Ok(LeaderboardFilter { harness, tasks, ..LeaderboardFilter::try_from(self)? })
+    }
 }
 
 impl TryFrom<LeaderboardQuery> for LeaderboardFilter {
@@ -147,7 +192,9 @@ impl TryFrom<LeaderboardQuery> for LeaderboardFilter {
             provenance: name("provenance", q.provenance)?,
             benchmark_version: keep(q.benchmark_version),
             task_set_digest: None,
+            harness: None,
             integrity: name("integrity", q.integrity)?.unwrap_or_default(),
+            tasks: None,
         })
     }
 }
@@ -161,7 +208,7 @@ impl TryFrom<LeaderboardQuery> for LeaderboardFilter {
     params(LeaderboardQuery),
     responses(
         (status = 200, body = LeaderboardAnswer),
-        (status = 400, description = "An unknown tier or provenance, or a parameter given twice", body = ErrorAnswer),
+        (status = 400, description = "An unknown tier, provenance, harness or task scope, or a parameter given twice", body = ErrorAnswer),
         (status = 500, description = "The server's fault", body = ErrorAnswer),
     )
 )]
@@ -169,12 +216,28 @@ pub async fn leaderboard(
     State(app): State<Shared>,
     ApiQuery(q): ApiQuery<LeaderboardQuery>,
 ) -> Result<Json<LeaderboardAnswer>, ApiError> {
-    let filter: LeaderboardFilter = q.try_into()?;
-    let rows = app.store.leaderboard(&filter).await?;
-    let stats = app.store.board_stats(filter.integrity).await?;
+    let public = app.catalog.public_tasks();
+    let filter = q.filter(&public)?;
+    let (rows, stats, sets) = futures::try_join!(
+        app.store.leaderboard(&filter),
+        app.store.board_stats(filter.integrity, filter.tasks.as_deref()),
+        app.store.task_sets(),
+    )?;
     let rows = rows
         .into_iter()
-        .map(|row| LeaderboardEntry { stats: stats.by_bundle.get(&row.bundle_id).cloned(), row })
+        .filter_map(|row| {
+            let tasks = counted_tasks(&sets, &row.task_set_digest, filter.tasks.as_deref());
+            // Counting only some tasks, a row with no run on them has nothing to show.
+            if filter.tasks.is_some() && !row.coverage.contains_key(&bundle::Hint::None) {
+                return None;
+            }
+            Some(LeaderboardEntry {
+                stats: stats.by_bundle.get(&row.bundle_id).cloned(),
+                ranked: row.ranked(tasks.len()),
+                tasks,
+                row,
+            })
+        })
         .collect();
     Ok(Json(LeaderboardAnswer { rows, method: "/about".into() }))
 }
@@ -187,14 +250,15 @@ pub async fn leaderboard(
     params(LeaderboardQuery),
     responses(
         (status = 200, content_type = "text/csv", body = String),
-        (status = 400, description = "An unknown tier or provenance, or a parameter given twice", body = ErrorAnswer),
+        (status = 400, description = "An unknown tier, provenance, harness or task scope, or a parameter given twice", body = ErrorAnswer),
     )
 )]
 pub async fn leaderboard_csv(
     State(app): State<Shared>,
     ApiQuery(q): ApiQuery<LeaderboardQuery>,
 ) -> Result<Response, ApiError> {
-    let rows = app.store.leaderboard(&q.try_into()?).await?;
+    let filter = q.filter(&app.catalog.public_tasks())?;
+    let (rows, sets) = futures::try_join!(app.store.leaderboard(&filter), app.store.task_sets())?;
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut head: Vec<String> = [
         "agent_id",
@@ -203,6 +267,10 @@ pub async fn leaderboard_csv(
         "model",
         "tier",
         "provenance",
+        "harness",
+        "harness_version",
+        "ranked",
+        "tasks_counted",
         "benchmark",
         "benchmark_version",
         "task_set_digest",
@@ -211,7 +279,16 @@ pub async fn leaderboard_csv(
     .map(str::to_owned)
     .to_vec();
     for hint in bundle::Hint::ALL {
-        for m in ["final_success", "execution_success", "file_recall", "runs_counted", "flagged_successes"] {
+        for m in [
+            "final_success",
+            "execution_success",
+            "file_recall",
+            "runs_counted",
+            "flagged_successes",
+            "tasks",
+            "fewest_attempts",
+            "most_attempts",
+        ] {
             head.push(format!("{m}_{hint}"));
         }
     }
@@ -219,13 +296,21 @@ pub async fn leaderboard_csv(
     w.write_record(&head).map_err(internal)?;
     let num = |x: Option<f64>| x.map(|v| format!("{v:.4}")).unwrap_or_default();
     for r in rows {
+        let tasks = counted_tasks(&sets, &r.task_set_digest, filter.tasks.as_deref());
+        if filter.tasks.is_some() && !r.coverage.contains_key(&bundle::Hint::None) {
+            continue;
+        }
         let mut rec = vec![
-            r.agent_id,
-            r.display_name,
-            r.framework,
-            r.model,
+            r.agent_id.clone(),
+            r.display_name.clone(),
+            r.framework.clone(),
+            r.model.clone(),
             r.tier.to_string(),
             r.provenance.to_string(),
+            r.harness.name.clone(),
+            r.harness.version.clone().unwrap_or_default(),
+            r.ranked(tasks.len()).to_string(),
+            tasks.len().to_string(),
             r.benchmark_name,
             r.benchmark_version,
             r.task_set_digest,
@@ -240,6 +325,8 @@ pub async fn leaderboard_csv(
                 rates.counted.to_string(),
                 rates.flagged.to_string(),
             ]);
+            let coverage = r.coverage.get(&hint).copied().unwrap_or_default();
+            rec.extend([coverage.tasks, coverage.fewest_attempts, coverage.most_attempts].map(|n| n.to_string()));
         }
         w.write_record(&rec).map_err(internal)?;
     }
@@ -383,6 +470,63 @@ pub async fn changes(
     }
     let changes = app.store.changes(limit, q.before).await?;
     Ok(Json(ChangesAnswer { changes }))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ParityQuery {
+    /// Side A: a submission's bundle id (superseded ones too), or an agent id (its
+    /// newest current submission).
+    #[param(min_length = 1)]
+    pub a: String,
+    /// Side B, named the same way.
+    #[param(min_length = 1)]
+    pub b: String,
+    /// `none` (the default), `hints` or `detailed`.
+    #[param(schema_with = hint_or_none)]
+    pub hint: Option<String>,
+}
+
+fn hint_or_none() -> utoipa::openapi::schema::Object {
+    name_or_any(bundle::Hint::ALL.iter().map(|h| h.as_str()))
+}
+
+/// Two submissions of one agent side by side under one hint condition: each side's
+/// run-level rates with their mean ± SEM and range, Harbor's matching criterion (the
+/// ranges overlap), a paired bootstrap interval of B − A, and which tasks each side
+/// solved alone, with an exact sign test of that split (see `/parity`).
+#[utoipa::path(
+    get,
+    path = "/api/v1/parity",
+    tag = "results",
+    params(ParityQuery),
+    responses(
+        (status = 200, body = store::parity::Parity),
+        (status = 400, description = "A side missing or empty, an unknown hint condition, or a parameter given twice", body = ErrorAnswer),
+        (status = 404, description = "A side names no submission and no agent with current results", body = ErrorAnswer),
+    )
+)]
+pub async fn parity(
+    State(app): State<Shared>,
+    ApiQuery(q): ApiQuery<ParityQuery>,
+) -> Result<Json<store::parity::Parity>, ApiError> {
+    let invalid = |detail: String| ApiError::new(StatusCode::BAD_REQUEST, "invalid_query", detail);
+    let hint = match q.hint.as_deref().unwrap_or("") {
+        "" => bundle::Hint::None,
+        h => h.parse().map_err(|e: bundle::UnknownName| invalid(format!("query parameter `hint`: {e}")))?,
+    };
+    for (name, value) in [("a", &q.a), ("b", &q.b)] {
+        if value.is_empty() {
+            return Err(invalid(format!("query parameter `{name}` must name a submission or an agent")));
+        }
+    }
+    match app::data::parity(&app.store, &app.catalog, &q.a, &q.b, hint).await {
+        Ok(p) => Ok(Json(p)),
+        Err(app::data::ParityError::Unknown { side, named }) => Err(ApiError::not_found(format!(
+            "side `{side}` names no submission and no agent with current results: `{named}`"
+        ))),
+        Err(app::data::ParityError::Store(e)) => Err(e.into()),
+    }
 }
 
 /// Every key that signs or signed results here, revoked ones included, with its

@@ -23,7 +23,10 @@ pub fn load(tasks: &TaskDir) -> anyhow::Result<(Catalog, Cards)> {
         serde_json::from_str(benchmark::published::DATA).context("reading the paper's published numbers")?;
     let checks =
         benchmark::integrity::CHECKS.iter().map(|c| (c.slug.to_owned(), c.looks_for.to_owned())).collect();
-    Ok((Catalog { tasks: infos, paper, checks }, cards))
+    let parity = benchmark::parity::data();
+    let parity_runs =
+        benchmark::parity::SIDES.iter().map(|side| (side.agent_id().to_owned(), parity.runs(*side))).collect();
+    Ok((Catalog { tasks: infos, paper, checks, parity_runs }, cards))
 }
 
 fn info(card: &TaskCard, dir: &Path) -> TaskInfo {
@@ -46,6 +49,7 @@ fn info(card: &TaskCard, dir: &Path) -> TaskInfo {
         repository: card.repository.clone(),
         license: card.license.clone(),
         readme,
+        public: !card.public_expected.is_empty(),
         public_expected,
         example: card.dir.parent().is_some_and(|p| p.ends_with("examples")) && card.dir.starts_with(dir),
     }

@@ -1,5 +1,5 @@
 //! `serve --demo`: on an empty database, the data that makes a first start show a real
-//! leaderboard — the paper's published results, and the example tasks as the runner
+//! leaderboard — the paper's published results, Harbor's parity experiment, and the example tasks as the runner
 //! evaluated them, with their patches and logs.
 
 use std::fs::File;
@@ -39,7 +39,9 @@ pub async fn seed_demo(app: &AppState) -> anyhow::Result<Option<Seeded>> {
     let digest = benchmark::taskset::task_set_digest(benchmark)?;
     let published = work.path().join("published");
     let imported = benchmark::published::import(digest, &[&maintainers], "2026-04-21T00:00:00Z", &published)?;
-    for bundle in &imported {
+    // Harbor's parity experiment: the same agent under RExBench's harness and Harbor's.
+    let parity = benchmark::parity::import(digest, &[&maintainers], "2026-04-21T00:00:00Z", &published)?;
+    for bundle in imported.iter().chain(&parity) {
         ingest_file(app, &bundle.path).await?;
     }
 
@@ -71,7 +73,7 @@ pub async fn seed_demo(app: &AppState) -> anyhow::Result<Option<Seeded>> {
         .with_context(|| format!("packing {}", results.display()))?;
         ingest_file(app, &path).await?;
     }
-    Ok(Some(Seeded { published: imported.len(), evaluated: evaluated.len() }))
+    Ok(Some(Seeded { published: imported.len() + parity.len(), evaluated: evaluated.len() }))
 }
 
 /// Verifies and ingests a bundle file, as `POST /api/v1/submissions` would.

@@ -29,4 +29,4 @@ pub use config::{Config, ConfigError};
 pub use demo::seed_demo;
 pub use router::build_app;
 pub use serve::serve;
-pub use state::{AppState, open_state};
+pub use state::{AppState, know_benchmark, open_state};

@@ -23,6 +23,7 @@ use crate::{admin, api};
         api::task,
         api::run,
         api::changes,
+        api::parity,
         api::keys,
         api::envelope,
         api::artifact,

@@ -61,6 +61,7 @@ pub(crate) fn router(shared: Shared) -> Router {
         .route("/tasks/{id}", get(api::task))
         .route("/runs/{id}", get(api::run))
         .route("/changes", get(api::changes))
+        .route("/parity", get(api::parity))
         .route("/keys", get(api::keys))
         .route("/submissions/{bundle_id}/envelope", get(api::envelope))
         .route("/openapi.json", get(api::openapi))

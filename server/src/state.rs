@@ -37,6 +37,23 @@ pub struct AppState {
 
 pub type Shared = Arc<AppState>;
 
+/// Tells the store which tasks make up the benchmark's task set (by the digest of its
+/// cards): results are complete, and ranked, only if they cover them all; and which
+/// published results tell only whether each run succeeded (Harbor's parity experiment).
+pub fn know_benchmark(store: &store::Store, cards: &crate::catalog::Cards) -> anyhow::Result<()> {
+    for agent in benchmark::parity::agent_ids() {
+        store.know_success_only(agent);
+    }
+    let benchmark: Vec<&benchmark::task::TaskCard> =
+        cards.values().filter(|c| bundle::REXBENCH_TASKS.contains(&c.id.as_str())).collect();
+    if benchmark.is_empty() {
+        return Ok(());
+    }
+    let digest = benchmark::taskset::task_set_digest(benchmark.iter().copied()).context("the task-set digest")?;
+    store.know_task_set(&digest.to_hex(), benchmark.iter().map(|c| store::TaskId::new(c.id.clone())).collect());
+    Ok(())
+}
+
 /// Opens the store (migrating it), and reads the task cards.
 pub async fn open_state(config: &Config) -> anyhow::Result<AppState> {
     let blobs = store::Blobs::open(&config.blobs).with_context(|| format!("blob store {}", config.blobs))?;
@@ -44,6 +61,7 @@ pub async fn open_state(config: &Config) -> anyhow::Result<AppState> {
     let (catalog, cards) = crate::catalog::load(&tasks)?;
     tracing::info!(tasks = catalog.tasks.len(), "using {}", tasks.origin());
     let store = store::Store::open_with(&config.backend, blobs).await?;
+    know_benchmark(&store, &cards)?;
     Ok(AppState {
         store: Arc::new(store),
         limits: config.limits,

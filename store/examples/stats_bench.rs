@@ -17,7 +17,7 @@ fn main() {
                 .map(|t| {
                     [0u32, 1, 2].map(|h| {
                         let k = ((a * 6 / agents) as i64 + (t % 4) as i64 - 2 + h as i64).clamp(0, 5) as u32;
-                        Some(Cell { successes: k.min(5), executed: (k + 1).min(5), counted: 5 })
+                        Some(Cell { successes: k.min(5), executed: (k + 1).min(5), counted: 5, exec_counted: 5 })
                     })
                 })
                 .collect(),
@@ -26,7 +26,7 @@ fn main() {
     let started = Instant::now();
     let result = stats::analyse(&data, tasks, stats::REPLICATES, stats::SEED);
     let elapsed = started.elapsed();
-    let groups = result.iter().map(|s| s.group).max().unwrap_or(0);
+    let groups = result.iter().filter_map(|s| s.group).max().unwrap_or(0);
     println!(
         "{agents} agents x {tasks} tasks x 3 conditions x 5 runs, {} replicates: {:.3} s ({groups} groups)",
         stats::REPLICATES,

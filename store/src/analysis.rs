@@ -6,9 +6,15 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use sqlx::Row;
-use vocab::{Hint, Integrity};
+use vocab::{Harness, Hint, Integrity, ProvenanceKind, TaskId};
+
+/// A condition's place in the cells (`Hint::ALL`'s order).
+fn hint_index(hint: Hint) -> usize {
+    Hint::ALL.iter().position(|h| *h == hint).expect("every condition is in Hint::ALL")
+}
 
 use crate::model::BoardStats;
+use crate::parity::{self, Parity, ParitySide, ParityTask, RunRatesFrom, Solved, TaskCount};
 use crate::stats::{self, AgentCells, Cell, Comparison};
 use crate::{Store, StoreError, db};
 
@@ -22,19 +28,27 @@ impl Store {
     /// Intervals, rank ranges and groups of every current submission, within its task
     /// set, their successes counted as `integrity` says. Computed once per change of the
     /// data, on a blocking thread.
-    pub async fn board_stats(&self, integrity: Integrity) -> Result<Arc<BoardStats>, StoreError> {
+    ///
+    /// With `tasks`, only those tasks count (the public-tasks view): a result is ranked
+    /// if it covers its set's tasks among them.
+    pub async fn board_stats(
+        &self,
+        integrity: Integrity,
+        tasks: Option<&[TaskId]>,
+    ) -> Result<Arc<BoardStats>, StoreError> {
         let generation = self.generation().await?;
+        let key = (integrity, tasks.map(<[TaskId]>::to_vec));
         let mut cache = self.stats_cache.lock().await;
-        if let Some((at, stats)) = cache.get(&integrity)
+        if let Some((at, stats)) = cache.get(&key)
             && *at == generation
         {
             return Ok(stats.clone());
         }
-        let sets = self.cells(None, integrity).await?;
+        let sets = self.cells(None, integrity, tasks).await?;
         let stats = tokio::task::spawn_blocking(move || {
             let mut by_bundle = BTreeMap::new();
-            for (tasks, agents) in sets.values() {
-                for s in stats::analyse(agents, tasks.len(), stats::REPLICATES, stats::SEED) {
+            for (_, agents) in sets.values() {
+                for s in stats::analyse_set(agents, stats::REPLICATES, stats::SEED) {
                     by_bundle.insert(s.id.clone(), s);
                 }
             }
@@ -43,13 +57,13 @@ impl Store {
         .await
         .map_err(|source| StoreError::Background { task: "computing the statistics", source })?;
         let stats = Arc::new(stats);
-        cache.insert(integrity, (generation, stats.clone()));
+        cache.insert(key, (generation, stats.clone()));
         Ok(stats)
     }
 
     /// The paired comparison of two current submissions over the tasks both ran.
     pub async fn compare_bundles(&self, a: &str, b: &str) -> Result<Comparison, StoreError> {
-        let sets = self.cells(Some((a, b)), Integrity::Reported).await?;
+        let sets = self.cells(Some((a, b)), Integrity::Reported, None).await?;
         let mut tasks: Vec<String> = sets.values().flat_map(|(t, _)| t.clone()).collect();
         tasks.sort();
         tasks.dedup();
@@ -71,6 +85,175 @@ impl Store {
             .map_err(|source| StoreError::Background { task: "computing the comparison", source })
     }
 
+    /// Two submissions (current or not) side by side under `hint` (see
+    /// [`crate::parity`]); none if either is not stored. `published_runs` gives the
+    /// run-level rates a published source reports for a submission, which its
+    /// reconstructed attempts cannot.
+    pub async fn parity(
+        &self,
+        a: &str,
+        b: &str,
+        hint: Hint,
+        published_runs: impl Fn(&ParitySide) -> Option<Vec<f64>>,
+    ) -> Result<Option<Parity>, StoreError> {
+        let (Some(mut side_a), Some(mut side_b)) = (self.parity_side(a, hint).await?, self.parity_side(b, hint).await?)
+        else {
+            return Ok(None);
+        };
+        for (side, bundle) in [(&mut side_a, a), (&mut side_b, b)] {
+            if side.provenance == ProvenanceKind::Published {
+                match published_runs(side) {
+                    Some(runs) => {
+                        side.run_rates = runs;
+                        side.run_rates_from = RunRatesFrom::Published;
+                    }
+                    None => {
+                        side.run_rates.clear();
+                        side.run_rates_from = RunRatesFrom::NotPublished;
+                    }
+                }
+            } else {
+                side.run_rates = self.attempt_rates(bundle, hint).await?;
+            }
+            (side.mean, side.sem, side.low, side.high) = parity::summary(&side.run_rates);
+        }
+        let (counts_a, counts_b) = (self.task_counts(a, hint).await?, self.task_counts(b, hint).await?);
+        let mut names: Vec<&TaskId> = counts_a.keys().chain(counts_b.keys()).collect();
+        names.sort();
+        names.dedup();
+        let mut tasks = Vec::with_capacity(names.len());
+        let (mut only_a, mut only_b, mut both, mut neither) = (vec![], vec![], vec![], vec![]);
+        for task in names {
+            let (x, y) = (counts_a.get(task).copied(), counts_b.get(task).copied());
+            let solved = x.zip(y).map(|(x, y)| parity::solved(x, y));
+            match solved {
+                Some(Solved::OnlyA) => only_a.push(task.clone()),
+                Some(Solved::OnlyB) => only_b.push(task.clone()),
+                Some(Solved::Both) => both.push(task.clone()),
+                Some(Solved::Neither) => neither.push(task.clone()),
+                None => {}
+            }
+            tasks.push(ParityTask { task: task.clone(), a: x, b: y, solved });
+        }
+        // The paired bootstrap over the tasks both ran, as the comparison page does.
+        let cells = |counts: &BTreeMap<TaskId, TaskCount>, id: &str| AgentCells {
+            id: id.to_owned(),
+            cells: tasks
+                .iter()
+                .map(|t| {
+                    let mut by_hint = [None; 3];
+                    by_hint[hint_index(hint)] = counts.get(&t.task).map(|c| Cell {
+                        successes: c.successes as u32,
+                        executed: 0,
+                        counted: c.runs as u32,
+                        exec_counted: 0,
+                    });
+                    by_hint
+                })
+                .collect(),
+        };
+        let (cells_a, cells_b) = (cells(&counts_a, a), cells(&counts_b, b));
+        let comparison = tokio::task::spawn_blocking(move || {
+            stats::compare(&cells_a, &cells_b, stats::REPLICATES, stats::SEED)
+        })
+        .await
+        .map_err(|source| StoreError::Background { task: "computing the parity", source })?;
+        let sign_test_p = parity::sign_test(only_a.len(), only_b.len());
+        Ok(Some(Parity {
+            hint,
+            same_agent: (&side_a.framework, &side_a.framework_version, &side_a.model)
+                == (&side_b.framework, &side_b.framework_version, &side_b.model),
+            ranges_overlap: parity::ranges_overlap(&side_a.run_rates, &side_b.run_rates),
+            difference: comparison.difference.get(hint),
+            shared_tasks: comparison.shared_tasks,
+            a: side_a,
+            b: side_b,
+            tasks,
+            only_a,
+            only_b,
+            both,
+            neither,
+            sign_test_p,
+            lopsided: sign_test_p < parity::LOPSIDED_BELOW,
+        }))
+    }
+
+    /// A submission's side: who, which harness, and its successes under `hint`.
+    async fn parity_side(&self, bundle: &str, hint: Hint) -> Result<Option<ParitySide>, StoreError> {
+        let Some(row) = db::query(
+            "SELECT s.bundle_id, s.agent_id, a.display_name, a.framework, a.framework_version, a.model, s.harness, \
+             s.harness_version, s.provenance, s.superseded_by, t.successes, t.counted \
+             FROM submissions s JOIN agents a ON a.id = s.agent_id \
+             LEFT JOIN totals t ON t.bundle_id = s.bundle_id AND t.hint = $2 WHERE s.bundle_id = $1",
+        )
+        .bind(bundle)
+        .bind(hint.as_str())
+        .fetch_optional(&self.pool)
+        .await?
+        else {
+            return Ok(None);
+        };
+        let successes = row.try_get::<Option<i64>, _>("successes")?.unwrap_or(0);
+        let runs = row.try_get::<Option<i64>, _>("counted")?.unwrap_or(0);
+        Ok(Some(ParitySide {
+            bundle_id: row.try_get("bundle_id")?,
+            agent_id: row.try_get("agent_id")?,
+            display_name: row.try_get("display_name")?,
+            framework: row.try_get("framework")?,
+            framework_version: row.try_get("framework_version")?,
+            model: row.try_get("model")?,
+            harness: Harness::new(row.try_get::<String, _>("harness")?, row.try_get("harness_version")?),
+            provenance: crate::reads::name(&row, "provenance")?,
+            current: row.try_get::<Option<String>, _>("superseded_by")?.is_none(),
+            successes,
+            runs,
+            final_success: (runs > 0).then(|| successes as f64 / runs as f64),
+            run_rates: Vec::new(),
+            run_rates_from: RunRatesFrom::Attempts,
+            mean: None,
+            sem: None,
+            low: None,
+            high: None,
+        }))
+    }
+
+    /// Final success of each attempt number over the tasks that have it counted.
+    async fn attempt_rates(&self, bundle: &str, hint: Hint) -> Result<Vec<f64>, StoreError> {
+        let rows = db::query(
+            "SELECT attempt, CAST(SUM(CASE WHEN outcome = $3 THEN 1 ELSE 0 END) AS BIGINT) AS won, \
+             CAST(COUNT(*) AS BIGINT) AS n FROM runs WHERE bundle_id = $1 AND hint = $2 AND outcome <> $4 \
+             GROUP BY attempt ORDER BY attempt",
+        )
+        .bind(bundle)
+        .bind(hint.as_str())
+        .bind(vocab::Outcome::Success.as_str())
+        .bind(vocab::Outcome::InfraError.as_str())
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| Ok(r.try_get::<i64, _>("won")? as f64 / r.try_get::<i64, _>("n")? as f64))
+            .collect()
+    }
+
+    /// A submission's successes and counted runs per task under `hint`.
+    async fn task_counts(&self, bundle: &str, hint: Hint) -> Result<BTreeMap<TaskId, TaskCount>, StoreError> {
+        let rows = db::query(
+            "SELECT task, successes, counted FROM aggregates WHERE bundle_id = $1 AND hint = $2 AND counted > 0",
+        )
+        .bind(bundle)
+        .bind(hint.as_str())
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    TaskId::new(r.try_get::<String, _>("task")?),
+                    TaskCount { successes: r.try_get("successes")?, runs: r.try_get("counted")? },
+                ))
+            })
+            .collect()
+    }
+
     /// The newest change's sequence number: moves with every ingest.
     pub async fn generation(&self) -> Result<i64, StoreError> {
         let row = db::query("SELECT CAST(COALESCE(MAX(seq), 0) AS BIGINT) AS g FROM changes")
@@ -79,12 +262,19 @@ impl Store {
         Ok(row.try_get("g")?)
     }
 
-    /// The current submissions' cells, by task set (of two bundles only, if given), their
-    /// successes counted as `integrity` says.
-    async fn cells(&self, only: Option<(&str, &str)>, integrity: Integrity) -> Result<Sets, StoreError> {
+    /// The current submissions' cells, by task set (of two bundles only, if given; of
+    /// `tasks` only, if given), their successes counted as `integrity` says. A set's
+    /// tasks are those the server knows it by, else those its results ran.
+    async fn cells(
+        &self,
+        only: Option<(&str, &str)>,
+        integrity: Integrity,
+        tasks: Option<&[TaskId]>,
+    ) -> Result<Sets, StoreError> {
         let mut query = String::from(
-            "SELECT s.task_set_digest, s.bundle_id, g.task, g.hint, g.successes, g.flagged, g.executed, g.counted \
-             FROM aggregates g JOIN submissions s ON s.bundle_id = g.bundle_id WHERE s.superseded_by IS NULL",
+            "SELECT s.task_set_digest, s.bundle_id, g.task, g.hint, g.successes, g.flagged, g.executed, g.counted, \
+             g.exec_counted FROM aggregates g JOIN submissions s ON s.bundle_id = g.bundle_id \
+             WHERE s.superseded_by IS NULL",
         );
         if only.is_some() {
             query.push_str(" AND s.bundle_id IN ($1, $2)");
@@ -114,20 +304,32 @@ impl Store {
                 successes: count("successes")? - flagged,
                 executed: count("executed")?,
                 counted: count("counted")?,
+                exec_counted: count("exec_counted")?,
             };
+            let task: String = row.try_get("task")?;
+            if tasks.is_some_and(|only| !only.iter().any(|t| *t == task.as_str())) {
+                continue;
+            }
             raw.entry(row.try_get("task_set_digest")?)
                 .or_default()
                 .entry(row.try_get("bundle_id")?)
                 .or_default()
-                .entry(row.try_get("task")?)
+                .entry(task)
                 .or_default()[h] = Some(cell);
         }
         Ok(raw
             .into_iter()
             .map(|(digest, bundles)| {
-                let mut tasks: Vec<String> = bundles.values().flat_map(|t| t.keys().cloned()).collect();
-                tasks.sort();
-                tasks.dedup();
+                let mut set: Vec<String> = match self.known_task_set(&digest) {
+                    Some(known) => known.into_iter().map(String::from).collect(),
+                    None => bundles.values().flat_map(|t| t.keys().cloned()).collect(),
+                };
+                if let Some(only) = tasks {
+                    set.retain(|t| only.iter().any(|o| o == t.as_str()));
+                }
+                set.sort();
+                set.dedup();
+                let tasks = set;
                 let agents = bundles
                     .into_iter()
                     .map(|(id, by_task)| AgentCells {

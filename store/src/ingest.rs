@@ -55,10 +55,11 @@ impl Store {
         let signer = signer(&mut tx, bundle).await?;
         write_agent(&mut tx, bundle, &signer).await?;
         let received_at = now();
-        write_submission(&mut tx, bundle, &bundle_id, &signer, &received_at).await?;
+        let execution_known = self.execution_known(m);
+        write_submission(&mut tx, bundle, &bundle_id, &signer, &received_at, execution_known).await?;
         write_artifacts(&mut tx, bundle, &received_at).await?;
         write_runs(&mut tx, bundle, &bundle_id, found).await?;
-        write_aggregates(&mut tx, bundle, &bundle_id, found).await?;
+        write_aggregates(&mut tx, bundle, &bundle_id, found, execution_known).await?;
         let (superseded, superseded_by) = supersede(&mut tx, bundle, &bundle_id, &received_at).await?;
         let current = superseded_by.is_none().then_some(bundle_id.as_str());
         update_current_totals(&mut tx, current, &superseded).await?;
@@ -169,13 +170,15 @@ async fn write_submission(
     bundle_id: &str,
     signer: &KeyRecord,
     received_at: &str,
+    execution_known: bool,
 ) -> Result<(), StoreError> {
     let m = &bundle.manifest;
+    let harness = m.harness();
     db::query(
         "INSERT INTO submissions (bundle_id, agent_id, keyid, tier, provenance, provenance_source, \
          benchmark_name, benchmark_version, task_set_digest, runner_name, runner_version, created_at, \
-         received_at, run_count, artifact_bytes) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+         received_at, run_count, artifact_bytes, harness, harness_version, execution_known) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
     )
     .bind(bundle_id)
     .bind(&m.agent.id)
@@ -192,6 +195,9 @@ async fn write_submission(
     .bind(received_at)
     .bind(m.runs.len() as i64)
     .bind(bundle.artifact_bytes as i64)
+    .bind(&harness.name)
+    .bind(&harness.version)
+    .bind(i64::from(execution_known))
     .execute(&mut **tx)
     .await?;
     db::query("INSERT INTO envelopes (bundle_id, envelope) VALUES ($1, $2)")
@@ -340,6 +346,7 @@ fn bind_sums<'q>(q: db::Statement<'q>, c: &Sums) -> db::Statement<'q> {
         .bind(c.duration_sum)
         .bind(c.duration_runs)
         .bind(c.flagged)
+        .bind(c.exec_counted)
 }
 
 /// What the pages read instead of the runs: counts per task and hint condition, per
@@ -349,6 +356,7 @@ async fn write_aggregates(
     bundle: &VerifiedBundle,
     bundle_id: &str,
     found: &ServerFindings,
+    execution_known: bool,
 ) -> Result<(), StoreError> {
     let m = &bundle.manifest;
     let mut aggregates: BTreeMap<(&str, Hint), Sums> = BTreeMap::new();
@@ -359,7 +367,10 @@ async fn write_aggregates(
             c.counted += 1;
             c.successes += i64::from(succeeded);
             c.flagged += i64::from(succeeded && has_findings(run, i, found));
-            c.executed += i64::from(executed);
+            if execution_known {
+                c.executed += i64::from(executed);
+                c.exec_counted += 1;
+            }
             if let Some(r) = run.file_recall {
                 c.recall_sum += r;
                 c.recall_runs += 1;
@@ -390,26 +401,33 @@ async fn write_aggregates(
         q.execute(&mut **tx).await?;
     }
 
-    let mut totals: BTreeMap<Hint, Sums> = BTreeMap::new();
+    // Per hint condition: the sums, and the coverage (tasks; fewest and most runs on one).
+    let mut totals: BTreeMap<Hint, (Sums, [i64; 3])> = BTreeMap::new();
     for ((_, hint), c) in &aggregates {
-        totals.entry(*hint).or_default().add(c);
+        let (sums, [tasks, fewest, most]) = totals.entry(*hint).or_insert((Sums::default(), [0, i64::MAX, 0]));
+        sums.add(c);
+        *tasks += 1;
+        *fewest = (*fewest).min(c.runs);
+        *most = (*most).max(c.runs);
     }
     if !totals.is_empty() {
         let sql = insert_rows(
-            &format!("INSERT INTO totals (bundle_id, hint, {columns})"),
-            2 + Sums::COLUMNS.len(),
+            &format!("INSERT INTO totals (bundle_id, hint, tasks, fewest_runs, most_runs, {columns})"),
+            5 + Sums::COLUMNS.len(),
             totals.len(),
             "",
         );
         let mut q = db::query(&sql);
-        for (hint, c) in &totals {
-            q = bind_sums(q.bind(bundle_id).bind(hint.as_str()), c);
+        for (hint, (c, [tasks, fewest, most])) in &totals {
+            q = bind_sums(q.bind(bundle_id).bind(hint.as_str()).bind(*tasks).bind(*fewest).bind(*most), c);
         }
         q.execute(&mut **tx).await?;
     }
 
+    // How runs ended, for the failure explorer; where the source tells only whether
+    // runs succeeded, the others ended in ways nobody published, and are left out.
     let mut endings: BTreeMap<(&str, Hint, Outcome, &str), i64> = BTreeMap::new();
-    for run in &m.runs {
+    for run in m.runs.iter().filter(|r| execution_known || r.outcome == Outcome::Success) {
         let error = run.error_type.as_deref().unwrap_or("");
         *endings.entry((run.task.as_str(), run.hint, run.outcome, error)).or_default() += 1;
     }

@@ -6,11 +6,12 @@
 //! names them but never touches a database (a browser build of the app).
 
 pub mod model;
+pub mod parity;
 pub mod stats;
 
 pub use model::*;
 /// The vocabulary the model is written in.
-pub use vocab::{FoundBy, Hint, Integrity, Outcome, ProvenanceKind, Review, TaskId, Tier};
+pub use vocab::{FoundBy, Harness, Hint, Integrity, Outcome, ProvenanceKind, Review, TaskId, Tier, is_slug};
 
 #[cfg(feature = "db")]
 mod analysis;

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use vocab::{FoundBy, Hint, Integrity, Outcome, ProvenanceKind, Review, TaskId, Tier};
+use vocab::{FoundBy, Harness, Hint, Integrity, Outcome, ProvenanceKind, Review, TaskId, Tier};
 
 /// Counts for one agent (or task) under one hint condition.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -15,7 +15,10 @@ pub struct Rates {
     /// Runs that count towards the rates (not `infra_error`).
     pub counted: i64,
     pub successes: i64,
+    /// Runs that executed, of the `exec_counted` counted runs whose execution is known
+    /// (a source may publish only whether each run succeeded).
     pub executed: i64,
+    pub exec_counted: i64,
     pub final_success: Option<f64>,
     pub execution_success: Option<f64>,
     pub file_recall: Option<f64>,
@@ -48,12 +51,13 @@ pub(crate) struct Sums {
     pub duration_sum: f64,
     pub duration_runs: i64,
     pub flagged: i64,
+    pub exec_counted: i64,
 }
 
 #[cfg(feature = "db")]
 impl Sums {
     /// The columns kept for each of them (in `aggregates` and `totals`).
-    pub const COLUMNS: [&str; 11] = [
+    pub const COLUMNS: [&str; 12] = [
         "runs",
         "counted",
         "successes",
@@ -65,6 +69,7 @@ impl Sums {
         "duration_sum",
         "duration_runs",
         "flagged",
+        "exec_counted",
     ];
 
     pub fn add(&mut self, other: &Sums) {
@@ -79,6 +84,7 @@ impl Sums {
         self.duration_sum += other.duration_sum;
         self.duration_runs += other.duration_runs;
         self.flagged += other.flagged;
+        self.exec_counted += other.exec_counted;
     }
 
     /// The rates as `integrity` counts them: strictly, flagged successes are failures.
@@ -94,8 +100,9 @@ impl Sums {
             counted: self.counted,
             successes,
             executed: self.executed,
+            exec_counted: self.exec_counted,
             final_success: ratio(successes, self.counted),
-            execution_success: ratio(self.executed, self.counted),
+            execution_success: ratio(self.executed, self.exec_counted),
             file_recall: mean(self.recall_sum, self.recall_runs),
             cost_runs: self.cost_runs,
             mean_cost_usd: mean(self.cost_sum, self.cost_runs),
@@ -125,7 +132,33 @@ pub struct LeaderboardRow {
     pub benchmark_version: String,
     pub task_set_digest: String,
     pub bundle_id: String,
+    /// The harness that executed its runs.
+    pub harness: Harness,
     pub by_hint: BTreeMap<Hint, Rates>,
+    /// What it covers under each hint condition it has runs under.
+    pub coverage: BTreeMap<Hint, Coverage>,
+}
+
+/// What a submission covers under one hint condition: the tasks with runs, and the
+/// fewest and most runs (attempts) on one of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Coverage {
+    pub tasks: i64,
+    pub fewest_attempts: i64,
+    pub most_attempts: i64,
+}
+
+impl LeaderboardRow {
+    /// Whether it covers all `of` tasks of its set under `hint`.
+    pub fn covers(&self, hint: Hint, of: usize) -> bool {
+        self.coverage.get(&hint).is_some_and(|c| c.tasks as usize >= of)
+    }
+
+    /// Whether it is ranked on a set of `of` tasks: it covers them all without hints.
+    pub fn ranked(&self, of: usize) -> bool {
+        self.covers(Hint::None, of)
+    }
 }
 
 /// A key of the registry: who signs with it, how far their results are trusted, and
@@ -152,8 +185,12 @@ pub struct LeaderboardFilter {
     pub provenance: Option<ProvenanceKind>,
     pub benchmark_version: Option<String>,
     pub task_set_digest: Option<String>,
+    /// The harness's name (`harbor`, `rexbench`, …).
+    pub harness: Option<String>,
     /// How the rows' successes are counted (this does not narrow).
     pub integrity: Integrity,
+    /// Only these tasks count (the public-tasks view); every task when none.
+    pub tasks: Option<Vec<TaskId>>,
 }
 
 /// A number a leaderboard row can be ordered by, computed in the query from the kept
@@ -175,6 +212,8 @@ pub struct RowKey {
     pub bundle_id: String,
     pub display_name: String,
     pub value: Option<f64>,
+    /// The tasks it has runs on without hints: it is ranked if they are all of its set's.
+    pub ranked_tasks: i64,
 }
 
 /// A task set current submissions were evaluated on (results on different sets are
@@ -187,22 +226,24 @@ pub struct TaskSetSummary {
     pub benchmark_version: String,
     /// Agents with a current submission on it.
     pub agents: i64,
-    /// The tasks their runs cover, in id order.
+    /// Its tasks, in id order: those the server knows the set by, else those its
+    /// results ran.
     pub tasks: Vec<TaskId>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "db", derive(sqlx::FromRow))]
 pub struct SubmissionRecord {
     pub bundle_id: String,
     pub agent_id: String,
     pub keyid: String,
-    #[cfg_attr(feature = "db", sqlx(try_from = "String"))]
     pub tier: Tier,
-    #[cfg_attr(feature = "db", sqlx(try_from = "String"))]
     pub provenance: ProvenanceKind,
     pub provenance_source: Option<String>,
+    /// The harness that executed its runs.
+    pub harness: Harness,
+    /// False when its source publishes only whether each run succeeded.
+    pub execution_known: bool,
     pub benchmark_name: String,
     pub benchmark_version: String,
     pub task_set_digest: String,

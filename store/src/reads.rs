@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use sqlx::Row;
 use sqlx::any::AnyRow;
-use vocab::{Hint, Integrity, Outcome, TaskId};
+use vocab::{Harness, Hint, Integrity, Outcome, TaskId};
 
 use crate::Store;
 use crate::db::{self, Placeholders};
@@ -29,8 +29,10 @@ fn sums() -> String {
 fn by_hint_joins(table: &str, per_task: bool) -> (String, String) {
     let mut columns = Vec::new();
     let mut joins = String::new();
+    // Per submission and condition (not per task), the table keeps the coverage too.
+    let kept: &[&str] = if per_task { &[] } else { &COVERAGE };
     for hint in Hint::ALL.map(Hint::as_str) {
-        for c in Sums::COLUMNS {
+        for c in Sums::COLUMNS.iter().chain(kept) {
             columns.push(format!("{hint}.{c} AS {hint}_{c}"));
         }
         joins.push_str(&format!(
@@ -72,6 +74,7 @@ fn sums_of(row: &AnyRow, prefix: &str) -> Result<Sums, StoreError> {
         duration_sum: float("duration_sum")?,
         duration_runs: int("duration_runs")?,
         flagged: int("flagged")?,
+        exec_counted: int("exec_counted")?,
     })
 }
 
@@ -98,35 +101,65 @@ fn rates(row: &AnyRow) -> Result<Rates, StoreError> {
     Ok(sums_of(row, "")?.rates(Integrity::Reported))
 }
 
+/// The coverage columns `totals` keeps beside the sums.
+const COVERAGE: [&str; 3] = ["tasks", "fewest_runs", "most_runs"];
+
 /// The leaderboard's rows: every column, narrowed by `filter`, then `tail` (more
-/// conditions, an order).
-fn board_query<'f>(filter: &'f LeaderboardFilter, tail: &str) -> (String, Vec<&'f str>) {
-    let (columns, _) = by_hint_joins("totals", false);
-    let (from, binds) = board_from(filter);
+/// conditions, an order, with placeholders numbered on by `marks`).
+fn board_query<'f>(
+    filter: &'f LeaderboardFilter,
+    tail: impl FnOnce(&mut Placeholders) -> String,
+) -> (String, Vec<&'f str>) {
+    let (with, from, binds, mut marks) = board_from(filter);
+    let columns = by_hint_joins(board_table(filter), false).0;
+    let tail = tail(&mut marks);
     (
         format!(
-            "SELECT s.bundle_id, s.agent_id, a.display_name, a.framework, a.model, a.url, s.tier, s.provenance, \
-             s.provenance_source, s.benchmark_name, s.benchmark_version, s.task_set_digest, {columns}{from}{tail}"
+            "{with}SELECT s.bundle_id, s.agent_id, a.display_name, a.framework, a.model, a.url, s.tier, s.provenance, \
+             s.provenance_source, s.harness, s.harness_version, s.benchmark_name, s.benchmark_version, \
+             s.task_set_digest, {columns}{from}{tail}"
         ),
         binds,
     )
 }
 
+/// What the board's rows read under each condition: the kept totals, or, when only
+/// some tasks count, the current submissions' aggregates of those tasks summed (`scoped`).
+fn board_table(filter: &LeaderboardFilter) -> &'static str {
+    if filter.tasks.is_some() { "scoped" } else { "totals" }
+}
+
 /// The current submissions `filter` keeps, with their agents and their totals under each
-/// hint condition (joined as `none`, `hints`, `detailed`): the `FROM … WHERE …` of a
-/// leaderboard query, and what it binds.
-fn board_from(filter: &LeaderboardFilter) -> (String, Vec<&str>) {
-    let (_, joins) = by_hint_joins("totals", false);
+/// hint condition (joined as `none`, `hints`, `detailed`): the `WITH` clause (when only
+/// some tasks count) and the `FROM … WHERE …` of a leaderboard query, what they bind,
+/// and the placeholders used.
+fn board_from(filter: &LeaderboardFilter) -> (String, String, Vec<&str>, Placeholders) {
+    let mut marks = Placeholders::default();
+    let mut binds: Vec<&str> = Vec::new();
+    let with = match &filter.tasks {
+        None => String::new(),
+        Some(tasks) => {
+            let list = marks.list(tasks.len());
+            binds.extend(tasks.iter().map(TaskId::as_str));
+            format!(
+                "WITH scoped AS (SELECT g.bundle_id, g.hint, CAST(COUNT(*) AS BIGINT) AS tasks, \
+                 CAST(MIN(g.runs) AS BIGINT) AS fewest_runs, CAST(MAX(g.runs) AS BIGINT) AS most_runs, {} \
+                 FROM aggregates g JOIN submissions c ON c.bundle_id = g.bundle_id \
+                 WHERE c.superseded_by IS NULL AND g.task IN ({list}) GROUP BY g.bundle_id, g.hint) ",
+                sums()
+            )
+        }
+    };
+    let (_, joins) = by_hint_joins(board_table(filter), false);
     let mut from = format!(
         " FROM submissions s JOIN agents a ON a.id = s.agent_id{joins} WHERE s.superseded_by IS NULL"
     );
-    let mut marks = Placeholders::default();
-    let mut binds: Vec<&str> = Vec::new();
     for (column, value) in [
         ("a.framework", filter.framework.as_deref()),
         ("a.model", filter.model.as_deref()),
         ("s.tier", filter.tier.map(|t| t.as_str())),
         ("s.provenance", filter.provenance.map(|p| p.as_str())),
+        ("s.harness", filter.harness.as_deref()),
         ("s.benchmark_version", filter.benchmark_version.as_deref()),
         ("s.task_set_digest", filter.task_set_digest.as_deref()),
     ] {
@@ -135,7 +168,56 @@ fn board_from(filter: &LeaderboardFilter) -> (String, Vec<&str>) {
             binds.push(v);
         }
     }
-    (from, binds)
+    (with, from, binds, marks)
+}
+
+/// What [`submission`] reads.
+const SUBMISSION: &str = "bundle_id, agent_id, keyid, tier, provenance, provenance_source, harness, harness_version, \
+     execution_known, benchmark_name, benchmark_version, task_set_digest, \
+     runner_name || ' ' || runner_version AS runner, created_at, received_at, superseded_by, run_count, artifact_bytes";
+
+fn submission(row: &AnyRow) -> Result<SubmissionRecord, StoreError> {
+    Ok(SubmissionRecord {
+        bundle_id: row.try_get("bundle_id")?,
+        agent_id: row.try_get("agent_id")?,
+        keyid: row.try_get("keyid")?,
+        tier: name(row, "tier")?,
+        provenance: name(row, "provenance")?,
+        provenance_source: row.try_get("provenance_source")?,
+        harness: harness(row)?,
+        execution_known: row.try_get::<i64, _>("execution_known")? != 0,
+        benchmark_name: row.try_get("benchmark_name")?,
+        benchmark_version: row.try_get("benchmark_version")?,
+        task_set_digest: row.try_get("task_set_digest")?,
+        runner: row.try_get("runner")?,
+        created_at: row.try_get("created_at")?,
+        received_at: row.try_get("received_at")?,
+        superseded_by: row.try_get("superseded_by")?,
+        run_count: row.try_get("run_count")?,
+        artifact_bytes: row.try_get("artifact_bytes")?,
+    })
+}
+
+fn harness(row: &AnyRow) -> Result<Harness, StoreError> {
+    Ok(Harness::new(row.try_get::<String, _>("harness")?, row.try_get("harness_version")?))
+}
+
+/// What [`by_hint_joins`] read of the coverage under each condition.
+fn coverage(row: &AnyRow) -> Result<BTreeMap<Hint, Coverage>, StoreError> {
+    let mut out = BTreeMap::new();
+    for h in Hint::ALL {
+        let hint = h.as_str();
+        let Some(tasks) = row.try_get::<Option<i64>, _>(format!("{hint}_tasks").as_str())? else { continue };
+        out.insert(
+            h,
+            Coverage {
+                tasks,
+                fewest_attempts: row.try_get(format!("{hint}_fewest_runs").as_str())?,
+                most_attempts: row.try_get(format!("{hint}_most_runs").as_str())?,
+            },
+        );
+    }
+    Ok(out)
 }
 
 fn board_row(row: &AnyRow, integrity: Integrity) -> Result<LeaderboardRow, StoreError> {
@@ -152,14 +234,16 @@ fn board_row(row: &AnyRow, integrity: Integrity) -> Result<LeaderboardRow, Store
         benchmark_version: row.try_get("benchmark_version")?,
         task_set_digest: row.try_get("task_set_digest")?,
         bundle_id: row.try_get("bundle_id")?,
+        harness: harness(row)?,
         by_hint: by_hint(row, integrity)?,
+        coverage: coverage(row)?,
     })
 }
 
 impl Store {
     /// The current rows of the leaderboard that `filter` keeps, narrowed in the query.
     pub async fn leaderboard(&self, filter: &LeaderboardFilter) -> Result<Vec<LeaderboardRow>, StoreError> {
-        let (sql, binds) = board_query(filter, " ORDER BY s.agent_id, s.bundle_id");
+        let (sql, binds) = board_query(filter, |_| " ORDER BY s.agent_id, s.bundle_id".to_owned());
         let mut q = db::query(&sql);
         for b in binds {
             q = q.bind(b);
@@ -168,20 +252,22 @@ impl Store {
     }
 
     /// The current rows of these bundles, in no particular order, their successes
-    /// counted as `integrity` says.
+    /// counted as `integrity` says, over `tasks` only if given.
     pub async fn leaderboard_rows(
         &self,
         bundles: &[String],
         integrity: Integrity,
+        tasks: Option<&[TaskId]>,
     ) -> Result<Vec<LeaderboardRow>, StoreError> {
         if bundles.is_empty() {
             return Ok(Vec::new());
         }
-        let in_list = format!(" AND s.bundle_id IN ({})", Placeholders::default().list(bundles.len()));
-        let (sql, _) = board_query(&LeaderboardFilter::default(), &in_list);
+        let filter = LeaderboardFilter { tasks: tasks.map(<[TaskId]>::to_vec), ..Default::default() };
+        let (sql, binds) =
+            board_query(&filter, |marks| format!(" AND s.bundle_id IN ({})", marks.list(bundles.len())));
         let mut q = db::query(&sql);
-        for b in bundles {
-            q = q.bind(b.as_str());
+        for b in binds.into_iter().chain(bundles.iter().map(String::as_str)) {
+            q = q.bind(b);
         }
         q.fetch_all(&self.pool).await?.iter().map(|r| board_row(r, integrity)).collect()
     }
@@ -203,7 +289,7 @@ impl Store {
         let expression = match key {
             None => "NULL".to_owned(),
             Some(RateKey::Final(h)) => ratio(&successes(h), &format!("{h}.counted")),
-            Some(RateKey::Execution(h)) => ratio(&format!("{h}.executed"), &format!("{h}.counted")),
+            Some(RateKey::Execution(h)) => ratio(&format!("{h}.executed"), &format!("{h}.exec_counted")),
             Some(RateKey::Recall(h)) => ratio(&format!("{h}.recall_sum"), &format!("{h}.recall_runs")),
             Some(RateKey::Cost(h)) => ratio(&format!("{h}.cost_sum"), &format!("{h}.cost_runs")),
             Some(RateKey::Uplift) => format!(
@@ -212,10 +298,10 @@ impl Store {
                 ratio(&successes(Hint::None), "none.counted")
             ),
         };
-        let mut sql = String::from("SELECT s.bundle_id, a.display_name, CAST(");
+        let (with, from, binds, _) = board_from(filter);
+        let mut sql = format!("{with}SELECT s.bundle_id, a.display_name, none.tasks AS ranked_tasks, CAST(");
         sql.push_str(&expression);
         sql.push_str(" AS DOUBLE PRECISION) AS value");
-        let (from, binds) = board_from(filter);
         sql.push_str(&from);
         let mut q = db::query(&sql);
         for b in binds {
@@ -229,6 +315,7 @@ impl Store {
                     bundle_id: r.try_get("bundle_id")?,
                     display_name: r.try_get("display_name")?,
                     value: r.try_get("value")?,
+                    ranked_tasks: r.try_get::<Option<i64>, _>("ranked_tasks")?.unwrap_or(0),
                 })
             })
             .collect()
@@ -264,8 +351,9 @@ impl Store {
         sets.iter()
             .map(|row| {
                 let digest: String = row.try_get("task_set_digest")?;
+                let ran = tasks_of.remove(&digest).unwrap_or_default();
                 Ok(TaskSetSummary {
-                    tasks: tasks_of.remove(&digest).unwrap_or_default(),
+                    tasks: self.known_task_set(&digest).unwrap_or(ran),
                     digest,
                     benchmark_name: row.try_get("benchmark_name")?,
                     benchmark_version: row.try_get("benchmark_version")?,
@@ -275,14 +363,14 @@ impl Store {
             .collect()
     }
 
-    /// The frameworks and the models of the current submissions on one task set, each
-    /// sorted: what the leaderboard's filters offer.
+    /// The frameworks, the models and the harnesses (by name) of the current
+    /// submissions on one task set, each sorted: what the leaderboard's filters offer.
     pub async fn leaderboard_choices(
         &self,
         task_set: &str,
-    ) -> Result<(Vec<String>, Vec<String>), StoreError> {
+    ) -> Result<(Vec<String>, Vec<String>, Vec<Harness>), StoreError> {
         let rows = db::query(
-            "SELECT DISTINCT a.framework, a.model FROM submissions s JOIN agents a ON a.id = s.agent_id \
+            "SELECT DISTINCT a.framework, a.model, s.harness FROM submissions s JOIN agents a ON a.id = s.agent_id \
              WHERE s.superseded_by IS NULL AND s.task_set_digest = $1",
         )
         .bind(task_set)
@@ -290,15 +378,33 @@ impl Store {
         .await?;
         let mut frameworks = Vec::with_capacity(rows.len());
         let mut models = Vec::with_capacity(rows.len());
+        let mut harnesses = Vec::new();
         for row in &rows {
             frameworks.push(row.try_get::<String, _>("framework")?);
             models.push(row.try_get::<String, _>("model")?);
+            harnesses.push(row.try_get::<String, _>("harness")?);
         }
-        for v in [&mut frameworks, &mut models] {
+        for v in [&mut frameworks, &mut models, &mut harnesses] {
             v.sort();
             v.dedup();
         }
-        Ok((frameworks, models))
+        Ok((frameworks, models, harnesses.into_iter().map(|h| Harness::new(h, None)).collect()))
+    }
+
+    /// The same agent (framework, its version and model) under other agent ids, with
+    /// the harness of each one's current submission: (agent id, name, harness), by name.
+    pub async fn same_agent_elsewhere(&self, id: &str) -> Result<Vec<(String, String, Harness)>, StoreError> {
+        let rows = db::query(
+            "SELECT o.id, o.display_name, s.harness, s.harness_version FROM agents a \
+             JOIN agents o ON o.framework = a.framework AND o.model = a.model \
+             AND COALESCE(o.framework_version, '') = COALESCE(a.framework_version, '') AND o.id <> a.id \
+             JOIN submissions s ON s.agent_id = o.id AND s.superseded_by IS NULL \
+             WHERE a.id = $1 ORDER BY o.display_name, o.id",
+        )
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|r| Ok((r.try_get("id")?, r.try_get("display_name")?, harness(r)?))).collect()
     }
 
     /// The agents with a current submission, as (id, name), by name.
@@ -361,14 +467,24 @@ impl Store {
     }
 
     async fn submissions_of(&self, agent: &str) -> Result<Vec<SubmissionRecord>, StoreError> {
-        Ok(db::query_as(
-            "SELECT bundle_id, agent_id, keyid, tier, provenance, provenance_source, benchmark_name, benchmark_version, \
-             task_set_digest, runner_name || ' ' || runner_version AS runner, created_at, received_at, superseded_by, \
-             run_count, artifact_bytes FROM submissions WHERE agent_id = $1 ORDER BY received_at DESC",
-        )
-        .bind(agent)
-        .fetch_all(&self.pool)
-        .await?)
+        db::query(&format!("SELECT {SUBMISSION} FROM submissions WHERE agent_id = $1 ORDER BY received_at DESC"))
+            .bind(agent)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(submission)
+            .collect()
+    }
+
+    /// One submission, current or not.
+    pub async fn submission(&self, bundle_id: &str) -> Result<Option<SubmissionRecord>, StoreError> {
+        db::query(&format!("SELECT {SUBMISSION} FROM submissions WHERE bundle_id = $1"))
+            .bind(bundle_id)
+            .fetch_optional(&self.pool)
+            .await?
+            .as_ref()
+            .map(submission)
+            .transpose()
     }
 
     /// The runs of a submission, optionally of one task and hint condition.

@@ -35,6 +35,9 @@ pub struct Cell {
     pub executed: u32,
     /// Runs that count (infrastructure failures do not).
     pub counted: u32,
+    /// Counted runs whose execution is known (all, unless the source publishes only
+    /// whether each run succeeded).
+    pub exec_counted: u32,
 }
 
 /// One agent's cells: by task (in the analysis' task order), by hint condition (none,
@@ -131,11 +134,12 @@ pub struct AgentStats {
     pub final_success: IntervalsByHint,
     pub execution_success: IntervalsByHint,
     pub uplift: Uplift,
-    /// Plausible ranks by final success without hints.
-    pub rank: RankRange,
+    /// Plausible ranks by final success without hints; none for results that do not
+    /// cover their task set without hints, which are not ranked.
+    pub rank: Option<RankRange>,
     /// The group of agents it cannot be told apart from (1 = the best group).
-    pub group: usize,
-    /// How many agents were ranked together (its task set's).
+    pub group: Option<usize>,
+    /// How many agents were ranked together (its task set's complete results).
     pub of: usize,
 }
 
@@ -194,8 +198,9 @@ impl Sampler {
     }
 }
 
-/// A cell ready to sample: (successes draw, executed draw, runs counted).
-type ReadyCell = Option<(usize, usize, u32)>;
+/// A cell ready to sample: (successes draw, runs counted, and where execution is known,
+/// the executed draw and its runs).
+type ReadyCell = Option<(usize, u32, Option<(usize, u32)>)>;
 
 /// The cells of all agents, with each cell's samplers prepared.
 struct Prepared {
@@ -222,8 +227,9 @@ fn prepare(agents: &[&AgentCells]) -> Prepared {
             let mut prepared = [None; 3];
             for (h, cell) in by_hint.iter().enumerate() {
                 if let Some(c) = cell.filter(|c| c.counted > 0) {
-                    prepared[h] =
-                        Some((index(c.successes, c.counted), index(c.executed, c.counted), c.counted));
+                    let executed =
+                        (c.exec_counted > 0).then(|| (index(c.executed, c.exec_counted), c.exec_counted));
+                    prepared[h] = Some((index(c.successes, c.counted), c.counted, executed));
                 }
             }
             by_task.push(prepared);
@@ -257,17 +263,22 @@ fn replicate(agents: &[&AgentCells], tasks: usize, replicates: usize, seed: u64)
             for (h, (success, executed)) in
                 out.success[a].iter_mut().zip(out.executed[a].iter_mut()).enumerate()
             {
-                let (mut s, mut e, mut n) = (0u32, 0u32, 0u32);
+                let (mut s, mut n, mut e, mut ne) = (0u32, 0u32, 0u32, 0u32);
                 for &t in &drawn {
-                    if let Some((ds, de, count)) = cells[t][h] {
+                    if let Some((ds, count, known)) = cells[t][h] {
                         s += prepared.draws[ds].sample(rng.uniform());
-                        e += prepared.draws[de].sample(rng.uniform());
                         n += count;
+                        if let Some((de, exec_count)) = known {
+                            e += prepared.draws[de].sample(rng.uniform());
+                            ne += exec_count;
+                        }
                     }
                 }
                 if n > 0 {
                     success[b] = f64::from(s) / f64::from(n);
-                    executed[b] = f64::from(e) / f64::from(n);
+                }
+                if ne > 0 {
+                    executed[b] = f64::from(e) / f64::from(ne);
                 }
             }
         }
@@ -286,8 +297,13 @@ fn percentiles(values: &[f64]) -> Option<(f64, f64)> {
     Some((at(0.025), at(0.975)))
 }
 
-fn pooled(cells: &[[Option<Cell>; 3]], h: usize, f: fn(&Cell) -> u32) -> Option<f64> {
-    let (k, n) = cells.iter().filter_map(|c| c[h]).fold((0, 0), |(k, n), c| (k + f(&c), n + c.counted));
+/// Final success pooled over the tasks.
+fn pooled(cells: &[[Option<Cell>; 3]], h: usize) -> Option<f64> {
+    pooled_by(cells, h, |c| (c.successes, c.counted))
+}
+
+fn pooled_by(cells: &[[Option<Cell>; 3]], h: usize, f: fn(&Cell) -> (u32, u32)) -> Option<f64> {
+    let (k, n) = cells.iter().filter_map(|c| c[h]).map(|c| f(&c)).fold((0, 0), |(k, n), (a, b)| (k + a, n + b));
     (n > 0).then(|| f64::from(k) / f64::from(n))
 }
 
@@ -299,6 +315,42 @@ fn interval(estimate: Option<f64>, replicates: &[f64]) -> Option<Interval> {
 
 fn difference(a: &[f64], b: &[f64]) -> Vec<f64> {
     a.iter().zip(b).map(|(x, y)| y - x).collect()
+}
+
+/// Whether results cover every task of their set without hints (at least one counted
+/// run on each): only such results are ranked.
+pub fn covers(agent: &AgentCells) -> bool {
+    agent.cells.iter().all(|c| c[0].is_some_and(|c| c.counted > 0))
+}
+
+/// The statistics of one task set's results: those that cover it ranked together
+/// ([`analyse`]), the others each described over the tasks it ran, without a rank.
+pub fn analyse_set(agents: &[AgentCells], replicates: usize, seed: u64) -> Vec<AgentStats> {
+    let (complete, partial): (Vec<AgentCells>, Vec<AgentCells>) = agents.iter().cloned().partition(covers);
+    let tasks = agents.first().map_or(0, |a| a.cells.len());
+    let mut out = analyse(&complete, tasks, replicates, seed);
+    for agent in partial {
+        let own = AgentCells {
+            id: agent.id.clone(),
+            cells: agent.cells.iter().filter(|c| c.iter().any(Option::is_some)).copied().collect(),
+        };
+        let described = analyse(std::slice::from_ref(&own), own.cells.len(), replicates, seed).pop();
+        out.push(AgentStats {
+            rank: None,
+            group: None,
+            of: 0,
+            ..described.unwrap_or(AgentStats {
+                id: agent.id,
+                final_success: IntervalsByHint::default(),
+                execution_success: IntervalsByHint::default(),
+                uplift: Uplift::default(),
+                rank: None,
+                group: None,
+                of: 0,
+            })
+        });
+    }
+    out
 }
 
 /// Intervals, rank ranges and groups for agents evaluated on the same `tasks` tasks.
@@ -313,12 +365,12 @@ pub fn analyse(agents: &[AgentCells], tasks: usize, replicates: usize, seed: u64
         .iter()
         .enumerate()
         .map(|(a, agent)| {
-            let fs = |h: usize| interval(pooled(&agent.cells, h, |c| c.successes), &reps.success[a][h]);
-            let es = |h: usize| interval(pooled(&agent.cells, h, |c| c.executed), &reps.executed[a][h]);
+            let fs = |h: usize| interval(pooled(&agent.cells, h), &reps.success[a][h]);
+            let es = |h: usize| {
+                interval(pooled_by(&agent.cells, h, |c| (c.executed, c.exec_counted)), &reps.executed[a][h])
+            };
             let up = |h: usize| {
-                let est = Some(
-                    pooled(&agent.cells, h, |c| c.successes)? - pooled(&agent.cells, 0, |c| c.successes)?,
-                );
+                let est = Some(pooled(&agent.cells, h)? - pooled(&agent.cells, 0)?);
                 interval(est, &difference(&reps.success[a][0], &reps.success[a][h]))
             };
             AgentStats {
@@ -326,8 +378,8 @@ pub fn analyse(agents: &[AgentCells], tasks: usize, replicates: usize, seed: u64
                 final_success: IntervalsByHint::from_fn(fs),
                 execution_success: IntervalsByHint::from_fn(es),
                 uplift: Uplift { hints: up(1), detailed: up(2) },
-                rank: RankRange { best: 1, worst: agents.len() },
-                group: 1,
+                rank: None,
+                group: None,
                 of: agents.len(),
             }
         })
@@ -352,7 +404,7 @@ pub fn analyse(agents: &[AgentCells], tasks: usize, replicates: usize, seed: u64
     }
     for (a, s) in stats.iter_mut().enumerate() {
         if let Some((low, high)) = percentiles(&ranks[a]) {
-            s.rank = RankRange { best: low as usize, worst: high as usize };
+            s.rank = Some(RankRange { best: low as usize, worst: high as usize });
         }
     }
 
@@ -370,7 +422,7 @@ pub fn analyse(agents: &[AgentCells], tasks: usize, replicates: usize, seed: u64
                 leader = a;
             }
         }
-        stats[a].group = group;
+        stats[a].group = Some(group);
     }
     stats
 }
@@ -401,7 +453,7 @@ pub fn compare(a: &AgentCells, b: &AgentCells, replicates: usize, seed: u64) -> 
     }
     let reps = replicate(&[&a2, &b2], tasks, replicates, seed);
     let diff = |h: usize| {
-        let est = Some(pooled(&b2.cells, h, |c| c.successes)? - pooled(&a2.cells, h, |c| c.successes)?);
+        let est = Some(pooled(&b2.cells, h)? - pooled(&a2.cells, h)?);
         interval(est, &difference(&reps.success[0][h], &reps.success[1][h]))
     };
     Comparison { difference: IntervalsByHint::from_fn(diff), shared_tasks }
@@ -416,7 +468,7 @@ mod tests {
             id: id.into(),
             cells: cells
                 .iter()
-                .map(|c| c.map(|(k, n)| Some(Cell { successes: k, executed: k, counted: n })))
+                .map(|c| c.map(|(k, n)| Some(Cell { successes: k, executed: k, counted: n, exec_counted: n })))
                 .collect(),
         }
     }
@@ -429,8 +481,8 @@ mod tests {
         assert_eq!(s[0].final_success.none, Some(Interval { estimate: 1.0, low: 1.0, high: 1.0 }));
         assert_eq!(s[1].final_success.detailed, Some(Interval { estimate: 0.0, low: 0.0, high: 0.0 }));
         assert_eq!(s[0].uplift.hints, Some(Interval { estimate: 0.0, low: 0.0, high: 0.0 }));
-        assert_eq!((s[0].rank.to_string(), s[1].rank.to_string()), ("1".into(), "2".into()));
-        assert_eq!((s[0].group, s[1].group), (1, 2));
+        assert_eq!((s[0].rank.unwrap().to_string(), s[1].rank.unwrap().to_string()), ("1".into(), "2".into()));
+        assert_eq!((s[0].group, s[1].group), (Some(1), Some(2)));
     }
 
     /// One task, 2 successes in 5 runs: the replicates are Binomial(5, 0.4) / 5. By hand:
@@ -460,10 +512,10 @@ mod tests {
         let b = vec![[(2, 5); 3]; 12];
         let c = vec![[(0, 5); 3]; 12];
         let s = analyse(&[agent("a", &a), agent("b", &b), agent("c", &c)], 12, REPLICATES, SEED);
-        assert_eq!((s[0].group, s[1].group, s[2].group), (1, 1, 2));
-        assert_eq!(s[0].rank, RankRange { best: 1, worst: 2 });
-        assert_eq!(s[1].rank, RankRange { best: 1, worst: 2 });
-        assert_eq!(s[2].rank, RankRange { best: 3, worst: 3 });
+        assert_eq!((s[0].group, s[1].group, s[2].group), (Some(1), Some(1), Some(2)));
+        assert_eq!(s[0].rank, Some(RankRange { best: 1, worst: 2 }));
+        assert_eq!(s[1].rank, Some(RankRange { best: 1, worst: 2 }));
+        assert_eq!(s[2].rank, Some(RankRange { best: 3, worst: 3 }));
     }
 
     #[test]

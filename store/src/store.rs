@@ -8,6 +8,7 @@ use time::format_description::well_known::Rfc3339;
 
 use crate::db::Placeholders;
 use crate::{Backend, Blobs, Digest, StoreError, db};
+use vocab::TaskId;
 
 /// Blobs asked about in one query when collecting garbage.
 const GARBAGE_BATCH: usize = 500;
@@ -20,8 +21,14 @@ pub struct Store {
     pub(crate) write_lock: tokio::sync::Mutex<()>,
     /// The statistics and the change-log position they were computed at.
     pub(crate) stats_cache: tokio::sync::Mutex<
-        std::collections::BTreeMap<vocab::Integrity, (i64, std::sync::Arc<crate::BoardStats>)>,
+        std::collections::BTreeMap<(vocab::Integrity, Option<Vec<TaskId>>), (i64, std::sync::Arc<crate::BoardStats>)>,
     >,
+    /// The tasks of the task sets the server knows (by digest), which results are
+    /// complete against; a set it does not know is the tasks its results ran.
+    known_sets: std::sync::RwLock<std::collections::BTreeMap<String, Vec<TaskId>>>,
+    /// Agents whose published results the server knows to tell only whether each run
+    /// succeeded: how their other runs ended, and so execution success, is unknown.
+    success_only: std::sync::RwLock<std::collections::BTreeSet<String>>,
 }
 
 impl Store {
@@ -49,11 +56,39 @@ impl Store {
             blobs,
             write_lock: tokio::sync::Mutex::new(()),
             stats_cache: tokio::sync::Mutex::new(Default::default()),
+            known_sets: Default::default(),
+            success_only: Default::default(),
         })
     }
 
     pub async fn migrate(&self) -> Result<(), StoreError> {
         db::migrate(&self.pool, &self.backend).await
+    }
+
+    /// Says which tasks the set of `digest` holds: results are complete, and ranked,
+    /// only if they cover them all.
+    pub fn know_task_set(&self, digest: &str, mut tasks: Vec<TaskId>) {
+        tasks.sort();
+        tasks.dedup();
+        self.known_sets.write().unwrap_or_else(std::sync::PoisonError::into_inner).insert(digest.to_owned(), tasks);
+    }
+
+    /// The tasks of the set of `digest`, if the server knows it.
+    pub fn known_task_set(&self, digest: &str) -> Option<Vec<TaskId>> {
+        self.known_sets.read().unwrap_or_else(std::sync::PoisonError::into_inner).get(digest).cloned()
+    }
+
+    /// Says that the published results of `agent` tell only whether each run
+    /// succeeded (how the others ended is not published).
+    pub fn know_success_only(&self, agent: &str) {
+        self.success_only.write().unwrap_or_else(std::sync::PoisonError::into_inner).insert(agent.to_owned());
+    }
+
+    /// Whether the execution of a bundle's runs is known: always, but for published
+    /// results of an agent [`Store::know_success_only`] names.
+    pub(crate) fn execution_known(&self, manifest: &bundle::Manifest) -> bool {
+        manifest.provenance.kind != vocab::ProvenanceKind::Published
+            || !self.success_only.read().unwrap_or_else(std::sync::PoisonError::into_inner).contains(&manifest.agent.id)
     }
 
     pub fn backend(&self) -> &Backend {

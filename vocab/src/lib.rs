@@ -296,6 +296,57 @@ impl FoundBy {
 
 names!(FoundBy, "finder", "submitter, server");
 
+/// The harness that executed a submission's runs and judged them: this project's runner
+/// (`rexbench`), another harness a result was imported from (`harbor`, …), or RExBench's
+/// own original harness (`rexbench-original`), which ran the paper's experiments. The
+/// server reads it from the manifest (`bundle::Manifest::harness`); the bundle format's
+/// section 3 says how.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Harness {
+    /// A slug: `rexbench`, `harbor`, `rexbench-original`, or the first word an imported
+    /// result's source names.
+    pub name: String,
+    pub version: Option<String>,
+}
+
+impl Harness {
+    /// This project's runner.
+    pub const RUNNER: &str = "rexbench";
+    /// Harbor, with its RExBench adapter.
+    pub const HARBOR: &str = "harbor";
+    /// The harness RExBench's authors ran the paper's experiments with.
+    pub const ORIGINAL: &str = "rexbench-original";
+
+    pub fn new(name: impl Into<String>, version: Option<String>) -> Harness {
+        Harness { name: name.into(), version }
+    }
+
+    /// The harness without its version, in words.
+    pub fn title(&self) -> String {
+        match self.name.as_str() {
+            Harness::RUNNER => "rexbench runner".to_owned(),
+            Harness::HARBOR => "Harbor".to_owned(),
+            Harness::ORIGINAL => "RExBench original harness".to_owned(),
+            other => other.to_owned(),
+        }
+    }
+
+    /// The harness with its version, as a badge says it: `Harbor 0.3.1`.
+    pub fn label(&self) -> String {
+        match &self.version {
+            Some(v) => format!("{} {v}", self.title()),
+            None => self.title(),
+        }
+    }
+}
+
+impl fmt::Display for Harness {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.label())
+    }
+}
+
 /// A task's id, as task cards, bundles and URLs name it (`cogs`, `othello`, …).
 ///
 /// Which ids exist depends on the task set a bundle names, so this type does not

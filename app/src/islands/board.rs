@@ -244,7 +244,8 @@ fn link_sort(link: &Element) -> Option<Sort> {
 fn arrange(root: &Element, view: &BoardQuery, rows: &[LeaderboardRow], trs: &[Element]) -> usize {
     let Some(body) = root.query_selector("table.board tbody").ok().flatten() else { return 0 };
     let mut keys: Vec<_> = rows.iter().filter(|r| view.keeps(r)).map(|r| view.key(r)).collect();
-    view.order(&mut keys);
+    // Only a page whose rows are all ranked is arranged here.
+    view.order(&mut keys, 0);
     let by_bundle = |bundle: &str| rows.iter().find(|r| r.bundle_id == bundle);
     let row_of = |agent: &str| {
         let href = format!("/agents/{}", crate::format::segment(agent));

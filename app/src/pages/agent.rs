@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
 use super::{
-    AgentUrl, Chart, FailureRow, FailureTable, FlaggedRuns, IntervalNote, IssueMark, KnownIssues,
+    AgentUrl, Chart, FailureRow, FailureTable, FlaggedRuns, HarnessBadge, IntervalNote, IssueMark, KnownIssues,
     OutcomeLabel, ProvenanceBadge, Rate, TierBadge, interval_text, loaded, param, points_interval, query,
 };
 use crate::charts;
@@ -91,21 +91,38 @@ fn Agent(data: AgentData) -> impl IntoView {
                 {s.provenance_source.clone().map(|source| view! { <dt>"Source"</dt><dd>{source}</dd> })}
             })}
             {a.url.clone().map(|u| view! { <dt>"Link"</dt><dd><AgentUrl url=Some(u)/></dd> })}
+            {current.clone().map(|s| view! { <dt>"Harness"</dt><dd><HarnessBadge harness=s.harness.clone()/></dd> })}
             <dt>"Compare"</dt>
             <dd><a href=href("/compare", &[("a", Some(a.id.as_str()))])>"Compare with another agent"</a></dd>
+            {(!data.elsewhere.is_empty()).then(|| view! {
+                <dt>"Measured elsewhere"</dt>
+                <dd>
+                    <ul class="plain">
+                        {data.elsewhere.iter().map(|(other, name, harness)| view! {
+                            <li>
+                                <a href=href("/parity", &[("a", Some(a.id.as_str())), ("b", Some(other.as_str()))])>
+                                    {format!("Harness parity with {name}")}
+                                </a>
+                                " "<HarnessBadge harness=harness.clone()/>
+                            </li>
+                        }).collect_view()}
+                    </ul>
+                </dd>
+            })}
         </dl>
         }.into_any()}
 
         {data.stats.clone().map(|st| {
-            let rank = st.rank.to_string();
+            let placed = match (st.rank, st.group) {
+                (Some(rank), Some(group)) => format!(
+                    "Plausible rank by final success without hints: {rank} of {}; tie group {group} (agents in one group cannot be told apart).",
+                    st.of
+                ),
+                _ => "Not ranked: these results do not cover every task of their set without hints, so the intervals below are over the tasks they ran.".to_owned(),
+            };
             view! {
                 <h2>"Overall, with uncertainty"</h2>
-                <p>
-                    {format!(
-                        "Plausible rank by final success without hints: {rank} of {}; tie group {} (agents in one group cannot be told apart).",
-                        st.of, st.group
-                    )}
-                </p>
+                <p>{placed}</p>
                 <table class="overall">
                     <caption>"Final and execution success under each hint condition, each with its 95% interval; and the change that hints make."</caption>
                     <thead>
@@ -300,8 +317,11 @@ fn Agent(data: AgentData) -> impl IntoView {
                         <td><a href=format!("/keys#key-{}", s.keyid) title=s.keyid.clone()><code>{format::short(&s.keyid).to_owned()}</code></a></td>
                         <td class="num">{s.run_count}</td>
                         <td>{match &s.superseded_by {
-                            None => "current".to_owned(),
-                            Some(b) => format!("superseded by {}", format::short(b)),
+                            None => view! { "current" }.into_any(),
+                            Some(b) => view! {
+                                {format!("superseded by {} · ", format::short(b))}
+                                <a href=href("/parity", &[("a", Some(s.bundle_id.as_str())), ("b", Some(b.as_str()))])>"parity with it"</a>
+                            }.into_any(),
                         }}</td>
                         <td><a href=format!("/api/v1/submissions/{}/envelope", s.bundle_id)>"signed envelope"</a></td>
                     </tr>

@@ -7,10 +7,10 @@ use store::stats::AgentStats;
 use store::{Hint, Integrity, LeaderboardRow, ProvenanceKind, Rates, Tier};
 
 use super::{
-    AgentUrl, Chart, IntervalNote, IssueMark, ProvenanceBadge, Rate, TierBadge, interval_text, loaded,
-    points_interval, query,
+    AgentUrl, Chart, HarnessBadge, IntervalNote, IssueMark, ProvenanceBadge, Rate, TierBadge, interval_text,
+    loaded, points_interval, query,
 };
-use crate::board::{BoardQuery, PER_PAGE, Sort, uplift};
+use crate::board::{BoardQuery, PER_PAGE, Sort, TaskScope, uplift};
 use crate::charts;
 use crate::data::{LeaderboardData, load_leaderboard};
 use crate::format::{self, href};
@@ -37,9 +37,18 @@ fn Board(data: LeaderboardData) -> impl IntoView {
     let set = data.set.as_ref().map(|s| s.digest.clone());
     let total = data.set.as_ref().map_or(0, |s| s.agents);
     let (shown, page, pages, first) = (data.matching, data.page, data.pages, data.first());
-    let rows = data.rows;
-    // Every agent of the set is on this page: the browser can narrow and order it alone.
-    let complete = !view.narrows() && pages == 1;
+    let of = data.tasks.len();
+    let (rows, apart): (Vec<LeaderboardRow>, Vec<LeaderboardRow>) =
+        data.rows.into_iter().partition(|r| r.ranked(of));
+    // Every agent of the set is on this page, all ranked on every task: the browser can
+    // narrow and order it alone.
+    let complete = !view.narrows() && pages == 1 && apart.is_empty() && view.tasks == TaskScope::All;
+    let public: Vec<String> = data
+        .set
+        .as_ref()
+        .map(|s| s.tasks.iter().filter(|t| data.tasks.contains(t)).map(|t| t.to_string()).collect())
+        .unwrap_or_default();
+    let set_tasks = data.set.as_ref().map_or(0, |s| s.tasks.len());
 
     let chart_rows: Vec<(String, [Option<f64>; 3])> = rows
         .iter()
@@ -70,6 +79,14 @@ fn Board(data: LeaderboardData) -> impl IntoView {
         )
     });
     let without_cost = rows.len() - cost_points.len();
+
+    let board_row = |row: &LeaderboardRow| {
+        let stats = data.stats.get(&row.bundle_id).cloned();
+        let issues = data.issues.get(&row.agent_id).cloned().unwrap_or_default();
+        view! { <BoardRow row=row.clone() stats=stats issues=issues integrity=view.integrity of=of/> }
+    };
+    let (ranked_rows, apart_rows) =
+        (rows.iter().map(board_row).collect_view(), apart.iter().map(board_row).collect_view());
 
     let sort_link = {
         let view = view.clone();
@@ -112,6 +129,27 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                 ". Results evaluated on different task sets are never ranked together."
             </p>
         })}
+        <nav class="scopes" aria-label="Tasks counted">
+            <a href=view.scoped(TaskScope::All) aria-current=(view.tasks == TaskScope::All).then_some("page")>
+                {format!("All {set_tasks} tasks")}
+            </a>
+            <a href=view.scoped(TaskScope::Public) aria-current=(view.tasks == TaskScope::Public).then_some("page")>
+                "Public tasks only"
+            </a>
+            {(view.tasks == TaskScope::Public).then(|| view! {
+                <span class="muted small">
+                    {if public.is_empty() {
+                        " No task of this set is public.".to_owned()
+                    } else {
+                        format!(
+                            " Counting {} only: the tasks anyone can run, on which outside results are ranked beside \
+                             everyone's results on the same tasks (the paper's agents from their per-task results).",
+                            public.join(" and ")
+                        )
+                    }}
+                </span>
+            })}
+        </nav>
 
         <LiveBoard set=set.clone() complete=complete integrity=view.integrity>
         <div class="board-body" data-complete=complete.to_string()>
@@ -119,6 +157,7 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             <input type="hidden" name="set" value=set.clone().unwrap_or_default()/>
             <input type="hidden" name="sort" value=view.sort.key()/>
             <input type="hidden" name="dir" value=if view.ascending { "asc" } else { "desc" }/>
+            {(view.tasks == TaskScope::Public).then(|| view! { <input type="hidden" name="tasks" value="public"/> })}
             <Select name="framework" label="Framework" options=names(data.frameworks) chosen=view.framework.clone()/>
             <Select name="model" label="Model" options=names(data.models) chosen=view.model.clone()/>
             <Select
@@ -132,6 +171,12 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                 label="Provenance"
                 options=ProvenanceKind::ALL.map(|p| (p.as_str().to_owned(), format::provenance_label(p).to_owned())).to_vec()
                 chosen=view.provenance.map(|p| p.as_str().to_owned())
+            />
+            <Select
+                name="harness"
+                label="Harness"
+                options=data.harnesses.iter().map(|h| (h.name.clone(), h.title())).collect()
+                chosen=view.harness.clone()
             />
             <label for="filter-integrity">"Flagged successes"</label>
             <select id="filter-integrity" name="integrity">
@@ -160,7 +205,9 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                     "Final success, execution success and file recall per agent under each hint condition, "
                     "sorted by "
                     <span class="sorted-by">{view.order_words()}</span>
-                    ". Rates are over 12 tasks × 5 runs; Δ is the change in final success from no hints to hints, in percentage points. "
+                    {format!(". Ranked rows cover all {of} tasks counted here without hints; rates are over their runs (5 per task \
+                     and condition by RExBench's design; a row says where it has fewer). ")}
+                    "Δ is the change in final success from no hints to hints, in percentage points. "
                     "Rank is the plausible range of ranks by final success without hints; agents in one group cannot be told apart. "
                     "Cost per run is the mean over the runs that report one, in US dollars (– where none does). "
                     {match view.integrity {
@@ -187,14 +234,42 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                     </tr>
                 </thead>
                 <tbody>
-                    {rows.iter().map(|row| {
-                        let stats = data.stats.get(&row.bundle_id).cloned();
-                        let issues = data.issues.get(&row.agent_id).cloned().unwrap_or_default();
-                        view! { <BoardRow row=row.clone() stats=stats issues=issues integrity=view.integrity/> }
-                    }).collect_view()}
+                    {ranked_rows}
                 </tbody>
             </table>
         </div>
+        {(!apart.is_empty()).then(|| view! {
+            <h2 id="partial">"Not ranked: partial results"</h2>
+            <p>
+                {format!(
+                    "These submissions do not cover all {of} tasks counted here without hints, so they are not ranked \
+                     beside those that do: a rate over some tasks is not a rate over the set. Each row says what it covers, \
+                     and its rates and intervals are over those tasks only."
+                )}
+                {(view.tasks == TaskScope::All && !public.is_empty()).then(|| view! {
+                    " "<a href=view.scoped(TaskScope::Public)>"Rank everyone on the public tasks"</a>"."
+                })}
+            </p>
+            <div class="table-wrap">
+                <table class="board partial">
+                    <caption>"Partial submissions, with what each covers; same columns as the ranked table."</caption>
+                    <thead>
+                        <tr>
+                            <th scope="col">"Rank"</th>
+                            <th scope="col">"Agent"</th>
+                            {Hint::ALL.map(|h| view! { <th scope="col">{format!("Final success, {}", short_label(h).to_lowercase())}</th> }).collect_view()}
+                            <th scope="col">"Δ"</th>
+                            {Hint::ALL.map(|h| view! { <th scope="col">{format!("Execution success, {}", short_label(h).to_lowercase())}</th> }).collect_view()}
+                            {Hint::ALL.map(|h| view! { <th scope="col">{format!("File recall, {}", short_label(h).to_lowercase())}</th> }).collect_view()}
+                            {Hint::ALL.map(|h| view! { <th scope="col">{format!("Cost per run, {}", short_label(h).to_lowercase())}</th> }).collect_view()}
+                        </tr>
+                    </thead>
+                    <tbody>
+                        {apart_rows}
+                    </tbody>
+                </table>
+            </div>
+        })}
         <p class="empty no-match" hidden=!rows.is_empty()>"No agent matches these filters."</p>
         {(pages > 1).then(|| view! {
             <nav class="pages" aria-label="Pages">
@@ -243,6 +318,8 @@ fn BoardRow(
     stats: Option<AgentStats>,
     issues: Vec<KnownIssue>,
     integrity: Integrity,
+    /// The tasks counted in this view.
+    of: usize,
 ) -> impl IntoView {
     let agent = format!("/agents/{}", format::segment(&row.agent_id));
     // The marks of the known issues about one of the row's numbers, linking to the
@@ -301,10 +378,11 @@ fn BoardRow(
         Some(d) if d < -0.005 => "num down",
         _ => "num",
     };
-    let (rank, group) = match &stats {
-        Some(s) => (s.rank.to_string(), s.group),
+    let (rank, group) = match stats.as_ref().and_then(|s| Some((s.rank?, s.group?))) {
+        Some((rank, group)) => (rank.to_string(), group),
         None => ("–".to_owned(), 0),
     };
+    let coverage = format::coverage_words(&row.coverage, of);
     let band = if group % 2 == 1 { "group-odd" } else { "group-even" };
     let flagged: i64 = row.by_hint.values().map(|r| r.flagged).sum();
     view! {
@@ -318,9 +396,11 @@ fn BoardRow(
                 <div class="badges">
                     <TierBadge tier=row.tier/>
                     <ProvenanceBadge provenance=row.provenance source=row.provenance_source.clone()/>
+                    <HarnessBadge harness=row.harness.clone()/>
                     <input type="checkbox" class="pick" form="pick" name="agent" value=row.agent_id.clone() aria-label=format!("Compare {}", row.display_name)/>
                 </div>
                 <div class="muted small"><AgentUrl url=row.url.clone()/></div>
+                {coverage.map(|c| view! { <div class="coverage small">{c}</div> })}
                 {(flagged > 0).then(|| view! {
                     <div class="flag">
                         <a href=format!("{agent}#flagged") title="successes with an integrity finding no maintainer has dismissed">

@@ -8,6 +8,7 @@ mod failures;
 mod keys;
 mod leaderboard;
 mod not_found;
+mod parity;
 mod run;
 mod submit;
 mod task;
@@ -23,6 +24,7 @@ pub(crate) use failures::AGENTS_SHOWN as FAILURE_AGENTS_SHOWN;
 pub(crate) use keys::KeysPage;
 pub(crate) use leaderboard::LeaderboardPage;
 pub(crate) use not_found::NotFound;
+pub(crate) use parity::ParityPage;
 pub(crate) use run::RunPage;
 pub use submit::{SubmitPage, Verdict};
 pub(crate) use task::TaskPage;
@@ -137,6 +139,16 @@ pub(crate) fn ProvenanceBadge(provenance: ProvenanceKind, source: Option<String>
     view! {
         <span class=class title=format::provenance_title(provenance, source)>
             {format::provenance_badge(provenance, source)}
+        </span>
+    }
+}
+
+/// The harness that executed a submission's runs, as a badge.
+#[component]
+pub(crate) fn HarnessBadge(harness: store::Harness) -> impl IntoView {
+    view! {
+        <span class="badge harness" title="the harness that executed and judged its runs">
+            {harness.label()}
         </span>
     }
 }

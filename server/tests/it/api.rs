@@ -223,8 +223,10 @@ async fn the_read_api_and_artifacts() {
         assert_eq!(board["rows"][0]["agent_id"], json!("agent-a"));
         assert_eq!(board["rows"][0]["tier"], json!("maintainer"));
         assert_eq!(board["rows"][0]["by_hint"]["hints"]["final_success"], json!(1.0));
-        // Keyed by hint condition (issue 15's contract), not by position.
-        assert_eq!(board["rows"][0]["stats"]["rank"], json!({"best": 1, "worst": 1}));
+        // Keyed by hint condition (issue 15's contract), not by position. With no run
+        // without hints it covers none of its set's tasks there: described, not ranked.
+        assert_eq!(board["rows"][0]["ranked"], json!(false));
+        assert_eq!(board["rows"][0]["stats"]["rank"], Value::Null);
         assert_eq!(
             board["rows"][0]["stats"]["final_success"]["hints"],
             json!({"estimate": 1.0, "low": 1.0, "high": 1.0})
@@ -253,7 +255,7 @@ async fn the_read_api_and_artifacts() {
         assert_eq!(csv.header(header::CONTENT_TYPE), "text/csv; charset=utf-8");
         let text = String::from_utf8(csv.body).unwrap();
         assert!(text.starts_with("agent_id,display_name,framework,"));
-        assert!(text.contains("agent-a,F <b> + M,F <b>,M,maintainer,evaluated,RExBench,1.0,"), "{text}");
+        assert!(text.contains("agent-a,F <b> + M,F <b>,M,maintainer,evaluated,rexbench,1,false,1,RExBench,1.0,"), "{text}");
 
         let agent = get(&app, "/api/v1/agents/agent-a").await.json();
         assert_eq!(agent["submissions"].as_array().unwrap().len(), 1);

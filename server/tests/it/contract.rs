@@ -176,6 +176,24 @@ async fn every_answer_matches_the_openapi_document() {
     assert_eq!(run.status, StatusCode::OK);
     assert_eq!(r.get(&app, "/api/v1/runs/{id}", "/api/v1/runs/99999999").await.status, StatusCode::NOT_FOUND);
     assert_eq!(r.get(&app, "/api/v1/changes", "/api/v1/changes?limit=3").await.status, StatusCode::OK);
+    let (original, harbor) = ("openhands-1.4.0-claude-sonnet-4.5-rexbench", "openhands-1.4.0-claude-sonnet-4.5-harbor");
+    let parity = format!("/api/v1/parity?a={original}&b={harbor}");
+    assert_eq!(r.get(&app, "/api/v1/parity", &parity).await.status, StatusCode::OK);
+    let by_bundle = format!("/api/v1/parity?a={bundle_id}&b={harbor}&hint=hints");
+    assert_eq!(r.get(&app, "/api/v1/parity", &by_bundle).await.status, StatusCode::OK);
+    let nobody = format!("/api/v1/parity?a=nobody&b={harbor}");
+    assert_eq!(r.get(&app, "/api/v1/parity", &nobody).await.status, StatusCode::NOT_FOUND);
+    for bad in [format!("{parity}&hint=lots"), format!("/api/v1/parity?a={original}"), format!("{parity}&a=x")] {
+        assert_eq!(r.get(&app, "/api/v1/parity", &bad).await.status, StatusCode::BAD_REQUEST, "{bad}");
+    }
+    for (path, status) in [
+        ("/api/v1/leaderboard?tasks=public&harness=harbor", StatusCode::OK),
+        ("/api/v1/leaderboard?harness=Not%20A%20Slug", StatusCode::BAD_REQUEST),
+        ("/api/v1/leaderboard?tasks=private", StatusCode::BAD_REQUEST),
+    ] {
+        assert_eq!(r.get(&app, "/api/v1/leaderboard", path).await.status, status, "{path}");
+    }
+    assert_eq!(r.get(&app, "/leaderboard.csv", "/leaderboard.csv?tasks=public").await.status, StatusCode::OK);
     assert_eq!(r.get(&app, "/api/v1/keys", "/api/v1/keys").await.status, StatusCode::OK);
     let envelope = format!("/api/v1/submissions/{bundle_id}/envelope");
     assert_eq!(

@@ -4,6 +4,7 @@
 mod abuse;
 mod api;
 mod contract;
+mod coverage;
 mod evidence;
 mod faults;
 mod harness;

@@ -256,13 +256,13 @@ async fn statistics_follow_the_data() {
         else {
             panic!()
         };
-        let first = store.board_stats(Integrity::Reported).await.unwrap();
+        let first = store.board_stats(Integrity::Reported, None).await.unwrap();
         assert_eq!(first.by_bundle.len(), 1);
         let sa = &first.by_bundle[&a];
         // 5 of 5 on the one task: no uncertainty.
         assert_eq!(sa.final_success.none.map(|i| (i.estimate, i.low, i.high)), Some((1.0, 1.0, 1.0)));
         assert!(
-            std::sync::Arc::ptr_eq(&first, &store.board_stats(Integrity::Reported).await.unwrap()),
+            std::sync::Arc::ptr_eq(&first, &store.board_stats(Integrity::Reported, None).await.unwrap()),
             "cached while nothing changes"
         );
 
@@ -271,13 +271,13 @@ async fn statistics_follow_the_data() {
         else {
             panic!()
         };
-        let second = store.board_stats(Integrity::Reported).await.unwrap();
+        let second = store.board_stats(Integrity::Reported, None).await.unwrap();
         assert_eq!(second.by_bundle.len(), 2, "an ingest invalidates the cache");
         assert_eq!(
-            (second.by_bundle[&a].rank.to_string(), second.by_bundle[&b].rank.to_string()),
+            (second.by_bundle[&a].rank.unwrap().to_string(), second.by_bundle[&b].rank.unwrap().to_string()),
             ("1".to_owned(), "2".to_owned())
         );
-        assert_eq!((second.by_bundle[&a].group, second.by_bundle[&b].group), (1, 2));
+        assert_eq!((second.by_bundle[&a].group, second.by_bundle[&b].group), (Some(1), Some(2)));
 
         let c = store.compare_bundles(&a, &b).await.unwrap();
         assert_eq!(c.shared_tasks, 1);
@@ -605,7 +605,7 @@ async fn ordering_keys_equal_the_rates_shown() {
         let narrowed = LeaderboardFilter { model: Some("Model agent-b".into()), ..Default::default() };
         let keys = store.leaderboard_keys(&narrowed, None).await.unwrap();
         assert_eq!((keys.len(), keys[0].value), (1, None));
-        let rows = store.leaderboard_rows(&[keys[0].bundle_id.clone()], Integrity::Reported).await.unwrap();
+        let rows = store.leaderboard_rows(&[keys[0].bundle_id.clone()], Integrity::Reported, None).await.unwrap();
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].by_hint[&Hint::None].successes, 3);
     })

@@ -41,7 +41,7 @@ async fn a_database_from_before_imported_results_upgrades_in_place() {
             )
         };
         let row_now = |id: &str, provenance: &str| {
-            row(id, provenance, "NULL").replace(&format!(", {blob})"), ")")
+            row(id, provenance, "NULL").replace(&format!(", {blob})"), ", 'rexbench', NULL, 1)")
         };
         let mut conn = AnyConnection::connect(&url(&backend)).await.unwrap();
         migrate_to(&backend, 4, &mut conn).await;
@@ -72,6 +72,10 @@ async fn a_database_from_before_imported_results_upgrades_in_place() {
             kept,
             [("new".into(), "evaluated".into(), None), ("old".into(), "published".into(), Some("new".into()))]
         );
+        // Each old row's harness is read as the manifest would say it.
+        let harness: Vec<(String, String)> =
+            sqlx::query_as("SELECT bundle_id, harness FROM submissions ORDER BY bundle_id").fetch_all(&mut conn).await.unwrap();
+        assert_eq!(harness, [("new".into(), "rexbench".into()), ("old".into(), "rexbench-original".into())]);
         conn.execute(row_now("imp", "imported").as_str()).await.unwrap();
         assert!(conn.execute(row_now("y", "guessed").as_str()).await.is_err(), "the check still holds");
         let orphan = "INSERT INTO runs (bundle_id, task, hint, attempt, outcome, metrics) VALUES ('gone', 'cogs', 'none', 1, 'success', '{}')";
