@@ -23,16 +23,21 @@ pub enum Sort {
     Recall(Hint),
     /// Mean cost per run.
     Cost(Hint),
+    /// pass^n: the share of tasks solved in every attempt (from the statistics).
+    EveryTime(Hint),
 }
 
 impl Sort {
     /// Every order, as the table's columns stand.
-    pub const ALL: [Sort; 14] = [
+    pub const ALL: [Sort; 17] = [
         Sort::Agent,
         Sort::Final(Hint::None),
         Sort::Final(Hint::Hints),
         Sort::Final(Hint::Detailed),
         Sort::Uplift,
+        Sort::EveryTime(Hint::None),
+        Sort::EveryTime(Hint::Hints),
+        Sort::EveryTime(Hint::Detailed),
         Sort::Execution(Hint::None),
         Sort::Execution(Hint::Hints),
         Sort::Execution(Hint::Detailed),
@@ -56,6 +61,7 @@ impl Sort {
             Sort::Execution(h) => format!("exec-{h}"),
             Sort::Recall(h) => format!("recall-{h}"),
             Sort::Cost(h) => format!("cost-{h}"),
+            Sort::EveryTime(h) => format!("every-{h}"),
         }
     }
 
@@ -73,6 +79,7 @@ impl Sort {
             Sort::Execution(h) => format!("Execution success, {}", hint(h)),
             Sort::Recall(h) => format!("File recall, {}", hint(h)),
             Sort::Cost(h) => format!("Cost per run, {}", hint(h)),
+            Sort::EveryTime(h) => format!("Solved every time, {}", hint(h)),
         }
     }
 
@@ -81,12 +88,19 @@ impl Sort {
         matches!(self, Sort::Agent | Sort::Cost(_))
     }
 
-    /// The number a row is ordered by (none for names): the same value the store
-    /// orders on, so that rows ordered in the browser stand as the server puts them.
+    /// Whether the value comes from the statistics, which only the server holds: the
+    /// browser then asks the server for the view.
+    pub fn from_statistics(self) -> bool {
+        matches!(self, Sort::EveryTime(_))
+    }
+
+    /// The number a row is ordered by (none for names and for what the statistics
+    /// give): the same value the store orders on, so that rows ordered in the browser
+    /// stand as the server puts them.
     pub fn value(self, row: &LeaderboardRow) -> Option<f64> {
         let rates = |h: Hint| row.by_hint.get(&h);
         match self {
-            Sort::Agent => None,
+            Sort::Agent | Sort::EveryTime(_) => None,
             Sort::Uplift => uplift(row),
             Sort::Final(h) => rates(h)?.final_success,
             Sort::Execution(h) => rates(h)?.execution_success,
@@ -104,6 +118,7 @@ impl Sort {
             Sort::Execution(h) => Some(RateKey::Execution(h)),
             Sort::Recall(h) => Some(RateKey::Recall(h)),
             Sort::Cost(h) => Some(RateKey::Cost(h)),
+            Sort::EveryTime(_) => None,
         }
     }
 }

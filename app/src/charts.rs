@@ -223,6 +223,38 @@ pub fn cost_success(title: &str, points: &[CostPoint]) -> String {
     })
 }
 
+/// A curve of rates over k = 1, 2, … (pass@k or pass^k): one line per hint condition,
+/// given by its position in `Hint::ALL` and its rate at each k, on 0–100%.
+pub fn curves(title: &str, lines: &[(usize, Vec<f64>)]) -> String {
+    let (w, h) = (420u32, 260u32);
+    let (left, right, top, bottom) = (48, w as i32 - 20, 34, h as i32 - 40);
+    let most = lines.iter().map(|(_, v)| v.len()).max().unwrap_or(1).max(2);
+    let x = |k: usize| left + ((k - 1) as f64 / (most - 1) as f64 * f64::from(right - left)) as i32;
+    let y = |r: f64| bottom - (r.clamp(0.0, 1.0) * f64::from(bottom - top)) as i32;
+    svg(title, w, h, |root| {
+        let grid = ShapeStyle::from(RGBColor(203, 213, 225)).stroke_width(1);
+        for tick in 0..=4 {
+            let r = f64::from(tick) / 4.0;
+            root.draw(&PathElement::new(vec![(left, y(r)), (right, y(r))], grid))?;
+            root.draw(&Text::new(format!("{}%", tick * 25), (left - 6, y(r)), text_style(HPos::Right)))?;
+        }
+        for k in 1..=most {
+            root.draw(&Text::new(format!("k = {k}"), (x(k), bottom + 16), text_style(HPos::Center)))?;
+        }
+        let names = ["No hints", "Hints", "Detailed"];
+        let shown: Vec<&str> = lines.iter().map(|(i, _)| names[*i % 3]).collect();
+        legend(root, left - 8, 8, &shown, |i, at| marker(root, lines[i].0, at))?;
+        for (hint, rates) in lines {
+            let points: Vec<(i32, i32)> = rates.iter().enumerate().map(|(k, r)| (x(k + 1), y(*r))).collect();
+            root.draw(&PathElement::new(points.clone(), ShapeStyle::from(HINT_COLOURS[*hint % 3]).stroke_width(2)))?;
+            for p in points {
+                marker(root, *hint, p)?;
+            }
+        }
+        Ok(())
+    })
+}
+
 /// The powers of ten just below the smallest positive cost and just above the largest.
 fn decades(costs: impl Iterator<Item = f64>) -> (f64, f64) {
     let positive: Vec<f64> = costs.filter(|c| *c > 0.0 && c.is_finite()).collect();

@@ -143,6 +143,16 @@ pub async fn load_leaderboard(query: BoardQuery) -> Result<LeaderboardData, AppE
     )?;
     // The public-tasks view lists those with runs on a public task (without hints).
     keys.retain(|k| query.name_matches(&k.display_name) && (scope.is_none() || k.ranked_tasks > 0));
+    if let crate::board::Sort::EveryTime(hint) = query.sort {
+        for key in &mut keys {
+            key.value = stats
+                .by_bundle
+                .get(&key.bundle_id)
+                .and_then(|s| s.reliability.get(hint))
+                .and_then(|r| r.every_time())
+                .map(|i| i.estimate);
+        }
+    }
     query.order(&mut keys, tasks.len());
     let ranked = keys.iter().filter(|k| k.ranked_tasks as usize >= tasks.len()).count();
     let matching = keys.len();
@@ -522,6 +532,9 @@ pub struct TaskData {
     /// first [`HINTED_ONLY_SHOWN`], and how many there are in all.
     pub hinted_only: Vec<(String, String)>,
     pub hinted_only_count: usize,
+    /// Under each condition, the agents that solved it in every attempt (id, name): the
+    /// first [`HINTED_ONLY_SHOWN`], and how many there are in all.
+    pub every_time: Vec<(Hint, Vec<(String, String)>, usize)>,
     /// The runs of the agents on that page.
     pub runs: Vec<RunSummary>,
     pub failures: Vec<FailurePattern>,
@@ -569,6 +582,16 @@ pub async fn load_task(id: String, page: usize) -> Result<TaskData, AppError> {
             .map(|p| (p.agent_id.clone(), p.display_name.clone()))
             .collect(),
         hinted_only_count: hinted.len(),
+        every_time: Hint::ALL
+            .into_iter()
+            .map(|h| {
+                let always: Vec<&store::TaskPlace> = places.iter().filter(|p| p.every_time.contains(&h)).collect();
+                let named =
+                    always.iter().take(HINTED_ONLY_SHOWN).map(|p| (p.agent_id.clone(), p.display_name.clone())).collect();
+                (h, named, always.len())
+            })
+            .filter(|(_, _, n)| *n > 0)
+            .collect(),
         total: places.len(),
         runs,
         failures,

@@ -156,7 +156,8 @@ pub fn import(
             )),
             url: None,
         };
-        let manifest = crate::published::manifest(task_set_digest, created_at, source, agent, reconstruct(&data, side));
+        let manifest =
+            crate::published::manifest(task_set_digest, created_at, source, agent, reconstruct(&data, side));
         let (path, id) = crate::published::write(manifest, keys, out)?;
         imported.push(Imported { agent: agent_id, path, id, adjustments: Vec::new() });
     }

@@ -70,6 +70,10 @@ struct Rates {
     counted: i64,
     successes: i64,
     executed: i64,
+    /// Counted runs whose execution the server knows (none, for published results
+    /// that tell only successes).
+    #[serde(default)]
+    exec_counted: Option<i64>,
     final_success: Option<f64>,
     execution_success: Option<f64>,
     file_recall: Option<f64>,
@@ -135,7 +139,11 @@ impl Tally {
         count("runs", served.runs, self.runs);
         count("counted runs", served.counted, self.counted);
         count("successes", served.successes, self.successes);
-        count("executed", served.executed, self.executed);
+        // A server that knows the source tells only successes shows no execution.
+        let execution_known = served.exec_counted != Some(0) || self.counted == 0;
+        if execution_known {
+            count("executed", served.executed, self.executed);
+        }
         count("runs with a cost", served.cost_runs, self.cost_runs);
         count("runs with a duration", served.duration_runs, self.duration_runs);
         let mut rate = |name: &str, served: Option<f64>, signed: Option<f64>, tolerance: f64| {
@@ -150,7 +158,9 @@ impl Tally {
         };
         // Both sides divide the same whole numbers: equal to the last bit.
         rate("final success", served.final_success, ratio(self.successes, self.counted), 0.0);
-        rate("execution success", served.execution_success, ratio(self.executed, self.counted), 0.0);
+        if execution_known {
+            rate("execution success", served.execution_success, ratio(self.executed, self.counted), 0.0);
+        }
         // A mean of decimals summed in another order may differ in the last bits.
         rate("file recall", served.file_recall, recall, 1e-9);
         let mean = |sum: f64, n: i64| (n > 0).then(|| sum / n as f64);
@@ -230,6 +240,56 @@ struct LeaderboardAnswer {
 struct RowAnswer {
     bundle_id: String,
     by_hint: BTreeMap<Hint, Rates>,
+    harness: HarnessAnswer,
+    #[serde(default)]
+    coverage: BTreeMap<Hint, CoverageAnswer>,
+    stats: Option<StatsAnswer>,
+}
+
+#[derive(Debug, PartialEq, Deserialize)]
+struct HarnessAnswer {
+    name: String,
+    version: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+struct CoverageAnswer {
+    tasks: i64,
+    fewest_attempts: i64,
+    most_attempts: i64,
+}
+
+#[derive(Debug, Deserialize)]
+struct StatsAnswer {
+    reliability: BTreeMap<Hint, Option<ReliabilityAnswer>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ReliabilityAnswer {
+    pass_at: Vec<Estimate>,
+    pass_all: Vec<Estimate>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Estimate {
+    estimate: f64,
+}
+
+/// pass@k and pass^k for k = 1…fewest attempts, averaged over the tasks with at least k
+/// attempts, from each task's (counted, successes), by the unbiased estimators.
+fn reliability(cells: &[(i64, i64)]) -> (Vec<f64>, Vec<f64>) {
+    // C(a, k) / C(b, k) as a product; zero when k > a.
+    let ratio = |a: i64, b: i64, k: i64| -> f64 {
+        if k > a { 0.0 } else { (0..k).map(|i| (a - i) as f64 / (b - i) as f64).product() }
+    };
+    let fewest = cells.iter().map(|(n, _)| *n).min().unwrap_or(0);
+    let mean = |f: &dyn Fn(i64, i64, i64) -> f64, k: i64| {
+        let values: Vec<f64> = cells.iter().filter(|(n, _)| *n >= k).map(|(n, c)| f(*n, *c, k)).collect();
+        values.iter().sum::<f64>() / values.len() as f64
+    };
+    let at = (1..=fewest).map(|k| mean(&|n, c, k| 1.0 - ratio(n - c, n, k), k)).collect();
+    let all = (1..=fewest).map(|k| mean(&|n, c, k| ratio(c, n, k), k)).collect();
+    (at, all)
 }
 
 /// The server's API, read over HTTP.
@@ -407,6 +467,59 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey]) -> Result<Audit, Au
                     "leaderboard: final success, execution success and file recall under each hint condition equal the signed manifest's".into()
                 } else {
                     format!("leaderboard: {}", found.join("; "))
+                },
+            );
+            let harness = manifest.harness();
+            check(
+                row.harness == HarnessAnswer { name: harness.name.clone(), version: harness.version.clone() },
+                format!("harness: the row names {}, the signed manifest {harness}", row.harness.name),
+            );
+            let mut found = Vec::new();
+            for hint in Hint::ALL {
+                let signed: Vec<(i64, i64)> = cells
+                    .iter()
+                    .filter(|((_, h), t)| *h == hint && t.runs > 0)
+                    .map(|(_, t)| (t.runs, t.counted))
+                    .collect();
+                let served = row.coverage.get(&hint).copied();
+                let expected = (!signed.is_empty()).then(|| CoverageAnswer {
+                    tasks: signed.len() as i64,
+                    fewest_attempts: signed.iter().map(|(r, _)| *r).min().unwrap_or(0),
+                    most_attempts: signed.iter().map(|(r, _)| *r).max().unwrap_or(0),
+                });
+                if served != expected {
+                    found.push(format!("{}: coverage {served:?}, the signed manifest gives {expected:?}", hint.label()));
+                }
+                // Reliability is computed from the counts as reported (the strict view
+                // moves it with the reviews).
+                let counts: Vec<(i64, i64)> = cells
+                    .iter()
+                    .filter(|((_, h), t)| *h == hint && t.counted > 0)
+                    .map(|(_, t)| (t.counted, t.successes))
+                    .collect();
+                let shown = row.stats.as_ref().and_then(|s| s.reliability.get(&hint)).and_then(Option::as_ref);
+                match (shown, counts.is_empty()) {
+                    (None, true) => {}
+                    (None, false) => found.push(format!("{}: no pass@k or pass^k shown", hint.label())),
+                    (Some(_), true) => found.push(format!("{}: pass@k shown without counted runs", hint.label())),
+                    (Some(r), false) => {
+                        let (at, all) = reliability(&counts);
+                        let same = |served: &[Estimate], mine: &[f64]| {
+                            served.len() == mine.len()
+                                && served.iter().zip(mine).all(|(s, m)| (s.estimate - m).abs() <= 1e-9)
+                        };
+                        if !same(&r.pass_at, &at) || !same(&r.pass_all, &all) {
+                            found.push(format!("{}: pass@k or pass^k differ from the signed counts", hint.label()));
+                        }
+                    }
+                }
+            }
+            check(
+                found.is_empty(),
+                if found.is_empty() {
+                    "coverage, pass@k and pass^k under each hint condition follow from the signed manifest".into()
+                } else {
+                    format!("coverage and reliability: {}", found.join("; "))
                 },
             );
         }

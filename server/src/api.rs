@@ -258,7 +258,11 @@ pub async fn leaderboard_csv(
     ApiQuery(q): ApiQuery<LeaderboardQuery>,
 ) -> Result<Response, ApiError> {
     let filter = q.filter(&app.catalog.public_tasks())?;
-    let (rows, sets) = futures::try_join!(app.store.leaderboard(&filter), app.store.task_sets())?;
+    let (rows, sets, stats) = futures::try_join!(
+        app.store.leaderboard(&filter),
+        app.store.task_sets(),
+        app.store.board_stats(filter.integrity, filter.tasks.as_deref()),
+    )?;
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut head: Vec<String> = [
         "agent_id",
@@ -288,6 +292,7 @@ pub async fn leaderboard_csv(
             "tasks",
             "fewest_attempts",
             "most_attempts",
+            "solved_every_time",
         ] {
             head.push(format!("{m}_{hint}"));
         }
@@ -314,7 +319,7 @@ pub async fn leaderboard_csv(
             r.benchmark_name,
             r.benchmark_version,
             r.task_set_digest,
-            r.bundle_id,
+            r.bundle_id.clone(),
         ];
         for hint in bundle::Hint::ALL {
             let rates = r.by_hint.get(&hint).copied().unwrap_or_default();
@@ -327,6 +332,8 @@ pub async fn leaderboard_csv(
             ]);
             let coverage = r.coverage.get(&hint).copied().unwrap_or_default();
             rec.extend([coverage.tasks, coverage.fewest_attempts, coverage.most_attempts].map(|n| n.to_string()));
+            let every_time = stats.by_bundle.get(&r.bundle_id).and_then(|s| s.reliability.get(hint)?.every_time());
+            rec.push(num(every_time.map(|i| i.estimate)));
         }
         w.write_record(&rec).map_err(internal)?;
     }

@@ -461,6 +461,8 @@ pub struct TaskPlace {
     pub final_success: Option<f64>,
     /// No successful run without hints, at least one with hints or detailed hints.
     pub hinted_only: bool,
+    /// The conditions under which every counted run succeeded (pass^n = 1).
+    pub every_time: Vec<Hint>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

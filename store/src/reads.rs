@@ -605,15 +605,18 @@ impl Store {
         // the counts: one agent's three conditions lie side by side there.
         let rows = db::query(&format!(
             "SELECT s.bundle_id, s.agent_id, a.display_name, p.none_successes, p.none_counted, \
-             p.hints_successes, p.detailed_successes \
+             p.hints_successes, p.hints_counted, p.detailed_successes, p.detailed_counted \
              FROM (SELECT bundle_id, {} AS none_successes, {} AS none_counted, {} AS hints_successes, \
-               {} AS detailed_successes FROM aggregates WHERE task = $1 GROUP BY bundle_id) p \
+               {} AS hints_counted, {} AS detailed_successes, {} AS detailed_counted \
+               FROM aggregates WHERE task = $1 GROUP BY bundle_id) p \
              JOIN submissions s ON s.bundle_id = p.bundle_id JOIN agents a ON a.id = s.agent_id \
              WHERE s.superseded_by IS NULL",
             of("successes", hint),
             of("counted", hint),
             of("successes", hints),
+            of("counted", hints),
             of("successes", detailed),
+            of("counted", detailed),
         ))
         .bind(task)
         .fetch_all(&self.pool)
@@ -633,6 +636,16 @@ impl Store {
                     final_success: none.rates(Integrity::Reported).final_success,
                     hinted_only: none.successes == 0
                         && successes("hints_successes")? + successes("detailed_successes")? > 0,
+                    every_time: Hint::ALL
+                        .into_iter()
+                        .filter_map(|h| {
+                            let (won, counted) = (successes(&format!("{h}_successes")), successes(&format!("{h}_counted")));
+                            match (won, counted) {
+                                (Ok(w), Ok(c)) => (c > 0 && w == c).then_some(Ok(h)),
+                                (Err(e), _) | (_, Err(e)) => Some(Err(e)),
+                            }
+                        })
+                        .collect::<Result<_, _>>()?,
                 })
             })
             .collect()

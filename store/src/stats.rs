@@ -141,7 +141,132 @@ pub struct AgentStats {
     pub group: Option<usize>,
     /// How many agents were ranked together (its task set's complete results).
     pub of: usize,
+    /// pass@k and pass^k under each hint condition.
+    pub reliability: ReliabilityByHint,
 }
+
+/// How reliably an agent solves a task under one condition, from each task's n attempts
+/// and c successes, by the unbiased estimators: pass@k = 1 − C(n−c, k)/C(n, k) (at least
+/// one of k attempts succeeds) and pass^k = C(c, k)/C(n, k) (all k do), for k = 1…n,
+/// averaged over the tasks (k up to the fewest attempts on one), each with its 95% interval from the
+/// same cluster bootstrap as the rates (tasks redrawn, then each task's successes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Reliability {
+    /// pass@k for k = 1, 2, …, the fewest attempts on a task (`pass_at[0]` is k = 1).
+    pub pass_at: Vec<Interval>,
+    /// pass^k for the same k; the last is the share of tasks solved every time.
+    pub pass_all: Vec<Interval>,
+}
+
+impl Reliability {
+    /// pass^n at the fewest attempts n: the share of tasks solved in every attempt.
+    pub fn every_time(&self) -> Option<Interval> {
+        self.pass_all.last().copied()
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ReliabilityByHint {
+    pub none: Option<Reliability>,
+    pub hints: Option<Reliability>,
+    pub detailed: Option<Reliability>,
+}
+
+impl ReliabilityByHint {
+    pub fn get(&self, hint: Hint) -> Option<&Reliability> {
+        match hint {
+            Hint::None => self.none.as_ref(),
+            Hint::Hints => self.hints.as_ref(),
+            Hint::Detailed => self.detailed.as_ref(),
+        }
+    }
+}
+
+/// C(n, k) / C(m, k) as a product, exact enough for the few attempts a task has.
+fn choose_ratio(n: u32, m: u32, k: u32) -> f64 {
+    if k > n {
+        return 0.0;
+    }
+    (0..k).map(|i| f64::from(n - i) / f64::from(m - i)).product()
+}
+
+/// pass@k of c successes in n attempts (k ≤ n).
+pub fn pass_at(n: u32, c: u32, k: u32) -> f64 {
+    1.0 - choose_ratio(n - c, n, k)
+}
+
+/// pass^k of c successes in n attempts (k ≤ n).
+pub fn pass_all(n: u32, c: u32, k: u32) -> f64 {
+    choose_ratio(c, n, k)
+}
+
+/// The reliability of one agent under condition `h`, with bootstrap intervals. Only
+/// k up to the fewest attempts on a task is given, so every task has each k.
+fn reliability(agent: &AgentCells, h: usize, replicates: usize, seed: u64) -> Option<Reliability> {
+    let cells: Vec<(u32, u32)> = agent
+        .cells
+        .iter()
+        .filter_map(|c| c[h])
+        .filter(|c| c.counted > 0)
+        .map(|c| (c.counted, c.successes))
+        .collect();
+    let fewest = cells.iter().map(|(n, _)| *n).min()?;
+    let ks = fewest as usize;
+    // Per task, both estimators for every number of successes a draw can give.
+    let table: Vec<Vec<[Vec<f64>; 2]>> = cells
+        .iter()
+        .map(|(n, _)| {
+            (0..=*n)
+                .map(|c| {
+                    [(1..=fewest).map(|k| pass_at(*n, c, k)).collect(), (1..=fewest).map(|k| pass_all(*n, c, k)).collect()]
+                })
+                .collect()
+        })
+        .collect();
+    let tasks = cells.len();
+    let mean_over = |picked: &mut dyn Iterator<Item = (usize, u32)>, m: usize| -> Vec<f64> {
+        let mut sums = vec![0.0; ks];
+        for (t, c) in picked {
+            for (sum, v) in sums.iter_mut().zip(&table[t][c as usize][m]) {
+                *sum += v;
+            }
+        }
+        sums.into_iter().map(|s| s / tasks as f64).collect()
+    };
+    let estimates = |m: usize| mean_over(&mut cells.iter().enumerate().map(|(t, (_, c))| (t, *c)), m);
+    let (at, all) = (estimates(0), estimates(1));
+    let draws: Vec<Draw> = cells.iter().map(|(n, c)| Draw::new(*c, *n)).collect();
+    let mut rng = Sampler::new(seed);
+    let mut reps = [vec![Vec::with_capacity(replicates); ks], vec![Vec::with_capacity(replicates); ks]];
+    let mut drawn = vec![(0usize, 0u32); tasks];
+    for _ in 0..replicates {
+        for d in drawn.iter_mut() {
+            let t = rng.below(tasks);
+            *d = (t, draws[t].sample(rng.uniform()));
+        }
+        for (m, rep) in reps.iter_mut().enumerate() {
+            for (k, v) in mean_over(&mut drawn.iter().copied(), m).into_iter().enumerate() {
+                rep[k].push(v);
+            }
+        }
+    }
+    let intervals = |estimates: &[f64], reps: &[Vec<f64>]| -> Vec<Interval> {
+        estimates.iter().zip(reps).filter_map(|(e, r)| interval(Some(*e), r)).collect()
+    };
+    Some(Reliability { pass_at: intervals(&at, &reps[0]), pass_all: intervals(&all, &reps[1]) })
+}
+
+/// The reliability of an agent under each condition (its own seed: the rates' draws stay
+/// as they are).
+fn reliability_by_hint(agent: &AgentCells, replicates: usize, seed: u64) -> ReliabilityByHint {
+    let r = |h: usize| reliability(agent, h, replicates, seed ^ RELIABILITY_SEED);
+    ReliabilityByHint { none: r(0), hints: r(1), detailed: r(2) }
+}
+
+/// Mixed into the seed of the reliability bootstrap.
+const RELIABILITY_SEED: u64 = 0x5eed_0f_9a55;
 
 /// A paired comparison of two agents over the tasks both ran: B minus A.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -347,6 +472,7 @@ pub fn analyse_set(agents: &[AgentCells], replicates: usize, seed: u64) -> Vec<A
                 rank: None,
                 group: None,
                 of: 0,
+                reliability: ReliabilityByHint::default(),
             })
         });
     }
@@ -381,6 +507,7 @@ pub fn analyse(agents: &[AgentCells], tasks: usize, replicates: usize, seed: u64
                 rank: None,
                 group: None,
                 of: agents.len(),
+                reliability: reliability_by_hint(agent, replicates, seed),
             }
         })
         .collect();
@@ -516,6 +643,53 @@ mod tests {
         assert_eq!(s[0].rank, Some(RankRange { best: 1, worst: 2 }));
         assert_eq!(s[1].rank, Some(RankRange { best: 1, worst: 2 }));
         assert_eq!(s[2].rank, Some(RankRange { best: 3, worst: 3 }));
+    }
+
+    /// By the formulas: 2 successes in 5 attempts give pass@1 = 0.4, pass@2 = 1 − C(3,2)/C(5,2)
+    /// = 0.7, pass^2 = C(2,2)/C(5,2) = 0.1, pass^3 = 0; 5 of 5 give 1 throughout.
+    #[test]
+    fn pass_at_k_and_pass_all_k_are_the_unbiased_estimators() {
+        assert!((pass_at(5, 2, 1) - 0.4).abs() < 1e-12);
+        assert!((pass_at(5, 2, 2) - 0.7).abs() < 1e-12);
+        assert!((pass_all(5, 2, 2) - 0.1).abs() < 1e-12);
+        assert_eq!(pass_all(5, 2, 3), 0.0);
+        assert_eq!((pass_at(5, 5, 5), pass_all(5, 5, 5), pass_at(5, 0, 5)), (1.0, 1.0, 0.0));
+        let s = analyse(&[agent("a", &[[(2, 5); 3], [(5, 5); 3]])], 2, REPLICATES, SEED);
+        let r = s[0].reliability.none.as_ref().unwrap();
+        assert_eq!(r.pass_at.len(), 5);
+        assert!((r.pass_all[1].estimate - (0.1 + 1.0) / 2.0).abs() < 1e-12);
+        assert_eq!(r.every_time().unwrap().estimate, 0.5);
+        // Resampling the two tasks: both the always-solved one, neither, or one of each.
+        assert_eq!((r.every_time().unwrap().low, r.every_time().unwrap().high), (0.0, 1.0));
+    }
+
+    /// Results that miss a task without hints are described over their own tasks and
+    /// take no place; the others are ranked among themselves. A cell whose execution is
+    /// unknown gives no execution success.
+    #[test]
+    fn partial_results_are_not_ranked_and_unknown_execution_is_absent() {
+        let full = agent("full", &[[(2, 5); 3]; 3]);
+        let other = agent("other", &[[(4, 5); 3]; 3]);
+        let mut partial = agent("partial", &[[(5, 5); 3]; 3]);
+        partial.cells[2] = [None; 3];
+        for cell in partial.cells[0].iter_mut().flatten() {
+            cell.exec_counted = 0;
+            cell.executed = 0;
+        }
+        let s = analyse_set(&[full, partial, other], REPLICATES, SEED);
+        let by = |id: &str| s.iter().find(|x| x.id == id).unwrap();
+        assert_eq!((by("full").of, by("other").of), (2, 2));
+        assert_eq!(by("other").rank, Some(RankRange { best: 1, worst: 1 }));
+        assert_eq!((by("partial").rank, by("partial").group, by("partial").of), (None, None, 0));
+        assert_eq!(by("partial").final_success.none.unwrap().estimate, 1.0);
+        // Its execution is known on one task of the two it ran: 5 of 5 there.
+        assert_eq!(by("partial").execution_success.none.unwrap().estimate, 1.0);
+        let unknown = agent("unknown", &[[(1, 5); 3]]);
+        let mut unknown = unknown;
+        unknown.cells[0][0] = Some(Cell { successes: 1, executed: 0, counted: 5, exec_counted: 0 });
+        let s = analyse(&[unknown], 1, REPLICATES, SEED);
+        assert_eq!(s[0].execution_success.none, None);
+        assert!(s[0].final_success.none.is_some());
     }
 
     #[test]

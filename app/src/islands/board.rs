@@ -67,7 +67,7 @@ pub fn LiveBoard(
             .get_value()
             .then(|| rows.get_value())
             .flatten()
-            .filter(|(counted, _)| *counted == view.integrity)
+            .filter(|(counted, _)| *counted == view.integrity && !view.sort.from_statistics())
             .map(|(_, all)| all);
         match local {
             Some(all) => {

@@ -171,6 +171,7 @@ fn Agent(data: AgentData) -> impl IntoView {
                         }
                     })).collect_view()}
                 </ul>
+                <Reliability reliability=st.reliability.clone()/>
                 <IntervalNote/>
             }.into_any()
         })}
@@ -504,4 +505,67 @@ fn PublishedErrors(facts: PublishedFacts) -> impl IntoView {
 
 fn issue_of(issues: &[KnownIssue], id: &str) -> Option<KnownIssue> {
     issues.iter().find(|i| i.id == id).cloned()
+}
+
+/// pass@k and pass^k under each condition: two charts, and the same numbers in a table.
+#[component]
+fn Reliability(reliability: store::stats::ReliabilityByHint) -> impl IntoView {
+    let by_hint: Vec<(usize, Hint, store::stats::Reliability)> = Hint::ALL
+        .iter()
+        .enumerate()
+        .filter_map(|(i, h)| Some((i, *h, reliability.get(*h)?.clone())))
+        .collect();
+    if by_hint.is_empty() {
+        return view! { <span></span> }.into_any();
+    }
+    let most = by_hint.iter().map(|(_, _, r)| r.pass_at.len()).max().unwrap_or(0);
+    let line = |f: fn(&store::stats::Reliability) -> &Vec<store::stats::Interval>| {
+        by_hint.iter().map(|(i, _, r)| (*i, f(r).iter().map(|x| x.estimate).collect())).collect::<Vec<(usize, Vec<f64>)>>()
+    };
+    let at = charts::curves(
+        &format!("pass@k: the chance that at least one of k attempts at a task succeeds, for k = 1 to {most}"),
+        &line(|r| &r.pass_at),
+    );
+    let all = charts::curves(
+        &format!("pass^k: the chance that all k attempts at a task succeed, for k = 1 to {most}"),
+        &line(|r| &r.pass_all),
+    );
+    view! {
+        <h3 id="reliability">"How reliably: pass@k and pass^k"</h3>
+        <p>
+            "From each task's attempts and successes, by the unbiased estimators: pass@k is the chance that at least one of k attempts "
+            "succeeds, pass^k that all k do (pass^1 = pass@1 = final success, averaged over tasks). Where pass@k climbs and pass^k falls, "
+            "the agent solves tasks now and then rather than every time."
+        </p>
+        <div class="charts-pair">
+            <Chart svg=at caption="pass@k under each hint condition; the numbers are in the table below.".to_owned()/>
+            <Chart svg=all caption="pass^k under each hint condition; the numbers are in the table below.".to_owned()/>
+        </div>
+        <div class="table-wrap">
+            <table class="reliability">
+                <caption>"pass@k and pass^k by hint condition, each with its 95% interval (tasks and their attempts redrawn)."</caption>
+                <thead>
+                    <tr>
+                        <th scope="col">"Hint condition"</th>
+                        <th scope="col">"Measure"</th>
+                        {(1..=most).map(|k| view! { <th scope="col">{format!("k = {k}")}</th> }).collect_view()}
+                    </tr>
+                </thead>
+                <tbody>
+                    {by_hint.iter().flat_map(|(_, h, r)| {
+                        [("pass@k", r.pass_at.clone()), ("pass^k", r.pass_all.clone())].into_iter().map(move |(name, values)| view! {
+                            <tr>
+                                <th scope="row">{h.label()}</th>
+                                <td>{name}</td>
+                                {values.iter().map(|i| view! {
+                                    <td class="num">{format::pct(Some(i.estimate))}<span class="ci">{interval_text(i)}</span></td>
+                                }).collect_view()}
+                            </tr>
+                        })
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+    .into_any()
 }

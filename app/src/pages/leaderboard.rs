@@ -207,6 +207,7 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                     <span class="sorted-by">{view.order_words()}</span>
                     {format!(". Ranked rows cover all {of} tasks counted here without hints; rates are over their runs (5 per task \
                      and condition by RExBench's design; a row says where it has fewer). ")}
+                    "Solved every time is pass^n: the share of tasks an agent solved in every one of its n attempts (n = 5 by design), with its 95% interval; its agent's page draws pass@k and pass^k for every k. "
                     "Δ is the change in final success from no hints to hints, in percentage points. "
                     "Rank is the plausible range of ranks by final success without hints; agents in one group cannot be told apart. "
                     "Cost per run is the mean over the runs that report one, in US dollars (– where none does). "
@@ -220,6 +221,7 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                         <th scope="col" rowspan="2">"Rank"</th>
                         {sort_link(Sort::Agent, "Agent")}
                         <th scope="colgroup" colspan="4">"Final success"</th>
+                        <th scope="colgroup" colspan="3">"Solved every time"</th>
                         <th scope="colgroup" colspan="3">"Execution success"</th>
                         <th scope="colgroup" colspan="3">"File recall"</th>
                         <th scope="colgroup" colspan="3">"Cost per run"</th>
@@ -228,6 +230,7 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                         <th scope="col" class="sub">"Tier · provenance"</th>
                         {Hint::ALL.map(|h| sort_link(Sort::Final(h), short_label(h))).collect_view()}
                         {sort_link(Sort::Uplift, "Δ")}
+                        {Hint::ALL.map(|h| sort_link(Sort::EveryTime(h), short_label(h))).collect_view()}
                         {Hint::ALL.map(|h| sort_link(Sort::Execution(h), short_label(h))).collect_view()}
                         {Hint::ALL.map(|h| sort_link(Sort::Recall(h), short_label(h))).collect_view()}
                         {Hint::ALL.map(|h| sort_link(Sort::Cost(h), short_label(h))).collect_view()}
@@ -259,6 +262,7 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                             <th scope="col">"Agent"</th>
                             {Hint::ALL.map(|h| view! { <th scope="col">{format!("Final success, {}", short_label(h).to_lowercase())}</th> }).collect_view()}
                             <th scope="col">"Δ"</th>
+                            {Hint::ALL.map(|h| view! { <th scope="col">{format!("Solved every time, {}", short_label(h).to_lowercase())}</th> }).collect_view()}
                             {Hint::ALL.map(|h| view! { <th scope="col">{format!("Execution success, {}", short_label(h).to_lowercase())}</th> }).collect_view()}
                             {Hint::ALL.map(|h| view! { <th scope="col">{format!("File recall, {}", short_label(h).to_lowercase())}</th> }).collect_view()}
                             {Hint::ALL.map(|h| view! { <th scope="col">{format!("Cost per run, {}", short_label(h).to_lowercase())}</th> }).collect_view()}
@@ -414,6 +418,18 @@ fn BoardRow(
                 {if clear { view! { <strong title="the interval excludes zero">{format::points(delta)}</strong> }.into_any() } else { format::points(delta).into_any() }}
                 {up.map(|u| view! { <span class="ci" title="95% interval of the change">{points_interval(&u)}</span> })}
             </td>
+            {Hint::ALL.map(|h| {
+                let every = stats.as_ref().and_then(|s| s.reliability.get(h)).and_then(|r| r.every_time());
+                view! {
+                    <td class="num">
+                        // The caption says what these are; the agent's page has the curves.
+                        {match every {
+                            Some(i) => view! { {format::pct(Some(i.estimate))}<span class="ci">{interval_text(&i)}</span> }.into_any(),
+                            None => "–".into_any(),
+                        }}
+                    </td>
+                }
+            }).collect_view()}
             {Hint::ALL.map(|h| cell(h, |r| r.execution_success, "execution_success")).collect_view()}
             {Hint::ALL.map(|h| cell(h, |r| r.file_recall, "file_recall")).collect_view()}
             {Hint::ALL.map(|h| {

@@ -147,9 +147,7 @@ pub(crate) fn ProvenanceBadge(provenance: ProvenanceKind, source: Option<String>
 #[component]
 pub(crate) fn HarnessBadge(harness: store::Harness) -> impl IntoView {
     view! {
-        <span class="badge harness" title="the harness that executed and judged its runs">
-            {harness.label()}
-        </span>
+        <span class="badge harness">{harness.label()}</span>
     }
 }
 

@@ -94,6 +94,24 @@ fn Task(data: TaskData) -> impl IntoView {
                 </p>
             }
         })}
+        {(!data.every_time.is_empty()).then(|| view! {
+            <p><strong>"Solved every time"</strong>" (every attempt succeeded; pass^n = 100%):"</p>
+            <ul class="every-time">
+                {data.every_time.iter().map(|(hint, named, count)| {
+                    let more = count.saturating_sub(named.len());
+                    view! {
+                        <li>
+                            {format!("With {}: ", hint.label().to_lowercase())}
+                            {named.iter().enumerate().map(|(i, (id, name))| view! {
+                                {(i > 0).then_some(", ")}
+                                <a href=format!("/agents/{}", format::segment(id))>{name.clone()}</a>
+                            }).collect_view()}
+                            {(more > 0).then(|| format!(" and {more} more"))}
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+        })}
         {(pages > 1).then(|| view! {
             <p class="count">{format!("Agents {}–{} of {total}, best without hints first.", first + 1, first + agents.len())}</p>
         })}

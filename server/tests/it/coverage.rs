@@ -262,3 +262,40 @@ async fn partial_results_are_listed_apart_and_ranked_on_the_public_tasks() {
     })
     .await;
 }
+
+/// pass@k and pass^k of every agent of the paper, against `server/tests/python/pass_k.py`,
+/// which computes them from the paper's per-task means by the formulas alone; and the
+/// same intervals from a second server holding the same results.
+#[tokio::test]
+async fn pass_at_k_and_pass_all_k_equal_an_independent_computation() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut boards = Vec::new();
+    for name in ["one", "two"] {
+        let backend = store::Backend::Sqlite { path: dir.path().join(format!("{name}.sqlite")) };
+        let (app, _, _) = seeded(state(&backend, &dir.path().join(name)).await).await;
+        boards.push(get(&app, "/api/v1/leaderboard").await.json());
+    }
+    let input = dir.path().join("board.json");
+    std::fs::write(&input, serde_json::to_vec(&boards[0]).unwrap()).unwrap();
+    let out = std::process::Command::new(crate::harness::python())
+        .arg(repo().join("server/tests/python/pass_k.py"))
+        .arg(&input)
+        .arg(repo().join("docs/data/rexbench-v3-results.json"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|_| panic!("pass_k.py: {stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(report["mismatches"], json!([]));
+    assert_eq!(report["checked"], 14 * 3 * 5 * 2, "every agent, condition, k and measure");
+
+    let reliability = |board: &Value| -> BTreeMap<String, Value> {
+        rows(board).into_iter().map(|(id, r)| (id, r["stats"]["reliability"].clone())).collect()
+    };
+    assert_eq!(reliability(&boards[0]), reliability(&boards[1]), "the intervals are deterministic");
+    // The parity pair has 3 attempts a task: its curve stops at k = 3.
+    let harbor = &reliability(&boards[0])[HARBOR]["none"];
+    assert_eq!(harbor["pass_all"].as_array().unwrap().len(), 3);
+    // pass^3 is the share of tasks solved all 3 times: cogs and othello, 2 of 12.
+    assert!((harbor["pass_all"][2]["estimate"].as_f64().unwrap() - 2.0 / 12.0).abs() < 1e-12);
+}

@@ -150,8 +150,9 @@ async fn audit_verifies_an_agent_and_catches_a_changed_row_or_artifact() {
         }
         drop(state);
 
-        // The example agent: evaluated runs with patches and logs; and a published one.
-        for agent in ["example-agent", "openhands-claude-4.5-opus"] {
+        // The example agent: evaluated runs with patches and logs; a published one; and
+        // one whose source tells only successes (no execution success is shown).
+        for agent in ["example-agent", "openhands-claude-4.5-opus", "openhands-1.4.0-claude-sonnet-4.5-harbor"] {
             let clean = audit(&backend, &blobs, agent).await;
             assert!(clean.passed(), "{clean}");
         }
@@ -172,7 +173,9 @@ async fn audit_verifies_an_agent_and_catches_a_changed_row_or_artifact() {
         assert!(!caught.passed(), "{caught}");
         let text = caught.to_string();
         assert!(text.contains("FAILED  per task: wordfreq / No hints: successes"), "{text}");
-        assert!(text.contains("NOT VERIFIED: 1 check(s) failed"), "{text}");
+        // pass@k and pass^k, computed from the changed counts, no longer follow the manifest.
+        assert!(text.contains("FAILED  coverage and reliability: No hints: pass@k or pass^k differ"), "{text}");
+        assert!(text.contains("NOT VERIFIED: 2 check(s) failed"), "{text}");
 
         // The leaderboard's totals too.
         tamper(&backend, &format!("UPDATE totals SET counted = counted - 1 WHERE bundle_id = '{bundle}' AND hint = 'hints'")).await;
