@@ -268,6 +268,17 @@ pub struct AgentData {
     pub flagged: Vec<store::FindingRecord>,
     /// The same agent measured under other agent ids: (agent id, name, harness).
     pub elsewhere: Vec<(String, String, store::Harness)>,
+    /// What its current submission covers of its task set.
+    pub coverage: Option<Coverage>,
+}
+
+/// What a submission covers of its task set of `of` tasks: in words where it is less
+/// than RExBench's design, and whether that ranks it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Coverage {
+    pub words: Option<String>,
+    pub ranked: bool,
+    pub of: usize,
 }
 
 /// What the paper publishes about one agent beside its per-task results, and the known
@@ -366,7 +377,19 @@ pub async fn load_agent(id: String, task: Option<String>, hint: Option<Hint>) ->
         .collect();
     flagged.retain(|f| flagging.contains(&f.run_id) && f.finding.flags());
     let elsewhere = ctx.store.same_agent_elsewhere(&id).await?;
-    Ok(AgentData { agent, failures, runs, names: names(&ctx), stats, published, flagged, elsewhere })
+    let coverage = match &current {
+        None => None,
+        Some(bundle) => {
+            let rows =
+                ctx.store.leaderboard_rows(std::slice::from_ref(bundle), store::Integrity::Reported, None).await?;
+            let sets = task_sets(&ctx).await?;
+            rows.first().and_then(|row| {
+                let of = sets.iter().find(|s| s.digest == row.task_set_digest)?.tasks.len();
+                Some(Coverage { words: crate::format::coverage_words(&row.coverage, of), ranked: row.ranked(of), of })
+            })
+        }
+    };
+    Ok(AgentData { agent, failures, runs, names: names(&ctx), stats, published, flagged, elsewhere, coverage })
 }
 
 /// An artifact's text as a page shows it: whole, or its head and tail with the middle

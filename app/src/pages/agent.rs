@@ -92,6 +92,16 @@ fn Agent(data: AgentData) -> impl IntoView {
             })}
             {a.url.clone().map(|u| view! { <dt>"Link"</dt><dd><AgentUrl url=Some(u)/></dd> })}
             {current.clone().map(|s| view! { <dt>"Harness"</dt><dd><HarnessBadge harness=s.harness.clone()/></dd> })}
+            {data.coverage.clone().map(|c| view! {
+                <dt>"Covers"</dt>
+                <dd>
+                    {c.words.clone().unwrap_or_else(|| format!("all {} tasks under each hint condition, 5 attempts each", c.of))}
+                    {(!c.ranked).then(|| view! {
+                        " — not ranked: it does not cover every task of its set without hints ("
+                        <a href="/about#coverage">"why"</a>")"
+                    })}
+                </dd>
+            })}
             <dt>"Compare"</dt>
             <dd><a href=href("/compare", &[("a", Some(a.id.as_str()))])>"Compare with another agent"</a></dd>
             {(!data.elsewhere.is_empty()).then(|| view! {
