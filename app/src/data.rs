@@ -141,8 +141,7 @@ pub async fn load_leaderboard(query: BoardQuery) -> Result<LeaderboardData, AppE
         ctx.store.leaderboard_choices(&chosen.digest),
         ctx.store.board_stats(query.integrity, scope),
     )?;
-    // The public-tasks view lists those with runs on a public task (without hints).
-    keys.retain(|k| query.name_matches(&k.display_name) && (scope.is_none() || k.ranked_tasks > 0));
+    keys.retain(|k| query.name_matches(&k.display_name));
     if let crate::board::Sort::EveryTime(hint) = query.sort {
         for key in &mut keys {
             key.value = stats

@@ -103,11 +103,6 @@ impl Parity {
         };
         rates.runs.iter().map(|p| p / 100.0).collect()
     }
-
-    /// The side whose bundle has agent id `agent`, if either.
-    pub fn side_of(agent: &str) -> Option<Side> {
-        SIDES.into_iter().find(|s| s.agent_id() == agent)
-    }
 }
 
 /// The agent ids of its two submissions: published results whose source tells only

@@ -225,18 +225,14 @@ pub async fn leaderboard(
     )?;
     let rows = rows
         .into_iter()
-        .filter_map(|row| {
+        .map(|row| {
             let tasks = counted_tasks(&sets, &row.task_set_digest, filter.tasks.as_deref());
-            // Counting only some tasks, a row with no run on them has nothing to show.
-            if filter.tasks.is_some() && !row.coverage.contains_key(&bundle::Hint::None) {
-                return None;
-            }
-            Some(LeaderboardEntry {
+            LeaderboardEntry {
                 stats: stats.by_bundle.get(&row.bundle_id).cloned(),
                 ranked: row.ranked(tasks.len()),
                 tasks,
                 row,
-            })
+            }
         })
         .collect();
     Ok(Json(LeaderboardAnswer { rows, method: "/about".into() }))
@@ -302,9 +298,6 @@ pub async fn leaderboard_csv(
     let num = |x: Option<f64>| x.map(|v| format!("{v:.4}")).unwrap_or_default();
     for r in rows {
         let tasks = counted_tasks(&sets, &r.task_set_digest, filter.tasks.as_deref());
-        if filter.tasks.is_some() && !r.coverage.contains_key(&bundle::Hint::None) {
-            continue;
-        }
         let mut rec = vec![
             r.agent_id.clone(),
             r.display_name.clone(),

@@ -189,7 +189,8 @@ pub struct LeaderboardFilter {
     pub harness: Option<String>,
     /// How the rows' successes are counted (this does not narrow).
     pub integrity: Integrity,
-    /// Only these tasks count (the public-tasks view); every task when none.
+    /// Only these tasks count (the public-tasks view), and only submissions with runs
+    /// on them without hints are kept; every task when none.
     pub tasks: Option<Vec<TaskId>>,
 }
 

@@ -154,6 +154,11 @@ fn board_from(filter: &LeaderboardFilter) -> (String, String, Vec<&str>, Placeho
     let mut from = format!(
         " FROM submissions s JOIN agents a ON a.id = s.agent_id{joins} WHERE s.superseded_by IS NULL"
     );
+    // Counting only some tasks, a submission with no run on them without hints has
+    // nothing to show.
+    if filter.tasks.is_some() {
+        from.push_str(" AND none.tasks IS NOT NULL");
+    }
     for (column, value) in [
         ("a.framework", filter.framework.as_deref()),
         ("a.model", filter.model.as_deref()),
