@@ -38,6 +38,7 @@ const GZIP_TYPES: [&str; 2] = ["application/gzip", "application/x-gzip"];
         (status = 422, description = "A rule of the bundle spec is broken; the code names it", body = ErrorAnswer),
         (status = 429, description = "A rate limit, or the server busy with other ingests", body = ErrorAnswer),
         (status = 500, description = "The server's fault", body = ErrorAnswer),
+        (status = 503, description = "The artifact store did not answer; nothing was stored (`blob_store_unavailable`, with Retry-After)", body = ErrorAnswer),
         (status = 507, description = "No room left for the artifacts", body = ErrorAnswer),
     )
 )]
@@ -578,6 +579,8 @@ pub async fn envelope(
         (status = 200, content_type = "text/plain", body = String),
         (status = 400, description = "A path that is not UTF-8", body = ErrorAnswer),
         (status = 404, body = ErrorAnswer),
+        (status = 500, description = "A stored artifact's bytes are missing", body = ErrorAnswer),
+        (status = 503, description = "The artifact store did not answer (`blob_store_unavailable`, with Retry-After)", body = ErrorAnswer),
     )
 )]
 pub async fn artifact(
@@ -588,8 +591,15 @@ pub async fn artifact(
     let d = Digest::from_hex(&digest).ok_or_else(not_found)?;
     let (size, _) = app.store.artifact(&digest).await?.ok_or_else(not_found)?;
     let bytes = app.store.blobs().read(&d).await.map_err(|e| {
-        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "the artifact's bytes are missing")
-            .with_cause(format!("cannot read the blob of stored artifact {digest}: {e}"))
+        let error = match e.kind() {
+            std::io::ErrorKind::NotFound => ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal_error",
+                "the artifact's bytes are missing",
+            ),
+            _ => crate::error::blob_store_unavailable(),
+        };
+        error.with_cause(format!("cannot read the blob of stored artifact {digest}: {e}"))
     })?;
     let body = Body::from_stream(bytes);
     Ok((
@@ -606,13 +616,15 @@ pub async fn artifact(
 }
 
 pub async fn readyz(State(app): State<Shared>) -> Response {
-    match app.store.ping().await {
-        Ok(()) => (StatusCode::OK, "ready\n").into_response(),
-        Err(e) => {
-            tracing::warn!(error = %e, "not ready");
-            (StatusCode::SERVICE_UNAVAILABLE, "database unreachable\n").into_response()
-        }
+    if let Err(e) = app.store.ping().await {
+        tracing::warn!(error = %e, "not ready");
+        return (StatusCode::SERVICE_UNAVAILABLE, "database unreachable\n").into_response();
     }
+    if let Err(e) = app.store.blobs().check().await {
+        tracing::warn!(error = %e, "not ready");
+        return (StatusCode::SERVICE_UNAVAILABLE, "blob store unreachable\n").into_response();
+    }
+    (StatusCode::OK, "ready\n").into_response()
 }
 
 /// The OpenAPI 3.1 document of this API.

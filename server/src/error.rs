@@ -110,6 +110,7 @@ impl From<StoreError> for ApiError {
             StoreError::UnknownFinding(_) => ApiError::not_found(e.to_string()),
             StoreError::KeyExists(_) => ApiError::new(StatusCode::CONFLICT, "key_exists", e.to_string()),
             StoreError::StorageFull(_) => storage_full().with_cause(&e),
+            StoreError::BlobStore(_) => blob_store_unavailable().with_cause(error_chain(&e)),
             // Internals stay in the log; the client learns that it was not its fault.
             StoreError::Database(_)
             | StoreError::Migrate(_)
@@ -144,6 +145,17 @@ fn storage_full() -> ApiError {
         "storage_full",
         "the server has no room left for the bundle's artifacts; nothing was stored. Try again later.",
     )
+}
+
+/// The object store holding the artifacts refused or did not answer: the operator must
+/// act (or the store come back), the client may try again; nothing was stored.
+pub(crate) fn blob_store_unavailable() -> ApiError {
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "blob_store_unavailable",
+        "the server's artifact store did not answer; nothing was stored or served. Try again later.",
+    )
+    .with_retry_after(60)
 }
 
 /// A handler that panicked: a 500 in the JSON error format rather than a connection

@@ -60,6 +60,8 @@ pub async fn open_state(config: &Config) -> anyhow::Result<AppState> {
     let tasks = TaskDir::open(config.tasks_dir.as_deref()).context("REXBENCH_TASKS")?;
     let (catalog, cards) = crate::catalog::load(&tasks)?;
     tracing::info!(tasks = catalog.tasks.len(), "using {}", tasks.origin());
+    // A wrong bucket, key or endpoint shows now, not at the first submission.
+    blobs.check().await.with_context(|| format!("blob store {} cannot be reached", config.blobs))?;
     let store = store::Store::open_with(&config.backend, blobs).await?;
     know_benchmark(&store, &cards)?;
     Ok(AppState {

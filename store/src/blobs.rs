@@ -15,8 +15,11 @@ use std::time::{Duration, SystemTime};
 
 use bundle::{ArtifactInfo, ArtifactSink, Digest};
 use futures::stream::{BoxStream, StreamExt, TryStreamExt};
+use object_store::aws::AmazonS3Builder;
 use object_store::path::Path as ObjectPath;
-use object_store::{ObjectStore, ObjectStoreExt};
+use object_store::{ObjectStore, ObjectStoreExt, RetryConfig};
+
+use crate::StoreError;
 
 /// Bytes of a blob as they arrive.
 pub type BlobStream = BoxStream<'static, io::Result<bytes::Bytes>>;
@@ -68,20 +71,48 @@ impl Blobs {
     pub fn open(location: &BlobLocation) -> io::Result<Blobs> {
         match location {
             BlobLocation::Dir(dir) => Blobs::dir(dir),
-            BlobLocation::S3 { url, staging } => {
-                // Installing the process's TLS provider fails harmlessly if one is set.
-                let _ = rustls::crypto::ring::default_provider().install_default();
-                let s3 = object_store::aws::AmazonS3Builder::from_env()
-                    .with_url(url)
-                    .build()
-                    .map_err(|e| io::Error::other(format!("{url}: {e}")))?;
-                let prefix = url.trim_start_matches("s3://").split_once('/').map_or("", |(_, p)| p);
-                let store: Arc<dyn ObjectStore> = if prefix.trim_matches('/').is_empty() {
-                    Arc::new(s3)
-                } else {
-                    Arc::new(object_store::prefix::PrefixStore::new(s3, prefix.trim_matches('/')))
-                };
-                Blobs::object_store(store, staging)
+            BlobLocation::S3 { url, staging } => Blobs::s3(url, staging, AmazonS3Builder::from_env()),
+        }
+    }
+
+    /// Blobs at `url` (`s3://bucket[/prefix]`) of the S3 service `builder` describes
+    /// (endpoint, region, credentials, timeouts), staged in `staging`.
+    ///
+    /// A request is tried at most [`S3_TRIES`] times within [`S3_RETRY_WINDOW`]: a store
+    /// that is down makes an ingest fail in seconds, not in the client library's default
+    /// three minutes, while a blip is ridden out.
+    pub fn s3(url: &str, staging: &Path, builder: AmazonS3Builder) -> io::Result<Blobs> {
+        // Installing the process's TLS provider fails harmlessly if one is set.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let retry = RetryConfig {
+            max_retries: S3_TRIES - 1,
+            retry_timeout: S3_RETRY_WINDOW,
+            ..RetryConfig::default()
+        };
+        let s3 = builder
+            .with_url(url)
+            .with_retry(retry)
+            .build()
+            .map_err(|e| io::Error::other(format!("{url}: {e}")))?;
+        let prefix = url.trim_start_matches("s3://").split_once('/').map_or("", |(_, p)| p);
+        let store: Arc<dyn ObjectStore> = if prefix.trim_matches('/').is_empty() {
+            Arc::new(s3)
+        } else {
+            Arc::new(object_store::prefix::PrefixStore::new(s3, prefix.trim_matches('/')))
+        };
+        Blobs::object_store(store, staging)
+    }
+
+    /// Whether the blobs can be reached: the directory exists, or the object store
+    /// answers a listing of the prefix with these credentials. Said at start-up and by
+    /// `/readyz`, so a wrong bucket or key shows before the first submission.
+    pub async fn check(&self) -> io::Result<()> {
+        match &self.place {
+            Place::Dir(root) => tokio::fs::metadata(root).await.map(drop),
+            Place::Objects(store) => {
+                // A listing of nothing in particular: one request, whatever the bucket holds.
+                let probe = ObjectPath::from("rexbench-readiness-probe");
+                store.list_with_delimiter(Some(&probe)).await.map(drop).map_err(io_error)
             }
         }
     }
@@ -201,6 +232,10 @@ impl Blobs {
         }
     }
 }
+
+/// How many times one request to an object store is tried, and within how long.
+pub const S3_TRIES: usize = 4;
+pub const S3_RETRY_WINDOW: Duration = Duration::from_secs(20);
 
 fn file_path(root: &Path, digest: &Digest) -> PathBuf {
     let hex = digest.to_hex();
@@ -326,8 +361,10 @@ impl Staging {
 
     /// Places every staged blob. Called inside the ingest transaction, just before it
     /// commits: a crash after this leaves blobs without rows (garbage), never rows
-    /// without blobs.
-    pub async fn publish(self) -> io::Result<()> {
+    /// without blobs. An object store that fails part-way leaves the blobs placed so far
+    /// without rows too: never served (an artifact is served only through its row), and
+    /// removed by [`crate::Store::collect_garbage`] once older than its grace period.
+    pub async fn publish(self) -> Result<(), StoreError> {
         if self.staged.is_empty() {
             return Ok(());
         }
@@ -346,7 +383,12 @@ impl Staging {
                     drop(dir);
                     durable(&root, &placed)
                 })
-                .await?
+                .await
+                .map_err(|source| StoreError::Background { task: "placing the blobs", source })?
+                .map_err(|e| match e.kind() {
+                    io::ErrorKind::StorageFull => StoreError::StorageFull(e),
+                    _ => StoreError::io("placing the artifacts in the blob directory")(e),
+                })
             }
             Place::Objects(store) => {
                 for (digest, tmp) in self.staged {
@@ -354,7 +396,7 @@ impl Staging {
                     match store.head(&path).await {
                         Ok(_) => continue,
                         Err(object_store::Error::NotFound { .. }) => {}
-                        Err(e) => return Err(io_error(e)),
+                        Err(e) => return Err(StoreError::BlobStore(io_error(e))),
                     }
                     // Small blobs in one request; large ones as a multipart upload, so
                     // memory stays bounded whatever the artifact's size.
@@ -368,7 +410,7 @@ impl Staging {
                     if let Err(e) = uploaded {
                         // An unfinished multipart upload would be billed for, invisibly.
                         let _ = upload.abort().await;
-                        return Err(e);
+                        return Err(StoreError::BlobStore(e));
                     }
                 }
                 Ok(())

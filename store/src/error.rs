@@ -16,6 +16,10 @@ pub enum StoreError {
     },
     #[error("the blob store is full: {0}")]
     StorageFull(#[source] std::io::Error),
+    /// The object store refused or did not answer in time (down, slow, wrong
+    /// credentials, no bucket): the operator must act, a client may try again.
+    #[error("the object store did not take or give the blobs: {0}")]
+    BlobStore(#[source] std::io::Error),
     #[error("{task} stopped before it finished: {source}")]
     Background {
         task: &'static str,

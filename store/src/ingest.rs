@@ -83,10 +83,7 @@ impl Store {
 
         // The blobs go into place before the commit: a crash between the two leaves
         // unreferenced blobs for garbage collection, never rows without their blobs.
-        staging.publish().await.map_err(|e| match e.kind() {
-            std::io::ErrorKind::StorageFull => StoreError::StorageFull(e),
-            _ => StoreError::io("placing the artifacts in the blob store")(e),
-        })?;
+        staging.publish().await?;
         tx.commit().await?;
         Ok(Ingested::Stored { bundle_id, agent_id, superseded, superseded_by })
     }

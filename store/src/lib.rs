@@ -39,7 +39,7 @@ pub mod testing;
 #[cfg(feature = "db")]
 pub use backend::{Backend, BackendError, DEFAULT_DATABASE_URL};
 #[cfg(feature = "db")]
-pub use blobs::{BlobLocation, BlobStream, Blobs, Staging};
+pub use blobs::{BlobLocation, BlobStream, Blobs, S3_RETRY_WINDOW, S3_TRIES, Staging};
 /// Artifacts are named by their digest.
 #[cfg(feature = "db")]
 pub use bundle::Digest;

@@ -5,12 +5,11 @@ use std::fs;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use bundle::{PublicKey, SecretKey};
-use object_store::ObjectStoreExt;
 use serde_json::{Value, json};
 use store::Tier;
-use store::testing::{count_blobs, count_files, for_each_backend};
+use store::testing::{count_files, for_each_backend};
 
-use crate::harness::{get, post_bundle, send, state, state_with, vectors};
+use crate::harness::{get, post_bundle, send, state, vectors};
 
 /// Status and code each of the spec's own conformance vectors (`../shared/vectors`)
 /// gets from the endpoint.
@@ -296,49 +295,6 @@ async fn the_read_api_and_artifacts() {
         assert_eq!((unknown.status, unknown.code().as_str()), (StatusCode::NOT_FOUND, "not_found"));
     })
     .await;
-}
-
-/// With blobs in an object store (object_store's in-memory one standing in for S3), a
-/// bundle's artifacts are placed there, served from there, and a refused bundle leaves
-/// none.
-#[tokio::test]
-async fn artifacts_in_an_object_store() {
-    let dir = tempfile::tempdir().unwrap();
-    let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
-    let objects = std::sync::Arc::new(object_store::memory::InMemory::new());
-    let blobs = store::Blobs::object_store(objects.clone(), &dir.path().join("staging")).unwrap();
-    let state = state_with(&backend, blobs.clone()).await;
-    let key = SecretKey::generate();
-    state.store.add_key(&key.public_key(), "A", Tier::Maintainer).await.unwrap();
-    let app = server::build_app(state);
-
-    let mut forged = signed(&key, "agent-a", "2026-01-01T00:00:00Z");
-    let at = forged.len() / 2;
-    forged[at] ^= 0x40;
-    assert!(post_bundle(&app, forged).await.status.is_client_error());
-    assert_eq!(count_blobs(&blobs).await, 0, "a refused bundle places no blob");
-
-    let stored = post_bundle(&app, signed(&key, "agent-a", "2026-01-01T00:00:00Z")).await;
-    assert_eq!(stored.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&stored.body));
-    assert!(count_blobs(&blobs).await > 0);
-    assert_eq!(count_files(&dir.path().join("staging")), 0, "nothing left staged");
-    let listed: Vec<_> =
-        futures::TryStreamExt::try_collect(object_store::ObjectStore::list(&*objects, None)).await.unwrap();
-    assert!(listed.iter().all(|o| o.location.as_ref().len() == 67), "stored as ab/<digest>: {listed:?}");
-
-    let store = store::Store::open_with(&backend, blobs).await.unwrap();
-    let bundle_id = stored.json()["bundle_id"].as_str().unwrap().to_owned();
-    let run_id = store.runs_of(&bundle_id, None, None).await.unwrap()[0].id;
-    let run = get(&app, &format!("/api/v1/runs/{run_id}")).await.json();
-    let digest = run["artifacts"][0]["digest"].as_str().unwrap();
-    let blob = get(&app, &format!("/artifacts/{digest}")).await;
-    assert_eq!(blob.status, StatusCode::OK);
-    assert_eq!(blob.body, b"<script>alert(1)</script>\n");
-
-    // A row whose object went missing is a server error, said plainly.
-    objects.delete(&object_store::path::Path::from(format!("{}/{digest}", &digest[..2]))).await.unwrap();
-    let gone = get(&app, &format!("/artifacts/{digest}")).await;
-    assert_eq!((gone.status, gone.code().as_str()), (StatusCode::INTERNAL_SERVER_ERROR, "internal_error"));
 }
 
 fn admin(method: &str, path: &str, token: Option<&str>, body: Option<Value>) -> Request<Body> {

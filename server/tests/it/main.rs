@@ -12,5 +12,6 @@ mod integrity;
 mod pages;
 mod paper;
 mod process;
+mod s3;
 mod schemathesis;
 mod submit;
