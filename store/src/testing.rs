@@ -184,6 +184,26 @@ where
     }
 }
 
+/// Runs `test` on a fresh PostgreSQL database (what several servers share); without
+/// `TEST_DATABASE_URL`, nothing, except under CI, where that is a failure.
+pub async fn on_postgres<F, Fut>(test: F)
+where
+    F: FnOnce(Backend) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    match std::env::var("TEST_DATABASE_URL") {
+        Ok(url) => {
+            let (backend, name) = fresh_postgres(&url).await;
+            test(backend).await;
+            drop_postgres(&url, &name).await;
+        }
+        Err(_) if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("CI must test PostgreSQL too, but TEST_DATABASE_URL is not set")
+        }
+        Err(_) => eprintln!("TEST_DATABASE_URL is not set: this PostgreSQL test did nothing"),
+    }
+}
+
 async fn fresh_postgres(url: &str) -> (Backend, String) {
     sqlx::any::install_default_drivers();
     let unique = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());

@@ -13,5 +13,6 @@ mod pages;
 mod paper;
 mod process;
 mod s3;
+mod several;
 mod schemathesis;
 mod submit;

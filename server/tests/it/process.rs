@@ -44,9 +44,10 @@ impl Server {
             .args(args)
             .env("REXBENCH_SUBMISSIONS_PER_HOUR", "1000000")
             .env("REXBENCH_KEY_SUBMISSIONS_PER_HOUR", "1000000")
-            .envs(env.iter().copied())
             .env("DATABASE_URL", database_url(backend))
             .env("REXBENCH_BLOBS", blobs)
+            // `env` may say where the blobs are instead (an S3 bucket).
+            .envs(env.iter().copied())
             .env("REXBENCH_ADDR", format!("127.0.0.1:{port}"))
             .env("REXBENCH_TASKS", crate::harness::repo().join("tasks"))
             .env("RUST_LOG", "warn")
