@@ -27,8 +27,16 @@ enum Command {
         #[arg(long)]
         demo: bool,
     },
-    /// Apply the database migrations.
+    /// Apply the database migrations. `serve` applies them too, at start-up.
     Migrate,
+    /// Copy the database and every blob into DEST, a new directory, while the server
+    /// serves (SQLite's own consistent copy, or pg_dump's).
+    Backup { dest: PathBuf },
+    /// Put a backup back: its blobs into the blob store, then its database into
+    /// DATABASE_URL, which must hold no table yet.
+    Restore { src: PathBuf },
+    /// Exit 0 if the server at REXBENCH_ADDR answers /readyz (the container's health check).
+    Health,
     /// Manage the keys that may submit.
     Keys {
         #[command(subcommand)]
@@ -116,6 +124,31 @@ pub async fn main() -> ExitCode {
 
 async fn run(command: Command) -> anyhow::Result<ExitCode> {
     let config = Config::from_env()?;
+    // These work on the data as it is, without opening (and migrating) it first.
+    match &command {
+        Command::Backup { dest } => {
+            let m = crate::backup::backup(&config, dest).await?;
+            println!(
+                "backed up {} (schema {}) and {} blobs ({} bytes) into {}",
+                config.backend,
+                m.schema_version,
+                m.blobs,
+                m.blob_bytes,
+                dest.display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Restore { src } => {
+            let m = crate::backup::restore(&config, src).await?;
+            println!(
+                "restored {} blobs and the database of {} into {} and {}",
+                m.blobs, m.created_at, config.backend, config.blobs
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Health => return Ok(health(&config)),
+        _ => {}
+    }
     let state = crate::open_state(&config).await?;
     match command {
         Command::Serve { demo } => {
@@ -130,6 +163,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             crate::serve(config, state).await?;
         }
         Command::Migrate => println!("migrated {}", config.backend),
+        Command::Backup { .. } | Command::Restore { .. } | Command::Health => unreachable!("handled above"),
         Command::Keys { command: KeysCommand::Add { public_key, owner, tier } } => {
             let pem =
                 std::fs::read_to_string(&public_key).with_context(|| public_key.display().to_string())?;
@@ -199,6 +233,31 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Asks the server on REXBENCH_ADDR (on this machine, whatever address it listens on)
+/// whether it is ready.
+fn health(config: &Config) -> ExitCode {
+    let mut addr = config.addr;
+    if addr.ip().is_unspecified() {
+        addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+    }
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(std::time::Duration::from_secs(5)))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    match agent.get(&format!("http://{addr}/readyz")).call() {
+        Ok(answer) if answer.status() == 200 => ExitCode::SUCCESS,
+        Ok(answer) => {
+            eprintln!("rexbench-server: http://{addr}/readyz answered {}", answer.status());
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            eprintln!("rexbench-server: http://{addr}/readyz: {e}");
+            ExitCode::from(1)
+        }
+    }
 }
 
 async fn review(

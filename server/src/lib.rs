@@ -5,6 +5,7 @@ mod admin;
 mod answers;
 mod api;
 mod assets;
+pub mod backup;
 pub mod cache;
 pub mod catalog;
 pub mod cli;

@@ -24,7 +24,14 @@ pub(crate) async fn connect(backend: &Backend, max_connections: u32) -> Result<A
             }
             format!("sqlite://{}?mode=rwc", path.display())
         }
-        Backend::Postgres { url } => url.clone(),
+        // No prepared statement is kept. sqlx's `Any` sends an absent `f64` typed as a
+        // 4-byte float, and a statement kept from such a call refuses the 8-byte float of
+        // the next call of the same text ("incorrect binary data format"): a bundle with
+        // file recall after one without failed. Prepared afresh, each call's own types hold.
+        Backend::Postgres { url } => {
+            let joint = if url.contains('?') { '&' } else { '?' };
+            format!("{url}{joint}statement-cache-capacity=0")
+        }
     };
     let options = AnyConnectOptions::from_str(&url)?;
     let sqlite = matches!(backend, Backend::Sqlite { .. });

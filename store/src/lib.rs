@@ -18,6 +18,8 @@ mod analysis;
 #[cfg(feature = "db")]
 mod backend;
 #[cfg(feature = "db")]
+mod backup;
+#[cfg(feature = "db")]
 mod blobs;
 #[cfg(feature = "db")]
 mod db;

@@ -204,7 +204,8 @@ where
     }
 }
 
-async fn fresh_postgres(url: &str) -> (Backend, String) {
+/// A new, empty database on the PostgreSQL server of `url`, and its name.
+pub async fn fresh_postgres(url: &str) -> (Backend, String) {
     sqlx::any::install_default_drivers();
     let unique = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
     let name = format!("rexbench_test_{}", &bundle::Digest::of(unique.as_bytes()).to_hex()[..16]);
@@ -214,7 +215,8 @@ async fn fresh_postgres(url: &str) -> (Backend, String) {
     (Backend::Postgres { url: format!("{base}/{name}") }, name)
 }
 
-async fn drop_postgres(url: &str, name: &str) {
+/// Drops a database [`fresh_postgres`] made.
+pub async fn drop_postgres(url: &str, name: &str) {
     let mut admin = sqlx::AnyConnection::connect(url).await.expect("TEST_DATABASE_URL must reach PostgreSQL");
     sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)"))
         .execute(&mut admin)

@@ -3,6 +3,7 @@
 
 mod abuse;
 mod api;
+mod backup;
 mod contract;
 mod coverage;
 mod evidence;

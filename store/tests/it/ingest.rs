@@ -605,9 +605,51 @@ async fn ordering_keys_equal_the_rates_shown() {
         let narrowed = LeaderboardFilter { model: Some("Model agent-b".into()), ..Default::default() };
         let keys = store.leaderboard_keys(&narrowed, None).await.unwrap();
         assert_eq!((keys.len(), keys[0].value), (1, None));
-        let rows = store.leaderboard_rows(&[keys[0].bundle_id.clone()], Integrity::Reported, None).await.unwrap();
+        let rows =
+            store.leaderboard_rows(&[keys[0].bundle_id.clone()], Integrity::Reported, None).await.unwrap();
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].by_hint[&Hint::None].successes, 3);
+    })
+    .await;
+}
+
+/// Absent numbers, then present ones, in statements of the same text: PostgreSQL must
+/// take both. (sqlx's `Any` sends an absent `f64` typed as a 4-byte float; a prepared
+/// statement kept from it then refused the 8-byte floats of the next bundle: "incorrect
+/// binary data format in bind parameter 7".)
+#[tokio::test]
+async fn absent_numbers_then_present_ones_are_stored() {
+    on_each_backend(|store| async move {
+        let key = SecretKey::generate();
+        store.add_key(&key.public_key(), "Team", Tier::Maintainer).await.unwrap();
+        let absent = bundle_with(&key, "agent-absent", "2026-01-01T00:00:00Z", 5, 2, |m| {
+            for run in &mut m.runs {
+                (run.file_recall, run.duration_s, run.cost_usd) = (None, None, None);
+            }
+        });
+        let present = bundle_with(&key, "agent-present", "2026-01-01T00:00:00Z", 5, 2, |m| {
+            for run in &mut m.runs {
+                run.cost_usd = Some(0.75);
+            }
+        });
+        for bytes in [&absent, &present, &absent] {
+            assert!(matches!(
+                submit(&store, bytes).await.unwrap(),
+                store::Ingested::Stored { .. } | store::Ingested::AlreadyStored { .. }
+            ));
+        }
+        let runs = store
+            .runs_of(
+                &store.agent("agent-present").await.unwrap().unwrap().submissions[0].bundle_id,
+                None,
+                None,
+            )
+            .await
+            .unwrap();
+        for run in runs {
+            let r = store.run(run.id).await.unwrap().unwrap();
+            assert_eq!((r.file_recall, r.duration_s, r.cost_usd), (Some(0.5), Some(1.5), Some(0.75)));
+        }
     })
     .await;
 }
