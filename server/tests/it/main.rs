@@ -9,6 +9,7 @@ mod coverage;
 mod evidence;
 mod faults;
 mod harness;
+mod image;
 mod integrity;
 mod pages;
 mod paper;
