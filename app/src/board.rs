@@ -303,7 +303,9 @@ impl BoardQuery {
 
     /// Puts `rows` in this view's order: the ranked ones (covering all `of` tasks of
     /// their set without hints) first, then the rest, listed apart; within each, rows
-    /// without a value go last whichever the direction, and ties go by name.
+    /// without a value go last whichever the direction, and ties go by name, then by
+    /// bundle id: the order never depends on how the database happens to return rows (a
+    /// restored copy lists them as the original does).
     pub fn order(&self, rows: &mut [RowKey], of: usize) {
         rows.sort_by(|a, b| {
             let ranked = |r: &RowKey| r.ranked_tasks as usize >= of;
@@ -322,7 +324,11 @@ impl BoardQuery {
                     (None, None) => Ordering::Equal,
                 },
             };
-            ranked(b).cmp(&ranked(a)).then(order).then_with(|| a.display_name.cmp(&b.display_name))
+            ranked(b)
+                .cmp(&ranked(a))
+                .then(order)
+                .then_with(|| a.display_name.cmp(&b.display_name))
+                .then_with(|| a.bundle_id.cmp(&b.bundle_id))
         });
     }
 }

@@ -187,7 +187,20 @@ async fn a_backup_under_write_load_restores_whole_and_serves_the_same_answers() 
         for path in &paths {
             let (a, b) = (fetch(&format!("{}{path}", original.url)), fetch(&format!("{}{path}", copy.url)));
             assert_eq!(a.0, 200, "{path}");
-            assert!(a == b, "{path} differs after the restore");
+            if a != b {
+                let at = a.1.iter().zip(&b.1).position(|(x, y)| x != y).unwrap_or(a.1.len().min(b.1.len()));
+                let around = |body: &[u8]| {
+                    String::from_utf8_lossy(&body[at.saturating_sub(150)..(at + 150).min(body.len())])
+                        .into_owned()
+                };
+                panic!(
+                    "{path} differs after the restore ({} then {}): …{}… against …{}…",
+                    a.0,
+                    b.0,
+                    around(&a.1),
+                    around(&b.1)
+                );
+            }
         }
         drop(copy);
         if let Some(db) = made {

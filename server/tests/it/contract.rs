@@ -176,14 +176,17 @@ async fn every_answer_matches_the_openapi_document() {
     assert_eq!(run.status, StatusCode::OK);
     assert_eq!(r.get(&app, "/api/v1/runs/{id}", "/api/v1/runs/99999999").await.status, StatusCode::NOT_FOUND);
     assert_eq!(r.get(&app, "/api/v1/changes", "/api/v1/changes?limit=3").await.status, StatusCode::OK);
-    let (original, harbor) = ("openhands-1.4.0-claude-sonnet-4.5-rexbench", "openhands-1.4.0-claude-sonnet-4.5-harbor");
+    let (original, harbor) =
+        ("openhands-1.4.0-claude-sonnet-4.5-rexbench", "openhands-1.4.0-claude-sonnet-4.5-harbor");
     let parity = format!("/api/v1/parity?a={original}&b={harbor}");
     assert_eq!(r.get(&app, "/api/v1/parity", &parity).await.status, StatusCode::OK);
     let by_bundle = format!("/api/v1/parity?a={bundle_id}&b={harbor}&hint=hints");
     assert_eq!(r.get(&app, "/api/v1/parity", &by_bundle).await.status, StatusCode::OK);
     let nobody = format!("/api/v1/parity?a=nobody&b={harbor}");
     assert_eq!(r.get(&app, "/api/v1/parity", &nobody).await.status, StatusCode::NOT_FOUND);
-    for bad in [format!("{parity}&hint=lots"), format!("/api/v1/parity?a={original}"), format!("{parity}&a=x")] {
+    for bad in
+        [format!("{parity}&hint=lots"), format!("/api/v1/parity?a={original}"), format!("{parity}&a=x")]
+    {
         assert_eq!(r.get(&app, "/api/v1/parity", &bad).await.status, StatusCode::BAD_REQUEST, "{bad}");
     }
     for (path, status) in [
@@ -393,6 +396,32 @@ async fn every_answer_matches_the_openapi_document() {
     assert_eq!(failed.status, StatusCode::INTERNAL_SERVER_ERROR);
     let b = signed(&owner, "unlucky", "2026-11-20T12:00:00Z");
     assert_eq!(r.submit(&broken, gz, Body::from(b)).await.status, StatusCode::INTERNAL_SERVER_ERROR);
+
+    // The artifact store away (a real S3 server, stopped), and a blob gone from it.
+    let mut s3 = store::testing::S3Server::start();
+    let stored_dir = tmp.path().join("s3");
+    let state = crate::harness::state_with(
+        &Backend::Sqlite { path: stored_dir.join("db.sqlite") },
+        s3.blobs(&stored_dir.join("staging")),
+    )
+    .await;
+    state.store.add_key(&owner.public_key(), "Contract team", Tier::Submitter).await.unwrap();
+    let blobs = state.store.blobs().clone();
+    let on_s3 = server::build_app(state);
+    let b = signed(&owner, "on-s3", "2026-11-20T12:00:00Z");
+    assert_eq!(r.submit(&on_s3, gz, Body::from(b)).await.status, StatusCode::CREATED);
+    let digest = blobs.list_older_than(Duration::ZERO).await.unwrap()[0];
+    let artifact = format!("/artifacts/{digest}");
+    s3.stop();
+    assert_eq!(r.get(&on_s3, "/artifacts/{digest}", &artifact).await.status, StatusCode::SERVICE_UNAVAILABLE);
+    let b = signed(&owner, "on-s3-later", "2026-11-20T12:00:00Z");
+    assert_eq!(r.submit(&on_s3, gz, Body::from(b)).await.status, StatusCode::SERVICE_UNAVAILABLE);
+    s3.restart();
+    blobs.remove(&digest).await.unwrap();
+    assert_eq!(
+        r.get(&on_s3, "/artifacts/{digest}", &artifact).await.status,
+        StatusCode::INTERNAL_SERVER_ERROR
+    );
 
     // The independent check.
     let input = tmp.path().join("contract.json");
