@@ -401,17 +401,20 @@ impl Staging {
                     // Small blobs in one request; large ones as a multipart upload, so
                     // memory stays bounded whatever the artifact's size.
                     let mut upload = object_store::buffered::BufWriter::new(store.clone(), path);
-                    let uploaded = async {
+                    let copied = async {
                         let mut file = tokio::fs::File::open(&tmp).await?;
-                        tokio::io::copy(&mut file, &mut upload).await?;
-                        tokio::io::AsyncWriteExt::shutdown(&mut upload).await
+                        tokio::io::copy(&mut file, &mut upload).await
                     }
                     .await;
-                    if let Err(e) = uploaded {
+                    if let Err(e) = copied {
                         // An unfinished multipart upload would be billed for, invisibly.
                         let _ = upload.abort().await;
                         return Err(StoreError::BlobStore(e));
                     }
+                    // Once shutting down the writer can no longer abort (it panics if
+                    // asked): a multipart upload whose completion fails is left to the
+                    // bucket's rule for incomplete uploads (README, "Deploy").
+                    tokio::io::AsyncWriteExt::shutdown(&mut upload).await.map_err(StoreError::BlobStore)?;
                 }
                 Ok(())
             }

@@ -144,7 +144,8 @@ async fn wrong_credentials_and_a_missing_bucket_are_named() {
 }
 
 /// A TCP proxy on 127.0.0.1 in front of the S3 server that holds every piece a client
-/// sends for `delay` before passing it on: a slow or congested endpoint.
+/// sends for `delay` before passing it on: a slow or congested endpoint. With
+/// `cut_puts`, it also cuts every connection that carries a PUT (an upload) instead.
 struct SlowProxy {
     port: u16,
     done: Arc<AtomicBool>,
@@ -152,6 +153,10 @@ struct SlowProxy {
 
 impl SlowProxy {
     fn start(upstream: u16, delay: Duration) -> SlowProxy {
+        SlowProxy::start_with(upstream, delay, false)
+    }
+
+    fn start_with(upstream: u16, delay: Duration, cut_puts: bool) -> SlowProxy {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         listener.set_nonblocking(true).unwrap();
@@ -171,7 +176,9 @@ impl SlowProxy {
                     let mut buf = [0u8; 64 * 1024];
                     while let Ok(n @ 1..) = c_in.read(&mut buf) {
                         std::thread::sleep(delay);
-                        if stop.load(Ordering::Relaxed) || s_out.write_all(&buf[..n]).is_err() {
+                        let put = cut_puts && buf[..n].starts_with(b"PUT ");
+                        if put || stop.load(Ordering::Relaxed) || s_out.write_all(&buf[..n]).is_err() {
+                            let _ = c_in.shutdown(std::net::Shutdown::Both);
                             break;
                         }
                     }
@@ -277,6 +284,25 @@ async fn a_slow_endpoint_times_out_with_nothing_stored() {
     assert_unavailable(&post_bundle(&app, signed(&key, "agent-slow", "2026-01-01T00:00:00Z")).await);
     let took = started.elapsed();
     assert!(took < store::S3_RETRY_WINDOW + Duration::from_secs(5), "gave up after {took:?}");
+    assert_eq!(submissions(&backend, dir.path()).await, 0);
+    assert_eq!(s3.objects(), 0);
+    assert_eq!(count_files(&dir.path().join("staging")), 0);
+}
+
+/// Every upload cut off at the endpoint while everything else goes through: the blob's
+/// one PUT fails as the upload finishes, and the ingest answers 503 with nothing stored
+/// (it once panicked there, asking the finished upload to abort).
+#[tokio::test(flavor = "multi_thread")]
+async fn an_upload_refused_as_it_finishes_is_a_503_with_nothing_stored() {
+    let s3 = S3Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let backend = Backend::Sqlite { path: dir.path().join("db.sqlite") };
+    let proxy = SlowProxy::start_with(s3.port, Duration::ZERO, true);
+    let url = format!("s3://{}/artifacts", S3Server::BUCKET);
+    let blobs = Blobs::s3(&url, &dir.path().join("staging"), through(&proxy, None)).unwrap();
+    let key = SecretKey::generate();
+    let app = app_with(&backend, blobs, &key).await;
+    assert_unavailable(&post_bundle(&app, signed(&key, "agent-cut", "2026-01-01T00:00:00Z")).await);
     assert_eq!(submissions(&backend, dir.path()).await, 0);
     assert_eq!(s3.objects(), 0);
     assert_eq!(count_files(&dir.path().join("staging")), 0);
