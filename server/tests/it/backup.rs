@@ -13,7 +13,7 @@ use bundle::SecretKey;
 use store::testing::{drop_postgres, for_each_backend, fresh_postgres};
 use store::{Backend, LeaderboardFilter, Store, Tier};
 
-use crate::process::{Server, assert_consistent, bundle_file, database_url};
+use crate::process::{Server, assert_consistent, bundle_file, database_url, fetch};
 
 /// `rexbench-server ARGS` on `backend` and `blobs`: its exit code, standard output and error.
 fn admin(args: &[&str], backend: &Backend, blobs: &Path) -> (i32, String) {
@@ -39,12 +39,6 @@ async fn blank_like(like: &Backend, dir: &Path, name: &str) -> (Backend, Option<
             (backend, Some(db))
         }
     }
-}
-
-fn fetch(url: &str) -> (u16, Vec<u8>) {
-    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
-    let mut answer = agent.get(url).call().unwrap();
-    (answer.status().as_u16(), answer.body_mut().read_to_vec().unwrap())
 }
 
 async fn bundle_ids(store: &Store) -> BTreeSet<String> {

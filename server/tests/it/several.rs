@@ -13,7 +13,7 @@ use bundle::SecretKey;
 use store::testing::{S3Server, on_postgres};
 use store::{Store, Tier};
 
-use crate::process::{Server, assert_consistent, bundle_file};
+use crate::process::{Server, assert_consistent, bundle_file, fetch};
 
 /// The two servers' environment: the bucket, and a staging directory each.
 fn env_for(s3: &S3Server, staging: &Path) -> Vec<(String, String)> {
@@ -25,12 +25,6 @@ fn env_for(s3: &S3Server, staging: &Path) -> Vec<(String, String)> {
 fn start(backend: &store::Backend, env: &[(String, String)]) -> Server {
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     Server::start_args(&["serve"], backend, Path::new("unused"), &env)
-}
-
-fn fetch(url: &str) -> (u16, Vec<u8>) {
-    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
-    let mut answer = agent.get(url).call().unwrap();
-    (answer.status().as_u16(), answer.body_mut().read_to_vec().unwrap())
 }
 
 fn submit(path: &Path, url: &str) -> String {
