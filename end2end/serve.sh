@@ -10,7 +10,11 @@ trap 'rm -rf "$work"' EXIT
 
 # The islands' WebAssembly (a no-op when it is up to date), then the server that embeds it.
 bash scripts/wasm
-cargo build -q -p rexbench-server -p rexbench-runner
+# Built as the Rust tests build it (their dev-dependencies add features to tokio and the
+# store, so a plain `cargo build` would compile much of it again): after the test
+# command's `cargo nextest run` there is nothing left to build, and these are the very
+# binaries the Rust tests ran.
+cargo test --no-run -q
 rexbench=target/debug/rexbench
 srv=target/debug/rexbench-server
 

@@ -5,16 +5,6 @@
 //! a few islands ([`islands`]) hydrate and make them quicker to use; the `web` crate
 //! builds them (and only them) for the browser.
 
-// Both at once is what `cargo build --workspace` asks for (it builds the browser crates
-// beside the server, and features unify), and Leptos then builds a server whose every
-// page fails ("spawn_local called from outside of a task::LocalSet"). Never a binary.
-#[cfg(all(feature = "ssr", feature = "hydrate"))]
-compile_error!(
-    "rexbench-app was built with both `ssr` (the server) and `hydrate` (the browser's islands), as \
-     `cargo build --workspace` does: build the server with `cargo build` (the workspace's default members) \
-     and the browser's WebAssembly with `bash scripts/wasm`"
-);
-
 pub mod board;
 pub mod catalog;
 mod charts;

@@ -30,8 +30,10 @@ where
     let dir = tempfile::tempdir().expect("a temporary directory");
     let s3 = S3Server::start();
     let backend = Backend::Sqlite { path: dir.path().join("db.sqlite") };
-    test(Store::open_with(&backend, s3.blobs(&dir.path().join("staging"))).await.expect("a fresh store opens"))
-        .await;
+    test(
+        Store::open_with(&backend, s3.blobs(&dir.path().join("staging"))).await.expect("a fresh store opens"),
+    )
+    .await;
 }
 
 /// A real S3 server on 127.0.0.1 that checks every request's signature: `s3s-fs`, which
@@ -163,38 +165,42 @@ impl Drop for S3Server {
 }
 
 /// Like [`on_each_backend`], handing over the backend and a blob directory instead of
-/// an open store (for tests that start a server process on them).
+/// an open store (for tests that start a server process on them): [`on_sqlite`], then
+/// [`on_postgres`].
 pub async fn for_each_backend<F, Fut>(test: F)
 where
-    F: Fn(Backend, std::path::PathBuf) -> Fut,
+    F: Fn(Backend, PathBuf) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    on_sqlite(&test).await;
+    on_postgres(&test).await;
+}
+
+/// Runs `test` on a fresh SQLite database and a blob directory. With [`on_postgres`],
+/// the halves of [`for_each_backend`] for a test long enough that its two should be
+/// test functions of their own, run side by side.
+pub async fn on_sqlite<F, Fut>(test: F)
+where
+    F: FnOnce(Backend, PathBuf) -> Fut,
     Fut: Future<Output = ()>,
 {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    test(Backend::Sqlite { path: dir.path().join("db.sqlite") }, dir.path().join("blobs-sqlite")).await;
-    match std::env::var("TEST_DATABASE_URL") {
-        Ok(url) => {
-            let (backend, name) = fresh_postgres(&url).await;
-            test(backend, dir.path().join("blobs-pg")).await;
-            drop_postgres(&url, &name).await;
-        }
-        Err(_) if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("CI must test PostgreSQL too, but TEST_DATABASE_URL is not set")
-        }
-        Err(_) => {}
-    }
+    test(Backend::Sqlite { path: dir.path().join("db.sqlite") }, dir.path().join("blobs")).await;
 }
 
-/// Runs `test` on a fresh PostgreSQL database (what several servers share); without
-/// `TEST_DATABASE_URL`, nothing, except under CI, where that is a failure.
+/// Runs `test` on a fresh PostgreSQL database (what several servers share) and a blob
+/// directory; without `TEST_DATABASE_URL`, nothing, except under CI, where that is a
+/// failure.
 pub async fn on_postgres<F, Fut>(test: F)
 where
-    F: FnOnce(Backend) -> Fut,
+    F: FnOnce(Backend, PathBuf) -> Fut,
     Fut: Future<Output = ()>,
 {
     match std::env::var("TEST_DATABASE_URL") {
         Ok(url) => {
+            let dir = tempfile::tempdir().expect("a temporary directory");
             let (backend, name) = fresh_postgres(&url).await;
-            test(backend).await;
+            test(backend, dir.path().join("blobs")).await;
             drop_postgres(&url, &name).await;
         }
         Err(_) if std::env::var("CI").is_ok_and(|v| v == "true") => {

@@ -3,14 +3,14 @@
 //! server on it answers every page and API request as the original does.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bundle::SecretKey;
-use store::testing::{drop_postgres, for_each_backend, fresh_postgres};
+use store::testing::{drop_postgres, fresh_postgres, on_postgres, on_sqlite};
 use store::{Backend, LeaderboardFilter, Store, Tier};
 
 use crate::process::{Server, assert_consistent, bundle_file, database_url, fetch};
@@ -97,109 +97,118 @@ async fn every_path(store: &Store) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_backup_under_write_load_restores_whole_and_serves_the_same_answers() {
-    for_each_backend(|backend, blobs| async move {
-        let dir = tempfile::tempdir().unwrap();
-        let key = SecretKey::generate();
-        let store = Store::open(&backend, &blobs).await.unwrap();
-        store.add_key(&key.public_key(), "Team", Tier::Submitter).await.unwrap();
-        let original = Server::start_args(&["serve", "--demo"], &backend, &blobs, &[]);
+async fn a_backup_under_write_load_restores_whole_and_serves_the_same_answers_on_sqlite() {
+    on_sqlite(a_backup_under_write_load_restores_whole_and_serves_the_same_answers).await;
+}
 
-        // Submissions keep coming while the backup is taken.
-        let (stop, acknowledged) = (Arc::new(AtomicBool::new(false)), Arc::new(Mutex::new(BTreeSet::new())));
-        let writer = {
-            let (url, stop, acknowledged, files) =
-                (original.url.clone(), stop.clone(), acknowledged.clone(), dir.path().join("bundles"));
-            std::fs::create_dir_all(&files).unwrap();
-            std::thread::spawn(move || {
-                let mut n = 0;
-                while !stop.load(Ordering::Relaxed) {
-                    let file = bundle_file(&key, &format!("load-{n:03}"), 36, &files);
-                    n += 1;
-                    if let Ok(runner::submit::Verdict::Accepted { body, .. }) =
-                        runner::submit::submit(&file, &url)
-                    {
-                        acknowledged.lock().unwrap().insert(body["bundle_id"].as_str().unwrap().to_owned());
-                    }
+#[tokio::test(flavor = "multi_thread")]
+async fn a_backup_under_write_load_restores_whole_and_serves_the_same_answers_on_postgres() {
+    on_postgres(a_backup_under_write_load_restores_whole_and_serves_the_same_answers).await;
+}
+
+async fn a_backup_under_write_load_restores_whole_and_serves_the_same_answers(
+    backend: Backend,
+    blobs: PathBuf,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let key = SecretKey::generate();
+    let store = Store::open(&backend, &blobs).await.unwrap();
+    store.add_key(&key.public_key(), "Team", Tier::Submitter).await.unwrap();
+    let original = Server::start_args(&["serve", "--demo"], &backend, &blobs, &[]);
+
+    // Submissions keep coming while the backup is taken.
+    let (stop, acknowledged) = (Arc::new(AtomicBool::new(false)), Arc::new(Mutex::new(BTreeSet::new())));
+    let writer = {
+        let (url, stop, acknowledged, files) =
+            (original.url.clone(), stop.clone(), acknowledged.clone(), dir.path().join("bundles"));
+        std::fs::create_dir_all(&files).unwrap();
+        std::thread::spawn(move || {
+            let mut n = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let file = bundle_file(&key, &format!("load-{n:03}"), 36, &files);
+                n += 1;
+                if let Ok(runner::submit::Verdict::Accepted { body, .. }) =
+                    runner::submit::submit(&file, &url)
+                {
+                    acknowledged.lock().unwrap().insert(body["bundle_id"].as_str().unwrap().to_owned());
                 }
-            })
-        };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while acknowledged.lock().unwrap().len() < 3 {
-            assert!(Instant::now() < deadline, "the writer stored nothing");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let before = bundle_ids(&store).await;
-        let under_load = dir.path().join("under-load");
-        let (code, said) = admin(&["backup", under_load.to_str().unwrap()], &backend, &blobs);
-        assert_eq!(code, 0, "{said}");
-        assert!(said.starts_with("backed up "), "{said}");
-        let grew = acknowledged.lock().unwrap().len();
-        while acknowledged.lock().unwrap().len() < grew + 2 {
-            assert!(Instant::now() < deadline + Duration::from_secs(30), "the writer stopped");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        stop.store(true, Ordering::Relaxed);
-        writer.join().unwrap();
-        let after = bundle_ids(&store).await;
-
-        // Restored, it holds what was there when the backup began, maybe some of what
-        // came during it, nothing after, and all of it whole.
-        let (restored_db, made) = blank_like(&backend, dir.path(), "restored").await;
-        let restored_blobs = dir.path().join("restored-blobs");
-        let (code, said) = admin(&["restore", under_load.to_str().unwrap()], &restored_db, &restored_blobs);
-        assert_eq!(code, 0, "{said}");
-        let restored = Store::open(&restored_db, &restored_blobs).await.unwrap();
-        let held = bundle_ids(&restored).await;
-        assert!(held.is_superset(&before), "the backup lost bundles stored before it began");
-        assert!(held.is_subset(&after) && held.len() < after.len(), "{} of {}", held.len(), after.len());
-        assert_consistent(&restored, &held).await;
-        // A second restore into the same database is refused, and changes nothing.
-        let (code, said) = admin(&["restore", under_load.to_str().unwrap()], &restored_db, &restored_blobs);
-        assert_eq!(code, 2, "{said}");
-        assert!(said.contains("is not empty: a restore goes only into a new database"), "{said}");
-        assert_eq!(bundle_ids(&restored).await, held);
-        // And a backup into a directory that holds something.
-        let (code, said) = admin(&["backup", under_load.to_str().unwrap()], &backend, &blobs);
-        assert_eq!(code, 2, "{said}");
-        assert!(said.contains("exists and is not an empty directory"), "{said}");
-        drop(restored);
-        if let Some(db) = made {
-            drop_postgres(&std::env::var("TEST_DATABASE_URL").unwrap(), &db).await;
-        }
-
-        // Quiet now: a backup restored serves every page and answer byte for byte.
-        let quiet = dir.path().join("quiet");
-        assert_eq!(admin(&["backup", quiet.to_str().unwrap()], &backend, &blobs).0, 0);
-        let (copy_db, made) = blank_like(&backend, dir.path(), "copy").await;
-        let copy_blobs = dir.path().join("copy-blobs");
-        let (code, said) = admin(&["restore", quiet.to_str().unwrap()], &copy_db, &copy_blobs);
-        assert_eq!(code, 0, "{said}");
-        let copy = Server::start_args(&["serve"], &copy_db, &copy_blobs, &[]);
-        let paths = every_path(&store).await;
-        assert!(paths.len() > 1000, "{} paths", paths.len());
-        for path in &paths {
-            let (a, b) = (fetch(&format!("{}{path}", original.url)), fetch(&format!("{}{path}", copy.url)));
-            assert_eq!(a.0, 200, "{path}");
-            if a != b {
-                let at = a.1.iter().zip(&b.1).position(|(x, y)| x != y).unwrap_or(a.1.len().min(b.1.len()));
-                let around = |body: &[u8]| {
-                    String::from_utf8_lossy(&body[at.saturating_sub(150)..(at + 150).min(body.len())])
-                        .into_owned()
-                };
-                panic!(
-                    "{path} differs after the restore ({} then {}): …{}… against …{}…",
-                    a.0,
-                    b.0,
-                    around(&a.1),
-                    around(&b.1)
-                );
             }
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while acknowledged.lock().unwrap().len() < 3 {
+        assert!(Instant::now() < deadline, "the writer stored nothing");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let before = bundle_ids(&store).await;
+    let under_load = dir.path().join("under-load");
+    let (code, said) = admin(&["backup", under_load.to_str().unwrap()], &backend, &blobs);
+    assert_eq!(code, 0, "{said}");
+    assert!(said.starts_with("backed up "), "{said}");
+    let grew = acknowledged.lock().unwrap().len();
+    while acknowledged.lock().unwrap().len() < grew + 2 {
+        assert!(Instant::now() < deadline + Duration::from_secs(30), "the writer stopped");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    stop.store(true, Ordering::Relaxed);
+    writer.join().unwrap();
+    let after = bundle_ids(&store).await;
+
+    // Restored, it holds what was there when the backup began, maybe some of what
+    // came during it, nothing after, and all of it whole.
+    let (restored_db, made) = blank_like(&backend, dir.path(), "restored").await;
+    let restored_blobs = dir.path().join("restored-blobs");
+    let (code, said) = admin(&["restore", under_load.to_str().unwrap()], &restored_db, &restored_blobs);
+    assert_eq!(code, 0, "{said}");
+    let restored = Store::open(&restored_db, &restored_blobs).await.unwrap();
+    let held = bundle_ids(&restored).await;
+    assert!(held.is_superset(&before), "the backup lost bundles stored before it began");
+    assert!(held.is_subset(&after) && held.len() < after.len(), "{} of {}", held.len(), after.len());
+    assert_consistent(&restored, &held).await;
+    // A second restore into the same database is refused, and changes nothing.
+    let (code, said) = admin(&["restore", under_load.to_str().unwrap()], &restored_db, &restored_blobs);
+    assert_eq!(code, 2, "{said}");
+    assert!(said.contains("is not empty: a restore goes only into a new database"), "{said}");
+    assert_eq!(bundle_ids(&restored).await, held);
+    // And a backup into a directory that holds something.
+    let (code, said) = admin(&["backup", under_load.to_str().unwrap()], &backend, &blobs);
+    assert_eq!(code, 2, "{said}");
+    assert!(said.contains("exists and is not an empty directory"), "{said}");
+    drop(restored);
+    if let Some(db) = made {
+        drop_postgres(&std::env::var("TEST_DATABASE_URL").unwrap(), &db).await;
+    }
+
+    // Quiet now: a backup restored serves every page and answer byte for byte.
+    let quiet = dir.path().join("quiet");
+    assert_eq!(admin(&["backup", quiet.to_str().unwrap()], &backend, &blobs).0, 0);
+    let (copy_db, made) = blank_like(&backend, dir.path(), "copy").await;
+    let copy_blobs = dir.path().join("copy-blobs");
+    let (code, said) = admin(&["restore", quiet.to_str().unwrap()], &copy_db, &copy_blobs);
+    assert_eq!(code, 0, "{said}");
+    let copy = Server::start_args(&["serve"], &copy_db, &copy_blobs, &[]);
+    let paths = every_path(&store).await;
+    assert!(paths.len() > 1000, "{} paths", paths.len());
+    for path in &paths {
+        let (a, b) = (fetch(&format!("{}{path}", original.url)), fetch(&format!("{}{path}", copy.url)));
+        assert_eq!(a.0, 200, "{path}");
+        if a != b {
+            let at = a.1.iter().zip(&b.1).position(|(x, y)| x != y).unwrap_or(a.1.len().min(b.1.len()));
+            let around = |body: &[u8]| {
+                String::from_utf8_lossy(&body[at.saturating_sub(150)..(at + 150).min(body.len())])
+                    .into_owned()
+            };
+            panic!(
+                "{path} differs after the restore ({} then {}): …{}… against …{}…",
+                a.0,
+                b.0,
+                around(&a.1),
+                around(&b.1)
+            );
         }
-        drop(copy);
-        if let Some(db) = made {
-            drop_postgres(&std::env::var("TEST_DATABASE_URL").unwrap(), &db).await;
-        }
-    })
-    .await;
+    }
+    drop(copy);
+    if let Some(db) = made {
+        drop_postgres(&std::env::var("TEST_DATABASE_URL").unwrap(), &db).await;
+    }
 }

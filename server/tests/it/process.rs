@@ -2,7 +2,7 @@
 //! are in flight, and loaded by concurrent submitters and readers.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use bundle::SecretKey;
 use serde_json::json;
-use store::testing::for_each_backend;
+use store::testing::{for_each_backend, on_postgres, on_sqlite};
 use store::{Backend, LeaderboardFilter, Store, Tier};
 
 /// A server process on a free port of 127.0.0.1.
@@ -149,177 +149,181 @@ pub async fn assert_consistent(store: &Store, acknowledged: &BTreeSet<String>) {
 const KILLS: usize = 50;
 
 #[tokio::test(flavor = "multi_thread")]
-async fn sigkill_during_ingests_loses_nothing_acknowledged_and_leaves_nothing_partial() {
-    for_each_backend(|backend, blobs| async move {
-        let key = SecretKey::generate();
-        let store = Store::open(&backend, &blobs).await.unwrap();
-        store.add_key(&key.public_key(), "load", Tier::Submitter).await.unwrap();
-        let files = tempfile::tempdir().unwrap();
-        let bundles: Vec<_> =
-            (0..400).map(|i| bundle_file(&key, &format!("agent-{i:03}"), 36, files.path())).collect();
-        let acknowledged = Arc::new(Mutex::new(BTreeSet::new()));
-        let next = Arc::new(AtomicUsize::new(0));
-        let mut in_flight_kills = 0;
-        for kill in 0..KILLS {
-            // The restart after the last kill: the server recovers by itself, and what it
-            // acknowledged before dying is whole.
-            let server = Server::start(&backend, &blobs);
-            let mut workers = Vec::new();
-            let cut = Arc::new(AtomicUsize::new(0));
-            for _ in 0..4 {
-                let (url, bundles, acknowledged, next, cut) =
-                    (server.url.clone(), bundles.clone(), acknowledged.clone(), next.clone(), cut.clone());
-                workers.push(std::thread::spawn(move || {
-                    while let Some(path) = bundles.get(next.fetch_add(1, Ordering::Relaxed) % bundles.len()) {
-                        match runner::submit::submit(path, &url) {
-                            Ok(runner::submit::Verdict::Accepted { body, .. }) => {
-                                acknowledged
-                                    .lock()
-                                    .unwrap()
-                                    .insert(body["bundle_id"].as_str().unwrap().to_owned());
-                            }
-                            Ok(other) => panic!("refused: {other:?}"),
-                            // The server died under us: not acknowledged.
-                            Err(_) => {
-                                cut.fetch_add(1, Ordering::Relaxed);
-                                return;
-                            }
-                        }
-                    }
-                }));
-            }
-            // Once this round has stored something (so that ingests are flowing, however
-            // loaded the machine), somewhere in the next 60 ms, varied by the round.
-            let (had, deadline) =
-                (acknowledged.lock().unwrap().len(), Instant::now() + Duration::from_secs(30));
-            while acknowledged.lock().unwrap().len() == had {
-                assert!(Instant::now() < deadline, "round {kill}: nothing was stored");
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            std::thread::sleep(Duration::from_millis((kill as u64 * 37) % 60));
-            server.kill();
-            for w in workers {
-                w.join().unwrap();
-            }
-            in_flight_kills += usize::from(cut.load(Ordering::Relaxed) > 0);
-            if kill % 10 == 9 {
-                let acknowledged = acknowledged.lock().unwrap().clone();
-                assert_consistent(&store, &acknowledged).await;
-            }
-        }
-        assert!(
-            in_flight_kills >= KILLS * 9 / 10,
-            "only {in_flight_kills} of {KILLS} kills cut an ingest short"
-        );
-
-        let server = Server::start(&backend, &blobs);
-        let acknowledged = acknowledged.lock().unwrap().clone();
-        assert!(acknowledged.len() >= KILLS, "only {} bundles went in", acknowledged.len());
-        assert_consistent(&store, &acknowledged).await;
-        // What was cut off can simply be sent again.
-        for path in &bundles[..next.load(Ordering::Relaxed).min(bundles.len())] {
-            assert!(matches!(
-                runner::submit::submit(path, &server.url).unwrap(),
-                runner::submit::Verdict::Accepted { .. }
-            ));
-        }
-        let all: BTreeSet<String> = store
-            .leaderboard(&LeaderboardFilter::default())
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|r| r.bundle_id)
-            .collect();
-        assert_consistent(&store, &all).await;
-        server.kill();
-    })
-    .await;
+async fn sigkill_during_ingests_loses_nothing_acknowledged_and_leaves_nothing_partial_on_sqlite() {
+    on_sqlite(sigkill_during_ingests_loses_nothing_acknowledged_and_leaves_nothing_partial).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn twenty_submitters_and_a_hundred_readers_for_thirty_seconds() {
-    for_each_backend(|backend, blobs| async move {
-        let key = SecretKey::generate();
-        let store = Store::open(&backend, &blobs).await.unwrap();
-        store.add_key(&key.public_key(), "load", Tier::Submitter).await.unwrap();
-        let files = tempfile::tempdir().unwrap();
-        // Twenty at once: the cap on ingests at once has its own test.
-        let server = Server::start_with(&backend, &blobs, &[("REXBENCH_CONCURRENT_INGESTS", "32")]);
-        let stop = Arc::new(AtomicBool::new(false));
-        let acknowledged = Arc::new(Mutex::new(BTreeSet::new()));
-        let errors = Arc::new(Mutex::new(Vec::<String>::new()));
-        let reads = Arc::new(AtomicUsize::new(0));
-        let mut threads = Vec::new();
-        for s in 0..20 {
-            let path = files.path().join(format!("s{s}"));
-            std::fs::create_dir_all(&path).unwrap();
-            let (url, stop, acknowledged, errors, key) = (
-                server.url.clone(),
-                stop.clone(),
-                acknowledged.clone(),
-                errors.clone(),
-                SecretKey::from_pem(&key.to_pem()).unwrap(),
-            );
-            threads.push(std::thread::spawn(move || {
-                let mut n = 0;
-                while !stop.load(Ordering::Relaxed) {
-                    let file = bundle_file(&key, &format!("load-{s:02}-{n:04}"), 36, &path);
-                    n += 1;
-                    match runner::submit::submit(&file, &url) {
+async fn sigkill_during_ingests_loses_nothing_acknowledged_and_leaves_nothing_partial_on_postgres() {
+    on_postgres(sigkill_during_ingests_loses_nothing_acknowledged_and_leaves_nothing_partial).await;
+}
+
+async fn sigkill_during_ingests_loses_nothing_acknowledged_and_leaves_nothing_partial(
+    backend: Backend,
+    blobs: PathBuf,
+) {
+    let key = SecretKey::generate();
+    let store = Store::open(&backend, &blobs).await.unwrap();
+    store.add_key(&key.public_key(), "load", Tier::Submitter).await.unwrap();
+    let files = tempfile::tempdir().unwrap();
+    let bundles: Vec<_> =
+        (0..400).map(|i| bundle_file(&key, &format!("agent-{i:03}"), 36, files.path())).collect();
+    let acknowledged = Arc::new(Mutex::new(BTreeSet::new()));
+    let next = Arc::new(AtomicUsize::new(0));
+    let mut in_flight_kills = 0;
+    for kill in 0..KILLS {
+        // The restart after the last kill: the server recovers by itself, and what it
+        // acknowledged before dying is whole.
+        let server = Server::start(&backend, &blobs);
+        let mut workers = Vec::new();
+        let cut = Arc::new(AtomicUsize::new(0));
+        for _ in 0..4 {
+            let (url, bundles, acknowledged, next, cut) =
+                (server.url.clone(), bundles.clone(), acknowledged.clone(), next.clone(), cut.clone());
+            workers.push(std::thread::spawn(move || {
+                while let Some(path) = bundles.get(next.fetch_add(1, Ordering::Relaxed) % bundles.len()) {
+                    match runner::submit::submit(path, &url) {
                         Ok(runner::submit::Verdict::Accepted { body, .. }) => {
                             acknowledged
                                 .lock()
                                 .unwrap()
                                 .insert(body["bundle_id"].as_str().unwrap().to_owned());
                         }
-                        other => errors.lock().unwrap().push(format!("submit: {other:?}")),
-                    }
-                }
-            }));
-        }
-        for r in 0..100 {
-            let (url, stop, errors, reads) =
-                (server.url.clone(), stop.clone(), errors.clone(), reads.clone());
-            threads.push(std::thread::spawn(move || {
-                let agent: ureq::Agent =
-                    ureq::Agent::config_builder().http_status_as_error(false).build().into();
-                let paths =
-                    ["/api/v1/leaderboard", "/leaderboard.csv", "/api/v1/changes", "/api/v1/tasks", "/"];
-                while !stop.load(Ordering::Relaxed) {
-                    let path = paths[r % paths.len()];
-                    match agent.get(&format!("{url}{path}")).call() {
-                        Ok(mut resp) if resp.status().as_u16() < 500 => {
-                            let _ = resp.body_mut().read_to_vec();
-                            reads.fetch_add(1, Ordering::Relaxed);
+                        Ok(other) => panic!("refused: {other:?}"),
+                        // The server died under us: not acknowledged.
+                        Err(_) => {
+                            cut.fetch_add(1, Ordering::Relaxed);
+                            return;
                         }
-                        other => errors
-                            .lock()
-                            .unwrap()
-                            .push(format!("GET {path}: {:?}", other.map(|r| r.status()))),
                     }
                 }
             }));
         }
-        std::thread::sleep(Duration::from_secs(30));
-        stop.store(true, Ordering::Relaxed);
-        for t in threads {
-            t.join().unwrap();
+        // Once this round has stored something (so that ingests are flowing, however
+        // loaded the machine), somewhere in the next 60 ms, varied by the round.
+        let (had, deadline) = (acknowledged.lock().unwrap().len(), Instant::now() + Duration::from_secs(30));
+        while acknowledged.lock().unwrap().len() == had {
+            assert!(Instant::now() < deadline, "round {kill}: nothing was stored");
+            std::thread::sleep(Duration::from_millis(2));
         }
-        let errors = errors.lock().unwrap().clone();
-        assert!(errors.is_empty(), "{} failures, e.g. {:?}", errors.len(), &errors[..errors.len().min(5)]);
-        let acknowledged = acknowledged.lock().unwrap().clone();
-        assert!(acknowledged.len() >= 20, "only {} bundles went in", acknowledged.len());
-        assert!(reads.load(Ordering::Relaxed) >= 100);
+        std::thread::sleep(Duration::from_millis((kill as u64 * 37) % 60));
         server.kill();
-        assert_consistent(&store, &acknowledged).await;
-        eprintln!(
-            "{}: {} bundles ingested, {} reads",
-            database_url(&backend).split(':').next().unwrap(),
-            acknowledged.len(),
-            reads.load(Ordering::Relaxed)
+        for w in workers {
+            w.join().unwrap();
+        }
+        in_flight_kills += usize::from(cut.load(Ordering::Relaxed) > 0);
+        if kill % 10 == 9 {
+            let acknowledged = acknowledged.lock().unwrap().clone();
+            assert_consistent(&store, &acknowledged).await;
+        }
+    }
+    assert!(in_flight_kills >= KILLS * 9 / 10, "only {in_flight_kills} of {KILLS} kills cut an ingest short");
+
+    let server = Server::start(&backend, &blobs);
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    assert!(acknowledged.len() >= KILLS, "only {} bundles went in", acknowledged.len());
+    assert_consistent(&store, &acknowledged).await;
+    // What was cut off can simply be sent again.
+    for path in &bundles[..next.load(Ordering::Relaxed).min(bundles.len())] {
+        assert!(matches!(
+            runner::submit::submit(path, &server.url).unwrap(),
+            runner::submit::Verdict::Accepted { .. }
+        ));
+    }
+    let all: BTreeSet<String> = store
+        .leaderboard(&LeaderboardFilter::default())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.bundle_id)
+        .collect();
+    assert_consistent(&store, &all).await;
+    server.kill();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn twenty_submitters_and_a_hundred_readers_for_thirty_seconds_on_sqlite() {
+    on_sqlite(twenty_submitters_and_a_hundred_readers_for_thirty_seconds).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn twenty_submitters_and_a_hundred_readers_for_thirty_seconds_on_postgres() {
+    on_postgres(twenty_submitters_and_a_hundred_readers_for_thirty_seconds).await;
+}
+
+async fn twenty_submitters_and_a_hundred_readers_for_thirty_seconds(backend: Backend, blobs: PathBuf) {
+    let key = SecretKey::generate();
+    let store = Store::open(&backend, &blobs).await.unwrap();
+    store.add_key(&key.public_key(), "load", Tier::Submitter).await.unwrap();
+    let files = tempfile::tempdir().unwrap();
+    // Twenty at once: the cap on ingests at once has its own test.
+    let server = Server::start_with(&backend, &blobs, &[("REXBENCH_CONCURRENT_INGESTS", "32")]);
+    let stop = Arc::new(AtomicBool::new(false));
+    let acknowledged = Arc::new(Mutex::new(BTreeSet::new()));
+    let errors = Arc::new(Mutex::new(Vec::<String>::new()));
+    let reads = Arc::new(AtomicUsize::new(0));
+    let mut threads = Vec::new();
+    for s in 0..20 {
+        let path = files.path().join(format!("s{s}"));
+        std::fs::create_dir_all(&path).unwrap();
+        let (url, stop, acknowledged, errors, key) = (
+            server.url.clone(),
+            stop.clone(),
+            acknowledged.clone(),
+            errors.clone(),
+            SecretKey::from_pem(&key.to_pem()).unwrap(),
         );
-    })
-    .await;
+        threads.push(std::thread::spawn(move || {
+            let mut n = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let file = bundle_file(&key, &format!("load-{s:02}-{n:04}"), 36, &path);
+                n += 1;
+                match runner::submit::submit(&file, &url) {
+                    Ok(runner::submit::Verdict::Accepted { body, .. }) => {
+                        acknowledged.lock().unwrap().insert(body["bundle_id"].as_str().unwrap().to_owned());
+                    }
+                    other => errors.lock().unwrap().push(format!("submit: {other:?}")),
+                }
+            }
+        }));
+    }
+    for r in 0..100 {
+        let (url, stop, errors, reads) = (server.url.clone(), stop.clone(), errors.clone(), reads.clone());
+        threads.push(std::thread::spawn(move || {
+            let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+            let paths = ["/api/v1/leaderboard", "/leaderboard.csv", "/api/v1/changes", "/api/v1/tasks", "/"];
+            while !stop.load(Ordering::Relaxed) {
+                let path = paths[r % paths.len()];
+                match agent.get(&format!("{url}{path}")).call() {
+                    Ok(mut resp) if resp.status().as_u16() < 500 => {
+                        let _ = resp.body_mut().read_to_vec();
+                        reads.fetch_add(1, Ordering::Relaxed);
+                    }
+                    other => {
+                        errors.lock().unwrap().push(format!("GET {path}: {:?}", other.map(|r| r.status())))
+                    }
+                }
+            }
+        }));
+    }
+    std::thread::sleep(Duration::from_secs(30));
+    stop.store(true, Ordering::Relaxed);
+    for t in threads {
+        t.join().unwrap();
+    }
+    let errors = errors.lock().unwrap().clone();
+    assert!(errors.is_empty(), "{} failures, e.g. {:?}", errors.len(), &errors[..errors.len().min(5)]);
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    assert!(acknowledged.len() >= 20, "only {} bundles went in", acknowledged.len());
+    assert!(reads.load(Ordering::Relaxed) >= 100);
+    server.kill();
+    assert_consistent(&store, &acknowledged).await;
+    eprintln!(
+        "{}: {} bundles ingested, {} reads",
+        database_url(&backend).split(':').next().unwrap(),
+        acknowledged.len(),
+        reads.load(Ordering::Relaxed)
+    );
 }
 
 /// One server process caches its pages; another process (`rexbench-server import`)

@@ -49,7 +49,7 @@ fn until_shown(url: &str, text: &str) -> Duration {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_servers_on_one_database_and_one_bucket() {
-    on_postgres(|backend| async move {
+    on_postgres(|backend, _| async move {
         let s3 = S3Server::start();
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open_with(&backend, s3.blobs(&dir.path().join("test-staging"))).await.unwrap();
