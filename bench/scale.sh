@@ -25,7 +25,7 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 
-cargo build --release -q -p rexbench-server
+cargo build --release -q -p rexbench-server -p rexbench-runner
 srv=$PWD/target/release/rexbench-server
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_ready() { for _ in $(seq 300); do curl -sf "$1/readyz" >/dev/null && return 0; sleep 0.1; done; echo "server not ready" >&2; exit 1; }
@@ -36,8 +36,8 @@ started=$(date +%s.%N)
 "$srv" synth --agents "$agents" >/dev/null
 printf 'synthetic data: %s agents ingested in %.0f s\n' "$agents" "$(echo "$(date +%s.%N) - $started" | bc -l)"
 
-# The pages: the leaderboard in each order, and for 50 agents their page, a task page,
-# and one run's page and patch.
+# The pages: the leaderboard in two orders, the tasks, two task pages, the failures, and
+# for 20 agents spread over the list their page and one run's page and patch.
 port=$(free_port)
 REXBENCH_ADDR=127.0.0.1:$port "$srv" serve & pid=$!; pids+=("$pid")
 wait_ready "http://127.0.0.1:$port"
@@ -45,7 +45,7 @@ base=http://127.0.0.1:$port
 {
   echo /; echo "/?sort=cost-none"; echo /tasks; echo /failures
   for t in cogs othello; do echo "/tasks/$t"; done
-  for i in $(seq 0 $((agents / 20)) $((agents - 1)) | head -50); do
+  for i in $(seq 0 $((agents / 20 > 0 ? agents / 20 : 1)) $((agents - 1)) | head -20); do
     agent=$(printf 'synthetic-%05d' "$i")
     echo "/agents/$agent"
     run=$(curl -sf "$base/agents/$agent?task=cogs&hint=none" | grep -o 'href="/runs/[0-9]*"' | head -1 | grep -o '[0-9]*')
