@@ -580,9 +580,13 @@ pub async fn load_task(id: String, page: usize) -> Result<TaskData, AppError> {
     // page's agents only; independent reads go on two connections at once.
     let (mut places, failures) =
         futures::try_join!(ctx.store.task_places(&id), ctx.store.failure_patterns(Some(&id)))?;
+    // Ties go by name, then by agent: never by how the database returned the rows, or
+    // a restored copy (or the next request) would page and list them otherwise.
     places.sort_by(|a, b| {
         let s = |p: &store::TaskPlace| p.final_success.unwrap_or(-1.0);
-        s(b).total_cmp(&s(a)).then_with(|| a.display_name.cmp(&b.display_name))
+        s(b).total_cmp(&s(a))
+            .then_with(|| a.display_name.cmp(&b.display_name))
+            .then_with(|| a.agent_id.cmp(&b.agent_id))
     });
     let pages = places.len().div_ceil(TASK_AGENTS_PER_PAGE).max(1);
     let page = page.clamp(1, pages);

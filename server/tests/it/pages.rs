@@ -448,6 +448,29 @@ async fn many_agents_come_in_pages() {
     assert!(last.contains("Agents 51–52 of 52"), "{last}");
 }
 
+/// Agents tied on a task (the same name, the same rates) are listed by id, whatever order
+/// the database returns them in: the order a restored copy and every page must agree on.
+#[tokio::test]
+async fn agents_tied_on_a_task_are_listed_by_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
+    let state = state(&backend, &dir.path().join("blobs")).await;
+    let key = SecretKey::generate();
+    state.store.add_key(&key.public_key(), "Team", Tier::Submitter).await.unwrap();
+    let app = server::build_app(state);
+    // Stored in an order that is neither the ids' nor their reverse.
+    for agent in ["tie-b", "tie-c", "tie-a"] {
+        let file = crate::process::bundle_file(&key, agent, 36, dir.path());
+        let stored = post_bundle(&app, std::fs::read(file).unwrap()).await;
+        assert_eq!(stored.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&stored.body));
+    }
+    let (_, html) = page(&app, "/tasks/cogs").await;
+    let at = |agent: &str| {
+        html.find(&format!(r#"href="/agents/{agent}""#)).unwrap_or_else(|| panic!("{agent}: {html}"))
+    };
+    assert!(at("tie-a") < at("tie-b") && at("tie-b") < at("tie-c"), "{html}");
+}
+
 /// The islands' WebAssembly this test binary was built with: scripts/wasm must have run.
 fn pkg() -> server::islands::Pkg {
     server::islands::Pkg::embedded()
