@@ -61,14 +61,21 @@ fn hostile(key: &SecretKey, agent: &str) -> Vec<u8> {
     out
 }
 
-async fn app_with_hostile_agent() -> (Router, tempfile::TempDir, i64) {
+/// The app on a fresh SQLite database, with a submitter's key registered for `owner`.
+async fn app_with_submitter(
+    owner: &str,
+) -> (Router, tempfile::TempDir, SecretKey, std::sync::Arc<store::Store>) {
     let dir = tempfile::tempdir().unwrap();
     let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
     let state = state(&backend, &dir.path().join("blobs")).await;
     let key = SecretKey::generate();
-    state.store.add_key(&key.public_key(), "Team <X>", Tier::Submitter).await.unwrap();
+    state.store.add_key(&key.public_key(), owner, Tier::Submitter).await.unwrap();
     let store = state.store.clone();
-    let app = server::build_app(state);
+    (server::build_app(state), dir, key, store)
+}
+
+async fn app_with_hostile_agent() -> (Router, tempfile::TempDir, i64) {
+    let (app, dir, key, store) = app_with_submitter("Team <X>").await;
     let stored = post_bundle(&app, hostile(&key, "evil-agent")).await;
     assert_eq!(stored.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&stored.body));
     let bundle_id = stored.json()["bundle_id"].as_str().unwrap().to_owned();
@@ -260,12 +267,7 @@ pub fn multipart(bytes: &[u8]) -> Request<Body> {
 
 #[tokio::test]
 async fn the_upload_form_stores_or_says_why_not() {
-    let dir = tempfile::tempdir().unwrap();
-    let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
-    let state = state(&backend, &dir.path().join("blobs")).await;
-    let key = SecretKey::generate();
-    state.store.add_key(&key.public_key(), "Team", Tier::Submitter).await.unwrap();
-    let app = server::build_app(state);
+    let (app, _dir, key, _) = app_with_submitter("Team").await;
 
     let refused: Answer = send(&app, multipart(b"this is not a bundle")).await;
     assert_eq!(refused.status, StatusCode::BAD_REQUEST);
@@ -452,12 +454,7 @@ async fn many_agents_come_in_pages() {
 /// the database returns them in: the order a restored copy and every page must agree on.
 #[tokio::test]
 async fn agents_tied_on_a_task_are_listed_by_id() {
-    let dir = tempfile::tempdir().unwrap();
-    let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
-    let state = state(&backend, &dir.path().join("blobs")).await;
-    let key = SecretKey::generate();
-    state.store.add_key(&key.public_key(), "Team", Tier::Submitter).await.unwrap();
-    let app = server::build_app(state);
+    let (app, dir, key, _) = app_with_submitter("Team").await;
     // Stored in an order that is neither the ids' nor their reverse.
     for agent in ["tie-b", "tie-c", "tie-a"] {
         let file = crate::process::bundle_file(&key, agent, 36, dir.path());
