@@ -32,3 +32,28 @@ impl From<store::StoreError> for AppError {
         AppError::Internal
     }
 }
+
+/// What a view could not answer, in a page's words; the store's and the blobs' failures
+/// are logged here, once, and shown only as "could not be read just now".
+#[cfg(feature = "ssr")]
+impl From<views::ViewError> for AppError {
+    fn from(e: views::ViewError) -> Self {
+        use views::{Missing, ViewError};
+        match e {
+            ViewError::NotFound(Missing::Agent(id)) => {
+                AppError::NotFound(format!("There is no agent `{id}`."))
+            }
+            ViewError::NotFound(Missing::Task(id)) => AppError::NotFound(format!("There is no task `{id}`.")),
+            ViewError::NotFound(Missing::Run(id)) => AppError::NotFound(format!("There is no run `{id}`.")),
+            ViewError::NotFound(Missing::ParitySide { side, named }) => AppError::NotFound(format!(
+                "Side {} names no submission and no agent with current results: `{named}`.",
+                side.to_uppercase()
+            )),
+            ViewError::Store(e) => e.into(),
+            ViewError::Artifact { digest, cause } => {
+                tracing::error!(digest, error = %cause, "cannot read a stored artifact for a page");
+                AppError::Internal
+            }
+        }
+    }
+}

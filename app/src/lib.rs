@@ -5,18 +5,14 @@
 //! a few islands ([`islands`]) hydrate and make them quicker to use; the `web` crate
 //! builds them (and only them) for the browser.
 
-pub mod board;
-pub mod catalog;
 mod charts;
 pub mod data;
 pub mod error;
-pub mod format;
 pub mod islands;
-#[cfg(feature = "ssr")]
-pub mod markdown;
 mod pages;
-pub mod paper;
-pub mod trajectory;
+// What the pages show is answered by the views beneath them (and the API): their URL
+// state, catalog, words and readers, under the names the pages use.
+pub use views::{board, catalog, format, paper, trajectory};
 
 use leptos::prelude::*;
 use leptos_meta::{Link, Meta, MetaTags, Stylesheet, Title, provide_meta_context};

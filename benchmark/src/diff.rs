@@ -10,6 +10,8 @@ pub struct FileDiff {
     pub old: Option<String>,
     /// The path after; `None` for a file the patch deletes.
     pub new: Option<String>,
+    /// Git's `copy from`: `old` is the copy's source, which the patch leaves as it was.
+    pub copy: bool,
     /// The patch line of the file's `+++` header.
     pub header_line: usize,
     pub added: Vec<Added>,
@@ -34,6 +36,23 @@ impl FileDiff {
     pub fn is_new(&self) -> bool {
         self.old.is_none() && self.new.is_some()
     }
+}
+
+/// The repository-relative paths a patch changes, each once, in order of appearance:
+/// a file's path, both paths of a rename (the old one is gone, the new one is there),
+/// the new path of a copy, and files git names only in its `diff --git` header (binary
+/// and mode-only changes). File recall is computed from it.
+pub fn files_touched(patch: &str) -> Vec<String> {
+    let mut touched: Vec<String> = Vec::new();
+    for file in parse(patch) {
+        let old = file.old.filter(|_| !file.copy);
+        for path in [old, file.new].into_iter().flatten() {
+            if !touched.contains(&path) {
+                touched.push(path);
+            }
+        }
+    }
+    touched
 }
 
 /// The files `patch` changes, in order of appearance.
@@ -66,24 +85,27 @@ pub fn parse(patch: &str) -> Vec<FileDiff> {
         if let Some(paths) = line.strip_prefix("diff --git ") {
             // Git names the file here, and only here for a binary or mode-only change.
             let (old, new) = git_paths(paths);
-            files.push(FileDiff { old, new, header_line: number, added: Vec::new() });
+            files.push(FileDiff { old, new, copy: false, header_line: number, added: Vec::new() });
             from_git = true;
             old_header = None;
         } else if from_git && line.starts_with("new file mode") {
             files.last_mut().expect("pushed").old = None;
         } else if from_git && line.starts_with("deleted file mode") {
             files.last_mut().expect("pushed").new = None;
+        } else if from_git && line.starts_with("copy from ") {
+            files.last_mut().expect("pushed").copy = true;
         } else if let Some(path) = line.strip_prefix("--- ") {
             old_header = Some(header_path(path));
         } else if let Some(path) = line.strip_prefix("+++ ") {
             let file = FileDiff {
                 old: old_header.take().unwrap_or(None),
                 new: header_path(path),
+                copy: false,
                 header_line: number,
                 added: Vec::new(),
             };
             match files.last_mut() {
-                Some(last) if from_git => *last = file,
+                Some(last) if from_git => *last = FileDiff { copy: last.copy, ..file },
                 _ => files.push(file),
             }
             from_git = false;
@@ -152,6 +174,50 @@ mod tests {
         assert_eq!(added, [(7, "new"), (8, "++ looks like a header")]);
         assert_eq!((files[1].path(), files[1].is_new(), files[1].added[0].line), ("data/x.csv", true, 15));
         assert_eq!((files[2].path(), files[2].new.as_deref(), files[2].added.len()), ("gone.py", None, 0));
+    }
+
+    #[test]
+    fn files_touched_each_once_in_order() {
+        let patch = "diff --git a/src/train.py b/src/train.py\nindex 1..2 100644\n--- a/src/train.py\n+++ b/src/train.py\n@@ -1 +1 @@\n-a\n+b\n\
+                     diff --git a/new.py b/new.py\nnew file mode 100644\n--- /dev/null\n+++ b/new.py\n@@ -0,0 +1 @@\n+x\n\
+                     --- a/old.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-y\n\
+                     --- a/src/train.py\t2024-01-01\n+++ b/src/train.py\t2024-01-02\n";
+        assert_eq!(files_touched(patch), ["src/train.py", "new.py", "old.py"]);
+        assert_eq!(files_touched(""), Vec::<String>::new());
+    }
+
+    /// The header reader this replaced took an added line that begins with `++ ` (and a
+    /// removed one with `-- `) for a file header.
+    #[test]
+    fn an_added_line_that_looks_like_a_header_touches_no_file() {
+        let patch = "--- a/notes.md\n+++ b/notes.md\n@@ -1,2 +1,2 @@\n--- a/x\n+++ b/results.txt\n keep\n";
+        assert_eq!(files_touched(patch), ["notes.md"]);
+    }
+
+    /// Git names a binary or mode-only change in its `diff --git` header alone, which
+    /// the header reader this replaced never read.
+    #[test]
+    fn binary_and_mode_only_changes_touch_their_files() {
+        let patch = "diff --git a/ckpts/model.ckpt b/ckpts/model.ckpt\nindex 1..2 100644\n\
+                     Binary files a/ckpts/model.ckpt and b/ckpts/model.ckpt differ\n\
+                     diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n";
+        assert_eq!(files_touched(patch), ["ckpts/model.ckpt", "run.sh"]);
+    }
+
+    /// A rename removes one path and adds another: both are touched (the header reader
+    /// this replaced named only the old path of a rename without content changes).
+    #[test]
+    fn a_rename_touches_both_paths_and_a_copy_its_new_one() {
+        let rename = "diff --git a/src/a.py b/src/b.py\nsimilarity index 100%\nrename from src/a.py\nrename to src/b.py\n";
+        assert_eq!(files_touched(rename), ["src/a.py", "src/b.py"]);
+        let edited = "diff --git a/a.py b/b.py\nsimilarity index 90%\nrename from a.py\nrename to b.py\n\
+                      --- a/a.py\n+++ b/b.py\n@@ -1 +1 @@\n-x\n+y\n";
+        assert_eq!(files_touched(edited), ["a.py", "b.py"]);
+        let copy = "diff --git a/cfg/base.yaml b/cfg/run.yaml\nsimilarity index 100%\ncopy from cfg/base.yaml\ncopy to cfg/run.yaml\n";
+        assert_eq!(files_touched(copy), ["cfg/run.yaml"]);
+        let copy_edited = "diff --git a/base.yaml b/run.yaml\nsimilarity index 80%\ncopy from base.yaml\ncopy to run.yaml\n\
+                           --- a/base.yaml\n+++ b/run.yaml\n@@ -1 +1 @@\n-x\n+y\n";
+        assert_eq!(files_touched(copy_edited), ["run.yaml"]);
     }
 
     #[test]

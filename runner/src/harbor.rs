@@ -493,7 +493,7 @@ fn read_trial(
 
     let patch = patch(job, dir)?;
     let patch_text = patch.as_ref().map(|(_, bytes)| String::from_utf8_lossy(bytes)).unwrap_or_default();
-    let changed = crate::patch::files_touched(&patch_text);
+    let changed = benchmark::diff::files_touched(&patch_text);
     let facts = known.get(&task);
     let gold = facts.map(|k| k.gold_files.as_slice()).unwrap_or_default();
     let duration_s = match (started, finished) {

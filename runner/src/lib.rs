@@ -10,6 +10,7 @@ pub mod harbor;
 pub mod keyfile;
 pub mod outputs;
 pub mod patch;
+mod run;
 pub mod slurm;
 pub mod submit;
 pub mod summary;

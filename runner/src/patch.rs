@@ -1,36 +1,8 @@
-//! What a patch touches, file recall against the gold solution, and how a failed run's
-//! error is named (the categories of the paper's Tables 9 and 10).
+//! File recall against the gold solution (of the files `benchmark::diff::files_touched`
+//! reads from a patch), and how a failed run's error is named (the categories of the
+//! paper's Tables 9 and 10).
 
 use std::collections::BTreeSet;
-
-/// Repository-relative paths a unified diff changes, in order of appearance.
-pub fn files_touched(patch: &str) -> Vec<String> {
-    let mut files = BTreeSet::new();
-    let mut ordered = Vec::new();
-    let mut add = |path: &str| {
-        let path = path.trim_end_matches(['\r', '\t']);
-        let path = path.split('\t').next().unwrap_or(path);
-        let path = path.strip_prefix("a/").or_else(|| path.strip_prefix("b/")).unwrap_or(path);
-        if path != "/dev/null" && !path.is_empty() && files.insert(path.to_owned()) {
-            ordered.push(path.to_owned());
-        }
-    };
-    let mut pending_old: Option<&str> = None;
-    for line in patch.lines() {
-        if let Some(old) = line.strip_prefix("--- ") {
-            pending_old = Some(old);
-        } else if let Some(new) = line.strip_prefix("+++ ") {
-            // A deleted file shows its name only on the `---` line.
-            match (pending_old.take(), new.trim_end()) {
-                (Some(old), "/dev/null") => add(old),
-                (_, new) => add(new),
-            }
-        } else if let Some(rest) = line.strip_prefix("rename from ") {
-            add(rest);
-        }
-    }
-    ordered
-}
 
 /// |files changed ∩ gold files| / |gold files|; `None` without gold files.
 pub fn file_recall(changed: &[String], gold: &[String]) -> Option<f64> {
@@ -87,16 +59,6 @@ fn shell_error(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn files_of_a_git_diff() {
-        let patch = "diff --git a/src/train.py b/src/train.py\nindex 1..2 100644\n--- a/src/train.py\n+++ b/src/train.py\n@@ -1 +1 @@\n-a\n+b\n\
-                     diff --git a/new.py b/new.py\nnew file mode 100644\n--- /dev/null\n+++ b/new.py\n@@ -0,0 +1 @@\n+x\n\
-                     --- a/old.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-y\n\
-                     --- a/src/train.py\t2024-01-01\n+++ b/src/train.py\t2024-01-02\n";
-        assert_eq!(files_touched(patch), vec!["src/train.py", "new.py", "old.py"]);
-        assert_eq!(files_touched(""), Vec::<String>::new());
-    }
 
     #[test]
     fn recall() {

@@ -2,11 +2,9 @@
 //! document (`/api/v1/openapi.json`) is derived from them, so the two cannot differ.
 
 use serde::Serialize;
-use store::stats::AgentStats;
-use store::{
-    AgentDetail, Change, FindingRecord, Ingested, KeyRecord, LeaderboardRow, TaskAgentRow, TaskId, TaskRow,
-};
+use store::{AgentDetail, Change, FindingRecord, Ingested, KeyRecord, TaskAgentRow, TaskId, TaskRow};
 use utoipa::ToSchema;
+pub use views::leaderboard::LeaderboardEntry;
 
 /// Every error: a stable code and a sentence naming what is at fault.
 #[derive(Debug, Serialize, ToSchema)]
@@ -43,20 +41,6 @@ pub struct LeaderboardAnswer {
     pub rows: Vec<LeaderboardEntry>,
     /// Where the statistics are explained.
     pub method: String,
-}
-
-/// One agent's current submission with its rates and, where its task set has been
-/// analysed, the bootstrap's intervals, rank range and tie group.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct LeaderboardEntry {
-    #[serde(flatten)]
-    pub row: LeaderboardRow,
-    pub stats: Option<AgentStats>,
-    /// The tasks of its set this view counts (all, or the public ones).
-    pub tasks: Vec<store::TaskId>,
-    /// Whether it covers them all without hints, and so is ranked; rows that do not are
-    /// listed apart, without a rank.
-    pub ranked: bool,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -1,7 +1,5 @@
 //! The JSON API (`/api/v1/…`), the CSV leaderboard and artifacts.
 
-use std::collections::BTreeMap;
-
 use axum::Json;
 use axum::body::Body;
 use axum::extract::State;
@@ -11,6 +9,8 @@ use bundle::{BundleError, Digest};
 use serde::Deserialize;
 use store::{Ingested, LeaderboardFilter, RunDetail};
 use utoipa::IntoParams;
+use views::board::TaskScope;
+use views::leaderboard::LeaderboardEntry;
 
 use crate::answers::*;
 use crate::error::ApiError;
@@ -112,19 +112,6 @@ pub struct LeaderboardQuery {
     pub integrity: Option<String>,
 }
 
-/// The tasks of the set of `digest` a view counts: all, or those of `only`.
-fn counted_tasks(
-    sets: &[store::TaskSetSummary],
-    digest: &str,
-    only: Option<&[store::TaskId]>,
-) -> Vec<store::TaskId> {
-    let all = sets.iter().find(|s| s.digest == digest).map(|s| s.tasks.clone()).unwrap_or_default();
-    match only {
-        None => all,
-        Some(only) => all.into_iter().filter(|t| only.contains(t)).collect(),
-    }
-}
-
 /// One of a vocabulary's names, or the empty string for any.
 fn name_or_any<'a>(names: impl IntoIterator<Item = &'a str>) -> utoipa::openapi::schema::Object {
     use utoipa::openapi::schema::{ObjectBuilder, Type};
@@ -149,23 +136,28 @@ fn provenance_or_any() -> utoipa::openapi::schema::Object {
 }
 
 impl LeaderboardQuery {
-    /// The filter it asks for, with `public` the tasks anyone can run. An empty
-    /// parameter narrows nothing; a tier, provenance, harness or task scope that names
-    /// none is refused.
-    fn filter(self, public: &[store::TaskId]) -> Result<LeaderboardFilter, ApiError> {
+    /// The filter it asks for and the tasks it counts. An empty parameter narrows
+    /// nothing; a tier, provenance, harness or task scope that names none is refused.
+    fn view(self) -> Result<(LeaderboardFilter, TaskScope), ApiError> {
         let invalid = |parameter: &str, detail: String| {
-            ApiError::new(StatusCode::BAD_REQUEST, "invalid_query", format!("query parameter `{parameter}`: {detail}"))
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_query",
+                format!("query parameter `{parameter}`: {detail}"),
+            )
         };
-        let tasks = match self.tasks.as_deref().unwrap_or("") {
-            "" | "all" => None,
-            "public" => Some(public.to_vec()),
-            other => return Err(invalid("tasks", format!("unknown task scope `{other}`; expected all or public"))),
+        let scope = match self.tasks.as_deref().unwrap_or("") {
+            "" | "all" => TaskScope::All,
+            "public" => TaskScope::Public,
+            other => {
+                return Err(invalid("tasks", format!("unknown task scope `{other}`; expected all or public")));
+            }
         };
         let harness = self.harness.clone().filter(|h| !h.is_empty());
         if let Some(h) = harness.as_deref().filter(|h| !store::is_slug(h)) {
             return Err(invalid("harness", format!("`{h}` is not a harness name (a lowercase slug)")));
         }
-        Ok(LeaderboardFilter { harness, tasks, ..LeaderboardFilter::try_from(self)? })
+        Ok((LeaderboardFilter { harness, ..LeaderboardFilter::try_from(self)? }, scope))
     }
 }
 
@@ -217,25 +209,8 @@ pub async fn leaderboard(
     State(app): State<Shared>,
     ApiQuery(q): ApiQuery<LeaderboardQuery>,
 ) -> Result<Json<LeaderboardAnswer>, ApiError> {
-    let public = app.catalog.public_tasks();
-    let filter = q.filter(&public)?;
-    let (rows, stats, sets) = futures::try_join!(
-        app.store.leaderboard(&filter),
-        app.store.board_stats(filter.integrity, filter.tasks.as_deref()),
-        app.store.task_sets(),
-    )?;
-    let rows = rows
-        .into_iter()
-        .map(|row| {
-            let tasks = counted_tasks(&sets, &row.task_set_digest, filter.tasks.as_deref());
-            LeaderboardEntry {
-                stats: stats.by_bundle.get(&row.bundle_id).cloned(),
-                ranked: row.ranked(tasks.len()),
-                tasks,
-                row,
-            }
-        })
-        .collect();
+    let (filter, scope) = q.view()?;
+    let rows = views::leaderboard::entries(&app.store, &app.catalog, filter, scope).await?;
     Ok(Json(LeaderboardAnswer { rows, method: "/about".into() }))
 }
 
@@ -254,12 +229,8 @@ pub async fn leaderboard_csv(
     State(app): State<Shared>,
     ApiQuery(q): ApiQuery<LeaderboardQuery>,
 ) -> Result<Response, ApiError> {
-    let filter = q.filter(&app.catalog.public_tasks())?;
-    let (rows, sets, stats) = futures::try_join!(
-        app.store.leaderboard(&filter),
-        app.store.task_sets(),
-        app.store.board_stats(filter.integrity, filter.tasks.as_deref()),
-    )?;
+    let (filter, scope) = q.view()?;
+    let entries = views::leaderboard::entries(&app.store, &app.catalog, filter, scope).await?;
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut head: Vec<String> = [
         "agent_id",
@@ -297,8 +268,7 @@ pub async fn leaderboard_csv(
     let internal = ApiError::internal;
     w.write_record(&head).map_err(internal)?;
     let num = |x: Option<f64>| x.map(|v| format!("{v:.4}")).unwrap_or_default();
-    for r in rows {
-        let tasks = counted_tasks(&sets, &r.task_set_digest, filter.tasks.as_deref());
+    for LeaderboardEntry { row: r, stats, tasks, ranked } in entries {
         let mut rec = vec![
             r.agent_id.clone(),
             r.display_name.clone(),
@@ -308,7 +278,7 @@ pub async fn leaderboard_csv(
             r.provenance.to_string(),
             r.harness.name.clone(),
             r.harness.version.clone().unwrap_or_default(),
-            r.ranked(tasks.len()).to_string(),
+            ranked.to_string(),
             tasks.len().to_string(),
             r.benchmark_name,
             r.benchmark_version,
@@ -325,8 +295,10 @@ pub async fn leaderboard_csv(
                 rates.flagged.to_string(),
             ]);
             let coverage = r.coverage.get(&hint).copied().unwrap_or_default();
-            rec.extend([coverage.tasks, coverage.fewest_attempts, coverage.most_attempts].map(|n| n.to_string()));
-            let every_time = stats.by_bundle.get(&r.bundle_id).and_then(|s| s.reliability.get(hint)?.every_time());
+            rec.extend(
+                [coverage.tasks, coverage.fewest_attempts, coverage.most_attempts].map(|n| n.to_string()),
+            );
+            let every_time = stats.as_ref().and_then(|s| s.reliability.get(hint)?.every_time());
             rec.push(num(every_time.map(|i| i.estimate)));
         }
         w.write_record(&rec).map_err(internal)?;
@@ -352,26 +324,18 @@ pub async fn agent(
     State(app): State<Shared>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<AgentAnswer>, ApiError> {
-    let agent = app.store.agent(&id).await?.ok_or_else(|| ApiError::not_found(format!("no agent `{id}`")))?;
-    let findings = app.store.agent_findings(&id).await?;
+    let (agent, findings) = views::agent::answer(&app.store, &id).await?;
     Ok(Json(AgentAnswer { agent, findings }))
 }
 
 /// The tasks (RExBench's and the examples), each with its results over current submissions.
 #[utoipa::path(get, path = "/api/v1/tasks", tag = "results", responses((status = 200, body = TasksAnswer)))]
 pub async fn tasks(State(app): State<Shared>) -> Result<Json<TasksAnswer>, ApiError> {
-    let mut stats: BTreeMap<store::TaskId, store::TaskRow> =
-        app.store.tasks().await?.into_iter().map(|t| (t.task.clone(), t)).collect();
-    let tasks = app
-        .catalog
+    let list = views::task::list(&app.store, &app.catalog).await?;
+    let tasks = list
         .tasks
-        .iter()
-        .map(|t| TaskEntry {
-            id: t.id.clone(),
-            name: t.name.clone(),
-            example: t.example,
-            results: stats.remove(&t.id),
-        })
+        .into_iter()
+        .map(|(t, results)| TaskEntry { id: t.id, name: t.name, example: t.example, results })
         .collect();
     Ok(Json(TasksAnswer { tasks }))
 }
@@ -521,13 +485,7 @@ pub async fn parity(
             return Err(invalid(format!("query parameter `{name}` must name a submission or an agent")));
         }
     }
-    match app::data::parity(&app.store, &app.catalog, &q.a, &q.b, hint).await {
-        Ok(p) => Ok(Json(p)),
-        Err(app::data::ParityError::Unknown { side, named }) => Err(ApiError::not_found(format!(
-            "side `{side}` names no submission and no agent with current results: `{named}`"
-        ))),
-        Err(app::data::ParityError::Store(e)) => Err(e.into()),
-    }
+    Ok(Json(views::parity::parity(&app.store, &app.catalog, &q.a, &q.b, hint).await?))
 }
 
 /// Every key that signs or signed results here, revoked ones included, with its

@@ -6,10 +6,10 @@ use std::path::Path;
 
 use anyhow::Context as _;
 
-use app::catalog::{Catalog, Expected, TaskInfo};
 use benchmark::builtin::TaskDir;
 use benchmark::check::Expectation;
 use benchmark::task::TaskCard;
+use views::catalog::{Catalog, Expected, TaskInfo};
 
 /// Every task's whole card, by id: what the server's integrity checks read (never shown).
 pub type Cards = BTreeMap<String, TaskCard>;
@@ -24,8 +24,10 @@ pub fn load(tasks: &TaskDir) -> anyhow::Result<(Catalog, Cards)> {
     let checks =
         benchmark::integrity::CHECKS.iter().map(|c| (c.slug.to_owned(), c.looks_for.to_owned())).collect();
     let parity = benchmark::parity::data();
-    let parity_runs =
-        benchmark::parity::SIDES.iter().map(|side| (side.agent_id().to_owned(), parity.runs(*side))).collect();
+    let parity_runs = benchmark::parity::SIDES
+        .iter()
+        .map(|side| (side.agent_id().to_owned(), parity.runs(*side)))
+        .collect();
     Ok((Catalog { tasks: infos, paper, checks, parity_runs }, cards))
 }
 

@@ -122,6 +122,23 @@ impl From<StoreError> for ApiError {
     }
 }
 
+/// What a view could not answer, in the API's words.
+impl From<views::ViewError> for ApiError {
+    fn from(e: views::ViewError) -> ApiError {
+        use views::{Missing, ViewError};
+        match e {
+            ViewError::NotFound(Missing::Agent(id)) => ApiError::not_found(format!("no agent `{id}`")),
+            ViewError::NotFound(Missing::Task(id)) => ApiError::not_found(format!("no task `{id}`")),
+            ViewError::NotFound(Missing::Run(id)) => ApiError::not_found(format!("no run `{id}`")),
+            ViewError::NotFound(Missing::ParitySide { side, named }) => ApiError::not_found(format!(
+                "side `{side}` names no submission and no agent with current results: `{named}`"
+            )),
+            ViewError::Store(e) => e.into(),
+            e @ ViewError::Artifact { .. } => ApiError::internal(error_chain(&e)),
+        }
+    }
+}
+
 /// An error and every error that caused it, on one line, each once: many errors
 /// already say their source in their own message.
 pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {

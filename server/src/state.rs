@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 
-use app::catalog::Catalog;
 use benchmark::builtin::TaskDir;
 use store::Store;
+use views::catalog::Catalog;
 
 use crate::cache::RenderCache;
 use crate::config::Config;
@@ -49,8 +49,12 @@ pub fn know_benchmark(store: &store::Store, cards: &crate::catalog::Cards) -> an
     if benchmark.is_empty() {
         return Ok(());
     }
-    let digest = benchmark::taskset::task_set_digest(benchmark.iter().copied()).context("the task-set digest")?;
-    store.know_task_set(&digest.to_hex(), benchmark.iter().map(|c| store::TaskId::new(c.id.clone())).collect());
+    let digest =
+        benchmark::taskset::task_set_digest(benchmark.iter().copied()).context("the task-set digest")?;
+    store.know_task_set(
+        &digest.to_hex(),
+        benchmark.iter().map(|c| store::TaskId::new(c.id.clone())).collect(),
+    );
     Ok(())
 }
 

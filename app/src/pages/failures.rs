@@ -14,8 +14,7 @@ use crate::format;
 use crate::paper::KnownIssue;
 use store::{Hint, Outcome};
 
-/// Agents the chart and the table show.
-pub(crate) const AGENTS_SHOWN: usize = 50;
+use views::failures::FAILURE_AGENTS_SHOWN as AGENTS_SHOWN;
 
 #[component]
 pub(crate) fn FailuresPage() -> impl IntoView {

@@ -19,8 +19,6 @@ pub(crate) use agent::AgentPage;
 pub(crate) use changes::ChangesPage;
 pub(crate) use compare::ComparePage;
 pub(crate) use failures::FailuresPage;
-#[cfg(feature = "ssr")]
-pub(crate) use failures::AGENTS_SHOWN as FAILURE_AGENTS_SHOWN;
 pub(crate) use keys::KeysPage;
 pub(crate) use leaderboard::LeaderboardPage;
 pub(crate) use not_found::NotFound;

@@ -82,7 +82,7 @@ pub fn run(dir: &Path, cancel: &AtomicBool) -> anyhow::Result<Ran> {
         ran = Ran::Cancelled;
     }
     // Whole or not at all: the runner reads it while the job may still be writing.
-    crate::evaluate::write_atomically(&dir.join(STATUS), &serde_json::to_vec(&ran).expect("serializes"))?;
+    crate::run::write_atomically(&dir.join(STATUS), &serde_json::to_vec(&ran).expect("serializes"))?;
     Ok(ran)
 }
 

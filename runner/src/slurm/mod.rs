@@ -34,12 +34,10 @@ use std::time::{Duration, Instant};
 use benchmark::confined::Folder;
 use bundle::Outcome;
 
-use crate::evaluate::{
-    EvalError, INTERRUPTED, Options as EvalOptions, Prepared, Progress, Summary, finish, io_at, place, stage,
-};
 use crate::exec::Executor;
 use crate::experiment::{Ran, copy_tree};
 use crate::outputs::AgentRun;
+use crate::run::{EvalError, INTERRUPTED, Prepared, Progress, Setting, Summary, finish, io_at, place, stage};
 use client::{Client, Listed};
 use journal::{Entry, History, Journal, Last};
 
@@ -144,14 +142,14 @@ impl Cluster {
         todo: &[&AgentRun],
         tasks: &BTreeMap<String, Prepared>,
         outputs: &Folder,
-        opts: &EvalOptions,
+        opts: &Setting<'_>,
         progress: &Progress,
         summary: &mut Summary,
     ) -> Result<(), EvalError> {
         let root = opts.out.join(".slurm");
         fs::create_dir_all(root.join("jobs")).map_err(io_at(&root))?;
         let _lock = lock(&root)?;
-        let out = opts.out.canonicalize().map_err(io_at(&opts.out))?;
+        let out = opts.out.canonicalize().map_err(io_at(opts.out))?;
         let tag = bundle::Digest::of(out.to_string_lossy().as_bytes()).to_hex()[..8].to_owned();
         let exe = share_exe(&root)?;
         let mut codebases = BTreeMap::new();
@@ -260,7 +258,7 @@ struct Queue<'a> {
     tasks: &'a BTreeMap<String, Prepared>,
     /// The agent's outputs, read beneath their folder only.
     outputs: &'a Folder,
-    opts: &'a EvalOptions,
+    opts: &'a Setting<'a>,
     progress: &'a Progress,
     summary: &'a mut Summary,
 }
@@ -409,14 +407,14 @@ impl Queue<'_> {
     /// Judges a run from what its job wrote, as the local executor would.
     fn collect(&mut self, t: &mut Tracked, ran: Ran, dir: &Path) -> Result<(), EvalError> {
         let task = &self.tasks[&t.run.task];
-        let staged = stage(t.run, task, self.outputs, &self.opts.out)?;
+        let staged = stage(t.run, task, self.outputs, self.opts.out)?;
         for log in ["stdout.txt", "stderr.txt", "x-apply.txt"] {
             let from = dir.join(log);
             if from.exists() {
                 fs::rename(&from, staged.dir.join(log)).map_err(io_at(&from))?;
             }
         }
-        let record = finish(t.run, task, &self.opts.out, staged, Some(ran), &dir.join(job::WORKDIR))?;
+        let record = finish(t.run, task, self.opts.out, staged, Some(ran), &dir.join(job::WORKDIR))?;
         self.done(t, &record);
         Ok(())
     }
@@ -442,7 +440,7 @@ impl Queue<'_> {
             .map_err(|refused| crate::outputs::OutputsError::Refused { run: Some(t.run.label()), refused })?;
         if crate::patch::is_empty(&String::from_utf8_lossy(&patch)) {
             // Nothing to run: judged here, as the local executor does.
-            let record = place(t.run, &self.opts.out, stage(t.run, task, self.outputs, &self.opts.out)?)?;
+            let record = place(t.run, self.opts.out, stage(t.run, task, self.outputs, self.opts.out)?)?;
             self.done(t, &record);
             return Ok(());
         }
@@ -510,7 +508,7 @@ impl Queue<'_> {
     /// story in x-runner.txt.
     fn give_up(&mut self, t: &mut Tracked) -> Result<(), EvalError> {
         let task = &self.tasks[&t.run.task];
-        let mut staged = stage(t.run, task, self.outputs, &self.opts.out)?;
+        let mut staged = stage(t.run, task, self.outputs, self.opts.out)?;
         staged.record.outcome = Outcome::InfraError;
         staged.record.error_type = Some("Slurm job lost".into());
         let mut story = format!(
@@ -529,7 +527,7 @@ impl Queue<'_> {
             story.push_str(&format!("\nThe last job's output:\n{slurm_out}"));
         }
         fs::write(staged.dir.join("x-runner.txt"), story).map_err(io_at(&staged.dir))?;
-        let record = place(t.run, &self.opts.out, staged)?;
+        let record = place(t.run, self.opts.out, staged)?;
         self.done(t, &record);
         Ok(())
     }

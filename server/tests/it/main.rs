@@ -15,6 +15,7 @@ mod pages;
 mod paper;
 mod process;
 mod s3;
-mod several;
 mod schemathesis;
+mod several;
 mod submit;
+mod views;

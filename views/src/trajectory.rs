@@ -89,7 +89,7 @@ pub struct Trajectory {
 }
 
 /// Bounds on what one trajectory puts on a page.
-#[cfg(feature = "ssr")]
+#[cfg(feature = "db")]
 mod limits {
     /// Characters of a message, of reasoning, of a call's arguments, of an observation.
     pub const MESSAGE: usize = 2_000;
@@ -108,7 +108,7 @@ mod limits {
 
 /// The file's form, as far as a page needs it. Unknown fields (ATIF's `extra`, newer
 /// versions' additions) are passed over.
-#[cfg(feature = "ssr")]
+#[cfg(feature = "db")]
 mod atif {
     use serde::Deserialize;
     use serde_json::Value;
@@ -204,7 +204,7 @@ mod atif {
 /// Reads an ATIF trajectory for a page, marking the step where `error` (the run's
 /// error type, e.g. `FileNotFoundError`) first shows. The error names what is wrong
 /// with a file that is not ATIF.
-#[cfg(feature = "ssr")]
+#[cfg(feature = "db")]
 pub fn read(bytes: &[u8], digest: &str, size: i64, error: Option<&str>) -> Result<Trajectory, String> {
     let file: atif::File = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
     if file.steps.is_empty() {
@@ -307,7 +307,7 @@ pub fn read(bytes: &[u8], digest: &str, size: i64, error: Option<&str>) -> Resul
 }
 
 /// At most `cap` characters and [`limits::LINES`] lines of `text`.
-#[cfg(feature = "ssr")]
+#[cfg(feature = "db")]
 fn clip(text: &str, cap: usize) -> Clipped {
     let chars = text.chars().count();
     let lines = text.lines().count();
@@ -318,13 +318,13 @@ fn clip(text: &str, cap: usize) -> Clipped {
     Clipped { text: text[..end].to_owned(), chars, lines }
 }
 
-#[cfg(feature = "ssr")]
+#[cfg(feature = "db")]
 fn short(text: &str) -> String {
     let c = clip(text, limits::NAME);
     if c.cut() { format!("{}…", c.text) } else { c.text }
 }
 
-#[cfg(all(test, feature = "ssr"))]
+#[cfg(all(test, feature = "db"))]
 mod tests {
     use super::*;
 

@@ -1,0 +1,328 @@
+//! One run, whichever executor runs its experiment: staged from the agent's outputs,
+//! judged from what its experiment came to (`finish`: the one place a run's outcome is
+//! decided), and placed whole in the results directory; with the progress and the
+//! summary both executors report to. `evaluate` (here, on this machine) and `slurm`
+//! (in jobs) both use it; it uses neither.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{self, IsTerminal};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use benchmark::confined::{self, Folder, file_limit};
+use bundle::Outcome;
+
+use crate::check::{CheckSpec, ResultFiles, RunOutput};
+use crate::experiment::Ran;
+use crate::outputs::AgentRun;
+use crate::results::{RunRecord, run_dir};
+use crate::task::{TaskCard, TaskError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error(transparent)]
+    Task(#[from] TaskError),
+    #[error(transparent)]
+    Outputs(#[from] crate::outputs::OutputsError),
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: io::Error },
+    #[error("{0}")]
+    Setup(String),
+    #[error("--executor slurm: {0}")]
+    Slurm(String),
+    #[error("interrupted: {done} runs finished, {left} left; run the same command again to resume")]
+    Interrupted { done: usize, left: usize },
+}
+
+/// What an evaluation did.
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub evaluated: usize,
+    pub skipped: usize,
+    pub outcomes: BTreeMap<Outcome, usize>,
+    /// The experiments' own wall time, summed.
+    pub run_seconds: f64,
+    /// Successes that carry an integrity finding.
+    pub flagged: usize,
+}
+
+impl Summary {
+    pub(crate) fn add(&mut self, record: &RunRecord) {
+        self.evaluated += 1;
+        *self.outcomes.entry(record.outcome).or_default() += 1;
+        self.run_seconds += record.duration_s.unwrap_or(0.0);
+        self.flagged += usize::from(record.outcome == Outcome::Success && !record.findings.is_empty());
+    }
+}
+
+/// One task, ready to evaluate runs of.
+pub(crate) struct Prepared {
+    pub card: TaskCard,
+    pub codebase: PathBuf,
+    pub check: CheckSpec,
+    /// The task's gold folder, where its check came from there.
+    pub gold_dir: Option<PathBuf>,
+    pub gold_files: Vec<String>,
+}
+
+impl Prepared {
+    /// Where the task's check reads result files.
+    pub(crate) fn result_files(&self) -> ResultFiles {
+        self.check.result_files()
+    }
+}
+
+/// What every run of an evaluation shares, whichever executor runs it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Setting<'a> {
+    /// The results directory.
+    pub out: &'a Path,
+    /// How the task's command runs: as a child, or in a container.
+    pub executor: &'a crate::exec::Executor,
+    /// The task cards are the ones built into the binary, unpacked where only this
+    /// process sees them.
+    pub builtin_tasks: bool,
+}
+
+/// Set by Ctrl-C: finish nothing new, kill what runs, keep what is done.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// A run's results folder in the making, `out/.staging/<task>-<hint>-<attempt>`: the
+/// agent's evidence is copied in first, the experiment's after, and the whole folder
+/// becomes the run's in one rename.
+pub(crate) struct Staged {
+    pub dir: PathBuf,
+    pub record: RunRecord,
+    /// Nothing to run: the patch changes nothing.
+    pub empty: bool,
+}
+
+pub(crate) fn io_at(path: &Path) -> impl FnOnce(io::Error) -> EvalError + use<> {
+    let path = path.to_owned();
+    move |source| EvalError::Io { path, source }
+}
+
+/// Starts a run's results: its staging folder with the patch, the agent's log and
+/// trajectory (read beneath the outputs folder only), and the record as far as the
+/// patch alone decides it. The experiment applies the staged copy of the patch.
+pub(crate) fn stage(
+    run: &AgentRun,
+    task: &Prepared,
+    outputs: &Folder,
+    out: &Path,
+) -> Result<Staged, EvalError> {
+    let dir = out.join(".staging").join(format!("{}-{}-{}", run.task, run.hint, run.attempt));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).map_err(io_at(&dir))?;
+    let refused = |refused| {
+        let _ = fs::remove_dir_all(&dir);
+        EvalError::Outputs(crate::outputs::OutputsError::Refused { run: Some(run.label()), refused })
+    };
+    let patch_text = outputs.read(&run.patch).map_err(refused)?;
+    fs::write(dir.join("patch.diff"), &patch_text).map_err(io_at(&dir))?;
+    if let Some(log) = &run.agent_log {
+        outputs.copy_to(log, &dir.join("agent_log.txt")).map_err(refused)?;
+    }
+    // Read once: staged as the run's artifact, and checked for integrity findings.
+    let trajectory_bytes = match &run.trajectory {
+        Some(trajectory) => {
+            let bytes = outputs.read(trajectory).map_err(refused)?;
+            fs::write(dir.join("x-trajectory.json"), &bytes).map_err(io_at(&dir))?;
+            Some(bytes)
+        }
+        None => None,
+    };
+    let patch_text = String::from_utf8_lossy(&patch_text);
+    let files = benchmark::diff::files_touched(&patch_text);
+    let empty = crate::patch::is_empty(&patch_text);
+    let record = RunRecord {
+        outcome: Outcome::EmptyPatch,
+        error_type: empty.then(|| "empty patch".into()),
+        file_recall: crate::patch::file_recall(&files, &task.gold_files),
+        files_changed: (!files.is_empty()).then_some(files),
+        duration_s: None,
+        cost_usd: run.cost_usd,
+        metrics: BTreeMap::new(),
+        findings: benchmark::integrity::run_findings(
+            &task.card,
+            Some(&task.check),
+            &patch_text,
+            trajectory_bytes.as_deref(),
+        ),
+    };
+    Ok(Staged { dir, record, empty })
+}
+
+/// Judges what an experiment came to (its logs already in the staging folder, its
+/// patched codebase at `workdir`) and makes the run's results folder.
+pub(crate) fn finish(
+    run: &AgentRun,
+    task: &Prepared,
+    out: &Path,
+    mut staged: Staged,
+    ran: Option<Ran>,
+    workdir: &Path,
+) -> Result<RunRecord, EvalError> {
+    let staging = &staged.dir;
+    let record = &mut staged.record;
+    let note =
+        |text: &str| fs::write(staging.join("x-runner.txt"), format!("{text}\n")).map_err(io_at(staging));
+    match ran {
+        None => {}
+        Some(Ran::CopyFailed { message }) => {
+            record.outcome = Outcome::InfraError;
+            record.error_type = Some("codebase copy failed".into());
+            note(&message)?;
+        }
+        Some(Ran::PatchFailed) => {
+            record.outcome = Outcome::PatchFailed;
+            record.error_type = Some("patch failed".into());
+        }
+        Some(Ran::ExecutorFailed { message, duration_s }) => {
+            record.outcome = Outcome::InfraError;
+            record.error_type = Some("executor failed".into());
+            record.duration_s = Some(duration_s);
+            note(&message)?;
+        }
+        Some(Ran::Cancelled) => unreachable!("a cancelled experiment is never judged"),
+        Some(Ran::TimedOut { duration_s }) => {
+            record.outcome = Outcome::Timeout;
+            record.error_type = Some("Execution Timeout".into());
+            record.duration_s = Some(duration_s);
+        }
+        Some(Ran::Finished { success: false, duration_s, .. }) => {
+            record.outcome = Outcome::ExecutionFailed;
+            record.duration_s = Some(duration_s);
+            // The end of each log, where a traceback is; the experiment chose their size.
+            let read = |p: &Path| {
+                let tail = confined::read_file_tail(p, file_limit(), "run's logs").unwrap_or_default();
+                String::from_utf8_lossy(&tail).into_owned()
+            };
+            record.error_type = crate::patch::classify_error(
+                &read(&staging.join("stderr.txt")),
+                &read(&staging.join("stdout.txt")),
+            );
+        }
+        Some(Ran::Finished { success: true, duration_s, before, .. }) => {
+            record.duration_s = Some(duration_s);
+            let report = task.check.run(RunOutput {
+                task_dir: &task.card.dir,
+                gold_dir: task.gold_dir.as_deref(),
+                workdir,
+                stdout: &staging.join("stdout.txt"),
+                stderr: &staging.join("stderr.txt"),
+            });
+            record.outcome = if report.passed { Outcome::Success } else { Outcome::WrongResult };
+            record.metrics = report.metrics;
+            if report.passed {
+                let results = task.result_files();
+                let (base, after) = (results.snapshot(&task.codebase), results.snapshot(workdir));
+                benchmark::integrity::add_results_before_run(&mut record.findings, &base, &before, &after);
+            }
+            fs::write(staging.join("checker_log.txt"), report.log).map_err(io_at(staging))?;
+        }
+    }
+    // The patch's findings were made when it was staged; an experiment that ran to its
+    // end adds what its duration shows.
+    benchmark::integrity::add_timing(&mut record.findings, &task.card, record.outcome, record.duration_s);
+    place(run, out, staged)
+}
+
+/// Writes run.json and moves the staging folder to the run's place.
+pub(crate) fn place(run: &AgentRun, out: &Path, staged: Staged) -> Result<RunRecord, EvalError> {
+    let final_dir = run_dir(out, &run.task, run.hint, run.attempt);
+    let run_json = serde_json::to_vec_pretty(&staged.record).expect("serializes");
+    fs::write(staged.dir.join("run.json"), run_json).map_err(io_at(&staged.dir))?;
+    // The run becomes visible whole: a folder without run.json is never left at its place.
+    let _ = fs::remove_dir_all(&final_dir);
+    fs::create_dir_all(final_dir.parent().expect("has a parent")).map_err(io_at(&final_dir))?;
+    fs::rename(&staged.dir, &final_dir).map_err(io_at(&final_dir))?;
+    Ok(staged.record)
+}
+
+/// Writes a file whole or not at all: readers see the old one, or none, until it is done.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), EvalError> {
+    let io = |source| EvalError::Io { path: path.to_owned(), source };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
+    fs::write(tmp.path(), bytes).map_err(io)?;
+    tmp.persist(path).map_err(|e| io(e.error))?;
+    Ok(())
+}
+
+/// A progress bar on a terminal; one line per finished run otherwise. Under Slurm both
+/// also say how many runs are queued and running.
+pub(crate) struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    total: usize,
+    count: AtomicUsize,
+    /// Slurm's queue: runs pending, runs running.
+    queue: Mutex<Option<(usize, usize)>>,
+}
+
+impl Progress {
+    pub(crate) fn new(todo: usize, skipped: usize) -> Progress {
+        if skipped > 0 {
+            eprintln!("{skipped} runs already finished: not running them again");
+        }
+        let bar = io::stderr().is_terminal().then(|| {
+            let bar = indicatif::ProgressBar::new(todo as u64);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{bar:30} {pos}/{len} runs, {elapsed} elapsed, ~{eta} left  {prefix}{msg}",
+                )
+                .expect("a valid template"),
+            );
+            bar
+        });
+        Progress { bar, total: todo, count: AtomicUsize::new(0), queue: Mutex::new(None) }
+    }
+
+    /// Slurm's counts of this evaluation's jobs.
+    pub(crate) fn queue(&self, queued: usize, running: usize) {
+        let mut last = self.queue.lock().unwrap();
+        if *last == Some((queued, running)) {
+            return;
+        }
+        *last = Some((queued, running));
+        match &self.bar {
+            Some(bar) => bar.set_prefix(format!("{queued} queued, {running} running  ")),
+            None => eprintln!("slurm: {queued} queued, {running} running"),
+        }
+    }
+
+    pub(crate) fn finished(&self, run: &AgentRun, record: &RunRecord) {
+        let n = self.count.fetch_add(1, Ordering::Relaxed) + 1;
+        let checks: Vec<&str> = record.findings.iter().map(|f| f.check.as_str()).collect();
+        let line = format!(
+            "{}: {}{}{}",
+            run.label(),
+            record.outcome,
+            record.error_type.as_ref().map(|e| format!(" ({e})")).unwrap_or_default(),
+            if checks.is_empty() { String::new() } else { format!(" — flagged: {}", checks.join(", ")) }
+        );
+        match &self.bar {
+            Some(bar) => {
+                bar.inc(1);
+                bar.set_message(line);
+            }
+            None => eprintln!("[{n}/{}] {line}", self.total),
+        }
+    }
+
+    /// A message that is not a run's result.
+    pub(crate) fn say(&self, line: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
+
+    pub(crate) fn done(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! The API and the pages answer each view from the same function beneath them
+//! (`views`): on the demo, every row the API's leaderboard lists is on the leaderboard
+//! page of its task set with the same numbers (rank, final success with its interval,
+//! the change with hints, solved every time, execution success, file recall, cost), in
+//! every task scope and integrity view; and every agent the API lists on a task has the
+//! same rates on the task's page.
+
+use app::format::{pct, points, usd};
+use serde::Deserialize;
+use store::stats::{AgentStats, Interval};
+use store::{Hint, LeaderboardRow, TaskAgentRow, TaskId};
+
+use crate::harness::{get, state};
+
+#[derive(Debug, Deserialize)]
+struct Entry {
+    #[serde(flatten)]
+    row: LeaderboardRow,
+    stats: Option<AgentStats>,
+    tasks: Vec<TaskId>,
+    ranked: bool,
+}
+
+fn interval(i: &Interval) -> String {
+    format!("{:.0}–{:.0}", i.low * 100.0, i.high * 100.0)
+}
+
+/// A page's rows of the leaderboard table, by agent id: each as the texts it shows, in
+/// order (markup and comments gone, entities read).
+fn page_rows(html: &str) -> Vec<(String, Vec<String>)> {
+    let comment = regex::Regex::new(r"(?s)<!--.*?-->").unwrap();
+    let tag = regex::Regex::new(r"<[^>]*>").unwrap();
+    let agent = regex::Regex::new(r#"<a href="/agents/([^"?#]+)">"#).unwrap();
+    let mut rows = Vec::new();
+    for block in html.split(r#"<tr class="group-"#).skip(1) {
+        let block = &block[..block.find("</tr>").expect("a row ends")];
+        let id = agent.captures(block).expect("a row names its agent")[1].to_owned();
+        let text = tag.replace_all(&comment.replace_all(block, ""), "\u{1}").into_owned();
+        let texts = text
+            .split('\u{1}')
+            .map(|t| t.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">").trim().to_owned())
+            .filter(|t| !t.is_empty())
+            .collect();
+        rows.push((id, texts));
+    }
+    rows
+}
+
+/// What the page must show of an API row, in the table's order.
+fn expected_texts(entry: &Entry) -> Vec<String> {
+    let stats = entry.stats.as_ref();
+    let mut out = vec![stats.and_then(|s| s.rank).map_or("–".to_owned(), |r| r.to_string())];
+    let rates = |h: Hint| entry.row.by_hint.get(&h).copied().unwrap_or_default();
+    for hint in Hint::ALL {
+        out.push(pct(rates(hint).final_success));
+        if let Some(i) = stats.and_then(|s| s.final_success.get(hint)) {
+            out.push(interval(&i));
+        }
+    }
+    let uplift = rates(Hint::Hints).final_success.zip(rates(Hint::None).final_success).map(|(h, n)| h - n);
+    out.push(points(uplift));
+    if let Some(u) = stats.and_then(|s| s.uplift.hints) {
+        out.push(format!("{} to {}", points(Some(u.low)), points(Some(u.high))));
+    }
+    for hint in Hint::ALL {
+        match stats.and_then(|s| s.reliability.get(hint)?.every_time()) {
+            Some(i) => out.extend([pct(Some(i.estimate)), interval(&i)]),
+            None => out.push("–".into()),
+        }
+    }
+    for hint in Hint::ALL {
+        out.push(pct(rates(hint).execution_success));
+    }
+    for hint in Hint::ALL {
+        out.push(pct(rates(hint).file_recall));
+    }
+    for hint in Hint::ALL {
+        out.push(usd(rates(hint).mean_cost_usd));
+    }
+    out
+}
+
+/// Whether `wanted` appears in `texts` in order (other texts may stand between).
+fn in_order(texts: &[String], wanted: &[String]) -> Result<(), String> {
+    let mut at = 0;
+    for w in wanted {
+        match texts[at..].iter().position(|t| t == w) {
+            Some(i) => at += i + 1,
+            None => return Err(format!("`{w}` is not shown after {:?}", &texts[..at])),
+        }
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_api_and_the_pages_show_the_same_numbers_for_every_demo_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
+    let state = state(&backend, &dir.path().join("blobs")).await;
+    server::seed_demo(&state).await.unwrap().expect("a fresh database");
+    let app = server::build_app(state);
+
+    let mut compared = 0;
+    for view in ["", "tasks=public", "integrity=strict", "tasks=public&integrity=strict"] {
+        let api = get(&app, &format!("/api/v1/leaderboard?{view}")).await.json();
+        let entries: Vec<Entry> = serde_json::from_value(api["rows"].clone()).unwrap();
+        assert!(entries.len() >= 16, "{view}: the demo's agents");
+        let mut sets: Vec<&str> = entries.iter().map(|e| e.row.task_set_digest.as_str()).collect();
+        sets.sort();
+        sets.dedup();
+        assert!(sets.len() >= 2, "the benchmark's set and the examples'");
+        for set in sets {
+            let html = String::from_utf8(get(&app, &format!("/?set={set}&{view}")).await.body).unwrap();
+            let shown = page_rows(&html);
+            let of_set: Vec<&Entry> = entries.iter().filter(|e| e.row.task_set_digest == set).collect();
+            let mut shown_ids: Vec<&str> = shown.iter().map(|(id, _)| id.as_str()).collect();
+            let mut api_ids: Vec<&str> = of_set.iter().map(|e| e.row.agent_id.as_str()).collect();
+            shown_ids.sort();
+            api_ids.sort();
+            assert_eq!(shown_ids, api_ids, "{view}, set {set}: the same agents");
+            for entry in of_set {
+                let (_, texts) = shown.iter().find(|(id, _)| *id == entry.row.agent_id).unwrap();
+                if let Err(e) = in_order(texts, &expected_texts(entry)) {
+                    panic!("{view}, {}: {e}", entry.row.agent_id);
+                }
+                // Ranked rows have a rank; the others are listed apart without one.
+                let rank = entry.stats.as_ref().and_then(|s| s.rank);
+                assert_eq!(entry.ranked, rank.is_some(), "{view}, {}", entry.row.agent_id);
+                assert!(!entry.tasks.is_empty(), "{view}, {}", entry.row.agent_id);
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared >= 4 * 16, "{compared}");
+
+    // A task: each agent's rates on it, from the API and from its page.
+    let tag = regex::Regex::new(r"(?s)<!--.*?-->|<[^>]*>").unwrap();
+    for task in bundle::REXBENCH_TASKS.iter().chain(&["wordfreq", "csvstats"]) {
+        let api = get(&app, &format!("/api/v1/tasks/{task}")).await.json();
+        let agents: Vec<TaskAgentRow> = serde_json::from_value(api["agents"].clone()).unwrap();
+        assert!(!agents.is_empty(), "{task}");
+        let html = String::from_utf8(get(&app, &format!("/tasks/{task}")).await.body).unwrap();
+        for a in &agents {
+            // The agent's row of the task's table (its name is linked elsewhere too).
+            let link = format!(r#"href="/agents/{}""#, a.agent_id);
+            let row = html
+                .split("<tr")
+                .filter_map(|b| b.find("</tr>").map(|end| &b[..end]))
+                .find(|b| b.contains(&link))
+                .unwrap_or_else(|| panic!("{task}: {} has no row on the page", a.agent_id));
+            let texts: Vec<String> = tag
+                .replace_all(row, "\u{1}")
+                .split('\u{1}')
+                .map(|t| t.trim().to_owned())
+                .filter(|t| !t.is_empty())
+                .collect();
+            let wanted: Vec<String> =
+                Hint::ALL.iter().map(|h| pct(a.by_hint.get(h).and_then(|r| r.final_success))).collect();
+            if let Err(e) = in_order(&texts, &wanted) {
+                panic!("{task}, {}: {e}", a.agent_id);
+            }
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! An agent: its submissions, runs, statistics, flagged successes, what its current
+//! submission covers, and what the paper publishes about it.
+
+use serde::{Deserialize, Serialize};
+use store::stats::AgentStats;
+use store::{AgentDetail, FailureCount, RunSummary};
+
+use crate::TaskNames;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentData {
+    pub agent: AgentDetail,
+    pub failures: Vec<FailureCount>,
+    /// The runs of the chosen task and hint condition (all runs if neither is chosen).
+    pub runs: Vec<RunSummary>,
+    pub names: TaskNames,
+    /// The current submission's intervals, rank range and group.
+    pub stats: Option<AgentStats>,
+    /// What the paper publishes about the agent, where its results are the paper's.
+    pub published: Option<PublishedFacts>,
+    /// The current submissions' flagged successes, with the findings that flag them.
+    pub flagged: Vec<store::FindingRecord>,
+    /// The same agent measured under other agent ids: (agent id, name, harness).
+    pub elsewhere: Vec<(String, String, store::Harness)>,
+    /// What its current submission covers of its task set.
+    pub coverage: Option<Coverage>,
+}
+
+/// What a submission covers of its task set of `of` tasks: in words where it is less
+/// than RExBench's design, and whether that ranks it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Coverage {
+    pub words: Option<String>,
+    pub ranked: bool,
+    pub of: usize,
+}
+
+/// What the paper publishes about one agent beside its per-task results, and the known
+/// issues that touch its numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PublishedFacts {
+    /// The table of its per-task results (e.g. "Table 11").
+    pub table: String,
+    pub cost: Option<crate::paper::CostRow>,
+    pub cost_caption: String,
+    /// Its column of Table 9 or 10.
+    pub errors: Option<ErrorColumn>,
+    pub errors_unit: String,
+    /// Issues about its numbers, and about the tables shown with them.
+    pub issues: Vec<crate::paper::KnownIssue>,
+}
+
+/// An agent's column of Table 9 or 10: every error type in the table's row order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorColumn {
+    pub table: String,
+    pub rows: Vec<ErrorCountRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorCountRow {
+    pub error_type: String,
+    /// The table's group of it ("Python Errors", "Bash Errors", …).
+    pub group: String,
+    pub count: i64,
+}
+
+#[cfg(feature = "db")]
+pub use answers::*;
+
+#[cfg(feature = "db")]
+mod answers {
+    use store::{AgentDetail, FindingRecord, Hint, Store};
+
+    use super::*;
+    use crate::catalog::Catalog;
+    use crate::{Missing, ViewError};
+
+    /// The API's agent: its submissions and every integrity finding on its runs.
+    pub async fn answer(store: &Store, id: &str) -> Result<(AgentDetail, Vec<FindingRecord>), ViewError> {
+        let agent =
+            store.agent(id).await?.ok_or_else(|| ViewError::NotFound(Missing::Agent(id.to_owned())))?;
+        let findings = store.agent_findings(id).await?;
+        Ok((agent, findings))
+    }
+
+    /// An agent's page: its submissions, the runs of `task` and `hint` (all where neither
+    /// is chosen), its statistics, what the paper publishes about it, its flagged
+    /// successes and what its current submission covers.
+    pub async fn page(
+        store: &Store,
+        catalog: &Catalog,
+        id: &str,
+        task: Option<&str>,
+        hint: Option<Hint>,
+    ) -> Result<AgentData, ViewError> {
+        let agent =
+            store.agent(id).await?.ok_or_else(|| ViewError::NotFound(Missing::Agent(id.to_owned())))?;
+        let failures = store.failures_by_agent(Some(id)).await?;
+        let mut runs = Vec::new();
+        for bundle_id in agent.current.keys() {
+            runs.extend(store.runs_of(bundle_id, task, hint).await?);
+        }
+        let board = store.board_stats(store::Integrity::Reported, None).await?;
+        let current = agent.newest_current().map(|(b, _)| b.to_owned());
+        let stats = current.as_ref().and_then(|b| board.by_bundle.get(b).cloned());
+        let published = published_facts(&catalog.paper, &agent);
+        let mut flagged = store.agent_findings(id).await?;
+        // Of the findings, those that flag a success: the rest are on the run pages.
+        let flagging: std::collections::BTreeSet<i64> = flagged
+            .iter()
+            .filter(|f| f.outcome == store::Outcome::Success && f.finding.flags())
+            .map(|f| f.run_id)
+            .collect();
+        flagged.retain(|f| flagging.contains(&f.run_id) && f.finding.flags());
+        let elsewhere = store.same_agent_elsewhere(id).await?;
+        let coverage = match &current {
+            None => None,
+            Some(bundle) => {
+                let rows = store
+                    .leaderboard_rows(std::slice::from_ref(bundle), store::Integrity::Reported, None)
+                    .await?;
+                let sets = crate::leaderboard::task_sets(store, catalog).await?;
+                rows.first().and_then(|row| {
+                    let of = sets.iter().find(|s| s.digest == row.task_set_digest)?.tasks.len();
+                    Some(Coverage {
+                        words: crate::format::coverage_words(&row.coverage, of),
+                        ranked: row.ranked(of),
+                        of,
+                    })
+                })
+            }
+        };
+        Ok(AgentData {
+            agent,
+            failures,
+            runs,
+            names: crate::names(catalog),
+            stats,
+            published,
+            flagged,
+            elsewhere,
+            coverage,
+        })
+    }
+
+    fn published_facts(paper: &crate::paper::Paper, agent: &AgentDetail) -> Option<PublishedFacts> {
+        use crate::paper::issue;
+        let current = agent.submissions.iter().find(|s| s.superseded_by.is_none())?;
+        if current.provenance != store::ProvenanceKind::Published {
+            return None;
+        }
+        let known = paper.agent(&agent.id)?;
+        let counts = &paper.error_counts;
+        let errors = paper.error_counts.by_agent.get(&agent.id).and_then(|column| {
+            let table = counts.table_of(&known.framework)?.to_owned();
+            let rows = counts
+                .row_order
+                .iter()
+                .map(|e| ErrorCountRow {
+                    error_type: e.clone(),
+                    group: counts.row_category.get(e).cloned().unwrap_or_default(),
+                    count: column.get(e).copied().unwrap_or(0),
+                })
+                .collect();
+            Some(ErrorColumn { table, rows })
+        });
+        let mut shared = vec![issue::TABLE7_RUN_COUNT, issue::ERROR_COLUMN_ORDER, issue::ERROR_BELOW_FAILED];
+        if agent.id == issue::TEXT_19_PERCENT_AGENT {
+            shared.push(issue::TEXT_19_PERCENT);
+        }
+        let mut issues: Vec<crate::paper::KnownIssue> =
+            shared.into_iter().filter_map(|id| paper.issue(id)).cloned().collect();
+        issues.extend(
+            paper.known_issues.iter().filter(|i| i.agent.as_deref() == Some(agent.id.as_str())).cloned(),
+        );
+        Some(PublishedFacts {
+            table: known.table.clone(),
+            cost: paper.table7.by_agent.get(&agent.id).cloned(),
+            cost_caption: paper.table7.caption.clone(),
+            errors,
+            errors_unit: counts.unit.clone(),
+            issues,
+        })
+    }
+}

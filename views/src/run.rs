@@ -1,0 +1,140 @@
+//! A run: its outcome and metrics, each artifact's text as a page shows it (bounded:
+//! a log's head and tail, a patch's first lines), and its trajectory.
+
+use serde::{Deserialize, Serialize};
+use store::RunDetail;
+
+use crate::catalog::Expected;
+
+/// An artifact's text as a page shows it: whole, or its head and tail with the middle
+/// cut, each line with its number.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArtifactText {
+    pub role: String,
+    pub digest: String,
+    pub size: i64,
+    /// Runs of consecutive lines: (number of the first line, the lines).
+    pub parts: Vec<(usize, Vec<String>)>,
+    pub total_lines: usize,
+    /// Whether anything was left out (lines, or the end of a very large file).
+    pub cut: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunData {
+    pub run: RunDetail,
+    pub task_name: String,
+    /// The task's public expected values; empty where the gold results are private.
+    pub expected: Vec<Expected>,
+    pub texts: Vec<ArtifactText>,
+    /// The agent's trajectory, where the run carries one in a form the page reads.
+    pub trajectory: Option<crate::trajectory::Trajectory>,
+    /// Why a trajectory the run carries is shown as plain text instead (among `texts`).
+    pub trajectory_problem: Option<String>,
+}
+
+#[cfg(feature = "db")]
+pub use answers::*;
+
+#[cfg(feature = "db")]
+mod answers {
+    use store::Store;
+
+    use super::*;
+    use crate::catalog::Catalog;
+    use crate::{Missing, ViewError};
+
+    /// Lines of a log shown before and after the cut, and of a patch in all.
+    const LOG_HEAD: usize = 60;
+    const LOG_TAIL: usize = 140;
+    const PATCH_LINES: usize = 600;
+    /// Bytes of an artifact read for a page, and characters of a line shown.
+    const READ_CAP: usize = 2 << 20;
+    /// Bytes of a trajectory read to show it step by step (it is JSON, so it is read whole;
+    /// a larger one is shown as the head of its text).
+    const TRAJECTORY_CAP: usize = 32 << 20;
+    const LINE_CAP: usize = 400;
+
+    /// A run's page: the run, its task's public expected values, each artifact's text as
+    /// a page shows it (bounded), and its trajectory step by step where it has one.
+    pub async fn page(store: &Store, catalog: &Catalog, id: &str) -> Result<RunData, ViewError> {
+        let not_found = || ViewError::NotFound(Missing::Run(id.to_owned()));
+        let run_id: i64 = id.parse().map_err(|_| not_found())?;
+        let run = store.run(run_id).await?.ok_or_else(not_found)?;
+        let task = catalog.get(run.task.as_str());
+        let mut texts = Vec::new();
+        let mut trajectory = None;
+        let mut trajectory_problem = None;
+        for a in &run.artifacts {
+            let Some(digest) = store::Digest::from_hex(&a.digest) else { continue };
+            if a.role == crate::trajectory::ROLE && a.size as usize <= TRAJECTORY_CAP {
+                let bytes = read_capped(store, &digest, TRAJECTORY_CAP).await?;
+                match crate::trajectory::read(&bytes, &a.digest, a.size, run.error_type.as_deref()) {
+                    Ok(t) => {
+                        trajectory = Some(t);
+                        continue;
+                    }
+                    Err(problem) => trajectory_problem = Some(problem),
+                }
+            } else if a.role == crate::trajectory::ROLE {
+                trajectory_problem =
+                    Some(format!("it is {}, more than a page reads", crate::format::bytes(a.size)));
+            }
+            let bytes = read_capped(store, &digest, READ_CAP).await?;
+            let whole = bytes.len() as i64 == a.size;
+            let text = String::from_utf8_lossy(&bytes);
+            let lines: Vec<String> = text.lines().map(clip_line).collect();
+            let total = lines.len();
+            let (parts, cut) = if a.role == "patch" {
+                (vec![(1, lines.into_iter().take(PATCH_LINES).collect())], total > PATCH_LINES || !whole)
+            } else if total > LOG_HEAD + LOG_TAIL {
+                let tail_start = total - LOG_TAIL;
+                (vec![(1, lines[..LOG_HEAD].to_vec()), (tail_start + 1, lines[tail_start..].to_vec())], true)
+            } else {
+                (vec![(1, lines)], !whole)
+            };
+            texts.push(ArtifactText {
+                role: a.role.clone(),
+                digest: a.digest.clone(),
+                size: a.size,
+                parts,
+                total_lines: total,
+                cut,
+            });
+        }
+        Ok(RunData {
+            task_name: task.map_or_else(|| run.task.to_string(), |t| t.name.clone()),
+            expected: task.map(|t| t.public_expected.clone()).unwrap_or_default(),
+            run,
+            texts,
+            trajectory,
+            trajectory_problem,
+        })
+    }
+
+    fn clip_line(line: &str) -> String {
+        if line.len() <= LINE_CAP {
+            return line.to_owned();
+        }
+        let mut end = LINE_CAP;
+        while !line.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}…", &line[..end])
+    }
+
+    async fn read_capped(store: &Store, digest: &store::Digest, cap: usize) -> Result<Vec<u8>, ViewError> {
+        use futures::StreamExt;
+        let unreadable = |cause| ViewError::Artifact { digest: digest.to_hex(), cause };
+        let mut stream = store.blobs().read(digest).await.map_err(unreadable)?;
+        let mut out = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(unreadable)?;
+            out.extend_from_slice(&chunk[..chunk.len().min(cap - out.len())]);
+            if out.len() >= cap {
+                break;
+            }
+        }
+        Ok(out)
+    }
+}

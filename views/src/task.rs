@@ -1,0 +1,128 @@
+//! The tasks, and one task: its card and each agent's results on it.
+
+use serde::{Deserialize, Serialize};
+use store::{FailurePattern, Hint, RunSummary, TaskAgentRow, TaskRow};
+
+use crate::catalog::TaskInfo;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TasksData {
+    pub tasks: Vec<(TaskInfo, Option<TaskRow>)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskData {
+    pub task: TaskInfo,
+    /// The card's README as HTML (raw HTML in it shown as text).
+    pub readme_html: String,
+    /// The rates of the agents on the page asked for, best without hints first.
+    pub agents: Vec<TaskAgentRow>,
+    /// How many agents have results on the task.
+    pub total: usize,
+    /// The page of agents shown (1-based, within range).
+    pub page: usize,
+    /// The agents that solved the task only with hints (id, name), best first: the
+    /// first [`HINTED_ONLY_SHOWN`], and how many there are in all.
+    pub hinted_only: Vec<(String, String)>,
+    pub hinted_only_count: usize,
+    /// Under each condition, the agents that solved it in every attempt (id, name): the
+    /// first [`HINTED_ONLY_SHOWN`], and how many there are in all.
+    pub every_time: Vec<(Hint, Vec<(String, String)>, usize)>,
+    /// The runs of the agents on that page.
+    pub runs: Vec<RunSummary>,
+    pub failures: Vec<FailurePattern>,
+}
+
+/// Agents a page of a task's results shows.
+pub const TASK_AGENTS_PER_PAGE: usize = 50;
+
+/// Agents named as having solved a task only with hints.
+pub const HINTED_ONLY_SHOWN: usize = 30;
+
+#[cfg(feature = "db")]
+pub use answers::*;
+
+#[cfg(feature = "db")]
+mod answers {
+    use std::collections::BTreeMap;
+
+    use store::{Store, TaskId};
+
+    use super::*;
+    use crate::catalog::Catalog;
+    use crate::{Missing, ViewError};
+
+    /// Every task of the catalog (RExBench's and the examples), each with its results over
+    /// current submissions where any agent ran it: the tasks page and the API's list.
+    pub async fn list(store: &Store, catalog: &Catalog) -> Result<TasksData, ViewError> {
+        let mut rows: BTreeMap<TaskId, TaskRow> =
+            store.tasks().await?.into_iter().map(|t| (t.task.clone(), t)).collect();
+        let tasks = catalog.tasks.iter().map(|t| (t.clone(), rows.remove(&t.id))).collect();
+        Ok(TasksData { tasks })
+    }
+
+    /// A task's page: its card, and its agents' rates a page at a time, best without hints
+    /// first, with who solved it only with hints or every time, and its failure patterns.
+    pub async fn page(
+        store: &Store,
+        catalog: &Catalog,
+        id: &str,
+        page: usize,
+    ) -> Result<TaskData, ViewError> {
+        let task =
+            catalog.get(id).cloned().ok_or_else(|| ViewError::NotFound(Missing::Task(id.to_owned())))?;
+        // Every agent's place first (a narrow read), then the full rows and runs of the
+        // page's agents only; independent reads go on two connections at once.
+        let (mut places, failures) =
+            futures::try_join!(store.task_places(id), store.failure_patterns(Some(id)))?;
+        // Ties go by name, then by agent: never by how the database returned the rows, or
+        // a restored copy (or the next request) would page and list them otherwise.
+        places.sort_by(|a, b| {
+            let s = |p: &store::TaskPlace| p.final_success.unwrap_or(-1.0);
+            s(b).total_cmp(&s(a))
+                .then_with(|| a.display_name.cmp(&b.display_name))
+                .then_with(|| a.agent_id.cmp(&b.agent_id))
+        });
+        let pages = places.len().div_ceil(TASK_AGENTS_PER_PAGE).max(1);
+        let page = page.clamp(1, pages);
+        let shown: Vec<String> = places
+            .iter()
+            .skip((page - 1) * TASK_AGENTS_PER_PAGE)
+            .take(TASK_AGENTS_PER_PAGE)
+            .map(|p| p.bundle_id.clone())
+            .collect();
+        let (mut agents, runs) =
+            futures::try_join!(store.task_rows(id, Some(&shown)), store.task_runs(id, &shown))?;
+        agents.sort_by_key(|a| shown.iter().position(|b| *b == a.bundle_id));
+        let hinted: Vec<&store::TaskPlace> = places.iter().filter(|p| p.hinted_only).collect();
+        Ok(TaskData {
+            readme_html: crate::markdown::to_html(&task.readme),
+            hinted_only: hinted
+                .iter()
+                .take(HINTED_ONLY_SHOWN)
+                .map(|p| (p.agent_id.clone(), p.display_name.clone()))
+                .collect(),
+            hinted_only_count: hinted.len(),
+            every_time: Hint::ALL
+                .into_iter()
+                .map(|h| {
+                    let always: Vec<&store::TaskPlace> =
+                        places.iter().filter(|p| p.every_time.contains(&h)).collect();
+                    let named = always
+                        .iter()
+                        .take(HINTED_ONLY_SHOWN)
+                        .map(|p| (p.agent_id.clone(), p.display_name.clone()))
+                        .collect();
+                    (h, named, always.len())
+                })
+                .filter(|(_, _, n)| *n > 0)
+                .collect(),
+            total: places.len(),
+            runs,
+            failures,
+            agents,
+            page,
+            task,
+        })
+    }
+}
