@@ -22,7 +22,7 @@ START = [
     "/guide", "/no-such-page",
     "/api/v1/leaderboard", "/api/v1/leaderboard?tasks=public", "/api/v1/leaderboard?integrity=strict",
     "/api/v1/leaderboard?tier=nobody", "/api/v1/tasks", "/api/v1/changes", "/api/v1/changes?limit=0",
-    "/api/v1/keys", "/api/v1/openapi.json", "/api/v1/no-such", "/api/v1/runs/0", "/api/v1/agents/nobody",
+    "/api/v1/keys", "/api/v1/openapi.json", "/api/v1/no-such", "/api/v1", "/api/v1/", "/api/v1/tasks/cogs/x", "/api/v1/runs/0", "/api/v1/agents/nobody",
     "/leaderboard.csv", "/leaderboard.csv?tasks=public", "/leaderboard.csv?integrity=strict",
 ]
 LINK = re.compile(r'(?:href|src|action)="(/[^"#]*)"')

@@ -795,22 +795,8 @@ fn describe(agent: &AgentInfo) -> String {
 
 /// The agent file `pack --agent` reads, from what Harbor recorded; edit it before packing.
 fn agent_toml(agent: &Agent) -> String {
-    let q = |s: &str| toml_string(s);
-    let mut out =
-        String::from("# The agent as Harbor recorded it; check the names before `rexbench pack`.\n");
-    out.push_str(&format!("id = {}\nframework = {}\n", q(&agent.id), q(&agent.framework)));
-    if let Some(v) = &agent.framework_version {
-        out.push_str(&format!("framework_version = {}\n", q(v)));
-    }
-    out.push_str(&format!("model = {}\n", q(&agent.model)));
-    if let Some(m) = &agent.model_id {
-        out.push_str(&format!("model_id = {}\n", q(m)));
-    }
-    out
-}
-
-fn toml_string(s: &str) -> String {
-    serde_json::to_string(s).expect("a string serializes")
+    let fields = toml::to_string(agent).expect("an agent is a TOML table");
+    format!("# The agent as Harbor recorded it; check the names before `rexbench pack`.\n{fields}")
 }
 
 #[cfg(test)]

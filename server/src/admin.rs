@@ -4,42 +4,16 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::StatusCode;
 use serde::Deserialize;
-use subtle::ConstantTimeEq;
 use utoipa::ToSchema;
 
 use store::{FindingId, FindingsFilter, Review};
 
 use crate::answers::{ErrorAnswer, FindingAnswer, FindingsAnswer, KeyAnswer, KeysAnswer};
 use crate::error::ApiError;
-use crate::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::extract::{Admin, ApiJson, ApiPath, ApiQuery};
 use crate::state::Shared;
-
-/// Checks `Authorization: Bearer <token>` in constant time.
-fn authorize(app: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
-    let Some(expected) = &app.admin_token else {
-        return Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            "admin_disabled",
-            "admin over HTTP is off: no REXBENCH_ADMIN_TOKEN is configured",
-        ));
-    };
-    let given = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or("");
-    if bool::from(given.as_bytes().ct_eq(expected.as_bytes())) {
-        Ok(())
-    } else {
-        Err(ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "admin_unauthorized",
-            "a valid admin token is needed (Authorization: Bearer …)",
-        ))
-    }
-}
 
 /// The key registry (as `GET /api/v1/keys`), for an admin.
 #[utoipa::path(
@@ -53,8 +27,7 @@ fn authorize(app: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
         (status = 404, description = "Admin over HTTP is off", body = ErrorAnswer),
     )
 )]
-pub async fn list_keys(State(app): State<Shared>, headers: HeaderMap) -> Result<Json<KeysAnswer>, ApiError> {
-    authorize(&app, &headers)?;
+pub async fn list_keys(State(app): State<Shared>, _: Admin) -> Result<Json<KeysAnswer>, ApiError> {
     Ok(Json(KeysAnswer { keys: app.store.keys().await? }))
 }
 
@@ -90,10 +63,9 @@ pub struct NewKey {
 )]
 pub async fn add_key(
     State(app): State<Shared>,
-    headers: HeaderMap,
+    _: Admin,
     ApiJson(key): ApiJson<NewKey>,
 ) -> Result<(StatusCode, Json<KeyAnswer>), ApiError> {
-    authorize(&app, &headers)?;
     let bad = |code: &str, m: String| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, m);
     let public =
         bundle::PublicKey::from_pem(&key.public_key).map_err(|e| bad("invalid_public_key", e.to_string()))?;
@@ -121,10 +93,9 @@ pub async fn add_key(
 )]
 pub async fn revoke_key(
     State(app): State<Shared>,
-    headers: HeaderMap,
     ApiPath(keyid): ApiPath<String>,
+    _: Admin,
 ) -> Result<Json<KeyAnswer>, ApiError> {
-    authorize(&app, &headers)?;
     let record = app.store.revoke_key(&keyid).await.map_err(|e| match e {
         store::StoreError::UnknownKey(_) => ApiError::not_found(format!("no key {keyid}")),
         other => other.into(),
@@ -166,10 +137,9 @@ fn pending_or_all() -> utoipa::openapi::schema::Object {
 )]
 pub async fn list_findings(
     State(app): State<Shared>,
-    headers: HeaderMap,
     ApiQuery(q): ApiQuery<FindingsQuery>,
+    _: Admin,
 ) -> Result<Json<FindingsAnswer>, ApiError> {
-    authorize(&app, &headers)?;
     let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "invalid_query", m);
     let filter = match q.status.as_deref() {
         None | Some("pending") => FindingsFilter::Pending,
@@ -214,11 +184,10 @@ pub struct NewReview {
 )]
 pub async fn review_finding(
     State(app): State<Shared>,
-    headers: HeaderMap,
     ApiPath(id): ApiPath<String>,
+    _: Admin,
     ApiJson(review): ApiJson<NewReview>,
 ) -> Result<Json<FindingAnswer>, ApiError> {
-    authorize(&app, &headers)?;
     let id: FindingId = id.parse().map_err(ApiError::not_found)?;
     let bad = |code: &str, m: String| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, m);
     let verdict: Review =

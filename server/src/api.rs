@@ -150,7 +150,10 @@ impl LeaderboardQuery {
             "" | "all" => TaskScope::All,
             "public" => TaskScope::Public,
             other => {
-                return Err(invalid("tasks", format!("unknown task scope `{other}`; expected all or public")));
+                return Err(invalid(
+                    "tasks",
+                    format!("unknown task scope `{other}`; expected all or public"),
+                ));
             }
         };
         let harness = self.harness.clone().filter(|h| !h.is_empty());
@@ -583,11 +586,6 @@ pub async fn readyz(State(app): State<Shared>) -> Response {
         return (StatusCode::SERVICE_UNAVAILABLE, "blob store unreachable\n").into_response();
     }
     (StatusCode::OK, "ready\n").into_response()
-}
-
-/// The OpenAPI 3.1 document of this API.
-pub async fn openapi() -> Json<utoipa::openapi::OpenApi> {
-    Json(crate::openapi::document())
 }
 
 /// Unknown `/api/…` paths answer in the API's format.

@@ -3,12 +3,15 @@
 //! OpenAPI document lists (400, `invalid_query` or `invalid_path`), whatever is wrong:
 //! a number out of its type's range, a field twice, bytes that are not UTF-8.
 
-use axum::extract::{FromRequestParts, Path, Query};
-use axum::http::StatusCode;
+use axum::extract::{FromRef, FromRequestParts, Path, Query};
 use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
 use serde::de::DeserializeOwned;
 
+use subtle::ConstantTimeEq;
+
 use crate::error::ApiError;
+use crate::state::Shared;
 
 /// A query string, deserialized into `T`.
 #[derive(Debug)]
@@ -63,6 +66,44 @@ impl<T: DeserializeOwned, S: Send + Sync> axum::extract::FromRequest<S> for ApiJ
                 };
                 Err(ApiError::new(status, code, e.body_text()))
             }
+        }
+    }
+}
+
+/// An admin: the request carries `Authorization: Bearer <REXBENCH_ADMIN_TOKEN>`,
+/// compared in constant time. Without a token configured, admin over HTTP is off (404).
+#[derive(Debug)]
+pub struct Admin;
+
+impl<S: Send + Sync> FromRequestParts<S> for Admin
+where
+    Shared: FromRef<S>,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let app = Shared::from_ref(state);
+        let Some(expected) = &app.admin_token else {
+            return Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                "admin_disabled",
+                "admin over HTTP is off: no REXBENCH_ADMIN_TOKEN is configured",
+            ));
+        };
+        let given = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .unwrap_or("");
+        if bool::from(given.as_bytes().ct_eq(expected.as_bytes())) {
+            Ok(Admin)
+        } else {
+            Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "admin_unauthorized",
+                "a valid admin token is needed (Authorization: Bearer …)",
+            ))
         }
     }
 }

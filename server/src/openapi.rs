@@ -1,11 +1,11 @@
-//! The API's OpenAPI 3.1 document, derived from the handlers' annotations and the
-//! types they return (`answers`, the store's model, the vocabulary).
+//! The API's OpenAPI 3.1 document: its title, tags and security scheme. Its paths come
+//! from the router's one list of routes (`router::api`, utoipa-axum), each derived from
+//! its handler's annotations and the types it returns (`answers`, the views, the
+//! store's model, the vocabulary).
 
 use utoipa::openapi::OpenApi as Document;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
-
-use crate::{admin, api};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -13,25 +13,6 @@ use crate::{admin, api};
         title = "RExBench leaderboard API",
         version = "1",
         description = "Signed result bundles in; leaderboard, agents, tasks, runs, the change log, the key registry and each submission's signed envelope out. Errors are `{\"error\": {\"code\", \"message\"}}` with a fitting status. How the statistics are made: `/about`.",
-    ),
-    paths(
-        api::submit,
-        api::leaderboard,
-        api::leaderboard_csv,
-        api::agent,
-        api::tasks,
-        api::task,
-        api::run,
-        api::changes,
-        api::parity,
-        api::keys,
-        api::envelope,
-        api::artifact,
-        admin::list_keys,
-        admin::add_key,
-        admin::revoke_key,
-        admin::list_findings,
-        admin::review_finding,
     ),
     modifiers(&AdminToken),
     tags(
@@ -56,6 +37,7 @@ impl Modify for AdminToken {
     }
 }
 
-pub fn document() -> Document {
+/// The document without its paths, which the router adds as it lists the routes.
+pub fn frame() -> Document {
     ApiDoc::openapi()
 }

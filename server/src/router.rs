@@ -5,16 +5,19 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, FromRef};
-use axum::routing::{get, post};
+use axum::http::header;
+use axum::routing::{any, get, post};
 use leptos::prelude::LeptosOptions;
 use leptos_axum::{LeptosRoutes, generate_route_list};
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
 use tower_http::trace::TraceLayer;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::metrics::Metrics;
 use crate::state::{AppState, Shared};
-use crate::{admin, api, assets, cache, error, headers, islands, metrics, pages};
+use crate::{admin, api, assets, cache, error, headers, islands, metrics, openapi, pages};
 
 /// The router's state: the app's, and the options Leptos's routes want.
 #[derive(Debug, Clone)]
@@ -46,6 +49,29 @@ pub fn build_app(state: AppState) -> Router {
     router(Arc::new(state))
 }
 
+/// Every route of the documented API, each with its OpenAPI path from its handler's
+/// annotation: the one list the router serves and the document describes.
+fn api() -> OpenApiRouter<ServerState> {
+    let (schemas, paths, submit) = routes!(api::submit);
+    OpenApiRouter::with_openapi(openapi::frame())
+        .routes((schemas, paths, submit.layer(DefaultBodyLimit::disable())))
+        .routes(routes!(api::leaderboard))
+        .routes(routes!(api::leaderboard_csv))
+        .routes(routes!(api::agent))
+        .routes(routes!(api::tasks))
+        .routes(routes!(api::task))
+        .routes(routes!(api::run))
+        .routes(routes!(api::changes))
+        .routes(routes!(api::parity))
+        .routes(routes!(api::keys))
+        .routes(routes!(api::envelope))
+        .routes(routes!(api::artifact))
+        .routes(routes!(admin::list_keys, admin::add_key))
+        .routes(routes!(admin::revoke_key))
+        .routes(routes!(admin::list_findings))
+        .routes(routes!(admin::review_finding))
+}
+
 pub(crate) fn router(shared: Shared) -> Router {
     let options = LeptosOptions::builder().output_name("rexbench").build();
     let routes = generate_route_list(app::App);
@@ -53,27 +79,17 @@ pub(crate) fn router(shared: Shared) -> Router {
         shared.pkg.as_ref().map_or(islands::base_policy(), |p| p.policy.as_str()),
     )
     .expect("a policy is ASCII");
-    let api = Router::new()
-        .route("/submissions", post(api::submit).layer(DefaultBodyLimit::disable()))
-        .route("/leaderboard", get(api::leaderboard))
-        .route("/agents/{id}", get(api::agent))
-        .route("/tasks", get(api::tasks))
-        .route("/tasks/{id}", get(api::task))
-        .route("/runs/{id}", get(api::run))
-        .route("/changes", get(api::changes))
-        .route("/parity", get(api::parity))
-        .route("/keys", get(api::keys))
-        .route("/submissions/{bundle_id}/envelope", get(api::envelope))
-        .route("/openapi.json", get(api::openapi))
-        .route("/admin/keys", get(admin::list_keys).post(admin::add_key))
-        .route("/admin/keys/{keyid}/revoke", post(admin::revoke_key))
-        .route("/admin/findings", get(admin::list_findings))
-        .route("/admin/findings/{id}/review", post(admin::review_finding))
-        .fallback(api::api_not_found);
+    let (api, document) = api().split_for_parts();
+    // The OpenAPI 3.1 document, made once.
+    let document = axum::body::Bytes::from(serde_json::to_vec(&document).expect("the document serializes"));
+    let document =
+        move || std::future::ready(([(header::CONTENT_TYPE, "application/json")], document.clone()));
     Router::new()
-        .nest("/api/v1", api)
-        .route("/leaderboard.csv", get(api::leaderboard_csv))
-        .route("/artifacts/{digest}", get(api::artifact))
+        .merge(api)
+        .route("/api/v1/openapi.json", get(document))
+        // Unknown `/api/…` paths answer in the API's format.
+        .route("/api/v1", any(api::api_not_found))
+        .route("/api/v1/{*rest}", any(api::api_not_found))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(api::readyz))
         .route("/metrics", get(metrics::metrics))
