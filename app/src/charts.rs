@@ -246,7 +246,10 @@ pub fn curves(title: &str, lines: &[(usize, Vec<f64>)]) -> String {
         legend(root, left - 8, 8, &shown, |i, at| marker(root, lines[i].0, at))?;
         for (hint, rates) in lines {
             let points: Vec<(i32, i32)> = rates.iter().enumerate().map(|(k, r)| (x(k + 1), y(*r))).collect();
-            root.draw(&PathElement::new(points.clone(), ShapeStyle::from(HINT_COLOURS[*hint % 3]).stroke_width(2)))?;
+            root.draw(&PathElement::new(
+                points.clone(),
+                ShapeStyle::from(HINT_COLOURS[*hint % 3]).stroke_width(2),
+            ))?;
             for p in points {
                 marker(root, *hint, p)?;
             }

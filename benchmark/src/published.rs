@@ -148,7 +148,10 @@ pub(crate) fn manifest(
             version: "1.0".into(),
             task_set_digest: task_set_digest.to_hex(),
         },
-        runner: RunnerInfo { name: crate::pack::RUNNER_NAME.into(), version: env!("CARGO_PKG_VERSION").into() },
+        runner: RunnerInfo {
+            name: crate::pack::RUNNER_NAME.into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
         provenance: Provenance::new(ProvenanceKind::Published, Some(source)),
         agent,
         runs,
@@ -157,10 +160,15 @@ pub(crate) fn manifest(
 }
 
 /// Signs `manifest` with `keys` into `<agent>.rexb.tar.gz` in `out`.
-pub(crate) fn write(manifest: Manifest, keys: &[&SecretKey], out: &Path) -> Result<(PathBuf, Digest), ImportError> {
+pub(crate) fn write(
+    manifest: Manifest,
+    keys: &[&SecretKey],
+    out: &Path,
+) -> Result<(PathBuf, Digest), ImportError> {
     let agent = manifest.agent.id.clone();
     let path = out.join(format!("{agent}.rexb.tar.gz"));
-    let file = std::fs::File::create(&path).map_err(|source| ImportError::Io { path: path.clone(), source })?;
+    let file =
+        std::fs::File::create(&path).map_err(|source| ImportError::Io { path: path.clone(), source })?;
     let id = BundleBuilder::new(manifest)
         .write(keys, std::io::BufWriter::new(file))
         .map_err(|source| ImportError::Write { agent, source: Box::new(source) })?;

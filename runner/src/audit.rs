@@ -488,7 +488,10 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey]) -> Result<Audit, Au
                     most_attempts: signed.iter().map(|(r, _)| *r).max().unwrap_or(0),
                 });
                 if served != expected {
-                    found.push(format!("{}: coverage {served:?}, the signed manifest gives {expected:?}", hint.label()));
+                    found.push(format!(
+                        "{}: coverage {served:?}, the signed manifest gives {expected:?}",
+                        hint.label()
+                    ));
                 }
                 // Reliability is computed from the counts as reported (the strict view
                 // moves it with the reviews).
@@ -497,11 +500,14 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey]) -> Result<Audit, Au
                     .filter(|((_, h), t)| *h == hint && t.counted > 0)
                     .map(|(_, t)| (t.counted, t.successes))
                     .collect();
-                let shown = row.stats.as_ref().and_then(|s| s.reliability.get(&hint)).and_then(Option::as_ref);
+                let shown =
+                    row.stats.as_ref().and_then(|s| s.reliability.get(&hint)).and_then(Option::as_ref);
                 match (shown, counts.is_empty()) {
                     (None, true) => {}
                     (None, false) => found.push(format!("{}: no pass@k or pass^k shown", hint.label())),
-                    (Some(_), true) => found.push(format!("{}: pass@k shown without counted runs", hint.label())),
+                    (Some(_), true) => {
+                        found.push(format!("{}: pass@k shown without counted runs", hint.label()))
+                    }
                     (Some(r), false) => {
                         let (at, all) = reliability(&counts);
                         let same = |served: &[Estimate], mine: &[f64]| {
@@ -509,7 +515,10 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey]) -> Result<Audit, Au
                                 && served.iter().zip(mine).all(|(s, m)| (s.estimate - m).abs() <= 1e-9)
                         };
                         if !same(&r.pass_at, &at) || !same(&r.pass_all, &all) {
-                            found.push(format!("{}: pass@k or pass^k differ from the signed counts", hint.label()));
+                            found.push(format!(
+                                "{}: pass@k or pass^k differ from the signed counts",
+                                hint.label()
+                            ));
                         }
                     }
                 }
@@ -517,7 +526,8 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey]) -> Result<Audit, Au
             check(
                 found.is_empty(),
                 if found.is_empty() {
-                    "coverage, pass@k and pass^k under each hint condition follow from the signed manifest".into()
+                    "coverage, pass@k and pass^k under each hint condition follow from the signed manifest"
+                        .into()
                 } else {
                     format!("coverage and reliability: {}", found.join("; "))
                 },

@@ -168,8 +168,17 @@ impl RenderCache {
 /// Whether answers to `path` may be cached: pages and the read API, not what is
 /// already static, streamed, live or private.
 fn cacheable(path: &str) -> bool {
-    const NEVER: [&str; 9] =
-        ["/artifacts/", "/metrics", "/healthz", "/readyz", "/sfn/", "/api/v1/admin", "/style/", "/submit", "/pkg/"];
+    const NEVER: [&str; 9] = [
+        "/artifacts/",
+        "/metrics",
+        "/healthz",
+        "/readyz",
+        "/sfn/",
+        "/api/v1/admin",
+        "/style/",
+        "/submit",
+        "/pkg/",
+    ];
     !NEVER.iter().any(|p| path.starts_with(p)) && path != "/favicon.svg" && path != "/robots.txt"
 }
 

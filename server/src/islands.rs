@@ -132,7 +132,10 @@ pub(crate) async fn serve(
                 .into_response();
         }
     }
-    ([(header::CONTENT_TYPE, kind), (header::CACHE_CONTROL, FOREVER), (header::VARY, "accept-encoding")], *body)
+    (
+        [(header::CONTENT_TYPE, kind), (header::CACHE_CONTROL, FOREVER), (header::VARY, "accept-encoding")],
+        *body,
+    )
         .into_response()
 }
 

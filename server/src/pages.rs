@@ -68,7 +68,8 @@ fn without_nonce(html: String) -> String {
     let Some(start) = html.find(MARK).map(|i| i + MARK.len()) else { return html };
     let Some(len) = html[start..].find('"') else { return html };
     let nonce = html[start..start + len].to_owned();
-    html.replace(&format!(" nonce=\"{nonce}\""), "").replace(&format!(" crossorigin=\"{nonce}\""), " crossorigin")
+    html.replace(&format!(" nonce=\"{nonce}\""), "")
+        .replace(&format!(" crossorigin=\"{nonce}\""), " crossorigin")
 }
 
 /// `/sfn/…`: the pages' server functions, callable over HTTP too (for islands later).

@@ -17,7 +17,12 @@ fn main() {
                 .map(|t| {
                     [0u32, 1, 2].map(|h| {
                         let k = ((a * 6 / agents) as i64 + (t % 4) as i64 - 2 + h as i64).clamp(0, 5) as u32;
-                        Some(Cell { successes: k.min(5), executed: (k + 1).min(5), counted: 5, exec_counted: 5 })
+                        Some(Cell {
+                            successes: k.min(5),
+                            executed: (k + 1).min(5),
+                            counted: 5,
+                            exec_counted: 5,
+                        })
                     })
                 })
                 .collect(),

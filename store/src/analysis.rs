@@ -96,7 +96,8 @@ impl Store {
         hint: Hint,
         published_runs: impl Fn(&ParitySide) -> Option<Vec<f64>>,
     ) -> Result<Option<Parity>, StoreError> {
-        let (Some(mut side_a), Some(mut side_b)) = (self.parity_side(a, hint).await?, self.parity_side(b, hint).await?)
+        let (Some(mut side_a), Some(mut side_b)) =
+            (self.parity_side(a, hint).await?, self.parity_side(b, hint).await?)
         else {
             return Ok(None);
         };

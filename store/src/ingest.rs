@@ -401,7 +401,8 @@ async fn write_aggregates(
     // Per hint condition: the sums, and the coverage (tasks; fewest and most runs on one).
     let mut totals: BTreeMap<Hint, (Sums, [i64; 3])> = BTreeMap::new();
     for ((_, hint), c) in &aggregates {
-        let (sums, [tasks, fewest, most]) = totals.entry(*hint).or_insert((Sums::default(), [0, i64::MAX, 0]));
+        let (sums, [tasks, fewest, most]) =
+            totals.entry(*hint).or_insert((Sums::default(), [0, i64::MAX, 0]));
         sums.add(c);
         *tasks += 1;
         *fewest = (*fewest).min(c.runs);

@@ -472,13 +472,15 @@ impl Store {
     }
 
     async fn submissions_of(&self, agent: &str) -> Result<Vec<SubmissionRecord>, StoreError> {
-        db::query(&format!("SELECT {SUBMISSION} FROM submissions WHERE agent_id = $1 ORDER BY received_at DESC"))
-            .bind(agent)
-            .fetch_all(&self.pool)
-            .await?
-            .iter()
-            .map(submission)
-            .collect()
+        db::query(&format!(
+            "SELECT {SUBMISSION} FROM submissions WHERE agent_id = $1 ORDER BY received_at DESC"
+        ))
+        .bind(agent)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(submission)
+        .collect()
     }
 
     /// One submission, current or not.
@@ -644,7 +646,8 @@ impl Store {
                     every_time: Hint::ALL
                         .into_iter()
                         .filter_map(|h| {
-                            let (won, counted) = (successes(&format!("{h}_successes")), successes(&format!("{h}_counted")));
+                            let (won, counted) =
+                                (successes(&format!("{h}_successes")), successes(&format!("{h}_counted")));
                             match (won, counted) {
                                 (Ok(w), Ok(c)) => (c > 0 && w == c).then_some(Ok(h)),
                                 (Err(e), _) | (_, Err(e)) => Some(Err(e)),

@@ -439,7 +439,8 @@ fn pooled(cells: &[[Option<Cell>; 3]], h: usize) -> Option<f64> {
 }
 
 fn pooled_by(cells: &[[Option<Cell>; 3]], h: usize, f: fn(&Cell) -> (u32, u32)) -> Option<f64> {
-    let (k, n) = cells.iter().filter_map(|c| c[h]).map(|c| f(&c)).fold((0, 0), |(k, n), (a, b)| (k + a, n + b));
+    let (k, n) =
+        cells.iter().filter_map(|c| c[h]).map(|c| f(&c)).fold((0, 0), |(k, n), (a, b)| (k + a, n + b));
     (n > 0).then(|| f64::from(k) / f64::from(n))
 }
 
@@ -606,7 +607,9 @@ mod tests {
             id: id.into(),
             cells: cells
                 .iter()
-                .map(|c| c.map(|(k, n)| Some(Cell { successes: k, executed: k, counted: n, exec_counted: n })))
+                .map(|c| {
+                    c.map(|(k, n)| Some(Cell { successes: k, executed: k, counted: n, exec_counted: n }))
+                })
                 .collect(),
         }
     }
@@ -619,7 +622,10 @@ mod tests {
         assert_eq!(s[0].final_success.none, Some(Interval { estimate: 1.0, low: 1.0, high: 1.0 }));
         assert_eq!(s[1].final_success.detailed, Some(Interval { estimate: 0.0, low: 0.0, high: 0.0 }));
         assert_eq!(s[0].uplift.hints, Some(Interval { estimate: 0.0, low: 0.0, high: 0.0 }));
-        assert_eq!((s[0].rank.unwrap().to_string(), s[1].rank.unwrap().to_string()), ("1".into(), "2".into()));
+        assert_eq!(
+            (s[0].rank.unwrap().to_string(), s[1].rank.unwrap().to_string()),
+            ("1".into(), "2".into())
+        );
         assert_eq!((s[0].group, s[1].group), (Some(1), Some(2)));
     }
 

@@ -21,7 +21,10 @@ pub struct Store {
     pub(crate) write_lock: tokio::sync::Mutex<()>,
     /// The statistics and the change-log position they were computed at.
     pub(crate) stats_cache: tokio::sync::Mutex<
-        std::collections::BTreeMap<(vocab::Integrity, Option<Vec<TaskId>>), (i64, std::sync::Arc<crate::BoardStats>)>,
+        std::collections::BTreeMap<
+            (vocab::Integrity, Option<Vec<TaskId>>),
+            (i64, std::sync::Arc<crate::BoardStats>),
+        >,
     >,
     /// The tasks of the task sets the server knows (by digest), which results are
     /// complete against; a set it does not know is the tasks its results ran.
@@ -70,7 +73,10 @@ impl Store {
     pub fn know_task_set(&self, digest: &str, mut tasks: Vec<TaskId>) {
         tasks.sort();
         tasks.dedup();
-        self.known_sets.write().unwrap_or_else(std::sync::PoisonError::into_inner).insert(digest.to_owned(), tasks);
+        self.known_sets
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(digest.to_owned(), tasks);
     }
 
     /// The tasks of the set of `digest`, if the server knows it.
@@ -88,7 +94,11 @@ impl Store {
     /// results of an agent [`Store::know_success_only`] names.
     pub(crate) fn execution_known(&self, manifest: &bundle::Manifest) -> bool {
         manifest.provenance.kind != vocab::ProvenanceKind::Published
-            || !self.success_only.read().unwrap_or_else(std::sync::PoisonError::into_inner).contains(&manifest.agent.id)
+            || !self
+                .success_only
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .contains(&manifest.agent.id)
     }
 
     pub fn backend(&self) -> &Backend {

@@ -51,11 +51,16 @@ pub fn tier_title(tier: Tier) -> &'static str {
 /// What a submission covers, in words, where it is less than RExBench's design (every
 /// task of the set under each of the three conditions, 5 attempts each): "2 of 12
 /// tasks, no hints only, 3 attempts each". None for a full submission.
-pub fn coverage_words(coverage: &std::collections::BTreeMap<Hint, store::Coverage>, of: usize) -> Option<String> {
+pub fn coverage_words(
+    coverage: &std::collections::BTreeMap<Hint, store::Coverage>,
+    of: usize,
+) -> Option<String> {
     const DESIGNED_ATTEMPTS: i64 = 5;
     let full = Hint::ALL.iter().all(|h| {
         coverage.get(h).is_some_and(|c| {
-            c.tasks as usize >= of && c.fewest_attempts == DESIGNED_ATTEMPTS && c.most_attempts == DESIGNED_ATTEMPTS
+            c.tasks as usize >= of
+                && c.fewest_attempts == DESIGNED_ATTEMPTS
+                && c.most_attempts == DESIGNED_ATTEMPTS
         })
     });
     if full || coverage.is_empty() {
@@ -112,12 +117,16 @@ pub fn provenance_badge(provenance: ProvenanceKind, source: Option<&str>) -> Str
 
 pub fn provenance_title(provenance: ProvenanceKind, source: Option<&str>) -> String {
     match provenance {
-        ProvenanceKind::Published => "Published in the RExBench paper; runs reconstructed from its per-task fractions".to_owned(),
+        ProvenanceKind::Published => {
+            "Published in the RExBench paper; runs reconstructed from its per-task fractions".to_owned()
+        }
         ProvenanceKind::Imported => format!(
             "Run and judged by another harness ({}), not by this project's runner; imported with the verifier's output, and the agent's patch where the job kept one",
             source.unwrap_or("source not named")
         ),
-        ProvenanceKind::Evaluated => "Evaluated by the runner from the agent's patches, with patches and logs".to_owned(),
+        ProvenanceKind::Evaluated => {
+            "Evaluated by the runner from the agent's patches, with patches and logs".to_owned()
+        }
     }
 }
 

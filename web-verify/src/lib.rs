@@ -42,7 +42,9 @@ enum Answer {
 pub fn verify(file: Blob, setup: &str, progress: &js_sys::Function) -> String {
     let answer = match serde_json::from_str::<Setup>(setup) {
         Ok(setup) => check(file, &setup, progress),
-        Err(e) => Answer::Invalid { code: "browser_check_failed".into(), message: format!("the page's setup: {e}") },
+        Err(e) => {
+            Answer::Invalid { code: "browser_check_failed".into(), message: format!("the page's setup: {e}") }
+        }
     };
     serde_json::to_string(&answer).unwrap_or_default()
 }
@@ -53,7 +55,10 @@ fn check(file: Blob, setup: &Setup, progress: &js_sys::Function) -> Answer {
         match PublicKey::from_pem(pem) {
             Ok(k) => trusted.push(k),
             Err(e) => {
-                return Answer::Invalid { code: "browser_check_failed".into(), message: format!("a trusted key: {e}") };
+                return Answer::Invalid {
+                    code: "browser_check_failed".into(),
+                    message: format!("a trusted key: {e}"),
+                };
             }
         }
     }
@@ -81,7 +86,10 @@ fn invalid(e: &BundleError, revoked: &[(String, String)]) -> Answer {
     if let BundleError::NoTrustedSignature { keyids } = e
         && let Some((keyid, at)) = revoked.iter().find(|(k, _)| keyids.contains(k))
     {
-        return Answer::Invalid { code: "key_revoked".into(), message: format!("key {keyid} was revoked at {at}") };
+        return Answer::Invalid {
+            code: "key_revoked".into(),
+            message: format!("key {keyid} was revoked at {at}"),
+        };
     }
     Answer::Invalid { code: e.code().to_owned(), message: e.to_string() }
 }
@@ -105,7 +113,10 @@ impl Slices<'_> {
     /// collector to find).
     fn fill(&mut self) -> io::Result<()> {
         let end = (self.at + SLICE).min(self.total);
-        let slice = self.file.slice_with_f64_and_f64(self.at, end).map_err(|_| io::Error::other("slicing the file"))?;
+        let slice = self
+            .file
+            .slice_with_f64_and_f64(self.at, end)
+            .map_err(|_| io::Error::other("slicing the file"))?;
         let bytes = self
             .reader
             .read_as_array_buffer(&slice)

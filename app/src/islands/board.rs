@@ -61,7 +61,9 @@ pub fn LiveBoard(
     let apply = move |view: BoardQuery| {
         let Some(root) = root.get_untracked() else { return };
         let url = view.here();
-        let _ = window().history().and_then(|h| h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url)));
+        let _ = window()
+            .history()
+            .and_then(|h| h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url)));
         // Rows counted another way show other numbers: those come from the server.
         let local = complete
             .get_value()
@@ -274,7 +276,9 @@ fn arrange(root: &Element, view: &BoardQuery, rows: &[LeaderboardRow], trs: &[El
         link.set_text_content(Some(&format!("{label}{arrow}")));
         let _ = link.set_attribute("href", &view.sorted_by(sort));
     }
-    for (name, value) in [("sort", view.sort.key()), ("dir", if view.ascending { "asc" } else { "desc" }.into())] {
+    for (name, value) in
+        [("sort", view.sort.key()), ("dir", if view.ascending { "asc" } else { "desc" }.into())]
+    {
         if let Some(input) = root
             .query_selector(&format!("form.filters input[name={name}]"))
             .ok()
@@ -326,7 +330,8 @@ fn replace_body(root: &Element, html: &str) -> Option<bool> {
 }
 
 fn parse(html: &str) -> Option<Element> {
-    let doc = web_sys::DomParser::new().ok()?.parse_from_string(html, web_sys::SupportedType::TextHtml).ok()?;
+    let doc =
+        web_sys::DomParser::new().ok()?.parse_from_string(html, web_sys::SupportedType::TextHtml).ok()?;
     doc.document_element()
 }
 

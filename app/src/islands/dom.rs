@@ -41,8 +41,11 @@ pub(crate) async fn get(url: &str, if_none_match: Option<&str>) -> Result<Fetche
     if let Some(tag) = if_none_match {
         request.headers().set("If-None-Match", tag).map_err(words)?;
     }
-    let response: Response =
-        JsFuture::from(window().fetch_with_request(&request)).await.map_err(words)?.dyn_into().map_err(words)?;
+    let response: Response = JsFuture::from(window().fetch_with_request(&request))
+        .await
+        .map_err(words)?
+        .dyn_into()
+        .map_err(words)?;
     let status = response.status();
     let etag = response.headers().get("ETag").ok().flatten();
     let body = if status == 304 {

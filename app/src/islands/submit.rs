@@ -30,15 +30,35 @@ pub struct SubmitSetup {
 #[derive(Debug, Clone, PartialEq)]
 enum Stage {
     Idle,
-    Checking { done: f64, total: f64 },
+    Checking {
+        done: f64,
+        total: f64,
+    },
     /// Checked here and found wanting: nothing is sent.
-    Refused { code: String, message: String },
-    Checked { runs: u64, agent: String },
-    Sending { sent: f64, total: f64 },
+    Refused {
+        code: String,
+        message: String,
+    },
+    Checked {
+        runs: u64,
+        agent: String,
+    },
+    Sending {
+        sent: f64,
+        total: f64,
+    },
     ServerChecking,
-    Stored { agent: String, href: String, again: bool },
+    Stored {
+        agent: String,
+        href: String,
+        again: bool,
+    },
     /// The server said no (or could not be reached).
-    Failed { status: u16, code: String, message: String },
+    Failed {
+        status: u16,
+        code: String,
+        message: String,
+    },
 }
 
 #[island]
@@ -79,7 +99,8 @@ pub fn SubmitForm(setup: SubmitSetup) -> impl IntoView {
             _ => {}
         }
     };
-    let busy = move || matches!(stage.get(), Stage::Checking { .. } | Stage::Sending { .. } | Stage::ServerChecking);
+    let busy =
+        move || matches!(stage.get(), Stage::Checking { .. } | Stage::Sending { .. } | Stage::ServerChecking);
 
     view! {
         <form
@@ -212,7 +233,9 @@ fn upload(file: File, agent: String, stage: RwSignal<Stage>) {
     let failed = move |message: String| {
         stage.set(Stage::Failed { status: 0, code: "network_error".into(), message });
     };
-    let Ok(xhr) = XmlHttpRequest::new() else { return failed("the browser could not send the bundle".into()) };
+    let Ok(xhr) = XmlHttpRequest::new() else {
+        return failed("the browser could not send the bundle".into());
+    };
     if let Err(e) = xhr.open("POST", "/api/v1/submissions") {
         return failed(super::dom::words(e));
     }
@@ -221,12 +244,14 @@ fn upload(file: File, agent: String, stage: RwSignal<Stage>) {
     let total = file.size();
     stage.set(Stage::Sending { sent: 0.0, total });
     if let Ok(up) = xhr.upload() {
-        let progress = Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(move |ev: web_sys::ProgressEvent| {
-            stage.set(Stage::Sending { sent: ev.loaded(), total });
-        });
+        let progress =
+            Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(move |ev: web_sys::ProgressEvent| {
+                stage.set(Stage::Sending { sent: ev.loaded(), total });
+            });
         up.set_onprogress(Some(progress.as_ref().unchecked_ref()));
         progress.forget();
-        let sent = Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(move |_| stage.set(Stage::ServerChecking));
+        let sent =
+            Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(move |_| stage.set(Stage::ServerChecking));
         up.set_onload(Some(sent.as_ref().unchecked_ref()));
         sent.forget();
     }

@@ -5,8 +5,9 @@ use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
 use super::{
-    AgentUrl, Chart, FailureRow, FailureTable, FlaggedRuns, HarnessBadge, IntervalNote, IssueMark, KnownIssues,
-    OutcomeLabel, ProvenanceBadge, Rate, TierBadge, interval_text, loaded, param, points_interval, query,
+    AgentUrl, Chart, FailureRow, FailureTable, FlaggedRuns, HarnessBadge, IntervalNote, IssueMark,
+    KnownIssues, OutcomeLabel, ProvenanceBadge, Rate, TierBadge, interval_text, loaded, param,
+    points_interval, query,
 };
 use crate::charts;
 use crate::data::{AgentData, ErrorCountRow, PublishedFacts, TaskNames, load_agent};
@@ -530,10 +531,15 @@ fn Reliability(reliability: store::stats::ReliabilityByHint) -> impl IntoView {
     }
     let most = by_hint.iter().map(|(_, _, r)| r.pass_at.len()).max().unwrap_or(0);
     let line = |f: fn(&store::stats::Reliability) -> &Vec<store::stats::Interval>| {
-        by_hint.iter().map(|(i, _, r)| (*i, f(r).iter().map(|x| x.estimate).collect())).collect::<Vec<(usize, Vec<f64>)>>()
+        by_hint
+            .iter()
+            .map(|(i, _, r)| (*i, f(r).iter().map(|x| x.estimate).collect()))
+            .collect::<Vec<(usize, Vec<f64>)>>()
     };
     let at = charts::curves(
-        &format!("pass@k: the chance that at least one of k attempts at a task succeeds, for k = 1 to {most}"),
+        &format!(
+            "pass@k: the chance that at least one of k attempts at a task succeeds, for k = 1 to {most}"
+        ),
         &line(|r| &r.pass_at),
     );
     let all = charts::curves(

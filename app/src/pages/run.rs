@@ -290,7 +290,9 @@ fn Diff(text: ArtifactText) -> impl IntoView {
         .iter()
         .flat_map(|(start, lines)| lines.iter().enumerate().map(move |(i, l)| (start + i, l.clone())))
         .collect();
-    let header = |l: &str| l.starts_with("diff ") || l.starts_with("--- ") || l.starts_with("+++ ") || l.starts_with("index ");
+    let header = |l: &str| {
+        l.starts_with("diff ") || l.starts_with("--- ") || l.starts_with("+++ ") || l.starts_with("index ")
+    };
     let mut previous_header = false;
     view! {
         <div class="artifact">

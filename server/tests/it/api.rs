@@ -254,7 +254,10 @@ async fn the_read_api_and_artifacts() {
         assert_eq!(csv.header(header::CONTENT_TYPE), "text/csv; charset=utf-8");
         let text = String::from_utf8(csv.body).unwrap();
         assert!(text.starts_with("agent_id,display_name,framework,"));
-        assert!(text.contains("agent-a,F <b> + M,F <b>,M,maintainer,evaluated,rexbench,1,false,1,RExBench,1.0,"), "{text}");
+        assert!(
+            text.contains("agent-a,F <b> + M,F <b>,M,maintainer,evaluated,rexbench,1,false,1,RExBench,1.0,"),
+            "{text}"
+        );
 
         let agent = get(&app, "/api/v1/agents/agent-a").await.json();
         assert_eq!(agent["submissions"].as_array().unwrap().len(), 1);

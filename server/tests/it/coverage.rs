@@ -258,7 +258,10 @@ async fn partial_results_are_listed_apart_and_ranked_on_the_public_tasks() {
         assert!(html.contains("/agents/outside-agent"));
         // Its own page says so too.
         let page = String::from_utf8(get(&app, "/agents/outside-agent").await.body).unwrap();
-        assert!(page.contains("2 of 12 tasks, no hints only, 5 attempts each"), "the agent page names its coverage");
+        assert!(
+            page.contains("2 of 12 tasks, no hints only, 5 attempts each"),
+            "the agent page names its coverage"
+        );
         assert!(page.contains("not ranked"));
         let csv = String::from_utf8(get(&app, "/leaderboard.csv").await.body).unwrap();
         let line = csv.lines().find(|l| l.starts_with("outside-agent,")).unwrap();

@@ -148,7 +148,10 @@ async fn every_page_renders_and_escapes_what_bundles_say() {
     assert!(html.contains("&lt;b&gt;m&lt;/b&gt;"));
 
     // 75 s for a five-hour experiment: the server's own check flags it, though it failed.
-    assert!(html.contains("Integrity findings") && html.contains("this run did not succeed anyway"), "{html}");
+    assert!(
+        html.contains("Integrity findings") && html.contains("this run did not succeed anyway"),
+        "{html}"
+    );
     assert!(html.contains("implausibly-fast") && html.contains("this server"), "{html}");
     let (_, html) = page(&app, &format!("/runs/{}", run + 2)).await;
     assert!(!html.contains("Integrity findings"), "this run carries no finding");
@@ -470,8 +473,9 @@ async fn agents_tied_on_a_task_are_listed_by_id() {
 
 /// The islands' WebAssembly this test binary was built with: scripts/wasm must have run.
 fn pkg() -> server::islands::Pkg {
-    server::islands::Pkg::embedded()
-        .expect("the server was built without its WebAssembly: run scripts/wasm, then the tests (scripts/test does)")
+    server::islands::Pkg::embedded().expect(
+        "the server was built without its WebAssembly: run scripts/wasm, then the tests (scripts/test does)",
+    )
 }
 
 #[tokio::test]
@@ -486,24 +490,33 @@ async fn islands_load_through_a_hashed_loader_from_a_versioned_path() {
     assert!(policy.contains("connect-src 'self'") && policy.contains("worker-src 'self'"), "{policy}");
     assert!(!html.contains(" nonce="), "no per-response nonce: pages are cached per URL");
     assert!(!html.contains(" style="), "no style attributes under style-src 'self'");
-    assert!(html.contains(&format!(r#"<link rel="modulepreload" href="/{}/rexbench.js""#, pkg.dir)), "{html}");
+    assert!(
+        html.contains(&format!(r#"<link rel="modulepreload" href="/{}/rexbench.js""#, pkg.dir)),
+        "{html}"
+    );
     // Rendered twice, a page is the same bytes (the cache keeps one per URL).
     let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
     let again = server::build_app(state(&backend, &dir.path().join("blobs")).await);
     assert_eq!(get(&again, "/").await.body, answer.body);
 
-    for (file, kind) in [("rexbench.js", "text/javascript; charset=utf-8"), ("rexbench_bg.wasm", "application/wasm"),
-        ("verify-worker.js", "text/javascript; charset=utf-8"), ("rexbench_verify_bg.wasm", "application/wasm")] {
+    for (file, kind) in [
+        ("rexbench.js", "text/javascript; charset=utf-8"),
+        ("rexbench_bg.wasm", "application/wasm"),
+        ("verify-worker.js", "text/javascript; charset=utf-8"),
+        ("rexbench_verify_bg.wasm", "application/wasm"),
+    ] {
         let path = format!("/{}/{file}", pkg.dir);
         let plain = get(&app, &path).await;
         assert_eq!(plain.status, StatusCode::OK, "{path}");
         assert_eq!(plain.header(header::CONTENT_TYPE), kind);
         assert_eq!(plain.header(header::CACHE_CONTROL), "public, max-age=31536000, immutable");
-        let request = Request::get(&path).header(header::ACCEPT_ENCODING, "gzip, br").body(Body::empty()).unwrap();
+        let request =
+            Request::get(&path).header(header::ACCEPT_ENCODING, "gzip, br").body(Body::empty()).unwrap();
         let packed = send(&app, request).await;
         assert_eq!(packed.header(header::CONTENT_ENCODING), "br", "{path}");
         let mut unpacked = Vec::new();
-        std::io::Read::read_to_end(&mut brotli::Decompressor::new(&packed.body[..], 4096), &mut unpacked).unwrap();
+        std::io::Read::read_to_end(&mut brotli::Decompressor::new(&packed.body[..], 4096), &mut unpacked)
+            .unwrap();
         assert_eq!(unpacked, plain.body, "{path}: the brotli file is the same file");
         assert!(packed.body.len() < plain.body.len());
     }
@@ -526,10 +539,18 @@ async fn without_its_webassembly_the_server_serves_every_page_without_islands() 
         assert_eq!(answer.header(header::CONTENT_SECURITY_POLICY), server::islands::base_policy(), "{path}");
         let html = String::from_utf8(answer.body).unwrap();
         assert!(!html.contains("<script") && !html.contains("modulepreload"), "{path}: {html}");
-        assert!(!html.contains("leptos-island data-component=\"NewResults"), "{path}: no notice without islands");
+        assert!(
+            !html.contains("leptos-island data-component=\"NewResults"),
+            "{path}: no notice without islands"
+        );
     }
     let (_, html) = page(&app, "/submit").await;
-    assert!(html.contains(r#"<form method="post" action="/submit" enctype="multipart/form-data" class="upload">"#), "{html}");
+    assert!(
+        html.contains(
+            r#"<form method="post" action="/submit" enctype="multipart/form-data" class="upload">"#
+        ),
+        "{html}"
+    );
     assert_eq!(get(&app, &format!("/{}/rexbench.js", pkg().dir)).await.status, StatusCode::NOT_FOUND);
 }
 
@@ -555,7 +576,12 @@ async fn the_browser_orders_and_filters_rows_as_the_server_does() {
     // The name search: the same rows from the page as from the filter the island runs.
     let view = BoardQuery::from_params(|k| (k == "q").then(|| "  ClAuDe 4 ".to_owned()));
     let (_, html) = page(&app, "/?q=ClAuDe+4").await;
-    let set = rows.iter().filter(|r| r.agent_id == "openhands-claude-4.5-opus").map(|r| &r.task_set_digest).next().unwrap();
+    let set = rows
+        .iter()
+        .filter(|r| r.agent_id == "openhands-claude-4.5-opus")
+        .map(|r| &r.task_set_digest)
+        .next()
+        .unwrap();
     let kept: Vec<_> = rows.iter().filter(|r| &r.task_set_digest == set && view.keeps(r)).collect();
     assert!(kept.len() >= 2 && kept.len() < 16, "{}", kept.len());
     assert!(html.contains(&format!("{} of 16 agents", kept.len())), "{html}");

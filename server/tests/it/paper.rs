@@ -23,7 +23,10 @@ fn the_repository_s_copy_of_the_paper_s_data_is_the_maintainers() {
     let Some(shared) = crate::harness::shared() else { return };
     let theirs = std::fs::read(shared.join("data/rexbench-v3-results.json")).unwrap();
     let ours = std::fs::read(repo().join("docs/data/rexbench-v3-results.json")).unwrap();
-    assert!(theirs == ours, "docs/data/rexbench-v3-results.json differs from ../shared/data's: copy it again");
+    assert!(
+        theirs == ours,
+        "docs/data/rexbench-v3-results.json differs from ../shared/data's: copy it again"
+    );
 }
 
 /// The demo's leaderboard: the paper's 14 agents and the example agent.
