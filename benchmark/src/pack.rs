@@ -16,7 +16,7 @@ pub const RUNNER_NAME: &str = "rexbench-runner";
 
 #[derive(Debug, thiserror::Error)]
 pub enum PackError {
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
     /// A file that is not read: a link out of the results folder, a FIFO, too large.
     #[error(transparent)]

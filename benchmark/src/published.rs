@@ -79,9 +79,9 @@ pub fn data() -> Published {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
-    #[error("{agent}: {source}")]
+    #[error("{agent}")]
     Write { agent: String, source: Box<bundle::WriteError> },
 }
 

@@ -135,7 +135,7 @@ pub struct Gold {
 
 #[derive(Debug, thiserror::Error)]
 pub enum TaskError {
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
     #[error("{}: {detail}", path.display())]
     Invalid { path: PathBuf, detail: String },

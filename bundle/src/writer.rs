@@ -22,7 +22,7 @@ use crate::validate::validate;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
-    #[error("the bundle would be invalid: {0}")]
+    #[error("the bundle would be invalid")]
     Invalid(#[from] BundleError),
     #[error("artifact file {} changed while the bundle was being written", .0.display())]
     Changed(PathBuf),

@@ -273,7 +273,7 @@ pub fn main() -> ExitCode {
     match run(cli.command) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("rexbench: {}", causes(&e));
+            eprintln!("rexbench: {e:#}");
             ExitCode::from(2)
         }
     }
@@ -544,20 +544,4 @@ fn report(verifier: &Verifier, path: &Path, verdict: &str, json: bool) -> anyhow
             Ok(ExitCode::from(1))
         }
     }
-}
-
-/// An error and its causes on one line, each cause once: many errors already say their
-/// source in their own message.
-fn causes(e: &anyhow::Error) -> String {
-    let mut out = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if !out.contains(&text) {
-            if !out.is_empty() {
-                out.push_str(": ");
-            }
-            out.push_str(&text);
-        }
-    }
-    out
 }

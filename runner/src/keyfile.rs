@@ -8,13 +8,13 @@ use bundle::{PublicKey, SecretKey};
 
 #[derive(Debug, thiserror::Error)]
 pub enum KeyFileError {
-    #[error("cannot read key file {}: {source}", path.display())]
+    #[error("cannot read key file {}", path.display())]
     Read { path: PathBuf, source: std::io::Error },
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Parse { path: PathBuf, source: bundle::KeyError },
     #[error("{} already exists; pass --force to replace it", .0.display())]
     Exists(PathBuf),
-    #[error("cannot write {}: {source}", path.display())]
+    #[error("cannot write {}", path.display())]
     Write { path: PathBuf, source: std::io::Error },
 }
 

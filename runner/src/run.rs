@@ -26,12 +26,15 @@ pub enum EvalError {
     Task(#[from] TaskError),
     #[error(transparent)]
     Outputs(#[from] crate::outputs::OutputsError),
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Io { path: PathBuf, source: io::Error },
     #[error("{0}")]
     Setup(String),
     #[error("--executor slurm: {0}")]
     Slurm(String),
+    /// Slurm's own bookkeeping failed (its journal), with the cause.
+    #[error("--executor slurm")]
+    SlurmState(#[source] Box<dyn std::error::Error + Send + Sync>),
     #[error("interrupted: {done} runs finished, {left} left; run the same command again to resume")]
     Interrupted { done: usize, left: usize },
 }

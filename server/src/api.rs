@@ -578,7 +578,7 @@ pub async fn artifact(
 
 pub async fn readyz(State(app): State<Shared>) -> Response {
     if let Err(e) = app.store.ping().await {
-        tracing::warn!(error = %e, "not ready");
+        tracing::warn!(error = %crate::error::chain(e), "not ready");
         return (StatusCode::SERVICE_UNAVAILABLE, "database unreachable\n").into_response();
     }
     if let Err(e) = app.store.blobs().check().await {

@@ -275,7 +275,7 @@ pub async fn follow(store: Arc<store::Store>, cache: Arc<RenderCache>, every: Du
         tick.tick().await;
         match store.generation().await {
             Ok(g) => cache.advance(u64::try_from(g).unwrap_or(0)),
-            Err(e) => tracing::warn!(error = %e, "could not read the change log's position"),
+            Err(e) => tracing::warn!(error = %crate::error::chain(e), "could not read the change log's position"),
         }
     }
 }

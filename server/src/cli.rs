@@ -9,7 +9,6 @@ use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
 use crate::Config;
-use crate::error::error_chain;
 
 #[derive(Debug, Parser)]
 #[command(name = "rexbench-server", version, about = "The RExBench leaderboard server.")]
@@ -116,7 +115,7 @@ pub async fn main() -> ExitCode {
     match run(cli.command).await {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("rexbench-server: {}", error_chain(e.as_ref()));
+            eprintln!("rexbench-server: {e:#}");
             ExitCode::from(2)
         }
     }
@@ -222,7 +221,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                         println!("{}: {}", path.display(), serde_json::to_string(&r).expect("serializes"))
                     }
                     Err(e) => {
-                        eprintln!("{}", error_chain(e.as_ref()));
+                        eprintln!("{e:#}");
                         failed += 1;
                     }
                 }

@@ -38,7 +38,7 @@ pub struct Config {
 pub enum ConfigError {
     #[error("REXBENCH_ADDR `{0}` is not an address like 127.0.0.1:3000")]
     Addr(String),
-    #[error("DATABASE_URL: {0}")]
+    #[error("DATABASE_URL")]
     Database(#[from] BackendError),
     #[error("{0} `{1}` is not a whole number")]
     Number(&'static str, String),

@@ -97,7 +97,7 @@ impl From<BundleError> for ApiError {
 
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> ApiError {
-        match &e {
+        match e {
             StoreError::AgentOwnedByOther { .. } => {
                 ApiError::new(StatusCode::FORBIDDEN, "agent_owned_by_other_key", e.to_string())
             }
@@ -109,15 +109,15 @@ impl From<StoreError> for ApiError {
             }
             StoreError::UnknownFinding(_) => ApiError::not_found(e.to_string()),
             StoreError::KeyExists(_) => ApiError::new(StatusCode::CONFLICT, "key_exists", e.to_string()),
-            StoreError::StorageFull(_) => storage_full().with_cause(&e),
-            StoreError::BlobStore(_) => blob_store_unavailable().with_cause(error_chain(&e)),
+            StoreError::StorageFull(_) => storage_full().with_cause(chain(e)),
+            StoreError::BlobStore(_) => blob_store_unavailable().with_cause(chain(e)),
             // Internals stay in the log; the client learns that it was not its fault.
             StoreError::Database(_)
             | StoreError::Migrate(_)
             | StoreError::BrokenReferences(_)
             | StoreError::Io { .. }
             | StoreError::Background { .. }
-            | StoreError::BadKey(_) => ApiError::internal(error_chain(&e)),
+            | StoreError::BadKey(_) => ApiError::internal(chain(e)),
         }
     }
 }
@@ -134,25 +134,15 @@ impl From<views::ViewError> for ApiError {
                 "side `{side}` names no submission and no agent with current results: `{named}`"
             )),
             ViewError::Store(e) => e.into(),
-            e @ ViewError::Artifact { .. } => ApiError::internal(error_chain(&e)),
+            e @ ViewError::Artifact { .. } => ApiError::internal(chain(e)),
         }
     }
 }
 
-/// An error and every error that caused it, on one line, each once: many errors
-/// already say their source in their own message.
-pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut at = e.source();
-    while let Some(cause) = at {
-        let text = cause.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        at = cause.source();
-    }
-    out
+/// An error and every error that caused it, on one line (anyhow's alternate form:
+/// `outer: cause: cause's cause`), for the log.
+pub(crate) fn chain(e: impl Into<anyhow::Error>) -> String {
+    format!("{:#}", e.into())
 }
 
 /// The blob store has no room: the operator must act, the submitter may try later.

@@ -91,7 +91,7 @@ async fn ingest_as(
 pub async fn refresh_pages(app: &AppState) {
     match app.store.generation().await {
         Ok(g) => app.cache.advance(u64::try_from(g).unwrap_or(0)),
-        Err(e) => tracing::warn!(error = %e, "could not read the change log's position"),
+        Err(e) => tracing::warn!(error = %crate::error::chain(e), "could not read the change log's position"),
     }
 }
 

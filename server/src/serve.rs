@@ -30,7 +30,7 @@ pub async fn serve(config: Config, state: AppState) -> std::io::Result<()> {
         match background.store.collect_garbage(Duration::from_secs(600)).await {
             Ok(0) => {}
             Ok(n) => tracing::info!(removed = n, "collected blobs left by unfinished ingests"),
-            Err(e) => tracing::warn!(error = %e, "could not collect garbage blobs"),
+            Err(e) => tracing::warn!(error = %crate::error::chain(e), "could not collect garbage blobs"),
         }
     });
     let app = crate::router::router(shared);

@@ -2,25 +2,25 @@
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("database: {0}")]
+    #[error("database")]
     Database(#[from] sqlx::Error),
-    #[error("database migration: {0}")]
+    #[error("database migration")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("database migration left {0} rows referring to rows that do not exist")]
     BrokenReferences(usize),
-    #[error("{context}: {source}")]
+    #[error("{context}")]
     Io {
         context: String,
         #[source]
         source: std::io::Error,
     },
-    #[error("the blob store is full: {0}")]
+    #[error("the blob store is full")]
     StorageFull(#[source] std::io::Error),
     /// The object store refused or did not answer in time (down, slow, wrong
     /// credentials, no bucket): the operator must act, a client may try again.
-    #[error("the object store did not take or give the blobs: {0}")]
+    #[error("the object store did not take or give the blobs")]
     BlobStore(#[source] std::io::Error),
-    #[error("{task} stopped before it finished: {source}")]
+    #[error("{task} stopped before it finished")]
     Background {
         task: &'static str,
         #[source]

@@ -78,7 +78,10 @@ fn the_writer_refuses_to_sign_an_invalid_manifest() {
     let mut manifest: Manifest = serde_json::from_value(s.manifest.clone()).unwrap();
     manifest.runs[0].file_recall = Some(3.0);
     let err = BundleBuilder::new(manifest).write(&[&s.key], Vec::new()).unwrap_err();
-    assert!(err.to_string().contains("file_recall 3 is outside [0, 1]"), "{err}");
+    // The message says what failed; the rule broken is its cause, said once.
+    assert_eq!(err.to_string(), "the bundle would be invalid");
+    let cause = std::error::Error::source(&err).expect("the broken rule").to_string();
+    assert!(cause.contains("file_recall 3 is outside [0, 1]"), "{cause}");
 }
 
 #[test]

@@ -84,7 +84,7 @@ pub struct Journal {
 
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Io { path: PathBuf, source: io::Error },
     #[error("{}: line {line} is not a journal entry ({detail}); it was not written by rexbench", path.display())]
     Corrupt { path: PathBuf, line: usize, detail: String },

@@ -162,7 +162,7 @@ impl Cluster {
             codebases.insert(id.clone(), shared);
         }
         let (journal, histories) =
-            Journal::open(&root.join("journal.jsonl")).map_err(|e| EvalError::Slurm(e.to_string()))?;
+            Journal::open(&root.join("journal.jsonl")).map_err(|e| EvalError::SlurmState(e.into()))?;
         let mut queue = Queue {
             cluster: &self,
             journal,
@@ -273,7 +273,7 @@ impl Queue<'_> {
     }
 
     fn write(&mut self, entry: Entry, tracked: &mut Tracked) -> Result<(), EvalError> {
-        self.journal.write(&entry).map_err(|e| EvalError::Slurm(e.to_string()))?;
+        self.journal.write(&entry).map_err(|e| EvalError::SlurmState(e.into()))?;
         tracked.history.apply(entry);
         Ok(())
     }

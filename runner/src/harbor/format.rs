@@ -1,0 +1,155 @@
+//! Harbor's files as its `JobResult`, `TrialResult` and job config and lock models write
+//! them (only the fields the import reads), and how its names and times read.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use bundle::{Hint, REXBENCH_TASKS};
+use serde::Deserialize;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use super::ImportError;
+
+#[derive(Deserialize)]
+pub(super) struct JobResult {
+    #[serde(rename = "n_total_trials")]
+    pub(super) _n_total_trials: u64,
+    pub(super) stats: JobStats,
+}
+
+/// Older jobs count `n_trials`/`n_errors`; newer ones count progress as well.
+#[derive(Deserialize)]
+pub(super) struct JobStats {
+    #[serde(default)]
+    pub(super) n_running_trials: u64,
+    #[serde(default)]
+    pub(super) n_pending_trials: u64,
+}
+
+#[derive(Deserialize)]
+pub(super) struct JobConfig {
+    #[serde(default)]
+    pub(super) job_name: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct JobLock {
+    #[serde(default)]
+    pub(super) harbor: Option<HarborInfo>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct HarborInfo {
+    #[serde(default)]
+    pub(super) version: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct TrialResult {
+    pub(super) task_name: String,
+    pub(super) trial_name: String,
+    pub(super) agent_info: AgentInfo,
+    #[serde(default)]
+    pub(super) agent_result: Option<AgentContext>,
+    #[serde(default)]
+    pub(super) verifier_result: Option<VerifierResult>,
+    #[serde(default)]
+    pub(super) exception_info: Option<ExceptionInfo>,
+    #[serde(default)]
+    pub(super) started_at: Option<String>,
+    #[serde(default)]
+    pub(super) finished_at: Option<String>,
+}
+
+#[derive(Deserialize, Clone, PartialEq)]
+pub(super) struct AgentInfo {
+    pub(super) name: String,
+    pub(super) version: String,
+    #[serde(default)]
+    pub(super) model_info: Option<ModelInfo>,
+}
+
+#[derive(Deserialize, Clone, PartialEq)]
+pub(super) struct ModelInfo {
+    pub(super) name: String,
+    #[serde(default)]
+    pub(super) provider: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct AgentContext {
+    #[serde(default)]
+    pub(super) cost_usd: Option<f64>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct VerifierResult {
+    #[serde(default)]
+    pub(super) rewards: Option<BTreeMap<String, f64>>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct ExceptionInfo {
+    pub(super) exception_type: String,
+}
+
+/// The RExBench task a Harbor task name stands for, and the hint condition the name
+/// shows, if any: `rexbench/rexbench__cogs` → cogs; `rexbench-othello-hints` → othello
+/// with hints.
+pub fn task_of(task_name: &str) -> Option<(String, Option<Hint>)> {
+    let name = task_name.rsplit('/').next().unwrap_or(task_name);
+    let name = name.strip_prefix("rexbench__").or_else(|| name.strip_prefix("rexbench-")).unwrap_or(name);
+    let (name, hint) = [("-none", Hint::None), ("-hints", Hint::Hints), ("-detailed", Hint::Detailed)]
+        .into_iter()
+        .find_map(|(suffix, hint)| name.strip_suffix(suffix).map(|n| (n, Some(hint))))
+        .unwrap_or((name, None));
+    let name = if name == "implicit-instructions" { "implicit-ins" } else { name };
+    REXBENCH_TASKS.contains(&name).then(|| (name.to_owned(), hint))
+}
+
+/// Python's `isoformat()`: with an offset in newer jobs, naive in older ones (read as
+/// UTC; a trial's two ends share their zone, so durations and order are right).
+pub(super) fn parse_time(s: &str) -> Option<OffsetDateTime> {
+    OffsetDateTime::parse(s, &Rfc3339).ok().or_else(|| OffsetDateTime::parse(&format!("{s}Z"), &Rfc3339).ok())
+}
+
+pub(super) fn time_field(
+    path: &Path,
+    field: &str,
+    value: &Option<String>,
+) -> Result<Option<OffsetDateTime>, ImportError> {
+    value
+        .as_deref()
+        .map(|s| {
+            parse_time(s).ok_or_else(|| ImportError::Invalid {
+                path: path.to_owned(),
+                detail: format!("`{field}` is `{s}`, not an ISO 8601 time"),
+            })
+        })
+        .transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_names_map_to_rexbench_tasks_and_hints() {
+        assert_eq!(task_of("rexbench/rexbench__cogs"), Some(("cogs".into(), None)));
+        assert_eq!(task_of("rexbench-othello"), Some(("othello".into(), None)));
+        assert_eq!(task_of("org/rexbench__implicit-instructions"), Some(("implicit-ins".into(), None)));
+        assert_eq!(task_of("rexbench-cogs-hints"), Some(("cogs".into(), Some(Hint::Hints))));
+        assert_eq!(task_of("rexbench__winodict-detailed"), Some(("winodict".into(), Some(Hint::Detailed))));
+        assert_eq!(task_of("rexbench/rexbench__swe-task"), None);
+    }
+
+    #[test]
+    fn times_with_and_without_an_offset() {
+        let naive = parse_time("2026-02-25T10:06:58.123456").unwrap();
+        let utc = parse_time("2026-02-25T10:06:58.123456+00:00").unwrap();
+        assert_eq!(naive, utc);
+        assert_eq!(parse_time("2026-02-25T12:06:58+02:00").unwrap().unix_timestamp(), utc.unix_timestamp());
+        assert!(parse_time("yesterday").is_none());
+    }
+}
