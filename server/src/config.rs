@@ -115,6 +115,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.to_string(), "REXBENCH_CONCURRENT_INGESTS `many` is not a whole number");
         let err = Config::from_lookup(|k| (k == "DATABASE_URL").then(|| "redis://x".to_owned())).unwrap_err();
-        assert!(err.to_string().starts_with("DATABASE_URL: database URL `redis://x`"), "{err}");
+        let said = format!("{:#}", anyhow::Error::from(err));
+        assert!(said.starts_with("DATABASE_URL: database URL `redis://x`"), "{said}");
     }
 }
