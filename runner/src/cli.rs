@@ -320,7 +320,7 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             slurm,
         } => {
             let executor = match container {
-                Some(t) => Executor::container(&t).map_err(anyhow::Error::msg)?,
+                Some(t) => Executor::container(&t)?,
                 None => Executor::Local,
             };
             let slurm = match kind {
@@ -374,7 +374,7 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
                     }
                     Ok(ExitCode::SUCCESS)
                 }
-                Err(e @ evaluate::EvalError::Interrupted { .. }) => {
+                Err(e @ crate::Error::Interrupted { .. }) => {
                     eprintln!("rexbench: {e}");
                     Ok(ExitCode::from(130))
                 }
@@ -446,19 +446,17 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             }
             report(&Verifier::new(keys, known), &bundle, "VALID", json)
         }
-        Command::Submit { bundle, server } => {
-            match crate::submit::submit(&bundle, &server).map_err(anyhow::Error::msg)? {
-                crate::submit::Verdict::Accepted { status, body } => {
-                    let what = if status == 201 { "accepted" } else { "already stored" };
-                    println!("{what}: {body}");
-                    Ok(ExitCode::SUCCESS)
-                }
-                crate::submit::Verdict::Refused { status, code, message } => {
-                    println!("REFUSED ({status})  {code}: {message}");
-                    Ok(ExitCode::from(1))
-                }
+        Command::Submit { bundle, server } => match crate::submit::submit(&bundle, &server)? {
+            crate::submit::Verdict::Accepted { status, body } => {
+                let what = if status == 201 { "accepted" } else { "already stored" };
+                println!("{what}: {body}");
+                Ok(ExitCode::SUCCESS)
             }
-        }
+            crate::submit::Verdict::Refused { status, code, message } => {
+                println!("REFUSED ({status})  {code}: {message}");
+                Ok(ExitCode::from(1))
+            }
+        },
         Command::Audit { server, agent, trust } => {
             let keys: Vec<PublicKey> =
                 trust.iter().map(|p| keyfile::read_public(p)).collect::<Result<_, _>>()?;

@@ -15,11 +15,14 @@ use std::time::Duration;
 use benchmark::confined::Folder;
 use bundle::{Benchmark, RunnerInfo};
 
+/// What stops an evaluation: the runner's one error type.
+pub use crate::Error as EvalError;
+use crate::Error;
 use crate::exec::Executor;
 use crate::experiment::{Experiment, Ran};
 use crate::outputs::{AgentRun, discover};
 use crate::results::{Evaluation, RunRecord, run_dir};
-pub use crate::run::{EvalError, INTERRUPTED, Summary};
+pub use crate::run::{INTERRUPTED, Summary};
 use crate::run::{Prepared, Progress, Setting, finish, io_at, stage, write_atomically};
 use crate::task::{Gold, TaskCard, TaskError, load_all, load_gold};
 use crate::taskset::task_set_digest;
@@ -42,18 +45,17 @@ pub struct Options {
     pub builtin_tasks: bool,
 }
 
-pub fn evaluate(opts: &Options) -> Result<Summary, EvalError> {
+pub fn evaluate(opts: &Options) -> Result<Summary, Error> {
     let cards = load_all(&opts.tasks_dir)?;
     // The agent wrote this folder: it is read beneath its handle only, and every run's
     // files are checked before anything is written.
-    let outputs =
-        Folder::open(&opts.outputs, "outputs folder").map_err(crate::outputs::OutputsError::from)?;
+    let outputs = Folder::open(&opts.outputs, "outputs folder").map_err(crate::Error::from)?;
     let crate::outputs::Discovered { runs, layouts } = discover(&outputs)?;
     for layout in &layouts {
         eprintln!("{}: outputs in {layout}", opts.outputs.display());
     }
     if runs.is_empty() {
-        return Err(EvalError::Setup(format!("no agent outputs found under {}", opts.outputs.display())));
+        return Err(Error::Setup(format!("no agent outputs found under {}", opts.outputs.display())));
     }
 
     // Refuse up front anything that would fail every run of a task.
@@ -75,7 +77,7 @@ pub fn evaluate(opts: &Options) -> Result<Summary, EvalError> {
         }
     };
 
-    fs::create_dir_all(&opts.out).map_err(|source| EvalError::Io { path: opts.out.clone(), source })?;
+    fs::create_dir_all(&opts.out).map_err(|source| Error::Io { path: opts.out.clone(), source })?;
     let evaluation = Evaluation {
         benchmark,
         runner: Some(RunnerInfo {
@@ -102,7 +104,7 @@ pub fn evaluate(opts: &Options) -> Result<Summary, EvalError> {
     result?;
     if INTERRUPTED.load(Ordering::Relaxed) {
         let finished = summary.evaluated + summary.skipped;
-        return Err(EvalError::Interrupted { done: finished, left: runs.len() - finished });
+        return Err(Error::Interrupted { done: finished, left: runs.len() - finished });
     }
     Ok(summary)
 }
@@ -115,10 +117,10 @@ fn evaluate_here_all(
     opts: &Options,
     progress: &Progress,
     summary: &mut Summary,
-) -> Result<(), EvalError> {
+) -> Result<(), Error> {
     let next = AtomicUsize::new(0);
     let shared = Mutex::new(std::mem::take(summary));
-    let failure: Mutex<Option<EvalError>> = Mutex::new(None);
+    let failure: Mutex<Option<Error>> = Mutex::new(None);
     std::thread::scope(|scope| {
         for _ in 0..opts.jobs.max(1) {
             scope.spawn(|| {
@@ -147,12 +149,12 @@ fn evaluate_here_all(
     failure.into_inner().unwrap().map_or(Ok(()), Err)
 }
 
-fn prepare(mut card: TaskCard, opts: &Options) -> Result<Prepared, EvalError> {
-    card.dir = card.dir.canonicalize().map_err(|source| EvalError::Io { path: card.dir.clone(), source })?;
+fn prepare(mut card: TaskCard, opts: &Options) -> Result<Prepared, Error> {
+    card.dir = card.dir.canonicalize().map_err(|source| Error::Io { path: card.dir.clone(), source })?;
     let gold: Gold = load_gold(opts.gold.as_deref(), &card.id)?.unwrap_or_default();
     let gold_dir = match (&card.check, &gold.check) {
         (None, Some(_)) => {
-            Some(gold.dir.canonicalize().map_err(|source| EvalError::Io { path: gold.dir.clone(), source })?)
+            Some(gold.dir.canonicalize().map_err(|source| Error::Io { path: gold.dir.clone(), source })?)
         }
         _ => None,
     };
@@ -161,14 +163,14 @@ fn prepare(mut card: TaskCard, opts: &Options) -> Result<Prepared, EvalError> {
         (Some(rel), _) => card.dir.join(rel),
         (None, Some(dir)) => dir.join(&card.id),
         (None, None) => {
-            return Err(EvalError::Setup(format!(
+            return Err(Error::Setup(format!(
                 "task `{}` has no codebase in its card: give --codebases DIR with {}/ in it",
                 card.id, card.id
             )));
         }
     };
     if !codebase.is_dir() {
-        return Err(EvalError::Setup(format!(
+        return Err(Error::Setup(format!(
             "task `{}`: codebase {} is not a directory",
             card.id,
             codebase.display()
@@ -182,29 +184,28 @@ fn prepare(mut card: TaskCard, opts: &Options) -> Result<Prepared, EvalError> {
 fn benchmark_for(
     cards: &BTreeMap<String, TaskCard>,
     tasks: &BTreeMap<String, Prepared>,
-) -> Result<Benchmark, EvalError> {
+) -> Result<Benchmark, Error> {
     let is_example = |c: &TaskCard| c.dir.parent().and_then(Path::file_name).is_some_and(|n| n == "examples");
     let examples = tasks.values().filter(|t| is_example(&t.card)).count();
     if examples != 0 && examples != tasks.len() {
-        return Err(EvalError::Setup(
+        return Err(Error::Setup(
             "the outputs mix example tasks with benchmark tasks: evaluate them separately".into(),
         ));
     }
     let set = cards.values().filter(|c| is_example(c) == (examples != 0));
-    let digest =
-        task_set_digest(set).map_err(|source| EvalError::Io { path: PathBuf::from("tasks"), source })?;
+    let digest = task_set_digest(set).map_err(|source| Error::Io { path: PathBuf::from("tasks"), source })?;
     let name = if examples != 0 { "RExBench examples" } else { "RExBench" };
     Ok(Benchmark { name: name.into(), version: "1.0".into(), task_set_digest: digest.to_hex() })
 }
 
-fn write_evaluation(out: &Path, evaluation: &Evaluation) -> Result<(), EvalError> {
+fn write_evaluation(out: &Path, evaluation: &Evaluation) -> Result<(), Error> {
     let path = out.join("evaluation.json");
     if let Ok(bytes) = fs::read(&path) {
-        let existing: Evaluation = serde_json::from_slice(&bytes)
-            .map_err(|e| EvalError::Setup(format!("{}: {e}", path.display())))?;
+        let existing: Evaluation =
+            serde_json::from_slice(&bytes).map_err(|e| Error::Setup(format!("{}: {e}", path.display())))?;
         if let Some(p) = existing.provenance.as_ref().filter(|p| p.kind != bundle::ProvenanceKind::Evaluated)
         {
-            return Err(EvalError::Setup(format!(
+            return Err(Error::Setup(format!(
                 "{} holds {} results ({}); evaluate into a new --out directory",
                 out.display(),
                 p.kind,
@@ -212,7 +213,7 @@ fn write_evaluation(out: &Path, evaluation: &Evaluation) -> Result<(), EvalError
             )));
         }
         if existing.benchmark != evaluation.benchmark {
-            return Err(EvalError::Setup(format!(
+            return Err(Error::Setup(format!(
                 "{} holds results for another task set ({} {} {}); use a new --out directory",
                 out.display(),
                 existing.benchmark.name,
@@ -231,7 +232,7 @@ fn evaluate_here(
     task: &Prepared,
     outputs: &Folder,
     opts: &Options,
-) -> Result<Option<RunRecord>, EvalError> {
+) -> Result<Option<RunRecord>, Error> {
     let staged = stage(run, task, outputs, &opts.out)?;
     let scratch = tempfile::Builder::new()
         .prefix(&format!("rexbench-{}-", run.task))

@@ -103,15 +103,17 @@ impl Executor {
 
     /// Parses `--container 'docker run --rm --name {name} -v {workdir}:/work -w /work IMAGE {command}'`:
     /// words separated by spaces (no quoting).
-    pub fn container(template: &str) -> Result<Executor, String> {
+    pub fn container(template: &str) -> Result<Executor, crate::Error> {
         let words: Vec<String> = template.split_whitespace().map(str::to_owned).collect();
         if !words.iter().any(|w| w == "{command}") {
-            return Err(
-                "the container template needs a `{command}` word where the task's command goes".into()
-            );
+            return Err(crate::Error::Setup(
+                "the container template needs a `{command}` word where the task's command goes".into(),
+            ));
         }
         if !words.iter().any(|w| w.contains("{workdir}")) {
-            return Err("the container template needs `{workdir}` (the patched codebase to mount)".into());
+            return Err(crate::Error::Setup(
+                "the container template needs `{workdir}` (the patched codebase to mount)".into(),
+            ));
         }
         Ok(Executor::Container { template: words })
     }
@@ -162,8 +164,13 @@ mod tests {
 
     #[test]
     fn container_templates_must_place_the_command_and_the_codebase() {
-        assert!(Executor::container("docker run --rm IMAGE").unwrap_err().contains("{command}"));
-        assert!(Executor::container("docker run --rm IMAGE {command}").unwrap_err().contains("{workdir}"));
+        assert!(Executor::container("docker run --rm IMAGE").unwrap_err().to_string().contains("{command}"));
+        assert!(
+            Executor::container("docker run --rm IMAGE {command}")
+                .unwrap_err()
+                .to_string()
+                .contains("{workdir}")
+        );
         let e =
             Executor::container("docker run --rm --name {name} -v {workdir}:/work -w /work img {command}")
                 .unwrap();

@@ -4,42 +4,31 @@ use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::Error;
 use bundle::{PublicKey, SecretKey};
 
-#[derive(Debug, thiserror::Error)]
-pub enum KeyFileError {
-    #[error("cannot read key file {}", path.display())]
-    Read { path: PathBuf, source: std::io::Error },
-    #[error("{}", path.display())]
-    Parse { path: PathBuf, source: bundle::KeyError },
-    #[error("{} already exists; pass --force to replace it", .0.display())]
-    Exists(PathBuf),
-    #[error("cannot write {}", path.display())]
-    Write { path: PathBuf, source: std::io::Error },
-}
-
-pub fn read_secret(path: &Path) -> Result<SecretKey, KeyFileError> {
+pub fn read_secret(path: &Path) -> Result<SecretKey, Error> {
     let text = read(path)?;
-    SecretKey::from_pem(&text).map_err(|source| KeyFileError::Parse { path: path.to_owned(), source })
+    SecretKey::from_pem(&text).map_err(|source| Error::KeyParse { path: path.to_owned(), source })
 }
 
-pub fn read_public(path: &Path) -> Result<PublicKey, KeyFileError> {
+pub fn read_public(path: &Path) -> Result<PublicKey, Error> {
     let text = read(path)?;
-    PublicKey::from_pem(&text).map_err(|source| KeyFileError::Parse { path: path.to_owned(), source })
+    PublicKey::from_pem(&text).map_err(|source| Error::KeyParse { path: path.to_owned(), source })
 }
 
-fn read(path: &Path) -> Result<String, KeyFileError> {
-    fs::read_to_string(path).map_err(|source| KeyFileError::Read { path: path.to_owned(), source })
+fn read(path: &Path) -> Result<String, Error> {
+    fs::read_to_string(path).map_err(|source| Error::KeyRead { path: path.to_owned(), source })
 }
 
 /// Writes a new key pair as `PREFIX.pem` and `PREFIX.pub.pem`; returns both paths.
-pub fn write_pair(key: &SecretKey, prefix: &Path, force: bool) -> Result<(PathBuf, PathBuf), KeyFileError> {
+pub fn write_pair(key: &SecretKey, prefix: &Path, force: bool) -> Result<(PathBuf, PathBuf), Error> {
     let secret = with_suffix(prefix, ".pem");
     let public = with_suffix(prefix, ".pub.pem");
     if !force {
         for p in [&secret, &public] {
             if p.exists() {
-                return Err(KeyFileError::Exists(p.clone()));
+                return Err(Error::Exists(p.clone()));
             }
         }
     }
@@ -54,8 +43,8 @@ fn with_suffix(prefix: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
-fn write(path: &Path, bytes: &[u8], mode: u32) -> Result<(), KeyFileError> {
-    let wrap = |source| KeyFileError::Write { path: path.to_owned(), source };
+fn write(path: &Path, bytes: &[u8], mode: u32) -> Result<(), Error> {
+    let wrap = |source| Error::Write { path: path.to_owned(), source };
     let mut opts = OpenOptions::new();
     opts.write(true).create(true).truncate(true);
     #[cfg(unix)]

@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod cli;
+mod error;
 pub mod evaluate;
 pub mod exec;
 pub mod experiment;
@@ -18,3 +19,4 @@ pub mod summary;
 // The benchmark's definition, where the server shares it; here under the names the
 // runner has always used.
 pub use benchmark::{check, pack, parity, published, results, task, taskset};
+pub use error::Error;

@@ -21,7 +21,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use benchmark::confined::{Folder, Kind, Refused, file_limit};
+use crate::Error;
+use benchmark::confined::{Folder, Kind, file_limit};
 use bundle::Hint;
 use serde::Deserialize;
 
@@ -47,22 +48,6 @@ impl AgentRun {
     /// The run's files in the outputs folder.
     pub fn files(&self) -> impl Iterator<Item = &PathBuf> {
         std::iter::once(&self.patch).chain(&self.agent_log).chain(&self.trajectory)
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum OutputsError {
-    /// A file that is not read: a link out of the outputs folder, a FIFO, a device,
-    /// a file over a bundle artifact's size. The run is named where there is one.
-    #[error("{}{refused}", run.as_ref().map(|r| format!("run {r}: ")).unwrap_or_default())]
-    Refused { run: Option<String>, refused: Refused },
-    #[error("{}: {detail}", path.display())]
-    Layout { path: PathBuf, detail: String },
-}
-
-impl From<Refused> for OutputsError {
-    fn from(refused: Refused) -> Self {
-        OutputsError::Refused { run: None, refused }
     }
 }
 
@@ -106,7 +91,7 @@ pub struct Discovered {
 /// Every run in the outputs folder. Each run's files are checked here, before
 /// anything is written: a file that would be refused when read stops the evaluation
 /// now, naming the run and the file.
-pub fn discover(outputs: &Folder) -> Result<Discovered, OutputsError> {
+pub fn discover(outputs: &Folder) -> Result<Discovered, Error> {
     let mut runs: BTreeMap<(String, Hint, u32), AgentRun> = BTreeMap::new();
     let mut layouts = BTreeSet::new();
     for task_dir in outputs.entries(Path::new(""))? {
@@ -159,7 +144,7 @@ pub fn discover(outputs: &Folder) -> Result<Discovered, OutputsError> {
                 for file in run.files() {
                     outputs
                         .open_file(file, file_limit())
-                        .map_err(|refused| OutputsError::Refused { run: Some(run.label()), refused })?;
+                        .map_err(|refused| Error::Refused { run: Some(run.label()), refused })?;
                 }
                 let key = (run.task.clone(), run.hint, run.attempt);
                 if runs.insert(key, run.clone()).is_some() {
@@ -178,7 +163,7 @@ fn level_folder(
     task: &str,
     level: &str,
     inside: &[benchmark::confined::Entry],
-) -> Result<Vec<AgentRun>, OutputsError> {
+) -> Result<Vec<AgentRun>, Error> {
     let mut found = Vec::new();
     for file in inside {
         let name = file.name_lossy();
@@ -211,7 +196,7 @@ fn from_attempt_dir(
     task: &str,
     hint: Hint,
     dir: &benchmark::confined::Entry,
-) -> Result<AgentRun, OutputsError> {
+) -> Result<AgentRun, Error> {
     let attempt = attempt_number(&dir.name_lossy())
         .filter(|_| dir.kind == Kind::Folder)
         .ok_or_else(|| layout(outputs, &dir.rel, "an attempt folder is named 1, 2, 3, …"))?;
@@ -230,7 +215,7 @@ fn from_attempt_dir(
                 let label = format!("{task}/{hint}/{attempt}");
                 let bytes = outputs
                     .read(&file.rel)
-                    .map_err(|refused| OutputsError::Refused { run: Some(label), refused })?;
+                    .map_err(|refused| Error::Refused { run: Some(label), refused })?;
                 let cost: Cost =
                     serde_json::from_slice(&bytes).map_err(|e| layout(outputs, &file.rel, &e.to_string()))?;
                 cost_usd = Some(cost.cost_usd);
@@ -251,7 +236,7 @@ fn from_attempt_dir(
 
 /// `<agent>_<level>_run<N>.patch`, with the log beside it as `.log` and the
 /// trajectory as `.json`.
-fn from_rexbench_name(outputs: &Folder, task: &str, path: &Path) -> Result<AgentRun, OutputsError> {
+fn from_rexbench_name(outputs: &Folder, task: &str, path: &Path) -> Result<AgentRun, Error> {
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let bad = || {
         layout(
@@ -267,11 +252,10 @@ fn from_rexbench_name(outputs: &Folder, task: &str, path: &Path) -> Result<Agent
         .find(|level| head.ends_with(&format!("_{level}")))
         .and_then(Hint::from_rexbench_level)
         .ok_or_else(bad)?;
-    let beside = |ext: &str| -> Result<Option<PathBuf>, OutputsError> {
+    let beside = |ext: &str| -> Result<Option<PathBuf>, Error> {
         let path = path.with_extension(ext);
         let label = format!("{task}/{hint}/{attempt}");
-        let there =
-            outputs.kind(&path).map_err(|refused| OutputsError::Refused { run: Some(label), refused })?;
+        let there = outputs.kind(&path).map_err(|refused| Error::Refused { run: Some(label), refused })?;
         Ok(there.is_some().then_some(path))
     };
     Ok(AgentRun {
@@ -289,8 +273,8 @@ fn attempt_number(s: &str) -> Option<u32> {
     s.parse::<u32>().ok().filter(|n| *n >= 1 && !s.starts_with('0'))
 }
 
-fn layout(outputs: &Folder, rel: &Path, detail: &str) -> OutputsError {
-    OutputsError::Layout { path: outputs.shown(rel), detail: detail.to_owned() }
+fn layout(outputs: &Folder, rel: &Path, detail: &str) -> Error {
+    Error::Invalid { path: outputs.shown(rel), detail: detail.to_owned() }
 }
 
 #[cfg(test)]

@@ -18,26 +18,7 @@ use crate::check::{CheckSpec, ResultFiles, RunOutput};
 use crate::experiment::Ran;
 use crate::outputs::AgentRun;
 use crate::results::{RunRecord, run_dir};
-use crate::task::{TaskCard, TaskError};
-
-#[derive(Debug, thiserror::Error)]
-pub enum EvalError {
-    #[error(transparent)]
-    Task(#[from] TaskError),
-    #[error(transparent)]
-    Outputs(#[from] crate::outputs::OutputsError),
-    #[error("{}", path.display())]
-    Io { path: PathBuf, source: io::Error },
-    #[error("{0}")]
-    Setup(String),
-    #[error("--executor slurm: {0}")]
-    Slurm(String),
-    /// Slurm's own bookkeeping failed (its journal), with the cause.
-    #[error("--executor slurm")]
-    SlurmState(#[source] Box<dyn std::error::Error + Send + Sync>),
-    #[error("interrupted: {done} runs finished, {left} left; run the same command again to resume")]
-    Interrupted { done: usize, left: usize },
-}
+use crate::task::TaskCard;
 
 /// What an evaluation did.
 #[derive(Debug, Default)]
@@ -102,26 +83,22 @@ pub(crate) struct Staged {
     pub empty: bool,
 }
 
-pub(crate) fn io_at(path: &Path) -> impl FnOnce(io::Error) -> EvalError + use<> {
-    let path = path.to_owned();
-    move |source| EvalError::Io { path, source }
+pub(crate) use crate::error::Error;
+
+pub(crate) fn io_at(path: &Path) -> impl FnOnce(io::Error) -> Error + use<> {
+    Error::io_at(path)
 }
 
 /// Starts a run's results: its staging folder with the patch, the agent's log and
 /// trajectory (read beneath the outputs folder only), and the record as far as the
 /// patch alone decides it. The experiment applies the staged copy of the patch.
-pub(crate) fn stage(
-    run: &AgentRun,
-    task: &Prepared,
-    outputs: &Folder,
-    out: &Path,
-) -> Result<Staged, EvalError> {
+pub(crate) fn stage(run: &AgentRun, task: &Prepared, outputs: &Folder, out: &Path) -> Result<Staged, Error> {
     let dir = out.join(".staging").join(format!("{}-{}-{}", run.task, run.hint, run.attempt));
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).map_err(io_at(&dir))?;
     let refused = |refused| {
         let _ = fs::remove_dir_all(&dir);
-        EvalError::Outputs(crate::outputs::OutputsError::Refused { run: Some(run.label()), refused })
+        Error::Refused { run: Some(run.label()), refused }
     };
     let patch_text = outputs.read(&run.patch).map_err(refused)?;
     fs::write(dir.join("patch.diff"), &patch_text).map_err(io_at(&dir))?;
@@ -167,7 +144,7 @@ pub(crate) fn finish(
     mut staged: Staged,
     ran: Option<Ran>,
     workdir: &Path,
-) -> Result<RunRecord, EvalError> {
+) -> Result<RunRecord, Error> {
     let staging = &staged.dir;
     let record = &mut staged.record;
     let note =
@@ -234,7 +211,7 @@ pub(crate) fn finish(
 }
 
 /// Writes run.json and moves the staging folder to the run's place.
-pub(crate) fn place(run: &AgentRun, out: &Path, staged: Staged) -> Result<RunRecord, EvalError> {
+pub(crate) fn place(run: &AgentRun, out: &Path, staged: Staged) -> Result<RunRecord, Error> {
     let final_dir = run_dir(out, &run.task, run.hint, run.attempt);
     let run_json = serde_json::to_vec_pretty(&staged.record).expect("serializes");
     fs::write(staged.dir.join("run.json"), run_json).map_err(io_at(&staged.dir))?;
@@ -246,8 +223,8 @@ pub(crate) fn place(run: &AgentRun, out: &Path, staged: Staged) -> Result<RunRec
 }
 
 /// Writes a file whole or not at all: readers see the old one, or none, until it is done.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), EvalError> {
-    let io = |source| EvalError::Io { path: path.to_owned(), source };
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let io = |source| Error::Io { path: path.to_owned(), source };
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
     fs::write(tmp.path(), bytes).map_err(io)?;

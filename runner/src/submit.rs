@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::Error;
+
 /// What the server said.
 #[derive(Debug)]
 pub enum Verdict {
@@ -23,7 +25,7 @@ const MAX_WAIT: Duration = Duration::from_secs(30);
 /// Streams the bundle at `path` to `<server>/api/v1/submissions`. A server busy with
 /// other ingests is asked again after the wait it names; any other refusal, a rate
 /// limit included, is the verdict.
-pub fn submit(path: &Path, server: &str) -> Result<Verdict, String> {
+pub fn submit(path: &Path, server: &str) -> Result<Verdict, Error> {
     let mut tries = 0;
     loop {
         match submit_once(path, server)? {
@@ -39,23 +41,25 @@ pub fn submit(path: &Path, server: &str) -> Result<Verdict, String> {
 }
 
 /// One request: the verdict and the `Retry-After` the server gave, if any.
-fn submit_once(path: &Path, server: &str) -> Result<(Verdict, Option<Duration>), String> {
+fn submit_once(path: &Path, server: &str) -> Result<(Verdict, Option<Duration>), Error> {
     let url = format!("{}/api/v1/submissions", server.trim_end_matches('/'));
-    let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let file = File::open(path).map_err(|source| Error::Open { path: path.to_owned(), source })?;
     let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
     let mut response = agent
         .post(&url)
         .content_type("application/gzip")
         .send(file)
-        .map_err(|e| format!("cannot reach {url}: {e}"))?;
+        .map_err(|e| Error::Reach { url: url.clone(), source: e.into() })?;
     let status = response.status().as_u16();
     let wait = response
         .headers()
         .get("retry-after")
         .and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok())
         .map(Duration::from_secs);
-    let text =
-        response.body_mut().read_to_string().map_err(|e| format!("reading the answer of {url}: {e}"))?;
+    let text = response
+        .body_mut()
+        .read_to_string()
+        .map_err(|e| Error::Fetch { url: url.clone(), reason: format!("reading the answer: {e}") })?;
     let body: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
     match status {
         200 | 201 => Ok((Verdict::Accepted { status, body }, wait)),
@@ -68,6 +72,6 @@ fn submit_once(path: &Path, server: &str) -> Result<(Verdict, Option<Duration>),
             };
             Ok((verdict, wait))
         }
-        _ => Err(format!("{url} answered {status}: {body}")),
+        _ => Err(Error::Fetch { url, reason: format!("answered {status}: {body}") }),
     }
 }

@@ -9,7 +9,7 @@ use bundle::{Digest, Hint, Limits, Tier};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use super::AuditError;
+use crate::Error;
 
 /// The counts one rate is made of, under one hint condition (of one task, or all).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
@@ -146,9 +146,9 @@ impl Api {
         format!("{}{path}", self.base)
     }
 
-    pub(super) fn bytes(&self, path: &str) -> Result<Vec<u8>, AuditError> {
+    pub(super) fn bytes(&self, path: &str) -> Result<Vec<u8>, Error> {
         let url = self.url(path);
-        let fetch = |reason: String| AuditError::Fetch { url: url.clone(), reason };
+        let fetch = |reason: String| Error::Fetch { url: url.clone(), reason };
         let mut response = self.agent.get(&url).call().map_err(|e| fetch(e.to_string()))?;
         let status = response.status().as_u16();
         let body = response
@@ -164,16 +164,16 @@ impl Api {
         Ok(body)
     }
 
-    pub(super) fn json<T: DeserializeOwned>(&self, path: &str) -> Result<T, AuditError> {
+    pub(super) fn json<T: DeserializeOwned>(&self, path: &str) -> Result<T, Error> {
         let bytes = self.bytes(path)?;
         serde_json::from_slice(&bytes)
-            .map_err(|e| AuditError::Answer { url: self.url(path), reason: e.to_string() })
+            .map_err(|e| Error::Answer { url: self.url(path), reason: e.to_string() })
     }
 
     /// An artifact's digest, hashed as it streams in.
-    pub(super) fn digest_of(&self, digest: &str) -> Result<Digest, AuditError> {
+    pub(super) fn digest_of(&self, digest: &str) -> Result<Digest, Error> {
         let url = self.url(&format!("/artifacts/{digest}"));
-        let fetch = |reason: String| AuditError::Fetch { url: url.clone(), reason };
+        let fetch = |reason: String| Error::Fetch { url: url.clone(), reason };
         let mut response = self.agent.get(&url).call().map_err(|e| fetch(e.to_string()))?;
         if response.status() != 200 {
             return Err(fetch(format!("answered {}", response.status().as_u16())));

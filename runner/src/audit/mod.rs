@@ -52,36 +52,26 @@ impl fmt::Display for Audit {
     }
 }
 
-/// What stops an audit before it can judge: the server cannot be reached or answers
-/// something that is not the API.
-#[derive(Debug, thiserror::Error)]
-pub enum AuditError {
-    #[error("{url}: {reason}")]
-    Fetch { url: String, reason: String },
-    #[error("{url}: not the answer the API describes: {reason}")]
-    Answer { url: String, reason: String },
-    #[error("agent `{0}` has no current submission")]
-    NoCurrent(String),
-}
+use crate::Error;
 use api::*;
 use tally::{Tally, reliability};
 
 /// Audits `agent` on the leaderboard at `server`. With `trust`, the signature must be
 /// by one of those keys; without, by the key the server lists as the signer's.
-pub fn audit(server: &str, agent: &str, trust: &[PublicKey]) -> Result<Audit, AuditError> {
+pub fn audit(server: &str, agent: &str, trust: &[PublicKey]) -> Result<Audit, Error> {
     let api = Api {
         base: server.trim_end_matches('/').to_owned(),
         agent: ureq::Agent::config_builder().http_status_as_error(false).build().into(),
     };
     if !bundle::is_slug(agent) {
-        return Err(AuditError::NoCurrent(agent.to_owned()));
+        return Err(Error::NoCurrent(agent.to_owned()));
     }
     let detail: AgentAnswer = api.json(&format!("/api/v1/agents/{agent}"))?;
     let submission = detail
         .submissions
         .iter()
         .find(|s| s.superseded_by.is_none())
-        .ok_or_else(|| AuditError::NoCurrent(agent.to_owned()))?;
+        .ok_or_else(|| Error::NoCurrent(agent.to_owned()))?;
     let bundle_id = submission.bundle_id.clone();
     let mut checks = Vec::new();
     let mut check = |ok: bool, what: String| checks.push(Check { ok, what });
@@ -313,7 +303,7 @@ fn integrity(
     read: Read<'_>,
     bundle_id: &str,
     check: &mut impl FnMut(bool, String),
-) -> Result<(), AuditError> {
+) -> Result<(), Error> {
     let Read { detail, reported, totals } = read;
     type Shown = (String, String, Option<String>, Option<u64>);
     let signed: BTreeMap<RunKey, Vec<Shown>> = manifest

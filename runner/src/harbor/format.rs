@@ -9,7 +9,7 @@ use serde::Deserialize;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::ImportError;
+use crate::Error;
 
 #[derive(Deserialize)]
 pub(super) struct JobResult {
@@ -118,11 +118,11 @@ pub(super) fn time_field(
     path: &Path,
     field: &str,
     value: &Option<String>,
-) -> Result<Option<OffsetDateTime>, ImportError> {
+) -> Result<Option<OffsetDateTime>, Error> {
     value
         .as_deref()
         .map(|s| {
-            parse_time(s).ok_or_else(|| ImportError::Invalid {
+            parse_time(s).ok_or_else(|| Error::Invalid {
                 path: path.to_owned(),
                 detail: format!("`{field}` is `{s}`, not an ISO 8601 time"),
             })

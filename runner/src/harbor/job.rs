@@ -5,9 +5,10 @@ use std::path::Path;
 
 use benchmark::confined::{Folder, Kind};
 
+use super::Options;
 use super::format::*;
 use super::trial::*;
-use super::{ImportError, Options};
+use crate::Error;
 
 pub(super) struct Job {
     pub(super) folder: Folder,
@@ -22,7 +23,7 @@ pub(super) fn read_job(
     index: usize,
     opts: &Options,
     known: &BTreeMap<String, Known>,
-) -> Result<Job, ImportError> {
+) -> Result<Job, Error> {
     let folder = Folder::open(dir, "Harbor job folder")?;
     let job = &folder;
     let root = Path::new("");
@@ -30,7 +31,7 @@ pub(super) fn read_job(
     let result: JobResult = read_json(job, &result_rel, "a Harbor job result")?;
     let unfinished = result.stats.n_running_trials + result.stats.n_pending_trials;
     if unfinished > 0 {
-        return Err(ImportError::Invalid {
+        return Err(Error::Invalid {
             path: job.shown(&result_rel),
             detail: format!(
                 "the job has {unfinished} trials running or pending: import it once it has finished"
@@ -55,7 +56,7 @@ pub(super) fn read_job(
         trials.push(read_trial(job, index, &trial_dir, opts, known)?);
     }
     if trials.is_empty() {
-        return Err(ImportError::Invalid { path: dir.to_owned(), detail: "holds no trials".into() });
+        return Err(Error::Invalid { path: dir.to_owned(), detail: "holds no trials".into() });
     }
     Ok(Job { folder, name, harbor_version, trials })
 }

@@ -23,15 +23,14 @@ mod trial;
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 
-use benchmark::confined::Refused;
 use bundle::{Agent, Benchmark, Hint, Outcome, Provenance, ProvenanceKind, REXBENCH_TASKS, RunnerInfo};
 
 use crate::results::{Evaluation, run_dir};
-use crate::task::{TaskError, load_all, load_gold};
+use crate::task::{load_all, load_gold};
 
+use crate::Error;
 use agent::{agent_of, agent_toml, describe};
 pub use format::task_of;
 use job::read_job;
@@ -51,22 +50,6 @@ pub struct Options {
     pub harbor_version: Option<String>,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum ImportError {
-    #[error("{}", path.display())]
-    Io { path: PathBuf, source: io::Error },
-    /// A file that is not as Harbor writes it, or a run it cannot stand for.
-    #[error("{}: {detail}", path.display())]
-    Invalid { path: PathBuf, detail: String },
-    /// A file that is not read: a link out of the job folder, a FIFO, too large.
-    #[error(transparent)]
-    Refused(#[from] Refused),
-    #[error(transparent)]
-    Task(#[from] TaskError),
-    #[error("{0}")]
-    Setup(String),
-}
-
 /// What an import wrote.
 #[derive(Debug)]
 pub struct Imported {
@@ -80,19 +63,19 @@ pub struct Imported {
 /// Imports the jobs into `opts.out`, which must not exist yet or be empty. Everything is
 /// written into a folder beside it and moved into place at the end, so an error leaves
 /// nothing behind.
-pub fn import(opts: &Options) -> Result<Imported, ImportError> {
+pub fn import(opts: &Options) -> Result<Imported, Error> {
     if opts.jobs.is_empty() {
-        return Err(ImportError::Setup("name at least one Harbor job folder".into()));
+        return Err(Error::Setup("name at least one Harbor job folder".into()));
     }
     if opts.out.exists() && fs::read_dir(&opts.out).map(|mut d| d.next().is_some()).unwrap_or(true) {
-        return Err(ImportError::Setup(format!(
+        return Err(Error::Setup(format!(
             "{} already exists and is not empty: import into a new folder",
             opts.out.display()
         )));
     }
     let cards = load_all(&opts.tasks_dir)?;
     if let Some(missing) = REXBENCH_TASKS.iter().find(|t| !cards.contains_key(**t)) {
-        return Err(ImportError::Setup(format!(
+        return Err(Error::Setup(format!(
             "{} has no card for task `{missing}`: give --tasks with the RExBench task cards",
             opts.tasks_dir.display()
         )));
@@ -107,7 +90,7 @@ pub fn import(opts: &Options) -> Result<Imported, ImportError> {
     }
     let benchmark_cards = cards.values().filter(|c| REXBENCH_TASKS.contains(&c.id.as_str()));
     let digest = crate::taskset::task_set_digest(benchmark_cards)
-        .map_err(|source| ImportError::Io { path: opts.tasks_dir.clone(), source })?;
+        .map_err(|source| Error::Io { path: opts.tasks_dir.clone(), source })?;
 
     let mut jobs = Vec::with_capacity(opts.jobs.len());
     for (index, dir) in opts.jobs.iter().enumerate() {
@@ -120,7 +103,7 @@ pub fn import(opts: &Options) -> Result<Imported, ImportError> {
             .iter()
             .find(|t| t.agent.name != first.agent.name || t.agent.model_info != first.agent.model_info)
         {
-            return Err(ImportError::Invalid {
+            return Err(Error::Invalid {
                 path: other.result_path.clone(),
                 detail: format!(
                     "trial `{}` ran agent {}, but trial `{}` ran {}: a results folder holds one agent's runs",
@@ -159,15 +142,15 @@ pub fn import(opts: &Options) -> Result<Imported, ImportError> {
     trials.sort_by(|a, b| (&a.task, a.hint, a.started, &a.name).cmp(&(&b.task, b.hint, b.started, &b.name)));
 
     let parent = opts.out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    fs::create_dir_all(parent).map_err(|source| ImportError::Io { path: parent.to_owned(), source })?;
+    fs::create_dir_all(parent).map_err(|source| Error::Io { path: parent.to_owned(), source })?;
     let staging = tempfile::Builder::new()
         .prefix(".rexbench-import-")
         .tempdir_in(parent)
-        .map_err(|source| ImportError::Io { path: parent.to_owned(), source })?;
-    let write = |path: &Path, bytes: &[u8]| -> Result<(), ImportError> {
+        .map_err(|source| Error::Io { path: parent.to_owned(), source })?;
+    let write = |path: &Path, bytes: &[u8]| -> Result<(), Error> {
         fs::create_dir_all(path.parent().expect("has a parent"))
             .and_then(|()| fs::write(path, bytes))
-            .map_err(|source| ImportError::Io { path: path.to_owned(), source })
+            .map_err(|source| Error::Io { path: path.to_owned(), source })
     };
     let mut outcomes = BTreeMap::new();
     let mut attempt = 0;
@@ -210,12 +193,12 @@ pub fn import(opts: &Options) -> Result<Imported, ImportError> {
     write(&staging.path().join("agent.toml"), agent_toml(&agent).as_bytes())?;
 
     if opts.out.exists() {
-        fs::remove_dir(&opts.out).map_err(|source| ImportError::Io { path: opts.out.clone(), source })?;
+        fs::remove_dir(&opts.out).map_err(|source| Error::Io { path: opts.out.clone(), source })?;
     }
     let staged = staging.keep();
     fs::rename(&staged, &opts.out).map_err(|source| {
         let _ = fs::remove_dir_all(&staged);
-        ImportError::Io { path: opts.out.clone(), source }
+        Error::Io { path: opts.out.clone(), source }
     })?;
     Ok(Imported { runs: trials.len(), outcomes, source, agent })
 }

@@ -14,26 +14,27 @@ use time::OffsetDateTime;
 
 use crate::results::RunRecord;
 
+use super::Options;
 use super::format::*;
-use super::{ImportError, Options};
+use crate::Error;
 
 /// `dir/result.json`, which every job and trial folder Harbor finished holds.
-pub(super) fn result_json(job: &Folder, dir: &Path, otherwise: &str) -> Result<PathBuf, ImportError> {
+pub(super) fn result_json(job: &Folder, dir: &Path, otherwise: &str) -> Result<PathBuf, Error> {
     let path = dir.join("result.json");
     if job.kind(&path)?.is_some() {
         return Ok(path);
     }
-    Err(ImportError::Invalid { path: job.shown(dir), detail: format!("has no result.json: {otherwise}") })
+    Err(Error::Invalid { path: job.shown(dir), detail: format!("has no result.json: {otherwise}") })
 }
 
 /// Reads a JSON file, naming the field at fault when it does not fit.
-pub(super) fn read_json<T: DeserializeOwned>(job: &Folder, rel: &Path, what: &str) -> Result<T, ImportError> {
+pub(super) fn read_json<T: DeserializeOwned>(job: &Folder, rel: &Path, what: &str) -> Result<T, Error> {
     let bytes = job.read(rel)?;
     let mut de = serde_json::Deserializer::from_slice(&bytes);
     serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let at = e.path().to_string();
         let at = if at == "." { String::new() } else { format!(" (at `{at}`)") };
-        ImportError::Invalid { path: job.shown(rel), detail: format!("not {what}: {}{at}", e.inner()) }
+        Error::Invalid { path: job.shown(rel), detail: format!("not {what}: {}{at}", e.inner()) }
     })
 }
 
@@ -41,7 +42,7 @@ pub(super) fn read_optional_json<T: DeserializeOwned>(
     job: &Folder,
     rel: &Path,
     what: &str,
-) -> Result<Option<T>, ImportError> {
+) -> Result<Option<T>, Error> {
     if job.kind(rel)?.is_some() { read_json(job, rel, what).map(Some) } else { Ok(None) }
 }
 
@@ -76,26 +77,26 @@ pub(super) fn reward(
     dir: &Path,
     result_path: &Path,
     verifier: &VerifierResult,
-) -> Result<f64, ImportError> {
+) -> Result<f64, Error> {
     if let Some(r) = verifier.rewards.as_ref().and_then(|r| r.get("reward")) {
         return Ok(*r);
     }
     let txt = dir.join("verifier/reward.txt");
     if let Some(bytes) = job.read_if_present(&txt)? {
         let text = String::from_utf8_lossy(&bytes);
-        return text.trim().parse().map_err(|_| ImportError::Invalid {
+        return text.trim().parse().map_err(|_| Error::Invalid {
             path: job.shown(&txt),
             detail: format!("`{}` is not a reward", text.trim()),
         });
     }
     let json = dir.join("verifier/reward.json");
     if let Some(rewards) = read_optional_json::<BTreeMap<String, f64>>(job, &json, "a reward file")? {
-        return rewards.get("reward").copied().ok_or_else(|| ImportError::Invalid {
-            path: job.shown(&json),
-            detail: "has no `reward`".into(),
-        });
+        return rewards
+            .get("reward")
+            .copied()
+            .ok_or_else(|| Error::Invalid { path: job.shown(&json), detail: "has no `reward`".into() });
     }
-    Err(ImportError::Invalid {
+    Err(Error::Invalid {
         path: job.shown(result_path),
         detail: "`verifier_result.rewards` has no `reward`, and verifier/ holds no reward file".into(),
     })
@@ -103,7 +104,7 @@ pub(super) fn reward(
 
 /// `rel`, if something is there: checked now (a regular file within the limits,
 /// beneath the job folder), copied when the run is written.
-pub(super) fn copy_if_present(job: &Folder, rel: &Path) -> Result<Option<Content>, ImportError> {
+pub(super) fn copy_if_present(job: &Folder, rel: &Path) -> Result<Option<Content>, Error> {
     if job.kind(rel)?.is_none() {
         return Ok(None);
     }
@@ -113,7 +114,7 @@ pub(super) fn copy_if_present(job: &Folder, rel: &Path) -> Result<Option<Content
 
 /// Every file under `dir` (relative to the job folder), in path order. Anything
 /// that is neither a file nor a folder is refused, as is a link out of the job folder.
-pub(super) fn files_under(job: &Folder, dir: &Path) -> Result<Vec<PathBuf>, ImportError> {
+pub(super) fn files_under(job: &Folder, dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut out = Vec::new();
     if job.kind(dir)? != Some(Kind::Folder) {
         return Ok(out);
@@ -137,7 +138,7 @@ pub(super) fn files_under(job: &Folder, dir: &Path) -> Result<Vec<PathBuf>, Impo
 
 /// The agent's patch, where the job collected exactly one into `artifacts/`: where it
 /// is, and its bytes.
-pub(super) fn patch(job: &Folder, dir: &Path) -> Result<Option<(PathBuf, Vec<u8>)>, ImportError> {
+pub(super) fn patch(job: &Folder, dir: &Path) -> Result<Option<(PathBuf, Vec<u8>)>, Error> {
     let artifacts = dir.join("artifacts");
     let found: Vec<PathBuf> = files_under(job, &artifacts)?
         .into_iter()
@@ -146,7 +147,7 @@ pub(super) fn patch(job: &Folder, dir: &Path) -> Result<Option<(PathBuf, Vec<u8>
     match found.as_slice() {
         [] => Ok(None),
         [one] => Ok(Some((one.clone(), job.read(one)?))),
-        several => Err(ImportError::Invalid {
+        several => Err(Error::Invalid {
             path: job.shown(&artifacts),
             detail: format!(
                 "holds {} patches ({}); keep only the agent's",
@@ -169,7 +170,7 @@ pub(super) struct AgentFiles {
     pub(super) trajectory: Option<PathBuf>,
 }
 
-pub(super) fn agent_files(job: &Folder, dir: &Path) -> Result<AgentFiles, ImportError> {
+pub(super) fn agent_files(job: &Folder, dir: &Path) -> Result<AgentFiles, Error> {
     let agent = dir.join("agent");
     let mut logs = Vec::new();
     let mut trajectory = None;
@@ -187,8 +188,8 @@ pub(super) fn agent_files(job: &Folder, dir: &Path) -> Result<AgentFiles, Import
 /// Writes the agent's text logs one after another, each under a header, up to a bundle
 /// artifact's size; a log that would pass it is left out with a line saying so. One
 /// file is held at a time. Nothing is written when no log is text.
-pub(super) fn write_agent_logs(job: &Folder, logs: &[PathBuf], to: &Path) -> Result<(), ImportError> {
-    let io = |source| ImportError::Io { path: to.to_owned(), source };
+pub(super) fn write_agent_logs(job: &Folder, logs: &[PathBuf], to: &Path) -> Result<(), Error> {
+    let io = |source| Error::Io { path: to.to_owned(), source };
     let mut out: Option<fs::File> = None;
     let mut written = 0u64;
     for rel in logs {
@@ -240,11 +241,11 @@ pub(super) fn read_trial(
     dir: &Path,
     opts: &Options,
     known: &BTreeMap<String, Known>,
-) -> Result<Trial, ImportError> {
+) -> Result<Trial, Error> {
     let result_rel = result_json(job, dir, "the trial did not finish, or this is not a Harbor job folder")?;
     let t: TrialResult = read_json(job, &result_rel, "a Harbor trial result")?;
     let result_path = job.shown(&result_rel);
-    let invalid = |detail: String| ImportError::Invalid { path: result_path.clone(), detail };
+    let invalid = |detail: String| Error::Invalid { path: result_path.clone(), detail };
     let (task, shown) = task_of(&t.task_name).ok_or_else(|| {
         invalid(format!(
             "trial `{}` ran task `{}`, which is not a RExBench task ({})",

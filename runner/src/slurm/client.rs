@@ -5,6 +5,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use crate::Error;
+
 /// The three commands, found on PATH.
 #[derive(Debug, Clone)]
 pub struct Client {
@@ -46,13 +48,13 @@ impl Listed {
 }
 
 impl Client {
-    pub fn find() -> Result<Client, String> {
+    pub fn find() -> Result<Client, Error> {
         let find = |name: &str| {
             which(name).ok_or_else(|| {
-                format!(
+                Error::Slurm(format!(
                     "`{name}` is not on PATH: run rexbench where Slurm's client commands work (a login node), \
                      or put them on PATH"
-                )
+                ))
             })
         };
         Ok(Client { sbatch: find("sbatch")?, squeue: find("squeue")?, scancel: find("scancel")? })
@@ -60,7 +62,7 @@ impl Client {
 
     /// `sbatch --test-only`: whether Slurm would accept a job with these options, without
     /// submitting one.
-    pub fn test(&self, args: &[String]) -> Result<(), String> {
+    pub fn test(&self, args: &[String]) -> Result<(), Error> {
         let out = run(Command::new(&self.sbatch)
             .arg("--test-only")
             .args(args)
@@ -68,26 +70,26 @@ impl Client {
         if out.status.success() {
             return Ok(());
         }
-        Err(format!(
+        Err(Error::Slurm(format!(
             "Slurm refuses these jobs (sbatch --test-only {} --wrap=true): {}",
             args.join(" "),
             said(&out)
-        ))
+        )))
     }
 
     /// Submits a batch script; the job's id.
-    pub fn submit(&self, args: &[String], script: &Path) -> Result<String, String> {
+    pub fn submit(&self, args: &[String], script: &Path) -> Result<String, Error> {
         let out = run(Command::new(&self.sbatch).arg("--parsable").args(args).arg(script))?;
         let text = String::from_utf8_lossy(&out.stdout);
         let id = text.trim().split(';').next().unwrap_or_default();
         if !out.status.success() || id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(format!("sbatch: {}", said(&out)));
+            return Err(Error::Slurm(format!("sbatch: {}", said(&out))));
         }
         Ok(id.to_owned())
     }
 
     /// This user's jobs, ended ones included while Slurm still lists them, by name.
-    pub fn queue(&self) -> Result<HashMap<String, Listed>, String> {
+    pub fn queue(&self) -> Result<HashMap<String, Listed>, Error> {
         let out = run(Command::new(&self.squeue).args([
             "--me",
             "--noheader",
@@ -95,7 +97,7 @@ impl Client {
             "--format=%i|%T|%j",
         ]))?;
         if !out.status.success() {
-            return Err(format!("squeue: {}", said(&out)));
+            return Err(Error::Slurm(format!("squeue: {}", said(&out))));
         }
         let text = String::from_utf8_lossy(&out.stdout);
         let mut jobs = HashMap::new();
@@ -110,21 +112,21 @@ impl Client {
         Ok(jobs)
     }
 
-    pub fn cancel(&self, ids: &[String]) -> Result<(), String> {
+    pub fn cancel(&self, ids: &[String]) -> Result<(), Error> {
         for chunk in ids.chunks(200) {
             let out = run(Command::new(&self.scancel).args(chunk))?;
             if !out.status.success() {
-                return Err(format!("scancel: {}", said(&out)));
+                return Err(Error::Slurm(format!("scancel: {}", said(&out))));
             }
         }
         Ok(())
     }
 }
 
-fn run(cmd: &mut Command) -> Result<Output, String> {
+fn run(cmd: &mut Command) -> Result<Output, Error> {
     cmd.stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run {}: {e}", cmd.get_program().to_string_lossy()))
+        .map_err(|source| Error::Run { program: cmd.get_program().to_string_lossy().into_owned(), source })
 }
 
 /// What a command said on stderr (or its status, if nothing).

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use benchmark::check::ResultFiles;
 
+use crate::Error;
 use crate::exec::Executor;
 use crate::experiment::{Experiment, Ran};
 
@@ -42,16 +43,18 @@ pub const WORKDIR: &str = "codebase";
 
 /// Runs the experiment a job folder describes and writes its status. `cancel` is set by
 /// SIGTERM, which Slurm sends when the job is cancelled or reaches its time limit.
-pub fn run(dir: &Path, cancel: &AtomicBool) -> anyhow::Result<Ran> {
+pub fn run(dir: &Path, cancel: &AtomicBool) -> Result<Ran, Error> {
     let spec_path = dir.join(SPEC);
     let spec: Spec = serde_json::from_slice(&fs::read(&spec_path).map_err(|e| at(&spec_path, e))?)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", spec_path.display()))?;
+        .map_err(|e| Error::Invalid { path: spec_path.clone(), detail: e.to_string() })?;
     match OpenOptions::new().write(true).create_new(true).open(dir.join(CLAIM)) {
         Ok(_) => {}
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => anyhow::bail!(
-            "{}: this try's experiment was already started once; it is not run again",
-            dir.display()
-        ),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            return Err(Error::Invalid {
+                path: dir.to_owned(),
+                detail: "this try's experiment was already started once; it is not run again".into(),
+            });
+        }
         Err(e) => return Err(at(&dir.join(CLAIM), e)),
     }
     let executor = match spec.container {
@@ -86,15 +89,18 @@ pub fn run(dir: &Path, cancel: &AtomicBool) -> anyhow::Result<Ran> {
     Ok(ran)
 }
 
-fn at(path: &Path, e: io::Error) -> anyhow::Error {
-    anyhow::anyhow!("{}: {e}", path.display())
+fn at(path: &Path, source: io::Error) -> Error {
+    Error::Io { path: path.to_owned(), source }
 }
 
 /// The status a job wrote: `None` while there is none. One that does not parse is an
 /// error the run is lost to.
-pub fn status(dir: &Path) -> Option<Result<Ran, String>> {
+pub fn status(dir: &Path) -> Option<Result<Ran, Error>> {
     let bytes = fs::read(dir.join(STATUS)).ok()?;
-    Some(serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", dir.join(STATUS).display())))
+    Some(
+        serde_json::from_slice(&bytes)
+            .map_err(|e| Error::Invalid { path: dir.join(STATUS), detail: e.to_string() }),
+    )
 }
 
 /// The batch script: the runner's own binary, from the shared copy, on the job folder.

@@ -8,6 +8,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 
+use crate::Error;
 use serde::{Deserialize, Serialize};
 
 /// One step of one run. `try` counts the run's submissions, from 1; each has its own
@@ -82,19 +83,11 @@ pub struct Journal {
     file: File,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum JournalError {
-    #[error("{}", path.display())]
-    Io { path: PathBuf, source: io::Error },
-    #[error("{}: line {line} is not a journal entry ({detail}); it was not written by rexbench", path.display())]
-    Corrupt { path: PathBuf, line: usize, detail: String },
-}
-
 impl Journal {
     /// Opens (or starts) the journal and reads what it holds, per run. A last line cut
     /// short by a kill is dropped: the step it announced was not taken.
-    pub fn open(path: &Path) -> Result<(Journal, BTreeMap<String, History>), JournalError> {
-        let io = |source| JournalError::Io { path: path.to_owned(), source };
+    pub fn open(path: &Path) -> Result<(Journal, BTreeMap<String, History>), Error> {
+        let io = |source| Error::Io { path: path.to_owned(), source };
         let mut bytes = match fs::read(path) {
             Ok(b) => b,
             Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
@@ -108,10 +101,12 @@ impl Journal {
             if line.is_empty() {
                 continue;
             }
-            let entry: Entry = serde_json::from_slice(line).map_err(|e| JournalError::Corrupt {
+            let entry: Entry = serde_json::from_slice(line).map_err(|e| Error::Invalid {
                 path: path.to_owned(),
-                line: i + 1,
-                detail: e.to_string(),
+                detail: format!(
+                    "line {} is not a journal entry ({e}); it was not written by rexbench",
+                    i + 1
+                ),
             })?;
             histories.entry(entry.run().to_owned()).or_default().apply(entry);
         }
@@ -123,10 +118,10 @@ impl Journal {
     }
 
     /// Appends an entry and waits until it is on disk.
-    pub fn write(&mut self, entry: &Entry) -> Result<(), JournalError> {
+    pub fn write(&mut self, entry: &Entry) -> Result<(), Error> {
         let mut line = serde_json::to_vec(entry).expect("serializes");
         line.push(b'\n');
-        let io = |source| JournalError::Io { path: self.path.clone(), source };
+        let io = |source| Error::Io { path: self.path.clone(), source };
         self.file.write_all(&line).map_err(io)?;
         self.file.sync_data().map_err(io)
     }

@@ -34,10 +34,11 @@ use std::time::{Duration, Instant};
 use benchmark::confined::Folder;
 use bundle::Outcome;
 
+use crate::Error;
 use crate::exec::Executor;
 use crate::experiment::{Ran, copy_tree};
 use crate::outputs::AgentRun;
-use crate::run::{EvalError, INTERRUPTED, Prepared, Progress, Setting, Summary, finish, io_at, place, stage};
+use crate::run::{INTERRUPTED, Prepared, Progress, Setting, Summary, finish, io_at, place, stage};
 use client::{Client, Listed};
 use journal::{Entry, History, Journal, Last};
 
@@ -123,16 +124,16 @@ impl Cluster {
     pub(crate) fn check<'a>(
         opts: &Options,
         tasks: impl Iterator<Item = &'a Prepared>,
-    ) -> Result<Cluster, EvalError> {
+    ) -> Result<Cluster, Error> {
         if opts.max_jobs == 0 {
-            return Err(EvalError::Slurm("--max-jobs must be at least 1".into()));
+            return Err(Error::Slurm("--max-jobs must be at least 1".into()));
         }
-        let client = Client::find().map_err(EvalError::Slurm)?;
+        let client = Client::find()?;
         let longest = tasks.map(|t| t.card.evaluation.timeout_s).fold(0.0, f64::max);
         let mut args = opts.resources();
         args.push(format!("--time={}", opts.time_limit(longest)));
-        client.test(&args).map_err(EvalError::Slurm)?;
-        client.queue().map_err(EvalError::Slurm)?;
+        client.test(&args)?;
+        client.queue()?;
         Ok(Cluster { client, opts: opts.clone() })
     }
 
@@ -145,7 +146,7 @@ impl Cluster {
         opts: &Setting<'_>,
         progress: &Progress,
         summary: &mut Summary,
-    ) -> Result<(), EvalError> {
+    ) -> Result<(), Error> {
         let root = opts.out.join(".slurm");
         fs::create_dir_all(root.join("jobs")).map_err(io_at(&root))?;
         let _lock = lock(&root)?;
@@ -161,8 +162,7 @@ impl Cluster {
             };
             codebases.insert(id.clone(), shared);
         }
-        let (journal, histories) =
-            Journal::open(&root.join("journal.jsonl")).map_err(|e| EvalError::SlurmState(e.into()))?;
+        let (journal, histories) = Journal::open(&root.join("journal.jsonl"))?;
         let mut queue = Queue {
             cluster: &self,
             journal,
@@ -176,7 +176,7 @@ impl Cluster {
             progress,
             summary,
         };
-        let listing = self.client.queue().map_err(EvalError::Slurm)?;
+        let listing = self.client.queue()?;
         let mut runs: Vec<Tracked> = Vec::with_capacity(todo.len());
         for run in todo {
             let key = run.label();
@@ -198,10 +198,10 @@ impl Cluster {
 
 /// A results directory with Slurm jobs of an unfinished evaluation is not for the local
 /// executor: it would run again what the jobs are running.
-pub(crate) fn refuse_local(out: &Path) -> Result<(), EvalError> {
+pub(crate) fn refuse_local(out: &Path) -> Result<(), Error> {
     let jobs = out.join(".slurm").join("jobs");
     if fs::read_dir(&jobs).is_ok_and(|mut d| d.next().is_some()) {
-        return Err(EvalError::Setup(format!(
+        return Err(Error::Setup(format!(
             "{} holds an evaluation on Slurm that is not finished ({}): resume it with --executor slurm, \
              or cancel its jobs (squeue --me; scancel) and remove {} to evaluate here",
             out.display(),
@@ -272,14 +272,14 @@ impl Queue<'_> {
         self.root.join("jobs").join(format!("{}-{}-{}-{n}", run.task, run.hint, run.attempt))
     }
 
-    fn write(&mut self, entry: Entry, tracked: &mut Tracked) -> Result<(), EvalError> {
-        self.journal.write(&entry).map_err(|e| EvalError::SlurmState(e.into()))?;
+    fn write(&mut self, entry: Entry, tracked: &mut Tracked) -> Result<(), Error> {
+        self.journal.write(&entry)?;
         tracked.history.apply(entry);
         Ok(())
     }
 
     /// Where a run stands, from the journal and the queue.
-    fn resume(&mut self, t: &mut Tracked, listing: &HashMap<String, Listed>) -> Result<(), EvalError> {
+    fn resume(&mut self, t: &mut Tracked, listing: &HashMap<String, Listed>) -> Result<(), Error> {
         let n = t.history.n;
         match t.history.last.clone() {
             Last::Over => t.state = State::Waiting(n + 1),
@@ -305,7 +305,7 @@ impl Queue<'_> {
     }
 
     /// Submits, watches and collects until every run is done or Ctrl-C.
-    fn watch(&mut self, runs: &mut [Tracked]) -> Result<(), EvalError> {
+    fn watch(&mut self, runs: &mut [Tracked]) -> Result<(), Error> {
         let mut asked: Option<Instant> = None;
         loop {
             if INTERRUPTED.load(Ordering::Relaxed) {
@@ -315,7 +315,7 @@ impl Queue<'_> {
                 Some(at) if at.elapsed() < QUEUE_EVERY => None,
                 _ => {
                     asked = Some(Instant::now());
-                    Some(self.cluster.client.queue().map_err(EvalError::Slurm)?)
+                    Some(self.cluster.client.queue()?)
                 }
             };
             for t in runs.iter_mut() {
@@ -352,7 +352,7 @@ impl Queue<'_> {
 
     /// Looks at one submitted run: collects it if its job wrote a status, resubmits it
     /// if the job is gone without one.
-    fn look(&mut self, t: &mut Tracked, listing: Option<&HashMap<String, Listed>>) -> Result<(), EvalError> {
+    fn look(&mut self, t: &mut Tracked, listing: Option<&HashMap<String, Listed>>) -> Result<(), Error> {
         let State::InFlight(flight) = &mut t.state else { return Ok(()) };
         if let Some(listing) = listing {
             flight.listed = listing.get(&flight.name).cloned();
@@ -405,7 +405,7 @@ impl Queue<'_> {
     }
 
     /// Judges a run from what its job wrote, as the local executor would.
-    fn collect(&mut self, t: &mut Tracked, ran: Ran, dir: &Path) -> Result<(), EvalError> {
+    fn collect(&mut self, t: &mut Tracked, ran: Ran, dir: &Path) -> Result<(), Error> {
         let task = &self.tasks[&t.run.task];
         let staged = stage(t.run, task, self.outputs, self.opts.out)?;
         for log in ["stdout.txt", "stderr.txt", "x-apply.txt"] {
@@ -429,7 +429,7 @@ impl Queue<'_> {
     }
 
     /// Submits a run's try; `in_flight` jobs are already in Slurm.
-    fn submit(&mut self, t: &mut Tracked, n: u32, in_flight: usize) -> Result<(), EvalError> {
+    fn submit(&mut self, t: &mut Tracked, n: u32, in_flight: usize) -> Result<(), Error> {
         let task = &self.tasks[&t.run.task];
         if t.history.lost.len() as u32 > self.cluster.opts.resubmit {
             return self.give_up(t);
@@ -437,7 +437,7 @@ impl Queue<'_> {
         let patch = self
             .outputs
             .read(&t.run.patch)
-            .map_err(|refused| crate::outputs::OutputsError::Refused { run: Some(t.run.label()), refused })?;
+            .map_err(|refused| crate::Error::Refused { run: Some(t.run.label()), refused })?;
         if crate::patch::is_empty(&String::from_utf8_lossy(&patch)) {
             // Nothing to run: judged here, as the local executor does.
             let record = place(t.run, self.opts.out, stage(t.run, task, self.outputs, self.opts.out)?)?;
@@ -476,8 +476,13 @@ impl Queue<'_> {
         ]);
         self.write(Entry::Submitting { run: t.key.clone(), n, name: name.clone() }, t)?;
         let id = self.sbatch(&args, &script).map_err(|e| {
-            EvalError::Slurm(format!(
-                "{e} (submitting {}); the {} jobs submitted before it keep running: run the same command again \
+            // What Slurm said, without the prefix the message below repeats.
+            let said = match e {
+                Error::Slurm(said) => said,
+                other => format!("{:#}", anyhow::Error::from(other)),
+            };
+            Error::Slurm(format!(
+                "{said} (submitting {}); the {} jobs submitted before it keep running: run the same command again \
                  to wait for them and go on",
                 t.key, in_flight
             ))
@@ -488,7 +493,7 @@ impl Queue<'_> {
     }
 
     /// `sbatch`, tried again on a failure, which may be a controller that is busy.
-    fn sbatch(&self, args: &[String], script: &Path) -> Result<String, String> {
+    fn sbatch(&self, args: &[String], script: &Path) -> Result<String, Error> {
         let mut wait = Duration::from_secs(1);
         let mut tries = 0;
         loop {
@@ -506,7 +511,7 @@ impl Queue<'_> {
 
     /// A run lost more often than `--resubmit` allows: an infrastructure error, with the
     /// story in x-runner.txt.
-    fn give_up(&mut self, t: &mut Tracked) -> Result<(), EvalError> {
+    fn give_up(&mut self, t: &mut Tracked) -> Result<(), Error> {
         let task = &self.tasks[&t.run.task];
         let mut staged = stage(t.run, task, self.outputs, self.opts.out)?;
         staged.record.outcome = Outcome::InfraError;
@@ -534,7 +539,7 @@ impl Queue<'_> {
 
     /// Ctrl-C: cancels every job of this evaluation and waits until Slurm lists none of
     /// them as queued or running. Cancelled tries are not held against a run.
-    fn cancel(&mut self, runs: &mut [Tracked]) -> Result<(), EvalError> {
+    fn cancel(&mut self, runs: &mut [Tracked]) -> Result<(), Error> {
         let mut ids = Vec::new();
         let mut names = Vec::new();
         for t in runs.iter_mut() {
@@ -550,16 +555,16 @@ impl Queue<'_> {
             return Ok(());
         }
         self.progress.say(&format!("cancelling {} Slurm jobs", ids.len()));
-        self.cluster.client.cancel(&ids).map_err(EvalError::Slurm)?;
+        self.cluster.client.cancel(&ids)?;
         let deadline = Instant::now() + CANCEL_WAIT;
         loop {
-            let listing = self.cluster.client.queue().map_err(EvalError::Slurm)?;
+            let listing = self.cluster.client.queue()?;
             let left = names.iter().filter(|n| listing.get(*n).is_some_and(|l| !l.ended())).count();
             if left == 0 {
                 return Ok(());
             }
             if Instant::now() >= deadline {
-                return Err(EvalError::Slurm(format!(
+                return Err(Error::Slurm(format!(
                     "{left} cancelled jobs are still in Slurm's queue after {} s; see squeue --me",
                     CANCEL_WAIT.as_secs()
                 )));
@@ -572,7 +577,7 @@ impl Queue<'_> {
 /// Takes `.slurm/lock`, so that one runner at a time works in a results directory, and
 /// leaves it open across exec so that each `sbatch` holds it too: a runner started after
 /// a kill waits until every submission of the killed one has returned.
-fn lock(root: &Path) -> Result<fs::File, EvalError> {
+fn lock(root: &Path) -> Result<fs::File, Error> {
     let path = root.join("lock");
     let file =
         fs::File::options().create(true).truncate(false).write(true).open(&path).map_err(io_at(&path))?;
@@ -584,7 +589,7 @@ fn lock(root: &Path) -> Result<fs::File, EvalError> {
                 std::thread::sleep(Duration::from_millis(100))
             }
             Err(fs::TryLockError::WouldBlock) => {
-                return Err(EvalError::Slurm(format!(
+                return Err(Error::Slurm(format!(
                     "another rexbench evaluate is working in {} (it holds {})",
                     root.parent().unwrap_or(root).display(),
                     path.display()
@@ -603,7 +608,7 @@ fn lock(root: &Path) -> Result<fs::File, EvalError> {
 }
 
 /// The runner's binary where the nodes can run it: a hard link, or a copy.
-fn share_exe(root: &Path) -> Result<PathBuf, EvalError> {
+fn share_exe(root: &Path) -> Result<PathBuf, Error> {
     let exe = std::env::current_exe().map_err(io_at(Path::new("the running rexbench")))?;
     let shared = root.join("rexbench");
     let tmp = root.join(".rexbench.tmp");
@@ -617,7 +622,7 @@ fn share_exe(root: &Path) -> Result<PathBuf, EvalError> {
 }
 
 /// A built-in task's codebase, copied once into the results directory.
-fn share_codebase(root: &Path, task: &str, codebase: &Path) -> Result<PathBuf, EvalError> {
+fn share_codebase(root: &Path, task: &str, codebase: &Path) -> Result<PathBuf, Error> {
     let shared = root.join("codebases").join(task);
     if !shared.is_dir() {
         let tmp = root.join("codebases").join(format!(".{task}.tmp"));
