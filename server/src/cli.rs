@@ -13,6 +13,8 @@ use crate::Config;
 #[derive(Debug, Parser)]
 #[command(name = "rexbench-server", version, about = "The RExBench leaderboard server.")]
 struct Cli {
+    #[command(flatten)]
+    settings: crate::config::Settings,
     #[command(subcommand)]
     command: Command,
 }
@@ -112,7 +114,7 @@ pub async fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    match run(cli.command).await {
+    match run(cli.command, cli.settings).await {
         Ok(code) => code,
         Err(e) => {
             eprintln!("rexbench-server: {e:#}");
@@ -121,8 +123,8 @@ pub async fn main() -> ExitCode {
     }
 }
 
-async fn run(command: Command) -> anyhow::Result<ExitCode> {
-    let config = Config::from_env()?;
+async fn run(command: Command, settings: crate::Settings) -> anyhow::Result<ExitCode> {
+    let config = Config::try_from(settings)?;
     // These work on the data as it is, without opening (and migrating) it first.
     match &command {
         Command::Backup { dest } => {

@@ -1,4 +1,6 @@
-//! Configuration from the environment, with defaults that work on a fresh checkout.
+//! Configuration from the environment (or the flag of the same meaning), with defaults
+//! that work on a fresh checkout. `rexbench-server --help` lists every setting with its
+//! variable; a value that does not read stops the server with the variable's name.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -6,6 +8,76 @@ use std::time::Duration;
 
 use store::{Backend, BackendError, BlobLocation, DEFAULT_DATABASE_URL};
 
+/// The settings as given: each from its environment variable, or the flag of the same
+/// meaning (which wins), or its default. A variable set to nothing is as good as unset
+/// where a setting may be absent (the task cards, the admin token, the two switches).
+#[derive(Debug, Clone, clap::Args)]
+pub struct Settings {
+    /// Where to listen.
+    #[arg(long, global = true, env = "REXBENCH_ADDR", value_name = "REXBENCH_ADDR", default_value = "127.0.0.1:3000", value_parser = address)]
+    addr: SocketAddr,
+    /// The database: sqlite://PATH or postgres://…
+    // Read as text and checked after: clap would print a refused value whole, and a
+    // PostgreSQL URL may hold a password.
+    #[arg(long = "database-url", global = true, env = "DATABASE_URL", value_name = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, hide_env_values = true)]
+    database: String,
+    /// Where artifact bytes are kept: a folder, or s3://bucket/prefix (with AWS_* for the
+    /// endpoint and credentials).
+    #[arg(long, global = true, env = "REXBENCH_BLOBS", value_name = "REXBENCH_BLOBS", default_value = "data/blobs")]
+    blobs: String,
+    /// With S3 blobs, the local folder bundles are staged in while they are verified.
+    #[arg(long, global = true, env = "REXBENCH_STAGING", value_name = "REXBENCH_STAGING", default_value = "data/staging")]
+    staging: PathBuf,
+    /// A folder of task cards to use instead of the ones built into the binary.
+    #[arg(long, global = true, env = "REXBENCH_TASKS", value_name = "REXBENCH_TASKS", num_args = 0..=1, default_missing_value = "")]
+    tasks: Option<String>,
+    /// The bearer token of the admin endpoints; without it, admin over HTTP is off.
+    #[arg(long, global = true, env = "REXBENCH_ADMIN_TOKEN", value_name = "REXBENCH_ADMIN_TOKEN", num_args = 0..=1, default_missing_value = "", hide_env_values = true)]
+    admin_token: Option<String>,
+    /// `off` renders every request afresh (for measuring).
+    #[arg(long, global = true, env = "REXBENCH_RENDER_CACHE", value_name = "REXBENCH_RENDER_CACHE", default_value = "on", num_args = 0..=1, default_missing_value = "on", action = clap::ArgAction::Set, value_parser = on_unless_off)]
+    render_cache: bool,
+    /// Submissions an hour from one client address.
+    #[arg(long, global = true, env = "REXBENCH_SUBMISSIONS_PER_HOUR", value_name = "REXBENCH_SUBMISSIONS_PER_HOUR", default_value = "60", value_parser = whole::<u32>)]
+    submissions_per_hour: u32,
+    /// Submissions an hour signed by one key.
+    #[arg(long, global = true, env = "REXBENCH_KEY_SUBMISSIONS_PER_HOUR", value_name = "REXBENCH_KEY_SUBMISSIONS_PER_HOUR", default_value = "120", value_parser = whole::<u32>)]
+    key_submissions_per_hour: u32,
+    /// Bundles received and ingested at once.
+    #[arg(long, global = true, env = "REXBENCH_CONCURRENT_INGESTS", value_name = "REXBENCH_CONCURRENT_INGESTS", default_value = "4", value_parser = whole::<usize>)]
+    concurrent_ingests: usize,
+    /// Seconds a request body may send nothing before it is cut off.
+    #[arg(long, global = true, env = "REXBENCH_BODY_IDLE_SECS", value_name = "REXBENCH_BODY_IDLE_SECS", default_value = "20", value_parser = whole::<u64>)]
+    body_idle_secs: u64,
+    /// Seconds a request body may take in all.
+    #[arg(long, global = true, env = "REXBENCH_BODY_SECS", value_name = "REXBENCH_BODY_SECS", default_value = "600", value_parser = whole::<u64>)]
+    body_secs: u64,
+    /// Seconds the request headers may take.
+    #[arg(long, global = true, env = "REXBENCH_HEADER_SECS", value_name = "REXBENCH_HEADER_SECS", default_value = "10", value_parser = whole::<u64>)]
+    header_secs: u64,
+    /// `1` or `true` behind a reverse proxy that sets X-Forwarded-For: the client's
+    /// address is its last entry.
+    #[arg(long, global = true, env = "REXBENCH_TRUST_FORWARDED", value_name = "REXBENCH_TRUST_FORWARDED", default_value = "false", num_args = 0..=1, default_missing_value = "false", action = clap::ArgAction::Set, value_parser = yes)]
+    trust_forwarded: bool,
+}
+
+fn address(s: &str) -> Result<SocketAddr, String> {
+    s.parse().map_err(|_| format!("`{s}` is not an address like 127.0.0.1:3000"))
+}
+
+fn whole<T: std::str::FromStr>(s: &str) -> Result<T, String> {
+    s.trim().parse().map_err(|_| format!("`{s}` is not a whole number"))
+}
+
+fn on_unless_off(s: &str) -> Result<bool, String> {
+    Ok(s != "off")
+}
+
+fn yes(s: &str) -> Result<bool, String> {
+    Ok(s == "1" || s == "true")
+}
+
+/// The settings, resolved.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// `REXBENCH_ADDR`, default 127.0.0.1:3000.
@@ -25,97 +97,121 @@ pub struct Config {
     pub admin_token: Option<String>,
     /// `REXBENCH_RENDER_CACHE=off` renders every request afresh (for measuring).
     pub render_cache: bool,
-    /// What one client may make the server do: `REXBENCH_SUBMISSIONS_PER_HOUR` (per
-    /// client address, default 60), `REXBENCH_KEY_SUBMISSIONS_PER_HOUR` (per signing
-    /// key, default 120), `REXBENCH_CONCURRENT_INGESTS` (default 4),
-    /// `REXBENCH_BODY_IDLE_SECS` (default 20), `REXBENCH_BODY_SECS` (default 600),
-    /// `REXBENCH_HEADER_SECS` (default 10), `REXBENCH_TRUST_FORWARDED=1` (behind a
-    /// proxy that sets `X-Forwarded-For`).
+    /// What one client may make the server do (`REXBENCH_SUBMISSIONS_PER_HOUR`,
+    /// `REXBENCH_KEY_SUBMISSIONS_PER_HOUR`, `REXBENCH_CONCURRENT_INGESTS`,
+    /// `REXBENCH_BODY_IDLE_SECS`, `REXBENCH_BODY_SECS`, `REXBENCH_HEADER_SECS`,
+    /// `REXBENCH_TRUST_FORWARDED`).
     pub guard: crate::guard::Limits,
 }
 
+/// A setting that parses but does not hold.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("REXBENCH_ADDR `{0}` is not an address like 127.0.0.1:3000")]
-    Addr(String),
     #[error("DATABASE_URL")]
     Database(#[from] BackendError),
-    #[error("{0} `{1}` is not a whole number")]
-    Number(&'static str, String),
 }
 
-impl Config {
-    pub fn from_env() -> Result<Config, ConfigError> {
-        Config::from_lookup(|name| std::env::var(name).ok())
-    }
+impl TryFrom<Settings> for Config {
+    type Error = ConfigError;
 
-    fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
-        let addr = get("REXBENCH_ADDR").unwrap_or_else(|| "127.0.0.1:3000".to_owned());
-        let addr = addr.parse().map_err(|_| ConfigError::Addr(addr))?;
-        let url = get("DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
-        let number = |name: &'static str, default: u64| -> Result<u64, ConfigError> {
-            get(name).map_or(Ok(default), |v| v.trim().parse().map_err(|_| ConfigError::Number(name, v)))
-        };
-        let d = crate::guard::Limits::default();
-        let guard = crate::guard::Limits {
-            per_address_hourly: number("REXBENCH_SUBMISSIONS_PER_HOUR", d.per_address_hourly.into())?
-                .try_into()
-                .unwrap_or(u32::MAX),
-            per_key_hourly: number("REXBENCH_KEY_SUBMISSIONS_PER_HOUR", d.per_key_hourly.into())?
-                .try_into()
-                .unwrap_or(u32::MAX),
-            concurrent_ingests: number("REXBENCH_CONCURRENT_INGESTS", d.concurrent_ingests as u64)? as usize,
-            body_idle: Duration::from_secs(number("REXBENCH_BODY_IDLE_SECS", d.body_idle.as_secs())?),
-            body_total: Duration::from_secs(number("REXBENCH_BODY_SECS", d.body_total.as_secs())?),
-            headers: Duration::from_secs(number("REXBENCH_HEADER_SECS", d.headers.as_secs())?),
-            trust_forwarded: get("REXBENCH_TRUST_FORWARDED").is_some_and(|v| v == "1" || v == "true"),
-        };
+    fn try_from(s: Settings) -> Result<Config, ConfigError> {
         Ok(Config {
-            guard,
-            addr,
-            backend: Backend::from_url(&url)?,
-            blobs: BlobLocation::parse(
-                &get("REXBENCH_BLOBS").unwrap_or_else(|| "data/blobs".to_owned()),
-                &PathBuf::from(get("REXBENCH_STAGING").unwrap_or_else(|| "data/staging".to_owned())),
-            ),
-            tasks_dir: get("REXBENCH_TASKS").filter(|d| !d.is_empty()).map(PathBuf::from),
+            addr: s.addr,
+            backend: Backend::from_url(&s.database)?,
+            blobs: BlobLocation::parse(&s.blobs, &s.staging),
+            tasks_dir: s.tasks.filter(|d| !d.is_empty()).map(PathBuf::from),
             limits: bundle::Limits::default(),
-            admin_token: get("REXBENCH_ADMIN_TOKEN").filter(|t| !t.is_empty()),
-            render_cache: get("REXBENCH_RENDER_CACHE").is_none_or(|v| v != "off"),
+            admin_token: s.admin_token.filter(|t| !t.is_empty()),
+            render_cache: s.render_cache,
+            guard: crate::guard::Limits {
+                per_address_hourly: s.submissions_per_hour,
+                per_key_hourly: s.key_submissions_per_hour,
+                concurrent_ingests: s.concurrent_ingests,
+                body_idle: Duration::from_secs(s.body_idle_secs),
+                body_total: Duration::from_secs(s.body_secs),
+                headers: Duration::from_secs(s.header_secs),
+                trust_forwarded: s.trust_forwarded,
+            },
         })
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use clap::{CommandFactory, Parser};
+
     use super::*;
 
+    #[derive(Debug, Parser)]
+    struct Only {
+        #[command(flatten)]
+        settings: Settings,
+    }
+
+    /// The settings from these flags alone: each setting's variable is taken out of
+    /// the picture by giving its flag.
+    fn parse(flags: &[&str]) -> Result<Config, String> {
+        let only = Only::try_parse_from(std::iter::once("rexbench-server").chain(flags.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        Config::try_from(only.settings).map_err(|e| format!("{:#}", anyhow::Error::from(e)))
+    }
+
     #[test]
-    fn defaults_and_overrides() {
-        let c = Config::from_lookup(|_| None).unwrap();
-        assert_eq!(c.addr.to_string(), "127.0.0.1:3000");
-        assert_eq!(c.backend, Backend::Sqlite { path: "data/rexbench.db".into() });
-        assert_eq!(c.blobs, BlobLocation::Dir("data/blobs".into()));
-        assert_eq!(c.tasks_dir, None, "the built-in cards");
-        let c = Config::from_lookup(|k| (k == "REXBENCH_BLOBS").then(|| "s3://results/blobs".to_owned()))
-            .unwrap();
-        assert_eq!(
-            c.blobs,
-            BlobLocation::S3 { url: "s3://results/blobs".into(), staging: "data/staging".into() }
-        );
-        let c = Config::from_lookup(|k| (k == "REXBENCH_ADDR").then(|| "0.0.0.0:8080".to_owned())).unwrap();
+    fn each_setting_reads_its_variable_and_defaults_as_the_guard_does() {
+        let command = Only::command();
+        let args: Vec<&clap::Arg> = command.get_arguments().filter(|a| a.get_id() != "help").collect();
+        let env = |id: &str| {
+            let arg = args.iter().find(|a| a.get_id() == id).unwrap_or_else(|| panic!("no setting {id}"));
+            let default = arg.get_default_values().first().map(|v| v.to_string_lossy().into_owned());
+            (arg.get_env().map(|e| e.to_string_lossy().into_owned()), default)
+        };
+        assert_eq!(env("addr"), (Some("REXBENCH_ADDR".into()), Some("127.0.0.1:3000".into())));
+        assert_eq!(env("database"), (Some("DATABASE_URL".into()), Some("sqlite://data/rexbench.db".into())));
+        assert_eq!(env("blobs"), (Some("REXBENCH_BLOBS".into()), Some("data/blobs".into())));
+        assert_eq!(env("staging"), (Some("REXBENCH_STAGING".into()), Some("data/staging".into())));
+        assert_eq!(env("tasks"), (Some("REXBENCH_TASKS".into()), None));
+        assert_eq!(env("admin_token"), (Some("REXBENCH_ADMIN_TOKEN".into()), None));
+        // The guard's defaults are the ones it documents.
+        let d = crate::guard::Limits::default();
+        for (id, var, value) in [
+            ("submissions_per_hour", "REXBENCH_SUBMISSIONS_PER_HOUR", d.per_address_hourly.to_string()),
+            ("key_submissions_per_hour", "REXBENCH_KEY_SUBMISSIONS_PER_HOUR", d.per_key_hourly.to_string()),
+            ("concurrent_ingests", "REXBENCH_CONCURRENT_INGESTS", d.concurrent_ingests.to_string()),
+            ("body_idle_secs", "REXBENCH_BODY_IDLE_SECS", d.body_idle.as_secs().to_string()),
+            ("body_secs", "REXBENCH_BODY_SECS", d.body_total.as_secs().to_string()),
+            ("header_secs", "REXBENCH_HEADER_SECS", d.headers.as_secs().to_string()),
+        ] {
+            assert_eq!(env(id), (Some(var.into()), Some(value)), "{id}");
+        }
+        assert_eq!(env("trust_forwarded").0.as_deref(), Some("REXBENCH_TRUST_FORWARDED"));
+        assert_eq!(env("render_cache").0.as_deref(), Some("REXBENCH_RENDER_CACHE"));
+        assert_eq!(args.len(), 14, "every setting is checked above");
+    }
+
+    #[test]
+    fn values_read_and_refusals_name_the_setting() {
+        let c = parse(&["--addr", "0.0.0.0:8080", "--blobs", "s3://results/blobs", "--staging", "st"]).unwrap();
         assert_eq!(c.addr.port(), 8080);
-        let err =
-            Config::from_lookup(|k| (k == "REXBENCH_ADDR").then(|| "localhost".to_owned())).unwrap_err();
-        assert_eq!(err.to_string(), "REXBENCH_ADDR `localhost` is not an address like 127.0.0.1:3000");
-        assert_eq!(c.guard, crate::guard::Limits::default());
-        let c = Config::from_lookup(|k| (k == "REXBENCH_BODY_IDLE_SECS").then(|| "3".to_owned())).unwrap();
+        assert_eq!(c.blobs, BlobLocation::S3 { url: "s3://results/blobs".into(), staging: "st".into() });
+        let c = parse(&["--body-idle-secs", "3", "--render-cache", "off", "--trust-forwarded", "1"]).unwrap();
         assert_eq!(c.guard.body_idle, Duration::from_secs(3));
-        let err = Config::from_lookup(|k| (k == "REXBENCH_CONCURRENT_INGESTS").then(|| "many".to_owned()))
-            .unwrap_err();
-        assert_eq!(err.to_string(), "REXBENCH_CONCURRENT_INGESTS `many` is not a whole number");
-        let err = Config::from_lookup(|k| (k == "DATABASE_URL").then(|| "redis://x".to_owned())).unwrap_err();
-        let said = format!("{:#}", anyhow::Error::from(err));
-        assert!(said.starts_with("DATABASE_URL: database URL `redis://x`"), "{said}");
+        assert!(!c.render_cache && c.guard.trust_forwarded);
+        let c = parse(&["--render-cache", "yes", "--trust-forwarded", "no"]).unwrap();
+        assert!(c.render_cache && !c.guard.trust_forwarded);
+        assert_eq!(c.tasks_dir, None, "the built-in cards");
+        assert_eq!(parse(&["--tasks", "cards"]).unwrap().tasks_dir, Some(PathBuf::from("cards")));
+        // Given as nothing (as a variable set to nothing is), an optional setting is unset.
+        let c = parse(&["--tasks", "--admin-token", "--render-cache", "--trust-forwarded"]).unwrap();
+        assert_eq!((c.tasks_dir, c.admin_token, c.render_cache, c.guard.trust_forwarded), (None, None, true, false));
+        let said = |flags: &[&str]| parse(flags).unwrap_err();
+        let e = said(&["--addr", "localhost"]);
+        assert!(e.contains("REXBENCH_ADDR") && e.contains("`localhost` is not an address like 127.0.0.1:3000"), "{e}");
+        let e = said(&["--concurrent-ingests", "many"]);
+        assert!(e.contains("REXBENCH_CONCURRENT_INGESTS") && e.contains("`many` is not a whole number"), "{e}");
+        let e = said(&["--database-url", "redis://x"]);
+        assert!(e.starts_with("DATABASE_URL: database URL `redis://x` names no supported database"), "{e}");
+        // A password in a URL that does not hold is never repeated.
+        let e = said(&["--database-url", "mysql://root:hunter2@db/x"]);
+        assert!(!e.contains("hunter2"), "{e}");
     }
 }

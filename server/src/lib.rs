@@ -26,7 +26,7 @@ mod serve;
 mod state;
 pub mod synth;
 
-pub use config::{Config, ConfigError};
+pub use config::{Config, ConfigError, Settings};
 pub use demo::seed_demo;
 pub use router::build_app;
 pub use serve::serve;
