@@ -220,8 +220,8 @@ impl Store {
 
     /// Final success of each attempt number over the tasks that have it counted.
     async fn attempt_rates(&self, bundle: &str, hint: Hint) -> Result<Vec<f64>, StoreError> {
-        let rows = db::query(
-            "SELECT attempt, CAST(SUM(CASE WHEN outcome = $3 THEN 1 ELSE 0 END) AS BIGINT) AS won, \
+        let rows: Vec<(i64, i64)> = db::query_as(
+            "SELECT CAST(SUM(CASE WHEN outcome = $3 THEN 1 ELSE 0 END) AS BIGINT) AS won, \
              CAST(COUNT(*) AS BIGINT) AS n FROM runs WHERE bundle_id = $1 AND hint = $2 AND outcome <> $4 \
              GROUP BY attempt ORDER BY attempt",
         )
@@ -231,36 +231,30 @@ impl Store {
         .bind(vocab::Outcome::InfraError.as_str())
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|r| Ok(r.try_get::<i64, _>("won")? as f64 / r.try_get::<i64, _>("n")? as f64))
-            .collect()
+        Ok(rows.into_iter().map(|(won, n)| won as f64 / n as f64).collect())
     }
 
     /// A submission's successes and counted runs per task under `hint`.
     async fn task_counts(&self, bundle: &str, hint: Hint) -> Result<BTreeMap<TaskId, TaskCount>, StoreError> {
-        let rows = db::query(
+        let rows: Vec<(String, i64, i64)> = db::query_as(
             "SELECT task, successes, counted FROM aggregates WHERE bundle_id = $1 AND hint = $2 AND counted > 0",
         )
         .bind(bundle)
         .bind(hint.as_str())
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|r| {
-                Ok((
-                    TaskId::new(r.try_get::<String, _>("task")?),
-                    TaskCount { successes: r.try_get("successes")?, runs: r.try_get("counted")? },
-                ))
-            })
-            .collect()
+        Ok(rows
+            .into_iter()
+            .map(|(task, successes, runs)| (TaskId::new(task), TaskCount { successes, runs }))
+            .collect())
     }
 
     /// The newest change's sequence number: moves with every ingest.
     pub async fn generation(&self) -> Result<i64, StoreError> {
-        let row = db::query("SELECT CAST(COALESCE(MAX(seq), 0) AS BIGINT) AS g FROM changes")
+        let (generation,) = db::query_as("SELECT CAST(COALESCE(MAX(seq), 0) AS BIGINT) AS g FROM changes")
             .fetch_one(&self.pool)
             .await?;
-        Ok(row.try_get("g")?)
+        Ok(generation)
     }
 
     /// The current submissions' cells, by task set (of two bundles only, if given; of

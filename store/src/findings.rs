@@ -164,24 +164,19 @@ impl Store {
              AND {NOT_DISMISSED} \
              ORDER BY f.run_id DESC, CASE f.found_by WHEN 'submitter' THEN 0 ELSE 1 END, f.position"
         );
-        let (counts, by_check, agents, newest) = futures::future::try_join4(
-            bind(&counts).fetch_one(&self.pool),
-            bind(&by_check).fetch_all(&self.pool),
-            bind(&agents).fetch_all(&self.pool),
+        let (success, dismissed) = (Outcome::Success.as_str(), Review::Dismissed.as_str());
+        let ((flagged, confirmed), by_check, agents, newest) = futures::future::try_join4(
+            db::query_as::<(i64, i64)>(&counts).bind(success).bind(dismissed).fetch_one(&self.pool),
+            db::query_as(&by_check).bind(success).bind(dismissed).fetch_all(&self.pool),
+            db::query_as(&agents).bind(success).bind(dismissed).fetch_all(&self.pool),
             bind(&newest).fetch_all(&self.pool),
         )
         .await?;
         Ok(IntegrityOverview {
-            flagged: counts.try_get("flagged")?,
-            confirmed: counts.try_get("confirmed")?,
-            by_check: by_check
-                .iter()
-                .map(|r| Ok((r.try_get("check_name")?, r.try_get("runs")?)))
-                .collect::<Result<_, StoreError>>()?,
-            agents: agents
-                .iter()
-                .map(|r| Ok((r.try_get("agent_id")?, r.try_get("display_name")?, r.try_get("runs")?)))
-                .collect::<Result<_, StoreError>>()?,
+            flagged,
+            confirmed,
+            by_check,
+            agents,
             runs: newest.iter().map(record).collect::<Result<_, _>>()?,
         })
     }

@@ -125,12 +125,11 @@ async fn signer(tx: &mut Tx<'_>, bundle: &VerifiedBundle) -> Result<KeyRecord, S
 /// updated on later ones, which only its owner or a maintainer may send.
 async fn write_agent(tx: &mut Tx<'_>, bundle: &VerifiedBundle, signer: &KeyRecord) -> Result<(), StoreError> {
     let a = &bundle.manifest.agent;
-    let owner: Option<String> = db::query("SELECT owner_keyid FROM agents WHERE id = $1")
+    let owner: Option<String> = db::query_as("SELECT owner_keyid FROM agents WHERE id = $1")
         .bind(&a.id)
         .fetch_optional(&mut **tx)
         .await?
-        .map(|r| r.try_get("owner_keyid"))
-        .transpose()?;
+        .map(|(owner,): (String,)| owner);
     if let Some(owner) = owner
         && owner != signer.keyid
         && signer.tier != Tier::Maintainer

@@ -209,6 +209,7 @@ pub enum RateKey {
 /// What a leaderboard row is ordered by: its bundle, its name and the value of a
 /// [`RateKey`] (`None` where there is none).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "db", derive(sqlx::FromRow))]
 pub struct RowKey {
     pub bundle_id: String,
     pub display_name: String,

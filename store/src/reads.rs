@@ -92,6 +92,19 @@ fn task(row: &AnyRow) -> Result<TaskId, StoreError> {
     Ok(TaskId::new(row.try_get::<String, _>("task")?))
 }
 
+/// An agent's own columns, as [`Store::agent`] reads them.
+#[derive(sqlx::FromRow)]
+struct AgentHead {
+    id: String,
+    display_name: String,
+    framework: String,
+    framework_version: Option<String>,
+    model: String,
+    model_id: Option<String>,
+    url: Option<String>,
+    first_seen_at: String,
+}
+
 /// Agents named beside each error type on the failure explorer.
 const MOST_PER_ERROR_TYPE: i64 = 5;
 
@@ -304,32 +317,23 @@ impl Store {
             ),
         };
         let (with, from, binds, _) = board_from(filter);
-        let mut sql = format!("{with}SELECT s.bundle_id, a.display_name, none.tasks AS ranked_tasks, CAST(");
+        let mut sql = format!(
+            "{with}SELECT s.bundle_id, a.display_name, CAST(COALESCE(none.tasks, 0) AS BIGINT) AS ranked_tasks, CAST("
+        );
         sql.push_str(&expression);
         sql.push_str(" AS DOUBLE PRECISION) AS value");
         sql.push_str(&from);
-        let mut q = db::query(&sql);
+        let mut q = db::query_as::<RowKey>(&sql);
         for b in binds {
             q = q.bind(b);
         }
-        q.fetch_all(&self.pool)
-            .await?
-            .iter()
-            .map(|r| {
-                Ok(RowKey {
-                    bundle_id: r.try_get("bundle_id")?,
-                    display_name: r.try_get("display_name")?,
-                    value: r.try_get("value")?,
-                    ranked_tasks: r.try_get::<Option<i64>, _>("ranked_tasks")?.unwrap_or(0),
-                })
-            })
-            .collect()
+        Ok(q.fetch_all(&self.pool).await?)
     }
 
     /// The task sets current submissions were evaluated on, with how many agents each
     /// has and the tasks their runs cover; most agents first.
     pub async fn task_sets(&self) -> Result<Vec<TaskSetSummary>, StoreError> {
-        let sets = db::query(
+        let sets: Vec<(String, String, String, i64)> = db::query_as(
             "SELECT task_set_digest, MIN(benchmark_name) AS benchmark_name, MIN(benchmark_version) AS benchmark_version, \
              CAST(COUNT(*) AS BIGINT) AS agents FROM submissions WHERE superseded_by IS NULL \
              GROUP BY task_set_digest ORDER BY agents DESC, task_set_digest",
@@ -340,7 +344,7 @@ impl Store {
         // joining every current cell and grouping read 36,000 rows for 1,000 agents
         // (98 ms on SQLite; this way 7 ms). The tasks to probe are those of the current
         // totals, a few rows, not the distinct tasks of every cell (a scan of them all).
-        let tasks = db::query(
+        let tasks: Vec<(String, String)> = db::query_as(
             "SELECT s.task_set_digest, t.task FROM (SELECT DISTINCT task FROM task_totals WHERE bundles > 0) t \
              JOIN (SELECT DISTINCT task_set_digest FROM submissions WHERE superseded_by IS NULL) s ON 1 = 1 \
              WHERE EXISTS (SELECT 1 FROM aggregates g JOIN submissions c ON c.bundle_id = g.bundle_id \
@@ -350,22 +354,22 @@ impl Store {
         .fetch_all(&self.pool)
         .await?;
         let mut tasks_of: BTreeMap<String, Vec<TaskId>> = BTreeMap::new();
-        for row in &tasks {
-            tasks_of.entry(row.try_get("task_set_digest")?).or_default().push(task(row)?);
+        for (digest, task) in tasks {
+            tasks_of.entry(digest).or_default().push(TaskId::new(task));
         }
-        sets.iter()
-            .map(|row| {
-                let digest: String = row.try_get("task_set_digest")?;
+        Ok(sets
+            .into_iter()
+            .map(|(digest, benchmark_name, benchmark_version, agents)| {
                 let ran = tasks_of.remove(&digest).unwrap_or_default();
-                Ok(TaskSetSummary {
+                TaskSetSummary {
                     tasks: self.known_task_set(&digest).unwrap_or(ran),
                     digest,
-                    benchmark_name: row.try_get("benchmark_name")?,
-                    benchmark_version: row.try_get("benchmark_version")?,
-                    agents: row.try_get("agents")?,
-                })
+                    benchmark_name,
+                    benchmark_version,
+                    agents,
+                }
             })
-            .collect()
+            .collect())
     }
 
     /// The frameworks, the models and the harnesses (by name) of the current
@@ -374,7 +378,7 @@ impl Store {
         &self,
         task_set: &str,
     ) -> Result<(Vec<String>, Vec<String>, Vec<Harness>), StoreError> {
-        let rows = db::query(
+        let rows: Vec<(String, String, String)> = db::query_as(
             "SELECT DISTINCT a.framework, a.model, s.harness FROM submissions s JOIN agents a ON a.id = s.agent_id \
              WHERE s.superseded_by IS NULL AND s.task_set_digest = $1",
         )
@@ -384,10 +388,10 @@ impl Store {
         let mut frameworks = Vec::with_capacity(rows.len());
         let mut models = Vec::with_capacity(rows.len());
         let mut harnesses = Vec::new();
-        for row in &rows {
-            frameworks.push(row.try_get::<String, _>("framework")?);
-            models.push(row.try_get::<String, _>("model")?);
-            harnesses.push(row.try_get::<String, _>("harness")?);
+        for (framework, model, harness) in rows {
+            frameworks.push(framework);
+            models.push(model);
+            harnesses.push(harness);
         }
         for v in [&mut frameworks, &mut models, &mut harnesses] {
             v.sort();
@@ -399,7 +403,7 @@ impl Store {
     /// The same agent (framework, its version and model) under other agent ids, with
     /// the harness of each one's current submission: (agent id, name, harness), by name.
     pub async fn same_agent_elsewhere(&self, id: &str) -> Result<Vec<(String, String, Harness)>, StoreError> {
-        let rows = db::query(
+        let rows = db::query_as(
             "SELECT o.id, o.display_name, s.harness, s.harness_version FROM agents a \
              JOIN agents o ON o.framework = a.framework AND o.model = a.model \
              AND COALESCE(o.framework_version, '') = COALESCE(a.framework_version, '') AND o.id <> a.id \
@@ -409,22 +413,26 @@ impl Store {
         .bind(id)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(|r| Ok((r.try_get("id")?, r.try_get("display_name")?, harness(r)?))).collect()
+        Ok(rows
+            .into_iter()
+            .map(|(id, name, harness, version): (String, String, String, Option<String>)| {
+                (id, name, Harness::new(harness, version))
+            })
+            .collect())
     }
 
     /// The agents with a current submission, as (id, name), by name.
     pub async fn current_agents(&self) -> Result<Vec<(String, String)>, StoreError> {
-        let rows = db::query(
+        Ok(db::query_as(
             "SELECT DISTINCT a.id, a.display_name FROM submissions s JOIN agents a ON a.id = s.agent_id \
              WHERE s.superseded_by IS NULL ORDER BY a.display_name, a.id",
         )
         .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(|r| Ok((r.try_get("id")?, r.try_get("display_name")?))).collect()
+        .await?)
     }
 
     pub async fn agent(&self, id: &str) -> Result<Option<AgentDetail>, StoreError> {
-        let Some(a) = db::query(
+        let Some(a) = db::query_as::<AgentHead>(
             "SELECT id, display_name, framework, framework_version, model, model_id, url, first_seen_at FROM agents WHERE id = $1",
         )
         .bind(id)
@@ -458,14 +466,14 @@ impl Store {
             .map(|s| (s.bundle_id.clone(), grids.remove(&s.bundle_id).unwrap_or_default()))
             .collect();
         Ok(Some(AgentDetail {
-            id: a.try_get("id")?,
-            display_name: a.try_get("display_name")?,
-            framework: a.try_get("framework")?,
-            framework_version: a.try_get("framework_version")?,
-            model: a.try_get("model")?,
-            model_id: a.try_get("model_id")?,
-            url: a.try_get("url")?,
-            first_seen_at: a.try_get("first_seen_at")?,
+            id: a.id,
+            display_name: a.display_name,
+            framework: a.framework,
+            framework_version: a.framework_version,
+            model: a.model,
+            model_id: a.model_id,
+            url: a.url,
+            first_seen_at: a.first_seen_at,
             submissions,
             current,
         }))

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use sqlx::{AnyPool, Row};
+use sqlx::AnyPool;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
@@ -132,16 +132,12 @@ impl Store {
                 "SELECT digest FROM artifacts WHERE digest IN ({})",
                 Placeholders::default().list(hex.len())
             );
-            let mut q = db::query(&sql);
+            let mut q = db::query_as::<(String,)>(&sql);
             for h in &hex {
                 q = q.bind(h.as_str());
             }
-            let known: std::collections::HashSet<String> = q
-                .fetch_all(&self.pool)
-                .await?
-                .iter()
-                .map(|r| r.try_get("digest"))
-                .collect::<Result<_, _>>()?;
+            let known: std::collections::HashSet<String> =
+                q.fetch_all(&self.pool).await?.into_iter().map(|(digest,)| digest).collect();
             for (digest, hex) in batch.iter().zip(&hex) {
                 if !known.contains(hex) {
                     self.blobs
