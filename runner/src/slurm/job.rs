@@ -73,10 +73,12 @@ pub fn run(dir: &Path, cancel: &AtomicBool) -> Result<Ran, Error> {
     let mut ran = experiment.run(&dir.join(WORKDIR), dir, cancel).map_err(|e| at(dir, e))?;
     // Slurm signals every process of a cancelled job at once: the experiment may die of
     // it before this process has heard of its own signal. Such a death is not a result.
+    // The wait is long enough for a loaded node (half a second was not, with both cores
+    // busy) and costs a death by a signal that is not a cancellation five seconds.
     if let Ran::Finished { success: false, description, .. } = &ran
         && description.starts_with("killed by signal")
     {
-        let deadline = std::time::Instant::now() + Duration::from_millis(500);
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
         while !cancel.load(std::sync::atomic::Ordering::Relaxed) && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
