@@ -23,7 +23,7 @@ use crate::experiment::{Experiment, Ran};
 use crate::outputs::{AgentRun, discover};
 use crate::results::{Evaluation, RunRecord, run_dir};
 pub use crate::run::{INTERRUPTED, Summary};
-use crate::run::{Prepared, Progress, Setting, finish, io_at, stage, write_atomically};
+use crate::run::{Prepared, Progress, Setting, finish, stage, write_atomically};
 use crate::task::{Gold, TaskCard, TaskError, load_all, load_gold};
 use crate::taskset::task_set_digest;
 
@@ -237,7 +237,7 @@ fn evaluate_here(
     let scratch = tempfile::Builder::new()
         .prefix(&format!("rexbench-{}-", run.task))
         .tempdir()
-        .map_err(io_at(Path::new("scratch directory")))?;
+        .map_err(Error::io_at(Path::new("scratch directory")))?;
     let workdir = scratch.path().join("codebase");
     let ran = if staged.empty {
         None
@@ -251,7 +251,7 @@ fn evaluate_here(
             name: &format!("rexbench-{}-{}-{}-{}", run.task, run.hint, run.attempt, std::process::id()),
             results: &task.result_files(),
         };
-        match experiment.run(&workdir, &staged.dir, &INTERRUPTED).map_err(io_at(&staged.dir))? {
+        match experiment.run(&workdir, &staged.dir, &INTERRUPTED).map_err(Error::io_at(&staged.dir))? {
             Ran::Cancelled => {
                 let _ = fs::remove_dir_all(&staged.dir);
                 return Ok(None);

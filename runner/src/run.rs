@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use benchmark::confined::{self, Folder, file_limit};
 use bundle::Outcome;
 
+use crate::Error;
 use crate::check::{CheckSpec, ResultFiles, RunOutput};
 use crate::experiment::Ran;
 use crate::outputs::AgentRun;
@@ -83,25 +84,19 @@ pub(crate) struct Staged {
     pub empty: bool,
 }
 
-pub(crate) use crate::error::Error;
-
-pub(crate) fn io_at(path: &Path) -> impl FnOnce(io::Error) -> Error + use<> {
-    Error::io_at(path)
-}
-
 /// Starts a run's results: its staging folder with the patch, the agent's log and
 /// trajectory (read beneath the outputs folder only), and the record as far as the
 /// patch alone decides it. The experiment applies the staged copy of the patch.
 pub(crate) fn stage(run: &AgentRun, task: &Prepared, outputs: &Folder, out: &Path) -> Result<Staged, Error> {
     let dir = out.join(".staging").join(format!("{}-{}-{}", run.task, run.hint, run.attempt));
     let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).map_err(io_at(&dir))?;
+    fs::create_dir_all(&dir).map_err(Error::io_at(&dir))?;
     let refused = |refused| {
         let _ = fs::remove_dir_all(&dir);
         Error::Refused { run: Some(run.label()), refused }
     };
     let patch_text = outputs.read(&run.patch).map_err(refused)?;
-    fs::write(dir.join("patch.diff"), &patch_text).map_err(io_at(&dir))?;
+    fs::write(dir.join("patch.diff"), &patch_text).map_err(Error::io_at(&dir))?;
     if let Some(log) = &run.agent_log {
         outputs.copy_to(log, &dir.join("agent_log.txt")).map_err(refused)?;
     }
@@ -109,7 +104,7 @@ pub(crate) fn stage(run: &AgentRun, task: &Prepared, outputs: &Folder, out: &Pat
     let trajectory_bytes = match &run.trajectory {
         Some(trajectory) => {
             let bytes = outputs.read(trajectory).map_err(refused)?;
-            fs::write(dir.join("x-trajectory.json"), &bytes).map_err(io_at(&dir))?;
+            fs::write(dir.join("x-trajectory.json"), &bytes).map_err(Error::io_at(&dir))?;
             Some(bytes)
         }
         None => None,
@@ -147,8 +142,9 @@ pub(crate) fn finish(
 ) -> Result<RunRecord, Error> {
     let staging = &staged.dir;
     let record = &mut staged.record;
-    let note =
-        |text: &str| fs::write(staging.join("x-runner.txt"), format!("{text}\n")).map_err(io_at(staging));
+    let note = |text: &str| {
+        fs::write(staging.join("x-runner.txt"), format!("{text}\n")).map_err(Error::io_at(staging))
+    };
     match ran {
         None => {}
         Some(Ran::CopyFailed { message }) => {
@@ -201,7 +197,7 @@ pub(crate) fn finish(
                 let (base, after) = (results.snapshot(&task.codebase), results.snapshot(workdir));
                 benchmark::integrity::add_results_before_run(&mut record.findings, &base, &before, &after);
             }
-            fs::write(staging.join("checker_log.txt"), report.log).map_err(io_at(staging))?;
+            fs::write(staging.join("checker_log.txt"), report.log).map_err(Error::io_at(staging))?;
         }
     }
     // The patch's findings were made when it was staged; an experiment that ran to its
@@ -214,11 +210,11 @@ pub(crate) fn finish(
 pub(crate) fn place(run: &AgentRun, out: &Path, staged: Staged) -> Result<RunRecord, Error> {
     let final_dir = run_dir(out, &run.task, run.hint, run.attempt);
     let run_json = serde_json::to_vec_pretty(&staged.record).expect("serializes");
-    fs::write(staged.dir.join("run.json"), run_json).map_err(io_at(&staged.dir))?;
+    fs::write(staged.dir.join("run.json"), run_json).map_err(Error::io_at(&staged.dir))?;
     // The run becomes visible whole: a folder without run.json is never left at its place.
     let _ = fs::remove_dir_all(&final_dir);
-    fs::create_dir_all(final_dir.parent().expect("has a parent")).map_err(io_at(&final_dir))?;
-    fs::rename(&staged.dir, &final_dir).map_err(io_at(&final_dir))?;
+    fs::create_dir_all(final_dir.parent().expect("has a parent")).map_err(Error::io_at(&final_dir))?;
+    fs::rename(&staged.dir, &final_dir).map_err(Error::io_at(&final_dir))?;
     Ok(staged.record)
 }
 

@@ -38,7 +38,7 @@ use crate::Error;
 use crate::exec::Executor;
 use crate::experiment::{Ran, copy_tree};
 use crate::outputs::AgentRun;
-use crate::run::{INTERRUPTED, Prepared, Progress, Setting, Summary, finish, io_at, place, stage};
+use crate::run::{INTERRUPTED, Prepared, Progress, Setting, Summary, finish, place, stage};
 use client::{Client, Listed};
 use journal::{Entry, History, Journal, Last};
 
@@ -148,9 +148,9 @@ impl Cluster {
         summary: &mut Summary,
     ) -> Result<(), Error> {
         let root = opts.out.join(".slurm");
-        fs::create_dir_all(root.join("jobs")).map_err(io_at(&root))?;
+        fs::create_dir_all(root.join("jobs")).map_err(Error::io_at(&root))?;
         let _lock = lock(&root)?;
-        let out = opts.out.canonicalize().map_err(io_at(opts.out))?;
+        let out = opts.out.canonicalize().map_err(Error::io_at(opts.out))?;
         let tag = bundle::Digest::of(out.to_string_lossy().as_bytes()).to_hex()[..8].to_owned();
         let exe = share_exe(&root)?;
         let mut codebases = BTreeMap::new();
@@ -411,7 +411,7 @@ impl Queue<'_> {
         for log in ["stdout.txt", "stderr.txt", "x-apply.txt"] {
             let from = dir.join(log);
             if from.exists() {
-                fs::rename(&from, staged.dir.join(log)).map_err(io_at(&from))?;
+                fs::rename(&from, staged.dir.join(log)).map_err(Error::io_at(&from))?;
             }
         }
         let record = finish(t.run, task, self.opts.out, staged, Some(ran), &dir.join(job::WORKDIR))?;
@@ -447,8 +447,8 @@ impl Queue<'_> {
         let name = self.name(t.run, n);
         let dir = self.job_dir(t.run, n);
         let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).map_err(io_at(&dir))?;
-        fs::write(dir.join(job::PATCH), &patch).map_err(io_at(&dir))?;
+        fs::create_dir_all(&dir).map_err(Error::io_at(&dir))?;
+        fs::write(dir.join(job::PATCH), &patch).map_err(Error::io_at(&dir))?;
         let spec = job::Spec {
             codebase: self.codebases[&t.run.task].clone(),
             command: task.card.evaluation.command.clone(),
@@ -461,9 +461,9 @@ impl Queue<'_> {
             results: task.result_files(),
         };
         let spec_json = serde_json::to_vec_pretty(&spec).expect("serializes");
-        fs::write(dir.join(job::SPEC), spec_json).map_err(io_at(&dir))?;
+        fs::write(dir.join(job::SPEC), spec_json).map_err(Error::io_at(&dir))?;
         let script = dir.join("job.sh");
-        fs::write(&script, job::script(&self.exe, &dir, &t.key, n)).map_err(io_at(&script))?;
+        fs::write(&script, job::script(&self.exe, &dir, &t.key, n)).map_err(Error::io_at(&script))?;
 
         let mut args = self.cluster.opts.resources();
         args.extend([
@@ -531,7 +531,7 @@ impl Queue<'_> {
         if !slurm_out.trim().is_empty() {
             story.push_str(&format!("\nThe last job's output:\n{slurm_out}"));
         }
-        fs::write(staged.dir.join("x-runner.txt"), story).map_err(io_at(&staged.dir))?;
+        fs::write(staged.dir.join("x-runner.txt"), story).map_err(Error::io_at(&staged.dir))?;
         let record = place(t.run, self.opts.out, staged)?;
         self.done(t, &record);
         Ok(())
@@ -579,8 +579,12 @@ impl Queue<'_> {
 /// a kill waits until every submission of the killed one has returned.
 fn lock(root: &Path) -> Result<fs::File, Error> {
     let path = root.join("lock");
-    let file =
-        fs::File::options().create(true).truncate(false).write(true).open(&path).map_err(io_at(&path))?;
+    let file = fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(Error::io_at(&path))?;
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         match file.try_lock() {
@@ -595,29 +599,29 @@ fn lock(root: &Path) -> Result<fs::File, Error> {
                     path.display()
                 )));
             }
-            Err(fs::TryLockError::Error(e)) => return Err(io_at(&path)(e)),
+            Err(fs::TryLockError::Error(e)) => return Err(Error::io_at(&path)(e)),
         }
     }
     #[cfg(unix)]
     {
         use nix::fcntl::{FcntlArg, FdFlag, fcntl};
         fcntl(&file, FcntlArg::F_SETFD(FdFlag::empty()))
-            .map_err(|e| io_at(&path)(std::io::Error::from(e)))?;
+            .map_err(|e| Error::io_at(&path)(std::io::Error::from(e)))?;
     }
     Ok(file)
 }
 
 /// The runner's binary where the nodes can run it: a hard link, or a copy.
 fn share_exe(root: &Path) -> Result<PathBuf, Error> {
-    let exe = std::env::current_exe().map_err(io_at(Path::new("the running rexbench")))?;
+    let exe = std::env::current_exe().map_err(Error::io_at(Path::new("the running rexbench")))?;
     let shared = root.join("rexbench");
     let tmp = root.join(".rexbench.tmp");
     let _ = fs::remove_file(&tmp);
     if fs::hard_link(&exe, &tmp).is_err() {
-        fs::copy(&exe, &tmp).map_err(io_at(&tmp))?;
+        fs::copy(&exe, &tmp).map_err(Error::io_at(&tmp))?;
     }
     // A running job keeps the file it started from.
-    fs::rename(&tmp, &shared).map_err(io_at(&shared))?;
+    fs::rename(&tmp, &shared).map_err(Error::io_at(&shared))?;
     Ok(shared)
 }
 
@@ -627,8 +631,8 @@ fn share_codebase(root: &Path, task: &str, codebase: &Path) -> Result<PathBuf, E
     if !shared.is_dir() {
         let tmp = root.join("codebases").join(format!(".{task}.tmp"));
         let _ = fs::remove_dir_all(&tmp);
-        copy_tree(codebase, &tmp).map_err(io_at(codebase))?;
-        fs::rename(&tmp, &shared).map_err(io_at(&shared))?;
+        copy_tree(codebase, &tmp).map_err(Error::io_at(codebase))?;
+        fs::rename(&tmp, &shared).map_err(Error::io_at(&shared))?;
     }
     Ok(shared)
 }
