@@ -45,4 +45,7 @@ export REXBENCH_SUBMISSIONS_PER_HOUR=1000
 $srv keys add --public-key "$work/e2e.pub.pem" --owner "End-to-end tests" --tier submitter >/dev/null
 # The conformance vectors' key, so that /submit's check in the browser meets each vector.
 $srv keys add --public-key vectors/test-key/key.pub.pem --owner "Conformance vectors" --tier submitter >/dev/null
+# One-time links that sign a browser in as a maintainer, one for each project of the
+# tests (a private run's page as its readers see it); they may be opened for two hours.
+for _ in 1 2; do $srv sign-in-link --base "http://127.0.0.1:$port" --valid-for 120; done > end2end/.work/sign-in-links.txt
 $srv serve --demo

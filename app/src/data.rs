@@ -14,13 +14,16 @@ pub use views::compare::CompareData;
 pub use views::failures::{FailuresData, PublishedErrorTable};
 pub use views::leaderboard::{LeaderboardData, TaskSet};
 pub use views::parity::ParityData;
-pub use views::run::{ArtifactText, RunData};
+pub use views::run::{ArtifactText, FileLines, Outline, RunData};
 pub use views::task::{HINTED_ONLY_SHOWN, TASK_AGENTS_PER_PAGE, TaskData, TasksData};
 
 /// What the server gives the pages: the store and the task cards.
 #[cfg(feature = "ssr")]
 #[derive(Debug, Clone)]
 pub struct PageContext {
+    /// Who the page is for: what it shows of private outputs follows from it alone
+    /// (`views::access`).
+    pub reader: views::access::Reader,
     pub store: std::sync::Arc<store::Store>,
     pub catalog: std::sync::Arc<views::catalog::Catalog>,
     /// Where the stylesheet is served (a name with its digest in it).
@@ -50,13 +53,13 @@ pub async fn load_leaderboard(query: BoardQuery) -> Result<LeaderboardData, AppE
 #[server(prefix = "/sfn", endpoint = "agent")]
 pub async fn load_agent(id: String, task: Option<String>, hint: Option<Hint>) -> Result<AgentData, AppError> {
     let ctx = context()?;
-    Ok(views::agent::page(&ctx.store, &ctx.catalog, &id, task.as_deref(), hint).await?)
+    Ok(views::agent::page(&ctx.store, &ctx.catalog, &ctx.reader, &id, task.as_deref(), hint).await?)
 }
 
 #[server(prefix = "/sfn", endpoint = "run")]
 pub async fn load_run(id: String) -> Result<RunData, AppError> {
     let ctx = context()?;
-    Ok(views::run::page(&ctx.store, &ctx.catalog, &id).await?)
+    Ok(views::run::page(&ctx.store, &ctx.catalog, &ctx.reader, &id).await?)
 }
 
 #[server(prefix = "/sfn", endpoint = "tasks")]
@@ -86,7 +89,7 @@ pub async fn load_parity(a: Option<String>, b: Option<String>, hint: Hint) -> Re
 #[server(prefix = "/sfn", endpoint = "failures")]
 pub async fn load_failures() -> Result<FailuresData, AppError> {
     let ctx = context()?;
-    Ok(views::failures::page(&ctx.store, &ctx.catalog).await?)
+    Ok(views::failures::page(&ctx.store, &ctx.catalog, &ctx.reader).await?)
 }
 
 #[server(prefix = "/sfn", endpoint = "changes")]
@@ -100,6 +103,25 @@ pub const CHANGES_PER_PAGE: i64 = 50;
 #[server(prefix = "/sfn", endpoint = "keys")]
 pub async fn load_keys() -> Result<Vec<KeyRecord>, AppError> {
     Ok(context()?.store.keys().await?)
+}
+
+/// Who the sign-in page is for: `anyone`, `submitter` or `maintainer`, and who in words.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SignedIn {
+    pub reads_as: String,
+    pub who: Option<String>,
+}
+
+#[server(prefix = "/sfn", endpoint = "signin")]
+pub async fn load_signed_in() -> Result<SignedIn, AppError> {
+    use views::access::Reader;
+    let ctx = context()?;
+    let reads_as = match &ctx.reader {
+        Reader::Public => "anyone",
+        Reader::Maintainer { .. } => "maintainer",
+        Reader::Submitter { .. } => "submitter",
+    };
+    Ok(SignedIn { reads_as: reads_as.into(), who: (!ctx.reader.is_public()).then(|| ctx.reader.who()) })
 }
 
 #[server(prefix = "/sfn", endpoint = "method")]

@@ -28,7 +28,10 @@ impl FromServerFnError for AppError {
 #[cfg(feature = "ssr")]
 impl From<store::StoreError> for AppError {
     fn from(e: store::StoreError) -> Self {
-        tracing::error!(error = format!("{:#}", anyhow::Error::from(e)), "store error while rendering a page");
+        tracing::error!(
+            error = format!("{:#}", anyhow::Error::from(e)),
+            "store error while rendering a page"
+        );
         AppError::Internal
     }
 }

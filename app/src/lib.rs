@@ -22,7 +22,7 @@ use leptos_router::path;
 pub use pages::Verdict;
 use pages::{
     AboutPage, AgentPage, ChangesPage, ComparePage, FailuresPage, KeysPage, LeaderboardPage, NotFound,
-    ParityPage, RunPage, SubmitPage, TaskPage, TasksPage,
+    ParityPage, RunPage, SignInPage, SubmitPage, TaskPage, TasksPage,
 };
 
 /// The name wasm-bindgen gives the islands' module (`rexbench.js`, `rexbench_bg.wasm`).
@@ -96,6 +96,7 @@ pub fn App() -> impl IntoView {
                     <A href="/changes">"Changes"</A>
                     <A href="/submit">"Submit"</A>
                     <A href="/about">"About"</A>
+                    <A href="/signin">"Sign in"</A>
                 </nav>
             </header>
             {seq.map(|seq| view! { <islands::NewResults seq=seq/> })}
@@ -113,6 +114,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/changes") view=ChangesPage/>
                     <Route path=path!("/keys") view=KeysPage/>
                     <Route path=path!("/about") view=AboutPage/>
+                    <Route path=path!("/signin") view=SignInPage/>
                 </Routes>
             </main>
             <footer class="site">

@@ -15,6 +15,11 @@ pub struct FileDiff {
     /// The patch line of the file's `+++` header.
     pub header_line: usize,
     pub added: Vec<Added>,
+    /// How many lines the patch removes from the file.
+    pub removed: usize,
+    /// Git says the file's bytes differ without lines (`Binary files … differ`, or a
+    /// `GIT binary patch`).
+    pub binary: bool,
 }
 
 /// A line the patch adds.
@@ -74,7 +79,12 @@ pub fn parse(patch: &str) -> Vec<FileDiff> {
                         file.added.push(Added { line: number, text: line[1..].to_owned() });
                     }
                 }
-                Some(b'-') => left.0 = left.0.saturating_sub(1),
+                Some(b'-') => {
+                    left.0 = left.0.saturating_sub(1);
+                    if let Some(file) = files.last_mut() {
+                        file.removed += 1;
+                    }
+                }
                 // "\ No newline at end of file" belongs to the line before it.
                 Some(b'\\') => {}
                 // Context; an empty line is context whose leading space was lost.
@@ -85,7 +95,15 @@ pub fn parse(patch: &str) -> Vec<FileDiff> {
         if let Some(paths) = line.strip_prefix("diff --git ") {
             // Git names the file here, and only here for a binary or mode-only change.
             let (old, new) = git_paths(paths);
-            files.push(FileDiff { old, new, copy: false, header_line: number, added: Vec::new() });
+            files.push(FileDiff {
+                old,
+                new,
+                copy: false,
+                header_line: number,
+                added: Vec::new(),
+                removed: 0,
+                binary: false,
+            });
             from_git = true;
             old_header = None;
         } else if from_git && line.starts_with("new file mode") {
@@ -94,6 +112,8 @@ pub fn parse(patch: &str) -> Vec<FileDiff> {
             files.last_mut().expect("pushed").new = None;
         } else if from_git && line.starts_with("copy from ") {
             files.last_mut().expect("pushed").copy = true;
+        } else if from_git && (line.starts_with("Binary files ") || line == "GIT binary patch") {
+            files.last_mut().expect("pushed").binary = true;
         } else if let Some(path) = line.strip_prefix("--- ") {
             old_header = Some(header_path(path));
         } else if let Some(path) = line.strip_prefix("+++ ") {
@@ -103,9 +123,11 @@ pub fn parse(patch: &str) -> Vec<FileDiff> {
                 copy: false,
                 header_line: number,
                 added: Vec::new(),
+                removed: 0,
+                binary: false,
             };
             match files.last_mut() {
-                Some(last) if from_git => *last = FileDiff { copy: last.copy, ..file },
+                Some(last) if from_git => *last = FileDiff { copy: last.copy, binary: last.binary, ..file },
                 _ => files.push(file),
             }
             from_git = false;
@@ -174,6 +196,10 @@ mod tests {
         assert_eq!(added, [(7, "new"), (8, "++ looks like a header")]);
         assert_eq!((files[1].path(), files[1].is_new(), files[1].added[0].line), ("data/x.csv", true, 15));
         assert_eq!((files[2].path(), files[2].new.as_deref(), files[2].added.len()), ("gone.py", None, 0));
+        // Lines removed, as a public run page counts them beside those added.
+        let counts: Vec<(usize, usize, bool)> =
+            files.iter().map(|f| (f.added.len(), f.removed, f.binary)).collect();
+        assert_eq!(counts, [(2, 1, false), (1, 0, false), (0, 1, false)]);
     }
 
     #[test]
@@ -238,5 +264,9 @@ mod tests {
                 (Some("old.txt"), None, 8),
             ]
         );
+        let binary: Vec<bool> = files.iter().map(|f| f.binary).collect();
+        assert_eq!(binary, [true, true, false]);
+        let literal = "diff --git a/w.bin b/w.bin\nindex 1..2\nGIT binary patch\nliteral 3\nKcmZ?d00001\n\n";
+        assert!(parse(literal)[0].binary);
     }
 }

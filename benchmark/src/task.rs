@@ -40,6 +40,11 @@ pub struct TaskCard {
     /// Names of the expected values that pages may show. Default: none.
     #[serde(default)]
     pub public_expected: Vec<String>,
+    /// Who may read its runs' patches, logs and trajectories (default `private`): it
+    /// changes who may read, never how a run is judged, so its line stays out of the
+    /// task-set digest (`crate::taskset`).
+    #[serde(default)]
+    pub outputs: bundle::Outputs,
     /// The integrity checks' settings, from `integrity.toml` beside the card: they
     /// never change how a run is judged, so they stay out of the task-set digest.
     #[serde(skip)]

@@ -9,6 +9,10 @@
 //! those lines. The card (`task.toml`: command, timeout, public checks), checker scripts
 //! and, for the example tasks, the base codebases are thereby covered. Private gold files
 //! are not: a change of gold results must come with a new benchmark version.
+//!
+//! The card's `outputs = "public" | "private"` line is left out of what is hashed: it
+//! says who may read a run's outputs, never how a run is judged, so a task whose outputs
+//! are published later keeps its digest (and its results keep ranking together).
 
 use std::fs;
 use std::io::{self, Write};
@@ -31,11 +35,33 @@ pub fn task_set_digest<'a>(cards: impl IntoIterator<Item = &'a TaskCard>) -> io:
             if rel == "README.md" || rel == crate::task::INTEGRITY_FILE {
                 continue;
             }
-            let (digest, _) = Digest::of_reader(fs::File::open(&path)?)?;
+            let (digest, _) = if rel == "task.toml" {
+                Digest::of_reader(judged_card(&fs::read(&path)?).as_slice())?
+            } else {
+                Digest::of_reader(fs::File::open(&path)?)?
+            };
             writeln!(hasher, "{digest} {}/{rel}", card.id)?;
         }
     }
     Ok(hasher.finish())
+}
+
+/// A card's bytes as the digest sees them: without the line of its top table that sets
+/// `outputs` (the only top-level key of that name a card may have).
+fn judged_card(bytes: &[u8]) -> Vec<u8> {
+    let mut top = true;
+    let mut out = Vec::with_capacity(bytes.len());
+    for line in bytes.split_inclusive(|b| *b == b'\n') {
+        let text = String::from_utf8_lossy(line);
+        let trimmed = text.trim_start();
+        top &= !trimmed.starts_with('[');
+        let sets_outputs =
+            trimmed.strip_prefix("outputs").is_some_and(|rest| rest.trim_start().starts_with('='));
+        if !(top && sets_outputs) {
+            out.extend_from_slice(line);
+        }
+    }
+    out
 }
 
 fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> io::Result<()> {
@@ -50,4 +76,17 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> io::Result
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::judged_card;
+
+    #[test]
+    fn only_the_top_table_s_outputs_line_is_left_out() {
+        let card = b"id = \"t\"\noutputs = \"private\"\n  outputs   =\"public\"\r\noutputsx = 1\n[evaluation]\noutputs = 1\n";
+        assert_eq!(judged_card(card), b"id = \"t\"\noutputsx = 1\n[evaluation]\noutputs = 1\n");
+        assert_eq!(judged_card(b"# outputs = \"public\"\n"), b"# outputs = \"public\"\n");
+        assert_eq!(judged_card(b"outputs = \"public\""), b"", "a last line without its newline");
+    }
 }

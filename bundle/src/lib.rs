@@ -30,5 +30,7 @@ pub use manifest::{
 pub use reader::{ArtifactSink, Discard, VerifiedBundle, Verifier};
 pub use validate::{MAX_RUNS, validate};
 /// The vocabulary bundles are written in, so that users of bundles need only this crate.
-pub use vocab::{Harness, Hint, Outcome, ProvenanceKind, REXBENCH_TASKS, TaskId, Tier, UnknownName, is_slug};
+pub use vocab::{
+    Harness, Hint, Outcome, Outputs, ProvenanceKind, REXBENCH_TASKS, TaskId, Tier, UnknownName, is_slug,
+};
 pub use writer::{BundleBuilder, WriteError};

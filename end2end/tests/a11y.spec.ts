@@ -1,5 +1,7 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Browser, type Page } from "@playwright/test";
+import * as fs from "node:fs";
+import * as path from "node:path";
 
 // Every kind of page, as a reader reaches it, checked by axe-core (Deque's engine, not
 // ours) against WCAG 2.2 AA and axe's best practices: once with JavaScript (the
@@ -23,6 +25,8 @@ const PAGES: { name: string; path: string }[] = [
   { name: "submit", path: "/submit" },
   { name: "about", path: "/about" },
   { name: "keys", path: "/keys" },
+  { name: "sign-in", path: "/signin" },
+  { name: "sign-in, a used link", path: "/signin?problem=used" },
   { name: "not found", path: "/no/such/page" },
 ];
 
@@ -63,6 +67,34 @@ test("axe-core finds no violation on a run page with its patch and logs", async 
   await page.goto("/agents/example-agent?task=wordfreq&hint=none");
   const run = await page.locator("a[href^='/runs/']").first().getAttribute("href");
   expect(await violations(await open(page, browser, run!))).toEqual([]);
+});
+
+test("axe-core finds no violation on a private run's public page", async ({ page, browser }) => {
+  await page.goto("/agents/example-agent?task=csvstats&hint=none");
+  const run = await page.locator("a[href^='/runs/']").first().getAttribute("href");
+  const opened = await open(page, browser, run!);
+  await expect(opened.locator("table.artifacts")).toBeVisible();
+  expect(await violations(opened)).toEqual([]);
+});
+
+test("signed in, a private run's page shows its outputs, and axe-core finds no violation on it", async ({ page }, info) => {
+  // serve.sh made one link for each project.
+  const links = fs.readFileSync(path.join(__dirname, "..", ".work", "sign-in-links.txt"), "utf8").trim().split("\n");
+  const link = links[info.project.name === "js" ? 0 : 1];
+  await page.goto(link);
+  await expect(page).toHaveURL(/\/signin$/);
+  await expect(page.getByText("You are signed in as maintainer (sign-in link)")).toBeVisible();
+  await page.goto("/agents/example-agent?task=csvstats&hint=none");
+  await page.locator("a[href^='/runs/']").first().click();
+  await expect(page.locator("pre.diff .line.add").first()).toBeVisible();
+  await expect(page.getByRole("heading", { name: "The outputs of this run are private" })).toHaveCount(0);
+  await expect(page.locator("table.artifacts a[href^='/artifacts/']").first()).toBeVisible();
+  expect(await violations(page)).toEqual([]);
+  // Signing out, by the page's own form, ends it.
+  await page.goto("/signin");
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await expect(page).toHaveURL(/\/signin\?problem=signed-out$/);
+  await expect(page.getByText("You are not signed in")).toBeVisible();
 });
 
 test("axe-core finds no violation on a flagged run's page, with its findings", async ({ page, browser }) => {

@@ -130,7 +130,7 @@ test("a run page, an unknown agent and an unknown path", async ({ page }) => {
   await shot(page, "not-found");
 });
 
-test("leaderboard → agent → task → run shows the patch and the log", async ({ page }) => {
+test("leaderboard → agent → task → run: a private run shows what it did, a public one its patch and log", async ({ page }) => {
   await page.goto("/");
   await page.getByRole("link", { name: /^Example tasks.* · 2 tasks/ }).click();
   await expect(page).toHaveURL(/set=/);
@@ -139,14 +139,27 @@ test("leaderboard → agent → task → run shows the patch and the log", async
   await expect(page.getByRole("heading", { level: 1 })).toHaveText("ExampleFramework + Example Model");
   await page.getByRole("link", { name: "CSV statistics (example)", exact: true }).click();
   await expect(page).toHaveURL(/\/tasks\/csvstats$/);
-  // The detailed-hints attempt of the example agent failed to execute.
+  // The detailed-hints attempt of the example agent failed to execute. The example's
+  // outputs are private, as RExBench's are: its files, sizes and digests are shown.
   await page.getByRole("link", { name: "attempt 1: execution failed" }).first().click();
+  await expect(page).toHaveURL(/\/runs\/\d+$/);
+  await expect(page.getByText("execution failed").first()).toBeVisible();
+  await expect(page.getByRole("heading", { name: "The outputs of this run are private" })).toBeVisible();
+  await expect(page.locator("table.files-touched tbody tr").first()).toBeVisible();
+  await expect(page.locator("table.artifacts code.digest").first()).toHaveText(/^[0-9a-f]{64}$/);
+  await expect(page.locator("pre.diff")).toHaveCount(0);
+  await expect(page.locator("pre.log")).toHaveCount(0);
+  await expect(page.locator("a[href^='/artifacts/']")).toHaveCount(0);
+  await shot(page, "run-private");
+
+  // A run of the public example: its patch and logs.
+  await page.goto("/agents/example-agent?task=wordfreq&hint=none");
+  await page.locator("a[href^='/runs/']").first().click();
   await expect(page).toHaveURL(/\/runs\/\d+$/);
   await expect(page.getByRole("heading", { name: "Patch" })).toBeVisible();
   await expect(page.locator("pre.diff .line.add").first()).toBeVisible();
   await expect(page.locator("pre.diff .line.del").first()).toBeVisible();
-  await expect(page.locator("pre.log").first()).toContainText("cannot open scores.csv");
-  await expect(page.getByText("execution failed").first()).toBeVisible();
+  await expect(page.locator("pre.log").filter({ hasText: "ACCURACY: 1.0" })).toHaveCount(1);
   await shot(page, "run");
   // The whole log is plain text, never HTML.
   const href = await page.getByRole("link", { name: "whole file (plain text)" }).first().getAttribute("href");

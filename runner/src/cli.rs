@@ -172,12 +172,54 @@ enum Command {
         /// several [default: the key the server lists for the signer].
         #[arg(long = "trust")]
         trust: Vec<PathBuf>,
+        /// A token that reaches private outputs (a maintainer's admin token, or one
+        /// `rexbench login` got): their bytes are checked too, not only their digests.
+        #[arg(long, env = "REXBENCH_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+    },
+    /// Sign in to a leaderboard with the key you sign bundles with (it must be
+    /// registered there): a token for this command line, saved for an hour, and a
+    /// one-time link that signs a browser in, to read your runs' private outputs.
+    Login {
+        /// The leaderboard, e.g. https://rexbench.example.org
+        #[arg(long)]
+        server: String,
+        /// Your Ed25519 secret key (PKCS#8 PEM).
+        #[arg(long)]
+        key: PathBuf,
+        /// Where to save the session [default: ~/.config/rexbench/session.json].
+        #[arg(long)]
+        save: Option<PathBuf>,
+    },
+    /// A run's outputs on a leaderboard.
+    Runs {
+        #[command(subcommand)]
+        command: RunsCommand,
     },
     /// Show what a bundle holds, checking everything but signatures and task ids.
     Inspect {
         bundle: PathBuf,
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum RunsCommand {
+    /// Download a run's outputs (patch, logs, trajectory) into OUT/<role>, each checked
+    /// against its SHA-256 in the signed manifest. Private outputs need a session
+    /// (`rexbench login`) that reaches them.
+    Download {
+        #[arg(long)]
+        server: String,
+        /// The run's number (the last part of its page's address).
+        run: i64,
+        /// A new folder [default: run-RUN].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// A token [default: the session `rexbench login` saved for this server].
+        #[arg(long, env = "REXBENCH_TOKEN", hide_env_values = true)]
+        token: Option<String>,
     },
 }
 
@@ -457,12 +499,43 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
                 Ok(ExitCode::from(1))
             }
         },
-        Command::Audit { server, agent, trust } => {
+        Command::Audit { server, agent, trust, token } => {
             let keys: Vec<PublicKey> =
                 trust.iter().map(|p| keyfile::read_public(p)).collect::<Result<_, _>>()?;
-            let audit = crate::audit::audit(&server, &agent, &keys)?;
+            let token = token.or_else(|| saved(&server));
+            let audit = crate::audit::audit(&server, &agent, &keys, token.as_deref())?;
             println!("{audit}");
             Ok(if audit.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Command::Login { server, key, save } => {
+            let secret = keyfile::read_secret(&key)?;
+            let session = crate::login::login(&server, &secret)?;
+            let path = save.or_else(crate::login::default_path).ok_or_else(|| {
+                crate::Error::Setup(
+                    "no HOME or XDG_CONFIG_HOME to save the session in: pass --save PATH".into(),
+                )
+            })?;
+            crate::login::save(&session, &path)?;
+            let until = time::OffsetDateTime::from_unix_timestamp(session.expires_at)
+                .ok()
+                .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+                .unwrap_or_default();
+            println!(
+                "signed in to {} as a {}, until {until} (saved in {})",
+                session.server,
+                session.reads_as,
+                path.display()
+            );
+            println!("open once, within ten minutes, to sign a browser in:\n  {}", session.browser_link);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Runs { command: RunsCommand::Download { server, run, out, token } } => {
+            let token = token.or_else(|| saved(&server));
+            let out = out.unwrap_or_else(|| PathBuf::from(format!("run-{run}")));
+            for path in crate::login::download(&server, token.as_deref(), run, &out)? {
+                println!("{}", path.display());
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Command::Inspect { bundle, json } => report(&Verifier::inspector(), &bundle, "READABLE", json),
     }
@@ -517,6 +590,11 @@ fn rfc3339(arg: Option<String>) -> anyhow::Result<String> {
         None => OffsetDateTime::now_utc(),
     };
     Ok(pack::timestamp(t))
+}
+
+/// The token `rexbench login` saved for `server`, if any is live.
+fn saved(server: &str) -> Option<String> {
+    crate::login::saved_token(server, &crate::login::default_path()?)
 }
 
 fn report(verifier: &Verifier, path: &Path, verdict: &str, json: bool) -> anyhow::Result<ExitCode> {

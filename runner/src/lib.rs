@@ -9,6 +9,7 @@ pub mod exec;
 pub mod experiment;
 pub mod harbor;
 pub mod keyfile;
+pub mod login;
 pub mod outputs;
 pub mod patch;
 mod run;

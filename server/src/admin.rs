@@ -6,11 +6,11 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
 use store::{FindingId, FindingsFilter, Review};
 
-use crate::answers::{ErrorAnswer, FindingAnswer, FindingsAnswer, KeyAnswer, KeysAnswer};
+use crate::answers::{AccessLogAnswer, ErrorAnswer, FindingAnswer, FindingsAnswer, KeyAnswer, KeysAnswer};
 use crate::error::ApiError;
 use crate::extract::{Admin, ApiJson, ApiPath, ApiQuery};
 use crate::state::Shared;
@@ -140,17 +140,14 @@ pub async fn list_findings(
     ApiQuery(q): ApiQuery<FindingsQuery>,
     _: Admin,
 ) -> Result<Json<FindingsAnswer>, ApiError> {
-    let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "invalid_query", m);
     let filter = match q.status.as_deref() {
         None | Some("pending") => FindingsFilter::Pending,
         Some("all") => FindingsFilter::All,
-        Some(other) => return Err(bad(format!("query parameter `status`: `{other}` is not pending or all"))),
+        Some(other) => {
+            return Err(invalid_query(format!("query parameter `status`: `{other}` is not pending or all")));
+        }
     };
-    let limit = q.limit.unwrap_or(100);
-    if !(1..=1000).contains(&limit) {
-        return Err(bad(format!("query parameter `limit`: {limit} is not between 1 and 1000")));
-    }
-    Ok(Json(FindingsAnswer { findings: app.store.findings(filter, limit).await? }))
+    Ok(Json(FindingsAnswer { findings: app.store.findings(filter, limit(q.limit)?).await? }))
 }
 
 /// A maintainer's verdict on a finding.
@@ -199,4 +196,56 @@ pub async fn review_finding(
     let finding = app.store.review_finding(&id, verdict, note).await?;
     crate::ingest::refresh_pages(&app).await;
     Ok(Json(FindingAnswer { finding }))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct AccessLogQuery {
+    /// At most this many (1 to 1000, default 100).
+    #[param(minimum = 1, maximum = 1000)]
+    limit: Option<i64>,
+    /// Only reads before this sequence number (for paging).
+    #[param(minimum = 1)]
+    before: Option<i64>,
+}
+
+/// Every read of private content, newest first: who (the admin token, a sign-in link,
+/// or a key), how (a run's page, its API answer, an artifact), which run or artifact,
+/// and when.
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/access-log",
+    tag = "admin",
+    security(("admin_token" = [])),
+    params(AccessLogQuery),
+    responses(
+        (status = 200, body = AccessLogAnswer),
+        (status = 400, description = "A limit out of range, or a parameter given twice", body = ErrorAnswer),
+        (status = 401, description = "No valid admin token", body = ErrorAnswer),
+        (status = 404, description = "Admin over HTTP is off", body = ErrorAnswer),
+    )
+)]
+pub async fn access_log(
+    State(app): State<Shared>,
+    ApiQuery(q): ApiQuery<AccessLogQuery>,
+    _: Admin,
+) -> Result<Json<AccessLogAnswer>, ApiError> {
+    if let Some(before) = q.before.filter(|b| *b < 1) {
+        return Err(invalid_query(format!("query parameter `before`: {before} is not 1 or more")));
+    }
+    Ok(Json(AccessLogAnswer { reads: app.store.access_log(limit(q.limit)?, q.before).await? }))
+}
+
+/// An admin list's `limit`: 1 to 1000, 100 where not given.
+fn limit(given: Option<i64>) -> Result<i64, ApiError> {
+    let limit = given.unwrap_or(100);
+    if (1..=1000).contains(&limit) {
+        Ok(limit)
+    } else {
+        Err(invalid_query(format!("query parameter `limit`: {limit} is not between 1 and 1000")))
+    }
+}
+
+fn invalid_query(message: String) -> ApiError {
+    ApiError::new(StatusCode::BAD_REQUEST, "invalid_query", message)
 }

@@ -2,7 +2,9 @@
 //! document (`/api/v1/openapi.json`) is derived from them, so the two cannot differ.
 
 use serde::Serialize;
-use store::{AgentDetail, Change, FindingRecord, Ingested, KeyRecord, TaskAgentRow, TaskId, TaskRow};
+use store::{
+    AgentDetail, Change, FindingRecord, Ingested, KeyRecord, RunDetail, TaskAgentRow, TaskId, TaskRow,
+};
 use utoipa::ToSchema;
 pub use views::leaderboard::LeaderboardEntry;
 
@@ -17,6 +19,24 @@ pub struct ErrorBody {
     /// e.g. `artifact_digest_mismatch`, `not_found`, `invalid_query`.
     pub code: String,
     pub message: String,
+}
+
+/// One run: its numbers, its artifacts' digests and sizes (what the signed manifest
+/// commits to), its findings, and what anyone may know of its outputs. Where the
+/// outputs are private to the reader (`readable: false`), the findings' text is
+/// withheld and `/artifacts/{digest}` refuses their content.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunAnswer {
+    #[serde(flatten)]
+    pub run: RunDetail,
+    #[serde(flatten)]
+    pub outline: views::run::Outline,
+}
+
+/// Reads of private content, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AccessLogAnswer {
+    pub reads: Vec<store::AccessEntry>,
 }
 
 /// A bundle was stored (201) or had been stored before (200).

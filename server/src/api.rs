@@ -3,11 +3,11 @@
 use axum::Json;
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{Extensions, HeaderMap, StatusCode, header};
+use axum::http::{Extensions, HeaderMap, HeaderName, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bundle::{BundleError, Digest};
 use serde::Deserialize;
-use store::{Ingested, LeaderboardFilter, RunDetail};
+use store::{Ingested, LeaderboardFilter};
 use utoipa::IntoParams;
 use views::board::TaskScope;
 use views::leaderboard::LeaderboardEntry;
@@ -16,6 +16,7 @@ use crate::answers::*;
 use crate::error::ApiError;
 use crate::extract::{ApiPath, ApiQuery};
 use crate::ingest::ingest_measured;
+use crate::session::Reading;
 use crate::state::Shared;
 
 const GZIP_TYPES: [&str; 2] = ["application/gzip", "application/x-gzip"];
@@ -316,18 +317,22 @@ pub async fn leaderboard_csv(
     get,
     path = "/api/v1/agents/{id}",
     tag = "results",
+    security((), ("session_token" = []), ("admin_token" = [])),
     params(("id" = String, Path, description = "The agent's id")),
     responses(
         (status = 200, body = AgentAnswer),
         (status = 400, description = "A path that is not UTF-8", body = ErrorAnswer),
+        (status = 401, description = "Credentials that are not valid (`invalid_credentials`, `session_expired`, `session_ended`, `key_revoked`)", body = ErrorAnswer),
+        (status = 429, description = "Too many refused credentials from this address (`rate_limited`, with Retry-After)", body = ErrorAnswer),
         (status = 404, body = ErrorAnswer),
     )
 )]
 pub async fn agent(
     State(app): State<Shared>,
+    Reading(reader): Reading,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<AgentAnswer>, ApiError> {
-    let (agent, findings) = views::agent::answer(&app.store, &id).await?;
+    let (agent, findings) = views::agent::answer(&app.store, &app.catalog, &reader, &id).await?;
     Ok(Json(AgentAnswer { agent, findings }))
 }
 
@@ -379,21 +384,23 @@ pub async fn task(
     get,
     path = "/api/v1/runs/{id}",
     tag = "results",
+    security((), ("session_token" = []), ("admin_token" = [])),
     params(("id" = i64, Path, description = "The run's number")),
     responses(
-        (status = 200, body = RunDetail),
+        (status = 200, body = RunAnswer),
         (status = 400, description = "A path that is not UTF-8", body = ErrorAnswer),
+        (status = 401, description = "Credentials that are not valid (`invalid_credentials`, `session_expired`, `session_ended`, `key_revoked`)", body = ErrorAnswer),
+        (status = 429, description = "Too many refused credentials from this address (`rate_limited`, with Retry-After)", body = ErrorAnswer),
         (status = 404, body = ErrorAnswer),
     )
 )]
 pub async fn run(
     State(app): State<Shared>,
+    Reading(reader): Reading,
     ApiPath(id): ApiPath<String>,
-) -> Result<Json<RunDetail>, ApiError> {
-    let not_found = || ApiError::not_found(format!("no run `{id}`"));
-    let n: i64 = id.parse().map_err(|_| not_found())?;
-    let run = app.store.run(n).await?.ok_or_else(not_found)?;
-    Ok(Json(run))
+) -> Result<Json<RunAnswer>, ApiError> {
+    let (run, outline) = views::run::answer(&app.store, &app.catalog, &reader, &id).await?;
+    Ok(Json(RunAnswer { run, outline }))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -531,14 +538,22 @@ pub async fn envelope(
 }
 
 /// An artifact's bytes: always as plain text a browser will not sniff into anything else.
+/// An artifact is public while some run of a task whose outputs are public refers to
+/// it; otherwise only a maintainer reads it (with the admin token), and anyone else is
+/// told so (401): its digest and size are public on its run's page and in the signed
+/// manifest, so the refusal tells no more than they do.
 #[utoipa::path(
     get,
     path = "/artifacts/{digest}",
     tag = "evidence",
+    security((), ("session_token" = []), ("admin_token" = [])),
     params(("digest" = String, Path, description = "The artifact's SHA-256, in hex")),
     responses(
         (status = 200, content_type = "text/plain", body = String),
         (status = 400, description = "A path that is not UTF-8", body = ErrorAnswer),
+        (status = 401, description = "The outputs are private and no credentials were given (`outputs_private`), or the credentials are not valid (`invalid_credentials`, `session_expired`, `session_ended`, `key_revoked`)", body = ErrorAnswer),
+        (status = 403, description = "The outputs are private and not the signed-in submitter's (`outputs_private`)", body = ErrorAnswer),
+        (status = 429, description = "Too many refused credentials from this address (`rate_limited`, with Retry-After)", body = ErrorAnswer),
         (status = 404, body = ErrorAnswer),
         (status = 500, description = "A stored artifact's bytes are missing", body = ErrorAnswer),
         (status = 503, description = "The artifact store did not answer (`blob_store_unavailable`, with Retry-After)", body = ErrorAnswer),
@@ -546,11 +561,29 @@ pub async fn envelope(
 )]
 pub async fn artifact(
     State(app): State<Shared>,
+    Reading(reader): Reading,
     ApiPath(digest): ApiPath<String>,
 ) -> Result<Response, ApiError> {
     let not_found = || ApiError::not_found(format!("no artifact `{digest}`"));
     let d = Digest::from_hex(&digest).ok_or_else(not_found)?;
     let (size, _) = app.store.artifact(&digest).await?.ok_or_else(not_found)?;
+    let access = views::access::load(&app.store, &app.catalog, &reader).await?;
+    let grant = views::access::artifact(&app.store, &access, &digest).await?;
+    if grant == views::access::Grant::Refused {
+        app.metrics.refused(crate::metrics::Refusal::PrivateOutputs);
+        // Signed in, and still not theirs: 403; no credentials at all: 401.
+        let status = if reader.is_public() { StatusCode::UNAUTHORIZED } else { StatusCode::FORBIDDEN };
+        return Err(ApiError::new(
+            status,
+            "outputs_private",
+            format!(
+                "artifact {digest} is an output of a run whose task's outputs are private: only the bundle's \
+                 submitter and the maintainers may read it. Its SHA-256 and size are on its run's page; \
+                 check a copy you hold with `sha256sum` or `rexbench verify`"
+            ),
+        ));
+    }
+    let public = grant == views::access::Grant::Public;
     let bytes = app.store.blobs().read(&d).await.map_err(|e| {
         let error = match e.kind() {
             std::io::ErrorKind::NotFound => ApiError::new(
@@ -569,7 +602,12 @@ pub async fn artifact(
             (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_owned()),
             (header::CONTENT_SECURITY_POLICY, "sandbox; default-src 'none'".to_owned()),
             (header::CONTENT_LENGTH, size.to_string()),
-            (header::CACHE_CONTROL, "public, max-age=31536000, immutable".to_owned()),
+            (
+                header::CACHE_CONTROL,
+                if public { "public, max-age=31536000, immutable" } else { "private, no-store" }.to_owned(),
+            ),
+            // Agent outputs are evidence, not pages to index, even where they are public.
+            (HeaderName::from_static("x-robots-tag"), "noindex".to_owned()),
         ],
         body,
     )

@@ -7,6 +7,9 @@
 //! once, and a poller picks up ingests by other processes sharing the database (and
 //! `rexbench-server import`) within a second.
 //!
+//! Only answers for anyone are kept: a request with credentials (`Authorization`, or
+//! the sign-in cookie) is answered afresh, `Cache-Control: private, no-store`.
+//!
 //! Text answers are compressed once, when they are cached (gzip, and brotli for the
 //! browsers that accept it), rather than on every request: a leaderboard of 130 KB is
 //! 10 KB compressed, and compressing it each time would cost more than serving it.
@@ -19,7 +22,7 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -168,7 +171,9 @@ impl RenderCache {
 /// Whether answers to `path` may be cached: pages and the read API, not what is
 /// already static, streamed, live or private.
 fn cacheable(path: &str) -> bool {
-    const NEVER: [&str; 9] = [
+    const NEVER: [&str; 11] = [
+        "/login/",
+        "/signout",
         "/artifacts/",
         "/metrics",
         "/healthz",
@@ -184,6 +189,16 @@ fn cacheable(path: &str) -> bool {
 
 /// The middleware: answers from the cache when it can, fills it when it cannot.
 pub async fn layer(State(cache): State<Arc<RenderCache>>, request: Request, next: Next) -> Response {
+    // An answer made for a reader who proved who they are may hold what is private to
+    // them: never kept here, nor by the browser or anything between.
+    if crate::session::credentialed(request.headers()) {
+        let mut response = next.run(request).await;
+        let headers = response.headers_mut();
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-store"));
+        headers.insert(HeaderName::from_static("x-robots-tag"), HeaderValue::from_static("noindex"));
+        headers.remove(header::ETAG);
+        return response;
+    }
     let method = request.method().clone();
     if !(method == Method::GET || method == Method::HEAD)
         || !cache.enabled.load(Ordering::Relaxed)
@@ -275,7 +290,9 @@ pub async fn follow(store: Arc<store::Store>, cache: Arc<RenderCache>, every: Du
         tick.tick().await;
         match store.generation().await {
             Ok(g) => cache.advance(u64::try_from(g).unwrap_or(0)),
-            Err(e) => tracing::warn!(error = %crate::error::chain(e), "could not read the change log's position"),
+            Err(e) => {
+                tracing::warn!(error = %crate::error::chain(e), "could not read the change log's position")
+            }
         }
     }
 }

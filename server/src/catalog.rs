@@ -52,6 +52,7 @@ fn info(card: &TaskCard, dir: &Path) -> TaskInfo {
         license: card.license.clone(),
         readme,
         public: !card.public_expected.is_empty(),
+        outputs: card.outputs,
         public_expected,
         example: card.dir.parent().is_some_and(|p| p.ends_with("examples")) && card.dir.starts_with(dir),
     }

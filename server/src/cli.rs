@@ -48,6 +48,31 @@ enum Command {
         #[command(subcommand)]
         command: FindingsCommand,
     },
+    /// Who may read each task's runs' outputs: list, publish them, or make them private
+    /// again (the change log records each change).
+    Outputs {
+        #[command(subcommand)]
+        command: OutputsCommand,
+    },
+    /// Print a one-time link that signs a browser in (for ten minutes' use, then twelve
+    /// hours signed in): as a maintainer, who reads every private output, or as the key
+    /// `--as` names (its submitter's outputs; a maintainer key's: all).
+    SignInLink {
+        /// A registered key's id.
+        #[arg(long = "as")]
+        keyid: Option<String>,
+        /// The server's address as a browser reaches it [default: http://REXBENCH_ADDR].
+        #[arg(long)]
+        base: Option<String>,
+        /// How long the link may be opened, in minutes (1 to 1440).
+        #[arg(long, default_value_t = crate::session::LINK_MINUTES, value_parser = clap::value_parser!(i64).range(1..=1440))]
+        valid_for: i64,
+    },
+    /// Every read of private content, newest first: who, which run or artifact, when.
+    AccessLog {
+        #[arg(long, default_value_t = 100)]
+        limit: i64,
+    },
     /// Verify and ingest bundle files, as the API would.
     Import {
         #[arg(required = true)]
@@ -108,6 +133,25 @@ enum FindingsCommand {
     },
 }
 
+#[derive(Debug, Subcommand)]
+enum OutputsCommand {
+    /// Each task's outputs: as its card says, and as they are now.
+    List,
+    /// Anyone may read the task's runs' patches, logs and trajectories.
+    Publish {
+        task: String,
+        /// Why, as the change log shows it.
+        #[arg(long)]
+        reason: String,
+    },
+    /// Only the bundles' submitters and the maintainers may read them.
+    Unpublish {
+        task: String,
+        #[arg(long)]
+        reason: String,
+    },
+}
+
 pub async fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
@@ -160,6 +204,25 @@ async fn run(command: Command, settings: crate::Settings) -> anyhow::Result<Exit
                     }
                     None => tracing::info!("the database holds submissions already: no demo data added"),
                 }
+                // The demo's csvstats outputs are private: how to read them as their submitter.
+                if let Some(key) = state
+                    .store
+                    .keys()
+                    .await?
+                    .into_iter()
+                    .find(|k| k.owner == crate::demo::SUBMITTER && k.revoked_at.is_none())
+                {
+                    let minutes = crate::session::LINK_MINUTES;
+                    let link = crate::session::link(&state, Some(&key.keyid), false, minutes).await?;
+                    println!(
+                        "The demo's csvstats outputs are private, as RExBench's are. To read them as their submitter \
+                         ({}), open within ten minutes, once:\n  {}{link}\nFor another link: rexbench-server \
+                         sign-in-link --as {}",
+                        key.owner,
+                        base_url(&config),
+                        key.keyid
+                    );
+                }
             }
             crate::serve(config, state).await?;
         }
@@ -211,6 +274,41 @@ async fn run(command: Command, settings: crate::Settings) -> anyhow::Result<Exit
         Command::Findings { command: FindingsCommand::Dismiss { id, note } } => {
             review(&state, id, store::Review::Dismissed, &note).await?;
         }
+        Command::Outputs { command: OutputsCommand::List } => {
+            for t in crate::outputs::list(&state).await.map_err(anyhow::Error::new)? {
+                let changed = if t.card == t.outputs { "" } else { "  (changed by a maintainer)" };
+                println!("{:<28}  {:<7}  card: {}{changed}", t.task, t.outputs, t.card);
+            }
+        }
+        Command::Outputs { command: OutputsCommand::Publish { task, reason } } => {
+            set_outputs(&state, &task, store::Outputs::Public, &reason).await?;
+        }
+        Command::Outputs { command: OutputsCommand::Unpublish { task, reason } } => {
+            set_outputs(&state, &task, store::Outputs::Private, &reason).await?;
+        }
+        Command::SignInLink { keyid, base, valid_for } => {
+            let base = base.unwrap_or_else(|| base_url(&config));
+            let link = match keyid {
+                None => crate::session::link(&state, None, true, valid_for).await?,
+                Some(keyid) => {
+                    let key = state.store.key(&keyid).await?;
+                    anyhow::ensure!(key.revoked_at.is_none(), "key {keyid} was revoked");
+                    let maintainer = key.tier == store::Tier::Maintainer;
+                    crate::session::link(&state, Some(&key.keyid), maintainer, valid_for).await?
+                }
+            };
+            println!("{}{link}", base.trim_end_matches('/'));
+        }
+        Command::AccessLog { limit } => {
+            for e in state.store.access_log(limit.clamp(1, 100_000), None).await? {
+                let what = match (e.run_id, &e.digest) {
+                    (Some(run), _) => format!("run {run}"),
+                    (None, Some(d)) => format!("artifact {d}"),
+                    (None, None) => "–".to_owned(),
+                };
+                println!("{}  {:<5} {:<8} {what:<74} {}", e.seq, e.via, e.at, e.reader);
+            }
+        }
         Command::Synth { agents, seed } => {
             let stored = crate::synth::synth(&state, agents, seed).await?;
             println!("stored {stored} synthetic bundles");
@@ -236,6 +334,16 @@ async fn run(command: Command, settings: crate::Settings) -> anyhow::Result<Exit
     Ok(ExitCode::SUCCESS)
 }
 
+/// Where a browser on this machine reaches the server: `http://REXBENCH_ADDR`, with a
+/// wildcard address as 127.0.0.1.
+fn base_url(config: &Config) -> String {
+    let mut addr = config.addr;
+    if addr.ip().is_unspecified() {
+        addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+    }
+    format!("http://{addr}")
+}
+
 /// Asks the server on REXBENCH_ADDR (on this machine, whatever address it listens on)
 /// whether it is ready.
 fn health(config: &Config) -> ExitCode {
@@ -259,6 +367,20 @@ fn health(config: &Config) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+async fn set_outputs(
+    state: &crate::AppState,
+    task: &str,
+    outputs: store::Outputs,
+    reason: &str,
+) -> anyhow::Result<()> {
+    let done = crate::outputs::set(state, task, outputs, reason).await.map_err(anyhow::Error::new)?;
+    match done.change_seq {
+        Some(seq) => println!("the outputs of task {task}'s runs are {outputs} now (change {seq})"),
+        None => println!("the outputs of task {task}'s runs were {outputs} already: nothing changed"),
+    }
+    Ok(())
 }
 
 async fn review(

@@ -23,10 +23,22 @@ pub struct Settings {
     database: String,
     /// Where artifact bytes are kept: a folder, or s3://bucket/prefix (with AWS_* for the
     /// endpoint and credentials).
-    #[arg(long, global = true, env = "REXBENCH_BLOBS", value_name = "REXBENCH_BLOBS", default_value = "data/blobs")]
+    #[arg(
+        long,
+        global = true,
+        env = "REXBENCH_BLOBS",
+        value_name = "REXBENCH_BLOBS",
+        default_value = "data/blobs"
+    )]
     blobs: String,
     /// With S3 blobs, the local folder bundles are staged in while they are verified.
-    #[arg(long, global = true, env = "REXBENCH_STAGING", value_name = "REXBENCH_STAGING", default_value = "data/staging")]
+    #[arg(
+        long,
+        global = true,
+        env = "REXBENCH_STAGING",
+        value_name = "REXBENCH_STAGING",
+        default_value = "data/staging"
+    )]
     staging: PathBuf,
     /// A folder of task cards to use instead of the ones built into the binary.
     #[arg(long, global = true, env = "REXBENCH_TASKS", value_name = "REXBENCH_TASKS", num_args = 0..=1, default_missing_value = "")]
@@ -190,7 +202,8 @@ mod tests {
 
     #[test]
     fn values_read_and_refusals_name_the_setting() {
-        let c = parse(&["--addr", "0.0.0.0:8080", "--blobs", "s3://results/blobs", "--staging", "st"]).unwrap();
+        let c =
+            parse(&["--addr", "0.0.0.0:8080", "--blobs", "s3://results/blobs", "--staging", "st"]).unwrap();
         assert_eq!(c.addr.port(), 8080);
         assert_eq!(c.blobs, BlobLocation::S3 { url: "s3://results/blobs".into(), staging: "st".into() });
         let c = parse(&["--body-idle-secs", "3", "--render-cache", "off", "--trust-forwarded", "1"]).unwrap();
@@ -202,12 +215,21 @@ mod tests {
         assert_eq!(parse(&["--tasks", "cards"]).unwrap().tasks_dir, Some(PathBuf::from("cards")));
         // Given as nothing (as a variable set to nothing is), an optional setting is unset.
         let c = parse(&["--tasks", "--admin-token", "--render-cache", "--trust-forwarded"]).unwrap();
-        assert_eq!((c.tasks_dir, c.admin_token, c.render_cache, c.guard.trust_forwarded), (None, None, true, false));
+        assert_eq!(
+            (c.tasks_dir, c.admin_token, c.render_cache, c.guard.trust_forwarded),
+            (None, None, true, false)
+        );
         let said = |flags: &[&str]| parse(flags).unwrap_err();
         let e = said(&["--addr", "localhost"]);
-        assert!(e.contains("REXBENCH_ADDR") && e.contains("`localhost` is not an address like 127.0.0.1:3000"), "{e}");
+        assert!(
+            e.contains("REXBENCH_ADDR") && e.contains("`localhost` is not an address like 127.0.0.1:3000"),
+            "{e}"
+        );
         let e = said(&["--concurrent-ingests", "many"]);
-        assert!(e.contains("REXBENCH_CONCURRENT_INGESTS") && e.contains("`many` is not a whole number"), "{e}");
+        assert!(
+            e.contains("REXBENCH_CONCURRENT_INGESTS") && e.contains("`many` is not a whole number"),
+            "{e}"
+        );
         let e = said(&["--database-url", "redis://x"]);
         assert!(e.starts_with("DATABASE_URL: database URL `redis://x` names no supported database"), "{e}");
         // A password in a URL that does not hold is never repeated.

@@ -14,6 +14,9 @@ use store::Tier;
 use crate::ingest::ingest;
 use crate::state::AppState;
 
+/// The demo submitter's key's owner, as the registry names it.
+pub const SUBMITTER: &str = "Example team (demo key)";
+
 /// What the demo added.
 #[derive(Debug)]
 pub struct Seeded {
@@ -31,7 +34,7 @@ pub async fn seed_demo(app: &AppState) -> anyhow::Result<Option<Seeded>> {
     let submitter = SecretKey::generate();
     let store = &app.store;
     store.add_key(&maintainers.public_key(), "RExBench maintainers (demo key)", Tier::Maintainer).await?;
-    store.add_key(&submitter.public_key(), "Example team (demo key)", Tier::Submitter).await?;
+    store.add_key(&submitter.public_key(), SUBMITTER, Tier::Submitter).await?;
 
     // The paper's per-task results, as the maintainers would import them.
     let cards = app.tasks.cards()?;

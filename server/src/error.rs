@@ -68,13 +68,24 @@ impl std::fmt::Display for ApiError {
 
 impl std::error::Error for ApiError {}
 
+/// The 401s that credentials would lift (a bundle's missing signature is no matter of
+/// HTTP authentication).
+const BEARER_CODES: [&str; 3] = ["admin_unauthorized", "invalid_credentials", "outputs_private"];
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         self.log();
+        let bearer = self.status == StatusCode::UNAUTHORIZED && BEARER_CODES.contains(&self.code.as_str());
         let body = Json(ErrorAnswer { error: ErrorBody { code: self.code, message: self.message } });
         let mut response = (self.status, body).into_response();
         if let Some(seconds) = self.retry_after {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        // A refusal for want of credentials says which scheme would do (RFC 9110 §11.6.1).
+        if bearer {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"rexbench\""));
         }
         response
     }

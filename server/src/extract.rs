@@ -5,7 +5,7 @@
 
 use axum::extract::{FromRef, FromRequestParts, Path, Query};
 use axum::http::request::Parts;
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use serde::de::DeserializeOwned;
 
 use subtle::ConstantTimeEq;
@@ -83,20 +83,14 @@ where
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
         let app = Shared::from_ref(state);
-        let Some(expected) = &app.admin_token else {
+        if app.admin_token.is_none() {
             return Err(ApiError::new(
                 StatusCode::NOT_FOUND,
                 "admin_disabled",
                 "admin over HTTP is off: no REXBENCH_ADMIN_TOKEN is configured",
             ));
-        };
-        let given = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .unwrap_or("");
-        if bool::from(given.as_bytes().ct_eq(expected.as_bytes())) {
+        }
+        if is_admin_token(&app, bearer(&parts.headers).unwrap_or("")) {
             Ok(Admin)
         } else {
             Err(ApiError::new(
@@ -106,4 +100,14 @@ where
             ))
         }
     }
+}
+
+/// The token of an `Authorization: Bearer …` header, if the request carries one.
+pub(crate) fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers.get(header::AUTHORIZATION)?.to_str().ok()?.strip_prefix("Bearer ")
+}
+
+/// Whether `given` is the admin token (compared in constant time); never without one set.
+pub(crate) fn is_admin_token(app: &crate::state::AppState, given: &str) -> bool {
+    app.admin_token.as_ref().is_some_and(|expected| bool::from(given.as_bytes().ct_eq(expected.as_bytes())))
 }

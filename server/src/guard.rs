@@ -59,6 +59,9 @@ pub struct Guard {
     limits: Limits,
     per_address: DefaultKeyedRateLimiter<IpAddr>,
     per_key: DefaultKeyedRateLimiter<String>,
+    /// Sign-in attempts and refused credentials, per address, held to the submissions'
+    /// allowance.
+    sign_in: DefaultKeyedRateLimiter<IpAddr>,
     ingests: Arc<Semaphore>,
 }
 
@@ -79,6 +82,7 @@ impl Guard {
             limits,
             per_address: RateLimiter::keyed(quota(limits.per_address_hourly)),
             per_key: RateLimiter::keyed(quota(limits.per_key_hourly)),
+            sign_in: RateLimiter::keyed(quota(limits.per_address_hourly)),
             ingests: Arc::new(Semaphore::new(limits.concurrent_ingests.max(1))),
         }
     }
@@ -111,6 +115,22 @@ impl Guard {
             rate_limited(
                 format!(
                     "too many submissions from {client}: at most {} an hour; try again in {} s",
+                    self.limits.per_address_hourly,
+                    wait.as_secs().max(1)
+                ),
+                wait,
+            )
+        })
+    }
+
+    /// One more sign-in attempt (or refused credential) from `client`, if its allowance
+    /// (the submissions' per address) has room.
+    pub fn admit_sign_in(&self, client: IpAddr) -> Result<(), ApiError> {
+        self.sign_in.check_key(&client).map_err(|not_until| {
+            let wait = not_until.wait_time_from(DefaultClock::default().now());
+            rate_limited(
+                format!(
+                    "too many sign-in attempts from {client}: at most {} an hour; try again in {} s",
                     self.limits.per_address_hourly,
                     wait.as_secs().max(1)
                 ),

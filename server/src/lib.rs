@@ -20,9 +20,11 @@ mod integrity;
 pub mod islands;
 mod metrics;
 mod openapi;
+mod outputs;
 mod pages;
 mod router;
 mod serve;
+pub mod session;
 mod state;
 pub mod synth;
 

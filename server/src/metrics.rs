@@ -1,5 +1,5 @@
 //! `/metrics` in the Prometheus text format: requests by status class, ingests by
-//! result, and ingest duration.
+//! result, ingest duration, and reads refused by reason.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -21,7 +21,20 @@ pub struct Metrics {
     /// Cumulative counts per bucket, then +Inf.
     duration_buckets: [AtomicU64; 12],
     duration_micros: AtomicU64,
+    /// Reads refused, by [`Refusal`].
+    refused: [AtomicU64; 2],
 }
+
+/// Why a read was refused.
+#[derive(Debug, Clone, Copy)]
+pub enum Refusal {
+    /// The request's credentials are not valid.
+    InvalidCredentials,
+    /// A reader asked for outputs that are private to them.
+    PrivateOutputs,
+}
+
+const REFUSALS: [&str; 2] = ["invalid_credentials", "private_outputs"];
 
 /// How an ingest ended.
 #[derive(Debug, Clone, Copy)]
@@ -35,6 +48,10 @@ pub enum IngestResult {
 }
 
 impl Metrics {
+    pub fn refused(&self, why: Refusal) {
+        self.refused[why as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
     pub fn ingest(&self, result: IngestResult, took: Duration) {
         self.ingests[result as usize].fetch_add(1, Ordering::Relaxed);
         let secs = took.as_secs_f64();
@@ -64,6 +81,15 @@ impl Metrics {
         for (name, n) in RESULTS.iter().zip(&self.ingests) {
             let _ =
                 writeln!(out, "rexbench_ingests_total{{result=\"{name}\"}} {}", n.load(Ordering::Relaxed));
+        }
+        let _ = writeln!(out, "# HELP rexbench_refused_reads_total Reads refused, by reason.");
+        let _ = writeln!(out, "# TYPE rexbench_refused_reads_total counter");
+        for (name, n) in REFUSALS.iter().zip(&self.refused) {
+            let _ = writeln!(
+                out,
+                "rexbench_refused_reads_total{{reason=\"{name}\"}} {}",
+                n.load(Ordering::Relaxed)
+            );
         }
         let _ = writeln!(out, "# HELP rexbench_ingest_duration_seconds Time to verify and record a bundle.");
         let _ = writeln!(out, "# TYPE rexbench_ingest_duration_seconds histogram");

@@ -12,19 +12,21 @@ use utoipa::{Modify, OpenApi};
     info(
         title = "RExBench leaderboard API",
         version = "1",
-        description = "Signed result bundles in; leaderboard, agents, tasks, runs, the change log, the key registry and each submission's signed envelope out. Errors are `{\"error\": {\"code\", \"message\"}}` with a fitting status. How the statistics are made: `/about`.",
+        description = "Signed result bundles in; leaderboard, agents, tasks, runs, the change log, the key registry and each submission's signed envelope out. Errors are `{\"error\": {\"code\", \"message\"}}` with a fitting status. How the statistics are made: `/about`. The outputs of runs of tasks whose outputs are private (RExBench's) are served only to their submitter (signed in with `rexbench login`: a `session_token`) and to the maintainers (`admin_token`); every number, and each output's SHA-256, is public.",
     ),
     modifiers(&AdminToken),
     tags(
         (name = "results", description = "The leaderboard and what it is made of"),
         (name = "submissions", description = "Sending a signed result bundle"),
         (name = "evidence", description = "What a reader needs to check the numbers: keys, envelopes, artifacts"),
-        (name = "admin", description = "The key registry and the review of integrity findings, with `REXBENCH_ADMIN_TOKEN`"),
+        (name = "admin", description = "The key registry, the review of integrity findings, who may read each task's outputs and who read private ones, with `REXBENCH_ADMIN_TOKEN`"),
+        (name = "sign-in", description = "A registered key signs a challenge: a session token for the API, and a one-time link for a browser"),
     )
 )]
 struct ApiDoc;
 
-/// The bearer token the admin endpoints want.
+/// The bearer tokens: the admin endpoints want the admin token; private outputs are
+/// served to it and to a signed-in submitter's session token (`rxs_…`).
 struct AdminToken;
 
 impl Modify for AdminToken {
@@ -33,6 +35,15 @@ impl Modify for AdminToken {
         components.add_security_scheme(
             "admin_token",
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        components.add_security_scheme(
+            "session_token",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some("From `POST /api/v1/login` (`rexbench login`), valid for an hour"))
+                    .build(),
+            ),
         );
     }
 }

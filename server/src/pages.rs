@@ -22,8 +22,9 @@ use crate::state::Shared;
 
 type Chunks = Pin<Box<dyn Stream<Item = String> + Send>>;
 
-fn context(app: &Shared) -> PageContext {
+async fn context(app: &Shared, headers: &axum::http::HeaderMap) -> PageContext {
     PageContext {
+        reader: crate::session::page_reader(app, headers).await,
         store: app.store.clone(),
         catalog: app.catalog.clone(),
         stylesheet: crate::assets::STYLESHEET.clone(),
@@ -37,7 +38,7 @@ fn context(app: &Shared) -> PageContext {
 /// hydration data as inline scripts after the document; our pages are complete
 /// without JavaScript and send none, so that data is dropped.
 pub(crate) async fn render(State(app): State<Shared>, req: Request<Body>) -> Response {
-    let ctx = context(&app);
+    let ctx = context(&app, req.headers()).await;
     leptos_axum::handle_response_inner(
         move || provide_context(ctx.clone()),
         app::shell,
@@ -74,7 +75,7 @@ fn without_nonce(html: String) -> String {
 
 /// `/sfn/…`: the pages' server functions, callable over HTTP too (for islands later).
 pub(crate) async fn server_fn(State(app): State<Shared>, req: Request<Body>) -> Response {
-    let ctx = context(&app);
+    let ctx = context(&app, req.headers()).await;
     leptos_axum::handle_server_fns_with_context(move || provide_context(ctx.clone()), req)
         .await
         .into_response()
@@ -85,11 +86,12 @@ pub(crate) async fn server_fn(State(app): State<Shared>, req: Request<Body>) -> 
 /// fitting status.
 pub(crate) async fn upload(State(app): State<Shared>, req: Request<Body>) -> Response {
     let (parts, body) = req.into_parts();
+    let ctx = context(&app, &parts.headers).await;
     let refused = |e: ApiError| {
         e.log();
         let verdict = Verdict { status: e.status.as_u16(), code: e.code, message: e.message };
         let page = Request::from_parts(parts.clone(), Body::empty());
-        let ctx = context(&app);
+        let ctx = ctx.clone();
         async move {
             leptos_axum::handle_response_inner(
                 move || {

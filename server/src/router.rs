@@ -17,7 +17,7 @@ use utoipa_axum::routes;
 
 use crate::metrics::Metrics;
 use crate::state::{AppState, Shared};
-use crate::{admin, api, assets, cache, error, headers, islands, metrics, openapi, pages};
+use crate::{admin, api, assets, cache, error, headers, islands, metrics, openapi, outputs, pages, session};
 
 /// The router's state: the app's, and the options Leptos's routes want.
 #[derive(Debug, Clone)]
@@ -70,6 +70,12 @@ fn api() -> OpenApiRouter<ServerState> {
         .routes(routes!(admin::revoke_key))
         .routes(routes!(admin::list_findings))
         .routes(routes!(admin::review_finding))
+        .routes(routes!(session::challenge))
+        .routes(routes!(session::login, session::whoami))
+        .routes(routes!(session::logout))
+        .routes(routes!(admin::access_log))
+        .routes(routes!(outputs::list_outputs))
+        .routes(routes!(outputs::set_outputs))
 }
 
 pub(crate) fn router(shared: Shared) -> Router {
@@ -97,6 +103,8 @@ pub(crate) fn router(shared: Shared) -> Router {
         .route("/pkg/{version}/{file}", get(islands::serve).with_state(shared.pkg.clone()))
         .route("/submit", post(pages::upload).layer(DefaultBodyLimit::disable()))
         .route("/sfn/{*name}", get(pages::server_fn).post(pages::server_fn))
+        .route("/login/{ticket}", get(session::redeem))
+        .route("/signout", post(session::sign_out))
         .leptos_routes_with_handler(routes, pages::render)
         .fallback(pages::render)
         .layer(CatchPanicLayer::custom(error::panicked))

@@ -54,6 +54,7 @@ fn finding(row: &AnyRow) -> Result<RunFinding, StoreError> {
         artifact: row.try_get("artifact")?,
         line: row.try_get("line")?,
         review,
+        withheld: false,
     })
 }
 

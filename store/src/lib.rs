@@ -11,7 +11,9 @@ pub mod stats;
 
 pub use model::*;
 /// The vocabulary the model is written in.
-pub use vocab::{FoundBy, Harness, Hint, Integrity, Outcome, ProvenanceKind, Review, TaskId, Tier, is_slug};
+pub use vocab::{
+    FoundBy, Harness, Hint, Integrity, Outcome, Outputs, ProvenanceKind, Review, TaskId, Tier, is_slug,
+};
 
 #[cfg(feature = "db")]
 mod analysis;
@@ -32,7 +34,11 @@ mod ingest;
 #[cfg(feature = "db")]
 mod keys;
 #[cfg(feature = "db")]
+mod outputs;
+#[cfg(feature = "db")]
 mod reads;
+#[cfg(feature = "db")]
+mod sessions;
 #[cfg(feature = "db")]
 mod store;
 #[cfg(feature = "testing")]
@@ -52,6 +58,10 @@ pub use findings::FindingsFilter;
 #[cfg(feature = "db")]
 pub use ingest::{Ingested, ServerFindings};
 #[cfg(feature = "db")]
+#[cfg(feature = "db")]
+pub use outputs::OutputsChange;
+#[cfg(feature = "db")]
+pub use sessions::{AccessEntry, ChallengeUse, Session, SessionKind};
 #[cfg(feature = "db")]
 pub use store::Store;
 #[cfg(feature = "db")]

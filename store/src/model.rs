@@ -391,6 +391,10 @@ pub struct RunFinding {
     /// A maintainer's review, once there is one. A dismissed finding no longer flags
     /// its run.
     pub review: Option<FindingReview>,
+    /// The run's outputs are private to this reader, so `message` (which quotes them)
+    /// is a fixed sentence instead of the finding's text.
+    #[serde(default)]
+    pub withheld: bool,
 }
 
 impl RunFinding {
@@ -484,9 +488,14 @@ pub struct TaskAgentRow {
 pub struct Change {
     pub seq: i64,
     pub at: String,
+    /// `accepted`, `superseded`, `retracted`, `reviewed` (a submission's), or `outputs`
+    /// (a task's outputs published or made private).
     pub kind: String,
-    pub bundle_id: String,
-    pub agent_id: String,
+    /// The submission it is about; none for a task's outputs.
+    pub bundle_id: Option<String>,
+    pub agent_id: Option<String>,
+    /// The task it is about, for a change of a task's outputs.
+    pub task: Option<String>,
     pub detail: String,
 }
 

@@ -73,14 +73,21 @@ mod answers {
     use store::{AgentDetail, FindingRecord, Hint, Store};
 
     use super::*;
+    use crate::access::Reader;
     use crate::catalog::Catalog;
     use crate::{Missing, ViewError};
 
     /// The API's agent: its submissions and every integrity finding on its runs.
-    pub async fn answer(store: &Store, id: &str) -> Result<(AgentDetail, Vec<FindingRecord>), ViewError> {
+    pub async fn answer(
+        store: &Store,
+        catalog: &Catalog,
+        reader: &Reader,
+        id: &str,
+    ) -> Result<(AgentDetail, Vec<FindingRecord>), ViewError> {
         let agent =
             store.agent(id).await?.ok_or_else(|| ViewError::NotFound(Missing::Agent(id.to_owned())))?;
-        let findings = store.agent_findings(id).await?;
+        let mut findings = store.agent_findings(id).await?;
+        crate::access::load(store, catalog, reader).await?.finding_records(&mut findings);
         Ok((agent, findings))
     }
 
@@ -90,6 +97,7 @@ mod answers {
     pub async fn page(
         store: &Store,
         catalog: &Catalog,
+        reader: &Reader,
         id: &str,
         task: Option<&str>,
         hint: Option<Hint>,
@@ -113,6 +121,7 @@ mod answers {
             .map(|f| f.run_id)
             .collect();
         flagged.retain(|f| flagging.contains(&f.run_id) && f.finding.flags());
+        crate::access::load(store, catalog, reader).await?.finding_records(&mut flagged);
         let elsewhere = store.same_agent_elsewhere(id).await?;
         let coverage = match &current {
             None => None,

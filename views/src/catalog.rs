@@ -23,6 +23,9 @@ pub struct TaskInfo {
     /// Anyone can run it: its codebase and its check are public (the card shows its
     /// expected values), so outside results are ranked on it on equal terms.
     pub public: bool,
+    /// Who may read its runs' outputs, as its card says (a maintainer may have changed
+    /// it since: `crate::access` knows what holds now).
+    pub outputs: store::Outputs,
 }
 
 /// A public expected value of a metric, in words (e.g. `0.88211 ± 0.002`).

@@ -49,6 +49,7 @@ mod answers {
 
     use super::*;
     use crate::ViewError;
+    use crate::access::Reader;
     use crate::catalog::Catalog;
 
     fn published_error_tables(paper: &crate::paper::Paper) -> Vec<PublishedErrorTable> {
@@ -85,9 +86,11 @@ mod answers {
 
     /// The failure explorer: how runs failed over current submissions, the paper's error
     /// tables, and the successes in doubt (with integrity findings).
-    pub async fn page(store: &Store, catalog: &Catalog) -> Result<FailuresData, ViewError> {
+    pub async fn page(store: &Store, catalog: &Catalog, reader: &Reader) -> Result<FailuresData, ViewError> {
         use crate::paper::issue;
         let paper = &catalog.paper;
+        let mut integrity = store.integrity_overview().await?;
+        crate::access::load(store, catalog, reader).await?.finding_records(&mut integrity.runs);
         Ok(FailuresData {
             overview: store.failure_overview(FAILURE_AGENTS_SHOWN as i64).await?,
             patterns: store.failure_patterns(None).await?,
@@ -99,7 +102,7 @@ mod answers {
                 .into_iter()
                 .filter_map(|id| paper.issue(id).cloned())
                 .collect(),
-            integrity: store.integrity_overview().await?,
+            integrity,
             checks: catalog.checks.iter().cloned().collect(),
         })
     }

@@ -7,6 +7,7 @@
 //! The types compile without the database (the islands read `board` in the browser);
 //! the answers come with the `db` feature and read the store and the [`catalog`].
 
+pub mod access;
 pub mod board;
 pub mod catalog;
 pub mod format;

@@ -1,10 +1,41 @@
-//! A run: its outcome and metrics, each artifact's text as a page shows it (bounded:
-//! a log's head and tail, a patch's first lines), and its trajectory.
+//! A run: its outcome and metrics, what anyone may know of its outputs (the files its
+//! patch touched with lines counted, its trajectory's statistics), and, for a reader
+//! who may read them (`crate::access`), each artifact's text as a page shows it
+//! (bounded: a log's head and tail, a patch's first lines) and its trajectory.
 
 use serde::{Deserialize, Serialize};
-use store::RunDetail;
+use store::{Outputs, RunDetail};
 
 use crate::catalog::Expected;
+use crate::trajectory::TrajectoryStats;
+
+/// A file the run's patch touched, with its lines counted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct FileLines {
+    pub path: String,
+    pub added: usize,
+    pub removed: usize,
+    /// Git says its bytes differ without lines (a binary file).
+    pub binary: bool,
+}
+
+/// What anyone may know of a run's outputs, whoever may read them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Outline {
+    /// Who may read the run's outputs: its task's, as they are now.
+    pub outputs: Outputs,
+    /// Whether this reader may: the artifacts' content (`/artifacts/{digest}`) and the
+    /// findings' text are theirs to read.
+    pub readable: bool,
+    /// The files the patch touched, in its order, with lines added and removed.
+    pub files: Vec<FileLines>,
+    /// The patch is larger than was read to count it: `files` are its head's.
+    pub files_cut: bool,
+    /// The trajectory's statistics, where the run carries one that reads as ATIF.
+    pub trajectory: Option<TrajectoryStats>,
+}
 
 /// An artifact's text as a page shows it: whole, or its head and tail with the middle
 /// cut, each line with its number.
@@ -22,12 +53,16 @@ pub struct ArtifactText {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunData {
+    /// The run, its findings' text withheld where its outputs are private to the reader.
     pub run: RunDetail,
+    pub outline: Outline,
     pub task_name: String,
     /// The task's public expected values; empty where the gold results are private.
     pub expected: Vec<Expected>,
+    /// Each artifact's text; none where the reader may not read the outputs.
     pub texts: Vec<ArtifactText>,
-    /// The agent's trajectory, where the run carries one in a form the page reads.
+    /// The agent's trajectory, where the run carries one in a form the page reads and
+    /// the reader may read it.
     pub trajectory: Option<crate::trajectory::Trajectory>,
     /// Why a trajectory the run carries is shown as plain text instead (among `texts`).
     pub trajectory_problem: Option<String>,
@@ -41,6 +76,7 @@ mod answers {
     use store::Store;
 
     use super::*;
+    use crate::access::{Access, Reader};
     use crate::catalog::Catalog;
     use crate::{Missing, ViewError};
 
@@ -53,19 +89,88 @@ mod answers {
     /// Bytes of a trajectory read to show it step by step (it is JSON, so it is read whole;
     /// a larger one is shown as the head of its text).
     const TRAJECTORY_CAP: usize = 32 << 20;
+    /// Bytes of a patch read to count its files' lines, and of a trajectory read for its
+    /// statistics.
+    const COUNT_CAP: usize = 32 << 20;
     const LINE_CAP: usize = 400;
 
-    /// A run's page: the run, its task's public expected values, each artifact's text as
-    /// a page shows it (bounded), and its trajectory step by step where it has one.
-    pub async fn page(store: &Store, catalog: &Catalog, id: &str) -> Result<RunData, ViewError> {
+    /// The API's run: the run and what anyone may know of its outputs, its findings'
+    /// text withheld where `reader` may not read them.
+    pub async fn answer(
+        store: &Store,
+        catalog: &Catalog,
+        reader: &Reader,
+        id: &str,
+    ) -> Result<(RunDetail, Outline), ViewError> {
+        let access = crate::access::load(store, catalog, reader).await?;
+        let mut run = run(store, id).await?;
+        let outline = outline(store, &access, &mut run, "api").await?;
+        Ok((run, outline))
+    }
+
+    async fn run(store: &Store, id: &str) -> Result<RunDetail, ViewError> {
         let not_found = || ViewError::NotFound(Missing::Run(id.to_owned()));
         let run_id: i64 = id.parse().map_err(|_| not_found())?;
-        let run = store.run(run_id).await?.ok_or_else(not_found)?;
+        store.run(run_id).await?.ok_or_else(not_found)
+    }
+
+    /// What anyone may know of `run`'s outputs, and its findings as the reader may see
+    /// them. A read of private outputs (`via` a `page` or the `api`) is logged.
+    async fn outline(
+        store: &Store,
+        access: &Access,
+        run: &mut RunDetail,
+        via: &str,
+    ) -> Result<Outline, ViewError> {
+        access.findings(run.task.as_str(), &run.bundle_id, &mut run.findings);
+        let mut outline = Outline {
+            outputs: access.outputs(run.task.as_str()),
+            readable: access.may_read(run.task.as_str(), &run.bundle_id),
+            ..Outline::default()
+        };
+        if outline.readable && !access.public(run.task.as_str()) {
+            crate::access::logged(store, access, via, Some(run.id), None).await?;
+        }
+        for a in &run.artifacts {
+            let Some(digest) = store::Digest::from_hex(&a.digest) else { continue };
+            if a.role == "patch" {
+                let bytes = read_capped(store, &digest, COUNT_CAP).await?;
+                outline.files_cut = (bytes.len() as i64) < a.size;
+                outline.files = benchmark::diff::parse(&String::from_utf8_lossy(&bytes))
+                    .into_iter()
+                    .map(|f| FileLines {
+                        path: clip_line(f.path()),
+                        added: f.added.len(),
+                        removed: f.removed,
+                        binary: f.binary,
+                    })
+                    .collect();
+            } else if a.role == crate::trajectory::ROLE && a.size as usize <= COUNT_CAP {
+                let bytes = read_capped(store, &digest, COUNT_CAP).await?;
+                outline.trajectory = crate::trajectory::stats(&bytes).ok();
+            }
+        }
+        Ok(outline)
+    }
+
+    /// A run's page for `reader`: the run, its task's public expected values and what
+    /// anyone may know of its outputs; where the reader may read them, each artifact's
+    /// text as a page shows it (bounded) and its trajectory step by step.
+    pub async fn page(
+        store: &Store,
+        catalog: &Catalog,
+        reader: &Reader,
+        id: &str,
+    ) -> Result<RunData, ViewError> {
+        let access = crate::access::load(store, catalog, reader).await?;
+        let mut run = run(store, id).await?;
+        let outline = outline(store, &access, &mut run, "page").await?;
         let task = catalog.get(run.task.as_str());
         let mut texts = Vec::new();
         let mut trajectory = None;
         let mut trajectory_problem = None;
-        for a in &run.artifacts {
+        let readable = if outline.readable { run.artifacts.as_slice() } else { &[] };
+        for a in readable {
             let Some(digest) = store::Digest::from_hex(&a.digest) else { continue };
             if a.role == crate::trajectory::ROLE && a.size as usize <= TRAJECTORY_CAP {
                 let bytes = read_capped(store, &digest, TRAJECTORY_CAP).await?;
@@ -103,6 +208,7 @@ mod answers {
             });
         }
         Ok(RunData {
+            outline,
             task_name: task.map_or_else(|| run.task.to_string(), |t| t.name.clone()),
             expected: task.map(|t| t.public_expected.clone()).unwrap_or_default(),
             run,

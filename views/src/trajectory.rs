@@ -88,6 +88,80 @@ pub struct Trajectory {
     pub totals: Usage,
 }
 
+/// What anyone may know of a trajectory whose text is private: how long it was and what
+/// the agent did, counted, without a word of any message, argument or observation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TrajectoryStats {
+    /// Steps in all, and by who acted (`system`, `user`, `agent`).
+    pub steps: usize,
+    pub steps_by_source: std::collections::BTreeMap<String, usize>,
+    /// Tool calls in all, and by tool (at most [`TOOLS_NAMED`] tools are named, each
+    /// by at most 24 characters; the rest are counted under `other tools`).
+    pub tool_calls: usize,
+    pub tool_calls_by_tool: std::collections::BTreeMap<String, usize>,
+    /// Tokens and cost: the file's totals, else its steps' summed.
+    pub prompt_tokens: Option<i64>,
+    pub completion_tokens: Option<i64>,
+    pub cached_tokens: Option<i64>,
+    pub cost_usd: Option<f64>,
+    /// Seconds from the first step's timestamp to the last one's, where both read.
+    pub duration_s: Option<f64>,
+}
+
+/// How many tools [`TrajectoryStats`] names.
+pub const TOOLS_NAMED: usize = 30;
+
+/// A trajectory's statistics, or what is wrong with a file that is not ATIF.
+#[cfg(feature = "db")]
+pub fn stats(bytes: &[u8]) -> Result<TrajectoryStats, String> {
+    use time::OffsetDateTime;
+    use time::format_description::well_known::Rfc3339;
+
+    let file: atif::File = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    let mut out = TrajectoryStats { steps: file.steps.len(), ..TrajectoryStats::default() };
+    let mut summed = Usage::default();
+    let add = |total: &mut Option<i64>, n: Option<i64>| {
+        if let Some(n) = n {
+            *total = Some(total.unwrap_or(0).saturating_add(n));
+        }
+    };
+    let mut times = Vec::new();
+    // A name, cut short enough that no run of 32 bytes of the file reaches the answer.
+    let name = |text: &str| {
+        let c = clip(text, 24);
+        if c.cut() { format!("{}…", c.text) } else { c.text }
+    };
+    for s in &file.steps {
+        *out.steps_by_source.entry(name(&s.source)).or_default() += 1;
+        for call in s.tool_calls.iter().flatten() {
+            out.tool_calls += 1;
+            let known = out.tool_calls_by_tool.len() < TOOLS_NAMED
+                || out.tool_calls_by_tool.contains_key(&name(&call.function_name));
+            let tool = if known { name(&call.function_name) } else { "other tools".to_owned() };
+            *out.tool_calls_by_tool.entry(tool).or_default() += 1;
+        }
+        if let Some(m) = &s.metrics {
+            add(&mut summed.prompt_tokens, m.prompt_tokens);
+            add(&mut summed.completion_tokens, m.completion_tokens);
+            add(&mut summed.cached_tokens, m.cached_tokens);
+            if let Some(c) = m.cost_usd {
+                summed.cost_usd = Some(summed.cost_usd.unwrap_or(0.0) + c);
+            }
+        }
+        times.extend(s.timestamp.as_deref().and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok()));
+    }
+    let totals = file.final_metrics.as_ref();
+    out.prompt_tokens = totals.and_then(|t| t.total_prompt_tokens).or(summed.prompt_tokens);
+    out.completion_tokens = totals.and_then(|t| t.total_completion_tokens).or(summed.completion_tokens);
+    out.cached_tokens = totals.and_then(|t| t.total_cached_tokens).or(summed.cached_tokens);
+    out.cost_usd = totals.and_then(|t| t.total_cost_usd).or(summed.cost_usd);
+    if let (Some(first), Some(last)) = (times.iter().min(), times.iter().max()) {
+        out.duration_s = Some((*last - *first).as_seconds_f64());
+    }
+    Ok(out)
+}
+
 /// Bounds on what one trajectory puts on a page.
 #[cfg(feature = "db")]
 mod limits {
@@ -339,6 +413,39 @@ mod tests {
             steps.join(",")
         )
         .into_bytes()
+    }
+
+    /// What anyone may know of a private trajectory: counts, never its text.
+    #[test]
+    fn statistics_count_steps_calls_tokens_and_time_without_a_word_of_the_text() {
+        let call = |name: &str| {
+            format!(r#"{{"tool_call_id": "c", "function_name": "{name}", "arguments": {{"cmd": "SECRET"}}}}"#)
+        };
+        let bytes = file(&[
+            step(1, "user", r#", "timestamp": "2026-01-01T10:00:00Z""#),
+            step(
+                2,
+                "agent",
+                &format!(
+                    r#", "timestamp": "2026-01-01T10:01:30Z", "tool_calls": [{}, {}, {}],
+                       "metrics": {{"prompt_tokens": 7, "completion_tokens": 3, "cost_usd": 0.01}}"#,
+                    call("bash"),
+                    call("bash"),
+                    call(&"a-tool-with-a-name-longer-than-thirty-two-bytes".repeat(2))
+                ),
+            ),
+            step(3, "agent", r#", "timestamp": "2026-01-01T10:02:00Z", "metrics": {"completion_tokens": 5}"#),
+        ]);
+        let s = stats(&bytes).unwrap();
+        assert_eq!((s.steps, s.tool_calls), (3, 3));
+        assert_eq!(s.steps_by_source, [("agent".to_owned(), 2), ("user".to_owned(), 1)].into());
+        assert_eq!(s.tool_calls_by_tool["bash"], 2);
+        assert!(s.tool_calls_by_tool.keys().all(|k| k.len() < 32), "{:?}", s.tool_calls_by_tool);
+        // The file's totals where it gives them, the steps' summed where not.
+        assert_eq!((s.prompt_tokens, s.completion_tokens, s.cost_usd), (Some(10), Some(8), Some(0.5)));
+        assert_eq!(s.duration_s, Some(120.0));
+        assert!(!serde_json::to_string(&s).unwrap().contains("SECRET"));
+        assert!(stats(b"not json").is_err());
     }
 
     #[test]

@@ -224,6 +224,33 @@ impl Tier {
 
 names!(Tier, "tier", "maintainer, submitter");
 
+/// Who may read a task's runs' outputs (their patches, logs and trajectories): anyone,
+/// or only the bundle's submitter and the maintainers. RExBench's dataset terms forbid
+/// making agent outputs public, so its tasks are private; every number about a private
+/// run stays public, with each artifact's SHA-256 as the signed manifest commits to it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum Outputs {
+    Public,
+    /// What a card that does not say is: a task's outputs are published only on purpose.
+    #[default]
+    Private,
+}
+
+impl Outputs {
+    pub const ALL: [Outputs; 2] = [Outputs::Public, Outputs::Private];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outputs::Public => "public",
+            Outputs::Private => "private",
+        }
+    }
+}
+
+names!(Outputs, "outputs", "public, private");
+
 /// How a view counts successes that carry integrity findings (the bundle format's
 /// section 4a): as their runs reported them, or strictly, where a flagged success (one
 /// with a finding no maintainer has dismissed) counts as a failure.

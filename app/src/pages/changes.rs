@@ -29,13 +29,13 @@ fn Changes(changes: Vec<store::Change>) -> impl IntoView {
         } else {
             view! {
                 <table class="changes">
-                    <caption>"Change log entries: when, what happened, and to which agent."</caption>
+                    <caption>"Change log entries: when, what happened, and to which agent or task."</caption>
                     <thead>
                         <tr>
                             <th scope="col">"#"</th>
                             <th scope="col">"When (UTC)"</th>
                             <th scope="col">"Event"</th>
-                            <th scope="col">"Agent"</th>
+                            <th scope="col">"Agent or task"</th>
                             <th scope="col">"Detail"</th>
                         </tr>
                     </thead>
@@ -45,7 +45,11 @@ fn Changes(changes: Vec<store::Change>) -> impl IntoView {
                                 <td class="num">{c.seq}</td>
                                 <td>{c.at.clone()}</td>
                                 <td><span class=format!("badge {}", c.kind)>{c.kind.clone()}</span></td>
-                                <td><a href=format!("/agents/{}", format::segment(&c.agent_id))>{c.agent_id.clone()}</a></td>
+                                <td>{match (&c.agent_id, &c.task) {
+                                    (Some(agent), _) => view! { <a href=format!("/agents/{}", format::segment(agent))>{agent.clone()}</a> }.into_any(),
+                                    (None, Some(task)) => view! { <a href=format!("/tasks/{}", format::segment(task))>{format!("task {task}")}</a> }.into_any(),
+                                    (None, None) => "–".into_any(),
+                                }}</td>
                                 <td>{c.detail.clone()}</td>
                             </tr>
                         }).collect_view()}

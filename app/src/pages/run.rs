@@ -8,6 +8,7 @@ use leptos_meta::{Meta, Title};
 
 use store::{FoundBy, Outcome, ProvenanceKind, RunFinding};
 
+use super::outputs::{Artifacts, FilesTouched, PrivateNotice, TrajectoryCounts, outputs_words};
 use super::{OutcomeLabel, ProvenanceBadge, TierBadge, loaded, param};
 use crate::data::{ArtifactText, RunData, load_run};
 use crate::format;
@@ -43,6 +44,9 @@ fn Run(data: RunData) -> impl IntoView {
     let error_step = data.trajectory.as_ref().and_then(|t| t.error_step);
     let imported =
         (r.provenance == ProvenanceKind::Imported).then(|| r.provenance_source.clone().unwrap_or_default());
+    let outline = data.outline.clone();
+    let readable = outline.readable;
+    let has_patch = r.artifacts.iter().any(|a| a.role == "patch");
 
     view! {
         <Title text=title.clone()/>
@@ -75,6 +79,8 @@ fn Run(data: RunData) -> impl IntoView {
                 <dt>"Where it failed"</dt>
                 <dd><a href=format!("#step-{step}")>{format!("Step {step} of the agent's trajectory")}</a></dd>
             })}
+            <dt>"Outputs"</dt>
+            <dd>{outputs_words(outline.outputs, readable)}</dd>
             <dt>"Results"</dt>
             <dd>
                 <TierBadge tier=r.tier/>" "<ProvenanceBadge provenance=r.provenance source=r.provenance_source.clone()/>
@@ -82,6 +88,8 @@ fn Run(data: RunData) -> impl IntoView {
                 <code title=r.bundle_id.clone()>{format::short(&r.bundle_id).to_owned()}</code>
             </dd>
         </dl>
+
+        {(!readable && !r.artifacts.is_empty()).then(|| view! { <PrivateNotice bundle_id=r.bundle_id.clone()/> })}
 
         {(!r.findings.is_empty()).then(|| view! {
             <Findings findings=r.findings.clone() texts=data.texts.clone() success=r.outcome == Outcome::Success/>
@@ -140,13 +148,21 @@ fn Run(data: RunData) -> impl IntoView {
         })}
 
         <h2 id="patch">"Patch"</h2>
-        {if patch.is_empty() {
+        {if !has_patch {
             view! { <p class="empty">"No patch was submitted with this run."</p> }.into_any()
         } else {
-            patch.into_iter().map(|p| view! { <Diff text=p/> }).collect_view().into_any()
+            view! {
+                {(!outline.files.is_empty()).then(|| view! { <FilesTouched outline=outline.clone()/> })}
+                {patch.into_iter().map(|p| view! { <Diff text=p/> }).collect_view()}
+            }.into_any()
         }}
 
         {data.trajectory.map(|t| view! { <TrajectoryView t=t/> })}
+        {outline.trajectory.clone().filter(|_| !readable).map(|stats| view! {
+            <h2 id="trajectory">"Agent trajectory"</h2>
+            <p>"The trajectory counted; its messages, tool calls and observations are private."</p>
+            <TrajectoryCounts stats=stats/>
+        })}
         {data.trajectory_problem.map(|problem| view! {
             <h2 id="trajectory">"Agent trajectory"</h2>
             <p class="notice">
@@ -155,12 +171,19 @@ fn Run(data: RunData) -> impl IntoView {
             </p>
         })}
 
-        <h2 id="logs">"Logs"</h2>
-        {if logs.is_empty() {
-            view! { <p class="empty">"No logs were submitted with this run."</p> }.into_any()
-        } else {
-            logs.into_iter().map(|l| view! { <Log text=l/> }).collect_view().into_any()
-        }}
+        {readable.then(|| view! {
+            <h2 id="logs">"Logs"</h2>
+            {if logs.is_empty() {
+                view! { <p class="empty">"No logs were submitted with this run."</p> }.into_any()
+            } else {
+                logs.into_iter().map(|l| view! { <Log text=l/> }).collect_view().into_any()
+            }}
+        })}
+
+        {(!r.artifacts.is_empty()).then(|| view! {
+            <h2 id="outputs">"Outputs, checkable"</h2>
+            <Artifacts artifacts=r.artifacts.clone() readable=readable/>
+        })}
     }
 }
 
@@ -170,6 +193,14 @@ fn Run(data: RunData) -> impl IntoView {
 fn Findings(findings: Vec<RunFinding>, texts: Vec<ArtifactText>, success: bool) -> impl IntoView {
     let evidence = move |f: &RunFinding| {
         let role = f.artifact.clone()?;
+        // The outputs are private to this reader: where the evidence is, without a link.
+        if f.withheld {
+            let label = match f.line {
+                Some(n) => format!("{}, line {n}", role_label(&role)),
+                None => role_label(&role),
+            };
+            return Some(view! { <span>{label}</span> }.into_any());
+        }
         // A trajectory's findings name their step, which the page shows by its anchor.
         if role == crate::trajectory::ROLE
             && let Some(step) = f.message.strip_prefix("step ").and_then(|m| m.split(':').next())
@@ -270,7 +301,7 @@ fn ArtifactHeader(text: ArtifactText) -> impl IntoView {
     }
 }
 
-fn role_label(role: &str) -> String {
+pub(super) fn role_label(role: &str) -> String {
     match role {
         "patch" => "Patch".into(),
         "agent_log" => "Agent log".into(),

@@ -60,6 +60,9 @@ pub(super) struct FindingAnswer {
     pub(super) artifact: Option<String>,
     pub(super) line: Option<u64>,
     pub(super) review: Option<ReviewAnswer>,
+    /// The server withholds the text: the run's outputs are private to this reader.
+    #[serde(default)]
+    pub(super) withheld: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -139,9 +142,20 @@ pub(super) struct Estimate {
 pub(super) struct Api {
     pub(super) base: String,
     pub(super) agent: ureq::Agent,
+    /// Sent as `Authorization: Bearer …`: a maintainer's or a signed-in submitter's
+    /// token, which private outputs are served to.
+    pub(super) token: Option<String>,
 }
 
 impl Api {
+    fn get(&self, url: &str) -> ureq::RequestBuilder<ureq::typestate::WithoutBody> {
+        let request = self.agent.get(url);
+        match &self.token {
+            Some(token) => request.header("authorization", &format!("Bearer {token}")),
+            None => request,
+        }
+    }
+
     pub(super) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
@@ -149,7 +163,7 @@ impl Api {
     pub(super) fn bytes(&self, path: &str) -> Result<Vec<u8>, Error> {
         let url = self.url(path);
         let fetch = |reason: String| Error::Fetch { url: url.clone(), reason };
-        let mut response = self.agent.get(&url).call().map_err(|e| fetch(e.to_string()))?;
+        let mut response = self.get(&url).call().map_err(|e| fetch(e.to_string()))?;
         let status = response.status().as_u16();
         let body = response
             .body_mut()
@@ -170,15 +184,26 @@ impl Api {
             .map_err(|e| Error::Answer { url: self.url(path), reason: e.to_string() })
     }
 
-    /// An artifact's digest, hashed as it streams in.
-    pub(super) fn digest_of(&self, digest: &str) -> Result<Digest, Error> {
+    /// An artifact's digest, hashed as it streams in; `None` where it is a private
+    /// output the server does not serve to this reader (401 `outputs_private`).
+    pub(super) fn digest_of(&self, digest: &str) -> Result<Option<Digest>, Error> {
         let url = self.url(&format!("/artifacts/{digest}"));
         let fetch = |reason: String| Error::Fetch { url: url.clone(), reason };
-        let mut response = self.agent.get(&url).call().map_err(|e| fetch(e.to_string()))?;
+        let mut response = self.get(&url).call().map_err(|e| fetch(e.to_string()))?;
+        if response.status() == 401 {
+            let body = response.body_mut().with_config().limit(64 << 10).read_to_vec().unwrap_or_default();
+            let code = serde_json::from_slice::<serde_json::Value>(&body)
+                .ok()
+                .and_then(|v| v["error"]["code"].as_str().map(str::to_owned));
+            if code.as_deref() == Some("outputs_private") {
+                return Ok(None);
+            }
+            return Err(fetch(format!("answered 401 ({})", code.unwrap_or_default())));
+        }
         if response.status() != 200 {
             return Err(fetch(format!("answered {}", response.status().as_u16())));
         }
         let reader = response.body_mut().with_config().limit(Limits::default().uncompressed).reader();
-        Digest::of_reader(reader).map(|(d, _)| d).map_err(|e| fetch(e.to_string()))
+        Digest::of_reader(reader).map(|(d, _)| Some(d)).map_err(|e| fetch(e.to_string()))
     }
 }

@@ -58,10 +58,11 @@ use tally::{Tally, reliability};
 
 /// Audits `agent` on the leaderboard at `server`. With `trust`, the signature must be
 /// by one of those keys; without, by the key the server lists as the signer's.
-pub fn audit(server: &str, agent: &str, trust: &[PublicKey]) -> Result<Audit, Error> {
+pub fn audit(server: &str, agent: &str, trust: &[PublicKey], token: Option<&str>) -> Result<Audit, Error> {
     let api = Api {
         base: server.trim_end_matches('/').to_owned(),
         agent: ureq::Agent::config_builder().http_status_as_error(false).build().into(),
+        token: token.map(str::to_owned),
     };
     if !bundle::is_slug(agent) {
         return Err(Error::NoCurrent(agent.to_owned()));
@@ -142,19 +143,29 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey]) -> Result<Audit, Er
     let named: std::collections::BTreeSet<&String> =
         manifest.runs.iter().flat_map(|r| r.artifacts.values()).collect();
     let mut bad = Vec::new();
+    let mut private = 0;
     for digest in &named {
         match api.digest_of(digest) {
-            Ok(d) if d.to_hex() == **digest => {}
-            Ok(d) => bad.push(format!("{digest} is served as bytes that hash to {}", d.to_hex())),
+            Ok(Some(d)) if d.to_hex() == **digest => {}
+            Ok(Some(d)) => bad.push(format!("{digest} is served as bytes that hash to {}", d.to_hex())),
+            // Private outputs are not served to this reader: the signed manifest's digest
+            // is what anyone holding a copy checks it against.
+            Ok(None) => private += 1,
             Err(e) => bad.push(e.to_string()),
         }
     }
+    let served = named.len() - private;
     check(
         bad.is_empty(),
-        if bad.is_empty() {
-            format!("artifacts: all {} the runs name are served with their digests", named.len())
-        } else {
-            format!("artifacts: {}", bad.join("; "))
+        match (bad.is_empty(), private) {
+            (true, 0) => {
+                format!("artifacts: all {} the runs name are served with their digests", named.len())
+            }
+            (true, _) => format!(
+                "artifacts: all {served} served to you hash to their digests; {private} more are private outputs, \
+                 not served to you (their SHA-256 is the signed manifest's: check a copy with sha256sum)"
+            ),
+            (false, _) => format!("artifacts: {}", bad.join("; ")),
         },
     );
 
@@ -305,30 +316,41 @@ fn integrity(
     check: &mut impl FnMut(bool, String),
 ) -> Result<(), Error> {
     let Read { detail, reported, totals } = read;
-    type Shown = (String, String, Option<String>, Option<u64>);
-    let signed: BTreeMap<RunKey, Vec<Shown>> = manifest
-        .runs
-        .iter()
-        .filter(|r| !r.findings.is_empty())
-        .map(|r| {
-            let list =
-                r.findings.iter().map(|f| (f.check.clone(), f.message.clone(), f.artifact.clone(), f.line));
-            ((r.task.to_string(), r.hint, r.attempt), list.collect())
-        })
-        .collect();
+    // A finding's text is `None` where the server withholds it (the run's outputs are
+    // private to this reader): its check and place are still compared.
+    type Shown = (String, Option<String>, Option<String>, Option<u64>);
+    let mut withheld: std::collections::BTreeSet<RunKey> = std::collections::BTreeSet::new();
     let mut shown: BTreeMap<RunKey, Vec<Shown>> = BTreeMap::new();
     let mut doubting: std::collections::BTreeSet<RunKey> = std::collections::BTreeSet::new();
     for record in detail.findings.iter().filter(|f| f.bundle_id == bundle_id) {
         let key = (record.task.clone(), record.hint, record.attempt);
         let f = &record.finding;
+        if f.withheld {
+            withheld.insert(key.clone());
+        }
         if f.found_by == "submitter" {
-            let entry = (f.check.clone(), f.message.clone(), f.artifact.clone(), f.line);
+            let message = (!f.withheld).then(|| f.message.clone());
+            let entry = (f.check.clone(), message, f.artifact.clone(), f.line);
             shown.entry(key.clone()).or_default().push(entry);
         }
         if f.review.as_ref().is_none_or(|r| r.verdict != "dismissed") {
             doubting.insert(key);
         }
     }
+    let signed: BTreeMap<RunKey, Vec<Shown>> = manifest
+        .runs
+        .iter()
+        .filter(|r| !r.findings.is_empty())
+        .map(|r| {
+            let key = (r.task.to_string(), r.hint, r.attempt);
+            let hide = withheld.contains(&key);
+            let list = r
+                .findings
+                .iter()
+                .map(|f| (f.check.clone(), (!hide).then(|| f.message.clone()), f.artifact.clone(), f.line));
+            (key, list.collect())
+        })
+        .collect();
     let count: usize = signed.values().map(Vec::len).sum();
     check(
         signed == shown,

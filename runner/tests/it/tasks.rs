@@ -124,6 +124,26 @@ fn the_task_set_digest_changes_with_what_evaluation_reads_and_nothing_else() {
     fs::write(tasks.join("cogs/README.md"), "reworded").unwrap();
     assert_eq!(digest_of(&tasks), base, "a README does not affect evaluation");
 
+    // Who may read outputs is not how a run is judged: publishing a task's outputs, or
+    // making them private again, keeps the digest. A line that only looks like it (in a
+    // table, or another key) does not.
+    let card = fs::read_to_string(tasks.join("cogs/task.toml")).unwrap();
+    for outputs in ["public", "private"] {
+        let toggled = card.replace("outputs = \"private\"\n", &format!("outputs = \"{outputs}\"\n"));
+        fs::write(tasks.join("cogs/task.toml"), &toggled).unwrap();
+        assert_eq!(digest_of(&tasks), base, "outputs = {outputs}");
+    }
+    fs::write(tasks.join("cogs/task.toml"), card.replace("outputs = \"private\"\n", "")).unwrap();
+    assert_eq!(digest_of(&tasks), base, "a card that leaves outputs to the default");
+    fs::write(
+        tasks.join("cogs/task.toml"),
+        card.replace("outputs = \"private\"\n", "# outputs = \"public\"\n"),
+    )
+    .unwrap();
+    assert_ne!(digest_of(&tasks), base, "any other line is hashed, a comment that names it too");
+    fs::write(tasks.join("cogs/task.toml"), &card).unwrap();
+    assert_eq!(digest_of(&tasks), base);
+
     let card = fs::read_to_string(tasks.join("othello/task.toml")).unwrap();
     fs::write(tasks.join("othello/task.toml"), card.replace("tolerance = 0.002", "tolerance = 0.003"))
         .unwrap();

@@ -377,10 +377,16 @@ async fn every_answer_carries_the_security_headers() {
         assert_eq!(answer.header(header::REFERRER_POLICY), "strict-origin-when-cross-origin", "{path}");
         assert_eq!(answer.header(header::X_FRAME_OPTIONS), "DENY", "{path}");
     }
-    // An artifact keeps its own, stricter policy, and is plain text.
-    let html = String::from_utf8(get(&app, &format!("/runs/{run}")).await.body).unwrap();
-    let artifact = html.split("href=\"/artifacts/").nth(1).unwrap().split('"').next().unwrap().to_owned();
-    let answer = get(&app, &format!("/artifacts/{artifact}")).await;
+    // An artifact keeps its own, stricter policy, and is plain text (othello's outputs
+    // are private: a maintainer reads it).
+    let detail = get(&app, &format!("/api/v1/runs/{run}")).await.json();
+    let artifact = detail["artifacts"][0]["digest"].as_str().unwrap().to_owned();
+    let request = axum::http::Request::get(format!("/artifacts/{artifact}"))
+        .header(header::AUTHORIZATION, "Bearer s3cret-token")
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let answer = crate::harness::send(&app, request).await;
+    assert_eq!(answer.status, StatusCode::OK);
     assert!(answer.header(header::CONTENT_SECURITY_POLICY).starts_with("sandbox;"));
     assert_eq!(answer.header(header::CONTENT_TYPE), "text/plain; charset=utf-8");
 }

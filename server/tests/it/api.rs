@@ -283,9 +283,15 @@ async fn the_read_api_and_artifacts() {
         assert_eq!(get(&app, "/api/v1/runs/abc").await.status, StatusCode::NOT_FOUND);
         assert_eq!(get(&app, "/api/v1/runs/424242").await.status, StatusCode::NOT_FOUND);
 
-        // An artifact is served as plain text whatever its media type, never sniffed.
+        // An artifact is served as plain text whatever its media type, never sniffed
+        // (othello's outputs are private: to a maintainer).
         let digest = run["artifacts"][0]["digest"].as_str().unwrap();
-        let blob = get(&app, &format!("/artifacts/{digest}")).await;
+        assert_eq!(get(&app, &format!("/artifacts/{digest}")).await.status, StatusCode::UNAUTHORIZED);
+        let request = axum::http::Request::get(format!("/artifacts/{digest}"))
+            .header(header::AUTHORIZATION, "Bearer s3cret-token")
+            .body(axum::body::Body::empty())
+            .unwrap();
+        let blob = crate::harness::send(&app, request).await;
         assert_eq!(blob.status, StatusCode::OK);
         assert_eq!(blob.header(header::CONTENT_TYPE), "text/plain; charset=utf-8");
         assert_eq!(blob.header(header::X_CONTENT_TYPE_OPTIONS), "nosniff");

@@ -209,10 +209,19 @@ async fn every_answer_matches_the_openapi_document() {
         StatusCode::NOT_FOUND
     );
     let digest = run.json()["artifacts"][0]["digest"].as_str().unwrap().to_owned();
-    assert_eq!(
-        r.get(&app, "/artifacts/{digest}", &format!("/artifacts/{digest}")).await.status,
-        StatusCode::OK
-    );
+    // A private output: refused to anyone, read by a maintainer; credentials that are
+    // not valid are refused as such.
+    let artifact = format!("/artifacts/{digest}");
+    assert_eq!(r.get(&app, "/artifacts/{digest}", &artifact).await.status, StatusCode::UNAUTHORIZED);
+    for (token, status) in [("s3cret-token", StatusCode::OK), ("wrong", StatusCode::UNAUTHORIZED)] {
+        let answer = r.admin(&app, "/artifacts/{digest}", admin("GET", &artifact, token, None)).await;
+        assert_eq!(answer.status, status, "{token}");
+    }
+    let run_path = format!("/api/v1/runs/{}", run.json()["id"]);
+    for (token, status) in [("s3cret-token", StatusCode::OK), ("wrong", StatusCode::UNAUTHORIZED)] {
+        let answer = r.admin(&app, "/api/v1/runs/{id}", admin("GET", &run_path, token, None)).await;
+        assert_eq!(answer.status, status, "{token}");
+    }
     assert_eq!(r.get(&app, "/artifacts/{digest}", "/artifacts/abc").await.status, StatusCode::NOT_FOUND);
     // Whatever is wrong with a path or a query, the refusal is the API's own.
     for (template, path) in [
@@ -356,8 +365,159 @@ async fn every_answer_matches_the_openapi_document() {
     let lax = r.get(&app, "/api/v1/leaderboard", "/api/v1/leaderboard?integrity=lax").await;
     assert_eq!((lax.status, lax.code().as_str()), (StatusCode::BAD_REQUEST, "invalid_query"));
 
+    // Who may read each task's outputs, and who read private ones.
+    let outputs = "/api/v1/admin/outputs";
+    assert_eq!(
+        r.admin(&app, outputs, admin("GET", outputs, "s3cret-token", None)).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        r.admin(&app, outputs, admin("GET", outputs, "wrong", None)).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    let set = "/api/v1/admin/tasks/{id}/outputs";
+    let wordfreq = "/api/v1/admin/tasks/wordfreq/outputs";
+    for (token, path, body, status) in [
+        (
+            "s3cret-token",
+            wordfreq,
+            Some(json!({"outputs": "public", "reason": "as the card says"})),
+            StatusCode::OK,
+        ),
+        ("wrong", wordfreq, Some(json!({"outputs": "public", "reason": "r"})), StatusCode::UNAUTHORIZED),
+        (
+            "s3cret-token",
+            "/api/v1/admin/tasks/nothing/outputs",
+            Some(json!({"outputs": "public", "reason": "r"})),
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            "s3cret-token",
+            "/api/v1/admin/tasks/%FF/outputs",
+            Some(json!({"outputs": "public", "reason": "r"})),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "s3cret-token",
+            wordfreq,
+            Some(json!({"outputs": "open", "reason": "r"})),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        ("s3cret-token", wordfreq, None, StatusCode::UNSUPPORTED_MEDIA_TYPE),
+    ] {
+        assert_eq!(r.admin(&app, set, admin("PUT", path, token, body)).await.status, status, "{path}");
+    }
+    let not_json = Request::put(wordfreq)
+        .header(header::AUTHORIZATION, "Bearer s3cret-token")
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from("{\"outputs\": "))
+        .unwrap();
+    assert_eq!(r.admin(&app, set, not_json).await.status, StatusCode::BAD_REQUEST);
+    let log = "/api/v1/admin/access-log";
+    assert_eq!(r.admin(&app, log, admin("GET", log, "s3cret-token", None)).await.status, StatusCode::OK);
+    assert_eq!(
+        r.admin(&app, log, admin("GET", "/api/v1/admin/access-log?limit=0", "s3cret-token", None))
+            .await
+            .status,
+        StatusCode::BAD_REQUEST
+    );
+    assert_eq!(r.admin(&app, log, admin("GET", log, "wrong", None)).await.status, StatusCode::UNAUTHORIZED);
+
+    // Signing in: a challenge, its signed answer, who that is, signing out.
+    let owner_id = owner.public_key().keyid().to_string();
+    let challenge = "/api/v1/login/challenge";
+    let login = "/api/v1/login";
+    let json_post = |path: &str, body: &str| {
+        Request::post(path)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body.to_owned()))
+            .unwrap()
+    };
+    let issued = r.send(&app, challenge, json_post(challenge, &json!({"keyid": owner_id}).to_string())).await;
+    assert_eq!(issued.status, StatusCode::CREATED);
+    let nonce = issued.json()["challenge"].as_str().unwrap().to_owned();
+    let revoked = SecretKey::generate();
+    store.add_key(&revoked.public_key(), "Revoked team", Tier::Submitter).await.unwrap();
+    store.revoke_key(&revoked.public_key().keyid().to_string()).await.unwrap();
+    for (body, status) in [
+        (json!({"keyid": stranger.public_key().keyid().to_string()}).to_string(), StatusCode::NOT_FOUND),
+        (json!({"keyid": revoked.public_key().keyid().to_string()}).to_string(), StatusCode::UNAUTHORIZED),
+        (json!({"key": "x"}).to_string(), StatusCode::UNPROCESSABLE_ENTITY),
+        ("{\"keyid\": ".to_owned(), StatusCode::BAD_REQUEST),
+    ] {
+        assert_eq!(r.send(&app, challenge, json_post(challenge, &body)).await.status, status, "{body}");
+    }
+    let untyped = Request::post(challenge).body(Body::from("{}")).unwrap();
+    assert_eq!(r.send(&app, challenge, untyped).await.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let sign = |key: &SecretKey, nonce: &str, keyid: &str| {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD
+            .encode(key.sign(format!("rexbench-login/v1\n{nonce}\n{keyid}\n").as_bytes()))
+    };
+    let answer = |keyid: &str, signature: String| {
+        json!({"keyid": keyid, "challenge": nonce, "signature": signature}).to_string()
+    };
+    for (body, status) in [
+        (answer(&owner_id, sign(&other, &nonce, &owner_id)), StatusCode::UNAUTHORIZED),
+        (
+            answer(&stranger.public_key().keyid().to_string(), sign(&stranger, &nonce, "x")),
+            StatusCode::NOT_FOUND,
+        ),
+        (json!({"keyid": owner_id}).to_string(), StatusCode::UNPROCESSABLE_ENTITY),
+        ("{\"keyid\": ".to_owned(), StatusCode::BAD_REQUEST),
+    ] {
+        assert_eq!(r.send(&app, login, json_post(login, &body)).await.status, status, "{body}");
+    }
+    let untyped = Request::post(login).body(Body::from("{}")).unwrap();
+    assert_eq!(r.send(&app, login, untyped).await.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let session =
+        r.send(&app, login, json_post(login, &answer(&owner_id, sign(&owner, &nonce, &owner_id)))).await;
+    assert_eq!(session.status, StatusCode::CREATED);
+    let token = session.json()["token"].as_str().unwrap().to_owned();
+    assert_eq!(r.get(&app, login, login).await.status, StatusCode::OK);
+    assert_eq!(r.admin(&app, login, admin("GET", login, &token, None)).await.status, StatusCode::OK);
+    assert_eq!(
+        r.admin(&app, login, admin("GET", login, "rxs_forged", None)).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    let agent_path = "/api/v1/agents/contract-agent";
+    assert_eq!(
+        r.admin(&app, "/api/v1/agents/{id}", admin("GET", agent_path, "rxs_forged", None)).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    // Signed in, and still not theirs: a demo run's private output.
+    let demo_private = {
+        let page =
+            String::from_utf8(crate::harness::get(&app, "/agents/example-agent?task=csvstats").await.body)
+                .unwrap();
+        let run: i64 =
+            page.split("href=\"/runs/").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+        let detail = crate::harness::get(&app, &format!("/api/v1/runs/{run}")).await.json();
+        format!("/artifacts/{}", detail["artifacts"][0]["digest"].as_str().unwrap())
+    };
+    assert_eq!(
+        r.admin(&app, "/artifacts/{digest}", admin("GET", &demo_private, &token, None)).await.status,
+        StatusCode::FORBIDDEN
+    );
+    let logout = "/api/v1/logout";
+    assert_eq!(
+        r.admin(&app, logout, admin("POST", logout, &token, None)).await.status,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        r.admin(&app, logout, admin("POST", logout, &token, None)).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+
     // Admin over HTTP switched off.
     let (off, _) = server_with(&tmp.path().join("off"), |s| s.admin_token = None).await;
+    for (template, method, path) in [(outputs, "GET", outputs), (set, "PUT", wordfreq), (log, "GET", log)] {
+        assert_eq!(
+            r.admin(&off, template, admin(method, path, "x", Some(json!({})))).await.status,
+            StatusCode::NOT_FOUND,
+            "{path}"
+        );
+    }
     assert_eq!(r.admin(&off, keys, admin("GET", keys, "x", None)).await.status, StatusCode::NOT_FOUND);
     assert_eq!(r.admin(&off, keys, admin("POST", keys, "x", Some(bad))).await.status, StatusCode::NOT_FOUND);
     assert_eq!(
@@ -386,6 +546,28 @@ async fn every_answer_matches_the_openapi_document() {
         let b = signed(&owner, &format!("agent-{n}"), "2026-11-20T12:00:00Z");
         assert_eq!(r.submit(&busy, gz, Body::from(b)).await.status, status);
     }
+    // Sign-in attempts and refused credentials have the same allowance per address.
+    let (guarded, _) = server_with(&tmp.path().join("guarded"), |s| {
+        s.guard = Guard::new(Limits { per_address_hourly: 4, ..Limits::default() })
+    })
+    .await;
+    let body = json!({"keyid": owner_id}).to_string();
+    assert_eq!(r.send(&guarded, challenge, json_post(challenge, &body)).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        r.send(&guarded, challenge, json_post(challenge, &body)).await.status,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    let late = json!({"keyid": owner_id, "challenge": "x", "signature": "y"}).to_string();
+    assert_eq!(r.send(&guarded, login, json_post(login, &late)).await.status, StatusCode::TOO_MANY_REQUESTS);
+    for (template, path) in [
+        (login, login),
+        ("/api/v1/runs/{id}", "/api/v1/runs/1"),
+        ("/api/v1/agents/{id}", "/api/v1/agents/x"),
+        ("/artifacts/{digest}", "/artifacts/ab"),
+    ] {
+        let limited = r.admin(&guarded, template, admin("GET", path, "rxs_guess", None)).await;
+        assert_eq!(limited.status, StatusCode::TOO_MANY_REQUESTS, "{path}");
+    }
 
     // The server's own failures.
     let broken_dir = tmp.path().join("broken");
@@ -413,13 +595,15 @@ async fn every_answer_matches_the_openapi_document() {
     let digest = blobs.list_older_than(Duration::ZERO).await.unwrap()[0];
     let artifact = format!("/artifacts/{digest}");
     s3.stop();
-    assert_eq!(r.get(&on_s3, "/artifacts/{digest}", &artifact).await.status, StatusCode::SERVICE_UNAVAILABLE);
+    // (A maintainer asks: the bundle's outputs are RExBench's, private.)
+    let down = r.admin(&on_s3, "/artifacts/{digest}", admin("GET", &artifact, "s3cret-token", None)).await;
+    assert_eq!(down.status, StatusCode::SERVICE_UNAVAILABLE);
     let b = signed(&owner, "on-s3-later", "2026-11-20T12:00:00Z");
     assert_eq!(r.submit(&on_s3, gz, Body::from(b)).await.status, StatusCode::SERVICE_UNAVAILABLE);
     s3.restart();
     blobs.remove(&digest).await.unwrap();
     assert_eq!(
-        r.get(&on_s3, "/artifacts/{digest}", &artifact).await.status,
+        r.admin(&on_s3, "/artifacts/{digest}", admin("GET", &artifact, "s3cret-token", None)).await.status,
         StatusCode::INTERNAL_SERVER_ERROR
     );
 

@@ -110,7 +110,7 @@ async fn served_envelopes_verify_with_an_independent_dsse_implementation() {
 }
 
 /// Runs SQL against the test's database directly, as someone with access to it could.
-async fn tamper(backend: &Backend, sql: &str) {
+pub(crate) async fn tamper(backend: &Backend, sql: &str) {
     match backend {
         Backend::Sqlite { path } => {
             let mut db =
@@ -127,12 +127,23 @@ async fn tamper(backend: &Backend, sql: &str) {
 /// `rexbench audit` against a real server on 127.0.0.1 (a new process's view: nothing
 /// cached), before and after its data is changed behind its back.
 async fn audit(backend: &Backend, blobs: &std::path::Path, agent: &'static str) -> runner::audit::Audit {
+    audit_as(backend, blobs, agent, None).await
+}
+
+/// The same, with a token that reaches private outputs.
+async fn audit_as(
+    backend: &Backend,
+    blobs: &std::path::Path,
+    agent: &'static str,
+    token: Option<&'static str>,
+) -> runner::audit::Audit {
     let app = server::build_app(state(backend, blobs).await);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let server = tokio::spawn(axum::serve(listener, app).into_future());
-    let audit =
-        tokio::task::spawn_blocking(move || runner::audit::audit(&url, agent, &[]).unwrap()).await.unwrap();
+    let audit = tokio::task::spawn_blocking(move || runner::audit::audit(&url, agent, &[], token).unwrap())
+        .await
+        .unwrap();
     server.abort();
     audit
 }
@@ -142,12 +153,18 @@ async fn audit_verifies_an_agent_and_catches_a_changed_row_or_artifact() {
     for_each_backend(|backend, blobs| async move {
         let state = state(&backend, &blobs).await;
         server::seed_demo(&state).await.unwrap().expect("a fresh database");
-        // Every artifact the example agent's runs name, each fetched and hashed once.
+        // Every artifact the example agent's runs name, each fetched and hashed once; its
+        // csvstats runs' outputs are private.
         let (bundle, _) = state.store.agent("example-agent").await.unwrap().unwrap().newest_current().map(|(b, g)| (b.to_owned(), g.clone())).unwrap();
-        let mut named = std::collections::BTreeSet::new();
+        let (mut named, mut public) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
         for run in state.store.runs_of(&bundle, None, None).await.unwrap() {
-            named.extend(state.store.run(run.id).await.unwrap().unwrap().artifacts.into_iter().map(|a| a.digest));
+            let run = state.store.run(run.id).await.unwrap().unwrap();
+            let digests = run.artifacts.into_iter().map(|a| a.digest);
+            if run.task != "csvstats" { public.extend(digests.clone()) }
+            named.extend(digests);
         }
+        // A blob a public run refers to is public, whichever other runs refer to it.
+        let private: std::collections::BTreeSet<&String> = named.difference(&public).collect();
         drop(state);
 
         // The example agent: evaluated runs with patches and logs; a published one; and
@@ -157,8 +174,16 @@ async fn audit_verifies_an_agent_and_catches_a_changed_row_or_artifact() {
             assert!(clean.passed(), "{clean}");
         }
         let clean = audit(&backend, &blobs, "example-agent").await;
+        let artifacts = format!(
+            "ok      artifacts: all {} served to you hash to their digests; {} more are private outputs",
+            named.len() - private.len(),
+            private.len()
+        );
+        assert!(named.len() > 10 && !private.is_empty() && clean.to_string().contains(&artifacts), "{clean}");
+        // A maintainer's audit hashes the private ones too.
+        let whole = audit_as(&backend, &blobs, "example-agent", Some("s3cret-token")).await;
         let artifacts = format!("ok      artifacts: all {} the runs name are served with their digests", named.len());
-        assert!(named.len() > 10 && clean.to_string().contains(&artifacts), "{clean}");
+        assert!(whole.passed() && whole.to_string().contains(&artifacts), "{whole}");
 
         // One success more in one cell, behind the server's back.
         let bundle = clean.bundle_id.clone();
@@ -237,18 +262,28 @@ async fn audit_names_an_artifact_whose_bytes_changed() {
     server::seed_demo(&state).await.unwrap().expect("a fresh database");
     let agent = state.store.agent("example-agent").await.unwrap().unwrap();
     let (bundle, _) = agent.newest_current().unwrap();
-    let runs = state.store.runs_of(bundle, None, None).await.unwrap();
-    let run = state.store.run(runs[0].id).await.unwrap().unwrap();
-    let digest = run.artifacts[0].digest.clone();
+    let mut digests = std::collections::BTreeMap::new();
+    for run in state.store.runs_of(bundle, None, None).await.unwrap() {
+        let run = state.store.run(run.id).await.unwrap().unwrap();
+        digests.entry(run.task.to_string()).or_insert_with(|| run.artifacts[0].digest.clone());
+    }
     drop(state);
-    let path = walk(&blobs).into_iter().find(|p| p.ends_with(&digest)).expect("the blob's file");
-    // The same length (the server sends the stored size), other bytes.
-    let mut bytes = fs::read(&path).unwrap();
-    bytes[0] ^= 0x20;
-    fs::write(&path, bytes).unwrap();
-    let caught = audit(&backend, &blobs, "example-agent").await;
-    assert!(!caught.passed());
-    assert!(caught.to_string().contains(&format!("{digest} is served as bytes that hash to")), "{caught}");
+    // A public output (wordfreq's) is caught by anyone's audit; a private one
+    // (csvstats') by a maintainer's.
+    for (task, token) in [("wordfreq", None), ("csvstats", Some("s3cret-token"))] {
+        let digest = &digests[task];
+        let path = walk(&blobs).into_iter().find(|p| p.ends_with(digest)).expect("the blob's file");
+        // The same length (the server sends the stored size), other bytes.
+        let mut bytes = fs::read(&path).unwrap();
+        bytes[0] ^= 0x20;
+        fs::write(&path, bytes).unwrap();
+        let caught = audit_as(&backend, &blobs, "example-agent", token).await;
+        assert!(!caught.passed(), "{task}");
+        assert!(
+            caught.to_string().contains(&format!("{digest} is served as bytes that hash to")),
+            "{caught}"
+        );
+    }
 }
 
 /// Every file under `dir`.

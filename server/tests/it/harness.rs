@@ -131,6 +131,13 @@ pub async fn get(app: &Router, path: &str) -> Answer {
     send(app, Request::get(path).body(Body::empty()).unwrap()).await
 }
 
+/// GET `path` as a maintainer (the admin token): private outputs are shown.
+pub async fn get_as_maintainer(app: &Router, path: &str) -> Answer {
+    let request =
+        Request::get(path).header(header::AUTHORIZATION, "Bearer s3cret-token").body(Body::empty()).unwrap();
+    send(app, request).await
+}
+
 pub async fn post_bundle(app: &Router, bytes: Vec<u8>) -> Answer {
     let request = Request::post("/api/v1/submissions")
         .header(header::CONTENT_TYPE, "application/gzip")

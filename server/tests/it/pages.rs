@@ -86,7 +86,16 @@ async fn app_with_hostile_agent() -> (Router, tempfile::TempDir, i64) {
 /// A page: its status, and its HTML, which must never carry a script or an injected
 /// element.
 async fn page(app: &Router, path: &str) -> (StatusCode, String) {
-    let answer = get(app, path).await;
+    checked_page(path, get(app, path).await)
+}
+
+/// A page as a maintainer reads it: a run's private outputs are on it (the hostile
+/// agent's tasks are RExBench's, whose outputs are private).
+async fn maintainer_page(app: &Router, path: &str) -> (StatusCode, String) {
+    checked_page(path, crate::harness::get_as_maintainer(app, path).await)
+}
+
+fn checked_page(path: &str, answer: crate::harness::Answer) -> (StatusCode, String) {
     assert!(answer.header(header::CONTENT_TYPE).starts_with("text/html"), "{path}");
     let html = String::from_utf8(answer.body.clone()).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"), "{path}");
@@ -133,7 +142,12 @@ async fn every_page_renders_and_escapes_what_bundles_say() {
         "{html}"
     );
 
-    let (status, html) = page(&app, &format!("/runs/{run}")).await;
+    // Anyone sees what the run did, not its outputs (its task's are private).
+    let (status, public) = page(&app, &format!("/runs/{run}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(public.contains("The outputs of this run are private"), "{public}");
+    assert!(!public.contains("alert(6)") && !public.contains(r#"class="line add">"#), "{public}");
+    let (status, html) = maintainer_page(&app, &format!("/runs/{run}")).await;
     assert_eq!(status, StatusCode::OK);
     assert!(html.contains(r#"class="line add">"#) && html.contains(r#"class="line del">"#), "{html}");
     assert!(html.contains("+new &lt;script&gt;alert(6)&lt;/script&gt;"), "{html}");
@@ -153,12 +167,12 @@ async fn every_page_renders_and_escapes_what_bundles_say() {
         "{html}"
     );
     assert!(html.contains("implausibly-fast") && html.contains("this server"), "{html}");
-    let (_, html) = page(&app, &format!("/runs/{}", run + 2)).await;
+    let (_, html) = maintainer_page(&app, &format!("/runs/{}", run + 2)).await;
     assert!(!html.contains("Integrity findings"), "this run carries no finding");
 
     // A flagged success: each finding escaped, its evidence linked to the line shown.
     let flagged = run + 1;
-    let (status, html) = page(&app, &format!("/runs/{flagged}")).await;
+    let (status, html) = maintainer_page(&app, &format!("/runs/{flagged}")).await;
     assert_eq!(status, StatusCode::OK);
     assert!(html.contains("Integrity findings") && html.contains("This success is flagged"), "{html}");
     assert!(html.contains("&lt;script&gt;alert(9)&lt;/script&gt; printed literally"), "{html}");
@@ -170,13 +184,21 @@ async fn every_page_renders_and_escapes_what_bundles_say() {
         "{html}"
     );
     assert!(html.contains("the submitter, signed in the bundle"), "{html}");
-    let api = get(&app, &format!("/api/v1/runs/{flagged}")).await.json();
+    let api = crate::harness::get_as_maintainer(&app, &format!("/api/v1/runs/{flagged}")).await.json();
     assert_eq!(
         api["findings"][0],
         json!({"id": format!("{flagged}-submitter-0"), "found_by": "submitter", "check": "result-line-literal",
                "message": "<script>alert(9)</script> printed literally", "artifact": "patch", "line": 7,
-               "review": null})
+               "review": null, "withheld": false})
     );
+    // To anyone, the finding's check and place, not its text (it quotes private outputs).
+    let public = get(&app, &format!("/api/v1/runs/{flagged}")).await.json();
+    assert_eq!(public["findings"][0]["withheld"], json!(true));
+    assert_eq!(
+        (public["findings"][0]["check"].clone(), public["findings"][0]["line"].clone()),
+        (json!("result-line-literal"), json!(7))
+    );
+    assert!(!public.to_string().contains("alert(9)"));
     assert_eq!(api["findings"][1]["artifact"], json!(null));
     assert_eq!(api["findings"].as_array().unwrap().len(), 3);
 

@@ -39,7 +39,15 @@ async fn demo() -> (axum::Router, tempfile::TempDir) {
 }
 
 async fn html(app: &axum::Router, path: &str) -> String {
-    let answer = get(app, path).await;
+    html_of(path, get(app, path).await)
+}
+
+/// A page as a maintainer reads it, private outputs shown.
+async fn maintainer_html(app: &axum::Router, path: &str) -> String {
+    html_of(path, crate::harness::get_as_maintainer(app, path).await)
+}
+
+fn html_of(path: &str, answer: crate::harness::Answer) -> String {
     assert_eq!(answer.status, StatusCode::OK, "{path}");
     let html = String::from_utf8(answer.body).unwrap();
     assert!(html.len() < 200_000, "{path}: {} bytes", html.len());
@@ -234,7 +242,7 @@ async fn hostile_trajectories_render_inert_and_within_limits() {
         assert!(!page.contains("<img src=x"), "an element got through");
         assert!(!page.contains("<b>"), "an element got through");
     };
-    let page = html(&app, &format!("/runs/{}", runs[0].id)).await;
+    let page = maintainer_html(&app, &format!("/runs/{}", runs[0].id)).await;
     inert(&page);
     assert!(page.contains("Agent trajectory"));
     assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{page}");
@@ -243,12 +251,12 @@ async fn hostile_trajectories_render_inert_and_within_limits() {
         "the error's step is marked"
     );
 
-    let page = html(&app, &format!("/runs/{}", runs[1].id)).await;
+    let page = maintainer_html(&app, &format!("/runs/{}", runs[1].id)).await;
     inert(&page);
     assert!(page.contains(r#"id="step-1""#), "the steps of a 10 MB trajectory are shown");
     assert!(page.contains("the whole trajectory"), "cut texts link to the whole file");
 
-    let page = html(&app, &format!("/runs/{}", runs[2].id)).await;
+    let page = maintainer_html(&app, &format!("/runs/{}", runs[2].id)).await;
     inert(&page);
     assert!(page.contains("cannot be shown step by step"), "invalid JSON is said to be so");
     assert!(page.contains("&lt;script&gt;alert(3)&lt;/script&gt;"), "and shown as text");
@@ -259,7 +267,7 @@ async fn the_example_run_shows_its_trajectory() {
     let (app, _dir) = demo().await;
     let page = html(&app, "/agents/example-agent?task=wordfreq&hint=hints").await;
     let run = page.split("href=\"/runs/").nth(1).unwrap().split('"').next().unwrap().to_owned();
-    let page = html(&app, &format!("/runs/{run}")).await;
+    let page = maintainer_html(&app, &format!("/runs/{run}")).await;
     assert!(page.contains("Agent trajectory"), "{page}");
     assert!(page.contains("example-agent v0.1.0 (example-model)"));
     assert!(page.contains("Tool call bash · call_4"));

@@ -88,6 +88,13 @@ pub fn fetch(url: &str) -> (u16, Vec<u8>) {
     (answer.status().as_u16(), answer.body_mut().read_to_vec().unwrap())
 }
 
+/// GET `url` with `Authorization: Bearer <token>`: the status and the body.
+pub fn fetch_as(url: &str, token: &str) -> (u16, Vec<u8>) {
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let mut answer = agent.get(url).header("authorization", &format!("Bearer {token}")).call().unwrap();
+    (answer.status().as_u16(), answer.body_mut().read_to_vec().unwrap())
+}
+
 /// A bundle of `runs` runs with a few KB of artifacts each, written to `dir`.
 pub fn bundle_file(key: &SecretKey, agent: &str, runs: u32, dir: &Path) -> std::path::PathBuf {
     let manifest: bundle::Manifest = serde_json::from_value(json!({

@@ -71,7 +71,7 @@ async fn artifacts_are_placed_and_served_over_s3() {
     let object = s3.root().join(S3Server::BUCKET).join("artifacts").join(&digest[..2]).join(&digest);
     assert_eq!(std::fs::read(&object).unwrap(), b"<script>alert(1)</script>\n", "stored as ab/<digest>");
     assert_eq!(s3.objects(), 1);
-    let blob = get(&app, &format!("/artifacts/{digest}")).await;
+    let blob = crate::harness::get_as_maintainer(&app, &format!("/artifacts/{digest}")).await;
     assert_eq!(
         (blob.status, blob.body.as_slice()),
         (StatusCode::OK, b"<script>alert(1)</script>\n".as_slice())
@@ -80,7 +80,7 @@ async fn artifacts_are_placed_and_served_over_s3() {
     // The store goes away: readiness, reads and ingests say so; nothing is stored.
     s3.stop();
     assert_eq!(get(&app, "/readyz").await.status, StatusCode::SERVICE_UNAVAILABLE);
-    assert_unavailable(&get(&app, &format!("/artifacts/{digest}")).await);
+    assert_unavailable(&crate::harness::get_as_maintainer(&app, &format!("/artifacts/{digest}")).await);
     let refused = post_bundle(&app, signed(&key, "agent-b", "2026-01-02T00:00:00Z")).await;
     assert_unavailable(&refused);
     assert_eq!(submissions(&backend, dir.path()).await, 1, "the refused bundle left no row");
@@ -90,11 +90,14 @@ async fn artifacts_are_placed_and_served_over_s3() {
     assert_eq!(get(&app, "/readyz").await.status, StatusCode::OK);
     let again = post_bundle(&app, signed(&key, "agent-b", "2026-01-02T00:00:00Z")).await;
     assert_eq!(again.status, StatusCode::CREATED, "sent again, it goes in");
-    assert_eq!(get(&app, &format!("/artifacts/{digest}")).await.status, StatusCode::OK);
+    assert_eq!(
+        crate::harness::get_as_maintainer(&app, &format!("/artifacts/{digest}")).await.status,
+        StatusCode::OK
+    );
 
     // A row whose object went missing is a server error, said plainly.
     blobs.remove(&bundle::Digest::from_hex(&digest).unwrap()).await.unwrap();
-    let gone = get(&app, &format!("/artifacts/{digest}")).await;
+    let gone = crate::harness::get_as_maintainer(&app, &format!("/artifacts/{digest}")).await;
     assert_eq!((gone.status, gone.code().as_str()), (StatusCode::INTERNAL_SERVER_ERROR, "internal_error"));
 }
 

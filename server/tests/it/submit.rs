@@ -109,7 +109,10 @@ async fn a_harbor_job_reaches_the_leaderboard_as_imported_results() {
             &current.iter().find(|r| r.agent_id == "openhands-claude-sonnet-4-5").unwrap().bundle_id;
         let runs = store.runs_of(bundle_id, Some("cogs"), Some(store::Hint::None)).await.unwrap();
         let success = runs.iter().find(|r| r.outcome == store::Outcome::Success).unwrap();
-        let run_page = String::from_utf8(get(&app, &format!("/runs/{}", success.id)).await.body).unwrap();
+        let run_page = String::from_utf8(
+            crate::harness::get_as_maintainer(&app, &format!("/runs/{}", success.id)).await.body,
+        )
+        .unwrap();
         assert!(
             run_page.contains("PRED ACC : 0.4562857142857143 (9582/21000)"),
             "the verifier's output is shown"
