@@ -45,11 +45,14 @@ def get(port, path):
     return (time.perf_counter() - start) * 1000
 rows = json.load(urllib.request.urlopen(f"http://127.0.0.1:{before}/api/v1/leaderboard"))["rows"]
 agent = rows[len(rows) // 2]["agent_id"]
+import re
+page = urllib.request.urlopen(f"http://127.0.0.1:{before}/agents/{agent}").read().decode()
+run = re.search(r'href="/runs/(\d+)"', page).group(1)
 paths = ["/", "/?tasks=public", "/?sort=every-none", "/?integrity=strict", "/tasks", "/tasks/cogs",
          f"/agents/{agent}", "/failures", f"/compare?a={rows[0]['agent_id']}&b={agent}",
          f"/parity?a={agent}&b={rows[1]['agent_id']}", "/changes",
          "/api/v1/leaderboard", "/api/v1/leaderboard?tasks=public", "/leaderboard.csv",
-         f"/api/v1/agents/{agent}", "/api/v1/tasks", "/api/v1/tasks/cogs"]
+         f"/api/v1/agents/{agent}", "/api/v1/tasks", "/api/v1/tasks/cogs", f"/runs/{run}", f"/api/v1/runs/{run}"]
 print(f"{'answer':42} {'before ms':>10} {'after ms':>10} {'after/before':>13}")
 for path in paths:
     get(before, path); get(after, path)  # warm the database's pages, not the answer

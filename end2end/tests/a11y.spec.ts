@@ -44,6 +44,8 @@ async function open(page: Page, browser: Browser, path: string): Promise<Page> {
     return page;
   }
   const context = await browser.newContext({ javaScriptEnabled: true, baseURL: test.info().project.use.baseURL });
+  // Signed in or not, as the page is.
+  await context.addCookies(await page.context().cookies());
   await context.route("**/pkg/**", (route) => route.abort());
   const server = await context.newPage();
   await server.goto(path);
@@ -77,7 +79,7 @@ test("axe-core finds no violation on a private run's public page", async ({ page
   expect(await violations(opened)).toEqual([]);
 });
 
-test("signed in, a private run's page shows its outputs, and axe-core finds no violation on it", async ({ page }, info) => {
+test("signed in, a private run's page shows its outputs, and axe-core finds no violation on it", async ({ page, browser }, info) => {
   // serve.sh made one link for each project.
   const links = fs.readFileSync(path.join(__dirname, "..", ".work", "sign-in-links.txt"), "utf8").trim().split("\n");
   const link = links[info.project.name === "js" ? 0 : 1];
@@ -85,11 +87,12 @@ test("signed in, a private run's page shows its outputs, and axe-core finds no v
   await expect(page).toHaveURL(/\/signin$/);
   await expect(page.getByText("You are signed in as maintainer (sign-in link)")).toBeVisible();
   await page.goto("/agents/example-agent?task=csvstats&hint=none");
-  await page.locator("a[href^='/runs/']").first().click();
+  const run = await page.locator("a[href^='/runs/']").first().getAttribute("href");
+  await page.goto(run!);
   await expect(page.locator("pre.diff .line.add").first()).toBeVisible();
   await expect(page.getByRole("heading", { name: "The outputs of this run are private" })).toHaveCount(0);
   await expect(page.locator("table.artifacts a[href^='/artifacts/']").first()).toBeVisible();
-  expect(await violations(page)).toEqual([]);
+  expect(await violations(await open(page, browser, run!))).toEqual([]);
   // Signing out, by the page's own form, ends it.
   await page.goto("/signin");
   await page.getByRole("button", { name: "Sign out" }).click();
