@@ -191,7 +191,7 @@ fn cacheable(path: &str) -> bool {
 pub async fn layer(State(cache): State<Arc<RenderCache>>, request: Request, next: Next) -> Response {
     // An answer made for a reader who proved who they are may hold what is private to
     // them: never kept here, nor by the browser or anything between.
-    if crate::session::credentialed(request.headers()) {
+    if crate::credentials::credentialed(request.headers()) {
         let mut response = next.run(request).await;
         let headers = response.headers_mut();
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-store"));

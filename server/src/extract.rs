@@ -4,8 +4,8 @@
 //! a number out of its type's range, a field twice, bytes that are not UTF-8.
 
 use axum::extract::{FromRef, FromRequestParts, Path, Query};
+use axum::http::StatusCode;
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, StatusCode, header};
 use serde::de::DeserializeOwned;
 
 use subtle::ConstantTimeEq;
@@ -90,7 +90,7 @@ where
                 "admin over HTTP is off: no REXBENCH_ADMIN_TOKEN is configured",
             ));
         }
-        if is_admin_token(&app, bearer(&parts.headers).unwrap_or("")) {
+        if is_admin_token(&app, crate::credentials::bearer(&parts.headers).unwrap_or("")) {
             Ok(Admin)
         } else {
             Err(ApiError::new(
@@ -100,11 +100,6 @@ where
             ))
         }
     }
-}
-
-/// The token of an `Authorization: Bearer …` header, if the request carries one.
-pub(crate) fn bearer(headers: &HeaderMap) -> Option<&str> {
-    headers.get(header::AUTHORIZATION)?.to_str().ok()?.strip_prefix("Bearer ")
 }
 
 /// Whether `given` is the admin token (compared in constant time); never without one set.

@@ -10,6 +10,7 @@ pub mod cache;
 pub mod catalog;
 pub mod cli;
 mod config;
+mod credentials;
 mod demo;
 mod error;
 mod extract;

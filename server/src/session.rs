@@ -29,13 +29,12 @@ use utoipa::ToSchema;
 use views::access::Reader;
 
 use crate::answers::ErrorAnswer;
+use crate::credentials::{COOKIE, bearer};
 use crate::error::ApiError;
-use crate::extract::{ApiJson, bearer, is_admin_token};
+use crate::extract::{ApiJson, is_admin_token};
 use crate::metrics::Refusal;
 use crate::state::{AppState, Shared};
 
-/// The browser session's cookie.
-pub const COOKIE: &str = "rexbench_session";
 /// Session tokens begin so, to tell them from the admin token at a glance.
 const TOKEN_PREFIX: &str = "rxs_";
 /// How long a challenge may be answered, a token and a browser session last, and a
@@ -88,9 +87,8 @@ pub async fn reader_of(app: &AppState, headers: &HeaderMap) -> Result<Reader, Ap
              or a token from `rexbench login` (Bearer …)",
         ));
     }
-    let jar = CookieJar::from_headers(headers);
-    match jar.get(COOKIE) {
-        Some(cookie) => session_reader(app, cookie.value(), SessionKind::Browser).await,
+    match crate::credentials::cookie(headers) {
+        Some(secret) => session_reader(app, &secret, SessionKind::Browser).await,
         None => Ok(Reader::Public),
     }
 }
@@ -171,12 +169,6 @@ fn count_refusal(app: &AppState, parts: &Parts, e: ApiError) -> ApiError {
 /// the API's JSON, so credentials that do not hold read as none (a page for anyone).
 pub async fn page_reader(app: &AppState, headers: &HeaderMap) -> Reader {
     reader_of(app, headers).await.unwrap_or(Reader::Public)
-}
-
-/// Whether a request carries credentials of any kind: its answer is for its reader
-/// alone, never cached or shared.
-pub fn credentialed(headers: &HeaderMap) -> bool {
-    headers.contains_key(header::AUTHORIZATION) || CookieJar::from_headers(headers).get(COOKIE).is_some()
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

@@ -98,7 +98,7 @@ pub(super) fn Artifacts(artifacts: Vec<ArtifactRef>, readable: bool) -> impl Int
                 <tbody>
                     {artifacts.into_iter().map(|a| view! {
                         <tr>
-                            <th scope="row">{super::run::role_label(&a.role)}</th>
+                            <th scope="row">{role_label(&a.role)}</th>
                             <td class="num">{format::bytes(a.size)}</td>
                             <td>
                                 {if readable {
@@ -168,5 +168,17 @@ pub(super) fn outputs_words(outputs: Outputs, readable: bool) -> &'static str {
         (Outputs::Public, _) => "public: anyone may read them",
         (Outputs::Private, true) => "private: shown to you as the bundle's submitter or a maintainer",
         (Outputs::Private, false) => "private: only the bundle's submitter and the maintainers may read them",
+    }
+}
+
+/// What a page calls an artifact of this role.
+pub(super) fn role_label(role: &str) -> String {
+    match role {
+        "patch" => "Patch".into(),
+        "agent_log" => "Agent log".into(),
+        "stdout" => "Standard output".into(),
+        "stderr" => "Standard error".into(),
+        "checker_log" => "Checker log".into(),
+        other => other.strip_prefix("x-").unwrap_or(other).to_owned(),
     }
 }

@@ -8,7 +8,7 @@ use leptos_meta::{Meta, Title};
 
 use store::{FoundBy, Outcome, ProvenanceKind, RunFinding};
 
-use super::outputs::{Artifacts, FilesTouched, PrivateNotice, TrajectoryCounts, outputs_words};
+use super::outputs::{Artifacts, FilesTouched, PrivateNotice, TrajectoryCounts, outputs_words, role_label};
 use super::{OutcomeLabel, ProvenanceBadge, TierBadge, loaded, param};
 use crate::data::{ArtifactText, RunData, load_run};
 use crate::format;
@@ -298,17 +298,6 @@ fn ArtifactHeader(text: ArtifactText) -> impl IntoView {
                 <span class="cut">{format!(" · showing {shown} of {} lines", text.total_lines)}</span>
             })}
         </p>
-    }
-}
-
-pub(super) fn role_label(role: &str) -> String {
-    match role {
-        "patch" => "Patch".into(),
-        "agent_log" => "Agent log".into(),
-        "stdout" => "Standard output".into(),
-        "stderr" => "Standard error".into(),
-        "checker_log" => "Checker log".into(),
-        other => other.strip_prefix("x-").unwrap_or(other).to_owned(),
     }
 }
 
