@@ -14,7 +14,7 @@ pub use views::compare::CompareData;
 pub use views::failures::{FailuresData, PublishedErrorTable};
 pub use views::leaderboard::{LeaderboardData, TaskSet};
 pub use views::parity::ParityData;
-pub use views::run::{ArtifactText, FileLines, Outline, RunData};
+pub use views::run::{ArtifactText, ExperimentOutline, FileLines, Outline, ProcessNode, RunData};
 pub use views::task::{HINTED_ONLY_SHOWN, TASK_AGENTS_PER_PAGE, TaskData, TasksData};
 
 /// What the server gives the pages: the store and the task cards.

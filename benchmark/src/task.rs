@@ -74,6 +74,12 @@ pub struct Integrity {
     /// (`crate::integrity::ALWAYS_WATCHED`).
     #[serde(default)]
     pub watched: Vec<String>,
+    /// The task's inputs (repository-relative globs): the data and checkpoints every
+    /// honest experiment reads. A traced success that opened none of them, or whose
+    /// result files no process they reached wrote, is flagged
+    /// (`crate::integrity::INPUTS_UNREAD`, `crate::integrity::RESULT_NOT_FROM_INPUTS`).
+    #[serde(default)]
+    pub inputs: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -232,6 +238,14 @@ fn load_integrity(task_dir: &Path) -> Result<Integrity, TaskError> {
         return Err(TaskError::Invalid {
             path,
             detail: format!("protected path `{bad}` is not a repository-relative glob"),
+        });
+    }
+    if let Some(bad) =
+        integrity.inputs.iter().find(|p| glob::Pattern::new(p).is_err() || p.is_empty() || p.starts_with('/'))
+    {
+        return Err(TaskError::Invalid {
+            path,
+            detail: format!("input `{bad}` is not a repository-relative glob"),
         });
     }
     if let Some(bad) = integrity.watched.iter().find(|p| glob::Pattern::new(p).is_err() || p.is_empty()) {

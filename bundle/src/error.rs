@@ -187,6 +187,12 @@ pub enum BundleError {
     InvalidFindingLine { run: RunRef, index: usize, detail: &'static str },
     #[error("{run}.findings[{index}] repeats the check, artifact and line of findings[{first}]")]
     DuplicateFinding { run: RunRef, index: usize, first: usize },
+    #[error(
+        "{run} was {kind} and got past applying its patch ({outcome}), but carries no `{role}` artifact: the evidence its result rests on"
+    )]
+    EvidenceMissing { run: RunRef, kind: ProvenanceKind, outcome: String, role: &'static str },
+    #[error("{run}: its provenance record (artifact x-provenance) is invalid: {detail}")]
+    InvalidProvenanceRecord { run: RunRef, detail: String },
 }
 
 /// The most findings one run may carry.
@@ -257,6 +263,8 @@ impl BundleError {
         "finding_unknown_artifact",
         "invalid_finding_line",
         "duplicate_finding",
+        "evidence_missing",
+        "invalid_provenance_record",
     ];
 
     /// The stable machine code of the rule this error breaks.
@@ -325,6 +333,8 @@ impl BundleError {
             FindingUnknownArtifact { .. } => "finding_unknown_artifact",
             InvalidFindingLine { .. } => "invalid_finding_line",
             DuplicateFinding { .. } => "duplicate_finding",
+            EvidenceMissing { .. } => "evidence_missing",
+            InvalidProvenanceRecord { .. } => "invalid_provenance_record",
         }
     }
 

@@ -13,6 +13,7 @@ mod error;
 mod keys;
 mod limits;
 mod manifest;
+mod provenance;
 mod reader;
 mod validate;
 #[cfg(feature = "vectors")]
@@ -26,6 +27,10 @@ pub use keys::{KeyError, KeyId, PublicKey, SecretKey};
 pub use limits::Limits;
 pub use manifest::{
     Agent, ArtifactInfo, ArtifactRole, Benchmark, Finding, Manifest, Provenance, Run, RunnerInfo, SCHEMA,
+};
+pub use provenance::{
+    Cut, MAX_LIST, MAX_PROCESSES, MAX_PROVENANCE_BYTES, MAX_TEXT, PROVENANCE_MEDIA_TYPE, PROVENANCE_ROLE,
+    PROVENANCE_SCHEMA, Process, ProvenanceRecord,
 };
 pub use reader::{ArtifactSink, Discard, VerifiedBundle, Verifier};
 pub use validate::{MAX_RUNS, validate};

@@ -11,10 +11,11 @@ use tar::EntryType;
 
 use crate::digest::{Digest, HashingReader};
 use crate::envelope::{Envelope, SignatureStatus};
-use crate::error::BundleError;
+use crate::error::{BundleError, RunRef};
 use crate::keys::PublicKey;
 use crate::limits::Limits;
 use crate::manifest::{ArtifactInfo, Manifest};
+use crate::provenance::{PROVENANCE_ROLE, ProvenanceRecord};
 use crate::validate::validate;
 
 /// Where a verified artifact's bytes go. The reader hashes them on the way and
@@ -22,6 +23,33 @@ use crate::validate::validate;
 /// receives somewhere provisional until the whole bundle has verified.
 pub trait ArtifactSink {
     fn artifact(&mut self, digest: &Digest, info: &ArtifactInfo, content: &mut dyn Read) -> io::Result<()>;
+}
+
+/// An artifact's bytes on their way to the sink, kept as they pass.
+struct Keeping<'k, R> {
+    inner: R,
+    kept: &'k mut Vec<u8>,
+}
+
+impl<R: Read> Read for Keeping<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.kept.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+}
+
+impl<R: Read> Keeping<'_, R> {
+    /// Hands the bytes to `sink`, then reads what it left, so that all are kept.
+    fn sink_into(
+        mut self,
+        sink: &mut dyn ArtifactSink,
+        digest: &Digest,
+        info: &ArtifactInfo,
+    ) -> io::Result<()> {
+        sink.artifact(digest, info, &mut self)?;
+        io::copy(&mut self, &mut io::sink()).map(drop)
+    }
 }
 
 /// A sink that keeps nothing: for verifying only.
@@ -163,6 +191,9 @@ struct Expecting {
     listed: BTreeMap<Digest, ArtifactInfo>,
     seen: BTreeSet<Digest>,
     artifact_bytes: u64,
+    /// Provenance records (spec §4b), by digest, with the first run that carries each:
+    /// read whole as they pass (their size is bounded) and checked.
+    records: BTreeMap<Digest, RunRef>,
 }
 
 struct Reading<'a> {
@@ -289,7 +320,16 @@ impl Reading<'_> {
             listed.values().map(|i| 512 + i.size.div_ceil(512) * 512 + 512 + MAX_EXTENSION_HEADER).sum();
         self.uncompressed.cap.set(self.uncompressed.count.get() + expected + 512 + TRAILER_SLACK);
         let signatures = envelope.signatures.iter().map(|s| s.keyid.clone()).zip(statuses).collect();
+        let mut records = BTreeMap::new();
+        for (index, run) in manifest.runs.iter().enumerate() {
+            if let Some(hex) = run.artifacts.get(PROVENANCE_ROLE) {
+                let at =
+                    RunRef { index, key: Some((run.task.to_string(), run.hint.to_string(), run.attempt)) };
+                records.entry(Digest::from_hex(hex).expect("validated")).or_insert(at);
+            }
+        }
         self.state = Some(Expecting {
+            records,
             manifest,
             manifest_bytes,
             envelope: bytes,
@@ -315,7 +355,14 @@ impl Reading<'_> {
         // the artifact limit, and within the stream's bound) so that the error can say
         // whether the bytes or the listed size are wrong.
         let mut content = HashingReader::new(entry.take(limit + 1));
-        let stored = self.sink.artifact(&digest, info, &mut (&mut content).take(listed));
+        let record = state.records.get(&digest).cloned();
+        let mut kept = Vec::new();
+        let stored = match record {
+            // Validated: a record's listed size is within its bound.
+            Some(_) => Keeping { inner: (&mut content).take(listed), kept: &mut kept }
+                .sink_into(self.sink, &digest, info),
+            None => self.sink.artifact(&digest, info, &mut (&mut content).take(listed)),
+        };
         if let Some(e) = self.trip.take() {
             return Err(e);
         }
@@ -336,6 +383,11 @@ impl Reading<'_> {
         }
         if count != listed {
             return Err(BundleError::ArtifactSizeMismatch { digest: digest.to_hex(), listed, found: count });
+        }
+        if let Some(run) = record
+            && let Err(detail) = ProvenanceRecord::parse(&kept)
+        {
+            return Err(BundleError::InvalidProvenanceRecord { run, detail });
         }
         state.artifact_bytes += listed;
         Ok(())

@@ -10,6 +10,7 @@ use crate::digest::Digest;
 use crate::error::{BundleError, MAX_FINDINGS, RunRef};
 use crate::limits::Limits;
 use crate::manifest::{ArtifactRole, Manifest, Run, SCHEMA};
+use crate::provenance::{MAX_PROVENANCE_BYTES, PROVENANCE_MEDIA_TYPE, PROVENANCE_ROLE};
 use vocab::{ProvenanceKind, is_slug};
 
 pub const MAX_RUNS: usize = 100_000;
@@ -63,6 +64,7 @@ pub fn validate(
         if published && !run.artifacts.is_empty() {
             return Err(BundleError::PublishedRunHasArtifacts { run: at });
         }
+        validate_evidence(m, run, &at, limits)?;
         for (role, digest) in &run.artifacts {
             if ArtifactRole::parse(role).is_none() {
                 return Err(BundleError::InvalidArtifactRole { run: at, role: role.clone() });
@@ -186,6 +188,35 @@ fn validate_run(run: &Run, at: &RunRef, known_tasks: Option<&BTreeSet<String>>) 
         }
     }
     validate_findings(run, at)
+}
+
+/// Section 4c: an evaluated run that got past applying its patch carries that patch; a
+/// run's provenance record (section 4b) is JSON of at most its bound, listed as such.
+fn validate_evidence(m: &Manifest, run: &Run, at: &RunRef, limits: &Limits) -> Result<(), BundleError> {
+    let evaluated = m.provenance.kind == ProvenanceKind::Evaluated;
+    if evaluated && run.outcome.got_past_applying() && !run.artifacts.contains_key("patch") {
+        return Err(BundleError::EvidenceMissing {
+            run: at.clone(),
+            kind: m.provenance.kind,
+            outcome: run.outcome.to_string(),
+            role: "patch",
+        });
+    }
+    if let Some(digest) = run.artifacts.get(PROVENANCE_ROLE)
+        && let Some(info) = m.artifacts.get(digest)
+    {
+        let detail = if info.media_type != PROVENANCE_MEDIA_TYPE {
+            Some(format!("its media_type is `{}`, not `{PROVENANCE_MEDIA_TYPE}`", info.media_type))
+        } else if info.size > MAX_PROVENANCE_BYTES.min(limits.artifact) {
+            Some(format!("it is {} bytes, over the bound of {MAX_PROVENANCE_BYTES}", info.size))
+        } else {
+            None
+        };
+        if let Some(detail) = detail {
+            return Err(BundleError::InvalidProvenanceRecord { run: at.clone(), detail });
+        }
+    }
+    Ok(())
 }
 
 /// Section 4a: at most 32 findings, each naming its check by slug, saying what it saw in

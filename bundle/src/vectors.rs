@@ -106,6 +106,20 @@ pub fn all(trusted: &SecretKey, stranger: &SecretKey) -> Vec<Vector> {
         &[trusted],
     );
 
+    // A run with its provenance record (spec §4b), as the runner writes one.
+    let record = crate::ProvenanceRecord::parse(PROVENANCE_EXAMPLE.as_bytes()).expect("the example is valid");
+    let (manifest_bytes, members) = base.with_record(&record.to_bytes());
+    out.push(Vector {
+        name: "valid-provenance.tar.gz".into(),
+        bytes: base.signed(&manifest_bytes, trusted, &members),
+        expected: Expected {
+            valid: true,
+            code: None,
+            why: "a run with its provenance record (x-provenance)".into(),
+            bundle_id: Some(Digest::of(&manifest_bytes).to_hex()),
+        },
+    });
+
     let mut bad = |name: &str, code: &str, why: &str, bytes: Vec<u8>| {
         out.push(Vector {
             name: format!("bad-{name}.tar.gz"),
@@ -119,6 +133,14 @@ pub fn all(trusted: &SecretKey, stranger: &SecretKey) -> Vec<Vector> {
         bad(name, code, why, base.signed(&pretty(&m), trusted, &base.members()));
     }
     archive_breakages(&base, trusted, stranger, &mut bad);
+    let outside = PROVENANCE_EXAMPLE.replace("\"data/gen.tsv\"", "\"/etc/passwd\"");
+    let (manifest_bytes, members) = base.with_record(outside.as_bytes());
+    bad(
+        "provenance-record",
+        "invalid_provenance_record",
+        "a provenance record that names a file outside the working copy",
+        base.signed(&manifest_bytes, trusted, &members),
+    );
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
 }
@@ -339,6 +361,14 @@ fn manifest_breakages(base: &Base) -> Vec<(&'static str, &'static str, &'static 
             }),
         ),
         (
+            "evidence-missing",
+            "evidence_missing",
+            "an evaluated success without its patch",
+            change(|m| {
+                run0(m)["artifacts"].as_object_mut().expect("artifacts").remove("patch");
+            }),
+        ),
+        (
             "unknown-field",
             "unknown_field",
             "a field the schema does not have",
@@ -530,6 +560,14 @@ fn archive_breakages(
     );
 }
 
+/// A small provenance record: a COGS run whose scorer read its data and whose output
+/// `tee` wrote to the result file.
+const PROVENANCE_EXAMPLE: &str = r#"{"schema":"rexbench.provenance/v1","tracer":"strace 6.1, seccomp-bpf","duration_ms":412,"results":["eval_results.txt"],"processes":[
+{"id":1,"parent":null,"program":"/usr/bin/bash","argv":["bash","-c","bash -e run_final.sh | tee eval_results.txt"],"start_ms":0,"end_ms":410,"exit":"exit 0"},
+{"id":2,"parent":1,"program":"/usr/bin/python3","argv":["python3","score.py"],"start_ms":5,"end_ms":400,"exit":"exit 0","read":["data/gen.tsv"],"pipes_out":[1]},
+{"id":3,"parent":1,"program":"/usr/bin/tee","argv":["tee","eval_results.txt"],"start_ms":6,"end_ms":405,"exit":"exit 0","wrote":["eval_results.txt"],"pipes_in":[1]}
+]}"#;
+
 /// The manifest every vector starts from: two runs, three artifacts.
 struct Base {
     manifest: Value,
@@ -570,6 +608,18 @@ impl Base {
             }
         });
         Base { manifest, artifacts, digests }
+    }
+
+    /// The base manifest with `record` as the first run's `x-provenance` artifact, and
+    /// the members that go with it.
+    fn with_record(&self, record: &[u8]) -> (Vec<u8>, Vec<Member>) {
+        let digest = Digest::of(record).to_hex();
+        let mut m = self.manifest.clone();
+        m["runs"][0]["artifacts"]["x-provenance"] = json!(digest);
+        m["artifacts"][&digest] = json!({"media_type": "application/json", "size": record.len()});
+        let mut members = self.members();
+        members.push(Member::file(&format!("artifacts/{digest}"), record.to_vec()));
+        (pretty(&m), members)
     }
 
     fn members(&self) -> Vec<Member> {

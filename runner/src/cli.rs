@@ -70,6 +70,16 @@ enum Command {
         #[command(flatten)]
         slurm: Box<SlurmArgs>,
     },
+    /// Keep a run's processes: start COMMAND as their subreaper and kill every one left
+    /// when it ends (what the executors run each experiment beneath).
+    #[command(hide = true)]
+    Keep {
+        /// Where to write what it killed (JSON).
+        #[arg(long)]
+        report: PathBuf,
+        #[arg(required = true, last = true)]
+        command: Vec<std::ffi::OsString>,
+    },
     /// Run one Slurm job's experiment (what `evaluate --executor slurm` submits).
     #[command(hide = true)]
     SlurmJob {
@@ -423,6 +433,10 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
                 Err(e) => Err(e.into()),
             }
         }
+        Command::Keep { report, command } => {
+            let code = crate::keep::run(&report, &command);
+            Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+        }
         Command::SlurmJob { dir } => {
             catch_job_interrupts()?;
             let ran = crate::slurm::job::run(&dir, &evaluate::INTERRUPTED)?;
@@ -599,12 +613,13 @@ fn saved(server: &str) -> Option<String> {
 
 fn report(verifier: &Verifier, path: &Path, verdict: &str, json: bool) -> anyhow::Result<ExitCode> {
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    match verifier.verify(BufReader::with_capacity(256 * 1024, file)) {
+    let mut records = summary::Records::default();
+    match verifier.verify_into(BufReader::with_capacity(256 * 1024, file), &mut records) {
         Ok(v) => {
             if json {
                 println!("{}", summary::json(&v));
             } else {
-                print!("{}", summary::text(verdict, &v));
+                print!("{}", summary::text(verdict, &v, &records));
             }
             Ok(ExitCode::SUCCESS)
         }

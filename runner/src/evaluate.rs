@@ -250,6 +250,7 @@ fn evaluate_here(
             executor: &opts.executor,
             name: &format!("rexbench-{}-{}-{}-{}", run.task, run.hint, run.attempt, std::process::id()),
             results: &task.result_files(),
+            inputs: &task.card.integrity.inputs,
         };
         match experiment.run(&workdir, &staged.dir, &INTERRUPTED).map_err(Error::io_at(&staged.dir))? {
             Ran::Cancelled => {

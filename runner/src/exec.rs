@@ -1,11 +1,14 @@
 //! Executors: run a task's experiment with a wall-clock limit, and leave nothing behind.
 
+use std::ffi::OsString;
 use std::fs::File;
 use std::io;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+use crate::trace::{Recording, Tracer};
 
 /// How a command is run.
 #[derive(Debug, Clone)]
@@ -43,9 +46,53 @@ pub enum Exit {
     Cancelled,
 }
 
+/// How an experiment was watched: traced (the model of what it did), or not, and why.
+#[derive(Debug)]
+pub enum Watch {
+    Traced {
+        model: Box<crate::trace::Model>,
+        tracer: Tracer,
+        /// How tracing fell short of the whole experiment, if it did.
+        interrupted: Option<String>,
+    },
+    Untraced(String),
+}
+
 impl Executor {
-    pub fn run(&self, job: &Job<'_>, cancel: &AtomicBool) -> io::Result<Exit> {
-        let argv = self.argv(job);
+    /// Runs the job beneath the process keeper (`crate::keep`), traced where this
+    /// executor and machine allow: whatever happens, nothing it started outlives it.
+    pub fn run(&self, job: &Job<'_>, cancel: &AtomicBool) -> io::Result<(Exit, Watch)> {
+        let keeper = crate::keep::program();
+        let tracer = match (self, &keeper) {
+            (Executor::Container { .. }, _) => {
+                Err("the container executor: the tracer on this machine cannot see inside the container"
+                    .to_owned())
+            }
+            (Executor::Local, None) => {
+                Err("no process keeper: the runner's library runs without its binary".to_owned())
+            }
+            (Executor::Local, Some(_)) => Tracer::find(),
+        };
+        let mut unset = String::from("the trace could not be set up");
+        let mut recording = match &tracer {
+            Ok(_) => match Recording::start(job.workdir) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    unset = format!("the trace could not be set up: {e}");
+                    None
+                }
+            },
+            Err(_) => None,
+        };
+        let report_dir = tempfile::Builder::new().prefix("rexbench-keep-").tempdir()?;
+        let report = report_dir.path().join("report.json");
+        let mut argv: Vec<OsString> = self.argv(job).into_iter().map(OsString::from).collect();
+        if let (Some(recording), Ok(tracer)) = (&recording, &tracer) {
+            argv = recording.argv(tracer, &argv);
+        }
+        if let Some(keeper) = &keeper {
+            argv = crate::keep::argv(keeper, &report, &argv);
+        }
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..])
             .current_dir(job.workdir)
@@ -57,10 +104,13 @@ impl Executor {
         // Orphans of the run become our children, so that we can reap them at the end.
         #[cfg(target_os = "linux")]
         let _ = nix::sys::prctl::set_child_subreaper(true);
+        let shown =
+            if keeper.is_some() { self.argv(job)[0].clone() } else { argv[0].to_string_lossy().into_owned() };
         let mut child =
-            cmd.spawn().map_err(|e| io::Error::new(e.kind(), format!("cannot start {:?}: {e}", argv[0])))?;
+            cmd.spawn().map_err(|e| io::Error::new(e.kind(), format!("cannot start {shown:?}: {e}")))?;
         let started = Instant::now();
         let mut nap = Duration::from_millis(1);
+        let mut swept = false;
         let exit = loop {
             if let Some(status) = child.try_wait()? {
                 break Exit::Finished { success: status.success(), description: describe(status) };
@@ -71,9 +121,56 @@ impl Executor {
             if started.elapsed() >= job.timeout {
                 break Exit::TimedOut;
             }
+            // The task's command has ended: what it left running is killed now, while
+            // the tracer still watches (it records how each ended).
+            if let Some(recording) = &recording
+                && !swept
+            {
+                let mut model = recording.model.lock().expect("not poisoned");
+                if model.root_exit().is_some() {
+                    model.sweep_from = Some(model.last);
+                    swept = true;
+                    signal(&child, Sig::Usr1);
+                }
+            }
             std::thread::sleep(nap.min(job.timeout.saturating_sub(started.elapsed())));
             nap = (nap * 2).min(Duration::from_millis(25));
         };
+        if !matches!(exit, Exit::Finished { .. }) {
+            if let Some(recording) = &recording {
+                let mut model = recording.model.lock().expect("not poisoned");
+                let last = model.last;
+                model.sweep_from.get_or_insert(last);
+            }
+            if keeper.is_some() {
+                // The keeper kills everything, its command included, and then ends.
+                signal(&child, Sig::Term);
+                let deadline = Instant::now() + Duration::from_secs(8);
+                while child.try_wait()?.is_none() && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+        }
+        // The keeper ended without its report: something in the run killed it. With it,
+        // the report says how the command ended.
+        let said = crate::trace::read_small(&report, 1 << 20)
+            .and_then(|bytes| serde_json::from_slice::<crate::keep::Report>(&bytes).ok());
+        let keeper_killed = keeper.is_some() && said.is_none() && matches!(exit, Exit::Finished { .. });
+        let exit = match (exit, &said) {
+            (Exit::Finished { .. }, Some(said)) => match said.command.strip_prefix("exit ") {
+                Some(code) => {
+                    Exit::Finished { success: code == "0", description: format!("exit status {code}") }
+                }
+                None => Exit::Finished {
+                    success: false,
+                    description: format!("killed by {}", said.command),
+                },
+            },
+            (exit, _) => exit,
+        };
+        if keeper_killed && let Some(recording) = &recording {
+            kill_traced(recording);
+        }
         // Whatever happened, nothing the run started may outlive it.
         kill_group(&mut child);
         if let (Executor::Container { template }, Exit::TimedOut | Exit::Cancelled) = (self, &exit) {
@@ -83,7 +180,27 @@ impl Executor {
                 .stderr(Stdio::null())
                 .status();
         }
-        Ok(exit)
+        let watch = match (recording.as_mut(), tracer) {
+            (Some(recording), Ok(tracer)) => {
+                recording.finish(Duration::from_secs(5));
+                let model = std::mem::replace(
+                    &mut *recording.model.lock().expect("not poisoned"),
+                    crate::trace::Model::new(""),
+                );
+                let interrupted = if keeper_killed {
+                    Some("the runner's process keeper was killed from inside the run".to_owned())
+                } else if matches!(exit, Exit::Finished { .. }) && model.root_exit().is_none() {
+                    Some("the tracer ended before the task's command did".to_owned())
+                } else {
+                    None
+                };
+                Watch::Traced { model: Box::new(model), tracer, interrupted }
+            }
+            (_, Err(why)) => Watch::Untraced(why),
+            (None, Ok(_)) => Watch::Untraced(unset),
+        };
+        let _ = recording.take();
+        Ok((exit, watch))
     }
 
     fn argv(&self, job: &Job<'_>) -> Vec<String> {
@@ -116,6 +233,42 @@ impl Executor {
             ));
         }
         Ok(Executor::Container { template: words })
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Sig {
+    Usr1,
+    Term,
+}
+
+/// Sends a signal to the keeper (the run's first process).
+fn signal(child: &Child, sig: Sig) {
+    use nix::sys::signal::{Signal, kill};
+    let sig = match sig {
+        Sig::Usr1 => Signal::SIGUSR1,
+        Sig::Term => Signal::SIGTERM,
+    };
+    let _ = kill(nix::unistd::Pid::from_raw(child.id() as i32), sig);
+}
+
+/// The keeper is gone but the tracer is not: every process the trace shows alive is
+/// still traced (none can leave the tracer), so kill each, checking that it is still a
+/// traced process, until the tracer has seen them all end (at most 5 s).
+fn kill_traced(recording: &Recording) {
+    use nix::sys::signal::{Signal, kill};
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !recording.ended() && Instant::now() < deadline {
+        let alive = recording.model.lock().expect("not poisoned").alive();
+        for pid in alive {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            let traced =
+                status.lines().find_map(|l| l.strip_prefix("TracerPid:")).is_some_and(|t| t.trim() != "0");
+            if traced {
+                let _ = kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
 
@@ -218,7 +371,7 @@ mod tests {
             name: "n",
         };
         let exit = e.run(&job, &AtomicBool::new(false)).unwrap();
-        assert_eq!(exit, Exit::Finished { success: true, description: "exit status 0".into() });
+        assert_eq!(exit.0, Exit::Finished { success: true, description: "exit status 0".into() });
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "here");
     }
 }

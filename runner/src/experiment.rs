@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use benchmark::check::ResultFiles;
 use serde::{Deserialize, Serialize};
 
-use crate::exec::{Executor, Exit, Job};
+use crate::exec::{Executor, Exit, Job, Watch};
+use bundle::ProvenanceRecord;
 
 /// What became of an experiment. Logs are in the folder it was given: `stdout.txt`,
 /// `stderr.txt`, and `x-apply.txt` when the patch did not apply.
@@ -61,6 +62,8 @@ pub struct Experiment<'a> {
     pub name: &'a str,
     /// Where the task's check reads result files: seen just before the command starts.
     pub results: &'a ResultFiles,
+    /// The task's inputs (its `integrity.toml`): what the provenance record keeps first.
+    pub inputs: &'a [String],
 }
 
 impl Experiment<'_> {
@@ -86,16 +89,39 @@ impl Experiment<'_> {
         let started = Instant::now();
         let exit = self.executor.run(&job, cancel);
         let duration_s = round_ms(started.elapsed().as_secs_f64());
+        let (exit, watch) = match exit {
+            Err(e) => return Ok(Ran::ExecutorFailed { message: e.to_string(), duration_s }),
+            Ok(done) => done,
+        };
+        if exit != Exit::Cancelled {
+            // The result files the check will read: those there now.
+            let results: Vec<String> = self.results.snapshot(workdir).into_keys().collect();
+            let record = match watch {
+                Watch::Traced { model, tracer, interrupted } => crate::trace::record(
+                    &model,
+                    &tracer,
+                    interrupted,
+                    self.inputs,
+                    results,
+                    (duration_s * 1000.0) as u64,
+                ),
+                Watch::Untraced(why) => ProvenanceRecord::untraced(why, (duration_s * 1000.0) as u64),
+            };
+            fs::write(logs.join(PROVENANCE_FILE), record.to_bytes())?;
+        }
         Ok(match exit {
-            Err(e) => Ran::ExecutorFailed { message: e.to_string(), duration_s },
-            Ok(Exit::Cancelled) => Ran::Cancelled,
-            Ok(Exit::TimedOut) => Ran::TimedOut { duration_s },
-            Ok(Exit::Finished { success, description }) => {
+            Exit::Cancelled => Ran::Cancelled,
+            Exit::TimedOut => Ran::TimedOut { duration_s },
+            Exit::Finished { success, description } => {
                 Ran::Finished { success, description, duration_s, before }
             }
         })
     }
 }
+
+/// The run's provenance record, as the experiment leaves it in its logs folder (the
+/// run's `x-provenance` artifact).
+pub const PROVENANCE_FILE: &str = "x-provenance.json";
 
 fn round_ms(seconds: f64) -> f64 {
     (seconds * 1000.0).round() / 1000.0

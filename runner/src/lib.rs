@@ -8,6 +8,7 @@ pub mod evaluate;
 pub mod exec;
 pub mod experiment;
 pub mod harbor;
+pub mod keep;
 pub mod keyfile;
 pub mod login;
 pub mod outputs;
@@ -16,6 +17,7 @@ mod run;
 pub mod slurm;
 pub mod submit;
 pub mod summary;
+pub mod trace;
 
 // The benchmark's definition, where the server shares it; here under the names the
 // runner has always used.

@@ -201,8 +201,17 @@ pub(crate) fn finish(
         }
     }
     // The patch's findings were made when it was staged; an experiment that ran to its
-    // end adds what its duration shows.
+    // end adds what its duration shows, and what its provenance record does.
     benchmark::integrity::add_timing(&mut record.findings, &task.card, record.outcome, record.duration_s);
+    let provenance = staging.join(crate::experiment::PROVENANCE_FILE);
+    if provenance.exists() {
+        let bytes = fs::read(&provenance).map_err(Error::io_at(&provenance))?;
+        let parsed = bundle::ProvenanceRecord::parse(&bytes)
+            .map_err(|detail| Error::Invalid { path: provenance.clone(), detail })?;
+        let found = benchmark::integrity::provenance_findings(&task.card, record.outcome, &parsed, &[]);
+        let room = bundle::MAX_FINDINGS.saturating_sub(record.findings.len());
+        record.findings.extend(found.into_iter().take(room));
+    }
     place(run, out, staged)
 }
 

@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use bundle::{BundleError, Outcome, SignatureStatus, VerifiedBundle};
+use std::io::{self, Read};
+
+use bundle::{ArtifactInfo, ArtifactSink, BundleError, Digest, Outcome, SignatureStatus, VerifiedBundle};
 use serde_json::{Value, json};
 
 /// Runs per outcome, in the spec's order, leaving out outcomes with no runs.
@@ -23,7 +25,73 @@ fn status_word(s: SignatureStatus) -> &'static str {
     }
 }
 
-pub fn text(verdict: &str, v: &VerifiedBundle) -> String {
+/// What `verify` and `inspect` keep of the provenance records (spec §4b) as they pass:
+/// each record's counts, by digest.
+#[derive(Debug, Default)]
+pub struct Records {
+    by_digest: BTreeMap<Digest, RecordCounts>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct RecordCounts {
+    tracer: Option<String>,
+    interrupted: bool,
+    processes: usize,
+    killed: usize,
+}
+
+impl ArtifactSink for Records {
+    fn artifact(&mut self, digest: &Digest, info: &ArtifactInfo, content: &mut dyn Read) -> io::Result<()> {
+        if info.media_type != bundle::PROVENANCE_MEDIA_TYPE || info.size > bundle::MAX_PROVENANCE_BYTES {
+            return io::copy(content, &mut io::sink()).map(drop);
+        }
+        let mut bytes = Vec::new();
+        content.take(bundle::MAX_PROVENANCE_BYTES).read_to_end(&mut bytes)?;
+        if let Ok(r) = bundle::ProvenanceRecord::parse(&bytes) {
+            self.by_digest.insert(
+                *digest,
+                RecordCounts {
+                    tracer: r.tracer.clone(),
+                    interrupted: r.interrupted.is_some(),
+                    processes: r.processes.len() + r.cut.processes as usize,
+                    killed: r.processes.iter().filter(|p| p.killed).count(),
+                },
+            );
+        }
+        Ok(())
+    }
+}
+
+impl Records {
+    /// One line: how many runs carry a record, traced by what, and what they counted.
+    fn line(&self, v: &VerifiedBundle) -> Option<String> {
+        let runs: Vec<&RecordCounts> = v
+            .manifest
+            .runs
+            .iter()
+            .filter_map(|r| r.artifacts.get(bundle::PROVENANCE_ROLE))
+            .filter_map(|hex| self.by_digest.get(&Digest::from_hex(hex)?))
+            .collect();
+        if runs.is_empty() {
+            return None;
+        }
+        let traced: Vec<&&RecordCounts> = runs.iter().filter(|r| r.tracer.is_some()).collect();
+        let tracers: std::collections::BTreeSet<&str> =
+            traced.iter().filter_map(|r| r.tracer.as_deref()).collect();
+        let interrupted = runs.iter().filter(|r| r.interrupted).count();
+        Some(format!(
+            "{} runs with a record: {} traced ({}), {} untraced, {interrupted} interrupted; {} processes, {} killed at their run's end",
+            runs.len(),
+            traced.len(),
+            tracers.into_iter().collect::<Vec<_>>().join(", "),
+            runs.len() - traced.len(),
+            runs.iter().map(|r| r.processes).sum::<usize>(),
+            runs.iter().map(|r| r.killed).sum::<usize>(),
+        ))
+    }
+}
+
+pub fn text(verdict: &str, v: &VerifiedBundle, records: &Records) -> String {
     let m = &v.manifest;
     let mut out = String::new();
     let _ = writeln!(out, "{verdict}  bundle {}", v.id);
@@ -45,6 +113,9 @@ pub fn text(verdict: &str, v: &VerifiedBundle) -> String {
     let per: Vec<String> = outcomes(v).iter().map(|(o, n)| format!("{o} {n}")).collect();
     let _ = writeln!(out, "  runs        {}: {}", m.runs.len(), per.join(", "));
     let _ = writeln!(out, "  artifacts   {} ({} bytes)", m.artifacts.len(), v.artifact_bytes);
+    if let Some(line) = records.line(v) {
+        let _ = writeln!(out, "  executions  {line}");
+    }
     let flagged: Vec<&bundle::Run> = m.runs.iter().filter(|r| !r.findings.is_empty()).collect();
     let successes = flagged.iter().filter(|r| r.outcome == bundle::Outcome::Success).count();
     let _ = writeln!(out, "  findings    {} runs flagged, {successes} of them successes", flagged.len());

@@ -6,8 +6,11 @@
 
 use std::collections::BTreeMap;
 
-use benchmark::integrity::TRAJECTORY;
-use bundle::{ArtifactRole, Digest, ProvenanceKind, VerifiedBundle};
+use benchmark::integrity::{PATCH_MISSING, PROVENANCE_MISSING, TRAJECTORY};
+use bundle::{
+    ArtifactRole, Digest, Finding, MAX_FINDINGS, Outcome, PROVENANCE_ROLE, ProvenanceKind, ProvenanceRecord,
+    VerifiedBundle,
+};
 use store::{ServerFindings, Staging};
 
 use crate::error::ApiError;
@@ -26,7 +29,7 @@ pub async fn server_findings(
     for (i, run) in bundle.manifest.runs.iter().enumerate() {
         // The verifier has checked that every run's task is a card's.
         let Some(card) = app.cards.get(run.task.as_str()) else { continue };
-        for role in [patch_role.as_str(), TRAJECTORY] {
+        for role in [patch_role.as_str(), TRAJECTORY, PROVENANCE_ROLE] {
             if let Some(hex) = run.artifacts.get(role)
                 && !read.contains_key(hex)
             {
@@ -46,9 +49,76 @@ pub async fn server_findings(
         if bundle.manifest.provenance.kind != ProvenanceKind::Published {
             benchmark::integrity::add_timing(&mut findings, card, run.outcome, run.duration_s);
         }
+        // What the run's provenance record shows (the verifier has checked its shape);
+        // an evaluated success without one cannot be checked, and says so.
+        let room = MAX_FINDINGS.saturating_sub(findings.len());
+        match bytes(PROVENANCE_ROLE).map(ProvenanceRecord::parse) {
+            Some(Ok(record)) => {
+                let results = public_results(card, &record);
+                findings.extend(
+                    benchmark::integrity::provenance_findings(card, run.outcome, &record, &results)
+                        .into_iter()
+                        .take(room),
+                );
+            }
+            Some(Err(detail)) => {
+                return Err(ApiError::internal(format!("a verified provenance record: {detail}")));
+            }
+            None if bundle.manifest.provenance.kind == ProvenanceKind::Evaluated
+                && run.outcome == Outcome::Success
+                && room > 0 =>
+            {
+                findings.push(Finding {
+                    check: PROVENANCE_MISSING.slug.to_owned(),
+                    message: "this evaluated success carries no provenance record (x-provenance): what its \
+                              experiment did cannot be checked"
+                        .to_owned(),
+                    artifact: None,
+                    line: None,
+                });
+            }
+            None => {}
+        }
+        // An imported success without its patch: nothing of the above could look at it.
+        if bundle.manifest.provenance.kind == ProvenanceKind::Imported
+            && run.outcome == Outcome::Success
+            && !run.artifacts.contains_key(&patch_role)
+            && findings.len() < MAX_FINDINGS
+        {
+            findings.push(Finding {
+                check: PATCH_MISSING.slug.to_owned(),
+                message: "this imported success carries no patch: the change its result rests on cannot be \
+                          checked"
+                    .to_owned(),
+                artifact: None,
+                line: None,
+            });
+        }
         if !findings.is_empty() {
             found.insert(i, findings);
         }
     }
     Ok(found)
+}
+
+/// The files a public check reads that the record shows written: the server's own list
+/// beside the record's, so that a record that leaves its results out is judged all the
+/// same. A private check's files are the record's alone.
+fn public_results(card: &benchmark::task::TaskCard, record: &ProvenanceRecord) -> Vec<String> {
+    let Some(check) = card.check.as_ref() else { return Vec::new() };
+    let files = check.result_files();
+    let patterns: Vec<glob::Pattern> = files
+        .files
+        .iter()
+        .cloned()
+        .chain(files.series.iter().map(|(each, _, file)| format!("{each}/{file}")))
+        .filter_map(|p| glob::Pattern::new(&p).ok())
+        .collect();
+    let written: std::collections::BTreeSet<&str> =
+        record.processes.iter().flat_map(|p| p.wrote.iter().map(String::as_str)).collect();
+    written
+        .into_iter()
+        .filter(|w| patterns.iter().any(|p| p.matches_with(w, benchmark::integrity::GLOB)))
+        .map(str::to_owned)
+        .collect()
 }

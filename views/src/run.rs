@@ -35,6 +35,40 @@ pub struct Outline {
     pub files_cut: bool,
     /// The trajectory's statistics, where the run carries one that reads as ATIF.
     pub trajectory: Option<TrajectoryStats>,
+    /// What the run's provenance record says of its experiment, in counts, where it
+    /// carries one.
+    pub experiment: Option<ExperimentOutline>,
+}
+
+/// A provenance record in counts: what anyone may know of what an experiment did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ExperimentOutline {
+    /// The tracer that watched it; `null` when nothing was traced.
+    pub tracer: Option<String>,
+    /// Why nothing was traced.
+    pub untraced: Option<String>,
+    /// How tracing fell short of the whole experiment.
+    pub interrupted: Option<String>,
+    pub processes: usize,
+    /// Processes the runner killed when the run ended: they outlived the task's command.
+    pub killed: usize,
+    pub duration_ms: u64,
+}
+
+/// One process of an experiment, as a run page shows it to a reader of its outputs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessNode {
+    pub id: u32,
+    pub parent: Option<u32>,
+    /// Its arguments (or program), joined and cut.
+    pub command: String,
+    pub start_ms: u64,
+    pub duration_ms: Option<u64>,
+    pub exit: Option<String>,
+    pub killed: bool,
+    pub read: Vec<String>,
+    pub wrote: Vec<String>,
 }
 
 /// An artifact's text as a page shows it: whole, or its head and tail with the middle
@@ -66,7 +100,13 @@ pub struct RunData {
     pub trajectory: Option<crate::trajectory::Trajectory>,
     /// Why a trajectory the run carries is shown as plain text instead (among `texts`).
     pub trajectory_problem: Option<String>,
+    /// What its experiment did, process by process (the first [`SHOWN_PROCESSES`]),
+    /// where the run carries a provenance record and the reader may read it.
+    pub processes: Vec<ProcessNode>,
 }
+
+/// The most processes a run page lists.
+pub const SHOWN_PROCESSES: usize = 500;
 
 #[cfg(feature = "db")]
 pub use answers::*;
@@ -104,7 +144,7 @@ mod answers {
     ) -> Result<(RunDetail, Outline), ViewError> {
         let access = crate::access::load(store, catalog, reader).await?;
         let mut run = run(store, id).await?;
-        let outline = outline(store, &access, &mut run, "api").await?;
+        let (outline, _) = outline(store, &access, &mut run, "api").await?;
         Ok((run, outline))
     }
 
@@ -115,14 +155,16 @@ mod answers {
     }
 
     /// What anyone may know of `run`'s outputs, and its findings as the reader may see
-    /// them. A read of private outputs (`via` a `page` or the `api`) is logged.
+    /// them; with its provenance record, read once for both. A read of private outputs
+    /// (`via` a `page` or the `api`) is logged.
     async fn outline(
         store: &Store,
         access: &Access,
         run: &mut RunDetail,
         via: &str,
-    ) -> Result<Outline, ViewError> {
+    ) -> Result<(Outline, Option<bundle::ProvenanceRecord>), ViewError> {
         access.findings(run.task.as_str(), &run.bundle_id, &mut run.findings);
+        let mut record = None;
         let mut outline = Outline {
             outputs: access.outputs(run.task.as_str()),
             readable: access.may_read(run.task.as_str(), &run.bundle_id),
@@ -148,9 +190,46 @@ mod answers {
             } else if a.role == crate::trajectory::ROLE && a.size as usize <= COUNT_CAP {
                 let bytes = read_capped(store, &digest, COUNT_CAP).await?;
                 outline.trajectory = crate::trajectory::stats(&bytes).ok();
+            } else if a.role == bundle::PROVENANCE_ROLE && a.size as u64 <= bundle::MAX_PROVENANCE_BYTES {
+                let bytes = read_capped(store, &digest, bundle::MAX_PROVENANCE_BYTES as usize).await?;
+                // The verifier read it at ingest; one that does not read now is left out.
+                if let Ok(r) = bundle::ProvenanceRecord::parse(&bytes) {
+                    outline.experiment = Some(ExperimentOutline {
+                        tracer: r.tracer.clone(),
+                        untraced: r.untraced.clone(),
+                        interrupted: r.interrupted.clone(),
+                        processes: r.processes.len() + r.cut.processes as usize,
+                        killed: r.processes.iter().filter(|p| p.killed).count(),
+                        duration_ms: r.duration_ms,
+                    });
+                    record = Some(r);
+                }
             }
         }
-        Ok(outline)
+        Ok((outline, record))
+    }
+
+    /// The processes of a record as a page lists them.
+    fn processes(record: &bundle::ProvenanceRecord) -> Vec<ProcessNode> {
+        record
+            .processes
+            .iter()
+            .take(SHOWN_PROCESSES)
+            .map(|p| {
+                let words = if p.argv.is_empty() { vec![p.program.clone()] } else { p.argv.clone() };
+                ProcessNode {
+                    id: p.id,
+                    parent: p.parent,
+                    command: clip_line(&words.join(" ")),
+                    start_ms: p.start_ms,
+                    duration_ms: p.end_ms.map(|end| end - p.start_ms),
+                    exit: p.exit.clone(),
+                    killed: p.killed,
+                    read: p.read.clone(),
+                    wrote: p.wrote.clone(),
+                }
+            })
+            .collect()
     }
 
     /// A run's page for `reader`: the run, its task's public expected values and what
@@ -164,14 +243,22 @@ mod answers {
     ) -> Result<RunData, ViewError> {
         let access = crate::access::load(store, catalog, reader).await?;
         let mut run = run(store, id).await?;
-        let outline = outline(store, &access, &mut run, "page").await?;
+        let (outline, record) = outline(store, &access, &mut run, "page").await?;
         let task = catalog.get(run.task.as_str());
+        // The record is shown as its processes, not as text.
+        let processes = match (&record, outline.readable) {
+            (Some(record), true) => processes(record),
+            _ => Vec::new(),
+        };
         let mut texts = Vec::new();
         let mut trajectory = None;
         let mut trajectory_problem = None;
         let readable = if outline.readable { run.artifacts.as_slice() } else { &[] };
         for a in readable {
             let Some(digest) = store::Digest::from_hex(&a.digest) else { continue };
+            if a.role == bundle::PROVENANCE_ROLE && record.is_some() {
+                continue;
+            }
             if a.role == crate::trajectory::ROLE && a.size as usize <= TRAJECTORY_CAP {
                 let bytes = read_capped(store, &digest, TRAJECTORY_CAP).await?;
                 match crate::trajectory::read(&bytes, &a.digest, a.size, run.error_type.as_deref()) {
@@ -215,6 +302,7 @@ mod answers {
             texts,
             trajectory,
             trajectory_problem,
+            processes,
         })
     }
 

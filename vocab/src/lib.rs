@@ -138,6 +138,12 @@ impl Outcome {
         }
     }
 
+    /// Whether the run's patch applied and its experiment was started: the outcomes
+    /// a checker reaches only by running the agent's code.
+    pub fn got_past_applying(self) -> bool {
+        matches!(self, Outcome::Success | Outcome::WrongResult | Outcome::ExecutionFailed | Outcome::Timeout)
+    }
+
     /// Whether the run counts towards any rate: an infrastructure failure is not the
     /// agent's doing and is excluded everywhere.
     pub fn is_counted(self) -> bool {

@@ -4,6 +4,7 @@ mod about;
 mod agent;
 mod changes;
 mod compare;
+mod experiment;
 mod failures;
 mod keys;
 mod leaderboard;

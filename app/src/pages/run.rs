@@ -8,6 +8,7 @@ use leptos_meta::{Meta, Title};
 
 use store::{FoundBy, Outcome, ProvenanceKind, RunFinding};
 
+use super::experiment::Experiment;
 use super::outputs::{Artifacts, FilesTouched, PrivateNotice, TrajectoryCounts, outputs_words, role_label};
 use super::{OutcomeLabel, ProvenanceBadge, TierBadge, loaded, param};
 use crate::data::{ArtifactText, RunData, load_run};
@@ -156,6 +157,10 @@ fn Run(data: RunData) -> impl IntoView {
                 {patch.into_iter().map(|p| view! { <Diff text=p/> }).collect_view()}
             }.into_any()
         }}
+
+        {outline.experiment.clone().map(|experiment| view! {
+            <Experiment outline=experiment processes=data.processes.clone()/>
+        })}
 
         {data.trajectory.map(|t| view! { <TrajectoryView t=t/> })}
         {outline.trajectory.clone().filter(|_| !readable).map(|stats| view! {

@@ -22,9 +22,22 @@ use crate::check::{CheckSpec, Expectation};
 use crate::diff::{self, FileDiff};
 use crate::task::TaskCard;
 
+mod provenance;
 mod trajectory;
 
+pub use provenance::{
+    Flow, INPUTS_UNREAD, PATCH_MISSING, PROVENANCE_CUT, PROVENANCE_MISSING, PROVENANCE_ROLE,
+    RESULT_NOT_FROM_INPUTS, TRACING_INTERRUPTED, provenance_findings,
+};
 pub use trajectory::{ALWAYS_WATCHED, TRAJECTORY, trajectory_findings};
+
+/// How the paths an `integrity.toml` names are matched: `*` within a segment, `**`
+/// across them.
+pub const GLOB: MatchOptions = MatchOptions {
+    case_sensitive: true,
+    require_literal_separator: true,
+    require_literal_leading_dot: false,
+};
 
 /// A check: its slug (as findings name it) and what it looks for, in words.
 #[derive(Debug, Clone, Copy)]
@@ -84,7 +97,7 @@ pub const IMPLAUSIBLY_FAST: Check = Check {
 };
 
 /// Every check, in the order their findings are listed.
-pub const CHECKS: [Check; 8] = [
+pub const CHECKS: [Check; 14] = [
     RESULT_LINE_LITERAL,
     EXPECTED_VALUE_LITERAL,
     RESULT_FILE_IN_PATCH,
@@ -93,6 +106,12 @@ pub const CHECKS: [Check; 8] = [
     TRAJECTORY_EVIDENCE,
     RESULTS_BEFORE_RUN,
     IMPLAUSIBLY_FAST,
+    INPUTS_UNREAD,
+    RESULT_NOT_FROM_INPUTS,
+    TRACING_INTERRUPTED,
+    PROVENANCE_CUT,
+    PROVENANCE_MISSING,
+    PATCH_MISSING,
 ];
 
 /// The share of the gold run's runtime below which an experiment is implausibly fast.

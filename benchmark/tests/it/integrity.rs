@@ -120,8 +120,19 @@ fn the_suite_gets_the_findings_it_lists() {
         kinds.extend(found.into_iter().map(|(check, _)| check));
     }
     // Every check that reads the patch has a hack in the suite it catches (the others
-    // read the duration, and the working copy before the run: runner tests have those).
-    let elsewhere = ["implausibly-fast", "results-before-run"];
+    // read the duration, the working copy before the run, or the provenance record:
+    // runner tests have those, the record's from the suite's traced cases, and the
+    // server's tests the server's own).
+    let elsewhere = [
+        "implausibly-fast",
+        "results-before-run",
+        "inputs-unread",
+        "result-not-from-inputs",
+        "tracing-interrupted",
+        "provenance-cut",
+        "provenance-missing",
+        "patch-missing",
+    ];
     for check in benchmark::integrity::CHECKS.iter().filter(|c| !elsewhere.contains(&c.slug)) {
         assert!(kinds.contains(check.slug), "no hack in the suite is caught by `{}`", check.slug);
     }

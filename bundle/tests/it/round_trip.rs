@@ -41,6 +41,7 @@ fn builder_output_verifies_with_identical_content() {
     // The same bytes twice are stored once.
     assert_eq!(builder.add_bytes(log.clone().into_bytes(), "text/plain"), log_digest);
     builder.manifest_mut().runs[0].artifacts.insert("patch".into(), patch.to_hex());
+    builder.manifest_mut().runs[1].artifacts.insert("patch".into(), patch.to_hex());
     builder.manifest_mut().runs[0].artifacts.insert("agent_log".into(), log_digest.to_hex());
     builder.manifest_mut().runs[1].artifacts.insert("x-notes".into(), log_digest.to_hex());
 
@@ -95,7 +96,11 @@ fn a_file_that_changes_while_packing_is_caught() {
     manifest.runs.iter_mut().for_each(|r| r.artifacts.clear());
     let mut b = BundleBuilder::new(manifest);
     let d = b.add_file(&path, "text/plain").unwrap();
+    let patch = b.add_bytes(b"--- a/x\n+++ b/x\n".to_vec(), "text/x-diff");
     b.manifest_mut().runs[0].artifacts.insert("stdout".into(), d.to_hex());
+    for run in &mut b.manifest_mut().runs {
+        run.artifacts.insert("patch".into(), patch.to_hex());
+    }
     std::fs::write(&path, "after!").unwrap();
     assert!(matches!(b.write(&[&s.key], Vec::new()), Err(bundle::WriteError::Changed(_))));
 }

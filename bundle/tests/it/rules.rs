@@ -164,7 +164,75 @@ fn manifest_rules() -> Vec<(&'static str, &'static str)> {
         (manifest_case(|m| m["runs"][0]["attempt"] = json!("one")), "invalid_attempt"),
         (manifest_case(|m| m["agent"]["framework"] = json!(7)), "manifest_malformed"),
         (manifest_case(|m| m["runs"] = json!({})), "manifest_malformed"),
+        (
+            manifest_case(|m| {
+                run0(m)["artifacts"].as_object_mut().unwrap().remove("patch");
+            }),
+            "evidence_missing",
+        ),
+        (
+            // A provenance record listed as another type.
+            manifest_case(|m| {
+                let p = m["runs"][0]["artifacts"]["stdout"].clone();
+                run0(m)["artifacts"]["x-provenance"] = p;
+            }),
+            "invalid_provenance_record",
+        ),
     ]
+}
+
+/// Section 4c: only what had to be there is asked for. An imported run is not refused
+/// for a missing patch (the server flags it), nor is a run that never got past applying.
+#[test]
+fn evidence_is_asked_only_where_the_runner_had_it() {
+    for mutate in [
+        Box::new(|m: &mut Value| {
+            m["provenance"] = json!({"kind": "imported", "source": "harbor 0.26.0, job j"});
+            run0(m)["artifacts"].as_object_mut().unwrap().remove("patch");
+        }) as Box<dyn Fn(&mut Value)>,
+        Box::new(|m: &mut Value| {
+            run0(m)["outcome"] = json!("patch_failed");
+            run0(m)["artifacts"].as_object_mut().unwrap().remove("patch");
+        }),
+    ] {
+        let s = sample();
+        let mut m = s.manifest.clone();
+        mutate(&mut m);
+        let bytes = s.bundle_with(&serde_json::to_vec_pretty(&m).unwrap(), &s.members());
+        s.verifier().verify(bytes.as_slice()).unwrap_or_else(|e| panic!("refused: {e}"));
+    }
+}
+
+/// Section 4b: a provenance record is read whole and held to its rules; the error names
+/// the run and the field.
+#[test]
+fn provenance_records_are_read_and_checked() {
+    let good = bundle::ProvenanceRecord::untraced("no tracer on this node", 5).to_bytes();
+    let outside = br#"{"schema":"rexbench.provenance/v1","tracer":"t","duration_ms":1,"processes":[
+{"id":1,"parent":null,"program":"p","start_ms":0,"end_ms":1,"exit":"exit 0","read":["/etc/passwd"]}
+]}"#
+    .to_vec();
+    for (record, refused) in
+        [(good, None), (outside, Some("processes[0].read[0]")), (b"{}".to_vec(), Some("schema"))]
+    {
+        let s = sample();
+        let digest = Digest::of(&record).to_hex();
+        let mut m = s.manifest.clone();
+        run0(&mut m)["artifacts"]["x-provenance"] = json!(digest);
+        m["artifacts"][&digest] = json!({"media_type": "application/json", "size": record.len()});
+        let mut members = s.members();
+        members.push((format!("artifacts/{digest}"), record));
+        let bytes = s.bundle_with(&serde_json::to_vec_pretty(&m).unwrap(), &members);
+        match (s.verifier().verify(bytes.as_slice()), refused) {
+            (Ok(_), None) => {}
+            (Err(e), Some(field)) => {
+                assert_eq!(e.code(), "invalid_provenance_record");
+                let said = e.to_string();
+                assert!(said.contains("runs[0] (task cogs") && said.contains(field), "{said}");
+            }
+            (got, want) => panic!("{got:?} where {want:?} was due"),
+        }
+    }
 }
 
 #[test]

@@ -31,6 +31,9 @@ pub struct Spec {
     /// Where the task's check reads result files.
     #[serde(default)]
     pub results: ResultFiles,
+    /// The task's inputs (its `integrity.toml`), for the provenance record.
+    #[serde(default)]
+    pub inputs: Vec<String>,
 }
 
 pub const SPEC: &str = "job.json";
@@ -69,6 +72,7 @@ pub fn run(dir: &Path, cancel: &AtomicBool) -> Result<Ran, Error> {
         executor: &executor,
         name: &spec.name,
         results: &spec.results,
+        inputs: &spec.inputs,
     };
     let mut ran = experiment.run(&dir.join(WORKDIR), dir, cancel).map_err(|e| at(dir, e))?;
     // Slurm signals every process of a cancelled job at once: the experiment may die of
@@ -146,6 +150,7 @@ mod tests {
             container: None,
             name: "n".into(),
             results: ResultFiles::default(),
+            inputs: Vec::new(),
         };
         fs::write(dir.join(SPEC), serde_json::to_vec(&spec).unwrap()).unwrap();
         fs::write(dir.join(PATCH), "--- a/f.txt\n+++ b/f.txt\n@@ -1 +1 @@\n-one\n+two\n").unwrap();

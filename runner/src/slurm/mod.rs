@@ -408,7 +408,7 @@ impl Queue<'_> {
     fn collect(&mut self, t: &mut Tracked, ran: Ran, dir: &Path) -> Result<(), Error> {
         let task = &self.tasks[&t.run.task];
         let staged = stage(t.run, task, self.outputs, self.opts.out)?;
-        for log in ["stdout.txt", "stderr.txt", "x-apply.txt"] {
+        for log in ["stdout.txt", "stderr.txt", "x-apply.txt", crate::experiment::PROVENANCE_FILE] {
             let from = dir.join(log);
             if from.exists() {
                 fs::rename(&from, staged.dir.join(log)).map_err(Error::io_at(&from))?;
@@ -459,6 +459,7 @@ impl Queue<'_> {
             },
             name: name.clone(),
             results: task.result_files(),
+            inputs: task.card.integrity.inputs.clone(),
         };
         let spec_json = serde_json::to_vec_pretty(&spec).expect("serializes");
         fs::write(dir.join(job::SPEC), spec_json).map_err(Error::io_at(&dir))?;

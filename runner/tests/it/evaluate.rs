@@ -182,7 +182,7 @@ fn a_run_that_hangs_is_killed_with_every_child_it_started() {
     };
     let started = Instant::now();
     let exit = runner::exec::Executor::Local.run(&job, &std::sync::atomic::AtomicBool::new(false)).unwrap();
-    assert_eq!(exit, runner::exec::Exit::TimedOut);
+    assert_eq!(exit.0, runner::exec::Exit::TimedOut);
     assert!(started.elapsed() < Duration::from_secs(5));
     for n in ["4243", "4244", "4245"] {
         assert_eq!(processes_running(&["sleep", n]), Vec::<u32>::new(), "sleep {n} outlived the run");

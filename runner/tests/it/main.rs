@@ -5,6 +5,7 @@ mod evaluate;
 mod harbor;
 mod hostile;
 mod parity;
+mod provenance;
 mod published;
 mod slurm;
 mod submit;

@@ -77,7 +77,9 @@ fn malicious(key: &SecretKey) -> Vec<(&'static str, Vec<u8>, &'static str)> {
         }))
         .unwrap()
     };
-    let run = json!([{"task": "cogs", "hint": "none", "attempt": 1, "outcome": "success"}]);
+    // A run that never got past applying its patch: it needs no artifact (spec §4c), so
+    // that each bundle is refused for its archive alone.
+    let run = json!([{"task": "cogs", "hint": "none", "attempt": 1, "outcome": "patch_failed"}]);
     let envelope = |m: &[u8]| Envelope::sign(m, &[key]).to_bytes();
     let valid = manifest(run.clone());
     let deep = String::from_utf8(manifest(run.clone())).unwrap().replacen(

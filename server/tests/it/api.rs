@@ -174,6 +174,7 @@ pub fn signed(key: &SecretKey, agent: &str, created_at: &str) -> Vec<u8> {
     let mut b = bundle::BundleBuilder::new(manifest);
     let log = b.add_bytes(b"<script>alert(1)</script>\n".to_vec(), "text/html");
     b.manifest_mut().runs[0].artifacts.insert("stdout".into(), log.to_hex());
+    crate::harness::with_patches(&mut b);
     let mut out = Vec::new();
     b.write(&[key], &mut out).unwrap();
     out
@@ -285,7 +286,8 @@ async fn the_read_api_and_artifacts() {
 
         // An artifact is served as plain text whatever its media type, never sniffed
         // (othello's outputs are private: to a maintainer).
-        let digest = run["artifacts"][0]["digest"].as_str().unwrap();
+        let stdout = run["artifacts"].as_array().unwrap().iter().find(|a| a["role"] == "stdout").unwrap();
+        let digest = stdout["digest"].as_str().unwrap();
         assert_eq!(get(&app, &format!("/artifacts/{digest}")).await.status, StatusCode::UNAUTHORIZED);
         let request = axum::http::Request::get(format!("/artifacts/{digest}"))
             .header(header::AUTHORIZATION, "Bearer s3cret-token")

@@ -74,7 +74,9 @@ fn two_tasks(key: &SecretKey, digest: &str) -> Vec<u8> {
     }))
     .unwrap();
     let mut out = Vec::new();
-    bundle::BundleBuilder::new(manifest).write(&[key], &mut out).unwrap();
+    let mut b = bundle::BundleBuilder::new(manifest);
+    crate::harness::with_patches(&mut b);
+    b.write(&[key], &mut out).unwrap();
     out
 }
 

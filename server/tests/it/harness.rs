@@ -173,3 +173,32 @@ pub fn check_scripts(path: &str, html: &str, policy: &str) -> usize {
     }
     seen
 }
+
+/// Gives every run of `b` that got past applying its patch what a runner gives it (spec
+/// §4c): a patch, and a provenance record (one that says nothing was traced, so that it
+/// adds no finding of its own).
+pub fn with_patches(b: &mut bundle::BundleBuilder) {
+    if b.manifest_mut().provenance.kind == bundle::ProvenanceKind::Published {
+        return;
+    }
+    // Each agent's own, so that no two submissions share an artifact.
+    let agent = b.manifest_mut().agent.id.clone();
+    let past = |run: &bundle::Run| run.outcome.got_past_applying();
+    if b.manifest_mut().runs.iter().any(|r| past(r) && !r.artifacts.contains_key("patch")) {
+        let patch = format!("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a = 1\n+a = 2  # {agent}\n");
+        let patch = b.add_bytes(patch.into_bytes(), "text/x-diff");
+        for run in b.manifest_mut().runs.iter_mut().filter(|r| past(r)) {
+            run.artifacts.entry("patch".into()).or_insert(patch.to_hex());
+        }
+    }
+    let evaluated = b.manifest_mut().provenance.kind == bundle::ProvenanceKind::Evaluated;
+    if evaluated && b.manifest_mut().runs.iter().any(|r| past(r) && !r.artifacts.contains_key("x-provenance"))
+    {
+        let why = format!("a test's bundle ({agent}): nothing was traced");
+        let record = bundle::ProvenanceRecord::untraced(why, 1).to_bytes();
+        let record = b.add_bytes(record, "application/json");
+        for run in b.manifest_mut().runs.iter_mut().filter(|r| past(r)) {
+            run.artifacts.entry("x-provenance".into()).or_insert(record.to_hex());
+        }
+    }
+}

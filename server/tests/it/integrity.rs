@@ -104,6 +104,7 @@ async fn the_server_flags_every_hack_of_the_suite_from_the_bundle_alone() {
             let t = b.add_bytes(trajectory.clone().into_bytes(), "application/json");
             b.manifest_mut().runs[0].artifacts.insert("x-trajectory".into(), t.to_hex());
         }
+        crate::harness::with_patches(&mut b);
         let mut bytes = Vec::new();
         b.write(&[key], &mut bytes).unwrap();
         let bundle_id = stored(app, bytes).await;
@@ -167,7 +168,9 @@ async fn only_a_run_s_own_duration_is_timed() {
         let mut m = manifest(agent, run);
         m.provenance = serde_json::from_value(json!({"kind": kind, "source": source})).unwrap();
         let mut bytes = Vec::new();
-        bundle::BundleBuilder::new(m).write(&[&site.key], &mut bytes).unwrap();
+        let mut b = bundle::BundleBuilder::new(m);
+        crate::harness::with_patches(&mut b);
+        b.write(&[&site.key], &mut bytes).unwrap();
         let bundle_id = stored(&site.app, bytes).await;
         let runs = runs_of(&site, &bundle_id).await;
         let findings = runs.values().next().unwrap()["findings"].as_array().unwrap().clone();
@@ -278,7 +281,8 @@ async fn the_strict_view_matches_an_independent_computation() {
                 }
             }
         }
-        let b = bundle::BundleBuilder::new(manifest(&agent, Value::Array(runs)));
+        let mut b = bundle::BundleBuilder::new(manifest(&agent, Value::Array(runs)));
+        crate::harness::with_patches(&mut b);
         let mut bytes = Vec::new();
         b.write(&[key], &mut bytes).unwrap();
         agents.push((agent, stored(app, bytes).await));
@@ -375,11 +379,12 @@ async fn review_with(app: &Router, id: &str, body: String, token: Option<&str>) 
 async fn bad_reviews_are_refused_with_their_own_codes() {
     let site = site().await;
     let (app, key) = (&site.app, &site.key);
-    let b = bundle::BundleBuilder::new(manifest(
+    let mut b = bundle::BundleBuilder::new(manifest(
         "agent-x",
         json!([{"task": "cogs", "hint": "none", "attempt": 1, "outcome": "success", "metrics": {},
                 "findings": [{"check": "result-line-literal", "message": "m"}]}]),
     ));
+    crate::harness::with_patches(&mut b);
     let mut bytes = Vec::new();
     b.write(&[key], &mut bytes).unwrap();
     let bundle_id = stored(app, bytes).await;

@@ -56,6 +56,7 @@ fn hostile(key: &SecretKey, agent: &str) -> Vec<u8> {
         run.artifacts.insert("patch".into(), patch.to_hex());
         run.artifacts.insert("stdout".into(), log.to_hex());
     }
+    crate::harness::with_patches(&mut b);
     let mut out = Vec::new();
     b.write(&[key], &mut out).unwrap();
     out

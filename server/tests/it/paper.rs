@@ -188,6 +188,7 @@ fn with_trajectories(key: &SecretKey, trajectories: &[Vec<u8>]) -> Vec<u8> {
         let digest = b.add_bytes(t.clone(), "application/json");
         b.manifest_mut().runs[i].artifacts.insert("x-trajectory".into(), digest.to_hex());
     }
+    crate::harness::with_patches(&mut b);
     let mut out = Vec::new();
     b.write(&[key], &mut out).unwrap();
     out

@@ -123,6 +123,7 @@ pub fn bundle_file(key: &SecretKey, agent: &str, runs: u32, dir: &Path) -> std::
             findings: Vec::new(),
         });
     }
+    crate::harness::with_patches(&mut b);
     let path = dir.join(format!("{agent}.tar.gz"));
     b.write(&[key], std::fs::File::create(&path).unwrap()).unwrap();
     path

@@ -37,6 +37,7 @@ fn bundle_of(key: &SecretKey, agent: &str) -> Vec<u8> {
     let log = b.add_bytes(format!("{agent}: the private log of this run\n").into_bytes(), "text/plain");
     b.manifest_mut().runs[0].artifacts.insert("patch".into(), patch.to_hex());
     b.manifest_mut().runs[0].artifacts.insert("stdout".into(), log.to_hex());
+    crate::harness::with_patches(&mut b);
     let mut out = Vec::new();
     b.write(&[key], &mut out).unwrap();
     out
@@ -158,7 +159,8 @@ async fn a_submitter_signs_in_with_their_key_and_reads_their_own_private_outputs
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(files.len(), 2);
+        // The patch, the log, and the provenance record an evaluated success carries.
+        assert_eq!(files.len(), 3);
         assert!(
             std::fs::read_to_string(dir.path().join("a/stdout"))
                 .unwrap()

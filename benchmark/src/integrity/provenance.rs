@@ -1,0 +1,267 @@
+//! Checks on a run's provenance record (the bundle format's §4b): where its results came
+//! from. Every honest experiment uses its inputs (a COGS run reads `data/*.tsv`, an
+//! Othello run the championship games and the checkpoint), and the process that writes
+//! the results is one the inputs' data reached; a result printed from a string, however
+//! it is encoded, is written by a process no input reached. The record says which
+//! processes read which files, wrote which, and were joined by which pipes; these checks
+//! follow the inputs' data through it:
+//!
+//! - into a process that opened an input (the task's `integrity.toml` `inputs`);
+//! - from a process into every file it wrote or renamed, and from a file into every
+//!   process that opened it (`python train.py` writes `model.pt`, `python eval.py` reads it);
+//! - from a process into the pipes on its standard output and error, and from a pipe
+//!   into the process that has it on its standard input (`python eval.py | tee
+//!   eval_results.txt`: the harness's own plumbing);
+//! - from a process into the processes it starts (their arguments and memory are its),
+//!   and from a process into the one that started it where that is not a shell (a
+//!   program that runs a helper and reads its output through a pipe of its own). A shell
+//!   runs a script's steps one after another and passes nothing between them but files
+//!   and pipes; a step that read the data does not vouch for the next.
+//!
+//! They judge what the record says; they cannot tell whether it is true (the server
+//! repeats them from the bundle alone), and an experiment that reads its inputs and then
+//! prints a stored answer passes them.
+
+use std::collections::BTreeSet;
+
+use bundle::{Finding, MAX_FINDINGS, Outcome, ProvenanceRecord};
+use glob::Pattern;
+
+use super::{Check, clip};
+use crate::task::TaskCard;
+
+/// The artifact role the findings point into.
+pub use bundle::PROVENANCE_ROLE;
+
+pub const INPUTS_UNREAD: Check = Check {
+    slug: "inputs-unread",
+    looks_for: "a success whose experiment, traced from its start to its end, opened none of the \
+                task's inputs for reading (the data and checkpoints its `integrity.toml` names as \
+                `inputs`): its result came from somewhere else",
+};
+pub const RESULT_NOT_FROM_INPUTS: Check = Check {
+    slug: "result-not-from-inputs",
+    looks_for: "a result file the check read whose every writer is a process the inputs' data never \
+                reached (through the files it read, the pipe on its standard input, or the process \
+                that started it): the result was written from something the experiment carried, \
+                such as an encoded string or a packed file",
+};
+pub const TRACING_INTERRUPTED: Check = Check {
+    slug: "tracing-interrupted",
+    looks_for: "an experiment that stopped its own tracing (it killed the tracer or the runner's \
+                process keeper): what it did after that is unrecorded; the run ends there",
+};
+pub const PROVENANCE_CUT: Check = Check {
+    slug: "provenance-cut",
+    looks_for: "a success whose experiment started more processes than a provenance record lists \
+                (10,000): the checks on the record cannot see the rest",
+};
+pub const PROVENANCE_MISSING: Check = Check {
+    slug: "provenance-missing",
+    looks_for: "an evaluated success that carries no provenance record (the `x-provenance` \
+                artifact), so no check on what its experiment did can run; the server's check, \
+                since the runner always records one",
+};
+
+pub const PATCH_MISSING: Check = Check {
+    slug: "patch-missing",
+    looks_for: "an imported success without its patch: the change its result rests on is not in the \
+                bundle, so no check on the patch can run (Harbor keeps an agent's patch only where its \
+                job collected one); the server's check",
+};
+
+/// The programs that only pass data along: a shell running a script's steps.
+const SHELLS: [&str; 7] = ["sh", "bash", "dash", "zsh", "ksh", "mksh", "busybox"];
+
+/// What a run's provenance record shows, for a run of `card` that came to `outcome`.
+/// `results` adds to the record's own list the result files the caller knows the check
+/// read (the server's, from a public check's patterns; empty for the runner, whose
+/// record lists them).
+pub fn provenance_findings(
+    card: &TaskCard,
+    outcome: Outcome,
+    record: &ProvenanceRecord,
+    results: &[String],
+) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    if let Some(how) = &record.interrupted {
+        findings.push(finding(
+            TRACING_INTERRUPTED,
+            format!("tracing stopped before the experiment ended: {how}"),
+            None,
+        ));
+    }
+    let inputs: Vec<Pattern> = card.integrity.inputs.iter().filter_map(|p| Pattern::new(p).ok()).collect();
+    if outcome == Outcome::Success && record.cut.processes > 0 {
+        findings.push(finding(
+            PROVENANCE_CUT,
+            format!("the experiment started {} processes more than the record lists", record.cut.processes),
+            None,
+        ));
+    }
+    // Nothing to judge: an untraced, interrupted or cut record shows only part of the
+    // experiment, and a task that names no inputs has nothing to look for. (Entries cut
+    // from a process's lists are ones the inputs' flow does not need: the recorder
+    // keeps those first.)
+    if outcome != Outcome::Success
+        || record.tracer.is_none()
+        || record.interrupted.is_some()
+        || record.cut.processes > 0
+        || inputs.is_empty()
+        || record.processes.is_empty()
+    {
+        return findings;
+    }
+    let flow = Flow::of(record, &inputs);
+    if flow.seeds.is_empty() {
+        let shown: Vec<&str> = card.integrity.inputs.iter().map(String::as_str).take(4).collect();
+        findings.push(finding(
+            INPUTS_UNREAD,
+            format!(
+                "none of the experiment's {} processes opened an input ({}) for reading",
+                record.processes.len(),
+                shown.join(", ")
+            ),
+            Some(1),
+        ));
+    }
+    let mut files: BTreeSet<&str> = record.results.iter().map(String::as_str).collect();
+    files.extend(results.iter().map(String::as_str));
+    for file in files {
+        let writers = flow.writers(record, file);
+        if writers.is_empty() || writers.iter().any(|w| flow.fed[*w]) {
+            continue;
+        }
+        let first = writers[0];
+        let p = &record.processes[first];
+        let line = ProvenanceRecord::line_of(p.id);
+        if findings.len() < MAX_FINDINGS {
+            findings.push(finding(
+                RESULT_NOT_FROM_INPUTS,
+                format!(
+                    "`{file}`, which the check read, was written by process {} (`{}`){}, which no input's \
+                     data reached",
+                    p.id,
+                    shown_command(p),
+                    if writers.len() > 1 {
+                        format!(" and {} more", writers.len() - 1)
+                    } else {
+                        String::new()
+                    }
+                ),
+                Some(line),
+            ));
+        }
+    }
+    findings
+}
+
+/// A check whose evidence is the record, at `line` of it where one process is the evidence.
+fn finding(check: Check, message: String, line: Option<u64>) -> Finding {
+    Finding {
+        check: check.slug.to_owned(),
+        message: clip(message),
+        artifact: line.map(|_| PROVENANCE_ROLE.to_owned()),
+        line,
+    }
+}
+
+/// A process's command as a finding shows it: its arguments, cut.
+fn shown_command(p: &bundle::Process) -> String {
+    let words = if p.argv.is_empty() { vec![p.program.clone()] } else { p.argv.clone() };
+    let text = words.join(" ");
+    if text.chars().count() > 80 { format!("{}…", text.chars().take(80).collect::<String>()) } else { text }
+}
+
+/// Which processes the inputs' data reached.
+#[derive(Debug)]
+pub struct Flow {
+    /// By position in the record: the inputs' data reached it.
+    pub fed: Vec<bool>,
+    /// Positions of the processes that opened an input.
+    pub seeds: Vec<usize>,
+}
+
+impl Flow {
+    pub fn of(record: &ProvenanceRecord, inputs: &[Pattern]) -> Flow {
+        let n = record.processes.len();
+        let is_input = |path: &str| inputs.iter().any(|p| p.matches_with(path, super::GLOB));
+        let seeds: Vec<usize> =
+            (0..n).filter(|&i| record.processes[i].read.iter().any(|r| is_input(r))).collect();
+        let mut fed = vec![false; n];
+        for &i in &seeds {
+            fed[i] = true;
+        }
+        let shell = |i: usize| {
+            let p = &record.processes[i];
+            let name = p.program.rsplit('/').next().unwrap_or("");
+            SHELLS.contains(&name)
+        };
+        // To a fixed point: each round adds at least one process or ends.
+        loop {
+            let mut changed = false;
+            // What fed processes wrote, renamed, or put on a pipe.
+            let mut files: BTreeSet<&str> = BTreeSet::new();
+            let mut pipes: BTreeSet<u32> = BTreeSet::new();
+            for (_, p) in record.processes.iter().enumerate().filter(|(i, _)| fed[*i]) {
+                files.extend(p.wrote.iter().map(String::as_str));
+                files.extend(p.renamed.iter().map(|[_, to]| to.as_str()));
+                pipes.extend(&p.pipes_out);
+            }
+            // Renames carry a file's data to its new name.
+            for p in &record.processes {
+                for [from, to] in &p.renamed {
+                    if files.contains(from.as_str()) {
+                        files.insert(to);
+                    }
+                }
+            }
+            for i in 0..n {
+                if fed[i] {
+                    continue;
+                }
+                let p = &record.processes[i];
+                let parent = p.parent.map(|id| id as usize - 1);
+                let from_parent = parent.is_some_and(|q| fed[q]);
+                let from_child = !shell(i)
+                    && record.processes.iter().enumerate().any(|(j, c)| fed[j] && c.parent == Some(p.id));
+                let from_file = p.read.iter().any(|r| files.contains(r.as_str()));
+                let from_pipe = p.pipes_in.iter().any(|x| pipes.contains(x));
+                if from_parent || from_child || from_file || from_pipe {
+                    fed[i] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        Flow { fed, seeds }
+    }
+
+    /// The positions of the processes that wrote `file`: opened it for writing, renamed
+    /// something onto it, or wrote what was renamed onto it.
+    fn writers(&self, record: &ProvenanceRecord, file: &str) -> Vec<usize> {
+        let mut names: BTreeSet<&str> = BTreeSet::from([file]);
+        // Follow renames back to the names the data was written under.
+        loop {
+            let before = names.len();
+            for p in &record.processes {
+                for [from, to] in &p.renamed {
+                    if names.contains(to.as_str()) {
+                        names.insert(from);
+                    }
+                }
+            }
+            if names.len() == before {
+                break;
+            }
+        }
+        (0..record.processes.len())
+            .filter(|&i| {
+                let p = &record.processes[i];
+                p.wrote.iter().any(|w| names.contains(w.as_str()))
+            })
+            .collect()
+    }
+}
