@@ -111,6 +111,8 @@ impl Executor {
         let started = Instant::now();
         let mut nap = Duration::from_millis(1);
         let mut swept = false;
+        // The command ended, but the clean-up after it did not: its end is the trace's.
+        let mut forced = false;
         let exit = loop {
             if let Some(status) = child.try_wait()? {
                 break Exit::Finished { success: status.success(), description: describe(status) };
@@ -118,8 +120,21 @@ impl Executor {
             if cancel.load(Ordering::Relaxed) {
                 break Exit::Cancelled;
             }
-            if started.elapsed() >= job.timeout {
-                break Exit::TimedOut;
+            // The limit is the task's command's: once it has ended in time, what remains is
+            // the keeper's clean-up, which is not the experiment's time (but is bounded).
+            let limit = if swept { job.timeout + CLEAN_UP } else { job.timeout };
+            if started.elapsed() >= limit {
+                let root = recording.as_ref().filter(|_| swept).and_then(|r| {
+                    r.model.lock().expect("not poisoned").root_exit().map(str::to_owned)
+                });
+                forced = root.is_some();
+                break match root {
+                    Some(exit) => Exit::Finished {
+                        success: exit == "exit 0",
+                        description: exit.replace("exit ", "exit status "),
+                    },
+                    None => Exit::TimedOut,
+                };
             }
             // The task's command has ended: what it left running is killed now, while
             // the tracer still watches (it records how each ended).
@@ -133,10 +148,10 @@ impl Executor {
                     signal(&child, Sig::Usr1);
                 }
             }
-            std::thread::sleep(nap.min(job.timeout.saturating_sub(started.elapsed())));
+            std::thread::sleep(nap.min(limit.saturating_sub(started.elapsed())));
             nap = (nap * 2).min(Duration::from_millis(25));
         };
-        if !matches!(exit, Exit::Finished { .. }) {
+        if child.try_wait()?.is_none() {
             if let Some(recording) = &recording {
                 let mut model = recording.model.lock().expect("not poisoned");
                 let last = model.last;
@@ -157,7 +172,7 @@ impl Executor {
             .and_then(|bytes| serde_json::from_slice::<crate::keep::Report>(&bytes).ok());
         let keeper_killed = keeper.is_some() && said.is_none() && matches!(exit, Exit::Finished { .. });
         let exit = match (exit, &said) {
-            (Exit::Finished { .. }, Some(said)) => match said.command.strip_prefix("exit ") {
+            (Exit::Finished { .. }, Some(said)) if !forced => match said.command.strip_prefix("exit ") {
                 Some(code) => {
                     Exit::Finished { success: code == "0", description: format!("exit status {code}") }
                 }
@@ -235,6 +250,10 @@ impl Executor {
         Ok(Executor::Container { template: words })
     }
 }
+
+/// How long the keeper may take, once the task's command has ended, to kill what it
+/// left and end.
+const CLEAN_UP: Duration = Duration::from_secs(10);
 
 #[derive(Clone, Copy)]
 enum Sig {

@@ -265,3 +265,103 @@ impl Flow {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use bundle::{Cut, PROVENANCE_SCHEMA, Process};
+
+    use super::*;
+
+    fn cogs() -> TaskCard {
+        crate::task::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tasks/cogs")).unwrap()
+    }
+
+    fn p(id: u32, parent: Option<u32>, program: &str, read: &[&str], wrote: &[&str]) -> Process {
+        let strings = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect();
+        Process {
+            id,
+            parent,
+            program: program.into(),
+            argv: vec![program.rsplit('/').next().unwrap().into()],
+            start_ms: 0,
+            end_ms: Some(1),
+            exit: Some("exit 0".into()),
+            killed: false,
+            read: strings(read),
+            wrote: strings(wrote),
+            renamed: Vec::new(),
+            pipes_in: Vec::new(),
+            pipes_out: Vec::new(),
+        }
+    }
+
+    fn record(processes: Vec<Process>) -> ProvenanceRecord {
+        ProvenanceRecord {
+            schema: PROVENANCE_SCHEMA.into(),
+            tracer: Some("strace".into()),
+            untraced: None,
+            interrupted: None,
+            cut: Cut::default(),
+            duration_ms: 1,
+            results: vec!["eval_results.txt".into()],
+            processes,
+        }
+    }
+
+    fn checks(record: &ProvenanceRecord, outcome: Outcome) -> Vec<String> {
+        provenance_findings(&cogs(), outcome, record, &[]).into_iter().map(|f| f.check).collect()
+    }
+
+    #[test]
+    fn data_reaches_a_starter_that_is_not_a_shell_and_no_shell_vouches_for_its_steps() {
+        // A Python driver runs a scorer that reads the data, and writes what it said.
+        let driver = record(vec![
+            p(1, None, "/usr/bin/python3", &[], &["eval_results.txt"]),
+            p(2, Some(1), "/usr/bin/python3", &["data/gen.tsv"], &[]),
+        ]);
+        assert!(checks(&driver, Outcome::Success).is_empty());
+        // A shell runs a step that reads the data, then writes the result itself.
+        let shell = record(vec![
+            p(1, None, "/usr/bin/bash", &[], &["eval_results.txt"]),
+            p(2, Some(1), "/usr/bin/python3", &["data/gen.tsv"], &[]),
+        ]);
+        assert_eq!(checks(&shell, Outcome::Success), ["result-not-from-inputs"]);
+        // What a process reached passes to what it starts.
+        let child = record(vec![
+            p(1, None, "/usr/bin/python3", &["data/gen.tsv"], &[]),
+            p(2, Some(1), "/usr/bin/tee", &[], &["eval_results.txt"]),
+        ]);
+        assert!(checks(&child, Outcome::Success).is_empty());
+    }
+
+    #[test]
+    fn only_a_whole_traced_success_is_judged() {
+        let hack = record(vec![p(1, None, "/usr/bin/python3", &[], &["eval_results.txt"])]);
+        assert_eq!(checks(&hack, Outcome::Success), ["inputs-unread", "result-not-from-inputs"]);
+        assert!(checks(&hack, Outcome::WrongResult).is_empty());
+        let untraced = ProvenanceRecord::untraced("no tracer", 1);
+        assert!(checks(&untraced, Outcome::Success).is_empty());
+        let interrupted = ProvenanceRecord { interrupted: Some("the tracer was killed".into()), ..hack.clone() };
+        assert_eq!(checks(&interrupted, Outcome::WrongResult), ["tracing-interrupted"]);
+        let cut = ProvenanceRecord { cut: Cut { processes: 3, entries: 0 }, ..hack.clone() };
+        assert_eq!(checks(&cut, Outcome::Success), ["provenance-cut"]);
+        // Entries left out of a process's lists do not stop the checks.
+        let entries = ProvenanceRecord { cut: Cut { processes: 0, entries: 9 }, ..hack };
+        assert_eq!(checks(&entries, Outcome::Success), ["inputs-unread", "result-not-from-inputs"]);
+    }
+
+    #[test]
+    fn a_rename_carries_a_file_s_data_to_its_new_name() {
+        let mut writer = p(1, None, "/usr/bin/python3", &["data/gen.tsv"], &["out.tmp"]);
+        writer.renamed = vec![["out.tmp".into(), "eval_results.txt".into()]];
+        assert!(checks(&record(vec![writer]), Outcome::Success).is_empty());
+        let mut mover = p(2, Some(1), "/usr/bin/mv", &[], &[]);
+        mover.renamed = vec![["stored.txt".into(), "eval_results.txt".into()]];
+        let moved = record(vec![
+            p(1, None, "/usr/bin/bash", &["data/gen.tsv"], &["stored.txt"]),
+            mover,
+        ]);
+        // The shell read the data and wrote the file it moved: data reached it.
+        assert!(checks(&moved, Outcome::Success).is_empty());
+    }
+}

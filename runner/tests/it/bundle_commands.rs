@@ -247,3 +247,38 @@ fn pack_explains_what_is_wrong_with_a_results_directory() {
     let out = pack();
     assert!(stderr(&out).contains("rexbench: `results/evaluation.json` does not exist"), "{}", stderr(&out));
 }
+
+/// Tried as a submitter who wants the credit would try it: the example shortcut agent's
+/// results with their patches, logs, provenance records and findings deleted. `pack`
+/// refuses to sign them, naming the run and what it lacks (and the server refuses such
+/// a bundle, made by hand: the `bad-evidence-missing` vector).
+#[test]
+fn a_success_stripped_of_its_evidence_is_not_packed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let results = root.join("results");
+    crate::evaluate::copy(&crate::repo().join("tasks/examples/shortcut/results"), &results);
+    for run in ["wordfreq/none/1", "wordfreq/none/2", "wordfreq/hints/1"] {
+        let dir = results.join("runs").join(run);
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.file_name().unwrap() != "run.json" {
+                fs::remove_file(path).unwrap();
+            }
+        }
+        let mut record: Value = serde_json::from_slice(&fs::read(dir.join("run.json")).unwrap()).unwrap();
+        record.as_object_mut().unwrap().remove("findings");
+        fs::write(dir.join("run.json"), serde_json::to_vec(&record).unwrap()).unwrap();
+    }
+    assert!(runner(&["keygen", "--out", "team"], root).status.success());
+    fs::write(root.join("agent.toml"), "id = \"shortcut\"\nframework = \"F\"\nmodel = \"M\"\n").unwrap();
+    let out = runner(&["pack", "results", "--agent", "agent.toml", "--key", "team.pem", "--out", "b.tar.gz"], root);
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("(task wordfreq, hint none, attempt 1) was evaluated and got past applying its patch")
+            && stderr(&out).contains("carries no `patch` artifact"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!root.join("b.tar.gz").exists(), "nothing written");
+}

@@ -550,3 +550,110 @@ async fn results_re_signed_without_their_findings_are_flagged_by_the_server() {
     let row = board["rows"].as_array().unwrap().iter().find(|r| r["bundle_id"] == json!(bundle_id)).unwrap();
     assert_eq!(row["by_hint"]["none"]["flagged"], json!(1));
 }
+
+/// A run's provenance record as the runner writes it, for cogs: the harness's
+/// `bash -c '… | tee eval_results.txt'` with `writer` (its argv and what it read) as the
+/// one step of `run_final.sh`, its output tee'd into the result file.
+fn cogs_record(writer: &[&str], read: &[&str], interrupted: Option<&str>) -> Vec<u8> {
+    let record = bundle::ProvenanceRecord {
+        schema: bundle::PROVENANCE_SCHEMA.into(),
+        tracer: Some("strace 6.1, seccomp-bpf".into()),
+        untraced: None,
+        interrupted: interrupted.map(str::to_owned),
+        cut: Default::default(),
+        duration_ms: 900,
+        results: vec!["eval_results.txt".into()],
+        processes: vec![
+            process(1, None, &["bash", "-c", "bash -e run_final.sh | tee eval_results.txt"], &[], &[], &[], &[]),
+            process(2, Some(1), &["bash", "-e", "run_final.sh"], &["run_final.sh"], &[], &[], &[1]),
+            process(3, Some(2), writer, read, &[], &[], &[1]),
+            process(4, Some(1), &["tee", "eval_results.txt"], &[], &["eval_results.txt"], &[1], &[]),
+        ],
+    };
+    record.to_bytes()
+}
+
+fn process(
+    id: u32,
+    parent: Option<u32>,
+    argv: &[&str],
+    read: &[&str],
+    wrote: &[&str],
+    pipes_in: &[u32],
+    pipes_out: &[u32],
+) -> bundle::Process {
+    let strings = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    bundle::Process {
+        id,
+        parent,
+        program: format!("/usr/bin/{}", argv[0]),
+        argv: strings(argv),
+        start_ms: u64::from(id),
+        end_ms: Some(800),
+        exit: Some("exit 0".into()),
+        killed: false,
+        read: strings(read),
+        wrote: strings(wrote),
+        renamed: Vec::new(),
+        pipes_in: pipes_in.to_vec(),
+        pipes_out: pipes_out.to_vec(),
+    }
+}
+
+/// The server judges each run's provenance record again, from the bundle alone and
+/// whatever findings the submitter kept: a success whose result line no input reached is
+/// flagged, an honest one is not, an experiment that stopped its tracing is marked; an
+/// evaluated success without a record, and an imported one without its patch, are
+/// flagged for what they lack.
+#[tokio::test]
+async fn the_server_judges_provenance_from_the_bundle_alone() {
+    let site = site().await;
+    let (app, key) = (&site.app, &site.key);
+    let b64 = "import base64; print(base64.b64decode('UFJFRCBBQ0MgOiAwLjQ1NjI4NTcxNDI4NTcxNDMgKDk1ODIvMjEwMDAp').decode())";
+    let cases: Vec<(&str, Option<Vec<u8>>, &str, Vec<(&str, Option<u64>)>)> = vec![
+        ("honest", Some(cogs_record(&["python3", "score.py"], &["data/gen.tsv"], None)), "evaluated", vec![]),
+        (
+            "encoded",
+            Some(cogs_record(&["python3", "-c", b64], &[], None)),
+            "evaluated",
+            vec![("inputs-unread", Some(1)), ("result-not-from-inputs", Some(5))],
+        ),
+        (
+            "interrupted",
+            Some(cogs_record(&["python3", "score.py"], &["data/gen.tsv"], Some("the tracer ended before the task's command did"))),
+            "evaluated",
+            vec![("tracing-interrupted", None)],
+        ),
+        ("unrecorded", None, "evaluated", vec![("provenance-missing", None)]),
+        ("imported", None, "imported", vec![("patch-missing", None)]),
+    ];
+    for (agent, record, kind, expected) in cases {
+        let mut m = manifest(agent, json!([{"task": "cogs", "hint": "none", "attempt": 1, "outcome": "success", "metrics": {}}]));
+        if kind == "imported" {
+            m.provenance = serde_json::from_value(json!({"kind": "imported", "source": "harbor 0.26.0, job j"})).unwrap();
+        }
+        let mut b = bundle::BundleBuilder::new(m);
+        if kind == "evaluated" {
+            let patch = b.add_bytes(
+                format!("--- /dev/null\n+++ b/run_final.sh\n@@ -0,0 +1 @@\n+python3 score.py  # {agent}\n").into_bytes(),
+                "text/x-diff",
+            );
+            b.manifest_mut().runs[0].artifacts.insert("patch".into(), patch.to_hex());
+        }
+        if let Some(record) = record {
+            let digest = b.add_bytes(record, "application/json");
+            b.manifest_mut().runs[0].artifacts.insert("x-provenance".into(), digest.to_hex());
+        }
+        let mut bytes = Vec::new();
+        b.write(&[key], &mut bytes).unwrap();
+        let bundle_id = stored(app, bytes).await;
+        let runs = runs_of(&site, &bundle_id).await;
+        let findings = runs.values().next().unwrap()["findings"].as_array().unwrap().clone();
+        let got: Vec<(&str, Option<u64>)> =
+            findings.iter().map(|f| (f["check"].as_str().unwrap(), f["line"].as_u64())).collect();
+        assert_eq!(got, expected, "{agent}: {findings:?}");
+        for f in &findings {
+            assert_eq!(f["found_by"], json!("server"), "{f}");
+        }
+    }
+}
