@@ -10,7 +10,8 @@
 #   opens  the worst case: the same 10,000 files opened and read with no other work,
 #          to give the cost of one traced open.
 # Each REPS times (default 2), traced and untraced alternately. Needs root and Slurm's
-# packages for the Slurm half (scripts/setup installs them); SLURM=0 skips it.
+# packages for the Slurm half (scripts/setup installs them); SLURM=0 skips it, and
+# ONLY="files opens" runs only those experiments.
 # Usage: bash bench/provenance.sh [SECONDS] [REPS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -111,7 +112,7 @@ EOF
 bench() {
   local executor=$1
   echo "== executor: $executor"
-  for id in cpu files opens; do
+  for id in ${ONLY:-cpu files opens}; do
     local traced=() untraced=()
     for _ in $(seq "$reps"); do
       read -r u _ _ < <(run "$id" untraced "$executor"); untraced+=("$u")

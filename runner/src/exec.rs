@@ -32,6 +32,8 @@ pub struct Job<'a> {
     pub timeout: Duration,
     /// A unique name for this run (container name).
     pub name: &'a str,
+    /// The task's inputs, which the provenance record keeps whatever else it must cut.
+    pub inputs: &'a [String],
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,7 +77,7 @@ impl Executor {
         };
         let mut unset = String::from("the trace could not be set up");
         let mut recording = match &tracer {
-            Ok(_) => match Recording::start(job.workdir) {
+            Ok(_) => match Recording::start(job.workdir, job.inputs) {
                 Ok(r) => Some(r),
                 Err(e) => {
                     unset = format!("the trace could not be set up: {e}");
@@ -124,9 +126,10 @@ impl Executor {
             // the keeper's clean-up, which is not the experiment's time (but is bounded).
             let limit = if swept { job.timeout + CLEAN_UP } else { job.timeout };
             if started.elapsed() >= limit {
-                let root = recording.as_ref().filter(|_| swept).and_then(|r| {
-                    r.model.lock().expect("not poisoned").root_exit().map(str::to_owned)
-                });
+                let root = recording
+                    .as_ref()
+                    .filter(|_| swept)
+                    .and_then(|r| r.model.lock().expect("not poisoned").root_exit().map(str::to_owned));
                 forced = root.is_some();
                 break match root {
                     Some(exit) => Exit::Finished {
@@ -176,10 +179,7 @@ impl Executor {
                 Some(code) => {
                     Exit::Finished { success: code == "0", description: format!("exit status {code}") }
                 }
-                None => Exit::Finished {
-                    success: false,
-                    description: format!("killed by {}", said.command),
-                },
+                None => Exit::Finished { success: false, description: format!("killed by {}", said.command) },
             },
             (exit, _) => exit,
         };
@@ -200,7 +200,7 @@ impl Executor {
                 recording.finish(Duration::from_secs(5));
                 let model = std::mem::replace(
                     &mut *recording.model.lock().expect("not poisoned"),
-                    crate::trace::Model::new(""),
+                    crate::trace::Model::new("", &[]),
                 );
                 let interrupted = if keeper_killed {
                     Some("the runner's process keeper was killed from inside the run".to_owned())
@@ -353,6 +353,7 @@ mod tests {
             stderr: Path::new("/dev/null"),
             timeout: Duration::from_secs(1),
             name: "rexbench-x",
+            inputs: &[],
         };
         assert_eq!(
             e.argv(&job),
@@ -388,6 +389,7 @@ mod tests {
             stderr: &err,
             timeout: Duration::from_secs(10),
             name: "n",
+            inputs: &[],
         };
         let exit = e.run(&job, &AtomicBool::new(false)).unwrap();
         assert_eq!(exit.0, Exit::Finished { success: true, description: "exit status 0".into() });

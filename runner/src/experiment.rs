@@ -85,6 +85,7 @@ impl Experiment<'_> {
             stderr: &stderr,
             timeout: self.timeout,
             name: self.name,
+            inputs: self.inputs,
         };
         let started = Instant::now();
         let exit = self.executor.run(&job, cancel);

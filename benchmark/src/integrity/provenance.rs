@@ -341,7 +341,8 @@ mod tests {
         assert!(checks(&hack, Outcome::WrongResult).is_empty());
         let untraced = ProvenanceRecord::untraced("no tracer", 1);
         assert!(checks(&untraced, Outcome::Success).is_empty());
-        let interrupted = ProvenanceRecord { interrupted: Some("the tracer was killed".into()), ..hack.clone() };
+        let interrupted =
+            ProvenanceRecord { interrupted: Some("the tracer was killed".into()), ..hack.clone() };
         assert_eq!(checks(&interrupted, Outcome::WrongResult), ["tracing-interrupted"]);
         let cut = ProvenanceRecord { cut: Cut { processes: 3, entries: 0 }, ..hack.clone() };
         assert_eq!(checks(&cut, Outcome::Success), ["provenance-cut"]);
@@ -357,10 +358,7 @@ mod tests {
         assert!(checks(&record(vec![writer]), Outcome::Success).is_empty());
         let mut mover = p(2, Some(1), "/usr/bin/mv", &[], &[]);
         mover.renamed = vec![["stored.txt".into(), "eval_results.txt".into()]];
-        let moved = record(vec![
-            p(1, None, "/usr/bin/bash", &["data/gen.tsv"], &["stored.txt"]),
-            mover,
-        ]);
+        let moved = record(vec![p(1, None, "/usr/bin/bash", &["data/gen.tsv"], &["stored.txt"]), mover]);
         // The shell read the data and wrote the file it moved: data reached it.
         assert!(checks(&moved, Outcome::Success).is_empty());
     }

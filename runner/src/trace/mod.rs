@@ -101,14 +101,14 @@ pub struct Recording {
 
 impl Recording {
     /// A FIFO for the tracer to write into, and a thread reading it into a model of
-    /// `workdir`.
-    pub fn start(workdir: &Path) -> std::io::Result<Recording> {
+    /// `workdir` (whose reads of `inputs` it always keeps).
+    pub fn start(workdir: &Path, inputs: &[String]) -> std::io::Result<Recording> {
         let dir = tempfile::Builder::new().prefix("rexbench-trace-").tempdir()?;
         let fifo = dir.path().join("trace");
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR)
             .map_err(std::io::Error::from)?;
         let canonical = workdir.canonicalize()?;
-        let model = Arc::new(Mutex::new(Model::new(&canonical.to_string_lossy())));
+        let model = Arc::new(Mutex::new(Model::new(&canonical.to_string_lossy(), inputs)));
         let (connected, stop) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU8::new(0)));
         // Opened without waiting for a writer: the tracer may never start.
         let file = nix::fcntl::open(

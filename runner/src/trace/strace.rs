@@ -18,6 +18,10 @@ use bundle::{Cut, MAX_PROCESSES};
 const MAX_HELD: usize = 4096;
 /// The most threads, unfinished calls and pipes tracked at once.
 const MAX_TRACKED: usize = 1 << 16;
+/// The most paths, renames and pipes held for all processes together: the model's memory
+/// is bounded whatever the experiment opens. Reads of the task's inputs are held beyond
+/// it, up to a list's bound per process: one is all the checks need.
+const MAX_HELD_TOTAL: usize = 1 << 20;
 
 /// What a standard fd (0, 1, 2) of a process refers to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +47,8 @@ pub struct Proc {
     pub pipes_in: BTreeSet<u32>,
     pub pipes_out: BTreeSet<u32>,
     held: HashSet<(u8, String)>,
+    /// Reads of the task's inputs among them.
+    inputs_held: usize,
     fds: [Option<Fd>; 3],
     /// It ran a program of its own (its standard fds then are what that program used).
     execd: bool,
@@ -53,6 +59,10 @@ pub struct Proc {
 pub struct Model {
     /// The working copy, as strace prints paths in it (canonical, no trailing `/`).
     workdir: String,
+    /// The task's inputs (globs in the working copy).
+    inputs: Vec<glob::Pattern>,
+    /// Entries held for all processes together.
+    held_total: usize,
     t0: Option<f64>,
     pub last: f64,
     pub procs: Vec<Proc>,
@@ -73,9 +83,11 @@ pub struct Model {
 }
 
 impl Model {
-    pub fn new(workdir: &str) -> Model {
+    pub fn new(workdir: &str, inputs: &[String]) -> Model {
         Model {
             workdir: workdir.trim_end_matches('/').to_owned(),
+            inputs: inputs.iter().filter_map(|p| glob::Pattern::new(p).ok()).collect(),
+            held_total: 0,
             t0: None,
             last: 0.0,
             procs: Vec::new(),
@@ -179,6 +191,7 @@ impl Model {
             pipes_in: BTreeSet::new(),
             pipes_out: BTreeSet::new(),
             held: HashSet::new(),
+            inputs_held: 0,
             fds,
             execd: false,
         });
@@ -324,8 +337,9 @@ impl Model {
                 match (from, to) {
                     (Some(from), Some(to)) => {
                         let p = &mut self.procs[i];
-                        if p.renamed.len() < MAX_HELD {
+                        if p.renamed.len() < MAX_HELD && self.held_total < MAX_HELD_TOTAL {
                             p.renamed.push([from, to]);
+                            self.held_total += 1;
                         } else {
                             self.cut.entries += 1;
                         }
@@ -389,8 +403,12 @@ impl Model {
     fn note_pipe(&mut self, i: usize, fd: usize, n: u32) {
         let p = &mut self.procs[i];
         let set = if fd == 0 { &mut p.pipes_in } else { &mut p.pipes_out };
-        if set.len() < MAX_HELD {
+        if set.contains(&n) {
+            return;
+        }
+        if set.len() < MAX_HELD && self.held_total < MAX_HELD_TOTAL {
             set.insert(n);
+            self.held_total += 1;
         } else {
             self.cut.entries += 1;
         }
@@ -416,14 +434,19 @@ impl Model {
 
     /// Adds `path` to process `i`'s reads (0) or writes (1), once.
     fn hold(&mut self, i: usize, list: u8, path: String) {
+        let input = list == 0
+            && self.procs[i].inputs_held < bundle::MAX_LIST
+            && self.inputs.iter().any(|g| g.matches_with(&path, benchmark::integrity::GLOB));
         let p = &mut self.procs[i];
         if p.held.contains(&(list, path.clone())) {
             return;
         }
-        if p.held.len() >= 2 * MAX_HELD {
+        if !input && (p.held.len() >= 2 * MAX_HELD || self.held_total >= MAX_HELD_TOTAL) {
             self.cut.entries += 1;
             return;
         }
+        self.held_total += 1;
+        p.inputs_held += usize::from(input);
         p.held.insert((list, path.clone()));
         if list == 0 { p.read.push(path) } else { p.wrote.push(path) }
     }
@@ -614,7 +637,7 @@ mod tests {
     use super::*;
 
     fn model(lines: &str) -> Model {
-        let mut m = Model::new("/w");
+        let mut m = Model::new("/w", &["data/*.tsv".to_owned()]);
         for line in lines.lines() {
             m.line(line);
         }
@@ -671,5 +694,20 @@ mod tests {
         assert_eq!(p.wrote, ["a>b"]);
         assert_eq!(p.renamed, [["tmp.txt".to_owned(), "out.txt".to_owned()]]);
         assert_eq!(split_call(r#""a)b", 0) = 0"#), Some((r#""a)b", 0"#, " = 0")));
+    }
+
+    #[test]
+    fn a_flood_of_opens_is_cut_but_an_input_read_is_kept() {
+        let mut m = Model::new("/w", &["data/*.tsv".to_owned()]);
+        m.line(r#"10 1.0 execve("/bin/sh", ["sh"], 0x1 /* 1 vars */) = 0"#);
+        for n in 0..(2 * MAX_HELD + 10) {
+            m.line(&format!(r#"10 1.1 openat(-100</w>, "junk/{n}", 0x241, 0666) = 3</w/junk/{n}>"#));
+        }
+        m.line(r#"10 1.2 openat(-100</w>, "data/gen.tsv", 0x80000) = 3</w/data/gen.tsv>"#);
+        m.line(r#"10 1.3 openat(-100</w>, "notes.txt", 0) = 3</w/notes.txt>"#);
+        let p = &m.procs[0];
+        assert_eq!(p.wrote.len(), 2 * MAX_HELD);
+        assert_eq!(p.read, ["data/gen.tsv"]);
+        assert_eq!(m.cut.entries, 11);
     }
 }

@@ -272,10 +272,12 @@ fn a_success_stripped_of_its_evidence_is_not_packed() {
     }
     assert!(runner(&["keygen", "--out", "team"], root).status.success());
     fs::write(root.join("agent.toml"), "id = \"shortcut\"\nframework = \"F\"\nmodel = \"M\"\n").unwrap();
-    let out = runner(&["pack", "results", "--agent", "agent.toml", "--key", "team.pem", "--out", "b.tar.gz"], root);
+    let out =
+        runner(&["pack", "results", "--agent", "agent.toml", "--key", "team.pem", "--out", "b.tar.gz"], root);
     assert!(!out.status.success(), "{}", stdout(&out));
     assert!(
-        stderr(&out).contains("(task wordfreq, hint none, attempt 1) was evaluated and got past applying its patch")
+        stderr(&out)
+            .contains("(task wordfreq, hint none, attempt 1) was evaluated and got past applying its patch")
             && stderr(&out).contains("carries no `patch` artifact"),
         "{}",
         stderr(&out)

@@ -179,6 +179,7 @@ fn a_run_that_hangs_is_killed_with_every_child_it_started() {
         stderr: &err_file,
         timeout: Duration::from_millis(500),
         name: "hang",
+        inputs: &[],
     };
     let started = Instant::now();
     let exit = runner::exec::Executor::Local.run(&job, &std::sync::atomic::AtomicBool::new(false)).unwrap();

@@ -564,7 +564,15 @@ fn cogs_record(writer: &[&str], read: &[&str], interrupted: Option<&str>) -> Vec
         duration_ms: 900,
         results: vec!["eval_results.txt".into()],
         processes: vec![
-            process(1, None, &["bash", "-c", "bash -e run_final.sh | tee eval_results.txt"], &[], &[], &[], &[]),
+            process(
+                1,
+                None,
+                &["bash", "-c", "bash -e run_final.sh | tee eval_results.txt"],
+                &[],
+                &[],
+                &[],
+                &[],
+            ),
             process(2, Some(1), &["bash", "-e", "run_final.sh"], &["run_final.sh"], &[], &[], &[1]),
             process(3, Some(2), writer, read, &[], &[], &[1]),
             process(4, Some(1), &["tee", "eval_results.txt"], &[], &["eval_results.txt"], &[1], &[]),
@@ -620,7 +628,11 @@ async fn the_server_judges_provenance_from_the_bundle_alone() {
         ),
         (
             "interrupted",
-            Some(cogs_record(&["python3", "score.py"], &["data/gen.tsv"], Some("the tracer ended before the task's command did"))),
+            Some(cogs_record(
+                &["python3", "score.py"],
+                &["data/gen.tsv"],
+                Some("the tracer ended before the task's command did"),
+            )),
             "evaluated",
             vec![("tracing-interrupted", None)],
         ),
@@ -628,14 +640,20 @@ async fn the_server_judges_provenance_from_the_bundle_alone() {
         ("imported", None, "imported", vec![("patch-missing", None)]),
     ];
     for (agent, record, kind, expected) in cases {
-        let mut m = manifest(agent, json!([{"task": "cogs", "hint": "none", "attempt": 1, "outcome": "success", "metrics": {}}]));
+        let mut m = manifest(
+            agent,
+            json!([{"task": "cogs", "hint": "none", "attempt": 1, "outcome": "success", "metrics": {}}]),
+        );
         if kind == "imported" {
-            m.provenance = serde_json::from_value(json!({"kind": "imported", "source": "harbor 0.26.0, job j"})).unwrap();
+            m.provenance =
+                serde_json::from_value(json!({"kind": "imported", "source": "harbor 0.26.0, job j"}))
+                    .unwrap();
         }
         let mut b = bundle::BundleBuilder::new(m);
         if kind == "evaluated" {
             let patch = b.add_bytes(
-                format!("--- /dev/null\n+++ b/run_final.sh\n@@ -0,0 +1 @@\n+python3 score.py  # {agent}\n").into_bytes(),
+                format!("--- /dev/null\n+++ b/run_final.sh\n@@ -0,0 +1 @@\n+python3 score.py  # {agent}\n")
+                    .into_bytes(),
                 "text/x-diff",
             );
             b.manifest_mut().runs[0].artifacts.insert("patch".into(), patch.to_hex());
