@@ -161,8 +161,9 @@ impl Executor {
                 model.sweep_from.get_or_insert(last);
             }
             if keeper.is_some() {
-                // The keeper kills everything, its command included, and then ends.
-                signal(&child, Sig::Term);
+                // The keeper kills everything, its command included, and then ends: at
+                // once when the evaluation is stopped (nothing of the run is kept).
+                signal(&child, if exit == Exit::Cancelled { Sig::Int } else { Sig::Term });
                 let deadline = Instant::now() + Duration::from_secs(8);
                 while child.try_wait()?.is_none() && Instant::now() < deadline {
                     std::thread::sleep(Duration::from_millis(5));
@@ -197,7 +198,9 @@ impl Executor {
         }
         let watch = match (recording.as_mut(), tracer) {
             (Some(recording), Ok(tracer)) => {
-                recording.finish(Duration::from_secs(5));
+                // A cancelled run keeps nothing: its trace is not waited for.
+                let wait = if exit == Exit::Cancelled { Duration::ZERO } else { Duration::from_secs(5) };
+                recording.finish(wait);
                 let model = std::mem::replace(
                     &mut *recording.model.lock().expect("not poisoned"),
                     crate::trace::Model::new("", &[]),
@@ -259,6 +262,7 @@ const CLEAN_UP: Duration = Duration::from_secs(10);
 enum Sig {
     Usr1,
     Term,
+    Int,
 }
 
 /// Sends a signal to the keeper (the run's first process).
@@ -267,6 +271,7 @@ fn signal(child: &Child, sig: Sig) {
     let sig = match sig {
         Sig::Usr1 => Signal::SIGUSR1,
         Sig::Term => Signal::SIGTERM,
+        Sig::Int => Signal::SIGINT,
     };
     let _ = kill(nix::unistd::Pid::from_raw(child.id() as i32), sig);
 }

@@ -9,8 +9,11 @@
 //!   the tracer, once every traced process is gone);
 //! - on `SIGUSR1`: every process but its command (the runner's word that the task's
 //!   command ended while others still ran; the tracer stays to record their end);
-//! - on `SIGTERM` or `SIGINT` (the run's time is up, or the evaluation was stopped), or
-//!   when the runner that started it dies: every process, its command included.
+//! - on `SIGTERM` (the run's time is up, a Slurm job cancelled, or the runner that started
+//!   it died): every process, those beneath its command first, so that a tracer records
+//!   their end, then its command;
+//! - on `SIGINT` (the evaluation was stopped: nothing of the run is kept): every process
+//!   at once.
 //!
 //! A process that ignores `SIGTERM` is no obstacle: the keeper sends `SIGKILL`. It
 //! exits as its command did, and writes what it killed to `--report` (JSON), so that the
@@ -64,10 +67,14 @@ pub fn run(report: &Path, command: &[OsString]) -> i32 {
         // The runner gone, nothing of its run may stay.
         let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGTERM);
     }
-    let (sweep_others, sweep_all) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+    let (sweep_others, sweep_all, stop_now) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
     let _ = signal_hook::flag::register(signal_hook::consts::SIGUSR1, sweep_others.clone());
     let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, sweep_all.clone());
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, sweep_all.clone());
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, stop_now.clone());
     let Some((program, args)) = command.split_first() else {
         eprintln!("rexbench keep: no command");
         return 2;
@@ -86,11 +93,14 @@ pub fn run(report: &Path, command: &[OsString]) -> i32 {
     let mut keeping = Keeping { me: Pid::this(), child, status: None, killed: BTreeMap::new() };
     let mut nap = Duration::from_millis(1);
     let status = loop {
-        if sweep_all.load(Ordering::SeqCst) {
+        if stop_now.load(Ordering::SeqCst) {
+            keeping.sweep(false);
+        } else if sweep_all.load(Ordering::SeqCst) {
             // Everything beneath the command first, so that a tracer sees them end;
-            // then the command, given a moment to end by itself.
+            // then the command, given a moment to end by itself (a cancelled Slurm job
+            // has a few seconds in all to write its status).
             keeping.sweep(true);
-            keeping.wait_for_command(Duration::from_secs(2));
+            keeping.wait_for_command(Duration::from_millis(500));
             keeping.sweep(false);
         } else if sweep_others.swap(false, Ordering::SeqCst) {
             keeping.sweep(true);

@@ -6,7 +6,7 @@
 use std::fs::{self, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -74,7 +74,31 @@ pub fn run(dir: &Path, cancel: &AtomicBool) -> Result<Ran, Error> {
         results: &spec.results,
         inputs: &spec.inputs,
     };
-    let mut ran = experiment.run(&dir.join(WORKDIR), dir, cancel).map_err(|e| at(dir, e))?;
+    // A cancelled job has Slurm's KillWait (seconds) to write its status before it is
+    // killed, and the experiment's clean-up may take longer on a loaded node: once
+    // cancelled, the status (always `Cancelled` then) is written within 2 s whatever
+    // the experiment is still doing, and written again, the same, when it returns.
+    let returned = AtomicBool::new(false);
+    let mut ran = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let mut cancelled_at = None;
+            while !returned.load(Ordering::SeqCst) {
+                if cancel.load(Ordering::Relaxed) {
+                    let at = *cancelled_at.get_or_insert_with(std::time::Instant::now);
+                    if at.elapsed() >= Duration::from_secs(2) {
+                        let status = serde_json::to_vec(&Ran::Cancelled).expect("serializes");
+                        let _ = crate::run::write_atomically(&dir.join(STATUS), &status);
+                        return;
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        let ran = experiment.run(&dir.join(WORKDIR), dir, cancel);
+        returned.store(true, Ordering::SeqCst);
+        ran
+    })
+    .map_err(|e| at(dir, e))?;
     // Slurm signals every process of a cancelled job at once: the experiment may die of
     // it before this process has heard of its own signal. Such a death is not a result.
     // The wait is long enough for a loaded node (half a second was not, with both cores
