@@ -22,7 +22,7 @@
 //! repeats them from the bundle alone), and an experiment that reads its inputs and then
 //! prints a stored answer passes them.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use bundle::{Finding, MAX_FINDINGS, Outcome, ProvenanceRecord};
 use glob::Pattern;
@@ -197,43 +197,62 @@ impl Flow {
             let name = p.program.rsplit('/').next().unwrap_or("");
             SHELLS.contains(&name)
         };
-        // To a fixed point: each round adds at least one process or ends.
-        loop {
-            let mut changed = false;
-            // What fed processes wrote, renamed, or put on a pipe.
-            let mut files: BTreeSet<&str> = BTreeSet::new();
-            let mut pipes: BTreeSet<u32> = BTreeSet::new();
-            for (_, p) in record.processes.iter().enumerate().filter(|(i, _)| fed[*i]) {
-                files.extend(p.wrote.iter().map(String::as_str));
-                files.extend(p.renamed.iter().map(|[_, to]| to.as_str()));
-                pipes.extend(&p.pipes_out);
+        // Who reads each file and pipe, each rename's targets, each process's children:
+        // then the data is followed once along each edge, from the seeds.
+        let mut readers: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut renamed_to: HashMap<&str, Vec<&str>> = HashMap::new();
+        let mut pipe_readers: HashMap<u32, Vec<usize>> = HashMap::new();
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (i, p) in record.processes.iter().enumerate() {
+            for r in &p.read {
+                readers.entry(r).or_default().push(i);
             }
-            // Renames carry a file's data to its new name.
-            for p in &record.processes {
-                for [from, to] in &p.renamed {
-                    if files.contains(from.as_str()) {
-                        files.insert(to);
-                    }
+            for [from, to] in &p.renamed {
+                renamed_to.entry(from).or_default().push(to);
+            }
+            for x in &p.pipes_in {
+                pipe_readers.entry(*x).or_default().push(i);
+            }
+            if let Some(q) = p.parent.map(|id| id as usize - 1) {
+                children[q].push(i);
+            }
+        }
+        let mut todo = seeds.clone();
+        let mut fed_files: HashSet<&str> = HashSet::new();
+        let mut fed_pipes: HashSet<u32> = HashSet::new();
+        while let Some(i) = todo.pop() {
+            let p = &record.processes[i];
+            let mut reached: Vec<usize> = children[i].clone();
+            // Into the one that started it, unless that is a shell running a script's steps.
+            if let Some(q) = p.parent.map(|id| id as usize - 1)
+                && !shell(q)
+            {
+                reached.push(q);
+            }
+            // Through the files it wrote (renames carry a file's data to its new name).
+            let mut files: Vec<&str> = p
+                .wrote
+                .iter()
+                .map(String::as_str)
+                .chain(p.renamed.iter().map(|[_, to]| to.as_str()))
+                .collect();
+            while let Some(file) = files.pop() {
+                if fed_files.insert(file) {
+                    reached.extend(readers.get(file).into_iter().flatten());
+                    files.extend(renamed_to.get(file).into_iter().flatten());
                 }
             }
-            for i in 0..n {
-                if fed[i] {
-                    continue;
-                }
-                let p = &record.processes[i];
-                let parent = p.parent.map(|id| id as usize - 1);
-                let from_parent = parent.is_some_and(|q| fed[q]);
-                let from_child = !shell(i)
-                    && record.processes.iter().enumerate().any(|(j, c)| fed[j] && c.parent == Some(p.id));
-                let from_file = p.read.iter().any(|r| files.contains(r.as_str()));
-                let from_pipe = p.pipes_in.iter().any(|x| pipes.contains(x));
-                if from_parent || from_child || from_file || from_pipe {
-                    fed[i] = true;
-                    changed = true;
+            // Through the pipes on its standard output and error.
+            for x in &p.pipes_out {
+                if fed_pipes.insert(*x) {
+                    reached.extend(pipe_readers.get(x).into_iter().flatten());
                 }
             }
-            if !changed {
-                break;
+            for j in reached {
+                if !fed[j] {
+                    fed[j] = true;
+                    todo.push(j);
+                }
             }
         }
         Flow { fed, seeds }

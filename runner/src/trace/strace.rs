@@ -475,17 +475,15 @@ const O_CREAT: i64 = 0o100;
 const O_DIRECTORY: i64 = 0o200000;
 const CLONE_THREAD: i64 = 0x10000;
 
-/// Splits `args) = result` at the parenthesis that closes the call, minding quotes
-/// and brackets: `(args, result)`.
-fn split_call(s: &str) -> Option<(&str, &str)> {
-    let mut depth = 0i32;
-    let mut quoted = false;
-    let mut escaped = false;
-    let mut fd_path = false;
-    for (at, c) in s.char_indices() {
+/// The characters of `s` outside quoted strings and fd annotations (`3</path>`), each
+/// with where it is and its bracket depth before it: strace escapes `"` in strings and
+/// `<`, `>` in paths, so nothing the experiment names can close either early.
+fn structure(s: &str) -> impl Iterator<Item = (usize, char, i32)> + '_ {
+    let (mut depth, mut quoted, mut escaped, mut fd_path) = (0i32, false, false, false);
+    s.char_indices().filter_map(move |(at, c)| {
         if escaped {
             escaped = false;
-            continue;
+            return None;
         }
         match c {
             '\\' if quoted || fd_path => escaped = true,
@@ -494,41 +492,33 @@ fn split_call(s: &str) -> Option<(&str, &str)> {
             '<' if !fd_path => fd_path = true,
             '>' if fd_path => fd_path = false,
             _ if fd_path => {}
-            '(' | '[' | '{' => depth += 1,
-            ']' | '}' => depth -= 1,
-            ')' if depth == 0 => return Some((&s[..at], &s[at + 1..])),
-            ')' => depth -= 1,
-            _ => {}
+            _ => {
+                let before = depth;
+                match c {
+                    '(' | '[' | '{' => depth += 1,
+                    ')' | ']' | '}' => depth -= 1,
+                    _ => {}
+                }
+                return Some((at, c, before));
+            }
         }
-    }
-    None
+        None
+    })
 }
 
-/// The top-level arguments of a call (or elements of an array), minding quotes and
-/// brackets.
+/// Splits `args) = result` at the parenthesis that closes the call: `(args, result)`.
+fn split_call(s: &str) -> Option<(&str, &str)> {
+    let (at, _, _) = structure(s).find(|&(_, c, depth)| c == ')' && depth == 0)?;
+    Some((&s[..at], &s[at + 1..]))
+}
+
+/// The top-level arguments of a call (or elements of an array).
 fn split_args(s: &str) -> Vec<&str> {
     let mut out = Vec::new();
-    let (mut depth, mut quoted, mut escaped, mut fd_path, mut from) = (0i32, false, false, false, 0);
-    for (at, c) in s.char_indices() {
-        if escaped {
-            escaped = false;
-            continue;
-        }
-        match c {
-            '\\' if quoted || fd_path => escaped = true,
-            '"' if !fd_path => quoted = !quoted,
-            _ if quoted => {}
-            '<' if !fd_path => fd_path = true,
-            '>' if fd_path => fd_path = false,
-            _ if fd_path => {}
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(s[from..at].trim());
-                from = at + 1;
-            }
-            _ => {}
-        }
+    let mut from = 0;
+    for (at, _, _) in structure(s).filter(|&(_, c, depth)| c == ',' && depth == 0) {
+        out.push(s[from..at].trim());
+        from = at + 1;
     }
     let last = s[from..].trim();
     if !last.is_empty() {
