@@ -78,6 +78,7 @@ pub fn pack(
         provenance: eval.provenance.unwrap_or(Provenance::new(ProvenanceKind::Evaluated, None)),
         agent,
         runs: Vec::new(),
+        reproduction: None,
         artifacts: BTreeMap::new(),
     };
     let mut builder = BundleBuilder::new(manifest);

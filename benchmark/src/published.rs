@@ -155,6 +155,7 @@ pub(crate) fn manifest(
         provenance: Provenance::new(ProvenanceKind::Published, Some(source)),
         agent,
         runs,
+        reproduction: None,
         artifacts: BTreeMap::new(),
     }
 }

@@ -193,6 +193,8 @@ pub enum BundleError {
     EvidenceMissing { run: RunRef, kind: ProvenanceKind, outcome: String, role: &'static str },
     #[error("{run}: its provenance record (artifact x-provenance) is invalid: {detail}")]
     InvalidProvenanceRecord { run: RunRef, detail: String },
+    #[error("reproduction: {detail}")]
+    InvalidReproduction { detail: String },
 }
 
 /// The most findings one run may carry.
@@ -265,6 +267,7 @@ impl BundleError {
         "duplicate_finding",
         "evidence_missing",
         "invalid_provenance_record",
+        "invalid_reproduction",
     ];
 
     /// The stable machine code of the rule this error breaks.
@@ -335,6 +338,7 @@ impl BundleError {
             DuplicateFinding { .. } => "duplicate_finding",
             EvidenceMissing { .. } => "evidence_missing",
             InvalidProvenanceRecord { .. } => "invalid_provenance_record",
+            InvalidReproduction { .. } => "invalid_reproduction",
         }
     }
 

@@ -23,6 +23,10 @@ pub struct Manifest {
     pub provenance: Provenance,
     pub agent: Agent,
     pub runs: Vec<Run>,
+    /// Present only in a reproduction (spec §4d): the maintainers re-ran sampled runs
+    /// of another bundle, which this names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reproduction: Option<Reproduction>,
     /// digest → what it is. Keys are validated digests (see [`crate::Digest`]).
     #[serde(default, deserialize_with = "unique_map")]
     pub artifacts: BTreeMap<String, ArtifactInfo>,
@@ -56,6 +60,37 @@ impl Provenance {
         Provenance { kind, source }
     }
 }
+
+/// What a reproduction re-ran, where and on what (spec §4d).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reproduction {
+    /// The id of the bundle whose runs were re-run (64 lowercase hex).
+    pub of: String,
+    /// How the runs were executed: `local`, `container` or `slurm`.
+    pub executor: String,
+    pub hardware: Hardware,
+}
+
+/// The executor's hardware, as a reproduction records it: what its runs cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hardware {
+    /// CPUs a run had (≥ 1).
+    pub cpus: u32,
+    /// Memory a run had, in bytes.
+    pub memory_bytes: u64,
+    /// GPUs a run had.
+    pub gpus: u32,
+    /// The GPUs' model, where there are any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_model: Option<String>,
+    /// In words, e.g. `AMD EPYC 7763, 2 CPUs, 24 GiB` (1 to 200 characters).
+    pub description: String,
+}
+
+/// The executors a reproduction may name.
+pub const EXECUTORS: [&str; 3] = ["local", "container", "slurm"];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

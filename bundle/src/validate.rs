@@ -9,7 +9,7 @@ use time::format_description::well_known::Rfc3339;
 use crate::digest::Digest;
 use crate::error::{BundleError, MAX_FINDINGS, RunRef};
 use crate::limits::Limits;
-use crate::manifest::{ArtifactRole, Manifest, Run, SCHEMA};
+use crate::manifest::{ArtifactRole, EXECUTORS, Manifest, Reproduction, Run, SCHEMA};
 use crate::provenance::{MAX_PROVENANCE_BYTES, PROVENANCE_MEDIA_TYPE, PROVENANCE_ROLE};
 use vocab::{ProvenanceKind, is_slug};
 
@@ -49,6 +49,9 @@ pub fn validate(
         None => {}
     }
     validate_agent(m)?;
+    if let Some(r) = &m.reproduction {
+        validate_reproduction(m, r)?;
+    }
 
     if m.runs.is_empty() || m.runs.len() > MAX_RUNS {
         return Err(BundleError::RunCountOutOfRange { count: m.runs.len() });
@@ -113,6 +116,46 @@ pub fn validate(
     }
     if m.artifacts.len() as u64 + 1 > limits.members {
         return Err(BundleError::TooManyMembers { limit: limits.members });
+    }
+    Ok(())
+}
+
+/// A reproduction (spec §4d): the runner re-ran another bundle's runs, each by the
+/// patch it names, and says on what.
+fn validate_reproduction(m: &Manifest, r: &Reproduction) -> Result<(), BundleError> {
+    let bad = |detail: String| Err(BundleError::InvalidReproduction { detail });
+    if Digest::from_hex(&r.of).is_none() {
+        return bad(format!("`of` must be a bundle id (64 lowercase hex digits), not {:?}", r.of));
+    }
+    if m.provenance.kind != ProvenanceKind::Evaluated {
+        return bad(format!(
+            "provenance.kind is `{}`: a reproduction's runs are `evaluated` by the runner",
+            m.provenance.kind
+        ));
+    }
+    if !EXECUTORS.contains(&r.executor.as_str()) {
+        return bad(format!("executor {:?} is none of {}", r.executor, EXECUTORS.join(", ")));
+    }
+    if r.hardware.cpus == 0 {
+        return bad("hardware.cpus must be at least 1".into());
+    }
+    text("description", &r.hardware.description, 200).or_else(|d| bad(format!("hardware.{d}")))?;
+    if let Some(model) = &r.hardware.gpu_model {
+        text("gpu_model", model, 200).or_else(|d| bad(format!("hardware.{d}")))?;
+    }
+    for (index, run) in m.runs.iter().enumerate() {
+        let at = RunRef { index, key: Some((run.task.to_string(), run.hint.to_string(), run.attempt)) };
+        if !run.artifacts.contains_key("patch") {
+            return bad(format!("{at} carries no `patch`: a reproduction names each patch it re-ran"));
+        }
+        if run.outcome == vocab::Outcome::InfraError {
+            return bad(format!(
+                "{at} ended `infra_error`, which proves nothing either way: re-run it rather than submit it"
+            ));
+        }
+        if run.duration_s.is_none() {
+            return bad(format!("{at} has no duration_s: a reproduction records what each run cost"));
+        }
     }
     Ok(())
 }

@@ -120,6 +120,20 @@ pub fn all(trusted: &SecretKey, stranger: &SecretKey) -> Vec<Vector> {
         },
     });
 
+    // A reproduction (spec §4d): the maintainers re-ran two runs of another bundle.
+    let reproduction = reproduction_of(&base.manifest);
+    let (reproduction_bytes, members) = (pretty(&reproduction), base.members());
+    out.push(Vector {
+        name: "valid-reproduction.tar.gz".into(),
+        bytes: base.signed(&reproduction_bytes, trusted, &members),
+        expected: Expected {
+            valid: true,
+            code: None,
+            why: "a reproduction of two runs of another bundle, with the executor's hardware".into(),
+            bundle_id: Some(Digest::of(&reproduction_bytes).to_hex()),
+        },
+    });
+
     let mut bad = |name: &str, code: &str, why: &str, bytes: Vec<u8>| {
         out.push(Vector {
             name: format!("bad-{name}.tar.gz"),
@@ -133,6 +147,11 @@ pub fn all(trusted: &SecretKey, stranger: &SecretKey) -> Vec<Vector> {
         bad(name, code, why, base.signed(&pretty(&m), trusted, &base.members()));
     }
     archive_breakages(&base, trusted, stranger, &mut bad);
+    for (name, why, mutate) in reproduction_breakages() {
+        let mut m = reproduction.clone();
+        mutate(&mut m);
+        bad(name, "invalid_reproduction", why, base.signed(&pretty(&m), trusted, &base.members()));
+    }
     let outside = PROVENANCE_EXAMPLE.replace("\"data/gen.tsv\"", "\"/etc/passwd\"");
     let (manifest_bytes, members) = base.with_record(outside.as_bytes());
     bad(
@@ -156,6 +175,60 @@ pub fn write(dir: &Path, trusted: &SecretKey, stranger: &SecretKey) -> io::Resul
     let mut json = serde_json::to_vec_pretty(&expected).expect("serializes");
     json.push(b'\n');
     std::fs::write(dir.join("expected.json"), json)
+}
+
+/// The base manifest as a reproduction of another bundle's runs.
+fn reproduction_of(base: &Value) -> Value {
+    let mut m = base.clone();
+    m["reproduction"] = json!({
+        "of": "cd".repeat(32),
+        "executor": "slurm",
+        "hardware": {"cpus": 8, "memory_bytes": 68_719_476_736_u64, "gpus": 1, "gpu_model": "NVIDIA A100 80GB",
+                     "description": "Slurm partition gpu: 8 CPUs, 64 GiB, 1 × NVIDIA A100 80GB"}
+    });
+    for run in m["runs"].as_array_mut().expect("runs") {
+        run["duration_s"] = json!(400.0);
+    }
+    m
+}
+
+/// Each rule of a reproduction, broken once in a copy of the valid one.
+fn reproduction_breakages() -> Vec<(&'static str, &'static str, Mutation)> {
+    vec![
+        (
+            "reproduction-of",
+            "a reproduction that names no bundle id",
+            change(|m| m["reproduction"]["of"] = json!("the-agent's-bundle")),
+        ),
+        (
+            "reproduction-provenance",
+            "a reproduction whose runs are imported, not evaluated by the runner",
+            change(|m| m["provenance"] = json!({"kind": "imported", "source": "harbor 0.26.0, job j"})),
+        ),
+        (
+            "reproduction-no-patch",
+            "a reproduction's run that names no patch it re-ran",
+            change(|m| {
+                m["runs"][1]["artifacts"].as_object_mut().expect("artifacts").remove("patch");
+                m["runs"][1]["outcome"] = json!("empty_patch");
+            }),
+        ),
+        (
+            "reproduction-infra-error",
+            "a reproduction's run that ended infra_error, which proves nothing",
+            change(|m| m["runs"][1]["outcome"] = json!("infra_error")),
+        ),
+        (
+            "reproduction-no-duration",
+            "a reproduction's run without its duration, which is what it cost",
+            change(|m| m["runs"][0].as_object_mut().expect("a run").remove("duration_s").map(drop).unwrap_or(())),
+        ),
+        (
+            "reproduction-hardware",
+            "a reproduction whose hardware has no CPUs",
+            change(|m| m["reproduction"]["hardware"]["cpus"] = json!(0)),
+        ),
+    ]
 }
 
 type Mutation = Box<dyn Fn(&mut Value)>;

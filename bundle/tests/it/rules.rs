@@ -178,7 +178,57 @@ fn manifest_rules() -> Vec<(&'static str, &'static str)> {
             }),
             "invalid_provenance_record",
         ),
+        (
+            // A reproduction (section 4d) that names no bundle it re-ran.
+            manifest_case(|m| {
+                reproduction(m);
+                m["reproduction"]["of"] = json!("ab");
+            }),
+            "invalid_reproduction",
+        ),
     ]
+}
+
+/// The sample manifest as a reproduction of another bundle's runs.
+fn reproduction(m: &mut Value) {
+    m["reproduction"] = json!({"of": "cd".repeat(32), "executor": "local",
+        "hardware": {"cpus": 2, "memory_bytes": 1_u64 << 34, "gpus": 0, "description": "2 CPUs, 16 GiB"}});
+    for run in m["runs"].as_array_mut().unwrap() {
+        run["duration_s"] = json!(10.0);
+    }
+}
+
+/// Section 4d: a reproduction is held to each of its rules, and its error says which.
+#[test]
+fn a_reproduction_says_what_it_reran_where_and_on_what() {
+    let cases: Vec<(Box<dyn Fn(&mut Value)>, Option<&str>)> = vec![
+        (Box::new(|_| {}), None),
+        (Box::new(|m| m["reproduction"]["executor"] = json!("cloud")), Some("executor \"cloud\"")),
+        (Box::new(|m| m["reproduction"]["hardware"]["description"] = json!("")), Some("hardware.description")),
+        (
+            Box::new(|m| m["reproduction"]["hardware"]["gpu_model"] = json!("x".repeat(201))),
+            Some("hardware.gpu_model"),
+        ),
+        (Box::new(|m| run0(m)["outcome"] = json!("infra_error")), Some("runs[0] (task cogs")),
+        (
+            Box::new(|m| m["provenance"] = json!({"kind": "published", "source": "paper"})),
+            Some("provenance.kind is `published`"),
+        ),
+    ];
+    for (mutate, refused) in cases {
+        let s = sample();
+        let mut m = s.manifest.clone();
+        reproduction(&mut m);
+        mutate(&mut m);
+        let bytes = s.bundle_with(&serde_json::to_vec_pretty(&m).unwrap(), &s.members());
+        match (s.verifier().verify(bytes.as_slice()), refused) {
+            (Ok(v), None) => assert!(v.manifest.reproduction.is_some()),
+            (Err(e), Some(said)) if e.code() == "invalid_reproduction" => {
+                assert!(e.to_string().contains(said), "{e}")
+            }
+            (got, want) => panic!("{got:?} where {want:?} was due"),
+        }
+    }
 }
 
 /// Section 4c: only what had to be there is asked for. An imported run is not refused

@@ -1,0 +1,132 @@
+//! Which runs of a self-reported submission the maintainers re-run (spec §4e): a keyed
+//! hash of public facts, under a key the server commits to before it uses it and
+//! reveals later. A submitter cannot know the choice before submitting (the key is
+//! secret then); anyone can check it afterwards (the key, once revealed, must hash to
+//! the commitment published before the submission, and recomputes every sample).
+//!
+//! The rule: for each hint condition, among the runs that carry a patch and did not
+//! end `infra_error`, the success with the smallest keyed hash and the non-success
+//! with the smallest keyed hash. The keyed hash of a run is
+//! `HMAC-SHA256(key, "rexbench.sample/v1\n" + bundle id + "\n" + task + "\n" + hint + "\n" + attempt)`,
+//! compared as bytes.
+
+use hmac::{Hmac, Mac};
+use sha2::{Digest as _, Sha256};
+
+use crate::{Hint, Manifest, Outcome};
+
+/// A sampling key's length in bytes.
+pub const KEY_BYTES: usize = 32;
+
+/// What the keyed hash is over, before the run's own facts.
+pub const DOMAIN: &str = "rexbench.sample/v1";
+
+/// A run as the rule sees it: facts anyone can read on the board.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub task: String,
+    pub hint: Hint,
+    pub attempt: u32,
+    pub outcome: Outcome,
+    /// Whether the run carries a `patch` artifact: a run without one cannot be re-run.
+    pub has_patch: bool,
+}
+
+impl Candidate {
+    /// The runs of a manifest, in its order.
+    pub fn of(m: &Manifest) -> Vec<Candidate> {
+        m.runs
+            .iter()
+            .map(|r| Candidate {
+                task: r.task.to_string(),
+                hint: r.hint,
+                attempt: r.attempt,
+                outcome: r.outcome,
+                has_patch: r.artifacts.contains_key("patch"),
+            })
+            .collect()
+    }
+
+    fn eligible(&self) -> bool {
+        self.has_patch && self.outcome != Outcome::InfraError
+    }
+}
+
+/// The keyed hash of one run of bundle `bundle_id`.
+pub fn keyed_hash(key: &[u8], bundle_id: &str, c: &Candidate) -> [u8; 32] {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes a key of any length");
+    let message = format!("{DOMAIN}\n{bundle_id}\n{}\n{}\n{}", c.task, c.hint.as_str(), c.attempt);
+    mac.update(message.as_bytes());
+    mac.finalize().into_bytes().into()
+}
+
+/// The indices (into `runs`) of the runs the rule samples, in `runs`' order.
+pub fn choose(key: &[u8], bundle_id: &str, runs: &[Candidate]) -> Vec<usize> {
+    let mut best: std::collections::BTreeMap<(Hint, bool), ([u8; 32], usize)> = Default::default();
+    for (i, c) in runs.iter().enumerate().filter(|(_, c)| c.eligible()) {
+        let h = keyed_hash(key, bundle_id, c);
+        let slot = best.entry((c.hint, c.outcome == Outcome::Success)).or_insert((h, i));
+        if h < slot.0 {
+            *slot = (h, i);
+        }
+    }
+    let mut chosen: Vec<usize> = best.into_values().map(|(_, i)| i).collect();
+    chosen.sort_unstable();
+    chosen
+}
+
+/// The commitment to a key that the server publishes before using it: the lowercase
+/// hex SHA-256 of its bytes.
+pub fn commitment(key: &[u8]) -> String {
+    hex::encode(Sha256::digest(key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(task: &str, hint: Hint, attempt: u32, outcome: Outcome) -> Candidate {
+        Candidate { task: task.into(), hint, attempt, outcome, has_patch: true }
+    }
+
+    #[test]
+    fn one_success_and_one_failure_per_condition_chosen_by_the_key() {
+        let mut runs = Vec::new();
+        for hint in Hint::ALL {
+            for attempt in 1..=5 {
+                let outcome = if attempt % 2 == 0 { Outcome::Success } else { Outcome::WrongResult };
+                runs.push(run("cogs", hint, attempt, outcome));
+            }
+        }
+        let a = choose(&[1; 32], "b", &runs);
+        assert_eq!(a.len(), 6, "{a:?}");
+        for hint in Hint::ALL {
+            let of = |s: bool| a.iter().filter(|&&i| runs[i].hint == hint && (runs[i].outcome == Outcome::Success) == s).count();
+            assert_eq!((of(true), of(false)), (1, 1));
+        }
+        // Another key or another bundle chooses otherwise (over many keys, some differ).
+        assert!((0..20u8).any(|k| choose(&[k; 32], "b", &runs) != a));
+        assert!((0..20u8).any(|k| choose(&[1; 32], &format!("b{k}"), &runs) != a));
+    }
+
+    #[test]
+    fn runs_without_a_patch_or_with_an_infrastructure_error_are_never_chosen() {
+        let runs = vec![
+            Candidate { has_patch: false, ..run("cogs", Hint::None, 1, Outcome::Success) },
+            run("cogs", Hint::None, 2, Outcome::InfraError),
+        ];
+        assert!(choose(&[7; 32], "b", &runs).is_empty());
+    }
+
+    #[test]
+    fn the_keyed_hash_is_hmac_sha256_of_the_documented_message() {
+        // RFC 4231's test case 2, to pin the primitive: key "Jefe".
+        let mut mac = Hmac::<Sha256>::new_from_slice(b"Jefe").unwrap();
+        mac.update(b"what do ya want for nothing?");
+        assert_eq!(
+            hex::encode(mac.finalize().into_bytes()),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+        assert_eq!(commitment(b""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    }
+}
