@@ -65,6 +65,18 @@ pub fn pack(
     created_at: &str,
     out: &Path,
 ) -> Result<Packed, PackError> {
+    pack_as(results, agent, None, keys, created_at, out)
+}
+
+/// [`pack`], as a reproduction (spec §4d) when `reproduction` says what it re-ran.
+pub fn pack_as(
+    results: &Path,
+    agent: Agent,
+    reproduction: Option<bundle::Reproduction>,
+    keys: &[&SecretKey],
+    created_at: &str,
+    out: &Path,
+) -> Result<Packed, PackError> {
     let folder = Rc::new(Folder::open(results, "results folder")?);
     let eval: Evaluation = read_json(&folder, Path::new("evaluation.json"))?;
     let manifest = Manifest {
@@ -78,7 +90,7 @@ pub fn pack(
         provenance: eval.provenance.unwrap_or(Provenance::new(ProvenanceKind::Evaluated, None)),
         agent,
         runs: Vec::new(),
-        reproduction: None,
+        reproduction,
         artifacts: BTreeMap::new(),
     };
     let mut builder = BundleBuilder::new(manifest);

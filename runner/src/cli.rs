@@ -45,30 +45,34 @@ enum Command {
         /// The results directory to write (resumable).
         #[arg(long)]
         out: PathBuf,
-        /// A directory of task cards [default: the cards built into this binary].
-        #[arg(long)]
-        tasks: Option<PathBuf>,
-        /// The private gold directory (<task>/gold.toml).
-        #[arg(long)]
-        gold: Option<PathBuf>,
-        /// Where the tasks' base codebases are (<task>/), for cards that do not name one.
-        #[arg(long)]
-        codebases: Option<PathBuf>,
-        /// Where the runs execute: `local` (this machine, --jobs at once) or `slurm`
-        /// (one batch job per run; the results directory must be on a filesystem the
-        /// cluster's nodes share).
-        #[arg(long, value_enum, default_value_t = ExecutorKind::Local)]
-        executor: ExecutorKind,
-        /// Runs at once on this machine (--executor local) [default: 1].
-        #[arg(long)]
-        jobs: Option<usize>,
-        /// Run experiments in a container: a command template with {workdir}, {name} and
-        /// {command}, e.g. 'docker run --rm --name {name} -v {workdir}:/work -w /work IMAGE {command}'
-        /// or, inside Slurm jobs, 'apptainer exec --nv --bind {workdir}:/work --pwd /work IMAGE {command}'.
-        #[arg(long)]
-        container: Option<String>,
         #[command(flatten)]
-        slurm: Box<SlurmArgs>,
+        run: RunArgs,
+    },
+    /// Re-run the runs a leaderboard sampled from self-reported submissions (a
+    /// maintainer's job): fetch each sampled run's submitted patch, evaluate it as
+    /// `evaluate` does, and submit one signed reproduction per submission, with the
+    /// executor's hardware and each run's duration.
+    Reproduce {
+        /// The leaderboard, e.g. https://rexbench.example.org
+        #[arg(long)]
+        server: String,
+        /// The server's admin token: it reaches the queue and the private patches.
+        #[arg(long, env = "REXBENCH_ADMIN_TOKEN", hide_env_values = true)]
+        token: String,
+        /// A maintainer key (PKCS#8 PEM) registered on the server, to sign with.
+        #[arg(long)]
+        key: PathBuf,
+        /// Where each submission's re-run is kept, as OUT/<bundle id>/ (resumable).
+        #[arg(long)]
+        out: PathBuf,
+        /// Only this submission's sample (its bundle id).
+        #[arg(long)]
+        bundle: Option<String>,
+        /// List the sampled runs that wait, and re-run nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        run: RunArgs,
     },
     /// Keep a run's processes: start COMMAND as their subreaper and kill every one left
     /// when it ends (what the executors run each experiment beneath).
@@ -233,6 +237,79 @@ enum RunsCommand {
     },
 }
 
+/// How runs are evaluated: the task cards, the gold results, the codebases and the
+/// executor (`evaluate` and `reproduce`).
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    /// A directory of task cards [default: the cards built into this binary].
+    #[arg(long)]
+    tasks: Option<PathBuf>,
+    /// The private gold directory (<task>/gold.toml).
+    #[arg(long)]
+    gold: Option<PathBuf>,
+    /// Where the tasks' base codebases are (<task>/), for cards that do not name one.
+    #[arg(long)]
+    codebases: Option<PathBuf>,
+    /// Where the runs execute: `local` (this machine, --jobs at once) or `slurm`
+    /// (one batch job per run; the results directory must be on a filesystem the
+    /// cluster's nodes share).
+    #[arg(long, value_enum, default_value_t = ExecutorKind::Local)]
+    executor: ExecutorKind,
+    /// Runs at once on this machine (--executor local) [default: 1].
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Run experiments in a container: a command template with {workdir}, {name} and
+    /// {command}, e.g. 'docker run --rm --name {name} -v {workdir}:/work -w /work IMAGE {command}'
+    /// or, inside Slurm jobs, 'apptainer exec --nv --bind {workdir}:/work --pwd /work IMAGE {command}'.
+    #[arg(long)]
+    container: Option<String>,
+    #[command(flatten)]
+    slurm: Box<SlurmArgs>,
+}
+
+impl RunArgs {
+    /// The evaluation's options (its outputs and results folders to be set), and the
+    /// task cards' folder, which must live as long as they are used.
+    fn options(self, outputs: PathBuf, out: PathBuf) -> anyhow::Result<(evaluate::Options, TaskDir)> {
+        let executor = match self.container {
+            Some(t) => Executor::container(&t)?,
+            None => Executor::Local,
+        };
+        let slurm = match self.executor {
+            ExecutorKind::Slurm if self.jobs.is_some() => anyhow::bail!(
+                "--jobs is for --executor local; under Slurm, --max-jobs limits the runs queued or running at once"
+            ),
+            ExecutorKind::Slurm => Some(self.slurm.options()),
+            ExecutorKind::Local => {
+                if let Some(flag) = self.slurm.given() {
+                    anyhow::bail!("{flag} is for --executor slurm");
+                }
+                None
+            }
+        };
+        if matches!(executor, Executor::Local) && io::stderr().is_terminal() {
+            eprintln!(
+                "warning: without --container, each experiment runs the agent's code with your rights \
+                 (see \"Evaluating outside code\" in the runner's README)"
+            );
+        }
+        let builtin_tasks = self.tasks.is_none();
+        let tasks = TaskDir::open(self.tasks.as_deref())?;
+        let opts = evaluate::Options {
+            tasks_dir: tasks.path().to_owned(),
+            outputs,
+            out,
+            gold: self.gold,
+            codebases: self.codebases,
+            jobs: self.jobs.unwrap_or(1),
+            executor,
+            slurm,
+            builtin_tasks,
+        };
+        Ok((opts, tasks))
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum ExecutorKind {
     Local,
@@ -360,53 +437,9 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Evaluate {
-            outputs,
-            out,
-            tasks,
-            gold,
-            codebases,
-            executor: kind,
-            jobs,
-            container,
-            slurm,
-        } => {
-            let executor = match container {
-                Some(t) => Executor::container(&t)?,
-                None => Executor::Local,
-            };
-            let slurm = match kind {
-                ExecutorKind::Slurm if jobs.is_some() => anyhow::bail!(
-                    "--jobs is for --executor local; under Slurm, --max-jobs limits the runs queued or running at once"
-                ),
-                ExecutorKind::Slurm => Some(slurm.options()),
-                ExecutorKind::Local => {
-                    if let Some(flag) = slurm.given() {
-                        anyhow::bail!("{flag} is for --executor slurm");
-                    }
-                    None
-                }
-            };
+        Command::Evaluate { outputs, out, run } => {
+            let (opts, _tasks) = run.options(outputs, out.clone())?;
             catch_interrupts(stop_evaluating)?;
-            if matches!(executor, Executor::Local) && io::stderr().is_terminal() {
-                eprintln!(
-                    "warning: without --container, each experiment runs the agent's code with your rights \
-                     (see \"Evaluating outside code\" in the runner's README)"
-                );
-            }
-            let builtin_tasks = tasks.is_none();
-            let tasks = TaskDir::open(tasks.as_deref())?;
-            let opts = evaluate::Options {
-                tasks_dir: tasks.path().to_owned(),
-                outputs,
-                out: out.clone(),
-                gold,
-                codebases,
-                jobs: jobs.unwrap_or(1),
-                executor,
-                slurm,
-                builtin_tasks,
-            };
             match evaluate::evaluate(&opts) {
                 Ok(s) => {
                     let per: Vec<String> = s.outcomes.iter().map(|(o, n)| format!("{o} {n}")).collect();
@@ -432,6 +465,55 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
                 }
                 Err(e) => Err(e.into()),
             }
+        }
+        Command::Reproduce { server, token, key, out, bundle, dry_run, run } => {
+            let (evaluate, _tasks) = run.options(PathBuf::new(), PathBuf::new())?;
+            catch_interrupts(stop_evaluating)?;
+            let opts = crate::reproduce::Options { server, token, key, out, bundle, dry_run, evaluate };
+            let reports = crate::reproduce::reproduce(&opts)?;
+            if reports.is_empty() {
+                println!("no sampled run waits for a re-run");
+            }
+            let mut refused = false;
+            for r in &reports {
+                println!("submission {} ({}):", r.bundle_id, r.agent_id);
+                for (run, submitted, rerun) in &r.runs {
+                    let verdict = if r.skipped.is_some() {
+                        "waits".to_owned()
+                    } else if submitted.succeeded() == rerun.succeeded() {
+                        format!("held ({submitted} → {rerun})")
+                    } else {
+                        format!("DIFFERENT ({submitted} → {rerun})")
+                    };
+                    println!("  {run}: {verdict}");
+                }
+                for run in &r.inconclusive {
+                    println!("  {run}: infra_error, set aside: the next `rexbench reproduce` re-runs it");
+                }
+                if let Some(why) = &r.skipped {
+                    println!("  not re-run: {why}");
+                }
+                match &r.verdict {
+                    Some(crate::submit::Verdict::Accepted { status, .. }) => println!(
+                        "  reproduction {} {}: {} re-run, {} different",
+                        r.bundle.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+                        if *status == 201 { "accepted" } else { "already stored" },
+                        r.runs.len(),
+                        r.differed()
+                    ),
+                    Some(crate::submit::Verdict::Refused { status, code, message }) => {
+                        refused = true;
+                        println!("  REFUSED ({status})  {code}: {message}");
+                    }
+                    None => {}
+                }
+            }
+            if evaluate::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+                eprintln!("rexbench: interrupted; run the same command again to resume");
+                return Ok(ExitCode::from(130));
+            }
+            let skipped = reports.iter().any(|r| r.skipped.is_some() && !dry_run);
+            Ok(if refused || skipped { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
         Command::Keep { report, command } => {
             let code = crate::keep::run(&report, &command);

@@ -67,7 +67,7 @@ pub fn evaluate(opts: &Options) -> Result<Summary, Error> {
         let card = cards.get(&run.task).ok_or_else(|| TaskError::Unknown(run.task.clone()))?.clone();
         tasks.insert(run.task.clone(), prepare(card, opts)?);
     }
-    let benchmark = benchmark_for(&cards, &tasks)?;
+    let benchmark = benchmark_for(&cards, tasks.values().map(|t| &t.card))?;
     // A cluster that would refuse the jobs is found out before anything is written.
     let cluster = match &opts.slurm {
         Some(slurm) => Some(crate::slurm::Cluster::check(slurm, tasks.values())?),
@@ -181,13 +181,17 @@ fn prepare(mut card: TaskCard, opts: &Options) -> Result<Prepared, Error> {
 
 /// The benchmark the evaluated tasks belong to: the RExBench tasks, or the examples.
 /// The digest covers the whole set, so results on a subset still rank together.
-fn benchmark_for(
+pub(crate) fn benchmark_for<'a>(
     cards: &BTreeMap<String, TaskCard>,
-    tasks: &BTreeMap<String, Prepared>,
+    tasks: impl Iterator<Item = &'a TaskCard>,
 ) -> Result<Benchmark, Error> {
     let is_example = |c: &TaskCard| c.dir.parent().and_then(Path::file_name).is_some_and(|n| n == "examples");
-    let examples = tasks.values().filter(|t| is_example(&t.card)).count();
-    if examples != 0 && examples != tasks.len() {
+    let (mut examples, mut count) = (0, 0);
+    for card in tasks {
+        count += 1;
+        examples += usize::from(is_example(card));
+    }
+    if examples != 0 && examples != count {
         return Err(Error::Setup(
             "the outputs mix example tasks with benchmark tasks: evaluate them separately".into(),
         ));

@@ -13,6 +13,7 @@ pub mod keyfile;
 pub mod login;
 pub mod outputs;
 pub mod patch;
+pub mod reproduce;
 mod run;
 pub mod slurm;
 pub mod submit;

@@ -116,7 +116,7 @@ pub struct FindingsQuery {
     limit: Option<i64>,
 }
 
-fn pending_or_all() -> utoipa::openapi::schema::Object {
+pub(crate) fn pending_or_all() -> utoipa::openapi::schema::Object {
     use utoipa::openapi::schema::{ObjectBuilder, Type};
     ObjectBuilder::new().schema_type(Type::String).enum_values(Some(["pending", "all"])).build()
 }
@@ -246,6 +246,6 @@ fn limit(given: Option<i64>) -> Result<i64, ApiError> {
     }
 }
 
-fn invalid_query(message: String) -> ApiError {
+pub(crate) fn invalid_query(message: String) -> ApiError {
     ApiError::new(StatusCode::BAD_REQUEST, "invalid_query", message)
 }

@@ -32,11 +32,12 @@ const GZIP_TYPES: [&str; 2] = ["application/gzip", "application/x-gzip"];
         (status = 200, description = "Stored before; nothing changed", body = SubmissionAnswer),
         (status = 400, description = "Not a readable bundle archive", body = ErrorAnswer),
         (status = 401, description = "No trusted signature, or the signer's key is revoked", body = ErrorAnswer),
-        (status = 403, description = "The agent belongs to another key", body = ErrorAnswer),
+        (status = 403, description = "The agent belongs to another key, or a reproduction is not signed by a maintainer key (`reproduction_not_maintainer`)", body = ErrorAnswer),
         (status = 408, description = "The upload arrived too slowly", body = ErrorAnswer),
+        (status = 409, description = "A reproduction of a run reproduced already (`run_already_reproduced`)", body = ErrorAnswer),
         (status = 413, description = "Over a size limit", body = ErrorAnswer),
         (status = 415, description = "Not sent as application/gzip", body = ErrorAnswer),
-        (status = 422, description = "A rule of the bundle spec is broken; the code names it", body = ErrorAnswer),
+        (status = 422, description = "A rule of the bundle spec is broken, or a reproduction does not fit the submission it names (`reproduction_unknown_submission`, `reproduction_mismatch`, `reproduction_not_sampled`, `reproduction_patch_mismatch`); the code names it", body = ErrorAnswer),
         (status = 429, description = "A rate limit, or the server busy with other ingests", body = ErrorAnswer),
         (status = 500, description = "The server's fault", body = ErrorAnswer),
         (status = 503, description = "The artifact store did not answer; nothing was stored (`blob_store_unavailable`, with Retry-After)", body = ErrorAnswer),
@@ -111,6 +112,14 @@ pub struct LeaderboardQuery {
     /// maintainer has dismissed count as failures, and intervals and ranks follow.
     #[param(schema_with = integrity_or_default)]
     pub integrity: Option<String>,
+    /// `held`: only rows whose reproduction sample the maintainers re-ran, every re-run
+    /// with the submitted final success; empty: any.
+    #[param(schema_with = held_or_any)]
+    pub reproduced: Option<String>,
+}
+
+fn held_or_any() -> utoipa::openapi::schema::Object {
+    name_or_any([views::board::REPRODUCED_HELD])
 }
 
 /// One of a vocabulary's names, or the empty string for any.
@@ -158,10 +167,15 @@ impl LeaderboardQuery {
             }
         };
         let harness = self.harness.clone().filter(|h| !h.is_empty());
+        let reproduced = match self.reproduced.as_deref().unwrap_or("") {
+            "" => false,
+            views::board::REPRODUCED_HELD => true,
+            other => return Err(invalid("reproduced", format!("`{other}` is not held"))),
+        };
         if let Some(h) = harness.as_deref().filter(|h| !store::is_slug(h)) {
             return Err(invalid("harness", format!("`{h}` is not a harness name (a lowercase slug)")));
         }
-        Ok((LeaderboardFilter { harness, ..LeaderboardFilter::try_from(self)? }, scope))
+        Ok((LeaderboardFilter { harness, reproduced, ..LeaderboardFilter::try_from(self)? }, scope))
     }
 }
 
@@ -192,6 +206,7 @@ impl TryFrom<LeaderboardQuery> for LeaderboardFilter {
             harness: None,
             integrity: name("integrity", q.integrity)?.unwrap_or_default(),
             tasks: None,
+            reproduced: false,
         })
     }
 }
@@ -505,8 +520,8 @@ pub async fn keys(State(app): State<Shared>) -> Result<Json<KeysAnswer>, ApiErro
     Ok(Json(KeysAnswer { keys: app.store.keys().await? }))
 }
 
-/// A submission's signed DSSE envelope, byte for byte as it was received: its payload
-/// is the manifest every stored number comes from.
+/// A submission's (or a reproduction's) signed DSSE envelope, byte for byte as it was
+/// received: its payload is the manifest every stored number comes from.
 #[utoipa::path(
     get,
     path = "/api/v1/submissions/{bundle_id}/envelope",

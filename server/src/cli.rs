@@ -68,6 +68,19 @@ enum Command {
         #[arg(long, default_value_t = crate::session::LINK_MINUTES, value_parser = clap::value_parser!(i64).range(1..=1440))]
         valid_for: i64,
     },
+    /// The reproduction queue: the sampled runs of self-reported submissions that the
+    /// maintainers have not re-run yet (every sampled run with --all), and what the
+    /// reproductions so far took.
+    Reproductions {
+        #[arg(long)]
+        all: bool,
+    },
+    /// The sampling epochs: each key's commitment, and the key once revealed; --reveal
+    /// ends the current epoch (its key is published) and begins the next.
+    Sampling {
+        #[arg(long)]
+        reveal: bool,
+    },
     /// Every read of private content, newest first: who, which run or artifact, when.
     AccessLog {
         #[arg(long, default_value_t = 100)]
@@ -224,9 +237,67 @@ async fn run(command: Command, settings: crate::Settings) -> anyhow::Result<Exit
                     );
                 }
             }
+            // The sampling key's commitment is public before any bundle is sampled.
+            state.store.begin_sampling().await?;
             crate::serve(config, state).await?;
         }
         Command::Migrate => println!("migrated {}", config.backend),
+        Command::Reproductions { all } => {
+            let runs = state.store.reproduction_queue(!all).await?;
+            let (done, hours, gpu_hours) = state.store.reproduction_hours().await?;
+            if runs.is_empty() {
+                println!("{}", if all { "no run has been sampled" } else { "no sampled run waits for a re-run" });
+            }
+            for r in &runs {
+                let status = match (r.reproduced, r.held) {
+                    (Some(o), Some(true)) => format!("reproduced: {o}, held"),
+                    (Some(o), _) => format!("reproduced: {o}, DIFFERENT"),
+                    (None, _) => "waiting".to_owned(),
+                };
+                println!(
+                    "run {:>6}  {}/{}/{}  {} (submitted {}, {})  bundle {}{}  epoch {}  {status}",
+                    r.run_id,
+                    r.task,
+                    r.hint,
+                    r.attempt,
+                    r.agent_id,
+                    r.outcome,
+                    r.duration_s.map_or_else(|| "no duration".to_owned(), |d| format!("{d:.0} s")),
+                    r.bundle_id,
+                    if r.superseded { " (superseded)" } else { "" },
+                    r.epoch
+                );
+            }
+            println!("{done} runs reproduced so far: {hours:.2} hours, {gpu_hours:.2} of them GPU hours");
+        }
+        Command::Sampling { reveal } => {
+            if reveal {
+                let (old, new) = state.store.reveal_sampling_key().await?;
+                println!(
+                    "revealed epoch {}'s key {} (commitment {}); epoch {} begins, commitment {}",
+                    old.epoch,
+                    old.key.unwrap_or_default(),
+                    old.commitment,
+                    new.epoch,
+                    new.commitment
+                );
+                crate::ingest::refresh_pages(&state).await;
+            } else {
+                state.store.begin_sampling().await?;
+                for e in state.store.sampling_epochs().await? {
+                    println!(
+                        "epoch {}  since {}  commitment {}  {}",
+                        e.epoch,
+                        e.committed_at,
+                        e.commitment,
+                        match (&e.key, &e.revealed_at) {
+                            (Some(k), Some(at)) => format!("key {k} (revealed {at})"),
+                            _ => "key secret (current)".to_owned(),
+                        }
+                    );
+                }
+            }
+        }
         Command::Backup { .. } | Command::Restore { .. } | Command::Health => unreachable!("handled above"),
         Command::Keys { command: KeysCommand::Add { public_key, owner, tier } } => {
             let pem =

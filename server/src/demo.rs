@@ -51,9 +51,13 @@ pub async fn seed_demo(app: &AppState) -> anyhow::Result<Option<Seeded>> {
     // The example tasks as the runner evaluated them (`tasks/examples/results`, which a
     // runner test re-evaluates and compares), signed as a submitter would; and an agent
     // that took a shortcut on one run, which the runner flagged.
+    // And one whose bundle claims two successes its patches never earned: the
+    // reproduction of its sample shows it.
+    let tampered = tamper(&app.tasks.example_results(), &work.path().join("tampered"))?;
     let evaluated = [
         ("example-agent", "ExampleFramework", app.tasks.example_results()),
         ("shortcut-agent", "ShortcutFramework", app.tasks.shortcut_results()),
+        ("tampered-agent", "TamperedFramework", tampered),
     ];
     for (id, framework, results) in &evaluated {
         let agent = bundle::Agent {
@@ -77,6 +81,31 @@ pub async fn seed_demo(app: &AppState) -> anyhow::Result<Option<Seeded>> {
         ingest_file(app, &path).await?;
     }
     Ok(Some(Seeded { published: imported.len() + parity.len(), evaluated: evaluated.len() }))
+}
+
+/// The runs of the example results whose outcome the tampered agent's bundle changes
+/// to a success: each ended `wrong_result` when the runner ran its patch.
+pub const TAMPERED: [(&str, &str, &str); 2] = [("wordfreq", "none", "2"), ("csvstats", "hints", "1")];
+
+/// A results folder in `out` holding only the [`TAMPERED`] runs of `results`, each
+/// claiming a success: a submitter's edit of `run.json` after the evaluation.
+fn tamper(results: &Path, out: &Path) -> anyhow::Result<std::path::PathBuf> {
+    std::fs::create_dir_all(out)?;
+    std::fs::copy(results.join("evaluation.json"), out.join("evaluation.json"))?;
+    for (task, hint, attempt) in TAMPERED {
+        let from = results.join("runs").join(task).join(hint).join(attempt);
+        let to = out.join("runs").join(task).join(hint).join(attempt);
+        std::fs::create_dir_all(&to)?;
+        for entry in std::fs::read_dir(&from).with_context(|| from.display().to_string())? {
+            let entry = entry?;
+            std::fs::copy(entry.path(), to.join(entry.file_name()))?;
+        }
+        let run = to.join("run.json");
+        let mut record: serde_json::Value = serde_json::from_slice(&std::fs::read(&run)?)?;
+        record["outcome"] = serde_json::json!("success");
+        std::fs::write(&run, serde_json::to_vec_pretty(&record)?)?;
+    }
+    Ok(out.to_owned())
 }
 
 /// Verifies and ingests a bundle file, as `POST /api/v1/submissions` would.

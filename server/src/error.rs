@@ -120,6 +120,14 @@ impl From<StoreError> for ApiError {
             }
             StoreError::UnknownFinding(_) => ApiError::not_found(e.to_string()),
             StoreError::KeyExists(_) => ApiError::new(StatusCode::CONFLICT, "key_exists", e.to_string()),
+            StoreError::ReproductionRefused { code, .. } => {
+                let status = match code {
+                    "reproduction_not_maintainer" => StatusCode::FORBIDDEN,
+                    "run_already_reproduced" => StatusCode::CONFLICT,
+                    _ => StatusCode::UNPROCESSABLE_ENTITY,
+                };
+                ApiError::new(status, code, e.to_string())
+            }
             StoreError::StorageFull(_) => storage_full().with_cause(chain(e)),
             StoreError::BlobStore(_) => blob_store_unavailable().with_cause(chain(e)),
             // Internals stay in the log; the client learns that it was not its fault.

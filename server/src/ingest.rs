@@ -78,8 +78,14 @@ async fn ingest_as(
         let signers = verified.signatures.iter().filter(|(_, s)| *s == SignatureStatus::Verified);
         app.guard.admit_keys(signers.map(|(keyid, _)| keyid.as_str()))?;
     }
-    let found = crate::integrity::server_findings(app, &verified, &staging).await?;
-    let ingested = app.store.ingest(&verified, staging, &found).await?;
+    // A reproduction (spec §4d) is the maintainers' re-run of a submission's sample,
+    // not a submission: it is recorded beside the runs it re-ran.
+    let ingested = if store::is_reproduction(&verified) {
+        app.store.ingest_reproduction(&verified, staging).await?
+    } else {
+        let found = crate::integrity::server_findings(app, &verified, &staging).await?;
+        app.store.ingest(&verified, staging, &found).await?
+    };
     if matches!(ingested, Ingested::Stored { .. }) {
         refresh_pages(app).await;
     }

@@ -23,6 +23,7 @@ mod metrics;
 mod openapi;
 mod outputs;
 mod pages;
+mod reproductions;
 mod router;
 mod serve;
 pub mod session;

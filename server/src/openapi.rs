@@ -19,7 +19,8 @@ use utoipa::{Modify, OpenApi};
         (name = "results", description = "The leaderboard and what it is made of"),
         (name = "submissions", description = "Sending a signed result bundle"),
         (name = "evidence", description = "What a reader needs to check the numbers: keys, envelopes, artifacts"),
-        (name = "admin", description = "The key registry, the review of integrity findings, who may read each task's outputs and who read private ones, with `REXBENCH_ADMIN_TOKEN`"),
+        (name = "reproductions", description = "The maintainers re-run a sample of every self-reported submission: the sampling keys' commitments and revealed keys, and each submission's sample"),
+        (name = "admin", description = "The key registry, the review of integrity findings, the reproduction queue, who may read each task's outputs and who read private ones, with `REXBENCH_ADMIN_TOKEN`"),
         (name = "sign-in", description = "A registered key signs a challenge: a session token for the API, and a one-time link for a browser"),
     )
 )]

@@ -17,7 +17,9 @@ use utoipa_axum::routes;
 
 use crate::metrics::Metrics;
 use crate::state::{AppState, Shared};
-use crate::{admin, api, assets, cache, error, headers, islands, metrics, openapi, outputs, pages, session};
+use crate::{
+    admin, api, assets, cache, error, headers, islands, metrics, openapi, outputs, pages, reproductions, session,
+};
 
 /// The router's state: the app's, and the options Leptos's routes want.
 #[derive(Debug, Clone)]
@@ -76,6 +78,9 @@ fn api() -> OpenApiRouter<ServerState> {
         .routes(routes!(admin::access_log))
         .routes(routes!(outputs::list_outputs))
         .routes(routes!(outputs::set_outputs))
+        .routes(routes!(reproductions::sampling))
+        .routes(routes!(reproductions::sample))
+        .routes(routes!(reproductions::queue))
 }
 
 pub(crate) fn router(shared: Shared) -> Router {

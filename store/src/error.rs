@@ -40,6 +40,9 @@ pub enum StoreError {
     UnknownFinding(String),
     #[error("the registry holds an unreadable key {0}")]
     BadKey(String),
+    /// A reproduction (spec §4d) the board does not take, and why, with the API's code.
+    #[error("{message}")]
+    ReproductionRefused { code: &'static str, message: String },
 }
 
 impl StoreError {

@@ -24,7 +24,7 @@ pub enum Ingested {
     AlreadyStored { bundle_id: String, agent_id: String },
 }
 
-type Tx<'c> = Transaction<'c, Any>;
+pub(crate) type Tx<'c> = Transaction<'c, Any>;
 
 /// The server's own integrity findings about a bundle's runs, by the run's position in
 /// the manifest: stored beside the submitter's, so that deleting a finding from a
@@ -59,6 +59,7 @@ impl Store {
         write_submission(&mut tx, bundle, &bundle_id, &signer, &received_at, execution_known).await?;
         write_artifacts(&mut tx, bundle, &received_at).await?;
         write_runs(&mut tx, bundle, &bundle_id, found).await?;
+        crate::reproductions::write_sample(&mut tx, bundle, &bundle_id, &signer, &received_at).await?;
         write_aggregates(&mut tx, bundle, &bundle_id, found, execution_known).await?;
         let (superseded, superseded_by) = supersede(&mut tx, bundle, &bundle_id, &received_at).await?;
         let current = superseded_by.is_none().then_some(bundle_id.as_str());
@@ -100,7 +101,7 @@ async fn already_stored(tx: &mut Tx<'_>, bundle_id: &str) -> Result<bool, StoreE
 /// The registry's record of the key that vouches for `bundle`: a maintainer key if one
 /// signed, else the first trusted signer. Read inside the transaction, so a key revoked
 /// while the bundle was being read is refused.
-async fn signer(tx: &mut Tx<'_>, bundle: &VerifiedBundle) -> Result<KeyRecord, StoreError> {
+pub(crate) async fn signer(tx: &mut Tx<'_>, bundle: &VerifiedBundle) -> Result<KeyRecord, StoreError> {
     let mut best: Option<KeyRecord> = None;
     for (keyid, status) in &bundle.signatures {
         if *status != SignatureStatus::Verified {
@@ -205,7 +206,7 @@ async fn write_submission(
 }
 
 /// The artifacts' records; one another bundle already stored is kept as it is.
-async fn write_artifacts(
+pub(crate) async fn write_artifacts(
     tx: &mut Tx<'_>,
     bundle: &VerifiedBundle,
     received_at: &str,
@@ -572,7 +573,7 @@ async fn supersede(
 }
 
 /// An entry of the change log (which also invalidates cached statistics).
-async fn write_change(
+pub(crate) async fn write_change(
     tx: &mut Tx<'_>,
     at: &str,
     kind: &str,

@@ -38,6 +38,8 @@ mod outputs;
 #[cfg(feature = "db")]
 mod reads;
 #[cfg(feature = "db")]
+mod reproductions;
+#[cfg(feature = "db")]
 mod sessions;
 #[cfg(feature = "db")]
 mod store;
@@ -60,6 +62,8 @@ pub use ingest::{Ingested, ServerFindings};
 #[cfg(feature = "db")]
 #[cfg(feature = "db")]
 pub use outputs::OutputsChange;
+#[cfg(feature = "db")]
+pub use reproductions::{NOT_REPRODUCED, is_reproduction};
 #[cfg(feature = "db")]
 pub use sessions::{AccessEntry, ChallengeUse, Session, SessionKind};
 #[cfg(feature = "db")]

@@ -137,6 +137,8 @@ pub struct LeaderboardRow {
     pub by_hint: BTreeMap<Hint, Rates>,
     /// What it covers under each hint condition it has runs under.
     pub coverage: BTreeMap<Hint, Coverage>,
+    /// Its reproduction sample at a glance.
+    pub sample: SampleCounts,
 }
 
 /// What a submission covers under one hint condition: the tasks with runs, and the
@@ -192,6 +194,8 @@ pub struct LeaderboardFilter {
     /// Only these tasks count (the public-tasks view), and only submissions with runs
     /// on them without hints are kept; every task when none.
     pub tasks: Option<Vec<TaskId>>,
+    /// Only submissions whose sample the maintainers re-ran, every re-run holding.
+    pub reproduced: bool,
 }
 
 /// A number a leaderboard row can be ordered by, computed in the query from the kept
@@ -255,6 +259,87 @@ pub struct SubmissionRecord {
     pub superseded_by: Option<String>,
     pub run_count: i64,
     pub artifact_bytes: i64,
+    /// Its reproduction sample (spec §4e) at a glance.
+    pub sample: SampleCounts,
+}
+
+/// A submission's reproduction sample at a glance: how many of its runs were sampled,
+/// how many of those the maintainers have re-run, and how many of those ended with
+/// another final success than submitted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SampleCounts {
+    pub sampled: i64,
+    pub reproduced: i64,
+    pub differed: i64,
+}
+
+impl SampleCounts {
+    /// Re-run, and every re-run held.
+    pub fn held(&self) -> bool {
+        self.reproduced > 0 && self.differed == 0
+    }
+}
+
+/// A sampling epoch (spec §4e): the commitment to its key, public from its start, and
+/// the key once the epoch has ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SamplingEpoch {
+    pub epoch: i64,
+    /// Lowercase hex SHA-256 of the key's 32 bytes.
+    pub commitment: String,
+    pub committed_at: String,
+    /// The key (64 hex digits), once revealed.
+    pub key: Option<String>,
+    pub revealed_at: Option<String>,
+}
+
+/// A sampled run in the maintainers' queue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct QueuedRun {
+    pub run_id: i64,
+    pub bundle_id: String,
+    pub agent_id: String,
+    pub benchmark_name: String,
+    pub task_set_digest: String,
+    /// Its submission has been superseded (its sample is re-run all the same).
+    pub superseded: bool,
+    pub task: TaskId,
+    pub hint: Hint,
+    pub attempt: i64,
+    pub outcome: Outcome,
+    pub duration_s: Option<f64>,
+    /// The submitted patch's digest: the one a reproduction must re-run.
+    pub patch: Option<String>,
+    pub epoch: i64,
+    pub sampled_at: String,
+    /// How its reproduction ended, once there is one.
+    pub reproduced: Option<Outcome>,
+    /// Whether that reproduction had the same final success.
+    pub held: Option<bool>,
+}
+
+/// A sampled run's reproduction: how the maintainers' re-run of its patch ended, where,
+/// and its own evidence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RunReproduction {
+    /// The reproduction bundle's id.
+    pub bundle_id: String,
+    pub outcome: Outcome,
+    pub error_type: Option<String>,
+    pub duration_s: f64,
+    pub metrics: BTreeMap<String, f64>,
+    /// The same final success as submitted.
+    pub held: bool,
+    pub executor: String,
+    /// The hardware in words.
+    pub hardware: String,
+    pub gpus: i64,
+    pub received_at: String,
+    pub artifacts: Vec<ArtifactRef>,
 }
 
 /// Task → hint → rates.
@@ -276,6 +361,26 @@ pub struct AgentDetail {
     /// For each current submission (one per benchmark version), by bundle id: task →
     /// hint → rates.
     pub current: BTreeMap<String, TaskGrid>,
+    /// Its runs the maintainers re-ran, of every submission, newest reproduction first.
+    pub reproduced: Vec<ReproducedRun>,
+}
+
+/// A run the maintainers re-ran, as an agent's page lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ReproducedRun {
+    pub run_id: i64,
+    pub bundle_id: String,
+    /// The reproduction bundle that re-ran it.
+    pub reproduction: String,
+    pub task: TaskId,
+    pub hint: Hint,
+    pub attempt: i64,
+    pub submitted: Outcome,
+    pub reproduced: Outcome,
+    pub held: bool,
+    pub duration_s: f64,
+    pub received_at: String,
 }
 
 impl AgentDetail {
@@ -327,6 +432,11 @@ pub struct RunDetail {
     pub artifacts: Vec<ArtifactRef>,
     /// Why a reader should doubt the outcome, the submitter's findings first.
     pub findings: Vec<RunFinding>,
+    /// In its submission's reproduction sample, as far as anyone may know (spec §4e):
+    /// reproduced, or sampled under a key since revealed.
+    pub sampled: bool,
+    /// The maintainers' re-run of it, if there is one.
+    pub reproduction: Option<RunReproduction>,
 }
 
 /// Which finding: its run, who found it and its place in their list for the run,
@@ -488,8 +598,9 @@ pub struct TaskAgentRow {
 pub struct Change {
     pub seq: i64,
     pub at: String,
-    /// `accepted`, `superseded`, `retracted`, `reviewed` (a submission's), or `outputs`
-    /// (a task's outputs published or made private).
+    /// `accepted`, `superseded`, `retracted`, `reviewed`, `reproduced` (a submission's),
+    /// `outputs` (a task's outputs published or made private), or `sampling` (a sampling
+    /// epoch began, or its key was revealed).
     pub kind: String,
     /// The submission it is about; none for a task's outputs.
     pub bundle_id: Option<String>,

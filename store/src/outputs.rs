@@ -85,11 +85,13 @@ impl Store {
     }
 
     /// The runs that refer to the artifact `digest`, each as its task and bundle (none:
-    /// no run does).
+    /// no run does). A reproduction's evidence counts as its reproduced run's: whoever
+    /// may read a run's outputs may read its re-run's.
     pub async fn artifact_runs(&self, digest: &str) -> Result<Vec<(TaskId, String)>, StoreError> {
         let rows: Vec<(String, String)> = db::query_as(
-            "SELECT DISTINCT r.task, r.bundle_id FROM run_artifacts ra JOIN runs r ON r.id = ra.run_id \
-             WHERE ra.digest = $1 ORDER BY r.task, r.bundle_id",
+            "SELECT r.task, r.bundle_id FROM run_artifacts ra JOIN runs r ON r.id = ra.run_id WHERE ra.digest = $1 \
+             UNION SELECT r.task, r.bundle_id FROM reproduced_artifacts ra JOIN runs r ON r.id = ra.run_id \
+             WHERE ra.digest = $1 ORDER BY 1, 2",
         )
         .bind(digest)
         .fetch_all(&self.pool)

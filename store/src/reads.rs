@@ -130,7 +130,7 @@ fn board_query<'f>(
         format!(
             "{with}SELECT s.bundle_id, s.agent_id, a.display_name, a.framework, a.model, a.url, s.tier, s.provenance, \
              s.provenance_source, s.harness, s.harness_version, s.benchmark_name, s.benchmark_version, \
-             s.task_set_digest, {columns}{from}{tail}"
+             s.task_set_digest, s.sampled, s.reproduced, s.differed, {columns}{from}{tail}"
         ),
         binds,
     )
@@ -167,6 +167,9 @@ fn board_from(filter: &LeaderboardFilter) -> (String, String, Vec<&str>, Placeho
     let mut from = format!(
         " FROM submissions s JOIN agents a ON a.id = s.agent_id{joins} WHERE s.superseded_by IS NULL"
     );
+    if filter.reproduced {
+        from.push_str(" AND s.reproduced > 0 AND s.differed = 0");
+    }
     // Counting only some tasks, a submission with no run on them without hints has
     // nothing to show.
     if filter.tasks.is_some() {
@@ -192,7 +195,17 @@ fn board_from(filter: &LeaderboardFilter) -> (String, String, Vec<&str>, Placeho
 /// What [`submission`] reads.
 const SUBMISSION: &str = "bundle_id, agent_id, keyid, tier, provenance, provenance_source, harness, harness_version, \
      execution_known, benchmark_name, benchmark_version, task_set_digest, \
-     runner_name || ' ' || runner_version AS runner, created_at, received_at, superseded_by, run_count, artifact_bytes";
+     runner_name || ' ' || runner_version AS runner, created_at, received_at, superseded_by, run_count, artifact_bytes, \
+     sampled, reproduced, differed";
+
+/// What a row's `sampled`, `reproduced` and `differed` say.
+fn sample_counts(row: &AnyRow) -> Result<SampleCounts, StoreError> {
+    Ok(SampleCounts {
+        sampled: row.try_get("sampled")?,
+        reproduced: row.try_get("reproduced")?,
+        differed: row.try_get("differed")?,
+    })
+}
 
 fn submission(row: &AnyRow) -> Result<SubmissionRecord, StoreError> {
     Ok(SubmissionRecord {
@@ -213,6 +226,7 @@ fn submission(row: &AnyRow) -> Result<SubmissionRecord, StoreError> {
         superseded_by: row.try_get("superseded_by")?,
         run_count: row.try_get("run_count")?,
         artifact_bytes: row.try_get("artifact_bytes")?,
+        sample: sample_counts(row)?,
     })
 }
 
@@ -255,6 +269,7 @@ fn board_row(row: &AnyRow, integrity: Integrity) -> Result<LeaderboardRow, Store
         harness: harness(row)?,
         by_hint: by_hint(row, integrity)?,
         coverage: coverage(row)?,
+        sample: sample_counts(row)?,
     })
 }
 
@@ -476,6 +491,7 @@ impl Store {
             first_seen_at: a.first_seen_at,
             submissions,
             current,
+            reproduced: self.reproduced_runs_of(id).await?,
         }))
     }
 
@@ -527,9 +543,12 @@ impl Store {
         Ok(q.fetch_all(&self.pool).await?)
     }
 
-    /// A submission's signed envelope, byte for byte as it was received.
+    /// A submission's or a reproduction's signed envelope, byte for byte as it was received.
     pub async fn envelope(&self, bundle_id: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let row = db::query("SELECT envelope FROM envelopes WHERE bundle_id = $1")
+        let row = db::query(
+            "SELECT envelope FROM envelopes WHERE bundle_id = $1 \
+             UNION ALL SELECT envelope FROM reproductions WHERE bundle_id = $1",
+        )
             .bind(bundle_id)
             .fetch_optional(&self.pool)
             .await?;
@@ -557,6 +576,7 @@ impl Store {
         .fetch_all(&self.pool)
         .await?;
         let findings = self.run_findings(id).await?;
+        let (sampled, reproduction) = self.run_sample(id).await?;
         let files: Option<String> = r.try_get("files_changed")?;
         let metrics: String = r.try_get("metrics")?;
         Ok(Some(RunDetail {
@@ -580,6 +600,8 @@ impl Store {
             metrics: serde_json::from_str(&metrics).unwrap_or_default(),
             artifacts,
             findings,
+            sampled,
+            reproduction,
         }))
     }
 

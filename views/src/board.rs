@@ -151,6 +151,9 @@ impl TaskScope {
     }
 }
 
+/// `?reproduced=held`: only rows whose sample was re-run and held.
+pub const REPRODUCED_HELD: &str = "held";
+
 /// The view a URL asks for. Values that name nothing (an unknown tier or order, page 0)
 /// are dropped rather than refused: a stale link still shows the leaderboard.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -173,6 +176,9 @@ pub struct BoardQuery {
     pub page: usize,
     /// How successes with integrity findings count (`?integrity=strict`).
     pub integrity: Integrity,
+    /// Only submissions whose sample the maintainers re-ran, every re-run holding
+    /// (`?reproduced=held`).
+    pub reproduced: bool,
 }
 
 impl BoardQuery {
@@ -197,6 +203,7 @@ impl BoardQuery {
             ascending,
             page: get("page").and_then(|p| p.parse().ok()).filter(|p| *p >= 1).unwrap_or(1),
             integrity: get("integrity").and_then(|i| i.parse().ok()).unwrap_or_default(),
+            reproduced: get("reproduced").as_deref() == Some(REPRODUCED_HELD),
         }
     }
 
@@ -245,6 +252,7 @@ impl BoardQuery {
             || self.provenance.is_some()
             || self.harness.is_some()
             || self.search.is_some()
+            || self.reproduced
     }
 
     /// Whether an agent's name holds the words searched for: the server narrows with
@@ -260,6 +268,7 @@ impl BoardQuery {
             && self.tier.is_none_or(|t| t == row.tier)
             && self.provenance.is_none_or(|p| p == row.provenance)
             && self.harness.as_ref().is_none_or(|h| *h == row.harness.name)
+            && (!self.reproduced || row.sample.held())
             && self.name_matches(&row.display_name)
     }
 
@@ -288,6 +297,7 @@ impl BoardQuery {
                 ("harness", self.harness.as_deref()),
                 ("tasks", Some(self.tasks.as_str()).filter(|_| self.tasks == TaskScope::Public)),
                 ("q", self.search.as_deref()),
+                ("reproduced", Some(REPRODUCED_HELD).filter(|_| self.reproduced)),
                 ("integrity", Some(self.integrity.as_str()).filter(|_| self.integrity == Integrity::Strict)),
                 ("sort", Some(sort.as_str())),
                 ("dir", Some(if ascending { "asc" } else { "desc" })),

@@ -44,7 +44,7 @@ pub fn outcome_words(outcome: Outcome) -> &'static str {
 pub fn tier_title(tier: Tier) -> &'static str {
     match tier {
         Tier::Maintainer => "Signed by a benchmark maintainer's key",
-        Tier::Submitter => "Signed by the submitter's own key; not re-run by the maintainers",
+        Tier::Submitter => "Signed by the submitter's own key; the maintainers re-run only a sample of its runs",
     }
 }
 
@@ -238,5 +238,34 @@ mod tests {
         assert_eq!(safe_url("javascript:alert(1)"), None);
         assert_eq!(safe_url(" JAVASCRIPT:alert(1)"), None);
         assert_eq!(safe_url("data:text/html,x"), None);
+    }
+}
+
+/// A sampled run's reproduction in words: "same outcome" where the re-run ended as
+/// submitted, "same verdict (…)" where it failed otherwise, "different: … → …" where
+/// its final success differs.
+pub fn reproduction_words(submitted: Outcome, reproduced: Outcome, held: bool) -> String {
+    match (held, submitted == reproduced) {
+        (true, true) => "reproduced: same outcome".to_owned(),
+        (true, false) => format!(
+            "reproduced: same verdict ({} → {})",
+            outcome_words(submitted),
+            outcome_words(reproduced)
+        ),
+        (false, _) => format!(
+            "different: {} → {}",
+            outcome_words(submitted),
+            outcome_words(reproduced)
+        ),
+    }
+}
+
+/// A submission's sample in words: "reproduced 3 of 4 sampled", with the runs that
+/// differed.
+pub fn sample_words(sampled: i64, reproduced: i64, differed: i64) -> String {
+    match (sampled, differed) {
+        (0, _) => "not sampled".to_owned(),
+        (n, 0) => format!("reproduced {reproduced} of {n} sampled"),
+        (n, d) => format!("reproduced {reproduced} of {n} sampled; {d} different"),
     }
 }

@@ -169,6 +169,7 @@ mod answers {
             task_set_digest: Some(chosen.digest.clone()),
             integrity: query.integrity,
             tasks: scope.map(<[TaskId]>::to_vec),
+            reproduced: query.reproduced,
         };
         // Ordered on what ordering needs, then whole rows for the page shown only.
         let (mut keys, (frameworks, models, harnesses), stats) = futures::try_join!(

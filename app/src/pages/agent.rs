@@ -316,6 +316,7 @@ fn Agent(data: AgentData) -> impl IntoView {
                     <th scope="col">"Signed by"</th>
                     <th scope="col">"Runs"</th>
                     <th scope="col">"Status"</th>
+                    <th scope="col">"Reproduction"</th>
                     <th scope="col">"Evidence"</th>
                 </tr>
             </thead>
@@ -335,12 +336,19 @@ fn Agent(data: AgentData) -> impl IntoView {
                                 <a href=href("/parity", &[("a", Some(s.bundle_id.as_str())), ("b", Some(b.as_str()))])>"parity with it"</a>
                             }.into_any(),
                         }}</td>
+                        <td>
+                            <a href=format!("/api/v1/submissions/{}/sample", s.bundle_id)>
+                                {format::sample_words(s.sample.sampled, s.sample.reproduced, s.sample.differed)}
+                            </a>
+                        </td>
                         <td><a href=format!("/api/v1/submissions/{}/envelope", s.bundle_id)>"signed envelope"</a></td>
                     </tr>
                 }).collect_view()}
             </tbody>
         </table>
         }.into_any()}
+
+        <Reproduced runs=a.reproduced.clone() sample=current.as_ref().map(|s| s.sample)/>
 
         {(!issues.is_empty()).then(|| view! { <KnownIssues issues=issues.clone()/> }.into_any())}
     }
@@ -584,4 +592,61 @@ fn Reliability(reliability: store::stats::ReliabilityByHint) -> impl IntoView {
         </div>
     }
     .into_any()
+}
+
+/// The agent's runs the maintainers re-ran from their sample, each beside its
+/// submitted outcome.
+#[component]
+fn Reproduced(runs: Vec<store::ReproducedRun>, sample: Option<store::SampleCounts>) -> impl IntoView {
+    let sample = sample.unwrap_or_default();
+    view! {
+        <h2 id="reproduction">"Reproduction"</h2>
+        <p>
+            {if sample.sampled == 0 {
+                "Its current submission was not sampled for reproduction: only self-reported submissions are (a \
+                 maintainer's are verified already)."
+                    .to_owned()
+            } else {
+                format!(
+                    "Its current submission: {}. The maintainers re-run a sample of every self-reported submission, \
+                     chosen by a keyed hash the submitter could not predict.",
+                    format::sample_words(sample.sampled, sample.reproduced, sample.differed)
+                )
+            }}
+            " "<a href="/about#reproductions">"How the sample is chosen and checked"</a>
+        </p>
+        {(!runs.is_empty()).then(|| view! {
+            <div class="table-wrap">
+                <table>
+                    <caption>"The runs the maintainers re-ran, newest first: each ended as submitted, or not."</caption>
+                    <thead>
+                        <tr>
+                            <th scope="col">"Run"</th>
+                            <th scope="col">"Task"</th>
+                            <th scope="col">"Hints"</th>
+                            <th scope="col" class="num">"Attempt"</th>
+                            <th scope="col">"Submitted"</th>
+                            <th scope="col">"Re-run"</th>
+                            <th scope="col">"Verdict"</th>
+                        </tr>
+                    </thead>
+                    <tbody>
+                        {runs.into_iter().map(|r| view! {
+                            <tr>
+                                <td><a href=format!("/runs/{}#reproduction", r.run_id)>{format!("#{}", r.run_id)}</a></td>
+                                <td>{r.task.to_string()}</td>
+                                <td>{r.hint.label()}</td>
+                                <td class="num">{r.attempt}</td>
+                                <td><OutcomeLabel outcome=r.submitted/></td>
+                                <td><OutcomeLabel outcome=r.reproduced/></td>
+                                <td class=if r.held { "repro held" } else { "repro differed" }>
+                                    {format::reproduction_words(r.submitted, r.reproduced, r.held)}
+                                </td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            </div>
+        })}
+    }
 }

@@ -15,7 +15,7 @@ pub(crate) fn ChangesPage() -> impl IntoView {
         <Title text="Changes"/>
         <Meta name="description" content="Every bundle the RExBench leaderboard accepted or superseded, in order."/>
         <h1>"Changes"</h1>
-        <p>"Every accepted, superseded or retracted bundle, newest first. Also as "<a href="/api/v1/changes">"JSON"</a>"."</p>
+        <p>"Every accepted, superseded or retracted bundle, every review, reproduction and change of who may read outputs, and every sampling key committed and revealed, newest first. Also as "<a href="/api/v1/changes">"JSON"</a>"."</p>
         {loaded(data, |changes| view! { <Changes changes=changes/> })}
     }
 }

@@ -178,6 +178,12 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                 options=data.harnesses.iter().map(|h| (h.name.clone(), h.title())).collect()
                 chosen=view.harness.clone()
             />
+            <Select
+                name="reproduced"
+                label="Reproduced"
+                options=vec![(crate::board::REPRODUCED_HELD.to_owned(), "re-run by the maintainers, and held".to_owned())]
+                chosen=view.reproduced.then(|| crate::board::REPRODUCED_HELD.to_owned())
+            />
             <label for="filter-integrity">"Flagged successes"</label>
             <select id="filter-integrity" name="integrity">
                 {Integrity::ALL.map(|i| view! {
@@ -405,6 +411,7 @@ fn BoardRow(
                 </div>
                 <div class="muted small"><AgentUrl url=row.url.clone()/></div>
                 {coverage.map(|c| view! { <div class="coverage small">{c}</div> })}
+                <SampleBadge sample=row.sample agent=agent.clone()/>
                 {(flagged > 0).then(|| view! {
                     <div class="flag">
                         <a href=format!("{agent}#flagged") title="successes with an integrity finding no maintainer has dismissed">
@@ -460,6 +467,24 @@ fn short_label(hint: Hint) -> &'static str {
 /// Choices whose value is what they show.
 fn names(values: Vec<String>) -> Vec<(String, String)> {
     values.into_iter().map(|v| (v.clone(), v)).collect()
+}
+
+/// A row's reproduction sample: re-run and held, re-run and different, or waiting.
+#[component]
+pub(super) fn SampleBadge(sample: store::SampleCounts, agent: String) -> impl IntoView {
+    let (class, symbol, title) = match (sample.reproduced, sample.differed) {
+        (_, d) if d > 0 => ("repro differed", "✗", "a sampled run the maintainers re-ran ended with another final success"),
+        (0, _) => ("repro pending", "◷", "sampled runs the maintainers have not re-run yet"),
+        _ => ("repro held", "✓", "every sampled run the maintainers re-ran ended as submitted"),
+    };
+    (sample.sampled > 0).then(|| view! {
+        <div class=class>
+            <a href=format!("{agent}#reproduction") title=title>
+                <span aria-hidden="true">{symbol}" "</span>
+                {format::sample_words(sample.sampled, sample.reproduced, sample.differed)}
+            </a>
+        </div>
+    })
 }
 
 /// A filter: one select of a GET form, "Any" meaning no filter; each option a

@@ -11,6 +11,7 @@ mod leaderboard;
 mod not_found;
 mod outputs;
 mod parity;
+mod reproduction;
 mod run;
 mod signin;
 mod submit;

@@ -9,6 +9,7 @@ use leptos_meta::{Meta, Title};
 use store::{FoundBy, Outcome, ProvenanceKind, RunFinding};
 
 use super::experiment::Experiment;
+use super::reproduction::Reproduction;
 use super::outputs::{Artifacts, FilesTouched, PrivateNotice, TrajectoryCounts, outputs_words, role_label};
 use super::{OutcomeLabel, ProvenanceBadge, TierBadge, loaded, param};
 use crate::data::{ArtifactText, RunData, load_run};
@@ -48,6 +49,7 @@ fn Run(data: RunData) -> impl IntoView {
     let outline = data.outline.clone();
     let readable = outline.readable;
     let has_patch = r.artifacts.iter().any(|a| a.role == "patch");
+    let reproduced = super::reproduction::verdict(r.outcome, r.sampled, r.reproduction.as_ref());
 
     view! {
         <Title text=title.clone()/>
@@ -80,6 +82,16 @@ fn Run(data: RunData) -> impl IntoView {
                 <dt>"Where it failed"</dt>
                 <dd><a href=format!("#step-{step}")>{format!("Step {step} of the agent's trajectory")}</a></dd>
             })}
+            {reproduced.map(|words| view! {
+                <dt>"Reproduction"</dt>
+                <dd>
+                    {if r.reproduction.is_some() {
+                        view! { <a href="#reproduction">{words}</a> }.into_any()
+                    } else {
+                        view! { <span>{words}</span> }.into_any()
+                    }}
+                </dd>
+            })}
             <dt>"Outputs"</dt>
             <dd>{outputs_words(outline.outputs, readable)}</dd>
             <dt>"Results"</dt>
@@ -94,6 +106,10 @@ fn Run(data: RunData) -> impl IntoView {
 
         {(!r.findings.is_empty()).then(|| view! {
             <Findings findings=r.findings.clone() texts=data.texts.clone() success=r.outcome == Outcome::Success/>
+        })}
+
+        {r.reproduction.clone().map(|reproduction| view! {
+            <Reproduction reproduction=reproduction submitted=r.outcome submitted_metrics=r.metrics.clone() readable=readable/>
         })}
 
         <h2>"Metrics"</h2>

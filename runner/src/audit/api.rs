@@ -13,138 +13,188 @@ use crate::Error;
 
 /// The counts one rate is made of, under one hint condition (of one task, or all).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
-pub(super) struct Rates {
-    pub(super) runs: i64,
-    pub(super) counted: i64,
-    pub(super) successes: i64,
-    pub(super) executed: i64,
+pub(crate) struct Rates {
+    pub(crate) runs: i64,
+    pub(crate) counted: i64,
+    pub(crate) successes: i64,
+    pub(crate) executed: i64,
     /// Counted runs whose execution the server knows (none, for published results
     /// that tell only successes).
     #[serde(default)]
-    pub(super) exec_counted: Option<i64>,
-    pub(super) final_success: Option<f64>,
-    pub(super) execution_success: Option<f64>,
-    pub(super) file_recall: Option<f64>,
-    pub(super) cost_runs: i64,
-    pub(super) mean_cost_usd: Option<f64>,
-    pub(super) duration_runs: i64,
-    pub(super) mean_duration_s: Option<f64>,
+    pub(crate) exec_counted: Option<i64>,
+    pub(crate) final_success: Option<f64>,
+    pub(crate) execution_success: Option<f64>,
+    pub(crate) file_recall: Option<f64>,
+    pub(crate) cost_runs: i64,
+    pub(crate) mean_cost_usd: Option<f64>,
+    pub(crate) duration_runs: i64,
+    pub(crate) mean_duration_s: Option<f64>,
     /// Successes with an integrity finding not dismissed.
     #[serde(default)]
-    pub(super) flagged: i64,
+    pub(crate) flagged: i64,
 }
 
 #[derive(Debug, Deserialize)]
-pub(super) struct AgentAnswer {
-    pub(super) submissions: Vec<SubmissionAnswer>,
-    pub(super) current: BTreeMap<String, BTreeMap<String, BTreeMap<Hint, Rates>>>,
+pub(crate) struct AgentAnswer {
+    pub(crate) submissions: Vec<SubmissionAnswer>,
+    pub(crate) current: BTreeMap<String, BTreeMap<String, BTreeMap<Hint, Rates>>>,
     /// Every finding about the runs of the current submissions.
     #[serde(default)]
-    pub(super) findings: Vec<FindingRecordAnswer>,
+    pub(crate) findings: Vec<FindingRecordAnswer>,
+    /// The agent's runs the maintainers re-ran.
+    #[serde(default)]
+    pub(crate) reproduced: Vec<ReproducedAnswer>,
 }
 
 #[derive(Debug, Deserialize)]
-pub(super) struct FindingRecordAnswer {
-    pub(super) finding: FindingAnswer,
-    pub(super) bundle_id: String,
-    pub(super) task: String,
-    pub(super) hint: Hint,
-    pub(super) attempt: u32,
+pub(crate) struct ReproducedAnswer {
+    pub(crate) bundle_id: String,
+    pub(crate) reproduction: String,
+    pub(crate) task: String,
+    pub(crate) hint: Hint,
+    pub(crate) attempt: u32,
+    pub(crate) reproduced: bundle::Outcome,
+    pub(crate) held: bool,
 }
 
 #[derive(Debug, Deserialize)]
-pub(super) struct FindingAnswer {
-    pub(super) found_by: String,
-    pub(super) check: String,
-    pub(super) message: String,
-    pub(super) artifact: Option<String>,
-    pub(super) line: Option<u64>,
-    pub(super) review: Option<ReviewAnswer>,
+pub(crate) struct SamplingAnswer {
+    pub(crate) epochs: Vec<EpochAnswer>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct EpochAnswer {
+    pub(crate) epoch: i64,
+    pub(crate) commitment: String,
+    pub(crate) committed_at: String,
+    pub(crate) key: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct SampleAnswer {
+    pub(crate) epoch: Option<i64>,
+    pub(crate) revealed: bool,
+    pub(crate) counts: SampleCounts,
+    pub(crate) runs: Vec<SampledRunAnswer>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub(crate) struct SampleCounts {
+    pub(crate) sampled: i64,
+    pub(crate) reproduced: i64,
+    pub(crate) differed: i64,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct SampledRunAnswer {
+    pub(crate) task: String,
+    pub(crate) hint: Hint,
+    pub(crate) attempt: u32,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct FindingRecordAnswer {
+    pub(crate) finding: FindingAnswer,
+    pub(crate) bundle_id: String,
+    pub(crate) task: String,
+    pub(crate) hint: Hint,
+    pub(crate) attempt: u32,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct FindingAnswer {
+    pub(crate) found_by: String,
+    pub(crate) check: String,
+    pub(crate) message: String,
+    pub(crate) artifact: Option<String>,
+    pub(crate) line: Option<u64>,
+    pub(crate) review: Option<ReviewAnswer>,
     /// The server withholds the text: the run's outputs are private to this reader.
     #[serde(default)]
-    pub(super) withheld: bool,
+    pub(crate) withheld: bool,
 }
 
 #[derive(Debug, Deserialize)]
-pub(super) struct ReviewAnswer {
-    pub(super) verdict: String,
+pub(crate) struct ReviewAnswer {
+    pub(crate) verdict: String,
 }
 
 /// A run, as a manifest and the API name it.
-pub(super) type RunKey = (String, Hint, u32);
+pub(crate) type RunKey = (String, Hint, u32);
 
 #[derive(Debug, Deserialize)]
-pub(super) struct SubmissionAnswer {
-    pub(super) bundle_id: String,
-    pub(super) keyid: String,
-    pub(super) superseded_by: Option<String>,
+pub(crate) struct SubmissionAnswer {
+    pub(crate) bundle_id: String,
+    pub(crate) keyid: String,
+    pub(crate) received_at: String,
+    pub(crate) superseded_by: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
-pub(super) struct KeysAnswer {
-    pub(super) keys: Vec<KeyAnswer>,
+pub(crate) struct KeysAnswer {
+    pub(crate) keys: Vec<KeyAnswer>,
 }
 
 #[derive(Debug, Deserialize)]
-pub(super) struct KeyAnswer {
-    pub(super) keyid: String,
-    pub(super) owner: String,
-    pub(super) tier: Tier,
-    pub(super) revoked_at: Option<String>,
-    pub(super) public_key: String,
+pub(crate) struct KeyAnswer {
+    pub(crate) keyid: String,
+    pub(crate) owner: String,
+    pub(crate) tier: Tier,
+    pub(crate) revoked_at: Option<String>,
+    pub(crate) public_key: String,
 }
 
 #[derive(Debug, Deserialize)]
-pub(super) struct LeaderboardAnswer {
-    pub(super) rows: Vec<RowAnswer>,
+pub(crate) struct LeaderboardAnswer {
+    pub(crate) rows: Vec<RowAnswer>,
 }
 
 #[derive(Debug, Deserialize)]
-pub(super) struct RowAnswer {
-    pub(super) bundle_id: String,
-    pub(super) by_hint: BTreeMap<Hint, Rates>,
-    pub(super) harness: HarnessAnswer,
+pub(crate) struct RowAnswer {
+    pub(crate) bundle_id: String,
+    pub(crate) by_hint: BTreeMap<Hint, Rates>,
+    pub(crate) harness: HarnessAnswer,
     #[serde(default)]
-    pub(super) coverage: BTreeMap<Hint, CoverageAnswer>,
-    pub(super) stats: Option<StatsAnswer>,
+    pub(crate) coverage: BTreeMap<Hint, CoverageAnswer>,
+    pub(crate) stats: Option<StatsAnswer>,
 }
 
 #[derive(Debug, PartialEq, Deserialize)]
-pub(super) struct HarnessAnswer {
-    pub(super) name: String,
-    pub(super) version: Option<String>,
+pub(crate) struct HarnessAnswer {
+    pub(crate) name: String,
+    pub(crate) version: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-pub(super) struct CoverageAnswer {
-    pub(super) tasks: i64,
-    pub(super) fewest_attempts: i64,
-    pub(super) most_attempts: i64,
+pub(crate) struct CoverageAnswer {
+    pub(crate) tasks: i64,
+    pub(crate) fewest_attempts: i64,
+    pub(crate) most_attempts: i64,
 }
 
 #[derive(Debug, Deserialize)]
-pub(super) struct StatsAnswer {
-    pub(super) reliability: BTreeMap<Hint, Option<ReliabilityAnswer>>,
+pub(crate) struct StatsAnswer {
+    pub(crate) reliability: BTreeMap<Hint, Option<ReliabilityAnswer>>,
 }
 
 #[derive(Debug, Deserialize)]
-pub(super) struct ReliabilityAnswer {
-    pub(super) pass_at: Vec<Estimate>,
-    pub(super) pass_all: Vec<Estimate>,
+pub(crate) struct ReliabilityAnswer {
+    pub(crate) pass_at: Vec<Estimate>,
+    pub(crate) pass_all: Vec<Estimate>,
 }
 
 #[derive(Debug, Deserialize)]
-pub(super) struct Estimate {
-    pub(super) estimate: f64,
+pub(crate) struct Estimate {
+    pub(crate) estimate: f64,
 }
 
 /// The server's API, read over HTTP.
-pub(super) struct Api {
-    pub(super) base: String,
-    pub(super) agent: ureq::Agent,
+pub(crate) struct Api {
+    pub(crate) base: String,
+    pub(crate) agent: ureq::Agent,
     /// Sent as `Authorization: Bearer …`: a maintainer's or a signed-in submitter's
     /// token, which private outputs are served to.
-    pub(super) token: Option<String>,
+    pub(crate) token: Option<String>,
 }
 
 impl Api {
@@ -156,11 +206,11 @@ impl Api {
         }
     }
 
-    pub(super) fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
 
-    pub(super) fn bytes(&self, path: &str) -> Result<Vec<u8>, Error> {
+    pub(crate) fn bytes(&self, path: &str) -> Result<Vec<u8>, Error> {
         let url = self.url(path);
         let fetch = |reason: String| Error::Fetch { url: url.clone(), reason };
         let mut response = self.get(&url).call().map_err(|e| fetch(e.to_string()))?;
@@ -178,7 +228,7 @@ impl Api {
         Ok(body)
     }
 
-    pub(super) fn json<T: DeserializeOwned>(&self, path: &str) -> Result<T, Error> {
+    pub(crate) fn json<T: DeserializeOwned>(&self, path: &str) -> Result<T, Error> {
         let bytes = self.bytes(path)?;
         serde_json::from_slice(&bytes)
             .map_err(|e| Error::Answer { url: self.url(path), reason: e.to_string() })
@@ -186,7 +236,7 @@ impl Api {
 
     /// An artifact's digest, hashed as it streams in; `None` where it is a private
     /// output the server does not serve to this reader (401 `outputs_private`).
-    pub(super) fn digest_of(&self, digest: &str) -> Result<Option<Digest>, Error> {
+    pub(crate) fn digest_of(&self, digest: &str) -> Result<Option<Digest>, Error> {
         let url = self.url(&format!("/artifacts/{digest}"));
         let fetch = |reason: String| Error::Fetch { url: url.clone(), reason };
         let mut response = self.get(&url).call().map_err(|e| fetch(e.to_string()))?;

@@ -8,7 +8,8 @@
 //! The rates are recomputed here from spec §4's definitions, not with the server's code,
 //! so that a fault in either shows as a difference.
 
-mod api;
+pub(crate) mod api;
+mod sample;
 mod tally;
 
 use std::collections::BTreeMap;
@@ -263,6 +264,7 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey], token: Option<&str>
     }
     let read = Read { detail: &detail, reported: &board, totals: &totals };
     integrity(&api, &manifest, read, &bundle_id, &mut check)?;
+    sample::audit(&api, &manifest, submission, &detail, &keys, &mut check)?;
     let grid = detail.current.get(&bundle_id);
     let mut found = Vec::new();
     let served_cells: Vec<(String, Hint, Rates)> = grid

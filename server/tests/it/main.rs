@@ -15,6 +15,7 @@ mod pages;
 mod paper;
 mod privacy;
 mod process;
+mod reproductions;
 mod s3;
 mod schemathesis;
 mod several;

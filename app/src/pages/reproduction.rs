@@ -1,0 +1,117 @@
+//! A sampled run's reproduction on its run page: how the maintainers' re-run of the
+//! submitted patch ended, beside how the submission says it ended, with the re-run's
+//! own outputs (readable where the run's are).
+
+use leptos::prelude::*;
+
+use store::{Outcome, RunReproduction};
+
+use super::OutcomeLabel;
+use super::outputs::role_label;
+use crate::format;
+
+/// The facts line: what came of the run's place in its submission's sample.
+pub(super) fn verdict(submitted: Outcome, sampled: bool, reproduction: Option<&RunReproduction>) -> Option<String> {
+    match reproduction {
+        Some(r) => Some(format::reproduction_words(submitted, r.outcome, r.held)),
+        None if sampled => Some("sampled for reproduction; not re-run yet".to_owned()),
+        None => None,
+    }
+}
+
+#[component]
+pub(super) fn Reproduction(
+    reproduction: RunReproduction,
+    submitted: Outcome,
+    submitted_metrics: std::collections::BTreeMap<String, f64>,
+    readable: bool,
+) -> impl IntoView {
+    let r = reproduction;
+    let class = if r.held { "notice reproduced held" } else { "notice reproduced differed" };
+    let words = format::reproduction_words(submitted, r.outcome, r.held);
+    let names: std::collections::BTreeSet<String> =
+        submitted_metrics.keys().chain(r.metrics.keys()).cloned().collect();
+    let gpus = if r.gpus > 0 { format!(", {} GPU{}", r.gpus, if r.gpus == 1 { "" } else { "s" }) } else { String::new() };
+    view! {
+        <h2 id="reproduction">"Reproduction"</h2>
+        <p class=class>
+            <strong>{words}</strong>
+            ". The maintainers re-ran this run's submitted patch with the public runner, as part of its submission's "
+            "sample; a different final success is an integrity finding ("<code>"not-reproduced"</code>")."
+        </p>
+        <dl class="facts">
+            <dt>"Re-run outcome"</dt>
+            <dd><OutcomeLabel outcome=r.outcome/></dd>
+            <dt>"Error type"</dt>
+            <dd>{r.error_type.clone().unwrap_or_else(|| "–".into())}</dd>
+            <dt>"Duration"</dt>
+            <dd>{format::seconds(r.duration_s)}</dd>
+            <dt>"Executor"</dt>
+            <dd>{format!("{} · {}{gpus}", r.executor, r.hardware)}</dd>
+            <dt>"Reproduction"</dt>
+            <dd>
+                <a href=format!("/api/v1/submissions/{}/envelope", r.bundle_id)>
+                    <code title=r.bundle_id.clone()>{format::short(&r.bundle_id).to_owned()}</code>
+                </a>
+                {format!(" · received {}", r.received_at)}
+            </dd>
+        </dl>
+        {(!names.is_empty()).then(|| view! {
+            <table>
+                <caption>"The values the checker read: as submitted, and on the re-run."</caption>
+                <thead>
+                    <tr>
+                        <th scope="col">"Metric"</th>
+                        <th scope="col">"Submitted"</th>
+                        <th scope="col">"Re-run"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {names.into_iter().map(|name| {
+                        let show = |m: &std::collections::BTreeMap<String, f64>| m.get(&name).map_or_else(|| "–".to_owned(), f64::to_string);
+                        view! {
+                            <tr>
+                                <th scope="row"><code>{name.clone()}</code></th>
+                                <td class="num">{show(&submitted_metrics)}</td>
+                                <td class="num">{show(&r.metrics)}</td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        })}
+        <div class="table-wrap">
+            <table class="artifacts">
+                <caption>
+                    {if readable {
+                        "The re-run's outputs: each one's size and SHA-256, linked to its plain text."
+                    } else {
+                        "The re-run's outputs: each one's size and SHA-256 (private, as the run's are)."
+                    }}
+                </caption>
+                <thead>
+                    <tr>
+                        <th scope="col">"Output"</th>
+                        <th scope="col" class="num">"Size"</th>
+                        <th scope="col">"SHA-256"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {r.artifacts.into_iter().map(|a| view! {
+                        <tr>
+                            <th scope="row">{role_label(&a.role)}</th>
+                            <td class="num">{format::bytes(a.size)}</td>
+                            <td>
+                                {if readable {
+                                    view! { <a href=format!("/artifacts/{}", a.digest)><code class="digest">{a.digest.clone()}</code></a> }.into_any()
+                                } else {
+                                    view! { <code class="digest">{a.digest.clone()}</code> }.into_any()
+                                }}
+                            </td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+}

@@ -1,0 +1,188 @@
+//! The audit of a submission's reproduction sample (spec §4d, §4e): once its epoch's
+//! key is revealed, the key must hash to the commitment the server published before the
+//! submission arrived, and the sample the server keeps must be the one the rule picks
+//! from the signed manifest; every reproduction must verify with a maintainer's key,
+//! name this submission, re-run its runs' signed patches, and end as the server shows.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use bundle::sample::{Candidate, choose, commitment};
+use bundle::{Digest, Envelope, Limits, Manifest, PublicKey, Tier};
+
+use super::api::{AgentAnswer, Api, KeysAnswer, SampleAnswer, SamplingAnswer, SubmissionAnswer};
+use crate::Error;
+
+pub(super) fn audit(
+    api: &Api,
+    manifest: &Manifest,
+    submission: &SubmissionAnswer,
+    detail: &AgentAnswer,
+    keys: &KeysAnswer,
+    check: &mut impl FnMut(bool, String),
+) -> Result<(), Error> {
+    let bundle_id = &submission.bundle_id;
+    let sample: SampleAnswer = api.json(&format!("/api/v1/submissions/{bundle_id}/sample"))?;
+    let sampling: SamplingAnswer = api.json("/api/v1/sampling")?;
+    let keyed = |keyid: &str| keys.keys.iter().find(|k| k.keyid == keyid);
+    let submitter = keyed(&submission.keyid).is_some_and(|k| k.tier == Tier::Submitter);
+    let shown: BTreeSet<(String, String, u32)> =
+        sample.runs.iter().map(|r| (r.task.clone(), r.hint.to_string(), r.attempt)).collect();
+
+    match sample.epoch.and_then(|e| sampling.epochs.iter().find(|x| x.epoch == e)) {
+        None if sample.epoch.is_some() => {
+            check(false, format!("sample: epoch {:?} is not among the server's sampling epochs", sample.epoch))
+        }
+        None => {
+            let eligible = Candidate::of(manifest).iter().any(|c| c.has_patch);
+            let kind = manifest.provenance.kind;
+            let due = submitter && eligible && kind != bundle::ProvenanceKind::Published;
+            check(
+                !due,
+                if due {
+                    "sample: a self-reported submission with patches, but the server sampled none of its runs".into()
+                } else {
+                    "sample: none (only self-reported submissions with patches are sampled)".into()
+                },
+            );
+        }
+        Some(epoch) => match &epoch.key {
+            None => check(
+                sample.counts.sampled as usize <= 2 * bundle::Hint::ALL.len() && !sample.revealed,
+                format!(
+                    "sample: {} runs sampled under epoch {}, whose key is still secret (commitment {}): it can be \
+                     recomputed once the key is revealed",
+                    sample.counts.sampled, epoch.epoch, epoch.commitment
+                ),
+            ),
+            Some(key_hex) => {
+                let key = hex::decode(key_hex).unwrap_or_default();
+                check(
+                    commitment(&key) == epoch.commitment && key.len() == bundle::sample::KEY_BYTES,
+                    format!(
+                        "sampling key: epoch {}'s revealed key hashes to its commitment {}",
+                        epoch.epoch, epoch.commitment
+                    ),
+                );
+                check(
+                    epoch.committed_at <= submission.received_at,
+                    format!(
+                        "sampling key: committed at {}, before the submission arrived at {}",
+                        epoch.committed_at, submission.received_at
+                    ),
+                );
+                let runs = Candidate::of(manifest);
+                let mine: BTreeSet<(String, String, u32)> = choose(&key, bundle_id, &runs)
+                    .into_iter()
+                    .map(|i| (runs[i].task.clone(), runs[i].hint.to_string(), runs[i].attempt))
+                    .collect();
+                let same = mine == shown && sample.counts.sampled as usize == mine.len();
+                check(
+                    same,
+                    if same {
+                        format!("sample: the {} runs the server sampled are the rule's, recomputed from the signed manifest", mine.len())
+                    } else {
+                        format!(
+                            "sample: the rule picks {}, the server shows {} ({} counted)",
+                            words(&mine),
+                            words(&shown),
+                            sample.counts.sampled
+                        )
+                    },
+                );
+            }
+        },
+    }
+
+    // Each reproduction, against its own envelope.
+    let signed: BTreeMap<(String, String, u32), &bundle::Run> =
+        manifest.runs.iter().map(|r| ((r.task.to_string(), r.hint.to_string(), r.attempt), r)).collect();
+    let shown_reruns: Vec<_> = detail.reproduced.iter().filter(|r| &r.bundle_id == bundle_id).collect();
+    let reproductions: BTreeSet<&str> = shown_reruns.iter().map(|r| r.reproduction.as_str()).collect();
+    let maintainers: Vec<PublicKey> = keys
+        .keys
+        .iter()
+        .filter(|k| k.tier == Tier::Maintainer)
+        .filter_map(|k| PublicKey::from_pem(&k.public_key).ok())
+        .collect();
+    let mut found = Vec::new();
+    let mut reran = 0;
+    let mut differed = 0;
+    for id in &reproductions {
+        let bytes = api.bytes(&format!("/api/v1/submissions/{id}/envelope"))?;
+        let opened = Envelope::parse(&bytes).and_then(|e| Ok((e.payload(Limits::default().manifest)?, e)));
+        let (payload, envelope) = match opened {
+            Ok(x) => x,
+            Err(e) => {
+                found.push(format!("{id}: not a readable envelope: {e}"));
+                continue;
+            }
+        };
+        if envelope.check_signatures(&payload, &maintainers).is_err() {
+            found.push(format!("{id}: no signature by a maintainer key the server lists"));
+        }
+        if Digest::of(&payload).to_hex() != **id {
+            found.push(format!("{id}: its manifest hashes otherwise"));
+        }
+        let Ok(m) = Manifest::parse(&payload) else {
+            found.push(format!("{id}: its manifest does not parse"));
+            continue;
+        };
+        if m.reproduction.as_ref().is_none_or(|r| &r.of != bundle_id) {
+            found.push(format!("{id}: it does not say it reproduces {bundle_id}"));
+        }
+        for run in &m.runs {
+            let key = (run.task.to_string(), run.hint.to_string(), run.attempt);
+            let label = format!("{}/{}/{}", key.0, key.1, key.2);
+            let Some(original) = signed.get(&key) else {
+                found.push(format!("{id}: re-ran {label}, which the submission does not have"));
+                continue;
+            };
+            if run.artifacts.get("patch") != original.artifacts.get("patch") {
+                found.push(format!("{id}: {label} re-ran another patch than the one submitted"));
+            }
+            if !shown.contains(&key) {
+                found.push(format!("{id}: {label} is not in the sample the server shows"));
+            }
+            let held = run.outcome.succeeded() == original.outcome.succeeded();
+            reran += 1;
+            differed += usize::from(!held);
+            let on_board = shown_reruns
+                .iter()
+                .find(|r| r.reproduction == **id && (r.task.clone(), r.hint.to_string(), r.attempt) == key);
+            match on_board {
+                Some(r) if r.reproduced == run.outcome && r.held == held => {}
+                Some(r) => found.push(format!(
+                    "{label}: the server shows the re-run as {} (held: {}), its signed reproduction says {} (held: {held})",
+                    r.reproduced, r.held, run.outcome
+                )),
+                None => found.push(format!("{label}: re-run in {id}, but the server does not show it")),
+            }
+        }
+    }
+    if sample.counts.reproduced != reran as i64 || sample.counts.differed != differed as i64 {
+        found.push(format!(
+            "the server counts {} re-run and {} different, the signed reproductions {reran} and {differed}",
+            sample.counts.reproduced, sample.counts.differed
+        ));
+    }
+    check(
+        found.is_empty(),
+        if found.is_empty() {
+            format!(
+                "reproductions: {} signed by maintainers re-ran {reran} sampled runs with their submitted patches; \
+                 {differed} ended otherwise, as the server shows",
+                reproductions.len()
+            )
+        } else {
+            format!("reproductions: {}", found.join("; "))
+        },
+    );
+    Ok(())
+}
+
+fn words(runs: &BTreeSet<(String, String, u32)>) -> String {
+    if runs.is_empty() {
+        return "none".into();
+    }
+    runs.iter().map(|(t, h, a)| format!("{t}/{h}/{a}")).collect::<Vec<_>>().join(", ")
+}

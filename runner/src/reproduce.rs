@@ -1,0 +1,375 @@
+//! `rexbench reproduce`: the maintainers' side of a reproduction (spec §4d). It reads
+//! the leaderboard's queue of sampled runs, fetches each run's submitted patch (checked
+//! against its digest), evaluates the patches as any evaluation (this machine, a
+//! container, or Slurm), and packs, signs and submits one reproduction per submission,
+//! recording the executor's hardware and every run's duration.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::PathBuf;
+
+use bundle::{Digest, Hardware, Hint, Outcome, Reproduction, SecretKey};
+use serde::Deserialize;
+
+use crate::Error;
+use crate::audit::api::Api;
+use crate::evaluate::{self, benchmark_for};
+use crate::results::{RunRecord, run_dir};
+use crate::submit::Verdict;
+use crate::task::load_all;
+
+/// What `reproduce` needs beside the leaderboard.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The leaderboard, e.g. `https://rexbench.example.org`.
+    pub server: String,
+    /// A token that reaches the queue and private outputs: the admin token.
+    pub token: String,
+    /// The maintainer key that signs the reproductions.
+    pub key: PathBuf,
+    /// Where each submission's re-run is kept: `<out>/<bundle id>/` (resumable).
+    pub out: PathBuf,
+    /// Only this submission's sample.
+    pub bundle: Option<String>,
+    /// List what waits; re-run nothing.
+    pub dry_run: bool,
+    /// The evaluation's own options; `outputs` and `out` are set for each submission.
+    pub evaluate: evaluate::Options,
+}
+
+/// A sampled run, as the queue gives it (only what `reproduce` reads).
+#[derive(Debug, Clone, Deserialize)]
+pub struct QueuedRun {
+    pub run_id: i64,
+    pub bundle_id: String,
+    pub agent_id: String,
+    pub task_set_digest: String,
+    pub task: String,
+    pub hint: Hint,
+    pub attempt: u32,
+    pub outcome: Outcome,
+    pub patch: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct QueueAnswer {
+    runs: Vec<QueuedRun>,
+}
+
+/// What came of one submission's sample.
+#[derive(Debug)]
+pub struct Report {
+    pub bundle_id: String,
+    pub agent_id: String,
+    /// Each run re-run: its key, as submitted, as re-run.
+    pub runs: Vec<(String, Outcome, Outcome)>,
+    /// Runs that ended `infra_error`, set aside to be re-run by the next `reproduce`.
+    pub inconclusive: Vec<String>,
+    /// The reproduction bundle, and the server's verdict on it.
+    pub bundle: Option<PathBuf>,
+    pub verdict: Option<Verdict>,
+    /// Why nothing was re-run, where nothing was.
+    pub skipped: Option<String>,
+}
+
+impl Report {
+    pub fn differed(&self) -> usize {
+        self.runs.iter().filter(|(_, a, b)| a.succeeded() != b.succeeded()).count()
+    }
+}
+
+/// The queue of sampled runs not yet reproduced.
+pub(crate) fn queue(api: &Api) -> Result<Vec<QueuedRun>, Error> {
+    Ok(api.json::<QueueAnswer>("/api/v1/admin/reproductions?status=pending")?.runs)
+}
+
+pub(crate) fn api(server: &str, token: &str) -> Api {
+    Api {
+        base: server.trim_end_matches('/').to_owned(),
+        agent: ureq::Agent::config_builder().http_status_as_error(false).build().into(),
+        token: Some(token.to_owned()),
+    }
+}
+
+/// Re-runs the queue's runs, one reproduction per submission.
+pub fn reproduce(opts: &Options) -> Result<Vec<Report>, Error> {
+    let api = api(&opts.server, &opts.token);
+    let key = crate::keyfile::read_secret(&opts.key)?;
+    let mut by_bundle: BTreeMap<String, Vec<QueuedRun>> = BTreeMap::new();
+    for run in queue(&api)? {
+        if opts.bundle.as_ref().is_none_or(|b| *b == run.bundle_id) {
+            by_bundle.entry(run.bundle_id.clone()).or_default().push(run);
+        }
+    }
+    if opts.dry_run {
+        return Ok(by_bundle
+            .into_iter()
+            .map(|(bundle_id, runs)| Report {
+                agent_id: runs[0].agent_id.clone(),
+                runs: runs.iter().map(|r| (label(r), r.outcome, r.outcome)).collect(),
+                bundle_id,
+                inconclusive: Vec::new(),
+                bundle: None,
+                verdict: None,
+                skipped: Some("--dry-run".into()),
+            })
+            .collect());
+    }
+    let cards = load_all(&opts.evaluate.tasks_dir)?;
+    let mut reports = Vec::new();
+    for (bundle_id, runs) in by_bundle {
+        let report = match reproduce_one(&api, &key, opts, &cards, &bundle_id, &runs) {
+            Ok(r) => r,
+            Err(Skip(why)) => Report {
+                agent_id: runs[0].agent_id.clone(),
+                bundle_id,
+                runs: Vec::new(),
+                inconclusive: Vec::new(),
+                bundle: None,
+                verdict: None,
+                skipped: Some(why),
+            },
+        };
+        if evaluate::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+            reports.push(report);
+            break;
+        }
+        reports.push(report);
+    }
+    Ok(reports)
+}
+
+/// Why a submission's sample was not re-run (the others still are).
+struct Skip(String);
+
+impl From<Error> for Skip {
+    fn from(e: Error) -> Skip {
+        Skip(format!("{e:#}"))
+    }
+}
+
+fn label(r: &QueuedRun) -> String {
+    format!("{}/{}/{}", r.task, r.hint, r.attempt)
+}
+
+fn reproduce_one(
+    api: &Api,
+    key: &SecretKey,
+    opts: &Options,
+    cards: &BTreeMap<String, crate::task::TaskCard>,
+    bundle_id: &str,
+    runs: &[QueuedRun],
+) -> Result<Report, Skip> {
+    // The submission's own manifest, from its envelope: its agent, exactly as signed.
+    let envelope = api.bytes(&format!("/api/v1/submissions/{bundle_id}/envelope"))?;
+    let envelope = bundle::Envelope::parse(&envelope).map_err(|e| Skip(format!("its envelope: {e}")))?;
+    let payload = envelope.payload(bundle::Limits::default().manifest).map_err(|e| Skip(format!("its envelope: {e}")))?;
+    if Digest::of(&payload).to_hex() != bundle_id {
+        return Err(Skip("the server's envelope is not of this bundle (its payload hashes otherwise)".into()));
+    }
+    let manifest = bundle::Manifest::parse(&payload).map_err(|e| Skip(format!("its manifest: {e}")))?;
+
+    // The same task cards, or the verdicts would not compare.
+    let mut chosen = Vec::new();
+    for r in runs {
+        chosen.push(cards.get(&r.task).ok_or_else(|| {
+            Skip(format!("task `{}` has no card in {}", r.task, opts.evaluate.tasks_dir.display()))
+        })?);
+    }
+    let benchmark = benchmark_for(cards, chosen.into_iter())?;
+    if benchmark.task_set_digest != manifest.benchmark.task_set_digest {
+        return Err(Skip(format!(
+            "it was evaluated against the task set {}, these cards are {}: give --tasks with the same cards",
+            manifest.benchmark.task_set_digest, benchmark.task_set_digest
+        )));
+    }
+
+    // Each submitted patch, as the submission carries it, checked against its digest.
+    let dir = opts.out.join(bundle_id);
+    let outputs = dir.join("outputs");
+    for r in runs {
+        let digest = r.patch.as_deref().ok_or_else(|| Skip(format!("run {} has no patch", label(r))))?;
+        let bytes = api.bytes(&format!("/artifacts/{digest}"))?;
+        if Digest::of(&bytes).to_hex() != digest {
+            return Err(Skip(format!(
+                "the server served other bytes for run {}'s patch {digest}: refusing to re-run them",
+                label(r)
+            )));
+        }
+        let at = outputs.join(&r.task).join(r.hint.as_str()).join(r.attempt.to_string());
+        fs::create_dir_all(&at).map_err(Error::io_at(&at))?;
+        crate::run::write_atomically(&at.join("patch.diff"), &bytes)?;
+    }
+
+    let results = dir.join("results");
+    let eval = evaluate::Options { outputs: outputs.clone(), out: results.clone(), ..opts.evaluate.clone() };
+    evaluate::evaluate(&eval)?;
+
+    // A run that ended infra_error shows nothing: it is set aside, to be re-run.
+    let mut done = Vec::new();
+    let mut inconclusive = Vec::new();
+    for r in runs {
+        let at = run_dir(&results, &r.task, r.hint, r.attempt);
+        let record: RunRecord = serde_json::from_slice(&fs::read(at.join("run.json")).map_err(Error::io_at(&at))?)
+            .map_err(|e| Skip(format!("{}: {e}", at.display())))?;
+        if record.outcome == Outcome::InfraError {
+            let aside = dir.join("infra_error").join(format!("{}-{}-{}", r.task, r.hint, r.attempt));
+            let _ = fs::remove_dir_all(&aside);
+            fs::create_dir_all(aside.parent().expect("has a parent")).map_err(Error::io_at(&aside))?;
+            fs::rename(&at, &aside).map_err(Error::io_at(&at))?;
+            inconclusive.push(label(r));
+        } else {
+            done.push((label(r), r.outcome, record.outcome));
+        }
+    }
+    let mut report = Report {
+        bundle_id: bundle_id.to_owned(),
+        agent_id: manifest.agent.id.clone(),
+        runs: done,
+        inconclusive,
+        bundle: None,
+        verdict: None,
+        skipped: None,
+    };
+    if report.runs.is_empty() {
+        report.skipped = Some("every run ended infra_error: nothing to submit".into());
+        return Ok(report);
+    }
+
+    let (executor, hardware) = hardware(&opts.evaluate);
+    let reproduction = Reproduction { of: bundle_id.to_owned(), executor, hardware };
+    let path = dir.join("reproduction.rexb.tar.gz");
+    let created_at = benchmark::pack::timestamp(time::OffsetDateTime::now_utc());
+    benchmark::pack::pack_as(&results, manifest.agent.clone(), Some(reproduction), &[key], &created_at, &path)
+        .map_err(|e| Skip(format!("packing {}: {}", results.display(), chain(&e))))?;
+    report.verdict = Some(crate::submit::submit(&path, &opts.server)?);
+    report.bundle = Some(path);
+    Ok(report)
+}
+
+/// An error with its causes, as one line.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut words = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        words.push_str(&format!(": {c}"));
+        cause = c.source();
+    }
+    words
+}
+
+/// How the runs were executed, and on what: this machine's CPUs, memory and GPUs, or
+/// what each Slurm job asked for.
+pub fn hardware(opts: &evaluate::Options) -> (String, Hardware) {
+    let cpu = cpu_model().unwrap_or_else(|| "unknown CPU".to_owned());
+    if let Some(slurm) = &opts.slurm {
+        let cpus = slurm.cpus_per_run.unwrap_or(1).max(1);
+        let memory_bytes = slurm.mem.as_deref().and_then(slurm_memory).unwrap_or(0);
+        let gpus = slurm.gpus.as_deref().and_then(gpu_count).or_else(|| slurm.gres.as_deref().and_then(gres_gpus));
+        let gpus = gpus.unwrap_or(0);
+        let mut description = format!("Slurm job: {cpus} CPUs");
+        if let Some(mem) = &slurm.mem {
+            description.push_str(&format!(", {mem}"));
+        }
+        if gpus > 0 {
+            description.push_str(&format!(", {gpus} GPU{}", if gpus == 1 { "" } else { "s" }));
+        }
+        if let Some(p) = &slurm.partition {
+            description.push_str(&format!(" (partition {p})"));
+        }
+        let hardware = Hardware { cpus, memory_bytes, gpus, gpu_model: None, description: clip(description) };
+        return ("slurm".to_owned(), hardware);
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(u32::MAX));
+    let memory_bytes = memory_total().unwrap_or(0);
+    let gpu_models = nvidia_gpus();
+    let gpus = u32::try_from(gpu_models.len()).unwrap_or(u32::MAX);
+    let gpu_model = gpu_models.first().cloned();
+    let mut description = format!("{cpu}, {cpus} CPUs, {} GiB", memory_bytes >> 30);
+    if let Some(model) = &gpu_model {
+        description.push_str(&format!(", {gpus} × {model}"));
+    }
+    let executor = match opts.executor {
+        crate::exec::Executor::Local => "local",
+        _ => "container",
+    };
+    (executor.to_owned(), Hardware { cpus, memory_bytes, gpus, gpu_model, description: clip(description) })
+}
+
+/// At most the 200 characters the spec allows.
+fn clip(s: String) -> String {
+    s.chars().take(200).collect()
+}
+
+fn cpu_model() -> Option<String> {
+    let text = fs::read_to_string("/proc/cpuinfo").ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim().to_owned()))
+        .filter(|m| !m.is_empty())
+}
+
+fn memory_total() -> Option<u64> {
+    let text = fs::read_to_string("/proc/meminfo").ok()?;
+    let kib: u64 = text.lines().find_map(|l| l.strip_prefix("MemTotal:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// The NVIDIA GPUs the driver lists, by model.
+fn nvidia_gpus() -> Vec<String> {
+    let Ok(entries) = fs::read_dir("/proc/driver/nvidia/gpus") else { return Vec::new() };
+    let mut models: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| {
+            let text = fs::read_to_string(e.path().join("information")).ok()?;
+            text.lines().find_map(|l| l.strip_prefix("Model:")).map(|m| m.trim().to_owned())
+        })
+        .collect();
+    models.sort();
+    models
+}
+
+/// sbatch's `--mem` (`64G`, `500M`, `1T`; megabytes without a unit) in bytes.
+fn slurm_memory(mem: &str) -> Option<u64> {
+    let mem = mem.trim();
+    let (number, unit) = mem.split_at(mem.find(|c: char| !c.is_ascii_digit()).unwrap_or(mem.len()));
+    let n: u64 = number.parse().ok()?;
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "" | "M" | "MB" => 20,
+        "K" | "KB" => 10,
+        "G" | "GB" => 30,
+        "T" | "TB" => 40,
+        _ => return None,
+    };
+    n.checked_mul(1 << shift)
+}
+
+/// sbatch's `--gpus` (`2`, `a100:2`) as a count.
+fn gpu_count(gpus: &str) -> Option<u32> {
+    gpus.rsplit(':').next()?.trim().parse().ok()
+}
+
+/// The GPUs in sbatch's `--gres` (`gpu:a100:2`, `gpu:1`, `gpu`).
+fn gres_gpus(gres: &str) -> Option<u32> {
+    gres.split(',').find(|g| g.starts_with("gpu")).map(|g| {
+        let parts: Vec<&str> = g.split(':').collect();
+        parts.last().and_then(|n| n.parse().ok()).filter(|_| parts.len() > 1).unwrap_or(1)
+    })
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slurm_requests_read_as_hardware() {
+        assert_eq!(slurm_memory("64G"), Some(64 << 30));
+        assert_eq!(slurm_memory("500"), Some(500 << 20));
+        assert_eq!(slurm_memory("lots"), None);
+        assert_eq!(gpu_count("a100:2"), Some(2));
+        assert_eq!(gpu_count("1"), Some(1));
+        assert_eq!(gres_gpus("gpu:a100:4"), Some(4));
+        assert_eq!(gres_gpus("gpu"), Some(1));
+        assert_eq!(gres_gpus("shard:2"), None);
+    }
+}

@@ -1,0 +1,155 @@
+//! Reproductions over HTTP (spec §4d, §4e): the sampling epochs anyone may check a
+//! sample against, a submission's sample as far as anyone may know it, and the
+//! maintainers' queue of sampled runs. A reproduction itself arrives as any bundle does
+//! (`POST /api/v1/submissions`).
+
+use axum::Json;
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use store::{Hint, QueuedRun, SampleCounts, SamplingEpoch};
+
+use crate::answers::ErrorAnswer;
+use crate::error::ApiError;
+use crate::extract::{Admin, ApiPath, ApiQuery};
+use crate::state::Shared;
+
+/// The sampling epochs, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SamplingAnswer {
+    /// Where the rule is written: the keyed hash, and what it picks.
+    pub rule: String,
+    pub epochs: Vec<SamplingEpoch>,
+}
+
+/// The sampling epochs (spec §4e): each one's key commitment, published from its start,
+/// and its key once the maintainers have ended it. With a revealed key and a
+/// submission's envelope, anyone can recompute that submission's sample.
+#[utoipa::path(get, path = "/api/v1/sampling", tag = "reproductions", responses((status = 200, body = SamplingAnswer)))]
+pub async fn sampling(State(app): State<Shared>) -> Result<Json<SamplingAnswer>, ApiError> {
+    Ok(Json(SamplingAnswer { rule: RULE.into(), epochs: app.store.sampling_epochs().await? }))
+}
+
+pub const RULE: &str = "/about#reproductions";
+
+/// A run of a sample.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SampledRun {
+    pub task: String,
+    pub hint: Hint,
+    pub attempt: i64,
+}
+
+/// A submission's reproduction sample, as far as anyone may know it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SampleAnswer {
+    pub bundle_id: String,
+    pub agent_id: String,
+    /// The epoch whose key chose the sample (none: the submission is not sampled, as a
+    /// maintainer's or a paper's is not).
+    pub epoch: Option<i64>,
+    /// Whether that epoch's key has been revealed: then `runs` is the whole sample.
+    pub revealed: bool,
+    pub counts: SampleCounts,
+    /// The sampled runs anyone may know of: those reproduced, and every one once the
+    /// key is revealed.
+    pub runs: Vec<SampledRun>,
+}
+
+/// A submission's reproduction sample: how many runs were sampled, re-run and found
+/// different, and which, as far as anyone may know before the key is revealed.
+#[utoipa::path(
+    get,
+    path = "/api/v1/submissions/{bundle_id}/sample",
+    tag = "reproductions",
+    params(("bundle_id" = String, Path, description = "The bundle's id (the SHA-256 of its manifest)")),
+    responses(
+        (status = 200, body = SampleAnswer),
+        (status = 400, description = "A path that is not UTF-8", body = ErrorAnswer),
+        (status = 404, description = "No such submission", body = ErrorAnswer),
+    )
+)]
+pub async fn sample(
+    State(app): State<Shared>,
+    ApiPath(bundle_id): ApiPath<String>,
+) -> Result<Json<SampleAnswer>, ApiError> {
+    let submission = app
+        .store
+        .submission(&bundle_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no submission `{bundle_id}`")))?;
+    let epoch = app.store.sample_epoch(&bundle_id).await?;
+    let epochs = app.store.sampling_epochs().await?;
+    let revealed = epoch.is_some_and(|e| epochs.iter().any(|x| x.epoch == e && x.key.is_some()));
+    let runs = app.store.public_sample(&bundle_id).await?;
+    Ok(Json(SampleAnswer {
+        bundle_id,
+        agent_id: submission.agent_id,
+        epoch,
+        revealed,
+        counts: submission.sample,
+        runs: runs.into_iter().map(|(task, hint, attempt)| SampledRun { task, hint, attempt }).collect(),
+    }))
+}
+
+/// Which sampled runs to list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct QueueQuery {
+    /// `pending` (the default): sampled runs not yet reproduced; `all`: every sampled run.
+    #[param(schema_with = crate::admin::pending_or_all)]
+    status: Option<String>,
+}
+
+/// The sampled runs.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct QueueAnswer {
+    pub runs: Vec<QueuedRun>,
+    /// What the reproductions so far took, in hours of runs (on GPUs where they had any).
+    pub hours: ReproductionHours,
+}
+
+/// What the reproductions so far cost the maintainers.
+#[derive(Debug, Default, Serialize, ToSchema)]
+pub struct ReproductionHours {
+    pub runs: i64,
+    pub hours: f64,
+    pub gpu_hours: f64,
+}
+
+/// The maintainers' queue: every sampled run, oldest sample first, with the patch a
+/// reproduction must re-run (`rexbench reproduce` reads it).
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/reproductions",
+    tag = "admin",
+    security(("admin_token" = [])),
+    params(QueueQuery),
+    responses(
+        (status = 200, body = QueueAnswer),
+        (status = 400, description = "An unknown status, or a parameter given twice", body = ErrorAnswer),
+        (status = 401, description = "No valid admin token", body = ErrorAnswer),
+        (status = 404, description = "Admin over HTTP is off", body = ErrorAnswer),
+    )
+)]
+pub async fn queue(
+    State(app): State<Shared>,
+    ApiQuery(q): ApiQuery<QueueQuery>,
+    _: Admin,
+) -> Result<Json<QueueAnswer>, ApiError> {
+    let pending = match q.status.as_deref() {
+        None | Some("pending") => true,
+        Some("all") => false,
+        Some(other) => {
+            return Err(crate::admin::invalid_query(format!(
+                "query parameter `status`: `{other}` is not pending or all"
+            )));
+        }
+    };
+    let (runs, hours, gpu_hours) = app.store.reproduction_hours().await?;
+    Ok(Json(QueueAnswer {
+        runs: app.store.reproduction_queue(pending).await?,
+        hours: ReproductionHours { runs, hours, gpu_hours },
+    }))
+}

@@ -1,0 +1,373 @@
+//! Reproductions (spec §4d, §4e), end to end: the demo's self-reported submissions get
+//! their samples at ingest; `rexbench reproduce` (the real client) re-runs them against
+//! a real server on 127.0.0.1 and submits signed reproductions; the board shows k of n,
+//! the tampered example shows "different" and a `not-reproduced` finding; after the
+//! key's reveal, the sample is recomputed from public data alone by an independent
+//! implementation of the rule (Python's hmac), and `rexbench audit` checks it all.
+//! Every reproduction that does not fit the submission it names is refused whole.
+
+use std::collections::BTreeSet;
+
+use axum::Router;
+use axum::http::StatusCode;
+use bundle::{BundleBuilder, Manifest, SecretKey, Tier};
+use serde_json::{Value, json};
+use store::testing::for_each_backend;
+
+use crate::harness::{get, get_as_maintainer, post_bundle, python, repo, state};
+
+/// `rexbench reproduce` against `url`, signing with `key`, the example tasks' cards
+/// built in and their private gold from the repository.
+fn reproduce(url: &str, key: &std::path::Path, out: &std::path::Path) -> Vec<runner::reproduce::Report> {
+    let tasks = benchmark::builtin::TaskDir::builtin().unwrap();
+    let opts = runner::reproduce::Options {
+        server: url.to_owned(),
+        token: "s3cret-token".into(),
+        key: key.to_owned(),
+        out: out.to_owned(),
+        bundle: None,
+        dry_run: false,
+        evaluate: runner::evaluate::Options {
+            tasks_dir: tasks.path().to_owned(),
+            outputs: Default::default(),
+            out: Default::default(),
+            gold: Some(repo().join("tasks/examples/gold")),
+            codebases: None,
+            jobs: 1,
+            executor: runner::exec::Executor::Local,
+            slurm: None,
+            builtin_tasks: true,
+        },
+    };
+    runner::reproduce::reproduce(&opts).unwrap()
+}
+
+async fn served(app: Router) -> (String, tokio::task::JoinHandle<Result<(), std::io::Error>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    (url, tokio::spawn(axum::serve(listener, app).into_future()))
+}
+
+fn text(body: &[u8]) -> String {
+    String::from_utf8(body.to_vec()).unwrap()
+}
+
+/// The rule of spec §4e, written again in Python from the spec's words: the runs of a
+/// manifest it samples under `key`, as `task/hint/attempt`.
+fn recompute_in_python(key: &str, bundle_id: &str, manifest: &Value) -> BTreeSet<String> {
+    const RULE: &str = r#"
+import hashlib, hmac, json, sys
+key, bundle_id, manifest = bytes.fromhex(sys.argv[1]), sys.argv[2], json.load(sys.stdin)
+best = {}
+for run in manifest["runs"]:
+    if "patch" not in run.get("artifacts", {}) or run["outcome"] == "infra_error":
+        continue
+    message = "rexbench.sample/v1\n%s\n%s\n%s\n%d" % (bundle_id, run["task"], run["hint"], run["attempt"])
+    mac = hmac.new(key, message.encode(), hashlib.sha256).digest()
+    slot = (run["hint"], run["outcome"] == "success")
+    if slot not in best or mac < best[slot][0]:
+        best[slot] = (mac, "%s/%s/%d" % (run["task"], run["hint"], run["attempt"]))
+print(json.dumps(sorted(label for _, label in best.values())))
+"#;
+    use std::io::Write as _;
+    let mut child = std::process::Command::new(python())
+        .args(["-c", RULE, key, bundle_id])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(manifest.to_string().as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[tokio::test]
+async fn the_demo_sample_is_rerun_and_the_board_shows_what_held() {
+    for_each_backend(|backend, blobs| async move {
+        let state = state(&backend, &blobs).await;
+        server::seed_demo(&state).await.unwrap().expect("a fresh database");
+        let work = tempfile::tempdir().unwrap();
+        let maintainer = SecretKey::generate();
+        let key = work.path().join("maintainer.pem");
+        std::fs::write(&key, maintainer.to_pem()).unwrap();
+        state.store.add_key(&maintainer.public_key(), "Maintainers (test)", Tier::Maintainer).await.unwrap();
+        let store = state.store.clone();
+        let app = server::build_app(state);
+
+        // Each self-reported demo submission has its sample, one success and one other
+        // outcome per condition at most; nobody but the maintainers knows which yet.
+        let queue = get_as_maintainer(&app, "/api/v1/admin/reproductions").await.json();
+        let queued: Vec<&Value> = queue["runs"].as_array().unwrap().iter().collect();
+        let agents: BTreeSet<&str> = queued.iter().map(|r| r["agent_id"].as_str().unwrap()).collect();
+        assert_eq!(agents, BTreeSet::from(["example-agent", "shortcut-agent", "tampered-agent"]), "{queue}");
+        assert_eq!(get(&app, "/api/v1/admin/reproductions").await.status, StatusCode::UNAUTHORIZED);
+        let tampered = store.agent("tampered-agent").await.unwrap().unwrap().submissions[0].clone();
+        let sample = get(&app, &format!("/api/v1/submissions/{}/sample", tampered.bundle_id)).await.json();
+        assert_eq!(sample["counts"], json!({"sampled": 2, "reproduced": 0, "differed": 0}), "{sample}");
+        assert_eq!(sample["runs"], json!([]), "the sample is secret until re-run or revealed");
+        // The paper's numbers and Harbor's parity runs (a maintainer's) are not sampled.
+        let published = store.agent("openhands-claude-4.5-opus").await.unwrap().unwrap().submissions[0].clone();
+        assert_eq!(published.sample.sampled, 0);
+
+        let (url, server) = served(app.clone()).await;
+        let (url2, key2, out) = (url.clone(), key.clone(), work.path().join("repro"));
+        let reports = tokio::task::spawn_blocking(move || reproduce(&url2, &key2, &out)).await.unwrap();
+        let of = |agent: &str| reports.iter().find(|r| r.agent_id == agent).unwrap();
+        for r in &reports {
+            assert!(r.skipped.is_none(), "{r:?}");
+            assert!(matches!(r.verdict, Some(runner::submit::Verdict::Accepted { status: 201, .. })), "{r:?}");
+        }
+        assert_eq!(of("example-agent").differed(), 0, "{:?}", of("example-agent"));
+        assert_eq!(of("shortcut-agent").differed(), 0, "the shortcut reproduces: its findings say why to doubt it");
+        let t = of("tampered-agent");
+        assert_eq!((t.runs.len(), t.differed()), (2, 2), "{t:?}");
+        assert!(t.runs.iter().all(|(_, submitted, rerun)| {
+            *submitted == bundle::Outcome::Success && *rerun == bundle::Outcome::WrongResult
+        }));
+
+        // The board: k of n per submission, a badge and a filter, the run's verdict with
+        // the re-run's own evidence, and a finding.
+        let agent = get(&app, "/api/v1/agents/tampered-agent").await.json();
+        assert_eq!(agent["submissions"][0]["sample"], json!({"sampled": 2, "reproduced": 2, "differed": 2}));
+        let reran = agent["reproduced"].as_array().unwrap();
+        assert_eq!(reran.len(), 2);
+        let run_id = reran[0]["run_id"].as_i64().unwrap();
+        let run = get(&app, &format!("/api/v1/runs/{run_id}")).await.json();
+        assert_eq!(run["reproduction"]["outcome"], "wrong_result", "{run}");
+        assert_eq!(run["reproduction"]["held"], false);
+        assert!(run["reproduction"]["artifacts"].as_array().unwrap().iter().any(|a| a["role"] == "patch"));
+        let findings: Vec<&Value> = run["findings"].as_array().unwrap().iter().collect();
+        assert!(findings.iter().any(|f| f["check"] == "not-reproduced" && f["found_by"] == "server"), "{run}");
+        let page = text(&get(&app, &format!("/runs/{run_id}")).await.body);
+        assert!(page.contains("different: success → wrong result"), "{page}");
+        assert!(page.contains("id=\"reproduction\""));
+        let board = text(&get(&app, "/?tasks=all&set=").await.body);
+        let examples = text(&get(&app, &format!("/?set={}", tampered.task_set_digest)).await.body);
+        assert!(examples.contains("reproduced 2 of 2 sampled; 2 different"), "{board}");
+        assert!(examples.contains("reproduced 4 of 4 sampled") || examples.contains("of 4 sampled"), "{examples}");
+        let held = text(&get(&app, &format!("/?set={}&reproduced=held", tampered.task_set_digest)).await.body);
+        assert!(held.contains("/agents/example-agent\"") && !held.contains("/agents/tampered-agent\""), "{held}");
+        let api = get(&app, "/api/v1/leaderboard?reproduced=held").await.json();
+        let rows: BTreeSet<&str> = api["rows"].as_array().unwrap().iter().map(|r| r["agent_id"].as_str().unwrap()).collect();
+        assert_eq!(rows, BTreeSet::from(["example-agent", "shortcut-agent"]));
+        assert_eq!(get(&app, "/api/v1/leaderboard?reproduced=maybe").await.status, StatusCode::BAD_REQUEST);
+        // A tampered success is now flagged: the strict view counts it as a failure.
+        let strict = get(&app, "/api/v1/leaderboard?integrity=strict").await.json();
+        let row = strict["rows"].as_array().unwrap().iter().find(|r| r["agent_id"] == "tampered-agent").unwrap();
+        let flagged: i64 = row["by_hint"].as_object().unwrap().values().map(|r| r["flagged"].as_i64().unwrap()).sum();
+        assert_eq!(flagged, 2, "{row}");
+        let changes = get(&app, "/api/v1/changes").await.json();
+        assert!(changes["changes"].as_array().unwrap().iter().any(|c| c["kind"] == "reproduced"
+            && c["agent_id"] == "tampered-agent"
+            && c["detail"].as_str().unwrap().contains("2 did not reproduce")), "{changes}");
+        // What it cost, for the maintainers.
+        let queue = get_as_maintainer(&app, "/api/v1/admin/reproductions?status=all").await.json();
+        assert_eq!(queue["hours"]["runs"], json!(queued.len()), "{queue}");
+        assert!(queue["hours"]["hours"].as_f64().unwrap() > 0.0);
+        let pending = get_as_maintainer(&app, "/api/v1/admin/reproductions").await.json();
+        assert_eq!(pending["runs"], json!([]));
+        // Run again, nothing waits.
+        let (url2, key2, out) = (url.clone(), key.clone(), work.path().join("repro"));
+        let again = tokio::task::spawn_blocking(move || reproduce(&url2, &key2, &out)).await.unwrap();
+        assert!(again.is_empty(), "{again:?}");
+
+        // The key's reveal: the sample recomputed from public data alone.
+        store.reveal_sampling_key().await.unwrap();
+        let sampling = get(&app, "/api/v1/sampling").await.json();
+        let epoch = sampling["epochs"].as_array().unwrap().iter().find(|e| e["epoch"] == 1).unwrap().clone();
+        let key_hex = epoch["key"].as_str().expect("revealed").to_owned();
+        let commitment = bundle::sample::commitment(&hex_bytes(&key_hex));
+        assert_eq!(epoch["commitment"], json!(commitment));
+        assert!(sampling["epochs"][0]["key"].is_null(), "the next epoch's key stays secret: {sampling}");
+        for agent in ["example-agent", "shortcut-agent", "tampered-agent"] {
+            let detail = get(&app, &format!("/api/v1/agents/{agent}")).await.json();
+            let bundle_id = detail["submissions"][0]["bundle_id"].as_str().unwrap().to_owned();
+            let envelope = get(&app, &format!("/api/v1/submissions/{bundle_id}/envelope")).await.json();
+            let payload = base64_decode(envelope["payload"].as_str().unwrap());
+            let manifest: Value = serde_json::from_slice(&payload).unwrap();
+            let mine = recompute_in_python(&key_hex, &bundle_id, &manifest);
+            let sample = get(&app, &format!("/api/v1/submissions/{bundle_id}/sample")).await.json();
+            assert_eq!(sample["revealed"], true);
+            let shown: BTreeSet<String> = sample["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| format!("{}/{}/{}", r["task"].as_str().unwrap(), r["hint"].as_str().unwrap(), r["attempt"]))
+                .collect();
+            assert_eq!(mine, shown, "{agent}");
+            assert!(!mine.is_empty());
+            let (url2, agent) = (url.clone(), agent.to_owned());
+            let audit = tokio::task::spawn_blocking(move || runner::audit::audit(&url2, &agent, &[], None).unwrap())
+                .await
+                .unwrap();
+            assert!(audit.passed(), "{audit}");
+            assert!(audit.checks.iter().any(|c| c.what.contains("are the rule's, recomputed")), "{audit}");
+        }
+        // A sample the server changed behind its key's back is caught (by a new server:
+        // nothing cached).
+        server.abort();
+        crate::evidence::tamper(
+            &backend,
+            &format!("UPDATE submissions SET sampled = 3 WHERE bundle_id = '{}'", of("example-agent").bundle_id),
+        )
+        .await;
+        let (url, server) = served(server::build_app(crate::harness::state(&backend, &blobs).await)).await;
+        let audit = tokio::task::spawn_blocking(move || runner::audit::audit(&url, "example-agent", &[], None).unwrap())
+            .await
+            .unwrap();
+        assert!(!audit.passed(), "{audit}");
+        assert!(audit.checks.iter().any(|c| !c.ok && c.what.contains("the rule picks")), "{audit}");
+        server.abort();
+    })
+    .await;
+}
+
+fn hex_bytes(s: &str) -> Vec<u8> {
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+}
+
+fn base64_decode(s: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.decode(s).unwrap()
+}
+
+/// A reproduction of `runs` (task, hint, attempt, patch bytes, outcome) of `of`.
+fn reproduction(of: &str, agent: &str, digest: &str, runs: &[(&str, &str, u32, &[u8], &str)]) -> BundleBuilder {
+    let manifest: Manifest = serde_json::from_value(json!({
+        "schema": "rexbench.manifest/v1", "created_at": "2026-11-25T00:00:00Z",
+        "benchmark": {"name": "RExBench examples", "version": "1.0", "task_set_digest": digest},
+        "runner": {"name": "rexbench-runner", "version": "0.1.0"}, "provenance": {"kind": "evaluated"},
+        "agent": {"id": agent, "framework": "ExampleFramework", "model": "Example Model"},
+        "runs": [],
+        "reproduction": {"of": of, "executor": "local",
+            "hardware": {"cpus": 2, "memory_bytes": 1_u64 << 34, "gpus": 0, "description": "a test machine"}},
+    }))
+    .unwrap();
+    let mut b = BundleBuilder::new(manifest);
+    for (task, hint, attempt, patch, outcome) in runs {
+        let digest = b.add_bytes(patch.to_vec(), "text/x-diff").to_hex();
+        let run: bundle::Run = serde_json::from_value(json!({
+            "task": task, "hint": hint, "attempt": attempt, "outcome": outcome, "duration_s": 1.0,
+            "artifacts": {"patch": digest},
+        }))
+        .unwrap();
+        b.manifest_mut().runs.push(run);
+    }
+    b
+}
+
+async fn blob(store: &store::Store, hex: &str) -> Vec<u8> {
+    use futures::StreamExt as _;
+    let mut stream = store.blobs().read(&store::Digest::from_hex(hex).unwrap()).await.unwrap();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        bytes.extend_from_slice(&chunk.unwrap());
+    }
+    bytes
+}
+
+fn signed(b: BundleBuilder, key: &SecretKey) -> Vec<u8> {
+    let mut out = Vec::new();
+    b.write(&[key], &mut out).unwrap();
+    out
+}
+
+#[tokio::test]
+async fn a_reproduction_that_does_not_fit_its_submission_is_refused_whole() {
+    for_each_backend(|backend, blobs| async move {
+        let state = state(&backend, &blobs).await;
+        server::seed_demo(&state).await.unwrap().expect("a fresh database");
+        let maintainer = SecretKey::generate();
+        let submitter = SecretKey::generate();
+        state.store.add_key(&maintainer.public_key(), "Maintainers (test)", Tier::Maintainer).await.unwrap();
+        state.store.add_key(&submitter.public_key(), "Someone", Tier::Submitter).await.unwrap();
+        let store = state.store.clone();
+        let app = server::build_app(state);
+        let queue = store.reproduction_queue(true).await.unwrap();
+        let first = queue.iter().find(|r| r.agent_id == "example-agent").unwrap().clone();
+        let digest = first.task_set_digest.clone();
+        let patch = blob(&store, first.patch.as_deref().unwrap()).await;
+        let (task, hint, attempt) = (first.task.to_string(), first.hint.to_string(), first.attempt as u32);
+        let of = first.bundle_id.clone();
+        // A run of the same submission that is not in its sample.
+        let sampled: BTreeSet<(String, String, i64)> =
+            queue.iter().filter(|r| r.bundle_id == of).map(|r| (r.task.to_string(), r.hint.to_string(), r.attempt)).collect();
+        let unsampled = store
+            .runs_of(&of, None, None)
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|r| !sampled.contains(&(r.task.to_string(), r.hint.to_string(), r.attempt)))
+            .unwrap();
+
+        let refused = [
+            (
+                signed(reproduction(&of, "example-agent", &digest, &[(&task, &hint, attempt, &patch, "success")]), &submitter),
+                StatusCode::FORBIDDEN,
+                "reproduction_not_maintainer",
+            ),
+            (
+                signed(reproduction(&"ab".repeat(32), "example-agent", &digest, &[(&task, &hint, attempt, &patch, "success")]), &maintainer),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "reproduction_unknown_submission",
+            ),
+            (
+                signed(reproduction(&of, "tampered-agent", &digest, &[(&task, &hint, attempt, &patch, "success")]), &maintainer),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "reproduction_mismatch",
+            ),
+            (
+                signed(reproduction(&of, "example-agent", &"ef".repeat(32), &[(&task, &hint, attempt, &patch, "success")]), &maintainer),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "reproduction_mismatch",
+            ),
+            (
+                signed(reproduction(&of, "example-agent", &digest, &[(&task, &hint, attempt, b"--- a/x\n+++ b/x\n", "success")]), &maintainer),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "reproduction_patch_mismatch",
+            ),
+            (
+                signed(
+                    reproduction(&of, "example-agent", &digest, &[
+                        (&task, &hint, attempt, &patch, "success"),
+                        (unsampled.task.as_str(), unsampled.hint.as_str(), unsampled.attempt as u32, &patch, "success"),
+                    ]),
+                    &maintainer,
+                ),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "reproduction_not_sampled",
+            ),
+        ];
+        for (bytes, status, code) in refused {
+            let answer = post_bundle(&app, bytes).await;
+            assert_eq!((answer.status, answer.code()), (status, code.to_owned()), "{}", text(&answer.body));
+            assert!(answer.json()["error"]["message"].as_str().unwrap().len() > 20);
+        }
+        // Nothing of them was stored: the run still waits, the counts are untouched.
+        assert_eq!(store.reproduction_queue(true).await.unwrap().len(), queue.len());
+        assert_eq!(store.submission(&of).await.unwrap().unwrap().sample.reproduced, 0);
+
+        let good = signed(reproduction(&of, "example-agent", &digest, &[(&task, &hint, attempt, &patch, first.outcome.as_str())]), &maintainer);
+        let stored = post_bundle(&app, good.clone()).await;
+        assert_eq!(stored.status, StatusCode::CREATED, "{}", text(&stored.body));
+        let id = stored.json()["bundle_id"].as_str().unwrap().to_owned();
+        assert_eq!(post_bundle(&app, good).await.status, StatusCode::OK, "the same reproduction again changes nothing");
+        // Its envelope is served as a submission's is.
+        assert_eq!(get(&app, &format!("/api/v1/submissions/{id}/envelope")).await.status, StatusCode::OK);
+        let other = if first.outcome == bundle::Outcome::WrongResult { "execution_failed" } else { "wrong_result" };
+        let again = signed(
+            reproduction(&of, "example-agent", &digest, &[(&task, &hint, attempt, &patch, other)]),
+            &maintainer,
+        );
+        let answer = post_bundle(&app, again).await;
+        assert_eq!((answer.status, answer.code()), (StatusCode::CONFLICT, "run_already_reproduced".to_owned()));
+        let submission = store.submission(&of).await.unwrap().unwrap();
+        assert_eq!((submission.sample.reproduced, submission.sample.differed), (1, 0));
+        // A reproduction is not a submission: the agent's row and history are as they were.
+        let agent = store.agent("example-agent").await.unwrap().unwrap();
+        assert_eq!(agent.submissions.len(), 1);
+        assert!(agent.submissions.iter().all(|s| s.bundle_id != id));
+    })
+    .await;
+}
