@@ -48,4 +48,20 @@ $srv keys add --public-key vectors/test-key/key.pub.pem --owner "Conformance vec
 # One-time links that sign a browser in as a maintainer, one for each project of the
 # tests (a private run's page as its readers see it); they may be opened for two hours.
 for _ in 1 2; do $srv sign-in-link --base "http://127.0.0.1:$port" --valid-for 120; done > end2end/.work/sign-in-links.txt
+# The demo's self-reported submissions get their reproduction samples at ingest; the
+# maintainers' re-run of them (`rexbench reproduce`, with a maintainer key and the admin
+# token) comes before the tests, on a first start of the server, on another port (the
+# tests wait for this one's), that is then stopped.
+export REXBENCH_ADMIN_TOKEN="e2e-admin-token-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+$rexbench keygen --out "$work/maintainers" >/dev/null
+$srv keys add --public-key "$work/maintainers.pub.pem" --owner "Maintainers (end-to-end)" --tier maintainer >/dev/null
+first_addr="127.0.0.1:$((port + 1000))"
+REXBENCH_ADDR=$first_addr $srv serve --demo >"$work/first-start.log" 2>&1 &
+first=$!
+for _ in $(seq 1 600); do REXBENCH_ADDR=$first_addr $srv health >/dev/null 2>&1 && break; sleep 0.2; done
+$rexbench reproduce --server "http://$first_addr" --key "$work/maintainers.pem" --out "$work/repro" \
+  --gold tasks/examples/gold >"$work/reproduce.log" 2>&1 \
+  || { cat "$work/reproduce.log" "$work/first-start.log" >&2; kill "$first"; exit 1; }
+kill "$first"
+wait "$first" || true
 $srv serve --demo

@@ -107,3 +107,14 @@ test("axe-core finds no violation on a flagged run's page, with its findings", a
   await expect(opened.locator("table.findings")).toBeVisible();
   expect(await violations(opened)).toEqual([]);
 });
+
+test("axe-core finds no violation on a reproduced agent's page and on a run that did not reproduce", async ({ page, browser }) => {
+  const agent = await open(page, browser, "/agents/tampered-agent");
+  await expect(agent.locator("td.repro.differed").first()).toBeVisible();
+  expect(await violations(agent)).toEqual([]);
+  await page.goto("/agents/tampered-agent");
+  const run = await page.locator("td a[href$='#reproduction']").first().getAttribute("href");
+  const opened = await open(page, browser, run!);
+  await expect(opened.locator("p.notice.reproduced")).toBeVisible();
+  expect(await violations(opened)).toEqual([]);
+});

@@ -400,3 +400,45 @@ test("the solved-every-time column orders the board, and the agent page draws pa
   await page.goto("/tasks/othello");
   await expect(page.locator("ul.every-time")).toContainText("With no hints:");
 });
+
+test("reproductions: each row's sample, the held filter, and a run that did not reproduce with its finding", async ({ page }) => {
+  // serve.sh re-ran the demo's samples with `rexbench reproduce` before the tests.
+  await page.goto("/");
+  await page.getByRole("link", { name: /^Example tasks.* · 2 tasks/ }).click();
+  const rowOfAgent = (name: string) =>
+    page.locator("table.board tbody tr", { has: page.getByRole("link", { name, exact: true }) });
+  await expect(rowOfAgent("TamperedFramework + Example Model").locator(".repro.differed")).toContainText(
+    "reproduced 2 of 2 sampled; 2 different",
+  );
+  await expect(rowOfAgent("ExampleFramework + Example Model").locator(".repro.held")).toContainText(
+    /^✓ reproduced (\d) of \1 sampled$/,
+  );
+
+  await page.getByLabel("Reproduced").selectOption("held");
+  await page.getByRole("button", { name: "Apply" }).click();
+  await expect(page).toHaveURL(/reproduced=held/);
+  await expect(page.getByRole("link", { name: "ExampleFramework + Example Model", exact: true })).toBeVisible();
+  await expect(page.getByRole("link", { name: "TamperedFramework + Example Model", exact: true })).toHaveCount(0);
+  await expect(page.getByLabel("Reproduced")).toHaveValue("held");
+
+  await page.goto("/agents/tampered-agent");
+  await expect(page.getByRole("heading", { name: "Reproduction", exact: true })).toBeVisible();
+  const reran = page.locator("table", { has: page.locator("caption", { hasText: "The runs the maintainers re-ran" }) });
+  await expect(reran.locator("tbody tr")).toHaveCount(2);
+  await expect(reran.locator("tbody tr").first()).toContainText("different: success → wrong result");
+  await expect(page.locator("table").filter({ hasText: "Signed as" })).toContainText("reproduced 2 of 2 sampled; 2 different");
+  // The public task's run: its re-run's outputs are readable, as its own are.
+  await reran.locator("tbody tr", { hasText: "wordfreq" }).getByRole("link", { name: /^#\d+$/ }).click();
+  await expect(page).toHaveURL(/\/runs\/\d+#reproduction$/);
+  await expect(page.locator("dl.facts").first()).toContainText("different: success → wrong result");
+  await expect(page.locator("p.notice.reproduced.differed")).toContainText("different: success → wrong result");
+  await expect(page.locator("table.findings")).toContainText("not-reproduced");
+  await expect(page.locator("table.findings")).toContainText("this server");
+  await expect(page.getByText("This success is flagged")).toBeVisible();
+  const artifacts = page.locator("table.artifacts", { has: page.locator("caption", { hasText: "The re-run's outputs" }) });
+  const log = await artifacts.locator("a[href^='/artifacts/']").first().getAttribute("href");
+  const served = await page.request.get(log!);
+  expect(served.status()).toBe(200);
+  expect(served.headers()["content-type"]).toBe("text/plain; charset=utf-8");
+  await shot(page, "reproduced-run");
+});

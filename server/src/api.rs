@@ -266,6 +266,9 @@ pub async fn leaderboard_csv(
         "benchmark_version",
         "task_set_digest",
         "bundle_id",
+        "runs_sampled",
+        "runs_reproduced",
+        "runs_not_reproduced",
     ]
     .map(str::to_owned)
     .to_vec();
@@ -303,6 +306,9 @@ pub async fn leaderboard_csv(
             r.benchmark_version,
             r.task_set_digest,
             r.bundle_id.clone(),
+            r.sample.sampled.to_string(),
+            r.sample.reproduced.to_string(),
+            r.sample.differed.to_string(),
         ];
         for hint in bundle::Hint::ALL {
             let rates = r.by_hint.get(&hint).copied().unwrap_or_default();

@@ -203,6 +203,42 @@ async fn every_answer_matches_the_openapi_document() {
         r.get(&app, "/api/v1/submissions/{bundle_id}/envelope", &envelope).await.status,
         StatusCode::OK
     );
+    // Reproductions: the sampling epochs, a submission's sample, the maintainers' queue,
+    // and a run reproduced twice.
+    assert_eq!(r.get(&app, "/api/v1/sampling", "/api/v1/sampling").await.status, StatusCode::OK);
+    let sample = "/api/v1/submissions/{bundle_id}/sample";
+    for (path, status) in [
+        (format!("/api/v1/submissions/{bundle_id}/sample"), StatusCode::OK),
+        ("/api/v1/submissions/00/sample".to_owned(), StatusCode::NOT_FOUND),
+        ("/api/v1/submissions/%FF/sample".to_owned(), StatusCode::BAD_REQUEST),
+    ] {
+        assert_eq!(r.get(&app, sample, &path).await.status, status, "{path}");
+    }
+    let queue = "/api/v1/admin/reproductions";
+    for (path, token, status) in [
+        (queue, "s3cret-token", StatusCode::OK),
+        ("/api/v1/admin/reproductions?status=all", "s3cret-token", StatusCode::OK),
+        ("/api/v1/admin/reproductions?status=done", "s3cret-token", StatusCode::BAD_REQUEST),
+        (queue, "wrong", StatusCode::UNAUTHORIZED),
+    ] {
+        assert_eq!(r.admin(&app, queue, admin("GET", path, token, None)).await.status, status, "{path}");
+    }
+    let maintainer = SecretKey::generate();
+    store.add_key(&maintainer.public_key(), "Contract maintainers", Tier::Maintainer).await.unwrap();
+    let waiting = store.reproduction_queue(true).await.unwrap();
+    let first = waiting.iter().find(|q| q.agent_id == "example-agent").unwrap();
+    let patch = crate::reproductions::blob(&store, first.patch.as_deref().unwrap()).await;
+    let rerun = (first.task.as_str(), first.hint.as_str(), first.attempt as u32, &patch[..]);
+    for (outcome, status) in [("success", StatusCode::CREATED), ("wrong_result", StatusCode::CONFLICT)] {
+        let b = crate::reproductions::reproduction(
+            &first.bundle_id,
+            "example-agent",
+            &first.task_set_digest,
+            &[(rerun.0, rerun.1, rerun.2, rerun.3, outcome)],
+        );
+        let bytes = crate::reproductions::signed(b, &maintainer);
+        assert_eq!(r.submit(&app, gz, Body::from(bytes)).await.status, status, "{outcome}");
+    }
     let none = "/api/v1/submissions/00/envelope";
     assert_eq!(
         r.get(&app, "/api/v1/submissions/{bundle_id}/envelope", none).await.status,
@@ -524,6 +560,7 @@ async fn every_answer_matches_the_openapi_document() {
         r.admin(&off, findings, admin("GET", findings, "x", None)).await.status,
         StatusCode::NOT_FOUND
     );
+    assert_eq!(r.admin(&off, queue, admin("GET", queue, "x", None)).await.status, StatusCode::NOT_FOUND);
 
     // Limits: size, time, rate.
     let (small, _) = server_with(&tmp.path().join("small"), |s| s.limits.compressed = 100).await;

@@ -20,6 +20,16 @@ use crate::harness::{get, get_as_maintainer, post_bundle, python, repo, state};
 /// built in and their private gold from the repository.
 fn reproduce(url: &str, key: &std::path::Path, out: &std::path::Path) -> Vec<runner::reproduce::Report> {
     let tasks = benchmark::builtin::TaskDir::builtin().unwrap();
+    reproduce_with(url, key, out, tasks.path())
+}
+
+/// The same, with the task cards in `tasks`.
+fn reproduce_with(
+    url: &str,
+    key: &std::path::Path,
+    out: &std::path::Path,
+    tasks: &std::path::Path,
+) -> Vec<runner::reproduce::Report> {
     let opts = runner::reproduce::Options {
         server: url.to_owned(),
         token: "s3cret-token".into(),
@@ -28,7 +38,7 @@ fn reproduce(url: &str, key: &std::path::Path, out: &std::path::Path) -> Vec<run
         bundle: None,
         dry_run: false,
         evaluate: runner::evaluate::Options {
-            tasks_dir: tasks.path().to_owned(),
+            tasks_dir: tasks.to_owned(),
             outputs: Default::default(),
             out: Default::default(),
             gold: Some(repo().join("tasks/examples/gold")),
@@ -111,6 +121,22 @@ async fn the_demo_sample_is_rerun_and_the_board_shows_what_held() {
         assert_eq!(published.sample.sampled, 0);
 
         let (url, server) = served(app.clone()).await;
+        // Cards other than the submissions' would give verdicts that do not compare:
+        // nothing is re-run, and each submission says why.
+        let altered = work.path().join("altered");
+        let builtin = benchmark::builtin::TaskDir::builtin().unwrap();
+        let copied = std::process::Command::new("cp").arg("-r").arg(builtin.path()).arg(&altered).status().unwrap();
+        assert!(copied.success());
+        std::fs::write(altered.join("examples/wordfreq/extra.txt"), "a file the submissions' cards did not have").unwrap();
+        let (url2, key2, out) = (url.clone(), key.clone(), work.path().join("elsewhere"));
+        let refused = tokio::task::spawn_blocking(move || reproduce_with(&url2, &key2, &out, &altered)).await.unwrap();
+        assert_eq!(refused.len(), 3);
+        for r in &refused {
+            let why = r.skipped.as_deref().unwrap_or_default();
+            assert!(why.contains("was evaluated against the task set"), "{r:?}");
+            assert!(r.verdict.is_none());
+        }
+        assert_eq!(store.reproduction_queue(true).await.unwrap().len(), queued.len(), "nothing was submitted");
         let (url2, key2, out) = (url.clone(), key.clone(), work.path().join("repro"));
         let reports = tokio::task::spawn_blocking(move || reproduce(&url2, &key2, &out)).await.unwrap();
         let of = |agent: &str| reports.iter().find(|r| r.agent_id == agent).unwrap();
@@ -233,7 +259,7 @@ fn base64_decode(s: &str) -> Vec<u8> {
 }
 
 /// A reproduction of `runs` (task, hint, attempt, patch bytes, outcome) of `of`.
-fn reproduction(of: &str, agent: &str, digest: &str, runs: &[(&str, &str, u32, &[u8], &str)]) -> BundleBuilder {
+pub(crate) fn reproduction(of: &str, agent: &str, digest: &str, runs: &[(&str, &str, u32, &[u8], &str)]) -> BundleBuilder {
     let manifest: Manifest = serde_json::from_value(json!({
         "schema": "rexbench.manifest/v1", "created_at": "2026-11-25T00:00:00Z",
         "benchmark": {"name": "RExBench examples", "version": "1.0", "task_set_digest": digest},
@@ -257,7 +283,7 @@ fn reproduction(of: &str, agent: &str, digest: &str, runs: &[(&str, &str, u32, &
     b
 }
 
-async fn blob(store: &store::Store, hex: &str) -> Vec<u8> {
+pub(crate) async fn blob(store: &store::Store, hex: &str) -> Vec<u8> {
     use futures::StreamExt as _;
     let mut stream = store.blobs().read(&store::Digest::from_hex(hex).unwrap()).await.unwrap();
     let mut bytes = Vec::new();
@@ -267,7 +293,7 @@ async fn blob(store: &store::Store, hex: &str) -> Vec<u8> {
     bytes
 }
 
-fn signed(b: BundleBuilder, key: &SecretKey) -> Vec<u8> {
+pub(crate) fn signed(b: BundleBuilder, key: &SecretKey) -> Vec<u8> {
     let mut out = Vec::new();
     b.write(&[key], &mut out).unwrap();
     out

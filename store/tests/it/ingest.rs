@@ -59,8 +59,12 @@ async fn a_bundle_is_stored_once_with_its_runs_artifacts_and_aggregates() {
         assert_eq!(store.artifact(&log.digest).await.unwrap(), Some((11, "text/plain".to_owned())));
 
         let changes = store.changes(10, None).await.unwrap();
-        assert_eq!(changes.len(), 2);
+        assert_eq!(changes.len(), 3);
         assert_eq!(changes[0].kind, "accepted");
+        // A submitter's bundle is sampled for reproduction with the first sampling key,
+        // whose commitment the change log records (spec §4e).
+        let epoch = &store.sampling_epochs().await.unwrap()[0];
+        assert!(changes.iter().any(|c| c.kind == "sampling" && c.detail.contains(&epoch.commitment)));
         assert!(store.run(999_999).await.unwrap().is_none());
         assert!(store.agent("nobody").await.unwrap().is_none());
     })
@@ -87,7 +91,7 @@ async fn a_newer_bundle_supersedes_the_older_whatever_the_order_they_arrive_in()
         assert_eq!(board[0].bundle_id, new_id);
         assert_eq!(board[0].by_hint[&Hint::None].successes, 4);
         let kinds: Vec<String> = store.changes(10, None).await.unwrap().into_iter().map(|c| c.kind).collect();
-        assert_eq!(kinds, ["accepted", "superseded", "accepted"]);
+        assert_eq!(kinds, ["accepted", "superseded", "accepted", "sampling"]);
 
         // An older bundle arriving late is stored, and superseded at once.
         let older = bundle(&key, "aider-o1", "2025-12-01T00:00:00Z", 5, 5);
