@@ -435,7 +435,7 @@ test("reproductions: each row's sample, the held filter, and a run that did not 
   await expect(page.locator("table.findings")).toContainText("not-reproduced");
   await expect(page.locator("table.findings")).toContainText("this server");
   await expect(page.getByText("This success is flagged")).toBeVisible();
-  const artifacts = page.locator("table.artifacts", { has: page.locator("caption", { hasText: "The re-run's outputs" }) });
+  const artifacts = page.locator("table.rerun-artifacts", { has: page.locator("caption", { hasText: "The re-run's outputs" }) });
   const log = await artifacts.locator("a[href^='/artifacts/']").first().getAttribute("href");
   const served = await page.request.get(log!);
   expect(served.status()).toBe(200);

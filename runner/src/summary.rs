@@ -109,6 +109,14 @@ pub fn text(verdict: &str, v: &VerifiedBundle, records: &Records) -> String {
         let _ = write!(out, ": {source}");
     }
     let _ = writeln!(out);
+    if let Some(r) = &m.reproduction {
+        let hours = m.runs.iter().filter_map(|r| r.duration_s).sum::<f64>() / 3600.0;
+        let _ = writeln!(
+            out,
+            "  reproduces  {} ({} executor: {}; {hours:.2} hours of runs)",
+            r.of, r.executor, r.hardware.description
+        );
+    }
     let _ = writeln!(out, "  created     {} by {} {}", m.created_at, m.runner.name, m.runner.version);
     let per: Vec<String> = outcomes(v).iter().map(|(o, n)| format!("{o} {n}")).collect();
     let _ = writeln!(out, "  runs        {}: {}", m.runs.len(), per.join(", "));
@@ -146,6 +154,7 @@ pub fn json(v: &VerifiedBundle) -> Value {
         "agent": m.agent,
         "benchmark": m.benchmark,
         "provenance": m.provenance,
+        "reproduction": m.reproduction,
         "runs": m.runs.len(),
         "outcomes": outcomes(v).into_iter().map(|(o, n)| (o.as_str().to_owned(), json!(n))).collect::<serde_json::Map<_, _>>(),
         "artifacts": m.artifacts.len(),

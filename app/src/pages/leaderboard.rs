@@ -83,7 +83,7 @@ fn Board(data: LeaderboardData) -> impl IntoView {
     let board_row = |row: &LeaderboardRow| {
         let stats = data.stats.get(&row.bundle_id).cloned();
         let issues = data.issues.get(&row.agent_id).cloned().unwrap_or_default();
-        view! { <BoardRow row=row.clone() stats=stats issues=issues integrity=view.integrity of=of/> }
+        view! { <BoardRow row=row.clone() stats=stats issues=issues integrity=view.integrity of=of/> }.into_any()
     };
     let (ranked_rows, apart_rows) =
         (rows.iter().map(board_row).collect_view(), apart.iter().map(board_row).collect_view());
@@ -153,6 +153,7 @@ fn Board(data: LeaderboardData) -> impl IntoView {
 
         <LiveBoard set=set.clone() complete=complete integrity=view.integrity>
         <div class="board-body" data-complete=complete.to_string()>
+        {view! {
         <form class="filters" method="get" action="/">
             <input type="hidden" name="set" value=set.clone().unwrap_or_default()/>
             <input type="hidden" name="sort" value=view.sort.key()/>
@@ -195,6 +196,7 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             <button type="submit">"Apply"</button>
             <a class="clear" href=href("/", &[("set", set.as_deref())])>"Clear"</a>
         </form>
+        }.into_any()}
 
         <p class="count">
             {format!("{shown} of {total} agents")}

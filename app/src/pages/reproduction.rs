@@ -81,7 +81,7 @@ pub(super) fn Reproduction(
             </table>
         })}
         <div class="table-wrap">
-            <table class="artifacts">
+            <table class="rerun-artifacts">
                 <caption>
                     {if readable {
                         "The re-run's outputs: each one's size and SHA-256, linked to its plain text."
