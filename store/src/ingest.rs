@@ -2,29 +2,18 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use bundle::{Finding, SignatureStatus, VerifiedBundle};
-use serde::Serialize;
-use sqlx::{Any, Row, Transaction};
+use bundle::{Finding, VerifiedBundle};
+use sqlx::Row;
 use vocab::{FoundBy, Hint, Outcome, TaskId, Tier};
 
 use crate::blobs::Staging;
-use crate::db::{self, Placeholders};
+use crate::db;
 use crate::error::StoreError;
-use crate::keys::COLUMNS;
 use crate::model::{KeyRecord, Sums};
+use crate::steps::{BATCH_ROWS, Ingested, Tx, insert_rows, signer, write_artifacts, write_change};
 use crate::{Store, now};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(tag = "status", rename_all = "snake_case")]
-pub enum Ingested {
-    /// Stored now; `superseded` lists the bundles it replaced on the leaderboard.
-    Stored { bundle_id: String, agent_id: String, superseded: Vec<String>, superseded_by: Option<String> },
-    /// The same bundle was stored before; nothing changed.
-    AlreadyStored { bundle_id: String, agent_id: String },
-}
 
-pub(crate) type Tx<'c> = Transaction<'c, Any>;
 
 /// The server's own integrity findings about a bundle's runs, by the run's position in
 /// the manifest: stored beside the submitter's, so that deleting a finding from a
@@ -98,29 +87,6 @@ async fn already_stored(tx: &mut Tx<'_>, bundle_id: &str) -> Result<bool, StoreE
     Ok(row.is_some())
 }
 
-/// The registry's record of the key that vouches for `bundle`: a maintainer key if one
-/// signed, else the first trusted signer. Read inside the transaction, so a key revoked
-/// while the bundle was being read is refused.
-pub(crate) async fn signer(tx: &mut Tx<'_>, bundle: &VerifiedBundle) -> Result<KeyRecord, StoreError> {
-    let mut best: Option<KeyRecord> = None;
-    for (keyid, status) in &bundle.signatures {
-        if *status != SignatureStatus::Verified {
-            continue;
-        }
-        let record: KeyRecord = db::query_as(&format!("SELECT {COLUMNS} FROM keys WHERE keyid = $1"))
-            .bind(keyid)
-            .fetch_optional(&mut **tx)
-            .await?
-            .ok_or_else(|| StoreError::UnknownKey(keyid.clone()))?;
-        if let Some(at) = &record.revoked_at {
-            return Err(StoreError::RevokedKey(keyid.clone(), at.clone()));
-        }
-        if best.as_ref().is_none_or(|b| b.tier != Tier::Maintainer && record.tier == Tier::Maintainer) {
-            best = Some(record);
-        }
-    }
-    best.ok_or_else(|| StoreError::UnknownKey("(no verified signature)".into()))
-}
 
 /// The agent's row: created, owned by the signer, on its first bundle; its description
 /// updated on later ones, which only its owner or a maintainer may send.
@@ -205,28 +171,6 @@ async fn write_submission(
     Ok(())
 }
 
-/// The artifacts' records; one another bundle already stored is kept as it is.
-pub(crate) async fn write_artifacts(
-    tx: &mut Tx<'_>,
-    bundle: &VerifiedBundle,
-    received_at: &str,
-) -> Result<(), StoreError> {
-    let artifacts: Vec<_> = bundle.manifest.artifacts.iter().collect();
-    for chunk in artifacts.chunks(BATCH_ROWS) {
-        let sql = insert_rows(
-            "INSERT INTO artifacts (digest, size, media_type, stored_at)",
-            4,
-            chunk.len(),
-            " ON CONFLICT (digest) DO NOTHING",
-        );
-        let mut q = db::query(&sql);
-        for (digest, info) in chunk {
-            q = q.bind(*digest).bind(info.size as i64).bind(&info.media_type).bind(received_at);
-        }
-        q.execute(&mut **tx).await?;
-    }
-    Ok(())
-}
 
 /// Whether run `i` of a bundle carries a finding, the submitter's or the server's.
 fn has_findings(run: &bundle::Run, i: usize, found: &ServerFindings) -> bool {
@@ -572,34 +516,8 @@ async fn supersede(
     Ok((superseded, superseded_by))
 }
 
-/// An entry of the change log (which also invalidates cached statistics).
-pub(crate) async fn write_change(
-    tx: &mut Tx<'_>,
-    at: &str,
-    kind: &str,
-    bundle_id: &str,
-    agent_id: &str,
-    detail: &str,
-) -> Result<(), StoreError> {
-    db::query("INSERT INTO changes (at, kind, bundle_id, agent_id, detail) VALUES ($1, $2, $3, $4, $5)")
-        .bind(at)
-        .bind(kind)
-        .bind(bundle_id)
-        .bind(agent_id)
-        .bind(detail)
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
-}
 
-/// `head VALUES ($1, …), ($k, …)… tail`: `rows` rows of `width` placeholders.
-fn insert_rows(head: &str, width: usize, rows: usize, tail: &str) -> String {
-    format!("{head} VALUES {}{tail}", Placeholders::default().rows(width, rows))
-}
 
-/// Rows per multi-row insert: a round trip per few hundred rows instead of one per row,
-/// with at most 13 × 400 bound values, well under SQLite's and PostgreSQL's limits.
-const BATCH_ROWS: usize = 400;
 
 /// Whether RFC 3339 time `a` is later than or equal to `b` (equal: the later arrival wins).
 fn is_newer(a: &str, b: &str) -> bool {

@@ -42,6 +42,8 @@ mod reproductions;
 #[cfg(feature = "db")]
 mod sessions;
 #[cfg(feature = "db")]
+mod steps;
+#[cfg(feature = "db")]
 mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -58,7 +60,9 @@ pub use error::StoreError;
 #[cfg(feature = "db")]
 pub use findings::FindingsFilter;
 #[cfg(feature = "db")]
-pub use ingest::{Ingested, ServerFindings};
+pub use ingest::ServerFindings;
+#[cfg(feature = "db")]
+pub use steps::Ingested;
 #[cfg(feature = "db")]
 #[cfg(feature = "db")]
 pub use outputs::OutputsChange;

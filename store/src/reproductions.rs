@@ -14,7 +14,7 @@ use vocab::{Hint, Outcome, ProvenanceKind, Tier};
 use crate::blobs::Staging;
 use crate::db;
 use crate::error::StoreError;
-use crate::ingest::{Ingested, Tx, signer, write_artifacts, write_change};
+use crate::steps::{Ingested, Tx, signer, write_artifacts, write_change};
 use crate::model::{ArtifactRef, KeyRecord, QueuedRun, ReproducedRun, RunReproduction, SamplingEpoch};
 use crate::reads::name;
 use crate::{Store, now};
