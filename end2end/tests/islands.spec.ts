@@ -180,7 +180,7 @@ test("the strict view in the live leaderboard: the table is replaced without a n
   await page.getByLabel("Flagged successes").selectOption("strict");
   await expect(page).toHaveURL(/integrity=strict/);
   await expect.poll(final).toBe("50%");
-  await expect(page.locator("table.board:not(.partial) caption")).toContainText("Strict: every success with an integrity finding");
+  await expect(page.locator("#board-notes")).toContainText("Strict: every success with an integrity finding");
   // Sorting now orders the strict rows, still in the page.
   await page.locator("thead").getByRole("link", { name: "Agent" }).click();
   await expect(page).toHaveURL(/integrity=strict.*sort=agent/);

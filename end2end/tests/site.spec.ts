@@ -180,7 +180,7 @@ test("a flagged success: counted on the leaderboard, a failure in the strict vie
   await page.getByLabel("Flagged successes").selectOption("strict");
   await page.getByRole("button", { name: "Apply" }).click();
   await expect(page).toHaveURL(/integrity=strict/);
-  await expect(page.locator("table.board:not(.partial) caption")).toContainText("Strict: every success with an integrity finding");
+  await expect(page.locator("#board-notes")).toContainText("Strict: every success with an integrity finding");
   await expect.poll(async () => (await rowOf(page, agent))[1]).toBe("50%");
   await expect(page.getByLabel("Flagged successes")).toHaveValue("strict");
 
@@ -361,6 +361,12 @@ test("the parity view is chosen with a GET form and reached from the agent page"
   await page.getByRole("link", { name: /Harness parity with/ }).click();
   await expect(page).toHaveURL(/\/parity\?a=openhands-1\.4\.0-claude-sonnet-4\.5-harbor&b=openhands-1\.4\.0-claude-sonnet-4\.5-rexbench/);
   await expect(page.getByText("The ranges overlap")).toBeVisible();
+  // Each side's name says its harness once.
+  const heading = await page.locator("h1").innerText();
+  expect(heading).toBe(
+    "Parity: OpenHands 1.4.0 + Claude Sonnet 4.5 (Harbor) vs OpenHands 1.4.0 + Claude Sonnet 4.5 (RExBench original harness)",
+  );
+  await expect(page).toHaveTitle(/^Parity: [^()]*\(Harbor\) vs [^()]*\(RExBench original harness\)/);
   const solved = page.locator("dl.solved");
   await expect(solved).toContainText("Tree of Thoughts, WinoDict");
   await page.getByLabel("Side A").selectOption("openhands-1.4.0-claude-sonnet-4.5-rexbench");
@@ -442,3 +448,37 @@ test("reproductions: each row's sample, the held filter, and a run that did not 
   expect(served.headers()["content-type"]).toBe("text/plain; charset=utf-8");
   await shot(page, "reproduced-run");
 });
+
+for (const width of [390, 1280, 1920]) {
+  test(`at ${width} px the board's notes are whole, and its rank and agent stay in view as the numbers scroll`, async ({ page }) => {
+    await page.setViewportSize({ width, height: 900 });
+    await page.goto("/");
+    const notes = page.locator("#board-notes");
+    await expect(notes).toContainText("Solved every time is pass^n");
+    const inView = async (what: string, box: { x: number; width: number } | null) => {
+      expect(box, what).not.toBeNull();
+      expect(box!.x, what).toBeGreaterThanOrEqual(0);
+      expect(box!.x + box!.width, what).toBeLessThanOrEqual(width);
+    };
+    await inView("the notes", await notes.boundingBox());
+    // No line of them runs past their box (as text inside a scrolling table would).
+    expect(await notes.evaluate((el) => el.scrollWidth - el.clientWidth)).toBeLessThanOrEqual(0);
+    // Sideways as far as it goes: the first row's rank and agent are where they were.
+    const agent = page.locator("table.board tbody tr th.agent").first();
+    const rank = page.locator("table.board tbody tr td.rank").first();
+    const before = (await agent.boundingBox())!;
+    const scrolled = await page.evaluate(() => {
+      let moved = 0;
+      for (const el of document.querySelectorAll<HTMLElement>(".table-wrap, table.board")) {
+        el.scrollLeft = 100_000;
+        moved = Math.max(moved, el.scrollLeft);
+      }
+      return moved;
+    });
+    if (width < 1920) expect(scrolled, "the numbers scroll sideways at this width").toBeGreaterThan(0);
+    await inView("the agent", await agent.boundingBox());
+    await inView("the rank", await rank.boundingBox());
+    expect((await agent.boundingBox())!.x).toBeCloseTo(before.x, 0);
+    await expect(agent.getByRole("link").first()).toBeVisible();
+  });
+}

@@ -200,9 +200,32 @@ pub fn segment(s: impl AsRef<str>) -> String {
     form_urlencoded::byte_serialize(s.as_ref().as_bytes()).collect::<String>().replace('+', "%20")
 }
 
+/// An agent's name with the harness that ran it, said once: a name that names its
+/// harness already (the parity experiment's `… (Harbor)`) is left as it is.
+pub fn named_with_harness(name: &str, harness: &store::Harness) -> String {
+    let title = harness.title();
+    if name.to_lowercase().contains(&title.to_lowercase()) {
+        name.to_owned()
+    } else {
+        format!("{name} ({})", harness.label())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_says_its_harness_once() {
+        let harbor = store::Harness::new("harbor", Some("0.3.1".into()));
+        assert_eq!(named_with_harness("OpenHands + Claude (Harbor)", &harbor), "OpenHands + Claude (Harbor)");
+        assert_eq!(named_with_harness("OpenHands + Claude", &harbor), "OpenHands + Claude (Harbor 0.3.1)");
+        let original = store::Harness::new("rexbench-original", None);
+        assert_eq!(
+            named_with_harness("OpenHands 1.4.0 + Claude Sonnet 4.5 (RExBench original harness)", &original),
+            "OpenHands 1.4.0 + Claude Sonnet 4.5 (RExBench original harness)"
+        );
+    }
 
     #[test]
     fn numbers_read_as_people_expect() {

@@ -92,8 +92,10 @@ fn Board(data: LeaderboardData) -> impl IntoView {
         let view = view.clone();
         move |sort: Sort, label: &'static str| {
             let (aria, arrow) = view.marks(sort);
+            // The agent's column stays in view while the others scroll sideways.
+            let class = if sort == Sort::Agent { "agent-head" } else { "" };
             view! {
-                <th scope="col" aria-sort=aria>
+                <th scope="col" aria-sort=aria class=class>
                     <a href=view.sorted_by(sort)>{label}{arrow}</a>
                 </th>
             }
@@ -207,26 +209,30 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             <button type="submit">"Compare the ticked agents"</button>
             " Tick two agents in the table to see them side by side, task by task."
         </form>
+        <div class="board-notes" id="board-notes">
+            <p>
+                {format!("Ranked rows cover all {of} tasks counted here without hints; rates are over their runs (5 per task \
+                 and condition by RExBench's design; a row says where it has fewer). ")}
+                "Solved every time is pass^n: the share of tasks an agent solved in every one of its n attempts (n = 5 by design), with its 95% interval; its agent's page draws pass@k and pass^k for every k. "
+                "Δ is the change in final success from no hints to hints, in percentage points. "
+                "Rank is the plausible range of ranks by final success without hints; agents in one group cannot be told apart. "
+                "Cost per run is the mean over the runs that report one, in US dollars (– where none does). "
+                {match view.integrity {
+                    Integrity::Reported => "Successes are counted as their runs reported them; ⚑ counts an agent's successes with an integrity finding no maintainer has dismissed.",
+                    Integrity::Strict => "Strict: every success with an integrity finding no maintainer has dismissed (⚑) counts as a failure, and intervals and ranks are computed from those counts.",
+                }}
+            </p>
+        </div>
         <div class="table-wrap">
-            <table class="board">
+            <table class="board" aria-describedby="board-notes">
                 <caption>
-                    "Final success, execution success and file recall per agent under each hint condition, "
-                    "sorted by "
+                    "Final success, execution success and file recall per agent under each hint condition, sorted by "
                     <span class="sorted-by">{view.order_words()}</span>
-                    {format!(". Ranked rows cover all {of} tasks counted here without hints; rates are over their runs (5 per task \
-                     and condition by RExBench's design; a row says where it has fewer). ")}
-                    "Solved every time is pass^n: the share of tasks an agent solved in every one of its n attempts (n = 5 by design), with its 95% interval; its agent's page draws pass@k and pass^k for every k. "
-                    "Δ is the change in final success from no hints to hints, in percentage points. "
-                    "Rank is the plausible range of ranks by final success without hints; agents in one group cannot be told apart. "
-                    "Cost per run is the mean over the runs that report one, in US dollars (– where none does). "
-                    {match view.integrity {
-                        Integrity::Reported => "Successes are counted as their runs reported them; ⚑ counts an agent's successes with an integrity finding no maintainer has dismissed.",
-                        Integrity::Strict => "Strict: every success with an integrity finding no maintainer has dismissed (⚑) counts as a failure, and intervals and ranks are computed from those counts.",
-                    }}
+                    ". How to read it: above the table."
                 </caption>
                 <thead>
                     <tr>
-                        <th scope="col" rowspan="2">"Rank"</th>
+                        <th scope="col" rowspan="2" class="rank-head">"Rank"</th>
                         {sort_link(Sort::Agent, "Agent")}
                         <th scope="colgroup" colspan="4">"Final success"</th>
                         <th scope="colgroup" colspan="3">"Solved every time"</th>
@@ -235,7 +241,7 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                         <th scope="colgroup" colspan="3">"Cost per run"</th>
                     </tr>
                     <tr>
-                        <th scope="col" class="sub">"Tier · provenance"</th>
+                        <th scope="col" class="sub agent-head">"Tier · provenance"</th>
                         {Hint::ALL.map(|h| sort_link(Sort::Final(h), short_label(h))).collect_view()}
                         {sort_link(Sort::Uplift, "Δ")}
                         {Hint::ALL.map(|h| sort_link(Sort::EveryTime(h), short_label(h))).collect_view()}
@@ -266,8 +272,8 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                     <caption>"Partial submissions, with what each covers; same columns as the ranked table."</caption>
                     <thead>
                         <tr>
-                            <th scope="col">"Rank"</th>
-                            <th scope="col">"Agent"</th>
+                            <th scope="col" class="rank-head">"Rank"</th>
+                            <th scope="col" class="agent-head">"Agent"</th>
                             {Hint::ALL.map(|h| view! { <th scope="col">{format!("Final success, {}", short_label(h).to_lowercase())}</th> }).collect_view()}
                             <th scope="col">"Δ"</th>
                             {Hint::ALL.map(|h| view! { <th scope="col">{format!("Solved every time, {}", short_label(h).to_lowercase())}</th> }).collect_view()}

@@ -84,7 +84,7 @@ fn ParityView(data: ParityData) -> impl IntoView {
 }
 
 fn side_name(s: &ParitySide) -> String {
-    format!("{} ({})", s.display_name, s.harness.label())
+    format::named_with_harness(&s.display_name, &s.harness)
 }
 
 /// Percent with two decimals, as Harbor prints its rates.
