@@ -75,19 +75,24 @@ pub(super) fn FilesTouched(outline: Outline) -> impl IntoView {
 }
 
 /// Each artifact: its role, size and SHA-256, linked to its content where the reader
-/// may read it.
+/// may read it. `whose` says whose outputs they are in the caption ("The run's outputs
+/// as submitted", "The re-run's outputs"); `class` names the table.
 #[component]
-pub(super) fn Artifacts(artifacts: Vec<ArtifactRef>, readable: bool) -> impl IntoView {
+pub(super) fn Artifacts(
+    artifacts: Vec<ArtifactRef>,
+    readable: bool,
+    #[prop(default = "The run's outputs as submitted")] whose: &'static str,
+    #[prop(default = "artifacts")] class: &'static str,
+) -> impl IntoView {
+    let caption = if readable {
+        format!("{whose}: each one's size and SHA-256, linked to its plain text.")
+    } else {
+        format!("{whose}: each one's size and SHA-256 (the content is private).")
+    };
     view! {
         <div class="table-wrap">
-            <table class="artifacts">
-                <caption>
-                    {if readable {
-                        "The run's outputs as submitted: each one's size and SHA-256, linked to its plain text."
-                    } else {
-                        "The run's outputs as submitted: each one's size and SHA-256 (the content is private)."
-                    }}
-                </caption>
+            <table class=class>
+                <caption>{caption}</caption>
                 <thead>
                     <tr>
                         <th scope="col">"Output"</th>

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use store::{Outcome, RunReproduction};
 
 use super::OutcomeLabel;
-use super::outputs::role_label;
+use super::outputs::Artifacts;
 use crate::format;
 
 /// The facts line: what came of the run's place in its submission's sample.
@@ -80,38 +80,6 @@ pub(super) fn Reproduction(
                 </tbody>
             </table>
         })}
-        <div class="table-wrap">
-            <table class="rerun-artifacts">
-                <caption>
-                    {if readable {
-                        "The re-run's outputs: each one's size and SHA-256, linked to its plain text."
-                    } else {
-                        "The re-run's outputs: each one's size and SHA-256 (private, as the run's are)."
-                    }}
-                </caption>
-                <thead>
-                    <tr>
-                        <th scope="col">"Output"</th>
-                        <th scope="col" class="num">"Size"</th>
-                        <th scope="col">"SHA-256"</th>
-                    </tr>
-                </thead>
-                <tbody>
-                    {r.artifacts.into_iter().map(|a| view! {
-                        <tr>
-                            <th scope="row">{role_label(&a.role)}</th>
-                            <td class="num">{format::bytes(a.size)}</td>
-                            <td>
-                                {if readable {
-                                    view! { <a href=format!("/artifacts/{}", a.digest)><code class="digest">{a.digest.clone()}</code></a> }.into_any()
-                                } else {
-                                    view! { <code class="digest">{a.digest.clone()}</code> }.into_any()
-                                }}
-                            </td>
-                        </tr>
-                    }).collect_view()}
-                </tbody>
-            </table>
-        </div>
+        <Artifacts artifacts=r.artifacts readable=readable whose="The re-run's outputs" class="rerun-artifacts"/>
     }
 }
