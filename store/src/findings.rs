@@ -218,7 +218,7 @@ impl Store {
         let is = after.outcome == Outcome::Success && flagged(&mut tx, after.run_id).await?;
         let delta = i64::from(is) - i64::from(was);
         if delta != 0 {
-            move_flagged(&mut tx, &after, delta).await?;
+            move_flagged(&mut tx, &after.bundle_id, after.task.as_str(), after.hint, after.current, delta).await?;
         }
         let detail = format!(
             "a maintainer {} finding {id} ({}) about run {} of {} ({} on {}, {}): {note}",
@@ -265,7 +265,7 @@ async fn reviewed(tx: &mut Transaction<'_, Any>, id: &FindingId) -> Result<Findi
 }
 
 /// Whether a finding not dismissed is about run `run_id`.
-async fn flagged(tx: &mut Transaction<'_, Any>, run_id: i64) -> Result<bool, StoreError> {
+pub(crate) async fn flagged(tx: &mut Transaction<'_, Any>, run_id: i64) -> Result<bool, StoreError> {
     let row = db::query(&format!("SELECT 1 FROM findings f WHERE f.run_id = $1 AND {NOT_DISMISSED} LIMIT 1"))
         .bind(run_id)
         .bind(Review::Dismissed.as_str())
@@ -274,33 +274,36 @@ async fn flagged(tx: &mut Transaction<'_, Any>, run_id: i64) -> Result<bool, Sto
     Ok(row.is_some())
 }
 
-/// Moves the flagged count of the run's cell by `delta`: in its aggregate, its
-/// submission's totals and, if the submission is current, the task's totals.
-async fn move_flagged(
+/// Moves the flagged count of a run's cell (`bundle_id`, `task`, `hint`) by `delta`: in
+/// its aggregate, its submission's totals and, if the submission is `current`, the
+/// task's totals.
+pub(crate) async fn move_flagged(
     tx: &mut Transaction<'_, Any>,
-    run: &FindingRecord,
+    bundle_id: &str,
+    task: &str,
+    hint: Hint,
+    current: bool,
     delta: i64,
 ) -> Result<(), StoreError> {
-    let hint: Hint = run.hint;
     db::query(
         "UPDATE aggregates SET flagged = flagged + $1 WHERE bundle_id = $2 AND task = $3 AND hint = $4",
     )
     .bind(delta)
-    .bind(&run.bundle_id)
-    .bind(run.task.as_str())
+    .bind(bundle_id)
+    .bind(task)
     .bind(hint.as_str())
     .execute(&mut **tx)
     .await?;
     db::query("UPDATE totals SET flagged = flagged + $1 WHERE bundle_id = $2 AND hint = $3")
         .bind(delta)
-        .bind(&run.bundle_id)
+        .bind(bundle_id)
         .bind(hint.as_str())
         .execute(&mut **tx)
         .await?;
-    if run.current {
+    if current {
         db::query("UPDATE task_totals SET flagged = flagged + $1 WHERE task = $2 AND hint = $3")
             .bind(delta)
-            .bind(run.task.as_str())
+            .bind(task)
             .bind(hint.as_str())
             .execute(&mut **tx)
             .await?;

@@ -14,6 +14,7 @@ use vocab::{Hint, Outcome, ProvenanceKind, Tier};
 use crate::blobs::Staging;
 use crate::db;
 use crate::error::StoreError;
+use crate::findings::{flagged, move_flagged};
 use crate::steps::{Ingested, Tx, signer, write_artifacts, write_change};
 use crate::model::{ArtifactRef, KeyRecord, QueuedRun, ReproducedRun, RunReproduction, SamplingEpoch};
 use crate::reads::name;
@@ -137,7 +138,6 @@ struct Target {
     sampled: bool,
     reproduced: bool,
     patch: Option<String>,
-    had_findings: bool,
 }
 
 impl Store {
@@ -511,8 +511,7 @@ async fn targets(tx: &mut Tx<'_>, of: &str, m: &bundle::Manifest) -> Result<Vec<
     let rows = db::query(
         "SELECT r.id, r.task, r.hint, r.attempt, r.outcome, p.digest AS patch, \
          CASE WHEN x.run_id IS NULL THEN 0 ELSE 1 END AS sampled, \
-         CASE WHEN rr.run_id IS NULL THEN 0 ELSE 1 END AS reproduced, \
-         (SELECT COUNT(*) FROM findings f WHERE f.run_id = r.id) AS findings \
+         CASE WHEN rr.run_id IS NULL THEN 0 ELSE 1 END AS reproduced \
          FROM runs r LEFT JOIN run_artifacts p ON p.run_id = r.id AND p.role = 'patch' \
          LEFT JOIN samples x ON x.run_id = r.id LEFT JOIN reproduced_runs rr ON rr.run_id = r.id \
          WHERE r.bundle_id = $1",
@@ -531,7 +530,6 @@ async fn targets(tx: &mut Tx<'_>, of: &str, m: &bundle::Manifest) -> Result<Vec<
                 sampled: row.try_get::<i64, _>("sampled")? != 0,
                 reproduced: row.try_get::<i64, _>("reproduced")? != 0,
                 patch: row.try_get("patch")?,
-                had_findings: row.try_get::<i64, _>("findings")? != 0,
             },
         );
     }
@@ -568,8 +566,9 @@ async fn targets(tx: &mut Tx<'_>, of: &str, m: &bundle::Manifest) -> Result<Vec<
 }
 
 /// The server's `not-reproduced` finding on a submitted run whose final success the
-/// reproduction did not repeat; a success newly flagged is counted as flagged in the
-/// submission's kept sums (and the current totals, for a current submission).
+/// reproduction did not repeat. A success it newly flags (no finding a maintainer has
+/// not dismissed flagged it before) counts as flagged in the kept sums, as a review's
+/// change does (`findings::move_flagged`).
 async fn write_not_reproduced(
     tx: &mut Tx<'_>,
     target: &Target,
@@ -578,6 +577,8 @@ async fn write_not_reproduced(
     current: bool,
     reproduction: &str,
 ) -> Result<(), StoreError> {
+    let success = target.outcome == Outcome::Success;
+    let was_flagged = success && flagged(tx, target.run_id).await?;
     let (next,): (i64,) = db::query_as(
         "SELECT CAST(COALESCE(MAX(position) + 1, 0) AS BIGINT) FROM findings WHERE run_id = $1 AND found_by = 'server'",
     )
@@ -601,25 +602,8 @@ async fn write_not_reproduced(
     .bind(&message)
     .execute(&mut **tx)
     .await?;
-    if target.outcome == Outcome::Success && !target.had_findings {
-        db::query("UPDATE aggregates SET flagged = flagged + 1 WHERE bundle_id = $1 AND task = $2 AND hint = $3")
-            .bind(of)
-            .bind(run.task.as_str())
-            .bind(run.hint.as_str())
-            .execute(&mut **tx)
-            .await?;
-        db::query("UPDATE totals SET flagged = flagged + 1 WHERE bundle_id = $1 AND hint = $2")
-            .bind(of)
-            .bind(run.hint.as_str())
-            .execute(&mut **tx)
-            .await?;
-        if current {
-            db::query("UPDATE task_totals SET flagged = flagged + 1 WHERE task = $1 AND hint = $2")
-                .bind(run.task.as_str())
-                .bind(run.hint.as_str())
-                .execute(&mut **tx)
-                .await?;
-        }
+    if success && !was_flagged {
+        move_flagged(tx, of, run.task.as_str(), run.hint, current, 1).await?;
     }
     Ok(())
 }

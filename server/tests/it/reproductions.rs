@@ -397,3 +397,83 @@ async fn a_reproduction_that_does_not_fit_its_submission_is_refused_whole() {
     })
     .await;
 }
+
+/// A success whose findings a maintainer dismissed is no longer flagged; when its re-run
+/// fails, the `not-reproduced` finding flags it again, and the kept counts (the strict
+/// view's) follow. A success still flagged is not counted twice.
+#[tokio::test]
+async fn a_success_that_did_not_reproduce_is_flagged_once() {
+    for_each_backend(|backend, blobs| async move {
+        let state = state(&backend, &blobs).await;
+        server::seed_demo(&state).await.unwrap().expect("a fresh database");
+        let maintainer = SecretKey::generate();
+        state.store.add_key(&maintainer.public_key(), "Maintainers (test)", Tier::Maintainer).await.unwrap();
+        let store = state.store.clone();
+        let app = server::build_app(state);
+        let flagged = |store: std::sync::Arc<store::Store>, bundle: String| async move {
+            let rows = store.leaderboard(&store::LeaderboardFilter::default()).await.unwrap();
+            let row = rows.into_iter().find(|r| r.bundle_id == bundle).unwrap();
+            row.by_hint.values().map(|r| r.flagged).sum::<i64>()
+        };
+        let queue = store.reproduction_queue(true).await.unwrap();
+        let success = |agent: &str| {
+            queue.iter().find(|q| q.agent_id == agent && q.outcome == bundle::Outcome::Success).unwrap().clone()
+        };
+        // The shortcut agent's success that printed its result line carries findings; it
+        // is put in the sample (whichever success the key chose), and a maintainer
+        // dismisses its findings: it is no longer flagged.
+        let mut shortcut = success("shortcut-agent");
+        let mut run = None;
+        for r in store.runs_of(&shortcut.bundle_id, None, None).await.unwrap() {
+            let detail = store.run(r.id).await.unwrap().unwrap();
+            if detail.outcome == bundle::Outcome::Success && !detail.findings.is_empty() {
+                run = Some(detail);
+            }
+        }
+        let run = run.expect("the shortcut's flagged success");
+        crate::evidence::tamper(
+            &backend,
+            &format!(
+                "INSERT INTO samples (run_id, bundle_id, epoch, sampled_at) SELECT {id}, '{b}', 1, 't' \
+                 WHERE NOT EXISTS (SELECT 1 FROM samples WHERE run_id = {id})",
+                id = run.id,
+                b = shortcut.bundle_id
+            ),
+        )
+        .await;
+        shortcut.run_id = run.id;
+        shortcut.task = run.task.clone();
+        shortcut.hint = run.hint;
+        shortcut.attempt = run.attempt;
+        shortcut.patch = run.artifacts.iter().find(|a| a.role == "patch").map(|a| a.digest.clone());
+        let before = flagged(store.clone(), shortcut.bundle_id.clone()).await;
+        for f in &run.findings {
+            let id: store::FindingId = f.id.parse().unwrap();
+            store.review_finding(&id, store::Review::Dismissed, "a test's review").await.unwrap();
+        }
+        let dismissed = flagged(store.clone(), shortcut.bundle_id.clone()).await;
+        assert_eq!(dismissed, before - 1);
+        // Its re-run fails: flagged again, once.
+        let patch = blob(&store, shortcut.patch.as_deref().unwrap()).await;
+        let (task, hint) = (shortcut.task.to_string(), shortcut.hint.to_string());
+        let rerun = [(task.as_str(), hint.as_str(), shortcut.attempt as u32, &patch[..], "wrong_result")];
+        let b = reproduction(&shortcut.bundle_id, "shortcut-agent", &shortcut.task_set_digest, &rerun);
+        assert_eq!(post_bundle(&app, signed(b, &maintainer)).await.status, StatusCode::CREATED);
+        assert_eq!(flagged(store.clone(), shortcut.bundle_id.clone()).await, before);
+        let run = store.run(shortcut.run_id).await.unwrap().unwrap();
+        assert!(run.findings.iter().any(|f| f.check == "not-reproduced" && f.review.is_none()));
+
+        // A success flagged already (by a finding no one dismissed) is not counted twice;
+        // one not flagged before is counted once.
+        let tampered = success("tampered-agent");
+        let was = !store.run(tampered.run_id).await.unwrap().unwrap().findings.is_empty();
+        let before = flagged(store.clone(), tampered.bundle_id.clone()).await;
+        let patch = blob(&store, tampered.patch.as_deref().unwrap()).await;
+        let (task, hint) = (tampered.task.to_string(), tampered.hint.to_string());
+        let rerun = [(task.as_str(), hint.as_str(), tampered.attempt as u32, &patch[..], "wrong_result")];
+        let b = reproduction(&tampered.bundle_id, "tampered-agent", &tampered.task_set_digest, &rerun);
+        assert_eq!(post_bundle(&app, signed(b, &maintainer)).await.status, StatusCode::CREATED);
+        assert_eq!(flagged(store.clone(), tampered.bundle_id.clone()).await, before + i64::from(!was));
+    })
+    .await;
+}
