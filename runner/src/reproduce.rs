@@ -83,17 +83,9 @@ pub(crate) fn queue(api: &Api) -> Result<Vec<QueuedRun>, Error> {
     Ok(api.json::<QueueAnswer>("/api/v1/admin/reproductions?status=pending")?.runs)
 }
 
-pub(crate) fn api(server: &str, token: &str) -> Api {
-    Api {
-        base: server.trim_end_matches('/').to_owned(),
-        agent: ureq::Agent::config_builder().http_status_as_error(false).build().into(),
-        token: Some(token.to_owned()),
-    }
-}
-
 /// Re-runs the queue's runs, one reproduction per submission.
 pub fn reproduce(opts: &Options) -> Result<Vec<Report>, Error> {
-    let api = api(&opts.server, &opts.token);
+    let api = Api::new(&opts.server, Some(&opts.token));
     let key = crate::keyfile::read_secret(&opts.key)?;
     let mut by_bundle: BTreeMap<String, Vec<QueuedRun>> = BTreeMap::new();
     for run in queue(&api)? {

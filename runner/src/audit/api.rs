@@ -198,6 +198,15 @@ pub(crate) struct Api {
 }
 
 impl Api {
+    /// The API of the leaderboard at `server`, read with `token` where one is given.
+    pub(crate) fn new(server: &str, token: Option<&str>) -> Api {
+        Api {
+            base: server.trim_end_matches('/').to_owned(),
+            agent: ureq::Agent::config_builder().http_status_as_error(false).build().into(),
+            token: token.map(str::to_owned),
+        }
+    }
+
     fn get(&self, url: &str) -> ureq::RequestBuilder<ureq::typestate::WithoutBody> {
         let request = self.agent.get(url);
         match &self.token {

@@ -60,11 +60,7 @@ use tally::{Tally, reliability};
 /// Audits `agent` on the leaderboard at `server`. With `trust`, the signature must be
 /// by one of those keys; without, by the key the server lists as the signer's.
 pub fn audit(server: &str, agent: &str, trust: &[PublicKey], token: Option<&str>) -> Result<Audit, Error> {
-    let api = Api {
-        base: server.trim_end_matches('/').to_owned(),
-        agent: ureq::Agent::config_builder().http_status_as_error(false).build().into(),
-        token: token.map(str::to_owned),
-    };
+    let api = Api::new(server, token);
     if !bundle::is_slug(agent) {
         return Err(Error::NoCurrent(agent.to_owned()));
     }
