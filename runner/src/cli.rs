@@ -545,6 +545,9 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
                 done.source,
                 out.display()
             );
+            for line in &done.means {
+                println!("{line}");
+            }
             println!(
                 "agent `{}` ({} with {}): check {} then run
   rexbench pack {} --agent {} --key YOUR_KEY.pem",

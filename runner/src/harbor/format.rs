@@ -9,6 +9,7 @@ use serde::Deserialize;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+use super::policy::{Policy, PolicyOverride};
 use crate::Error;
 
 #[derive(Deserialize)]
@@ -25,6 +26,10 @@ pub(super) struct JobStats {
     pub(super) n_running_trials: u64,
     #[serde(default)]
     pub(super) n_pending_trials: u64,
+    /// Per `agent__model__dataset`: what Harbor counted. Kept as JSON, since its shape has
+    /// changed between versions and only Harbor 0.26's is compared.
+    #[serde(default)]
+    pub(super) evals: BTreeMap<String, serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -47,6 +52,9 @@ pub(super) struct HarborInfo {
 
 #[derive(Deserialize)]
 pub(super) struct TrialResult {
+    /// Written from Harbor 0.26 on.
+    #[serde(default)]
+    pub(super) schema_version: Option<u64>,
     pub(super) task_name: String,
     pub(super) trial_name: String,
     pub(super) agent_info: AgentInfo,
@@ -56,6 +64,15 @@ pub(super) struct TrialResult {
     pub(super) verifier_result: Option<VerifierResult>,
     #[serde(default)]
     pub(super) exception_info: Option<ExceptionInfo>,
+    /// Harbor 0.26: whether the job counts the reward.
+    #[serde(default)]
+    pub(super) reward_valid: Option<bool>,
+    #[serde(default)]
+    pub(super) config: Option<TrialConfig>,
+    #[serde(default)]
+    pub(super) step_results: Option<Vec<StepResult>>,
+    #[serde(default)]
+    pub(super) source: Option<String>,
     #[serde(default)]
     pub(super) started_at: Option<String>,
     #[serde(default)]
@@ -92,6 +109,50 @@ pub(super) struct VerifierResult {
 #[derive(Deserialize)]
 pub(super) struct ExceptionInfo {
     pub(super) exception_type: String,
+    /// Harbor 0.26 writes the policy its table gives the type.
+    #[serde(default)]
+    pub(super) policy: Option<Policy>,
+    #[serde(default)]
+    pub(super) policy_override: Option<PolicyOverride>,
+}
+
+/// The trial's config: only the job's error-policy overrides are read.
+#[derive(Deserialize, Default)]
+pub(super) struct TrialConfig {
+    #[serde(default)]
+    pub(super) override_error_policy: BTreeMap<String, PolicyOverride>,
+}
+
+/// One step of a multi-step trial: only the exception it recorded is read.
+#[derive(Deserialize)]
+pub(super) struct StepResult {
+    #[serde(default)]
+    pub(super) exception_info: Option<ExceptionInfo>,
+}
+
+impl TrialResult {
+    /// The exceptions Harbor weighs for `reward_valid`: the trial's, then its steps'.
+    pub(super) fn recorded_exceptions(&self) -> impl Iterator<Item = &ExceptionInfo> {
+        self.exception_info
+            .iter()
+            .chain(self.step_results.iter().flatten().filter_map(|s| s.exception_info.as_ref()))
+    }
+
+    /// Whether it carries what only Harbor 0.26 and later write.
+    pub(super) fn written_by_0_26(&self) -> bool {
+        self.reward_valid.is_some()
+            || self.schema_version.is_some()
+            || self.recorded_exceptions().any(|e| e.policy.is_some())
+    }
+
+    /// Harbor's key for the job's per-agent counts: `agent__model__dataset`.
+    pub(super) fn evals_key(&self) -> String {
+        let dataset = self.source.as_deref().unwrap_or("adhoc");
+        match &self.agent_info.model_info {
+            Some(m) => format!("{}__{}__{dataset}", self.agent_info.name, m.name),
+            None => format!("{}__{dataset}", self.agent_info.name),
+        }
+    }
 }
 
 /// The RExBench task a Harbor task name stands for, and the hint condition the name

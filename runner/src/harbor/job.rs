@@ -15,6 +15,9 @@ pub(super) struct Job {
     pub(super) name: String,
     pub(super) harbor_version: Option<String>,
     pub(super) trials: Vec<Trial>,
+    /// Harbor's own mean beside the import's, per `agent__model__dataset`, where the job
+    /// was judged by Harbor 0.26's rule.
+    pub(super) means: Vec<String>,
 }
 
 /// The job in `dir`, the `index`-th of those imported.
@@ -43,6 +46,7 @@ pub(super) fn read_job(
     let folder_name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let name = config.and_then(|c| c.job_name).unwrap_or(folder_name);
     let harbor_version = lock.and_then(|l| l.harbor).and_then(|h| h.version);
+    let version = harbor_version.as_deref().or(opts.harbor_version.as_deref());
     let mut trials = Vec::new();
     let mut folders = Vec::new();
     for entry in job.entries(root)? {
@@ -53,10 +57,80 @@ pub(super) fn read_job(
     }
     folders.sort();
     for trial_dir in folders {
-        trials.push(read_trial(job, index, &trial_dir, opts, known)?);
+        trials.push(read_trial(job, index, &trial_dir, opts, known, version)?);
     }
     if trials.is_empty() {
         return Err(Error::Invalid { path: dir.to_owned(), detail: "holds no trials".into() });
     }
-    Ok(Job { folder, name, harbor_version, trials })
+    if let Some(graded) = trials.iter().find(|t| t.by_validity)
+        && let Some(other) = trials.iter().find(|t| !t.by_validity)
+    {
+        return Err(Error::Invalid {
+            path: other.result_path.clone(),
+            detail: format!(
+                "trial `{}` carries none of what Harbor 0.26 writes (`reward_valid`, `schema_version`, an \
+                 exception's `policy`), but trial `{}` of the same job does: one Harbor writes a job",
+                other.name, graded.name
+            ),
+        });
+    }
+    let means = if trials.iter().any(|t| t.by_validity) {
+        same_mean(&result.stats.evals, &trials)
+            .map_err(|detail| Error::Invalid { path: job.shown(&result_rel), detail })?
+    } else {
+        Vec::new()
+    };
+    Ok(Job { folder, name, harbor_version, trials, means })
+}
+
+/// Harbor 0.26's job result counts only trials whose reward is valid: per
+/// `agent__model__dataset`, `n_trials` of them, and a `mean` of their rewards. The import
+/// must count the same trials and find the same rate; a job whose trials say otherwise
+/// was changed after Harbor wrote it, and is refused. A job result without counts (one
+/// Harbor did not finish writing) is not compared.
+fn same_mean(evals: &BTreeMap<String, serde_json::Value>, trials: &[Trial]) -> Result<Vec<String>, String> {
+    if evals.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut ours: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    for t in trials {
+        let entry = ours.entry(t.evals_key.as_str()).or_default();
+        if t.record.outcome != bundle::Outcome::InfraError {
+            entry.0 += 1;
+            entry.1 += u64::from(t.record.outcome == bundle::Outcome::Success);
+        }
+    }
+    let mut lines = Vec::new();
+    for (key, &(counted, successes)) in &ours {
+        let theirs = evals.get(*key);
+        let n = theirs.and_then(|e| e.get("n_trials")).and_then(|n| n.as_u64()).unwrap_or(0);
+        let mean = theirs
+            .and_then(|e| e.get("metrics"))
+            .and_then(|m| m.as_array())
+            .and_then(|m| m.iter().find_map(|x| x.get("mean").and_then(|v| v.as_f64())));
+        let rate = if counted == 0 { None } else { Some(successes as f64 / counted as f64) };
+        let ours_said = format!(
+            "its trials, read by Harbor 0.26's rule, count {counted} with {successes} successes{}",
+            rate.map(|r| format!(" ({r})")).unwrap_or_default()
+        );
+        if n != counted {
+            return Err(format!(
+                "Harbor's job result counts {n} trials of `{key}` whose reward is valid, but {ours_said}: \
+                 the job folder was changed after Harbor wrote it"
+            ));
+        }
+        if let (Some(m), Some(r)) = (mean, rate)
+            && (m - r).abs() > 1e-9
+        {
+            return Err(format!(
+                "Harbor's job result gives `{key}` a mean of {m} over {n} trials, but {ours_said}: \
+                 the job folder was changed after Harbor wrote it"
+            ));
+        }
+        lines.push(match mean {
+            Some(m) => format!("`{key}`: Harbor's mean {m} over the {n} trials it counts; imported {successes} of {counted}, the same"),
+            None => format!("`{key}`: Harbor counts {n} trials; imported {counted}, the same"),
+        });
+    }
+    Ok(lines)
 }

@@ -19,6 +19,7 @@
 mod agent;
 mod format;
 mod job;
+mod policy;
 mod trial;
 
 use std::collections::BTreeMap;
@@ -58,6 +59,8 @@ pub struct Imported {
     pub source: String,
     /// The agent as Harbor names it, written to `agent.toml` for `pack`.
     pub agent: Agent,
+    /// For jobs judged by Harbor 0.26's rule: Harbor's own mean beside the import's.
+    pub means: Vec<String>,
 }
 
 /// Imports the jobs into `opts.out`, which must not exist yet or be empty. Everything is
@@ -135,7 +138,9 @@ pub fn import(opts: &Options) -> Result<Imported, Error> {
     // Attempts count from 1 within a task and hint condition, in the order the trials started.
     let mut folders = Vec::with_capacity(jobs.len());
     let mut trials: Vec<Trial> = Vec::new();
+    let mut means = Vec::new();
     for job in jobs {
+        means.extend(job.means.iter().map(|m| format!("job {}: {m}", job.name)));
         folders.push(job.folder);
         trials.extend(job.trials);
     }
@@ -200,5 +205,5 @@ pub fn import(opts: &Options) -> Result<Imported, Error> {
         let _ = fs::remove_dir_all(&staged);
         Error::Io { path: opts.out.clone(), source }
     })?;
-    Ok(Imported { runs: trials.len(), outcomes, source, agent })
+    Ok(Imported { runs: trials.len(), outcomes, source, agent, means })
 }

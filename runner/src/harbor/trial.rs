@@ -16,6 +16,7 @@ use crate::results::RunRecord;
 
 use super::Options;
 use super::format::*;
+use super::policy::{Recorded, Validity};
 use crate::Error;
 
 /// `dir/result.json`, which every job and trial folder Harbor finished holds.
@@ -66,6 +67,10 @@ pub(super) struct Trial {
     pub(super) started: Option<OffsetDateTime>,
     pub(super) name: String,
     pub(super) agent: AgentInfo,
+    /// Harbor's `agent__model__dataset` key for the job's own counts.
+    pub(super) evals_key: String,
+    /// Judged by Harbor 0.26's `reward_valid` rule.
+    pub(super) by_validity: bool,
     pub(super) record: RunRecord,
     /// Artifact file name in the run folder → what it holds.
     pub(super) files: Vec<(String, Content)>,
@@ -234,13 +239,43 @@ pub(super) struct Known {
     pub(super) gold_files: Vec<String>,
 }
 
-/// The trial in `dir`, a folder of the job folder `job` (the `index`-th job).
+/// Harbor 0.26's rule, where the trial or its job's version calls for it: whether the
+/// reward counts. `None` for older jobs, where every reward counts.
+fn validity(t: &TrialResult, version: Option<&str>) -> Result<Option<Validity>, String> {
+    if !t.written_by_0_26() && !super::policy::graded_by_validity(version) {
+        return Ok(None);
+    }
+    let recorded: Vec<Recorded<'_>> = t
+        .recorded_exceptions()
+        .map(|e| Recorded {
+            exception_type: &e.exception_type,
+            written: e.policy,
+            override_written: e.policy_override,
+        })
+        .collect();
+    let none = BTreeMap::new();
+    let overrides = t.config.as_ref().map(|c| &c.override_error_policy).unwrap_or(&none);
+    let has_reward =
+        t.verifier_result.as_ref().and_then(|v| v.rewards.as_ref()).is_some_and(|r| !r.is_empty());
+    super::policy::validity(
+        has_reward,
+        &recorded,
+        overrides,
+        t.reward_valid,
+        super::policy::table_applies(version),
+    )
+    .map(Some)
+}
+
+/// The trial in `dir`, a folder of the job folder `job` (the `index`-th job, written by
+/// Harbor `version` where its lock says).
 pub(super) fn read_trial(
     job: &Folder,
     index: usize,
     dir: &Path,
     opts: &Options,
     known: &BTreeMap<String, Known>,
+    version: Option<&str>,
 ) -> Result<Trial, Error> {
     let result_rel = result_json(job, dir, "the trial did not finish, or this is not a Harbor job folder")?;
     let t: TrialResult = read_json(job, &result_rel, "a Harbor trial result")?;
@@ -279,36 +314,71 @@ pub(super) fn read_trial(
     let text =
         |b: &Option<Vec<u8>>| b.as_deref().map(String::from_utf8_lossy).unwrap_or_default().into_owned();
     let exception = t.exception_info.as_ref().map(|e| e.exception_type.clone());
+    let validity = validity(&t, version).map_err(|e| invalid(format!("trial `{}`: {e}", t.trial_name)))?;
     let mut log = String::from("Judged by Harbor's verifier when the job ran; imported, not re-run.\n");
-    let (outcome, error_type) = match &t.verifier_result {
-        Some(verifier) => {
-            let r = reward(job, dir, &result_rel, verifier)?;
-            log.push_str(&format!("reward: {r}\n"));
-            if r == 1.0 {
-                (Outcome::Success, exception.clone())
-            } else if r == 0.0 {
-                // The adapter's test.sh says so when the experiment itself failed.
-                if text(&verifier_out).contains("run_docker.sh failed") {
-                    let classified = crate::patch::classify_error(&text(&verifier_err), &text(&verifier_out));
-                    (Outcome::ExecutionFailed, classified.or(exception.clone()))
-                } else {
-                    (Outcome::WrongResult, exception.clone())
-                }
-            } else {
-                return Err(invalid(format!(
-                    "trial `{}`: `verifier_result.rewards.reward` is {r}; RExBench rewards are 0 or 1",
-                    t.trial_name
-                )));
+    let not_counted = match &validity {
+        Some(Validity::InvalidAfter(cause)) => Some((
+            cause.clone(),
+            format!(
+                "not counted: Harbor marks this reward as not valid (`reward_valid: false`): by its error \
+                 policy a trial that raised `{cause}` has no valid reward, and the job's mean and pass@k \
+                 leave the trial out\n"
+            ),
+        )),
+        Some(Validity::NoReward) => Some((
+            t.recorded_exceptions()
+                .next()
+                .map(|e| e.exception_type.clone())
+                .unwrap_or_else(|| "no reward".into()),
+            "not counted: the verifier gave no reward (`reward_valid: false`), and the job's mean and \
+             pass@k leave the trial out\n"
+                .to_owned(),
+        )),
+        Some(Validity::Valid) | None => None,
+    };
+    let (outcome, error_type) = match (&t.verifier_result, not_counted) {
+        (verifier, Some((cause, why))) => {
+            if let Some(r) = verifier.as_ref().and_then(|v| v.rewards.as_ref()).and_then(|r| r.get("reward"))
+            {
+                log.push_str(&format!("reward: {r}\n"));
             }
+            log.push_str(&why);
+            (Outcome::InfraError, Some(cause))
         }
-        None if exception.as_deref() == Some("VerifierTimeoutError") => {
-            log.push_str("no reward: the verifier ran past its limit\n");
-            (Outcome::Timeout, Some("Execution Timeout".to_owned()))
-        }
-        None => {
-            log.push_str("no reward: the trial ended before the verifier judged it\n");
-            (Outcome::InfraError, Some(exception.clone().unwrap_or_else(|| "no verifier result".to_owned())))
-        }
+        (verifier, None) => match verifier {
+            Some(verifier) => {
+                let r = reward(job, dir, &result_rel, verifier)?;
+                log.push_str(&format!("reward: {r}\n"));
+                if r == 1.0 {
+                    (Outcome::Success, exception.clone())
+                } else if r == 0.0 {
+                    // The adapter's test.sh says so when the experiment itself failed.
+                    if text(&verifier_out).contains("run_docker.sh failed") {
+                        let classified =
+                            crate::patch::classify_error(&text(&verifier_err), &text(&verifier_out));
+                        (Outcome::ExecutionFailed, classified.or(exception.clone()))
+                    } else {
+                        (Outcome::WrongResult, exception.clone())
+                    }
+                } else {
+                    return Err(invalid(format!(
+                        "trial `{}`: `verifier_result.rewards.reward` is {r}; RExBench rewards are 0 or 1",
+                        t.trial_name
+                    )));
+                }
+            }
+            None if exception.as_deref() == Some("VerifierTimeoutError") => {
+                log.push_str("no reward: the verifier ran past its limit\n");
+                (Outcome::Timeout, Some("Execution Timeout".to_owned()))
+            }
+            None => {
+                log.push_str("no reward: the trial ended before the verifier judged it\n");
+                (
+                    Outcome::InfraError,
+                    Some(exception.clone().unwrap_or_else(|| "no verifier result".to_owned())),
+                )
+            }
+        },
     };
     if let Some(e) = &exception {
         log.push_str(&format!("exception: {e}\n"));
@@ -371,6 +441,8 @@ pub(super) fn read_trial(
         task,
         hint,
         started,
+        evals_key: t.evals_key(),
+        by_validity: validity.is_some(),
         name: t.trial_name,
         agent: t.agent_info,
         record,

@@ -1,6 +1,7 @@
 //! `rexbench import-harbor` on Harbor job folders written from Harbor's schema
 //! (`tests/fixtures/harbor`): a newer job (progress counts, times with offsets,
-//! `lock.json`) and an older one (`n_trials`/`n_errors`, naive times, no lock).
+//! `lock.json`) and an older one (`n_trials`/`n_errors`, naive times, no lock), and a
+//! job of Harbor 0.26, whose `reward_valid` says which rewards count.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -12,6 +13,8 @@ use crate::{repo, runner, stderr, stdout};
 
 const NEW_JOB: &str = "2026-02-25__10-06-58";
 const OLD_JOB: &str = "2025-11-03__21-14-09";
+/// Written by Harbor 0.26.0's own models (`make_0_26_job.py` beside it).
+const JOB_0_26: &str = "2026-11-20__09-00-00";
 
 fn fixture(job: &str) -> PathBuf {
     repo().join("runner/tests/fixtures/harbor").join(job)
@@ -290,4 +293,174 @@ fn bad_jobs_are_refused_by_name_and_nothing_is_written() {
     assert_eq!(done.status.code(), Some(2));
     assert!(stderr(&done).contains("already exists and is not empty"), "{}", stderr(&done));
     assert_eq!(fs::read_to_string(out.join("keep.txt")).unwrap(), "mine");
+}
+
+fn read(path: &Path) -> Value {
+    serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn a_harbor_0_26_job_counts_exactly_the_trials_harbor_counts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("results");
+    let done = import(&[&fixture(JOB_0_26)], &out, &["--hint", "none"]);
+    assert!(done.status.success(), "{}{}", stdout(&done), stderr(&done));
+    assert!(stdout(&done).contains("harbor 0.26.0, job 2026-11-20__09-00-00"), "{}", stdout(&done));
+    let got = runs(&out);
+    let outcome = |k: &str| {
+        let r = &got[k].0;
+        (r["outcome"].as_str().unwrap().to_owned(), r["error_type"].as_str().map(str::to_owned))
+    };
+    let o = |s: &str, e: Option<&str>| (s.to_owned(), e.map(str::to_owned));
+    // In the order the trials started: graded after an agent timeout, reward valid;
+    // a reward of 1 after a rate-limit error, which Harbor does not count; a wrong result.
+    assert_eq!(outcome("cogs/none/1"), o("success", Some("AgentTimeoutError")));
+    assert_eq!(outcome("cogs/none/2"), o("infra_error", Some("ApiRateLimitError")));
+    assert_eq!(outcome("cogs/none/3"), o("wrong_result", None));
+    // A verifier timeout and a cancelled trial are not counted; a reward after the agent
+    // exited non-zero is; an `ApiError` the job's policy override makes valid is too.
+    assert_eq!(outcome("othello/none/1"), o("infra_error", Some("VerifierTimeoutError")));
+    assert_eq!(outcome("othello/none/2"), o("infra_error", Some("CancelledError")));
+    assert_eq!(outcome("othello/none/3"), o("execution_failed", Some("NonZeroAgentExitCodeError")));
+    assert_eq!(outcome("othello/none/4"), o("success", Some("ApiError")));
+    let log = fs::read_to_string(out.join("runs/cogs/none/2/checker_log.txt")).unwrap();
+    assert!(
+        log.contains("reward: 1") && log.contains("not counted") && log.contains("`ApiRateLimitError`"),
+        "{log}"
+    );
+
+    // The rates the board computes (infra_error excluded) are Harbor's own job result's.
+    let job = read(&fixture(JOB_0_26).join("result.json"));
+    let evals = job["stats"]["evals"].as_object().unwrap();
+    assert_eq!(evals.len(), 1);
+    let (key, eval) = evals.iter().next().unwrap();
+    let counted: Vec<&Value> =
+        got.values().map(|(r, _)| r).filter(|r| r["outcome"] != "infra_error").collect();
+    let successes = counted.iter().filter(|r| r["outcome"] == "success").count();
+    assert_eq!(counted.len() as u64, eval["n_trials"].as_u64().unwrap());
+    let mean = eval["metrics"][0]["mean"].as_f64().unwrap();
+    assert_eq!(successes as f64 / counted.len() as f64, mean);
+    // Every trial Harbor leaves out of its mean is one the rates leave out.
+    let rewarded: Vec<&str> = eval["reward_stats"]["reward"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|v| v.as_array().unwrap().iter().map(|n| n.as_str().unwrap()))
+        .collect();
+    assert_eq!(rewarded.len(), counted.len());
+    assert!(
+        stdout(&done)
+            .contains(&format!("`{key}`: Harbor's mean {mean} over the 4 trials it counts; imported 2 of 4")),
+        "{}",
+        stdout(&done)
+    );
+
+    // Packed and verified as any import: the infra_error runs travel, shown as such.
+    let root = tmp.path();
+    let made = runner(&["keygen", "--out", "k"], root);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let packed = runner(&["pack", "results", "--agent", "results/agent.toml", "--key", "k.pem"], root);
+    assert!(packed.status.success(), "{}{}", stdout(&packed), stderr(&packed));
+    let bundle = fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .find(|n| n.ends_with(".rexb.tar.gz"))
+        .expect("a bundle");
+    let verified = runner(&["verify", &bundle, "--trust", "k.pub.pem", "--json"], root);
+    assert!(verified.status.success(), "{}{}", stdout(&verified), stderr(&verified));
+    let v: Value = serde_json::from_slice(&verified.stdout).unwrap();
+    assert_eq!(
+        v["outcomes"],
+        json!({"success": 2, "wrong_result": 1, "execution_failed": 1, "infra_error": 3})
+    );
+}
+
+#[test]
+fn a_harbor_0_26_job_changed_to_count_a_reward_harbor_does_not_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out").join("results");
+    fs::create_dir_all(out.parent().unwrap()).unwrap();
+    let limited = "rexbench__cogs__Rl8tE4x/result.json";
+    let edit = |name: &str, f: &dyn Fn(&mut Value)| {
+        let job = copy_job(JOB_0_26, &tmp.path().join(name));
+        let path = job.join(limited);
+        let mut value = read(&path);
+        f(&mut value);
+        fs::write(&path, value.to_string()).unwrap();
+        job
+    };
+
+    let flipped = edit("flipped", &|v| v["reward_valid"] = json!(true));
+    let err = refused(&[&flipped], &out, &["--hint", "none"]);
+    assert!(
+        err.contains(limited)
+            && err.contains("trial `rexbench__cogs__Rl8tE4x`: `reward_valid` is true, but Harbor's policy for `ApiRateLimitError` gives no valid reward"),
+        "{err}"
+    );
+
+    let policy = edit("policy", &|v| {
+        v["reward_valid"] = json!(true);
+        v["exception_info"]["policy"]["has_valid_reward"] = json!(true);
+    });
+    let err = refused(&[&policy], &out, &["--hint", "none"]);
+    assert!(
+        err.contains("`exception_info.policy` for `ApiRateLimitError` says has_valid_reward true")
+            && err.contains("Harbor 0.26's policy for it is has_valid_reward false"),
+        "{err}"
+    );
+
+    let overridden = edit("override", &|v| {
+        v["reward_valid"] = json!(true);
+        v["exception_info"]["policy"]["has_valid_reward"] = json!(true);
+        v["exception_info"]["policy_override"] = json!({"has_valid_reward": true});
+    });
+    let err = refused(&[&overridden], &out, &["--hint", "none"]);
+    assert!(
+        err.contains("`exception_info.policy_override` for `ApiRateLimitError`")
+            && err.contains("the trial's config overrides nothing"),
+        "{err}"
+    );
+
+    // Made to look like an older Harbor's trial: the rest of the job says otherwise.
+    let disguised = edit("disguised", &|v| {
+        for field in ["reward_valid", "schema_version"] {
+            v.as_object_mut().unwrap().remove(field);
+        }
+        v["exception_info"].as_object_mut().unwrap().remove("policy");
+    });
+    // The lock names Harbor 0.26, whose rule then judges the trial all the same.
+    let kept = tmp.path().join("kept");
+    let done = import(&[&disguised], &kept, &["--hint", "none"]);
+    assert!(done.status.success(), "{}{}", stdout(&done), stderr(&done));
+    assert_eq!(runs(&kept)["cogs/none/2"].0["outcome"], "infra_error");
+    // Without the lock, the rest of the job says which Harbor wrote it.
+    fs::remove_file(disguised.join("lock.json")).unwrap();
+    let err = refused(&[&disguised], &out, &["--hint", "none"]);
+    assert!(err.contains("trial `rexbench__cogs__Rl8tE4x` carries none of what Harbor 0.26 writes"), "{err}");
+
+    // The whole override, config included, makes a reward count: then the job's own mean
+    // no longer matches its trials.
+    let all = edit("all", &|v| {
+        v["reward_valid"] = json!(true);
+        v["exception_info"]["policy"]["has_valid_reward"] = json!(true);
+        v["exception_info"]["policy_override"] = json!({"has_valid_reward": true});
+        v["config"]["override_error_policy"]["ApiRateLimitError"] = json!({"has_valid_reward": true});
+    });
+    let err = refused(&[&all], &out, &["--hint", "none"]);
+    assert!(
+        err.contains("2026-11-20__09-00-00/result.json")
+            && err.contains("Harbor's job result counts 4 trials of `openhands__claude-sonnet-4-5__rexbench` whose reward is valid, but its trials, read by Harbor 0.26's rule, count 5 with 3 successes (0.6)"),
+        "{err}"
+    );
+
+    // And a job result whose mean was changed.
+    let job = copy_job(JOB_0_26, &tmp.path().join("mean"));
+    let path = job.join("result.json");
+    let text = fs::read_to_string(&path).unwrap().replace("\"mean\": 0.5", "\"mean\": 0.75");
+    fs::write(&path, text).unwrap();
+    let err = refused(&[&job], &out, &["--hint", "none"]);
+    assert!(
+        err.contains("gives `openhands__claude-sonnet-4-5__rexbench` a mean of 0.75 over 4 trials"),
+        "{err}"
+    );
 }
