@@ -13,15 +13,20 @@
 #      and resident, with the mapped database pages resident counts.
 # On SQLite, and on PostgreSQL when BENCH_DATABASE_URL names an empty database.
 # Needs wrk and nginx (Debian: apt-get install wrk nginx libnginx-mod-http-brotli-static).
+# BENCH_ONLY=b measures (b) alone, on a database it makes once and keeps in BENCH_KEEP
+# (a folder; made on the first run): a quick rerun after a change to a page.
 # Usage: bash bench/serve.sh [AGENTS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 agents=${1:-1000}
-for tool in wrk nginx curl python3; do
+tools=(curl python3 bc)
+[ "${BENCH_ONLY:-}" = b ] || tools+=(wrk nginx)
+for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null || { echo "bench/serve.sh needs $tool (apt-get install $tool)" >&2; exit 1; }
 done
 brotli_module=/usr/lib/nginx/modules/ngx_http_brotli_static_module.so
-[ -f "$brotli_module" ] || { echo "bench/serve.sh needs nginx's brotli_static (apt-get install libnginx-mod-http-brotli-static)" >&2; exit 1; }
+[ "${BENCH_ONLY:-}" = b ] || [ -f "$brotli_module" ] \
+  || { echo "bench/serve.sh needs nginx's brotli_static (apt-get install libnginx-mod-http-brotli-static)" >&2; exit 1; }
 work=$(mktemp -d)
 # nginx's workers run as nobody: they must be able to read the files they serve.
 chmod 755 "$work"
@@ -51,6 +56,7 @@ load() {
 
 # The demo bundles for (c), as `serve --demo` makes them: the paper's results
 # (`rexbench import-published`) and the example tasks evaluated by the runner.
+if [ "${BENCH_ONLY:-}" != b ]; then
 $rexbench keygen --out "$work/demo-key" >/dev/null
 $rexbench import-published --key "$work/demo-key.pem" --out "$work/demo" >/dev/null 2>&1
 $rexbench evaluate tasks/examples/outputs --out "$work/examples" --gold tasks/examples/gold --jobs 2 >/dev/null 2>&1
@@ -59,6 +65,7 @@ $rexbench pack "$work/examples" --agent "$work/agent.toml" --key "$work/demo-key
 # The floor: decompress each bundle and hash what comes out, best of three.
 floor() { local s; s=$(date +%s.%N); for f in "$work"/demo/*.tar.gz; do gzip -dc "$f" | sha256sum >/dev/null; done; echo "$(date +%s.%N) - $s" | bc -l; }
 floor=$(printf '%s\n' "$(floor)" "$(floor)" "$(floor)" | sort -n | head -1)
+fi
 # Posts every demo bundle in turn from one process over one connection, as an
 # uploader of many bundles would, so that neither process start-up nor connecting is
 # counted; each must be acknowledged (stored, durably) before the next is sent.
@@ -85,14 +92,21 @@ run_on() {
   # One benchmark client submits every bundle: no rate limit is being measured.
   export DATABASE_URL=$url REXBENCH_BLOBS="$work/blobs-$name" REXBENCH_TASKS=$PWD/tasks RUST_LOG=warn \
     REXBENCH_SUBMISSIONS_PER_HOUR=1000000 REXBENCH_KEY_SUBMISSIONS_PER_HOUR=1000000
+  if [ -n "${BENCH_KEEP:-}" ]; then export REXBENCH_BLOBS="$BENCH_KEEP/blobs-$name"; fi
   local started
-  started=$(date +%s.%N)
-  "$srv" synth --agents "$agents" >/dev/null
-  printf 'synthetic data: %s agents ingested in %.0f s\n' "$agents" "$(echo "$(date +%s.%N) - $started" | bc -l)"
-
+  if [ -n "${BENCH_KEEP:-}" ] && [ -f "$BENCH_KEEP/$name.made" ]; then
+    echo "synthetic data: kept in $BENCH_KEEP ($(cat "$BENCH_KEEP/$name.made"))"
+  else
+    started=$(date +%s.%N)
+    "$srv" synth --agents "$agents" >/dev/null
+    printf 'synthetic data: %s agents ingested in %.0f s\n' "$agents" "$(echo "$(date +%s.%N) - $started" | bc -l)"
+    if [ -n "${BENCH_KEEP:-}" ]; then echo "$agents agents" > "$BENCH_KEEP/$name.made"; fi
+  fi
+  local port pid
+  if [ "${BENCH_ONLY:-}" != b ]; then
   # (a) and (d): the cached server under load, beside nginx with the same bytes.
-  local port; port=$(free_port)
-  REXBENCH_ADDR=127.0.0.1:$port "$srv" serve & local pid=$!; pids+=("$pid")
+  port=$(free_port)
+  REXBENCH_ADDR=127.0.0.1:$port "$srv" serve & pid=$!; pids+=("$pid")
   wait_ready "http://127.0.0.1:$port"
   mkdir -p "$work/www-$name"
   curl -sf "http://127.0.0.1:$port/" -o "$work/www-$name/index.html"
@@ -136,13 +150,14 @@ CONF
   printf 'd. server memory after loading and serving: own (anonymous) %.0f MB; resident %.0f MB (peak %.0f MB), of which %.0f MB mapped files\n' \
     "$(echo "$anon/1024" | bc -l)" "$(echo "$rss/1024" | bc -l)" "$(echo "$hwm/1024" | bc -l)" "$(echo "$file/1024" | bc -l)"
   kill "$pid"; wait "$pid" 2>/dev/null || true
+  fi
 
   # (b): every request rendered afresh.
   port=$(free_port)
   REXBENCH_RENDER_CACHE=off REXBENCH_ADDR=127.0.0.1:$port "$srv" serve & pid=$!; pids+=("$pid")
   wait_ready "http://127.0.0.1:$port"
   local run; run=$(curl -sf "http://127.0.0.1:$port/agents/synthetic-00000?task=cogs&hint=none" | grep -o 'href="/runs/[0-9]*"' | head -1 | grep -o '[0-9]*')
-  for path in / "/?sort=cost-none" /agents/synthetic-00000 /tasks /tasks/cogs "/runs/$run" /failures \
+  for path in / "/?sort=cost-none" "/?tasks=public" /agents/synthetic-00000 /tasks /tasks/cogs "/runs/$run" /failures \
       "/compare?a=synthetic-00000&b=synthetic-00001" /changes /keys /submit /about; do
     curl -sf "http://127.0.0.1:$port$path" -o /dev/null  # warm the database's own caches
     local times=()
@@ -152,6 +167,7 @@ CONF
   done
   kill "$pid"; wait "$pid" 2>/dev/null || true
 
+  [ "${BENCH_ONLY:-}" = b ] && return
   # (c): the demo bundles through the API, one after another, into a fresh database.
   if [ "$name" = sqlite ]; then
     export DATABASE_URL="sqlite://$work/demo-$name.db"
@@ -166,7 +182,12 @@ CONF
   kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 
-run_on sqlite "sqlite://$work/db.sqlite"
+if [ -n "${BENCH_KEEP:-}" ]; then
+  mkdir -p "$BENCH_KEEP"
+  run_on sqlite "sqlite://$BENCH_KEEP/db.sqlite"
+else
+  run_on sqlite "sqlite://$work/db.sqlite"
+fi
 if [ -n "${BENCH_DATABASE_URL:-}" ]; then
   run_on postgres "$BENCH_DATABASE_URL"
 fi

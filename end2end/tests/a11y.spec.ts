@@ -21,6 +21,8 @@ const PAGES: { name: string; path: string }[] = [
   { name: "parity", path: "/parity?a=openhands-1.4.0-claude-sonnet-4.5-rexbench&b=openhands-1.4.0-claude-sonnet-4.5-harbor" },
   { name: "parity, nothing chosen", path: "/parity" },
   { name: "leaderboard, public tasks", path: "/?tasks=public" },
+  { name: "leaderboard, every column", path: "/?col=final&col=delta&col=every&col=exec&col=recall&col=cost" },
+  { name: "leaderboard, two conditions", path: "/?col=final&col=recall&cond=none&cond=detailed" },
   { name: "changes", path: "/changes" },
   { name: "submit", path: "/submit" },
   { name: "about", path: "/about" },
@@ -116,5 +118,12 @@ test("axe-core finds no violation on a reproduced agent's page and on a run that
   const run = await page.locator("td a[href$='#reproduction']").first().getAttribute("href");
   const opened = await open(page, browser, run!);
   await expect(opened.locator("p.notice.reproduced")).toBeVisible();
+  expect(await violations(opened)).toEqual([]);
+});
+
+test("axe-core finds no violation on the leaderboard with its column choice open", async ({ page, browser }) => {
+  const opened = await open(page, browser, "/");
+  await opened.locator("details.columns summary").click();
+  await expect(opened.getByLabel("File recall")).toBeVisible();
   expect(await violations(opened)).toEqual([]);
 });

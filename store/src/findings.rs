@@ -2,6 +2,8 @@
 //! moves the flagged counts the strict view reads when it changes whether a success is
 //! flagged, and is written to the change log.
 
+use std::collections::BTreeSet;
+
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
 use vocab::{FoundBy, Hint, Outcome, Review, TaskId};
@@ -141,23 +143,29 @@ impl Store {
     /// Flagged successes over the current submissions: how many, by check and by
     /// agent, and the newest.
     pub async fn integrity_overview(&self) -> Result<IntegrityOverview, StoreError> {
+        // The counts are kept: flagged successes per submission and condition (`totals`)
+        // and per submission and check (`flagged_checks`), summed over the current ones.
+        let current = " JOIN submissions s ON s.bundle_id = t.bundle_id WHERE s.superseded_by IS NULL";
+        let counts = format!(
+            "SELECT CAST(COALESCE(SUM(t.flagged), 0) AS BIGINT) AS flagged, \
+             (SELECT CAST(COUNT(DISTINCT f.run_id) AS BIGINT) FROM findings f JOIN runs r ON r.id = f.run_id \
+             JOIN submissions c ON c.bundle_id = r.bundle_id \
+             WHERE f.review = 'confirmed' AND c.superseded_by IS NULL AND r.outcome = $1) AS confirmed \
+             FROM totals t{current}"
+        );
+        let by_check = format!(
+            "SELECT t.check_name, CAST(SUM(t.runs) AS BIGINT) AS runs FROM flagged_checks t{current} \
+             GROUP BY t.check_name HAVING SUM(t.runs) > 0 ORDER BY runs DESC, t.check_name"
+        );
+        let agents = format!(
+            "SELECT s.agent_id, MIN(a.display_name) AS display_name, CAST(SUM(t.flagged) AS BIGINT) AS runs \
+             FROM totals t{} GROUP BY s.agent_id HAVING SUM(t.flagged) > 0 \
+             ORDER BY runs DESC, s.agent_id LIMIT {MOST_FLAGGED_AGENTS}",
+            current.replace(" WHERE", " JOIN agents a ON a.id = s.agent_id WHERE")
+        );
         let flagging = format!(
             " FROM findings f JOIN runs r ON r.id = f.run_id JOIN submissions s ON s.bundle_id = r.bundle_id \
              WHERE s.superseded_by IS NULL AND r.outcome = $1 AND {NOT_DISMISSED}"
-        );
-        let bind = |sql| db::query(sql).bind(Outcome::Success.as_str()).bind(Review::Dismissed.as_str());
-        let counts = format!(
-            "SELECT CAST(COUNT(DISTINCT f.run_id) AS BIGINT) AS flagged, \
-             CAST(COUNT(DISTINCT CASE WHEN f.review = 'confirmed' THEN f.run_id END) AS BIGINT) AS confirmed{flagging}"
-        );
-        let by_check = format!(
-            "SELECT f.check_name, CAST(COUNT(DISTINCT f.run_id) AS BIGINT) AS runs{flagging} \
-             GROUP BY f.check_name ORDER BY runs DESC, f.check_name"
-        );
-        let agents = format!(
-            "SELECT s.agent_id, MIN(a.display_name) AS display_name, CAST(COUNT(DISTINCT f.run_id) AS BIGINT) AS runs\
-             {} GROUP BY s.agent_id ORDER BY runs DESC, s.agent_id LIMIT {MOST_FLAGGED_AGENTS}",
-            flagging.replace(" WHERE", " JOIN agents a ON a.id = s.agent_id WHERE")
         );
         let newest = format!(
             "SELECT {FINDING}, {RECORD}{RECORD_FROM} WHERE f.run_id IN (SELECT f.run_id{flagging} \
@@ -167,10 +175,10 @@ impl Store {
         );
         let (success, dismissed) = (Outcome::Success.as_str(), Review::Dismissed.as_str());
         let ((flagged, confirmed), by_check, agents, newest) = futures::future::try_join4(
-            db::query_as::<(i64, i64)>(&counts).bind(success).bind(dismissed).fetch_one(&self.pool),
-            db::query_as(&by_check).bind(success).bind(dismissed).fetch_all(&self.pool),
-            db::query_as(&agents).bind(success).bind(dismissed).fetch_all(&self.pool),
-            bind(&newest).fetch_all(&self.pool),
+            db::query_as::<(i64, i64)>(&counts).bind(success).fetch_one(&self.pool),
+            db::query_as(&by_check).fetch_all(&self.pool),
+            db::query_as(&agents).fetch_all(&self.pool),
+            db::query(&newest).bind(success).bind(dismissed).fetch_all(&self.pool),
         )
         .await?;
         Ok(IntegrityOverview {
@@ -194,7 +202,8 @@ impl Store {
         let _one_writer = self.write_lock.lock().await;
         let mut tx = self.pool.begin().await?;
         let before = reviewed(&mut tx, id).await?;
-        let was = before.outcome == Outcome::Success && flagged(&mut tx, before.run_id).await?;
+        let success = before.outcome == Outcome::Success;
+        let was = if success { flagging_checks(&mut tx, before.run_id).await? } else { BTreeSet::new() };
         let at = now();
         db::query(
             "UPDATE findings SET review = $1, review_note = $2, reviewed_at = $3 \
@@ -215,11 +224,11 @@ impl Store {
             },
             ..before
         };
-        let is = after.outcome == Outcome::Success && flagged(&mut tx, after.run_id).await?;
-        let delta = i64::from(is) - i64::from(was);
-        if delta != 0 {
-            move_flagged(&mut tx, &after.bundle_id, after.task.as_str(), after.hint, after.current, delta).await?;
-        }
+        let is = if success { flagging_checks(&mut tx, after.run_id).await? } else { BTreeSet::new() };
+        let cell =
+            Cell { bundle_id: &after.bundle_id, task: after.task.as_str(), hint: after.hint, current: after.current };
+        move_flags(&mut tx, &cell, &was, &is).await?;
+        let delta = i64::from(!is.is_empty()) - i64::from(!was.is_empty());
         let detail = format!(
             "a maintainer {} finding {id} ({}) about run {} of {} ({} on {}, {}): {note}",
             verdict.as_str(),
@@ -264,20 +273,67 @@ async fn reviewed(tx: &mut Transaction<'_, Any>, id: &FindingId) -> Result<Findi
     .ok_or_else(|| StoreError::UnknownFinding(id.to_string()))
 }
 
-/// Whether a finding not dismissed is about run `run_id`.
-pub(crate) async fn flagged(tx: &mut Transaction<'_, Any>, run_id: i64) -> Result<bool, StoreError> {
-    let row = db::query(&format!("SELECT 1 FROM findings f WHERE f.run_id = $1 AND {NOT_DISMISSED} LIMIT 1"))
-        .bind(run_id)
-        .bind(Review::Dismissed.as_str())
-        .fetch_optional(&mut **tx)
+/// The checks whose findings about run `run_id` no maintainer dismissed: what flags the
+/// run, if it is a success.
+pub(crate) async fn flagging_checks(
+    tx: &mut Transaction<'_, Any>,
+    run_id: i64,
+) -> Result<BTreeSet<String>, StoreError> {
+    let rows: Vec<(String,)> =
+        db::query_as(&format!("SELECT DISTINCT f.check_name FROM findings f WHERE f.run_id = $1 AND {NOT_DISMISSED}"))
+            .bind(run_id)
+            .bind(Review::Dismissed.as_str())
+            .fetch_all(&mut **tx)
+            .await?;
+    Ok(rows.into_iter().map(|(c,)| c).collect())
+}
+
+/// Where a success run's counts are kept: its submission, task, hint condition, and
+/// whether the submission is current.
+pub(crate) struct Cell<'a> {
+    pub(crate) bundle_id: &'a str,
+    pub(crate) task: &'a str,
+    pub(crate) hint: Hint,
+    pub(crate) current: bool,
+}
+
+/// A success run once flagged by the checks `before` and now by `after`: its cell's
+/// flagged counts move if it became flagged or stopped being so, and its submission's
+/// counts by check move for each check that began or stopped flagging it.
+pub(crate) async fn move_flags(
+    tx: &mut Transaction<'_, Any>,
+    cell: &Cell<'_>,
+    before: &BTreeSet<String>,
+    after: &BTreeSet<String>,
+) -> Result<(), StoreError> {
+    let delta = i64::from(!after.is_empty()) - i64::from(!before.is_empty());
+    if delta != 0 {
+        move_flagged(tx, cell.bundle_id, cell.task, cell.hint, cell.current, delta).await?;
+    }
+    for check in before.difference(after) {
+        db::query("UPDATE flagged_checks SET runs = runs - 1 WHERE bundle_id = $1 AND check_name = $2")
+            .bind(cell.bundle_id)
+            .bind(check)
+            .execute(&mut **tx)
+            .await?;
+    }
+    for check in after.difference(before) {
+        db::query(
+            "INSERT INTO flagged_checks (bundle_id, check_name, runs) VALUES ($1, $2, 1) \
+             ON CONFLICT (bundle_id, check_name) DO UPDATE SET runs = flagged_checks.runs + 1",
+        )
+        .bind(cell.bundle_id)
+        .bind(check)
+        .execute(&mut **tx)
         .await?;
-    Ok(row.is_some())
+    }
+    Ok(())
 }
 
 /// Moves the flagged count of a run's cell (`bundle_id`, `task`, `hint`) by `delta`: in
 /// its aggregate, its submission's totals and, if the submission is `current`, the
 /// task's totals.
-pub(crate) async fn move_flagged(
+async fn move_flagged(
     tx: &mut Transaction<'_, Any>,
     bundle_id: &str,
     task: &str,

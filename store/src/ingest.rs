@@ -366,6 +366,26 @@ async fn write_aggregates(
         q.execute(&mut **tx).await?;
     }
 
+    // Flagged successes by check (a run flagged by two checks counts under each).
+    let mut by_check: BTreeMap<&str, i64> = BTreeMap::new();
+    for (i, run) in m.runs.iter().enumerate().filter(|(_, r)| r.outcome == Outcome::Success) {
+        let server = found.get(&i).map_or(&[][..], Vec::as_slice);
+        let checks: std::collections::BTreeSet<&str> =
+            run.findings.iter().chain(server).map(|f| f.check.as_str()).collect();
+        for check in checks {
+            *by_check.entry(check).or_default() += 1;
+        }
+    }
+    let by_check: Vec<_> = by_check.into_iter().collect();
+    for chunk in by_check.chunks(BATCH_ROWS) {
+        let sql = insert_rows("INSERT INTO flagged_checks (bundle_id, check_name, runs)", 3, chunk.len(), "");
+        let mut q = db::query(&sql);
+        for (check, runs) in chunk {
+            q = q.bind(bundle_id).bind(*check).bind(*runs);
+        }
+        q.execute(&mut **tx).await?;
+    }
+
     // How runs ended, for the failure explorer; where the source tells only whether
     // runs succeeded, the others ended in ways nobody published, and are left out.
     let mut endings: BTreeMap<(&str, Hint, Outcome, &str), i64> = BTreeMap::new();

@@ -14,7 +14,7 @@ use vocab::{Hint, Outcome, ProvenanceKind, Tier};
 use crate::blobs::Staging;
 use crate::db;
 use crate::error::StoreError;
-use crate::findings::{flagged, move_flagged};
+use crate::findings::{Cell, flagging_checks, move_flags};
 use crate::steps::{Ingested, Tx, signer, write_artifacts, write_change};
 use crate::model::{ArtifactRef, KeyRecord, QueuedRun, ReproducedRun, RunReproduction, SamplingEpoch};
 use crate::reads::name;
@@ -578,7 +578,7 @@ async fn write_not_reproduced(
     reproduction: &str,
 ) -> Result<(), StoreError> {
     let success = target.outcome == Outcome::Success;
-    let was_flagged = success && flagged(tx, target.run_id).await?;
+    let was = if success { flagging_checks(tx, target.run_id).await? } else { Default::default() };
     let (next,): (i64,) = db::query_as(
         "SELECT CAST(COALESCE(MAX(position) + 1, 0) AS BIGINT) FROM findings WHERE run_id = $1 AND found_by = 'server'",
     )
@@ -602,8 +602,10 @@ async fn write_not_reproduced(
     .bind(&message)
     .execute(&mut **tx)
     .await?;
-    if success && !was_flagged {
-        move_flagged(tx, of, run.task.as_str(), run.hint, current, 1).await?;
+    if success {
+        let is = flagging_checks(tx, target.run_id).await?;
+        let cell = Cell { bundle_id: of, task: run.task.as_str(), hint: run.hint, current };
+        move_flags(tx, &cell, &was, &is).await?;
     }
     Ok(())
 }

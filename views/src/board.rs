@@ -151,6 +151,121 @@ impl TaskScope {
     }
 }
 
+/// A group of the table's columns: one column per hint condition shown (Δ: one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Metric {
+    Final,
+    /// Δ: the change in final success from no hints to hints.
+    Uplift,
+    EveryTime,
+    Execution,
+    Recall,
+    Cost,
+}
+
+impl Metric {
+    /// In the table's order.
+    pub const ALL: [Metric; 6] =
+        [Metric::Final, Metric::Uplift, Metric::EveryTime, Metric::Execution, Metric::Recall, Metric::Cost];
+
+    /// Its name in a URL (`?col=exec`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Metric::Final => "final",
+            Metric::Uplift => "delta",
+            Metric::EveryTime => "every",
+            Metric::Execution => "exec",
+            Metric::Recall => "recall",
+            Metric::Cost => "cost",
+        }
+    }
+
+    /// Its heading.
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::Final => "Final success",
+            Metric::Uplift => "Δ with hints",
+            Metric::EveryTime => "Solved every time",
+            Metric::Execution => "Execution success",
+            Metric::Recall => "File recall",
+            Metric::Cost => "Cost per run",
+        }
+    }
+
+    /// Whether it has a column per hint condition.
+    pub fn per_hint(self) -> bool {
+        self != Metric::Uplift
+    }
+
+    /// The order by its column under `hint` (Δ has one).
+    pub fn sort(self, hint: Hint) -> Sort {
+        match self {
+            Metric::Final => Sort::Final(hint),
+            Metric::Uplift => Sort::Uplift,
+            Metric::EveryTime => Sort::EveryTime(hint),
+            Metric::Execution => Sort::Execution(hint),
+            Metric::Recall => Sort::Recall(hint),
+            Metric::Cost => Sort::Cost(hint),
+        }
+    }
+}
+
+/// Which columns the table shows: metric groups (`?col=…`, repeated) and the hint
+/// conditions they are shown for (`?cond=…`). Either left out is its default: final
+/// success, Δ, execution success and cost under all three conditions, which fits a
+/// 1280-pixel window; the agent's page and the CSV have every number.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Columns {
+    pub metrics: Vec<Metric>,
+    pub hints: Vec<Hint>,
+}
+
+impl Default for Columns {
+    fn default() -> Columns {
+        Columns {
+            metrics: vec![Metric::Final, Metric::Uplift, Metric::Execution, Metric::Cost],
+            hints: Hint::ALL.to_vec(),
+        }
+    }
+}
+
+impl Columns {
+    /// From the values of `col` and `cond`; names that name nothing are dropped, and an
+    /// empty choice is the default.
+    pub fn from_values(cols: &[String], conds: &[String]) -> Columns {
+        let default = Columns::default();
+        let metrics: Vec<Metric> = Metric::ALL.into_iter().filter(|m| cols.iter().any(|c| c == m.key())).collect();
+        let hints: Vec<Hint> = Hint::ALL.into_iter().filter(|h| conds.iter().any(|c| c == h.as_str())).collect();
+        Columns {
+            metrics: if metrics.is_empty() { default.metrics } else { metrics },
+            hints: if hints.is_empty() { default.hints } else { hints },
+        }
+    }
+
+    pub fn shows(&self, metric: Metric) -> bool {
+        self.metrics.contains(&metric)
+    }
+
+    /// How many cells a row has for `metric`.
+    pub fn width(&self, metric: Metric) -> usize {
+        match (self.shows(metric), metric.per_hint()) {
+            (false, _) => 0,
+            (true, true) => self.hints.len(),
+            (true, false) => 1,
+        }
+    }
+
+    /// The query parameters that say this choice: none for the default.
+    pub fn params(&self) -> Vec<(&'static str, &'static str)> {
+        if *self == Columns::default() {
+            return Vec::new();
+        }
+        let mut out: Vec<(&'static str, &'static str)> = self.metrics.iter().map(|m| ("col", m.key())).collect();
+        out.extend(self.hints.iter().map(|h| ("cond", h.as_str())));
+        out
+    }
+}
+
 /// `?reproduced=held`: only rows whose sample was re-run and held.
 pub const REPRODUCED_HELD: &str = "held";
 
@@ -179,10 +294,20 @@ pub struct BoardQuery {
     /// Only submissions whose sample the maintainers re-ran, every re-run holding
     /// (`?reproduced=held`).
     pub reproduced: bool,
+    /// The columns shown (`?col=…&cond=…`).
+    #[serde(default)]
+    pub columns: Columns,
 }
 
 impl BoardQuery {
-    /// Reads the view from query parameters, `get` giving each non-empty one.
+    /// Reads the view from query parameters, `get` giving each non-empty one, and
+    /// `get_all` every value of a repeated one (the columns).
+    pub fn from_query(get: impl Fn(&str) -> Option<String>, get_all: impl Fn(&str) -> Vec<String>) -> BoardQuery {
+        BoardQuery { columns: Columns::from_values(&get_all("col"), &get_all("cond")), ..BoardQuery::from_params(get) }
+    }
+
+    /// Reads the view from query parameters, `get` giving each non-empty one (the
+    /// default columns).
     pub fn from_params(get: impl Fn(&str) -> Option<String>) -> BoardQuery {
         let sort = get("sort").and_then(|s| Sort::from_key(&s)).unwrap_or(Sort::DEFAULT);
         let ascending = match get("dir").as_deref() {
@@ -204,6 +329,7 @@ impl BoardQuery {
             page: get("page").and_then(|p| p.parse().ok()).filter(|p| *p >= 1).unwrap_or(1),
             integrity: get("integrity").and_then(|i| i.parse().ok()).unwrap_or_default(),
             reproduced: get("reproduced").as_deref() == Some(REPRODUCED_HELD),
+            columns: Columns::default(),
         }
     }
 
@@ -286,9 +412,9 @@ impl BoardQuery {
     fn link(&self, sort: Sort, ascending: bool, page: usize) -> String {
         let page = page.to_string();
         let sort = sort.key();
-        href(
-            "/",
-            &[
+        let columns: Vec<(&str, Option<&str>)> =
+            self.columns.params().into_iter().map(|(k, v)| (k, Some(v))).collect();
+        let mut pairs: Vec<(&str, Option<&str>)> = vec![
                 ("set", self.set.as_deref()),
                 ("framework", self.framework.as_deref()),
                 ("model", self.model.as_deref()),
@@ -299,11 +425,14 @@ impl BoardQuery {
                 ("q", self.search.as_deref()),
                 ("reproduced", Some(REPRODUCED_HELD).filter(|_| self.reproduced)),
                 ("integrity", Some(self.integrity.as_str()).filter(|_| self.integrity == Integrity::Strict)),
-                ("sort", Some(sort.as_str())),
-                ("dir", Some(if ascending { "asc" } else { "desc" })),
-                ("page", Some(page.as_str()).filter(|p| *p != "1")),
-            ],
-        )
+        ];
+        pairs.extend(columns);
+        pairs.extend([
+            ("sort", Some(sort.as_str())),
+            ("dir", Some(if ascending { "asc" } else { "desc" })),
+            ("page", Some(page.as_str()).filter(|p| *p != "1")),
+        ]);
+        href("/", &pairs)
     }
 
     /// The link to this view counting the tasks `tasks` says, from the first page.
@@ -397,6 +526,26 @@ mod tests {
         q.order(&mut rows, 12);
         let names: Vec<&str> = rows.iter().map(|r| r.bundle_id.as_str()).collect();
         assert_eq!(names, ["dear", "cheap", "unknown"]);
+    }
+
+    #[test]
+    fn the_columns_read_from_repeated_parameters_and_write_back() {
+        let all = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| pairs.iter().filter(|(n, _)| *n == k).map(|(_, v)| v.to_string()).collect::<Vec<_>>()
+        };
+        let q = BoardQuery::from_query(params(&[]), all(&[]));
+        assert_eq!(q.columns, Columns::default());
+        assert_eq!(q.here(), "/?sort=final-none&dir=desc", "the default says nothing");
+        let picked = &[("col", "recall"), ("col", "final"), ("col", "nonsense"), ("cond", "none")];
+        let q = BoardQuery::from_query(params(&[("tier", "submitter")]), all(picked));
+        assert_eq!(q.columns.metrics, [Metric::Final, Metric::Recall], "in the table's order");
+        assert_eq!(q.columns.hints, [Hint::None]);
+        assert_eq!((q.columns.width(Metric::Final), q.columns.width(Metric::Cost)), (1, 0));
+        assert_eq!(q.here(), "/?tier=submitter&col=final&col=recall&cond=none&sort=final-none&dir=desc");
+        assert!(q.sorted_by(Sort::Agent).contains("col=final&col=recall&cond=none"), "every link keeps them");
+        let only_conditions = BoardQuery::from_query(params(&[]), all(&[("cond", "hints")]));
+        assert_eq!(only_conditions.columns.metrics, Columns::default().metrics);
+        assert!(only_conditions.columns.width(Metric::Uplift) == 1);
     }
 
     #[test]

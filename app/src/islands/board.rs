@@ -13,7 +13,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{Element, Event, HtmlInputElement, HtmlSelectElement};
 
 use super::dom::{all, closest, document, get, window};
-use crate::board::{BoardQuery, Sort};
+use crate::board::{BoardQuery, Columns, Sort};
 
 #[island]
 pub fn LiveBoard(
@@ -23,6 +23,8 @@ pub fn LiveBoard(
     complete: bool,
     /// How the rendered page counts flagged successes.
     integrity: Integrity,
+    /// The columns the rendered page shows.
+    columns: Columns,
     children: Children,
 ) -> impl IntoView {
     let root = NodeRef::<leptos::html::Div>::new();
@@ -31,6 +33,8 @@ pub fn LiveBoard(
     let rows = StoredValue::new(None::<(Integrity, Vec<LeaderboardRow>)>);
     let set = StoredValue::new(set);
     let complete = StoredValue::new(complete);
+    // Other columns are other cells: those come from the server.
+    let shown = StoredValue::new(columns);
     let picked = RwSignal::new(Vec::<String>::new());
     let ready = RwSignal::new(false);
     let status = RwSignal::new(String::new());
@@ -70,6 +74,7 @@ pub fn LiveBoard(
             .then(|| rows.get_value())
             .flatten()
             .filter(|(counted, _)| *counted == view.integrity && !view.sort.from_statistics())
+            .filter(|_| shown.with_value(|c| *c == view.columns))
             .map(|(_, all)| all);
         match local {
             Some(all) => {
@@ -87,6 +92,7 @@ pub fn LiveBoard(
                     }
                     if let Some(now) = replace_body(&root, &page.body) {
                         complete.set_value(now);
+                        shown.set_value(view.columns.clone());
                         rows.set_value(None);
                         if now {
                             let integrity = view.integrity;
@@ -228,7 +234,14 @@ fn read_form(root: &Element) -> BoardQuery {
             })
             .filter(|v| !v.is_empty())
     };
-    BoardQuery::from_params(value)
+    // The boxes ticked, as a GET form would send them.
+    let ticked = |name: &str| {
+        all(root, &format!("form.filters input[name={name}]:checked"))
+            .into_iter()
+            .filter_map(|e| e.dyn_into::<HtmlInputElement>().ok().map(|i| i.value()))
+            .collect::<Vec<_>>()
+    };
+    BoardQuery::from_query(value, ticked)
 }
 
 fn search_box(root: &Element) -> Option<HtmlInputElement> {
@@ -325,7 +338,19 @@ fn refresh_charts(url: String) {
 fn replace_body(root: &Element, html: &str) -> Option<bool> {
     let fresh = parse(html)?.query_selector("div.board-body").ok().flatten()?;
     let old = root.query_selector("div.board-body").ok().flatten()?;
+    // The reader is still where they were: the column choice open, the same control focused.
+    let open = old.query_selector("details.columns[open]").ok().flatten().is_some();
+    let focused = document().active_element().map(|e| e.id()).filter(|id| !id.is_empty());
     old.parent_node()?.replace_child(&fresh, &old).ok()?;
+    if open && let Some(details) = fresh.query_selector("details.columns").ok().flatten() {
+        let _ = details.set_attribute("open", "");
+    }
+    if let Some(id) = focused
+        && let Some(again) = document().get_element_by_id(&id)
+        && let Ok(again) = again.dyn_into::<web_sys::HtmlElement>()
+    {
+        let _ = again.focus();
+    }
     Some(fresh.get_attribute("data-complete").as_deref() == Some("true"))
 }
 

@@ -10,7 +10,7 @@ use super::{
     AgentUrl, Chart, HarnessBadge, IntervalNote, IssueMark, ProvenanceBadge, Rate, TierBadge, interval_text,
     loaded, points_interval, query,
 };
-use crate::board::{BoardQuery, PER_PAGE, Sort, TaskScope, uplift};
+use crate::board::{BoardQuery, Columns, Metric, PER_PAGE, Sort, TaskScope, uplift};
 use crate::charts;
 use crate::data::{LeaderboardData, load_leaderboard};
 use crate::format::{self, href};
@@ -19,7 +19,7 @@ use crate::paper::KnownIssue;
 
 #[component]
 pub(crate) fn LeaderboardPage() -> impl IntoView {
-    let asked = BoardQuery::from_params(query);
+    let asked = BoardQuery::from_query(query, super::query_all);
     let data = Resource::new_blocking(move || asked.clone(), load_leaderboard);
     view! {
         <Title text=""/>
@@ -33,7 +33,7 @@ pub(crate) fn LeaderboardPage() -> impl IntoView {
 
 #[component]
 fn Board(data: LeaderboardData) -> impl IntoView {
-    let view = BoardQuery::from_params(query);
+    let view = BoardQuery::from_query(query, super::query_all);
     let set = data.set.as_ref().map(|s| s.digest.clone());
     let total = data.set.as_ref().map_or(0, |s| s.agents);
     let (shown, page, pages, first) = (data.matching, data.page, data.pages, data.first());
@@ -83,7 +83,10 @@ fn Board(data: LeaderboardData) -> impl IntoView {
     let board_row = |row: &LeaderboardRow| {
         let stats = data.stats.get(&row.bundle_id).cloned();
         let issues = data.issues.get(&row.agent_id).cloned().unwrap_or_default();
-        view! { <BoardRow row=row.clone() stats=stats issues=issues integrity=view.integrity of=of/> }.into_any()
+        view! {
+            <BoardRow row=row.clone() stats=stats issues=issues integrity=view.integrity of=of columns=view.columns.clone()/>
+        }
+        .into_any()
     };
     let (ranked_rows, apart_rows) =
         (rows.iter().map(board_row).collect_view(), apart.iter().map(board_row).collect_view());
@@ -153,7 +156,7 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             })}
         </nav>
 
-        <LiveBoard set=set.clone() complete=complete integrity=view.integrity>
+        <LiveBoard set=set.clone() complete=complete integrity=view.integrity columns=view.columns.clone()>
         <div class="board-body" data-complete=complete.to_string()>
         {view! {
         <form class="filters" method="get" action="/">
@@ -195,6 +198,7 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             </select>
             <label for="filter-q">"Agent"</label>
             <input id="filter-q" type="search" name="q" value=view.search.clone().unwrap_or_default() placeholder="name contains…"/>
+            <ColumnChoice columns=view.columns.clone()/>
             <button type="submit">"Apply"</button>
             <a class="clear" href=href("/", &[("set", set.as_deref())])>"Clear"</a>
         </form>
@@ -212,7 +216,8 @@ fn Board(data: LeaderboardData) -> impl IntoView {
         <div class="board-notes" id="board-notes">
             <p>
                 {format!("Ranked rows cover all {of} tasks counted here without hints; rates are over their runs (5 per task \
-                 and condition by RExBench's design; a row says where it has fewer). ")}
+                 and condition by RExBench's design; a row says where it has fewer). The small figures under a rate are its \
+                 95% interval; – marks a number with no runs counted. ")}
                 "Solved every time is pass^n: the share of tasks an agent solved in every one of its n attempts (n = 5 by design), with its 95% interval; its agent's page draws pass@k and pass^k for every k. "
                 "Δ is the change in final success from no hints to hints, in percentage points. "
                 "Rank is the plausible range of ranks by final success without hints; agents in one group cannot be told apart. "
@@ -226,7 +231,8 @@ fn Board(data: LeaderboardData) -> impl IntoView {
         <div class="table-wrap">
             <table class="board" aria-describedby="board-notes">
                 <caption>
-                    "Final success, execution success and file recall per agent under each hint condition, sorted by "
+                    {columns_words(&view.columns)}
+                    ", sorted by "
                     <span class="sorted-by">{view.order_words()}</span>
                     ". How to read it: above the table."
                 </caption>
@@ -234,20 +240,16 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                     <tr>
                         <th scope="col" rowspan="2" class="rank-head">"Rank"</th>
                         {sort_link(Sort::Agent, "Agent")}
-                        <th scope="colgroup" colspan="4">"Final success"</th>
-                        <th scope="colgroup" colspan="3">"Solved every time"</th>
-                        <th scope="colgroup" colspan="3">"Execution success"</th>
-                        <th scope="colgroup" colspan="3">"File recall"</th>
-                        <th scope="colgroup" colspan="3">"Cost per run"</th>
+                        {view.columns.metrics.iter().map(|m| view! {
+                            <th scope="colgroup" colspan=view.columns.width(*m)>{group_label(*m)}</th>
+                        }).collect_view()}
                     </tr>
                     <tr>
                         <th scope="col" class="sub agent-head">"Tier · provenance"</th>
-                        {Hint::ALL.map(|h| sort_link(Sort::Final(h), short_label(h))).collect_view()}
-                        {sort_link(Sort::Uplift, "Δ")}
-                        {Hint::ALL.map(|h| sort_link(Sort::EveryTime(h), short_label(h))).collect_view()}
-                        {Hint::ALL.map(|h| sort_link(Sort::Execution(h), short_label(h))).collect_view()}
-                        {Hint::ALL.map(|h| sort_link(Sort::Recall(h), short_label(h))).collect_view()}
-                        {Hint::ALL.map(|h| sort_link(Sort::Cost(h), short_label(h))).collect_view()}
+                        {view.columns.metrics.iter().map(|m| match m.per_hint() {
+                            true => view.columns.hints.iter().map(|h| sort_link(m.sort(*h), short_label(*h))).collect_view().into_any(),
+                            false => sort_link(m.sort(Hint::None), "Δ").into_any(),
+                        }).collect_view()}
                     </tr>
                 </thead>
                 <tbody>
@@ -274,12 +276,12 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                         <tr>
                             <th scope="col" class="rank-head">"Rank"</th>
                             <th scope="col" class="agent-head">"Agent"</th>
-                            {Hint::ALL.map(|h| view! { <th scope="col">{format!("Final success, {}", short_label(h).to_lowercase())}</th> }).collect_view()}
-                            <th scope="col">"Δ"</th>
-                            {Hint::ALL.map(|h| view! { <th scope="col">{format!("Solved every time, {}", short_label(h).to_lowercase())}</th> }).collect_view()}
-                            {Hint::ALL.map(|h| view! { <th scope="col">{format!("Execution success, {}", short_label(h).to_lowercase())}</th> }).collect_view()}
-                            {Hint::ALL.map(|h| view! { <th scope="col">{format!("File recall, {}", short_label(h).to_lowercase())}</th> }).collect_view()}
-                            {Hint::ALL.map(|h| view! { <th scope="col">{format!("Cost per run, {}", short_label(h).to_lowercase())}</th> }).collect_view()}
+                            {view.columns.metrics.iter().map(|m| match m.per_hint() {
+                                true => view.columns.hints.iter().map(|h| view! {
+                                    <th scope="col">{format!("{}, {}", m.label(), short_label(*h).to_lowercase())}</th>
+                                }).collect_view().into_any(),
+                                false => view! { <th scope="col">"Δ"</th> }.into_any(),
+                            }).collect_view()}
                         </tr>
                     </thead>
                     <tbody>
@@ -338,6 +340,8 @@ fn BoardRow(
     integrity: Integrity,
     /// The tasks counted in this view.
     of: usize,
+    /// The columns shown.
+    columns: Columns,
 ) -> impl IntoView {
     let agent = format!("/agents/{}", format::segment(&row.agent_id));
     // The marks of the known issues about one of the row's numbers, linking to the
@@ -365,8 +369,7 @@ fn BoardRow(
         }
     };
     // Final success, with its interval under it.
-    let final_cell = |h: usize| {
-        let hint = Hint::ALL[h];
+    let final_cell = |hint: Hint| {
         let r = row.by_hint.get(&hint);
         let ci = stats.as_ref().and_then(|s| s.final_success.get(hint));
         let detail = r
@@ -384,7 +387,7 @@ fn BoardRow(
             <td class="num">
                 <Rate rate=r.and_then(|r| r.final_success) href=format!("{agent}?hint={hint}#runs") detail=detail/>
                 {marks(hint, "final_success")}
-                {ci.map(|i| view! { <span class="ci" title="95% interval">{interval_text(&i)}</span> })}
+                {ci.map(|i| view! { <span class="ci">{interval_text(&i)}</span> })}
             </td>
         }
     };
@@ -428,31 +431,95 @@ fn BoardRow(
                     </div>
                 })}
             </th>
-            {(0..Hint::ALL.len()).map(final_cell).collect_view()}
-            <td class=delta_class>
-                {if clear { view! { <strong title="the interval excludes zero">{format::points(delta)}</strong> }.into_any() } else { format::points(delta).into_any() }}
-                {up.map(|u| view! { <span class="ci" title="95% interval of the change">{points_interval(&u)}</span> })}
-            </td>
-            {Hint::ALL.map(|h| {
-                let every = stats.as_ref().and_then(|s| s.reliability.get(h)).and_then(|r| r.every_time());
-                view! {
-                    <td class="num">
-                        // The caption says what these are; the agent's page has the curves.
-                        {match every {
-                            Some(i) => view! { {format::pct(Some(i.estimate))}<span class="ci">{interval_text(&i)}</span> }.into_any(),
-                            None => "–".into_any(),
-                        }}
-                    </td>
+            {columns.metrics.iter().map(|m| {
+                let hints = columns.hints.iter().copied();
+                match m {
+                    Metric::Final => hints.map(final_cell).collect_view().into_any(),
+                    Metric::Uplift => view! {
+                        <td class=delta_class>
+                            {if clear { view! { <strong title="the interval excludes zero">{format::points(delta)}</strong> }.into_any() } else { format::points(delta).into_any() }}
+                            {up.map(|u| view! { <span class="ci">{points_interval(&u)}</span> })}
+                        </td>
+                    }.into_any(),
+                    Metric::EveryTime => hints.map(|h| {
+                        let every = stats.as_ref().and_then(|s| s.reliability.get(h)).and_then(|r| r.every_time());
+                        view! {
+                            <td class="num">
+                                // The notes say what these are; the agent's page has the curves.
+                                {match every {
+                                    Some(i) => view! { {format::pct(Some(i.estimate))}<span class="ci">{interval_text(&i)}</span> }.into_any(),
+                                    None => "–".into_any(),
+                                }}
+                            </td>
+                        }
+                    }).collect_view().into_any(),
+                    Metric::Execution => hints.map(|h| cell(h, |r| r.execution_success, "execution_success")).collect_view().into_any(),
+                    Metric::Recall => hints.map(|h| cell(h, |r| r.file_recall, "file_recall")).collect_view().into_any(),
+                    Metric::Cost => hints.map(|h| {
+                        let cost = row.by_hint.get(&h).and_then(|r| r.mean_cost_usd);
+                        view! { <td class="num">{format::usd(cost)}</td> }
+                    }).collect_view().into_any(),
                 }
-            }).collect_view()}
-            {Hint::ALL.map(|h| cell(h, |r| r.execution_success, "execution_success")).collect_view()}
-            {Hint::ALL.map(|h| cell(h, |r| r.file_recall, "file_recall")).collect_view()}
-            {Hint::ALL.map(|h| {
-                let cost = row.by_hint.get(&h).and_then(|r| r.mean_cost_usd);
-                view! { <td class="num">{format::usd(cost)}</td> }
             }).collect_view()}
         </tr>
     }
+}
+
+/// A column group's heading over its conditions' columns.
+fn group_label(metric: Metric) -> &'static str {
+    match metric {
+        Metric::Uplift => "Hints help",
+        m => m.label(),
+    }
+}
+
+/// What the table shows, as its caption says: "Final success, Δ, … per agent under no
+/// hints and hints".
+fn columns_words(columns: &Columns) -> String {
+    let metrics: Vec<String> = columns
+        .metrics
+        .iter()
+        .map(|m| if *m == Metric::Uplift { "the change with hints (Δ)".to_owned() } else { m.label().to_lowercase() })
+        .collect();
+    let hints: Vec<String> = columns.hints.iter().map(|h| h.label().to_lowercase()).collect();
+    let mut words = format!("{} per agent", metrics.join(", "));
+    if columns.metrics.iter().any(|m| m.per_hint()) {
+        words.push_str(&format!(" under {}", hints.join(", ")));
+    }
+    let mut chars = words.chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+}
+
+/// Which columns the table shows: a group of boxes in the filter form (a GET form, so
+/// the choice is in the URL like every other).
+#[component]
+fn ColumnChoice(columns: Columns) -> impl IntoView {
+    view! {
+        <details class="columns">
+            <summary>"Columns"</summary>
+            <fieldset>
+                <legend>"Numbers"</legend>
+                {Metric::ALL.map(|m| {
+                    let id = format!("col-{}", m.key());
+                    view! {
+                        <input type="checkbox" id=id.clone() name="col" value=m.key() checked=columns.shows(m)/>
+                        <label for=id>{m.label()}</label>
+                    }
+                }).collect_view()}
+            </fieldset>
+            <fieldset>
+                <legend>"Hint conditions"</legend>
+                {Hint::ALL.map(|h| {
+                    let id = format!("cond-{}", h.as_str());
+                    view! {
+                        <input type="checkbox" id=id.clone() name="cond" value=h.as_str() checked=columns.hints.contains(&h)/>
+                        <label for=id>{h.label()}</label>
+                    }
+                }).collect_view()}
+            </fieldset>
+        </details>
+    }
+    .into_any()
 }
 
 /// How the filter names a way of counting flagged successes.

@@ -61,6 +61,17 @@ pub(crate) fn query(name: &str) -> Option<String> {
     use_query_map().read_untracked().get(name).filter(|v| !v.is_empty())
 }
 
+/// Every non-empty value of a repeated query parameter (`?col=a&col=b`).
+pub(crate) fn query_all(name: &str) -> Vec<String> {
+    use_query_map()
+        .read_untracked()
+        .get_all(name)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
 /// What a page shows when its data could not be had: a 404 for what does not exist,
 /// a 500 without internals otherwise.
 #[component]
@@ -116,7 +127,7 @@ where
 pub(crate) fn Rate(rate: Option<f64>, href: String, #[prop(optional)] detail: String) -> impl IntoView {
     let text = format::pct(rate);
     if rate.is_none() {
-        return view! { <span class="na" title="no runs counted">{text}</span> }.into_any();
+        return view! { <span class="na">{text}</span> }.into_any();
     }
     let detail = (!detail.is_empty()).then_some(detail);
     view! { <a class="rate" href=href title=detail>{text}</a> }.into_any()

@@ -132,7 +132,8 @@ async fn tables_9_and_10_and_the_known_issues_are_shown_where_their_numbers_are(
             assert!(page.contains(&format!(r##"href="#issue-{id}""##)), "{id} is marked in the task table");
         }
     }
-    let board = html(&app, "/").await;
+    // With every column shown (the default choice leaves file recall out).
+    let board = html(&app, "/?col=final&col=delta&col=every&col=exec&col=recall&col=cost").await;
     for (agent, id) in [
         ("aider-claude-4-sonnet", "text-19-percent"),
         ("openhands-gpt-5", "mean-openhands-gpt-5-none-file_recall"),

@@ -473,6 +473,28 @@ async fn findings_are_stored_with_their_run_as_the_submitter_s() {
     .await;
 }
 
+/// A finding of `check` on the patch's first line.
+fn finding(check: &str) -> bundle::Finding {
+    bundle::Finding {
+        check: check.into(),
+        message: format!("{check} saw it"),
+        artifact: Some("patch".into()),
+        line: Some(1),
+    }
+}
+
+/// Ingests `bytes` with the server's own findings `server`; its bundle id.
+async fn ingest_found(store: &store::Store, bytes: &[u8], server: &store::ServerFindings) -> String {
+    let keys: Vec<_> = store.trusted_keys().await.unwrap().into_iter().map(|(k, _)| k).collect();
+    let verifier = bundle::Verifier::new(keys, bundle::REXBENCH_TASKS);
+    let mut staging = store.blobs().stage();
+    let verified = verifier.verify_into(bytes, &mut staging).unwrap();
+    let Ingested::Stored { bundle_id, .. } = store.ingest(&verified, staging, server).await.unwrap() else {
+        panic!("stored")
+    };
+    bundle_id
+}
+
 /// Flagged successes (the submitter's findings and the server's) are counted at ingest;
 /// the strict view counts them as failures; a review that dismisses a run's last finding
 /// unflags it, one that confirms it again flags it, and each is in the change log.
@@ -481,12 +503,6 @@ async fn reviews_move_the_flagged_counts_the_strict_view_reads() {
     on_each_backend(|store| async move {
         let key = SecretKey::generate();
         store.add_key(&key.public_key(), "Team A", Tier::Submitter).await.unwrap();
-        let finding = |check: &str| bundle::Finding {
-            check: check.into(),
-            message: format!("{check} saw it"),
-            artifact: Some("patch".into()),
-            line: Some(1),
-        };
         let signed = finding("result-line-literal");
         // Four successes of five: the first flagged by the submitter, the second by
         // the server, the fifth run (a wrong result) by both.
@@ -494,16 +510,9 @@ async fn reviews_move_the_flagged_counts_the_strict_view_reads() {
             m.runs[0].findings = vec![signed.clone()];
             m.runs[4].findings = vec![signed];
         });
-        let keys: Vec<_> = store.trusted_keys().await.unwrap().into_iter().map(|(k, _)| k).collect();
-        let verifier = bundle::Verifier::new(keys, bundle::REXBENCH_TASKS);
-        let mut staging = store.blobs().stage();
-        let verified = verifier.verify_into(&bytes[..], &mut staging).unwrap();
         let server: store::ServerFindings =
             [(1, vec![finding("implausibly-fast")]), (4, vec![finding("protected-path-changed")])].into();
-        let Ingested::Stored { bundle_id, .. } = store.ingest(&verified, staging, &server).await.unwrap()
-        else {
-            panic!()
-        };
+        let bundle_id = ingest_found(&store, &bytes, &server).await;
         let rates = |integrity| {
             let store = &store;
             async move {
@@ -570,6 +579,67 @@ async fn reviews_move_the_flagged_counts_the_strict_view_reads() {
         assert!(changes.iter().any(
             |c| c.kind == "accepted" && c.detail.contains("2 of its successes carry integrity findings")
         ));
+    })
+    .await;
+}
+
+/// The flagged successes by check are kept at ingest and moved by reviews: they equal,
+/// step by step, a recount from the findings themselves, including when a run stays
+/// flagged by one check while another's finding about it is dismissed, and they count
+/// only current submissions.
+#[tokio::test]
+async fn the_flagged_counts_by_check_follow_reviews_and_supersession() {
+    on_each_backend(|store| async move {
+        let key = SecretKey::generate();
+        store.add_key(&key.public_key(), "Team A", Tier::Submitter).await.unwrap();
+        let (x, y) = ("result-line-literal", "implausibly-fast");
+        // Runs 0 and 1 succeed; run 0 is flagged by both checks, run 1 by y; run 3, a
+        // wrong result, by x (which flags no success).
+        let bytes = bundle_with(&key, "agent-a", "2026-01-01T00:00:00Z", 4, 2, move |m| {
+            m.runs[0].findings = vec![finding(x)];
+            m.runs[3].findings = vec![finding(x)];
+        });
+        let server: store::ServerFindings = [(0, vec![finding(y)]), (1, vec![finding(y)])].into();
+        let bundle_id = ingest_found(&store, &bytes, &server).await;
+        // The overview's counts, and the same recounted from every finding.
+        let both = || async {
+            let overview = store.integrity_overview().await.unwrap();
+            let mut runs: std::collections::BTreeMap<String, std::collections::BTreeSet<i64>> = Default::default();
+            let mut flagged = std::collections::BTreeSet::new();
+            for f in store.findings(store::FindingsFilter::All, 1000).await.unwrap() {
+                if f.current && f.outcome == Outcome::Success && f.finding.flags() {
+                    runs.entry(f.finding.check.clone()).or_default().insert(f.run_id);
+                    flagged.insert(f.run_id);
+                }
+            }
+            let mut recount: Vec<(String, i64)> = runs.into_iter().map(|(c, r)| (c, r.len() as i64)).collect();
+            recount.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            assert_eq!(overview.by_check, recount, "kept by check = recounted");
+            assert_eq!(overview.flagged, flagged.len() as i64, "kept flagged = recounted");
+            (overview.flagged, overview.by_check)
+        };
+        let counts = |pairs: &[(&str, i64)]| pairs.iter().map(|(c, n)| (c.to_string(), *n)).collect::<Vec<_>>();
+        assert_eq!(both().await, (2, counts(&[(y, 2), (x, 1)])));
+
+        let runs = store.runs_of(&bundle_id, None, None).await.unwrap();
+        let id = |run: usize, by: &str| format!("{}-{by}-0", runs[run].id).parse::<store::FindingId>().unwrap();
+        // Run 0 stays flagged by x; y no longer counts it.
+        store.review_finding(&id(0, "server"), Review::Dismissed, "a quick task").await.unwrap();
+        assert_eq!(both().await, (2, counts(&[(y, 1), (x, 1)])), "ties by name");
+        // Its last finding dismissed, run 0 is flagged by nothing.
+        store.review_finding(&id(0, "submitter"), Review::Dismissed, "computed").await.unwrap();
+        assert_eq!(both().await, (1, counts(&[(y, 1)])));
+        // Confirmed again, y flags it once more; a second confirmation moves nothing.
+        store.review_finding(&id(0, "server"), Review::Confirmed, "too quick after all").await.unwrap();
+        store.review_finding(&id(0, "server"), Review::Confirmed, "still").await.unwrap();
+        assert_eq!(both().await, (2, counts(&[(y, 2)])));
+        // The wrong result's finding flags no success, reviewed or not.
+        store.review_finding(&id(3, "submitter"), Review::Dismissed, "not a success").await.unwrap();
+        assert_eq!(both().await, (2, counts(&[(y, 2)])));
+
+        // A newer submission without findings: the old one's flags no longer count.
+        submit(&store, &bundle_with(&key, "agent-a", "2026-02-01T00:00:00Z", 4, 2, |_| {})).await.unwrap();
+        assert_eq!(both().await, (0, counts(&[])));
     })
     .await;
 }
