@@ -367,6 +367,9 @@ test("two agents ticked on the leaderboard are compared", async ({ page }) => {
 
 test("the parity view is chosen with a GET form and reached from the agent page", async ({ page }) => {
   await page.goto("/agents/openhands-1.4.0-claude-sonnet-4.5-harbor");
+  // The other side's harness is said once, by its name.
+  const other = page.locator("li", { has: page.getByRole("link", { name: /Harness parity with/ }) });
+  await expect(other).toHaveText("Harness parity with OpenHands 1.4.0 + Claude Sonnet 4.5 (RExBench original harness)");
   await page.getByRole("link", { name: /Harness parity with/ }).click();
   await expect(page).toHaveURL(/\/parity\?a=openhands-1\.4\.0-claude-sonnet-4\.5-harbor&b=openhands-1\.4\.0-claude-sonnet-4\.5-rexbench/);
   await expect(page.getByText("The ranges overlap")).toBeVisible();

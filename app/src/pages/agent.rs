@@ -109,12 +109,12 @@ fn Agent(data: AgentData) -> impl IntoView {
                 <dt>"Measured elsewhere"</dt>
                 <dd>
                     <ul class="plain">
+                        // The other side's harness, said once: in its name or after it.
                         {data.elsewhere.iter().map(|(other, name, harness)| view! {
                             <li>
                                 <a href=href("/parity", &[("a", Some(a.id.as_str())), ("b", Some(other.as_str()))])>
-                                    {format!("Harness parity with {name}")}
+                                    {format!("Harness parity with {}", format::named_with_harness(name, harness))}
                                 </a>
-                                " "<HarnessBadge harness=harness.clone()/>
                             </li>
                         }).collect_view()}
                     </ul>
