@@ -227,8 +227,7 @@ impl Store {
         let is = if success { flagging_checks(&mut tx, after.run_id).await? } else { BTreeSet::new() };
         let cell =
             Cell { bundle_id: &after.bundle_id, task: after.task.as_str(), hint: after.hint, current: after.current };
-        move_flags(&mut tx, &cell, &was, &is).await?;
-        let delta = i64::from(!is.is_empty()) - i64::from(!was.is_empty());
+        let delta = move_flags(&mut tx, &cell, &was, &is).await?;
         let detail = format!(
             "a maintainer {} finding {id} ({}) about run {} of {} ({} on {}, {}): {note}",
             verdict.as_str(),
@@ -299,13 +298,14 @@ pub(crate) struct Cell<'a> {
 
 /// A success run once flagged by the checks `before` and now by `after`: its cell's
 /// flagged counts move if it became flagged or stopped being so, and its submission's
-/// counts by check move for each check that began or stopped flagging it.
+/// counts by check move for each check that began or stopped flagging it. Returns how
+/// the run's flag moved: 1 flagged now, -1 no longer, 0 unchanged.
 pub(crate) async fn move_flags(
     tx: &mut Transaction<'_, Any>,
     cell: &Cell<'_>,
     before: &BTreeSet<String>,
     after: &BTreeSet<String>,
-) -> Result<(), StoreError> {
+) -> Result<i64, StoreError> {
     let delta = i64::from(!after.is_empty()) - i64::from(!before.is_empty());
     if delta != 0 {
         move_flagged(tx, cell.bundle_id, cell.task, cell.hint, cell.current, delta).await?;
@@ -327,7 +327,7 @@ pub(crate) async fn move_flags(
         .execute(&mut **tx)
         .await?;
     }
-    Ok(())
+    Ok(delta)
 }
 
 /// Moves the flagged count of a run's cell (`bundle_id`, `task`, `hint`) by `delta`: in

@@ -125,7 +125,8 @@ fn board_query<'f>(
     order: &str,
 ) -> (String, Vec<&'f str>) {
     let (with, from, binds, _) = board_from(filter, only, &Hint::ALL);
-    let columns = by_hint_joins(board_table(filter), false).0;
+    // The columns name each condition's alias, whichever table it is joined from.
+    let columns = by_hint_joins("totals", false).0;
     (
         format!(
             "{with}SELECT s.bundle_id, s.agent_id, a.display_name, a.framework, a.model, a.url, s.tier, s.provenance, \
@@ -134,12 +135,6 @@ fn board_query<'f>(
         ),
         binds,
     )
-}
-
-/// What the board's rows read under each condition: the kept totals, or, when only
-/// some tasks count, the current submissions' aggregates of those tasks summed (`scoped`).
-fn board_table(filter: &LeaderboardFilter) -> &'static str {
-    if filter.tasks.is_some() { "scoped" } else { "totals" }
 }
 
 /// The current submissions `filter` keeps (of `only` these bundles, if given), with their
@@ -160,7 +155,8 @@ fn board_from<'f>(
     let mut marks = Placeholders::default();
     let mut binds: Vec<&str> = Vec::new();
     let (with, joins) = match &filter.tasks {
-        None => (String::new(), by_hint_joins(board_table(filter), false).1),
+        // Every task counts: the totals kept per submission and condition.
+        None => (String::new(), by_hint_joins("totals", false).1),
         Some(tasks) => {
             // Each condition's sums use the same placeholders.
             let list = marks.list(tasks.len());

@@ -146,24 +146,22 @@ pub(super) fn policy_for(exception_type: &str, over: Option<&PolicyOverride>) ->
     over.map(|o| o.apply(base)).unwrap_or(base)
 }
 
+/// A Harbor version's major and minor numbers: `0.26.0` → (0, 26).
+fn major_minor(version: &str) -> Option<(u64, u64)> {
+    let mut parts = version.trim_start_matches('v').split(['.', '-', '+']).map(|p| p.parse::<u64>().ok());
+    Some((parts.next()??, parts.next()??))
+}
+
 /// Whether a job's trials are judged by Harbor 0.26's rule: its trial results say so
 /// (`reward_valid`, `schema_version`, an exception's `policy`) or its lock names 0.26 or later.
 pub(super) fn graded_by_validity(version: Option<&str>) -> bool {
-    let Some(v) = version else { return false };
-    let mut parts = v.trim_start_matches('v').split(['.', '-', '+']).map(|p| p.parse::<u64>().ok());
-    match (parts.next().flatten(), parts.next().flatten()) {
-        (Some(major), Some(minor)) => major > 0 || minor >= 26,
-        _ => false,
-    }
+    version.and_then(major_minor).is_some_and(|(major, minor)| major > 0 || minor >= 26)
 }
 
 /// Whether Harbor 0.26's table is the one a job with this Harbor version wrote by: yes for
 /// 0.26.x and where the version was not recorded; a later Harbor's written policies are its own.
 pub(super) fn table_applies(version: Option<&str>) -> bool {
-    version.is_none_or(|v| {
-        let mut parts = v.trim_start_matches('v').split(['.', '-', '+']);
-        parts.next() == Some("0") && parts.next() == Some("26")
-    })
+    version.is_none_or(|v| major_minor(v) == Some((0, 26)))
 }
 
 /// One exception a trial recorded, as the validity rule reads it.
