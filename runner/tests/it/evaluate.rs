@@ -52,6 +52,11 @@ pub fn processes_running_under(words: &[&str], dir: &Path) -> Vec<u32> {
 /// `rexbench evaluate` of the example tasks' gold, its scratch copies in a `tmp` folder
 /// beside `results` (so that its experiments' processes can be told from other tests').
 pub fn evaluate(outputs: &Path, results: &Path, jobs: &str) -> std::process::Output {
+    evaluate_with(outputs, results, jobs, &[])
+}
+
+/// `evaluate` with more arguments.
+pub fn evaluate_with(outputs: &Path, results: &Path, jobs: &str, more: &[&str]) -> std::process::Output {
     let scratch = results.parent().unwrap().join("tmp");
     fs::create_dir_all(&scratch).unwrap();
     Command::new(env!("CARGO_BIN_EXE_rexbench"))
@@ -65,6 +70,7 @@ pub fn evaluate(outputs: &Path, results: &Path, jobs: &str) -> std::process::Out
             "--jobs",
             jobs,
         ])
+        .args(more)
         .current_dir(repo())
         .env("TMPDIR", &scratch)
         .output()
