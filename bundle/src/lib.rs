@@ -27,8 +27,8 @@ pub use error::{BundleError, ErrorClass, MAX_FINDINGS, RunRef};
 pub use keys::{KeyError, KeyId, PublicKey, SecretKey};
 pub use limits::Limits;
 pub use manifest::{
-    Agent, ArtifactInfo, ArtifactRole, Benchmark, EXECUTORS, Finding, Hardware, Manifest, Provenance, Reproduction, Run,
-    RunnerInfo, SCHEMA,
+    Agent, ArtifactInfo, ArtifactRole, Benchmark, EXECUTORS, Finding, Hardware, Manifest, Provenance,
+    Reproduction, Run, RunnerInfo, SCHEMA,
 };
 pub use provenance::{
     Cut, MAX_LIST, MAX_PROCESSES, MAX_PROVENANCE_BYTES, MAX_TEXT, PROVENANCE_MEDIA_TYPE, PROVENANCE_ROLE,

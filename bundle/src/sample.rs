@@ -101,7 +101,11 @@ mod tests {
         let a = choose(&[1; 32], "b", &runs);
         assert_eq!(a.len(), 6, "{a:?}");
         for hint in Hint::ALL {
-            let of = |s: bool| a.iter().filter(|&&i| runs[i].hint == hint && (runs[i].outcome == Outcome::Success) == s).count();
+            let of = |s: bool| {
+                a.iter()
+                    .filter(|&&i| runs[i].hint == hint && (runs[i].outcome == Outcome::Success) == s)
+                    .count()
+            };
             assert_eq!((of(true), of(false)), (1, 1));
         }
         // Another key or another bundle chooses otherwise (over many keys, some differ).

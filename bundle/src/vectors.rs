@@ -221,7 +221,9 @@ fn reproduction_breakages() -> Vec<(&'static str, &'static str, Mutation)> {
         (
             "reproduction-no-duration",
             "a reproduction's run without its duration, which is what it cost",
-            change(|m| m["runs"][0].as_object_mut().expect("a run").remove("duration_s").map(drop).unwrap_or(())),
+            change(|m| {
+                m["runs"][0].as_object_mut().expect("a run").remove("duration_s").map(drop).unwrap_or(())
+            }),
         ),
         (
             "reproduction-hardware",

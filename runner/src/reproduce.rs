@@ -155,9 +155,13 @@ fn reproduce_one(
     // The submission's own manifest, from its envelope: its agent, exactly as signed.
     let envelope = api.bytes(&format!("/api/v1/submissions/{bundle_id}/envelope"))?;
     let envelope = bundle::Envelope::parse(&envelope).map_err(|e| Skip(format!("its envelope: {e}")))?;
-    let payload = envelope.payload(bundle::Limits::default().manifest).map_err(|e| Skip(format!("its envelope: {e}")))?;
+    let payload = envelope
+        .payload(bundle::Limits::default().manifest)
+        .map_err(|e| Skip(format!("its envelope: {e}")))?;
     if Digest::of(&payload).to_hex() != bundle_id {
-        return Err(Skip("the server's envelope is not of this bundle (its payload hashes otherwise)".into()));
+        return Err(Skip(
+            "the server's envelope is not of this bundle (its payload hashes otherwise)".into(),
+        ));
     }
     let manifest = bundle::Manifest::parse(&payload).map_err(|e| Skip(format!("its manifest: {e}")))?;
 
@@ -202,8 +206,9 @@ fn reproduce_one(
     let mut inconclusive = Vec::new();
     for r in runs {
         let at = run_dir(&results, &r.task, r.hint, r.attempt);
-        let record: RunRecord = serde_json::from_slice(&fs::read(at.join("run.json")).map_err(Error::io_at(&at))?)
-            .map_err(|e| Skip(format!("{}: {e}", at.display())))?;
+        let record: RunRecord =
+            serde_json::from_slice(&fs::read(at.join("run.json")).map_err(Error::io_at(&at))?)
+                .map_err(|e| Skip(format!("{}: {e}", at.display())))?;
         if record.outcome == Outcome::InfraError {
             let aside = dir.join("infra_error").join(format!("{}-{}-{}", r.task, r.hint, r.attempt));
             let _ = fs::remove_dir_all(&aside);
@@ -232,8 +237,15 @@ fn reproduce_one(
     let reproduction = Reproduction { of: bundle_id.to_owned(), executor, hardware };
     let path = dir.join("reproduction.rexb.tar.gz");
     let created_at = benchmark::pack::timestamp(time::OffsetDateTime::now_utc());
-    benchmark::pack::pack_as(&results, manifest.agent.clone(), Some(reproduction), &[key], &created_at, &path)
-        .map_err(|e| Skip(format!("packing {}: {}", results.display(), chain(&e))))?;
+    benchmark::pack::pack_as(
+        &results,
+        manifest.agent.clone(),
+        Some(reproduction),
+        &[key],
+        &created_at,
+        &path,
+    )
+    .map_err(|e| Skip(format!("packing {}: {}", results.display(), chain(&e))))?;
     report.verdict = Some(crate::submit::submit(&path, &opts.server)?);
     report.bundle = Some(path);
     Ok(report)
@@ -257,7 +269,8 @@ pub fn hardware(opts: &evaluate::Options) -> (String, Hardware) {
     if let Some(slurm) = &opts.slurm {
         let cpus = slurm.cpus_per_run.unwrap_or(1).max(1);
         let memory_bytes = slurm.mem.as_deref().and_then(slurm_memory).unwrap_or(0);
-        let gpus = slurm.gpus.as_deref().and_then(gpu_count).or_else(|| slurm.gres.as_deref().and_then(gres_gpus));
+        let gpus =
+            slurm.gpus.as_deref().and_then(gpu_count).or_else(|| slurm.gres.as_deref().and_then(gres_gpus));
         let gpus = gpus.unwrap_or(0);
         let mut description = format!("Slurm job: {cpus} CPUs");
         if let Some(mem) = &slurm.mem {
@@ -296,13 +309,22 @@ fn clip(s: String) -> String {
 fn cpu_model() -> Option<String> {
     let text = fs::read_to_string("/proc/cpuinfo").ok()?;
     text.lines()
-        .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim().to_owned()))
+        .find_map(|l| {
+            l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim().to_owned())
+        })
         .filter(|m| !m.is_empty())
 }
 
 fn memory_total() -> Option<u64> {
     let text = fs::read_to_string("/proc/meminfo").ok()?;
-    let kib: u64 = text.lines().find_map(|l| l.strip_prefix("MemTotal:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
+    let kib: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
     Some(kib * 1024)
 }
 
@@ -347,7 +369,6 @@ fn gres_gpus(gres: &str) -> Option<u32> {
         parts.last().and_then(|n| n.parse().ok()).filter(|_| parts.len() > 1).unwrap_or(1)
     })
 }
-
 
 #[cfg(test)]
 mod tests {

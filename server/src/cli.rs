@@ -246,7 +246,10 @@ async fn run(command: Command, settings: crate::Settings) -> anyhow::Result<Exit
             let runs = state.store.reproduction_queue(!all).await?;
             let (done, hours, gpu_hours) = state.store.reproduction_hours().await?;
             if runs.is_empty() {
-                println!("{}", if all { "no run has been sampled" } else { "no sampled run waits for a re-run" });
+                println!(
+                    "{}",
+                    if all { "no run has been sampled" } else { "no sampled run waits for a re-run" }
+                );
             }
             for r in &runs {
                 let status = match (r.reproduced, r.held) {

@@ -18,7 +18,8 @@ use utoipa_axum::routes;
 use crate::metrics::Metrics;
 use crate::state::{AppState, Shared};
 use crate::{
-    admin, api, assets, cache, error, headers, islands, metrics, openapi, outputs, pages, reproductions, session,
+    admin, api, assets, cache, error, headers, islands, metrics, openapi, outputs, pages, reproductions,
+    session,
 };
 
 /// The router's state: the app's, and the options Leptos's routes want.

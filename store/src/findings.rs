@@ -225,8 +225,12 @@ impl Store {
             ..before
         };
         let is = if success { flagging_checks(&mut tx, after.run_id).await? } else { BTreeSet::new() };
-        let cell =
-            Cell { bundle_id: &after.bundle_id, task: after.task.as_str(), hint: after.hint, current: after.current };
+        let cell = Cell {
+            bundle_id: &after.bundle_id,
+            task: after.task.as_str(),
+            hint: after.hint,
+            current: after.current,
+        };
         let delta = move_flags(&mut tx, &cell, &was, &is).await?;
         let detail = format!(
             "a maintainer {} finding {id} ({}) about run {} of {} ({} on {}, {}): {note}",
@@ -278,12 +282,13 @@ pub(crate) async fn flagging_checks(
     tx: &mut Transaction<'_, Any>,
     run_id: i64,
 ) -> Result<BTreeSet<String>, StoreError> {
-    let rows: Vec<(String,)> =
-        db::query_as(&format!("SELECT DISTINCT f.check_name FROM findings f WHERE f.run_id = $1 AND {NOT_DISMISSED}"))
-            .bind(run_id)
-            .bind(Review::Dismissed.as_str())
-            .fetch_all(&mut **tx)
-            .await?;
+    let rows: Vec<(String,)> = db::query_as(&format!(
+        "SELECT DISTINCT f.check_name FROM findings f WHERE f.run_id = $1 AND {NOT_DISMISSED}"
+    ))
+    .bind(run_id)
+    .bind(Review::Dismissed.as_str())
+    .fetch_all(&mut **tx)
+    .await?;
     Ok(rows.into_iter().map(|(c,)| c).collect())
 }
 

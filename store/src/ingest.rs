@@ -13,8 +13,6 @@ use crate::model::{KeyRecord, Sums};
 use crate::steps::{BATCH_ROWS, Ingested, Tx, insert_rows, signer, write_artifacts, write_change};
 use crate::{Store, now};
 
-
-
 /// The server's own integrity findings about a bundle's runs, by the run's position in
 /// the manifest: stored beside the submitter's, so that deleting a finding from a
 /// bundle does not hide it.
@@ -86,7 +84,6 @@ async fn already_stored(tx: &mut Tx<'_>, bundle_id: &str) -> Result<bool, StoreE
         .await?;
     Ok(row.is_some())
 }
-
 
 /// The agent's row: created, owned by the signer, on its first bundle; its description
 /// updated on later ones, which only its owner or a maintainer may send.
@@ -170,7 +167,6 @@ async fn write_submission(
         .await?;
     Ok(())
 }
-
 
 /// Whether run `i` of a bundle carries a finding, the submitter's or the server's.
 fn has_findings(run: &bundle::Run, i: usize, found: &ServerFindings) -> bool {
@@ -535,9 +531,6 @@ async fn supersede(
     }
     Ok((superseded, superseded_by))
 }
-
-
-
 
 /// Whether RFC 3339 time `a` is later than or equal to `b` (equal: the later arrival wins).
 fn is_newer(a: &str, b: &str) -> bool {

@@ -62,14 +62,14 @@ pub use findings::FindingsFilter;
 #[cfg(feature = "db")]
 pub use ingest::ServerFindings;
 #[cfg(feature = "db")]
-pub use steps::Ingested;
-#[cfg(feature = "db")]
 #[cfg(feature = "db")]
 pub use outputs::OutputsChange;
 #[cfg(feature = "db")]
 pub use reproductions::{NOT_REPRODUCED, is_reproduction};
 #[cfg(feature = "db")]
 pub use sessions::{AccessEntry, ChallengeUse, Session, SessionKind};
+#[cfg(feature = "db")]
+pub use steps::Ingested;
 #[cfg(feature = "db")]
 pub use store::Store;
 #[cfg(feature = "db")]

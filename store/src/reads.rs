@@ -179,12 +179,16 @@ fn board_from<'f>(
                     )
                 })
                 .collect();
-            let joins: String =
-                hints.iter().map(|h| format!(" LEFT JOIN scoped_{h} {h} ON {h}.bundle_id = s.bundle_id")).collect();
+            let joins: String = hints
+                .iter()
+                .map(|h| format!(" LEFT JOIN scoped_{h} {h} ON {h}.bundle_id = s.bundle_id"))
+                .collect();
             (format!("WITH {} ", tables.join(", ")), joins)
         }
     };
-    let mut from = format!(" FROM submissions s JOIN agents a ON a.id = s.agent_id{joins} WHERE s.superseded_by IS NULL");
+    let mut from = format!(
+        " FROM submissions s JOIN agents a ON a.id = s.agent_id{joins} WHERE s.superseded_by IS NULL"
+    );
     if filter.reproduced {
         from.push_str(" AND s.reproduced > 0 AND s.differed = 0");
     }
@@ -581,9 +585,9 @@ impl Store {
             "SELECT envelope FROM envelopes WHERE bundle_id = $1 \
              UNION ALL SELECT envelope FROM reproductions WHERE bundle_id = $1",
         )
-            .bind(bundle_id)
-            .fetch_optional(&self.pool)
-            .await?;
+        .bind(bundle_id)
+        .fetch_optional(&self.pool)
+        .await?;
         Ok(row.map(|r| r.try_get("envelope")).transpose()?)
     }
 

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use bundle::sample::{self, Candidate};
 use bundle::VerifiedBundle;
+use bundle::sample::{self, Candidate};
 use rand_core::{OsRng, RngCore};
 use sqlx::Row;
 use vocab::{Hint, Outcome, ProvenanceKind, Tier};
@@ -15,9 +15,9 @@ use crate::blobs::Staging;
 use crate::db;
 use crate::error::StoreError;
 use crate::findings::{Cell, flagging_checks, move_flags};
-use crate::steps::{Ingested, Tx, signer, write_artifacts, write_change};
 use crate::model::{ArtifactRef, KeyRecord, QueuedRun, ReproducedRun, RunReproduction, SamplingEpoch};
 use crate::reads::name;
+use crate::steps::{Ingested, Tx, signer, write_artifacts, write_change};
 use crate::{Store, now};
 
 /// The check a reproduced run that differs from its submission gets (spec §4a).
@@ -33,15 +33,19 @@ fn sampled_kind(bundle: &VerifiedBundle, signer: &KeyRecord) -> bool {
 
 /// The current epoch and its key, beginning the first if there is none.
 async fn current_key(tx: &mut Tx<'_>, at: &str) -> Result<(i64, Vec<u8>), StoreError> {
-    let row = db::query("SELECT epoch, secret FROM sampling_keys WHERE revealed_at IS NULL ORDER BY epoch DESC LIMIT 1")
-        .fetch_optional(&mut **tx)
-        .await?;
+    let row = db::query(
+        "SELECT epoch, secret FROM sampling_keys WHERE revealed_at IS NULL ORDER BY epoch DESC LIMIT 1",
+    )
+    .fetch_optional(&mut **tx)
+    .await?;
     if let Some(row) = row {
         let secret: String = row.try_get("secret")?;
-        let key = hex::decode(&secret).map_err(|_| StoreError::BadKey("a sampling key that is not hex".into()))?;
+        let key =
+            hex::decode(&secret).map_err(|_| StoreError::BadKey("a sampling key that is not hex".into()))?;
         return Ok((row.try_get("epoch")?, key));
     }
-    let (max,): (Option<i64>,) = db::query_as("SELECT MAX(epoch) FROM sampling_keys").fetch_one(&mut **tx).await?;
+    let (max,): (Option<i64>,) =
+        db::query_as("SELECT MAX(epoch) FROM sampling_keys").fetch_one(&mut **tx).await?;
     begin_epoch(tx, max.unwrap_or(0) + 1, at).await
 }
 
@@ -236,9 +240,12 @@ impl Store {
                     patch: r.try_get("patch")?,
                     epoch: r.try_get("epoch")?,
                     sampled_at: r.try_get("sampled_at")?,
-                    reproduced: reproduced.map(|o| o.parse()).transpose().map_err(|e: vocab::UnknownName| {
-                        sqlx::Error::ColumnDecode { index: "reproduced_outcome".into(), source: e.into() }
-                    })?,
+                    reproduced: reproduced.map(|o| o.parse()).transpose().map_err(
+                        |e: vocab::UnknownName| sqlx::Error::ColumnDecode {
+                            index: "reproduced_outcome".into(),
+                            source: e.into(),
+                        },
+                    )?,
                     held: r.try_get::<Option<i64>, _>("held")?.map(|h| h != 0),
                 })
             })
@@ -285,7 +292,11 @@ impl Store {
         )
         .fetch_one(&self.pool)
         .await?;
-        Ok((row.try_get("runs")?, row.try_get::<f64, _>("seconds")? / 3600.0, row.try_get::<f64, _>("gpu_seconds")? / 3600.0))
+        Ok((
+            row.try_get("runs")?,
+            row.try_get::<f64, _>("seconds")? / 3600.0,
+            row.try_get::<f64, _>("gpu_seconds")? / 3600.0,
+        ))
     }
 
     /// Whether a run is in a sample anyone may know of: reproduced already, or sampled
@@ -353,10 +364,11 @@ impl Store {
 
     /// The epoch whose key sampled a submission, if it was sampled.
     pub async fn sample_epoch(&self, bundle_id: &str) -> Result<Option<i64>, StoreError> {
-        let row: Option<(i64,)> = db::query_as("SELECT MIN(epoch) FROM samples WHERE bundle_id = $1 HAVING COUNT(*) > 0")
-            .bind(bundle_id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row: Option<(i64,)> =
+            db::query_as("SELECT MIN(epoch) FROM samples WHERE bundle_id = $1 HAVING COUNT(*) > 0")
+                .bind(bundle_id)
+                .fetch_optional(&self.pool)
+                .await?;
         Ok(row.map(|(e,)| e))
     }
 
@@ -440,7 +452,8 @@ impl Store {
                     .await?;
             }
             if !held {
-                write_not_reproduced(&mut tx, target, run, &r.of, of.superseded_by.is_none(), &bundle_id).await?;
+                write_not_reproduced(&mut tx, target, run, &r.of, of.superseded_by.is_none(), &bundle_id)
+                    .await?;
                 differed.push(format!("{}/{}/{}", run.task, run.hint, run.attempt));
             }
         }
@@ -475,13 +488,17 @@ impl Store {
 
 /// The submission a reproduction names: held here, of the same agent and task set.
 async fn reproduced(tx: &mut Tx<'_>, of: &str, m: &bundle::Manifest) -> Result<Reproduced, StoreError> {
-    let row = db::query("SELECT agent_id, task_set_digest, superseded_by FROM submissions WHERE bundle_id = $1")
-        .bind(of)
-        .fetch_optional(&mut **tx)
-        .await?
-        .ok_or_else(|| {
-            refused("reproduction_unknown_submission", format!("reproduction.of names {of}, which this board does not hold"))
-        })?;
+    let row =
+        db::query("SELECT agent_id, task_set_digest, superseded_by FROM submissions WHERE bundle_id = $1")
+            .bind(of)
+            .fetch_optional(&mut **tx)
+            .await?
+            .ok_or_else(|| {
+                refused(
+                    "reproduction_unknown_submission",
+                    format!("reproduction.of names {of}, which this board does not hold"),
+                )
+            })?;
     let of_bundle = Reproduced {
         agent_id: row.try_get("agent_id")?,
         task_set_digest: row.try_get("task_set_digest")?,
@@ -537,9 +554,9 @@ async fn targets(tx: &mut Tx<'_>, of: &str, m: &bundle::Manifest) -> Result<Vec<
     for run in &m.runs {
         let label = format!("run {}/{}/{}", run.task, run.hint, run.attempt);
         let key = (run.task.to_string(), run.hint.as_str().to_owned(), i64::from(run.attempt));
-        let target = by_key.remove(&key).ok_or_else(|| {
-            refused("reproduction_not_sampled", format!("{label}: {of} has no such run"))
-        })?;
+        let target = by_key
+            .remove(&key)
+            .ok_or_else(|| refused("reproduction_not_sampled", format!("{label}: {of} has no such run")))?;
         if !target.sampled {
             return Err(refused(
                 "reproduction_not_sampled",
@@ -547,7 +564,10 @@ async fn targets(tx: &mut Tx<'_>, of: &str, m: &bundle::Manifest) -> Result<Vec<
             ));
         }
         if target.reproduced {
-            return Err(refused("run_already_reproduced", format!("{label} of {of} has been reproduced already")));
+            return Err(refused(
+                "run_already_reproduced",
+                format!("{label} of {of} has been reproduced already"),
+            ));
         }
         let got = run.artifacts.get("patch").map(String::as_str).unwrap_or("");
         if target.patch.as_deref() != Some(got) {
@@ -614,4 +634,3 @@ async fn write_not_reproduced(
 pub fn is_reproduction(bundle: &VerifiedBundle) -> bool {
     bundle.manifest.reproduction.is_some()
 }
-

@@ -234,8 +234,10 @@ impl Columns {
     /// empty choice is the default.
     pub fn from_values(cols: &[String], conds: &[String]) -> Columns {
         let default = Columns::default();
-        let metrics: Vec<Metric> = Metric::ALL.into_iter().filter(|m| cols.iter().any(|c| c == m.key())).collect();
-        let hints: Vec<Hint> = Hint::ALL.into_iter().filter(|h| conds.iter().any(|c| c == h.as_str())).collect();
+        let metrics: Vec<Metric> =
+            Metric::ALL.into_iter().filter(|m| cols.iter().any(|c| c == m.key())).collect();
+        let hints: Vec<Hint> =
+            Hint::ALL.into_iter().filter(|h| conds.iter().any(|c| c == h.as_str())).collect();
         Columns {
             metrics: if metrics.is_empty() { default.metrics } else { metrics },
             hints: if hints.is_empty() { default.hints } else { hints },
@@ -260,7 +262,8 @@ impl Columns {
         if *self == Columns::default() {
             return Vec::new();
         }
-        let mut out: Vec<(&'static str, &'static str)> = self.metrics.iter().map(|m| ("col", m.key())).collect();
+        let mut out: Vec<(&'static str, &'static str)> =
+            self.metrics.iter().map(|m| ("col", m.key())).collect();
         out.extend(self.hints.iter().map(|h| ("cond", h.as_str())));
         out
     }
@@ -302,8 +305,14 @@ pub struct BoardQuery {
 impl BoardQuery {
     /// Reads the view from query parameters, `get` giving each non-empty one, and
     /// `get_all` every value of a repeated one (the columns).
-    pub fn from_query(get: impl Fn(&str) -> Option<String>, get_all: impl Fn(&str) -> Vec<String>) -> BoardQuery {
-        BoardQuery { columns: Columns::from_values(&get_all("col"), &get_all("cond")), ..BoardQuery::from_params(get) }
+    pub fn from_query(
+        get: impl Fn(&str) -> Option<String>,
+        get_all: impl Fn(&str) -> Vec<String>,
+    ) -> BoardQuery {
+        BoardQuery {
+            columns: Columns::from_values(&get_all("col"), &get_all("cond")),
+            ..BoardQuery::from_params(get)
+        }
     }
 
     /// Reads the view from query parameters, `get` giving each non-empty one (the
@@ -415,16 +424,16 @@ impl BoardQuery {
         let columns: Vec<(&str, Option<&str>)> =
             self.columns.params().into_iter().map(|(k, v)| (k, Some(v))).collect();
         let mut pairs: Vec<(&str, Option<&str>)> = vec![
-                ("set", self.set.as_deref()),
-                ("framework", self.framework.as_deref()),
-                ("model", self.model.as_deref()),
-                ("tier", self.tier.map(Tier::as_str)),
-                ("provenance", self.provenance.map(ProvenanceKind::as_str)),
-                ("harness", self.harness.as_deref()),
-                ("tasks", Some(self.tasks.as_str()).filter(|_| self.tasks == TaskScope::Public)),
-                ("q", self.search.as_deref()),
-                ("reproduced", Some(REPRODUCED_HELD).filter(|_| self.reproduced)),
-                ("integrity", Some(self.integrity.as_str()).filter(|_| self.integrity == Integrity::Strict)),
+            ("set", self.set.as_deref()),
+            ("framework", self.framework.as_deref()),
+            ("model", self.model.as_deref()),
+            ("tier", self.tier.map(Tier::as_str)),
+            ("provenance", self.provenance.map(ProvenanceKind::as_str)),
+            ("harness", self.harness.as_deref()),
+            ("tasks", Some(self.tasks.as_str()).filter(|_| self.tasks == TaskScope::Public)),
+            ("q", self.search.as_deref()),
+            ("reproduced", Some(REPRODUCED_HELD).filter(|_| self.reproduced)),
+            ("integrity", Some(self.integrity.as_str()).filter(|_| self.integrity == Integrity::Strict)),
         ];
         pairs.extend(columns);
         pairs.extend([
@@ -531,7 +540,9 @@ mod tests {
     #[test]
     fn the_columns_read_from_repeated_parameters_and_write_back() {
         let all = |pairs: &'static [(&'static str, &'static str)]| {
-            move |k: &str| pairs.iter().filter(|(n, _)| *n == k).map(|(_, v)| v.to_string()).collect::<Vec<_>>()
+            move |k: &str| {
+                pairs.iter().filter(|(n, _)| *n == k).map(|(_, v)| v.to_string()).collect::<Vec<_>>()
+            }
         };
         let q = BoardQuery::from_query(params(&[]), all(&[]));
         assert_eq!(q.columns, Columns::default());

@@ -44,7 +44,9 @@ pub fn outcome_words(outcome: Outcome) -> &'static str {
 pub fn tier_title(tier: Tier) -> &'static str {
     match tier {
         Tier::Maintainer => "Signed by a benchmark maintainer's key",
-        Tier::Submitter => "Signed by the submitter's own key; the maintainers re-run only a sample of its runs",
+        Tier::Submitter => {
+            "Signed by the submitter's own key; the maintainers re-run only a sample of its runs"
+        }
     }
 }
 
@@ -270,16 +272,10 @@ mod tests {
 pub fn reproduction_words(submitted: Outcome, reproduced: Outcome, held: bool) -> String {
     match (held, submitted == reproduced) {
         (true, true) => "reproduced: same outcome".to_owned(),
-        (true, false) => format!(
-            "reproduced: same verdict ({} → {})",
-            outcome_words(submitted),
-            outcome_words(reproduced)
-        ),
-        (false, _) => format!(
-            "different: {} → {}",
-            outcome_words(submitted),
-            outcome_words(reproduced)
-        ),
+        (true, false) => {
+            format!("reproduced: same verdict ({} → {})", outcome_words(submitted), outcome_words(reproduced))
+        }
+        (false, _) => format!("different: {} → {}", outcome_words(submitted), outcome_words(reproduced)),
     }
 }
 

@@ -479,7 +479,13 @@ fn columns_words(columns: &Columns) -> String {
     let metrics: Vec<String> = columns
         .metrics
         .iter()
-        .map(|m| if *m == Metric::Uplift { "the change with hints (Δ)".to_owned() } else { m.label().to_lowercase() })
+        .map(|m| {
+            if *m == Metric::Uplift {
+                "the change with hints (Δ)".to_owned()
+            } else {
+                m.label().to_lowercase()
+            }
+        })
         .collect();
     let hints: Vec<String> = columns.hints.iter().map(|h| h.label().to_lowercase()).collect();
     let mut words = format!("{} per agent", metrics.join(", "));
@@ -548,17 +554,21 @@ fn names(values: Vec<String>) -> Vec<(String, String)> {
 #[component]
 pub(super) fn SampleBadge(sample: store::SampleCounts, agent: String) -> impl IntoView {
     let (class, symbol, title) = match (sample.reproduced, sample.differed) {
-        (_, d) if d > 0 => ("repro differed", "✗", "a sampled run the maintainers re-ran ended with another final success"),
+        (_, d) if d > 0 => {
+            ("repro differed", "✗", "a sampled run the maintainers re-ran ended with another final success")
+        }
         (0, _) => ("repro pending", "◷", "sampled runs the maintainers have not re-run yet"),
         _ => ("repro held", "✓", "every sampled run the maintainers re-ran ended as submitted"),
     };
-    (sample.sampled > 0).then(|| view! {
-        <div class=class>
-            <a href=format!("{agent}#reproduction") title=title>
-                <span aria-hidden="true">{symbol}" "</span>
-                {format::sample_words(sample.sampled, sample.reproduced, sample.differed)}
-            </a>
-        </div>
+    (sample.sampled > 0).then(|| {
+        view! {
+            <div class=class>
+                <a href=format!("{agent}#reproduction") title=title>
+                    <span aria-hidden="true">{symbol}" "</span>
+                    {format::sample_words(sample.sampled, sample.reproduced, sample.differed)}
+                </a>
+            </div>
+        }
     })
 }
 

@@ -11,7 +11,11 @@ use super::outputs::Artifacts;
 use crate::format;
 
 /// The facts line: what came of the run's place in its submission's sample.
-pub(super) fn verdict(submitted: Outcome, sampled: bool, reproduction: Option<&RunReproduction>) -> Option<String> {
+pub(super) fn verdict(
+    submitted: Outcome,
+    sampled: bool,
+    reproduction: Option<&RunReproduction>,
+) -> Option<String> {
     match reproduction {
         Some(r) => Some(format::reproduction_words(submitted, r.outcome, r.held)),
         None if sampled => Some("sampled for reproduction; not re-run yet".to_owned()),
@@ -31,7 +35,11 @@ pub(super) fn Reproduction(
     let words = format::reproduction_words(submitted, r.outcome, r.held);
     let names: std::collections::BTreeSet<String> =
         submitted_metrics.keys().chain(r.metrics.keys()).cloned().collect();
-    let gpus = if r.gpus > 0 { format!(", {} GPU{}", r.gpus, if r.gpus == 1 { "" } else { "s" }) } else { String::new() };
+    let gpus = if r.gpus > 0 {
+        format!(", {} GPU{}", r.gpus, if r.gpus == 1 { "" } else { "s" })
+    } else {
+        String::new()
+    };
     view! {
         <h2 id="reproduction">"Reproduction"</h2>
         <p class=class>

@@ -9,8 +9,8 @@ use leptos_meta::{Meta, Title};
 use store::{FoundBy, Outcome, ProvenanceKind, RunFinding};
 
 use super::experiment::Experiment;
-use super::reproduction::Reproduction;
 use super::outputs::{Artifacts, FilesTouched, PrivateNotice, TrajectoryCounts, outputs_words, role_label};
+use super::reproduction::Reproduction;
 use super::{OutcomeLabel, ProvenanceBadge, TierBadge, loaded, param};
 use crate::data::{ArtifactText, RunData, load_run};
 use crate::format;

@@ -204,7 +204,10 @@ fn a_reproduction_says_what_it_reran_where_and_on_what() {
     let cases: Vec<(Box<dyn Fn(&mut Value)>, Option<&str>)> = vec![
         (Box::new(|_| {}), None),
         (Box::new(|m| m["reproduction"]["executor"] = json!("cloud")), Some("executor \"cloud\"")),
-        (Box::new(|m| m["reproduction"]["hardware"]["description"] = json!("")), Some("hardware.description")),
+        (
+            Box::new(|m| m["reproduction"]["hardware"]["description"] = json!("")),
+            Some("hardware.description"),
+        ),
         (
             Box::new(|m| m["reproduction"]["hardware"]["gpu_model"] = json!("x".repeat(201))),
             Some("hardware.gpu_model"),

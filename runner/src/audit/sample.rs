@@ -29,9 +29,10 @@ pub(super) fn audit(
         sample.runs.iter().map(|r| (r.task.clone(), r.hint.to_string(), r.attempt)).collect();
 
     match sample.epoch.and_then(|e| sampling.epochs.iter().find(|x| x.epoch == e)) {
-        None if sample.epoch.is_some() => {
-            check(false, format!("sample: epoch {:?} is not among the server's sampling epochs", sample.epoch))
-        }
+        None if sample.epoch.is_some() => check(
+            false,
+            format!("sample: epoch {:?} is not among the server's sampling epochs", sample.epoch),
+        ),
         None => {
             let eligible = Candidate::of(manifest).iter().any(|c| c.has_patch);
             let kind = manifest.provenance.kind;
@@ -39,7 +40,8 @@ pub(super) fn audit(
             check(
                 !due,
                 if due {
-                    "sample: a self-reported submission with patches, but the server sampled none of its runs".into()
+                    "sample: a self-reported submission with patches, but the server sampled none of its runs"
+                        .into()
                 } else {
                     "sample: none (only self-reported submissions with patches are sampled)".into()
                 },
@@ -79,7 +81,10 @@ pub(super) fn audit(
                 check(
                     same,
                     if same {
-                        format!("sample: the {} runs the server sampled are the rule's, recomputed from the signed manifest", mine.len())
+                        format!(
+                            "sample: the {} runs the server sampled are the rule's, recomputed from the signed manifest",
+                            mine.len()
+                        )
                     } else {
                         format!(
                             "sample: the rule picks {}, the server shows {} ({} counted)",

@@ -117,7 +117,8 @@ async fn the_demo_sample_is_rerun_and_the_board_shows_what_held() {
         assert_eq!(sample["counts"], json!({"sampled": 2, "reproduced": 0, "differed": 0}), "{sample}");
         assert_eq!(sample["runs"], json!([]), "the sample is secret until re-run or revealed");
         // The paper's numbers and Harbor's parity runs (a maintainer's) are not sampled.
-        let published = store.agent("openhands-claude-4.5-opus").await.unwrap().unwrap().submissions[0].clone();
+        let published =
+            store.agent("openhands-claude-4.5-opus").await.unwrap().unwrap().submissions[0].clone();
         assert_eq!(published.sample.sampled, 0);
 
         let (url, server) = served(app.clone()).await;
@@ -125,27 +126,44 @@ async fn the_demo_sample_is_rerun_and_the_board_shows_what_held() {
         // nothing is re-run, and each submission says why.
         let altered = work.path().join("altered");
         let builtin = benchmark::builtin::TaskDir::builtin().unwrap();
-        let copied = std::process::Command::new("cp").arg("-r").arg(builtin.path()).arg(&altered).status().unwrap();
+        let copied =
+            std::process::Command::new("cp").arg("-r").arg(builtin.path()).arg(&altered).status().unwrap();
         assert!(copied.success());
-        std::fs::write(altered.join("examples/wordfreq/extra.txt"), "a file the submissions' cards did not have").unwrap();
+        std::fs::write(
+            altered.join("examples/wordfreq/extra.txt"),
+            "a file the submissions' cards did not have",
+        )
+        .unwrap();
         let (url2, key2, out) = (url.clone(), key.clone(), work.path().join("elsewhere"));
-        let refused = tokio::task::spawn_blocking(move || reproduce_with(&url2, &key2, &out, &altered)).await.unwrap();
+        let refused =
+            tokio::task::spawn_blocking(move || reproduce_with(&url2, &key2, &out, &altered)).await.unwrap();
         assert_eq!(refused.len(), 3);
         for r in &refused {
             let why = r.skipped.as_deref().unwrap_or_default();
             assert!(why.contains("was evaluated against the task set"), "{r:?}");
             assert!(r.verdict.is_none());
         }
-        assert_eq!(store.reproduction_queue(true).await.unwrap().len(), queued.len(), "nothing was submitted");
+        assert_eq!(
+            store.reproduction_queue(true).await.unwrap().len(),
+            queued.len(),
+            "nothing was submitted"
+        );
         let (url2, key2, out) = (url.clone(), key.clone(), work.path().join("repro"));
         let reports = tokio::task::spawn_blocking(move || reproduce(&url2, &key2, &out)).await.unwrap();
         let of = |agent: &str| reports.iter().find(|r| r.agent_id == agent).unwrap();
         for r in &reports {
             assert!(r.skipped.is_none(), "{r:?}");
-            assert!(matches!(r.verdict, Some(runner::submit::Verdict::Accepted { status: 201, .. })), "{r:?}");
+            assert!(
+                matches!(r.verdict, Some(runner::submit::Verdict::Accepted { status: 201, .. })),
+                "{r:?}"
+            );
         }
         assert_eq!(of("example-agent").differed(), 0, "{:?}", of("example-agent"));
-        assert_eq!(of("shortcut-agent").differed(), 0, "the shortcut reproduces: its findings say why to doubt it");
+        assert_eq!(
+            of("shortcut-agent").differed(),
+            0,
+            "the shortcut reproduces: its findings say why to doubt it"
+        );
         let t = of("tampered-agent");
         assert_eq!((t.runs.len(), t.differed()), (2, 2), "{t:?}");
         assert!(t.runs.iter().all(|(_, submitted, rerun)| {
@@ -164,29 +182,45 @@ async fn the_demo_sample_is_rerun_and_the_board_shows_what_held() {
         assert_eq!(run["reproduction"]["held"], false);
         assert!(run["reproduction"]["artifacts"].as_array().unwrap().iter().any(|a| a["role"] == "patch"));
         let findings: Vec<&Value> = run["findings"].as_array().unwrap().iter().collect();
-        assert!(findings.iter().any(|f| f["check"] == "not-reproduced" && f["found_by"] == "server"), "{run}");
+        assert!(
+            findings.iter().any(|f| f["check"] == "not-reproduced" && f["found_by"] == "server"),
+            "{run}"
+        );
         let page = text(&get(&app, &format!("/runs/{run_id}")).await.body);
         assert!(page.contains("different: success → wrong result"), "{page}");
         assert!(page.contains("id=\"reproduction\""));
         let board = text(&get(&app, "/?tasks=all&set=").await.body);
         let examples = text(&get(&app, &format!("/?set={}", tampered.task_set_digest)).await.body);
         assert!(examples.contains("reproduced 2 of 2 sampled; 2 different"), "{board}");
-        assert!(examples.contains("reproduced 4 of 4 sampled") || examples.contains("of 4 sampled"), "{examples}");
-        let held = text(&get(&app, &format!("/?set={}&reproduced=held", tampered.task_set_digest)).await.body);
-        assert!(held.contains("/agents/example-agent\"") && !held.contains("/agents/tampered-agent\""), "{held}");
+        assert!(
+            examples.contains("reproduced 4 of 4 sampled") || examples.contains("of 4 sampled"),
+            "{examples}"
+        );
+        let held =
+            text(&get(&app, &format!("/?set={}&reproduced=held", tampered.task_set_digest)).await.body);
+        assert!(
+            held.contains("/agents/example-agent\"") && !held.contains("/agents/tampered-agent\""),
+            "{held}"
+        );
         let api = get(&app, "/api/v1/leaderboard?reproduced=held").await.json();
-        let rows: BTreeSet<&str> = api["rows"].as_array().unwrap().iter().map(|r| r["agent_id"].as_str().unwrap()).collect();
+        let rows: BTreeSet<&str> =
+            api["rows"].as_array().unwrap().iter().map(|r| r["agent_id"].as_str().unwrap()).collect();
         assert_eq!(rows, BTreeSet::from(["example-agent", "shortcut-agent"]));
         assert_eq!(get(&app, "/api/v1/leaderboard?reproduced=maybe").await.status, StatusCode::BAD_REQUEST);
         // A tampered success is now flagged: the strict view counts it as a failure.
         let strict = get(&app, "/api/v1/leaderboard?integrity=strict").await.json();
-        let row = strict["rows"].as_array().unwrap().iter().find(|r| r["agent_id"] == "tampered-agent").unwrap();
-        let flagged: i64 = row["by_hint"].as_object().unwrap().values().map(|r| r["flagged"].as_i64().unwrap()).sum();
+        let row =
+            strict["rows"].as_array().unwrap().iter().find(|r| r["agent_id"] == "tampered-agent").unwrap();
+        let flagged: i64 =
+            row["by_hint"].as_object().unwrap().values().map(|r| r["flagged"].as_i64().unwrap()).sum();
         assert_eq!(flagged, 2, "{row}");
         let changes = get(&app, "/api/v1/changes").await.json();
-        assert!(changes["changes"].as_array().unwrap().iter().any(|c| c["kind"] == "reproduced"
-            && c["agent_id"] == "tampered-agent"
-            && c["detail"].as_str().unwrap().contains("2 did not reproduce")), "{changes}");
+        assert!(
+            changes["changes"].as_array().unwrap().iter().any(|c| c["kind"] == "reproduced"
+                && c["agent_id"] == "tampered-agent"
+                && c["detail"].as_str().unwrap().contains("2 did not reproduce")),
+            "{changes}"
+        );
         // What it cost, for the maintainers.
         let queue = get_as_maintainer(&app, "/api/v1/admin/reproductions?status=all").await.json();
         assert_eq!(queue["hours"]["runs"], json!(queued.len()), "{queue}");
@@ -219,14 +253,22 @@ async fn the_demo_sample_is_rerun_and_the_board_shows_what_held() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|r| format!("{}/{}/{}", r["task"].as_str().unwrap(), r["hint"].as_str().unwrap(), r["attempt"]))
+                .map(|r| {
+                    format!(
+                        "{}/{}/{}",
+                        r["task"].as_str().unwrap(),
+                        r["hint"].as_str().unwrap(),
+                        r["attempt"]
+                    )
+                })
                 .collect();
             assert_eq!(mine, shown, "{agent}");
             assert!(!mine.is_empty());
             let (url2, agent) = (url.clone(), agent.to_owned());
-            let audit = tokio::task::spawn_blocking(move || runner::audit::audit(&url2, &agent, &[], None).unwrap())
-                .await
-                .unwrap();
+            let audit =
+                tokio::task::spawn_blocking(move || runner::audit::audit(&url2, &agent, &[], None).unwrap())
+                    .await
+                    .unwrap();
             assert!(audit.passed(), "{audit}");
             assert!(audit.checks.iter().any(|c| c.what.contains("are the rule's, recomputed")), "{audit}");
         }
@@ -235,13 +277,18 @@ async fn the_demo_sample_is_rerun_and_the_board_shows_what_held() {
         server.abort();
         crate::evidence::tamper(
             &backend,
-            &format!("UPDATE submissions SET sampled = 3 WHERE bundle_id = '{}'", of("example-agent").bundle_id),
+            &format!(
+                "UPDATE submissions SET sampled = 3 WHERE bundle_id = '{}'",
+                of("example-agent").bundle_id
+            ),
         )
         .await;
         let (url, server) = served(server::build_app(crate::harness::state(&backend, &blobs).await)).await;
-        let audit = tokio::task::spawn_blocking(move || runner::audit::audit(&url, "example-agent", &[], None).unwrap())
-            .await
-            .unwrap();
+        let audit = tokio::task::spawn_blocking(move || {
+            runner::audit::audit(&url, "example-agent", &[], None).unwrap()
+        })
+        .await
+        .unwrap();
         assert!(!audit.passed(), "{audit}");
         assert!(audit.checks.iter().any(|c| !c.ok && c.what.contains("the rule picks")), "{audit}");
         server.abort();
@@ -259,7 +306,12 @@ fn base64_decode(s: &str) -> Vec<u8> {
 }
 
 /// A reproduction of `runs` (task, hint, attempt, patch bytes, outcome) of `of`.
-pub(crate) fn reproduction(of: &str, agent: &str, digest: &str, runs: &[(&str, &str, u32, &[u8], &str)]) -> BundleBuilder {
+pub(crate) fn reproduction(
+    of: &str,
+    agent: &str,
+    digest: &str,
+    runs: &[(&str, &str, u32, &[u8], &str)],
+) -> BundleBuilder {
     let manifest: Manifest = serde_json::from_value(json!({
         "schema": "rexbench.manifest/v1", "created_at": "2026-11-25T00:00:00Z",
         "benchmark": {"name": "RExBench examples", "version": "1.0", "task_set_digest": digest},
@@ -317,8 +369,11 @@ async fn a_reproduction_that_does_not_fit_its_submission_is_refused_whole() {
         let (task, hint, attempt) = (first.task.to_string(), first.hint.to_string(), first.attempt as u32);
         let of = first.bundle_id.clone();
         // A run of the same submission that is not in its sample.
-        let sampled: BTreeSet<(String, String, i64)> =
-            queue.iter().filter(|r| r.bundle_id == of).map(|r| (r.task.to_string(), r.hint.to_string(), r.attempt)).collect();
+        let sampled: BTreeSet<(String, String, i64)> = queue
+            .iter()
+            .filter(|r| r.bundle_id == of)
+            .map(|r| (r.task.to_string(), r.hint.to_string(), r.attempt))
+            .collect();
         let unsampled = store
             .runs_of(&of, None, None)
             .await
@@ -329,36 +384,87 @@ async fn a_reproduction_that_does_not_fit_its_submission_is_refused_whole() {
 
         let refused = [
             (
-                signed(reproduction(&of, "example-agent", &digest, &[(&task, &hint, attempt, &patch, "success")]), &submitter),
+                signed(
+                    reproduction(
+                        &of,
+                        "example-agent",
+                        &digest,
+                        &[(&task, &hint, attempt, &patch, "success")],
+                    ),
+                    &submitter,
+                ),
                 StatusCode::FORBIDDEN,
                 "reproduction_not_maintainer",
             ),
             (
-                signed(reproduction(&"ab".repeat(32), "example-agent", &digest, &[(&task, &hint, attempt, &patch, "success")]), &maintainer),
+                signed(
+                    reproduction(
+                        &"ab".repeat(32),
+                        "example-agent",
+                        &digest,
+                        &[(&task, &hint, attempt, &patch, "success")],
+                    ),
+                    &maintainer,
+                ),
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "reproduction_unknown_submission",
             ),
             (
-                signed(reproduction(&of, "tampered-agent", &digest, &[(&task, &hint, attempt, &patch, "success")]), &maintainer),
+                signed(
+                    reproduction(
+                        &of,
+                        "tampered-agent",
+                        &digest,
+                        &[(&task, &hint, attempt, &patch, "success")],
+                    ),
+                    &maintainer,
+                ),
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "reproduction_mismatch",
             ),
             (
-                signed(reproduction(&of, "example-agent", &"ef".repeat(32), &[(&task, &hint, attempt, &patch, "success")]), &maintainer),
+                signed(
+                    reproduction(
+                        &of,
+                        "example-agent",
+                        &"ef".repeat(32),
+                        &[(&task, &hint, attempt, &patch, "success")],
+                    ),
+                    &maintainer,
+                ),
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "reproduction_mismatch",
             ),
             (
-                signed(reproduction(&of, "example-agent", &digest, &[(&task, &hint, attempt, b"--- a/x\n+++ b/x\n", "success")]), &maintainer),
+                signed(
+                    reproduction(
+                        &of,
+                        "example-agent",
+                        &digest,
+                        &[(&task, &hint, attempt, b"--- a/x\n+++ b/x\n", "success")],
+                    ),
+                    &maintainer,
+                ),
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "reproduction_patch_mismatch",
             ),
             (
                 signed(
-                    reproduction(&of, "example-agent", &digest, &[
-                        (&task, &hint, attempt, &patch, "success"),
-                        (unsampled.task.as_str(), unsampled.hint.as_str(), unsampled.attempt as u32, &patch, "success"),
-                    ]),
+                    reproduction(
+                        &of,
+                        "example-agent",
+                        &digest,
+                        &[
+                            (&task, &hint, attempt, &patch, "success"),
+                            (
+                                unsampled.task.as_str(),
+                                unsampled.hint.as_str(),
+                                unsampled.attempt as u32,
+                                &patch,
+                                "success",
+                            ),
+                        ],
+                    ),
                     &maintainer,
                 ),
                 StatusCode::UNPROCESSABLE_ENTITY,
@@ -374,20 +480,36 @@ async fn a_reproduction_that_does_not_fit_its_submission_is_refused_whole() {
         assert_eq!(store.reproduction_queue(true).await.unwrap().len(), queue.len());
         assert_eq!(store.submission(&of).await.unwrap().unwrap().sample.reproduced, 0);
 
-        let good = signed(reproduction(&of, "example-agent", &digest, &[(&task, &hint, attempt, &patch, first.outcome.as_str())]), &maintainer);
+        let good = signed(
+            reproduction(
+                &of,
+                "example-agent",
+                &digest,
+                &[(&task, &hint, attempt, &patch, first.outcome.as_str())],
+            ),
+            &maintainer,
+        );
         let stored = post_bundle(&app, good.clone()).await;
         assert_eq!(stored.status, StatusCode::CREATED, "{}", text(&stored.body));
         let id = stored.json()["bundle_id"].as_str().unwrap().to_owned();
-        assert_eq!(post_bundle(&app, good).await.status, StatusCode::OK, "the same reproduction again changes nothing");
+        assert_eq!(
+            post_bundle(&app, good).await.status,
+            StatusCode::OK,
+            "the same reproduction again changes nothing"
+        );
         // Its envelope is served as a submission's is.
         assert_eq!(get(&app, &format!("/api/v1/submissions/{id}/envelope")).await.status, StatusCode::OK);
-        let other = if first.outcome == bundle::Outcome::WrongResult { "execution_failed" } else { "wrong_result" };
+        let other =
+            if first.outcome == bundle::Outcome::WrongResult { "execution_failed" } else { "wrong_result" };
         let again = signed(
             reproduction(&of, "example-agent", &digest, &[(&task, &hint, attempt, &patch, other)]),
             &maintainer,
         );
         let answer = post_bundle(&app, again).await;
-        assert_eq!((answer.status, answer.code()), (StatusCode::CONFLICT, "run_already_reproduced".to_owned()));
+        assert_eq!(
+            (answer.status, answer.code()),
+            (StatusCode::CONFLICT, "run_already_reproduced".to_owned())
+        );
         let submission = store.submission(&of).await.unwrap().unwrap();
         assert_eq!((submission.sample.reproduced, submission.sample.differed), (1, 0));
         // A reproduction is not a submission: the agent's row and history are as they were.
@@ -417,7 +539,11 @@ async fn a_success_that_did_not_reproduce_is_flagged_once() {
         };
         let queue = store.reproduction_queue(true).await.unwrap();
         let success = |agent: &str| {
-            queue.iter().find(|q| q.agent_id == agent && q.outcome == bundle::Outcome::Success).unwrap().clone()
+            queue
+                .iter()
+                .find(|q| q.agent_id == agent && q.outcome == bundle::Outcome::Success)
+                .unwrap()
+                .clone()
         };
         // The shortcut agent's success that printed its result line carries findings; it
         // is put in the sample (whichever success the key chose), and a maintainer

@@ -604,7 +604,8 @@ async fn the_flagged_counts_by_check_follow_reviews_and_supersession() {
         // The overview's counts, and the same recounted from every finding.
         let both = || async {
             let overview = store.integrity_overview().await.unwrap();
-            let mut runs: std::collections::BTreeMap<String, std::collections::BTreeSet<i64>> = Default::default();
+            let mut runs: std::collections::BTreeMap<String, std::collections::BTreeSet<i64>> =
+                Default::default();
             let mut flagged = std::collections::BTreeSet::new();
             for f in store.findings(store::FindingsFilter::All, 1000).await.unwrap() {
                 if f.current && f.outcome == Outcome::Success && f.finding.flags() {
@@ -612,17 +613,20 @@ async fn the_flagged_counts_by_check_follow_reviews_and_supersession() {
                     flagged.insert(f.run_id);
                 }
             }
-            let mut recount: Vec<(String, i64)> = runs.into_iter().map(|(c, r)| (c, r.len() as i64)).collect();
+            let mut recount: Vec<(String, i64)> =
+                runs.into_iter().map(|(c, r)| (c, r.len() as i64)).collect();
             recount.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
             assert_eq!(overview.by_check, recount, "kept by check = recounted");
             assert_eq!(overview.flagged, flagged.len() as i64, "kept flagged = recounted");
             (overview.flagged, overview.by_check)
         };
-        let counts = |pairs: &[(&str, i64)]| pairs.iter().map(|(c, n)| (c.to_string(), *n)).collect::<Vec<_>>();
+        let counts =
+            |pairs: &[(&str, i64)]| pairs.iter().map(|(c, n)| (c.to_string(), *n)).collect::<Vec<_>>();
         assert_eq!(both().await, (2, counts(&[(y, 2), (x, 1)])));
 
         let runs = store.runs_of(&bundle_id, None, None).await.unwrap();
-        let id = |run: usize, by: &str| format!("{}-{by}-0", runs[run].id).parse::<store::FindingId>().unwrap();
+        let id =
+            |run: usize, by: &str| format!("{}-{by}-0", runs[run].id).parse::<store::FindingId>().unwrap();
         // Run 0 stays flagged by x; y no longer counts it.
         store.review_finding(&id(0, "server"), Review::Dismissed, "a quick task").await.unwrap();
         assert_eq!(both().await, (2, counts(&[(y, 1), (x, 1)])), "ties by name");
