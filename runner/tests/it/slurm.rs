@@ -337,10 +337,13 @@ fn a_job_cancelled_behind_the_runners_back_runs_again_and_one_past_its_limit_is_
     let cluster = Cluster::start();
     let tmp = tempfile::tempdir().unwrap();
     let outputs = slow_runs(tmp.path(), 1, 1);
+    // The quick run must succeed even on a loaded machine.
+    let cards = cards_with_timeout(tmp.path(), 8);
+    let cards = ["--tasks", cards.to_str().unwrap()];
 
     // scancel: the job stops its experiment and says so; the run is submitted again.
     let results = tmp.path().join("results");
-    let child = spawn(cluster.evaluate(&outputs, &results, &[]));
+    let child = spawn(cluster.evaluate(&outputs, &results, &cards));
     let hang = |q: &BTreeMap<String, (String, String)>| {
         q.iter()
             .find(|(n, (_, s))| n.contains("-wordfreq-hints-1-1") && s == "RUNNING")
@@ -373,7 +376,7 @@ fn a_job_cancelled_behind_the_runners_back_runs_again_and_one_past_its_limit_is_
     // Killed outright, the job writes nothing; with no resubmission allowed the run is
     // an infrastructure error, and says why.
     let results = tmp.path().join("again");
-    let child = spawn(cluster.evaluate(&outputs, &results, &["--resubmit", "0"]));
+    let child = spawn(cluster.evaluate(&outputs, &results, &[&cards[..], &["--resubmit", "0"]].concat()));
     let running = |q: &BTreeMap<String, (String, String)>| {
         q.iter()
             .find(|(n, (_, s))| {
