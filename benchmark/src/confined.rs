@@ -116,12 +116,15 @@ impl fmt::Display for Refused {
                 }
             }
             Why::NotRegular(what) => write!(f, "`{path}` is {what}, not a regular file"),
-            Why::TooLarge { size, limit } => write!(
+            Why::TooLarge { size, limit } if *limit == file_limit() => write!(
                 f,
                 "`{path}` holds {} bytes, more than the {} MiB a bundle artifact may hold",
                 size,
                 limit / (1024 * 1024)
             ),
+            Why::TooLarge { size, limit } => {
+                write!(f, "`{path}` holds {size} bytes, more than the {limit} it may hold")
+            }
             Why::Missing => write!(f, "`{path}` does not exist"),
             Why::Stopped => write!(f, "`{path}` was not read: interrupted"),
             Why::Io(e) => write!(f, "`{path}`: {e}"),

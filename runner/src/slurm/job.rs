@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use benchmark::check::ResultFiles;
+use benchmark::confined::{Folder, Refused, Why};
 
 use crate::Error;
 use crate::exec::Executor;
@@ -39,6 +40,8 @@ pub struct Spec {
 pub const SPEC: &str = "job.json";
 pub const PATCH: &str = "patch.diff";
 pub const STATUS: &str = "status.json";
+/// A status is a few hundred bytes; anything much larger is not one.
+const STATUS_LIMIT: u64 = 64 * 1024;
 /// Created when the job starts its experiment: a try runs its experiment once at most,
 /// even if Slurm started the job twice.
 pub const CLAIM: &str = "claim";
@@ -123,10 +126,19 @@ fn at(path: &Path, source: io::Error) -> Error {
     Error::Io { path: path.to_owned(), source }
 }
 
-/// The status a job wrote: `None` while there is none. One that does not parse is an
-/// error the run is lost to.
+/// The status at a job's folder: `None` while there is none. One that does not parse, or
+/// is not a small regular file there, is an error the run is lost to. The runner trusts
+/// it only once Slurm says the job has ended, when the job's own write is the last.
 pub fn status(dir: &Path) -> Option<Result<Ran, Error>> {
-    let bytes = fs::read(dir.join(STATUS)).ok()?;
+    // The experiment runs in this folder's `codebase/` with the job's rights: what is at
+    // `status.json` may be its doing. It is read as any hostile file is, a link not
+    // followed out, a FIFO not waited on, at most `STATUS_LIMIT` bytes.
+    let folder = Folder::open(dir, "job folder").ok()?;
+    let bytes = match folder.read_limited(Path::new(STATUS), STATUS_LIMIT) {
+        Ok(bytes) => bytes,
+        Err(Refused { why: Why::Missing, .. }) => return None,
+        Err(refused) => return Some(Err(refused.into())),
+    };
     Some(
         serde_json::from_slice(&bytes)
             .map_err(|e| Error::Invalid { path: dir.join(STATUS), detail: e.to_string() }),
@@ -185,5 +197,28 @@ mod tests {
         assert_eq!(fs::read_to_string(dir.join("stdout.txt")).unwrap(), "two\n");
         let again = run(&dir, &AtomicBool::new(false)).unwrap_err().to_string();
         assert!(again.contains("already started once"), "{again}");
+    }
+
+    #[test]
+    fn a_status_that_is_a_fifo_a_link_out_or_huge_is_refused_without_waiting() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("job");
+        fs::create_dir_all(&dir).unwrap();
+        let refused = |why: &str| {
+            let got = status(&dir).expect("something is there").unwrap_err().to_string();
+            assert!(got.contains(why), "{got}");
+        };
+        nix::unistd::mkfifo(&dir.join(STATUS), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        refused("FIFO");
+        fs::remove_file(dir.join(STATUS)).unwrap();
+        let outside = tmp.path().join("elsewhere.json");
+        fs::write(&outside, serde_json::to_vec(&Ran::Cancelled).unwrap()).unwrap();
+        std::os::unix::fs::symlink(&outside, dir.join(STATUS)).unwrap();
+        refused("symbolic link");
+        fs::remove_file(dir.join(STATUS)).unwrap();
+        fs::write(dir.join(STATUS), vec![b' '; STATUS_LIMIT as usize + 1]).unwrap();
+        refused("bytes");
+        fs::write(dir.join(STATUS), serde_json::to_vec(&Ran::Cancelled).unwrap()).unwrap();
+        assert_eq!(status(&dir).unwrap().unwrap(), Ran::Cancelled);
     }
 }

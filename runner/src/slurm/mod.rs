@@ -73,6 +73,8 @@ pub const MARGIN_MINUTES: u64 = 5;
 const POLL: Duration = Duration::from_millis(250);
 /// How often it asks `squeue`.
 const QUEUE_EVERY: Duration = Duration::from_secs(2);
+/// How soon it asks again when a running job's folder has a status.
+const QUEUE_SOON: Duration = Duration::from_millis(500);
 /// How long a job that left the queue may take to show its status on the shared
 /// filesystem, whose caches may lag, before it counts as lost.
 const LOST_GRACE: Duration = Duration::from_secs(5);
@@ -175,6 +177,7 @@ impl Cluster {
             opts,
             progress,
             summary,
+            ask_soon: false,
         };
         let listing = self.client.queue()?;
         let mut runs: Vec<Tracked> = Vec::with_capacity(todo.len());
@@ -261,6 +264,9 @@ struct Queue<'a> {
     opts: &'a Setting<'a>,
     progress: &'a Progress,
     summary: &'a mut Summary,
+    /// A job folder has a status while Slurm last listed its job as running: ask
+    /// `squeue` again soon rather than in `QUEUE_EVERY`.
+    ask_soon: bool,
 }
 
 impl Queue<'_> {
@@ -312,9 +318,10 @@ impl Queue<'_> {
                 return self.cancel(runs);
             }
             let listing = match asked {
-                Some(at) if at.elapsed() < QUEUE_EVERY => None,
+                Some(at) if at.elapsed() < if self.ask_soon { QUEUE_SOON } else { QUEUE_EVERY } => None,
                 _ => {
                     asked = Some(Instant::now());
+                    self.ask_soon = false;
                     Some(self.cluster.client.queue()?)
                 }
             };
@@ -366,7 +373,17 @@ impl Queue<'_> {
         }
         let n = t.history.n;
         let dir = self.job_dir(t.run, n);
-        let lost = match job::status(&dir) {
+        let status = job::status(&dir);
+        // The experiment runs with the job's rights, beside its status: while the job
+        // runs, what is there may be the experiment's. Once Slurm lists the job as ended
+        // (or no longer lists it), the job's own write, made after its experiment, is
+        // the last one.
+        let over = listing.is_some() && flight.listed.as_ref().is_none_or(Listed::ended);
+        if status.is_some() && !over {
+            self.ask_soon = true;
+            return Ok(());
+        }
+        let lost = match status {
             Some(Ok(Ran::Cancelled)) => Some(format!(
                 "{} was stopped by a signal: cancelled, or past Slurm's time limit ({} minutes)",
                 flight.label(),

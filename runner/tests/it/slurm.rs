@@ -572,3 +572,46 @@ fn a_job_s_links_out_and_fifos_are_refused_by_the_check() {
     assert_eq!(got["leaky/none/3"]["outcome"], json!("success"), "{}", log(3));
     assert_secret_nowhere(tmp.path());
 }
+
+#[test]
+fn a_status_the_experiment_writes_beside_its_job_is_not_taken_for_the_jobs() {
+    use crate::hostile::{agent_patch, reading_task};
+    let cluster = Cluster::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let tasks = reading_task(tmp.path());
+    let outputs = tmp.path().join("outputs");
+    // The experiment runs in the job folder's `codebase/`, beside the status its job
+    // writes when it ends: each writes one there first, then ends otherwise.
+    for (attempt, script) in [
+        (1, r#"printf '{"state":"cancelled"}' > ../status.json && sleep 2 && echo 'ACC: 0.5' > result.txt"#),
+        (
+            2,
+            r#"printf '{"state":"timed_out","duration_s":1.0}' > ../status.json && sleep 2 && echo 'ACC: 1.0' > result.txt"#,
+        ),
+        (3, "mkfifo ../status.json && sleep 2 && exit 3"),
+    ] {
+        let dir = outputs.join(format!("leaky/none/{attempt}"));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("patch.diff"), agent_patch(script)).unwrap();
+    }
+    let results = tmp.path().join("results");
+    let mut child =
+        spawn(cluster.evaluate(&outputs, &results, &["--tasks", tasks.to_str().unwrap(), "--resubmit", "0"]));
+    // A FIFO once held the runner for good: it must finish.
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the runner did not finish in 180 s: {}", stderr(&finish(child)));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = finish(child);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(!stderr(&out).contains("giving up"), "a job was taken for lost: {}", stderr(&out));
+    let got = records(&results);
+    assert_eq!(got["leaky/none/1"]["outcome"], json!("wrong_result"), "{:?}", got["leaky/none/1"]);
+    assert_eq!(got["leaky/none/2"]["outcome"], json!("success"), "{:?}", got["leaky/none/2"]);
+    assert_eq!(got["leaky/none/3"]["outcome"], json!("execution_failed"), "{:?}", got["leaky/none/3"]);
+    assert!(cluster.active().is_empty());
+}
