@@ -373,17 +373,18 @@ impl Queue<'_> {
         }
         let n = t.history.n;
         let dir = self.job_dir(t.run, n);
-        let status = job::status(&dir);
         // The experiment runs with the job's rights, beside its status: while the job
         // runs, what is there may be the experiment's. Once Slurm lists the job as ended
         // (or no longer lists it), the job's own write, made after its experiment, is
-        // the last one.
+        // the last one. Until then a status only hastens the next `squeue`.
         let over = listing.is_some() && flight.listed.as_ref().is_none_or(Listed::ended);
-        if status.is_some() && !over {
-            self.ask_soon = true;
+        if !over {
+            if fs::symlink_metadata(dir.join(job::STATUS)).is_ok() {
+                self.ask_soon = true;
+            }
             return Ok(());
         }
-        let lost = match status {
+        let lost = match job::status(&dir) {
             Some(Ok(Ran::Cancelled)) => Some(format!(
                 "{} was stopped by a signal: cancelled, or past Slurm's time limit ({} minutes)",
                 flight.label(),
@@ -391,14 +392,13 @@ impl Queue<'_> {
             )),
             Some(Ok(ran)) => return self.collect(t, ran, &dir),
             Some(Err(e)) => Some(format!("{} wrote a status that does not parse: {e}", flight.label())),
-            None if listing.is_some() && flight.listed.as_ref().is_none_or(Listed::ended) => {
+            None => {
                 let since = *flight.gone_since.get_or_insert_with(Instant::now);
                 (since.elapsed() >= LOST_GRACE).then(|| match &flight.listed {
                     Some(l) => format!("{} ended {} without writing its status", flight.label(), l.state),
                     None => format!("{} left Slurm's queue without writing its status", flight.label()),
                 })
             }
-            None => None,
         };
         if let Some(reason) = lost {
             let tries = self.cluster.opts.resubmit + 1;
