@@ -11,7 +11,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 
-use crate::evaluate::{artifact_names, copy, processes_running, records};
+use crate::evaluate::{artifact_names, copy, processes_running_under, records};
 use crate::{repo, stderr, stdout};
 
 /// A cluster of this machine alone. Tests take turns: clusters share Slurm's ports.
@@ -220,7 +220,7 @@ fn forty_runs_through_slurm_give_the_results_of_the_local_executor() {
         "the hanging run was stopped at {hung} s, its limit is {limit} s"
     );
     assert_eq!(
-        processes_running(&["sleep", "4242"]),
+        processes_running_under(&["sleep", "4242"], tmp.path()),
         Vec::<u32>::new(),
         "a child of the timed-out run survived"
     );
