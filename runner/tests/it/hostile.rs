@@ -45,7 +45,7 @@ fn run_within(args: &[&str], dir: &Path, limit: Duration) -> Ran {
 
 /// Waits for the runner started with `args`; fails the test (and kills it) if it is
 /// still running after `limit`.
-fn wait_within(child: &mut std::process::Child, limit: Duration, args: &[&str]) -> ExitStatus {
+pub fn wait_within(child: &mut std::process::Child, limit: Duration, args: &[&str]) -> ExitStatus {
     let started = Instant::now();
     loop {
         if let Some(status) = child.try_wait().unwrap() {

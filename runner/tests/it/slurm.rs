@@ -595,17 +595,10 @@ fn a_status_the_experiment_writes_beside_its_job_is_not_taken_for_the_jobs() {
         fs::write(dir.join("patch.diff"), agent_patch(script)).unwrap();
     }
     let results = tmp.path().join("results");
-    let mut child =
-        spawn(cluster.evaluate(&outputs, &results, &["--tasks", tasks.to_str().unwrap(), "--resubmit", "0"]));
+    let args = ["--tasks", tasks.to_str().unwrap(), "--resubmit", "0"];
+    let mut child = spawn(cluster.evaluate(&outputs, &results, &args));
     // A FIFO once held the runner for good: it must finish.
-    let deadline = Instant::now() + Duration::from_secs(180);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the runner did not finish in 180 s: {}", stderr(&finish(child)));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    crate::hostile::wait_within(&mut child, Duration::from_secs(180), &["evaluate", "--executor", "slurm"]);
     let out = finish(child);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     assert!(!stderr(&out).contains("giving up"), "a job was taken for lost: {}", stderr(&out));
