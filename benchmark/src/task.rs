@@ -45,6 +45,12 @@ pub struct TaskCard {
     /// task-set digest (`crate::taskset`).
     #[serde(default)]
     pub outputs: bundle::Outputs,
+    /// How many attempts per hint condition the benchmark asks of an agent on this task
+    /// (default RExBench's 5): a result ranks only with that many valid attempts
+    /// wherever it has runs (spec §4f). It says how results are compared, never how a
+    /// run is judged, so its line stays out of the task-set digest like `outputs`'s.
+    #[serde(default = "default_attempts")]
+    pub attempts: u32,
     /// The integrity checks' settings, from `integrity.toml` beside the card: they
     /// never change how a run is judged, so they stay out of the task-set digest.
     #[serde(skip)]
@@ -126,6 +132,10 @@ fn default_command() -> Vec<String> {
     vec!["bash".to_owned(), "run.sh".to_owned()]
 }
 
+fn default_attempts() -> u32 {
+    bundle::BENCHMARK_ATTEMPTS
+}
+
 fn default_timeout() -> f64 {
     DEFAULT_TIMEOUT_S
 }
@@ -190,6 +200,12 @@ pub fn load(task_dir: &Path) -> Result<TaskCard, TaskError> {
         return Err(TaskError::Invalid {
             path,
             detail: format!("id `{}` must be a slug and match the folder name `{folder}`", card.id),
+        });
+    }
+    if card.attempts == 0 {
+        return Err(TaskError::Invalid {
+            path,
+            detail: "attempts must be at least 1: the attempts per hint condition a result needs to rank".into(),
         });
     }
     if !(card.evaluation.timeout_s.is_finite() && card.evaluation.timeout_s > 0.0) {

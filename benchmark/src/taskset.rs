@@ -10,9 +10,11 @@
 //! and, for the example tasks, the base codebases are thereby covered. Private gold files
 //! are not: a change of gold results must come with a new benchmark version.
 //!
-//! The card's `outputs = "public" | "private"` line is left out of what is hashed: it
-//! says who may read a run's outputs, never how a run is judged, so a task whose outputs
-//! are published later keeps its digest (and its results keep ranking together).
+//! The card's `outputs = "public" | "private"` and `attempts = N` lines are left out of
+//! what is hashed: one says who may read a run's outputs, the other how many attempts a
+//! result needs to rank, never how a run is judged; so a task whose outputs are
+//! published later, or whose rule of attempts is stated, keeps its digest (and its
+//! results keep ranking together).
 
 use std::fs;
 use std::io::{self, Write};
@@ -46,8 +48,8 @@ pub fn task_set_digest<'a>(cards: impl IntoIterator<Item = &'a TaskCard>) -> io:
     Ok(hasher.finish())
 }
 
-/// A card's bytes as the digest sees them: without the line of its top table that sets
-/// `outputs` (the only top-level key of that name a card may have).
+/// A card's bytes as the digest sees them: without the lines of its top table that set
+/// `outputs` and `attempts` (the only top-level keys of those names a card may have).
 fn judged_card(bytes: &[u8]) -> Vec<u8> {
     let mut top = true;
     let mut out = Vec::with_capacity(bytes.len());
@@ -55,9 +57,8 @@ fn judged_card(bytes: &[u8]) -> Vec<u8> {
         let text = String::from_utf8_lossy(line);
         let trimmed = text.trim_start();
         top &= !trimmed.starts_with('[');
-        let sets_outputs =
-            trimmed.strip_prefix("outputs").is_some_and(|rest| rest.trim_start().starts_with('='));
-        if !(top && sets_outputs) {
+        let sets = |key: &str| trimmed.strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with('='));
+        if !(top && (sets("outputs") || sets("attempts"))) {
             out.extend_from_slice(line);
         }
     }
@@ -88,5 +89,7 @@ mod tests {
         assert_eq!(judged_card(card), b"id = \"t\"\noutputsx = 1\n[evaluation]\noutputs = 1\n");
         assert_eq!(judged_card(b"# outputs = \"public\"\n"), b"# outputs = \"public\"\n");
         assert_eq!(judged_card(b"outputs = \"public\""), b"", "a last line without its newline");
+        let card = b"id = \"t\"\nattempts = 2\nattemptsx = 1\n[evaluation]\nattempts = 3\n";
+        assert_eq!(judged_card(card), b"id = \"t\"\nattemptsx = 1\n[evaluation]\nattempts = 3\n");
     }
 }

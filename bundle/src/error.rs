@@ -118,6 +118,11 @@ pub enum BundleError {
     UnsupportedSchema { found: String },
     #[error("created_at `{value}` is not an RFC 3339 timestamp")]
     InvalidCreatedAt { value: String },
+    #[error(
+        "created_at `{value}` is later than the verifier's clock ({now}) by more than the {} s it allows for clocks that differ",
+        crate::reader::CLOCK_TOLERANCE_S
+    )]
+    CreatedAtInFuture { value: String, now: String },
     #[error("benchmark.{field} {detail}")]
     InvalidBenchmark { field: &'static str, detail: String },
     #[error("benchmark.task_set_digest `{value}` is not 64 lowercase hex characters")]
@@ -145,6 +150,10 @@ pub enum BundleError {
     RunCountOutOfRange { count: usize },
     #[error("{run} repeats the task, hint and attempt of runs[{first}]")]
     DuplicateRun { run: RunRef, first: usize },
+    #[error(
+        "task {task}, hint {hint}: attempt {missing} is missing, but attempt {highest} is there: a bundle's attempts of a task and hint condition are numbered 1, 2, … without a gap (an attempt left out is not a run that did not happen)"
+    )]
+    AttemptGap { task: String, hint: String, missing: u32, highest: u32 },
     #[error("{run} names task `{task}`, which is not a task of this benchmark version")]
     UnknownTask { run: RunRef, task: String },
     #[error("{run}: hint is invalid: {detail}")]
@@ -234,6 +243,7 @@ impl BundleError {
         "unknown_field",
         "unsupported_schema",
         "invalid_created_at",
+        "created_at_in_future",
         "invalid_benchmark",
         "invalid_task_set_digest",
         "invalid_runner",
@@ -245,6 +255,7 @@ impl BundleError {
         "invalid_agent_url",
         "run_count_out_of_range",
         "duplicate_run",
+        "attempt_gap",
         "unknown_task",
         "invalid_hint",
         "invalid_attempt",
@@ -305,6 +316,7 @@ impl BundleError {
             UnknownField { .. } => "unknown_field",
             UnsupportedSchema { .. } => "unsupported_schema",
             InvalidCreatedAt { .. } => "invalid_created_at",
+            CreatedAtInFuture { .. } => "created_at_in_future",
             InvalidBenchmark { .. } => "invalid_benchmark",
             InvalidTaskSetDigest { .. } => "invalid_task_set_digest",
             InvalidRunner { .. } => "invalid_runner",
@@ -316,6 +328,7 @@ impl BundleError {
             InvalidAgentUrl { .. } => "invalid_agent_url",
             RunCountOutOfRange { .. } => "run_count_out_of_range",
             DuplicateRun { .. } => "duplicate_run",
+            AttemptGap { .. } => "attempt_gap",
             UnknownTask { .. } => "unknown_task",
             InvalidHint { .. } => "invalid_hint",
             InvalidAttempt { .. } => "invalid_attempt",

@@ -34,10 +34,11 @@ pub use provenance::{
     Cut, MAX_LIST, MAX_PROCESSES, MAX_PROVENANCE_BYTES, MAX_TEXT, PROVENANCE_MEDIA_TYPE, PROVENANCE_ROLE,
     PROVENANCE_SCHEMA, Process, ProvenanceRecord,
 };
-pub use reader::{ArtifactSink, Discard, VerifiedBundle, Verifier};
+pub use reader::{ArtifactSink, CLOCK_TOLERANCE_S, Discard, VerifiedBundle, Verifier};
 pub use validate::{MAX_RUNS, validate};
 /// The vocabulary bundles are written in, so that users of bundles need only this crate.
 pub use vocab::{
-    Harness, Hint, Outcome, Outputs, ProvenanceKind, REXBENCH_TASKS, TaskId, Tier, UnknownName, is_slug,
+    BENCHMARK_ATTEMPTS, Harness, Hint, Outcome, Outputs, ProvenanceKind, REXBENCH_TASKS, TaskId, Tier, UnknownName,
+    is_slug,
 };
 pub use writer::{BundleBuilder, WriteError};

@@ -8,6 +8,7 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::rc::Rc;
 
 use tar::EntryType;
+use time::OffsetDateTime;
 
 use crate::digest::{Digest, HashingReader};
 use crate::envelope::{Envelope, SignatureStatus};
@@ -85,6 +86,24 @@ pub struct Verifier {
     trusted: Option<Vec<PublicKey>>,
     tasks: Option<BTreeSet<String>>,
     limits: Limits,
+    /// The time a bundle's `created_at` may not be later than (by more than
+    /// [`CLOCK_TOLERANCE_S`]); read when the verifier is made, or set with
+    /// [`Verifier::at`]. `None` (a verifier for the browser made without
+    /// [`Verifier::at`], or an inspector) skips that one rule.
+    now: Option<OffsetDateTime>,
+}
+
+/// How far a bundle's `created_at` may be ahead of the verifier's clock (spec §6a): the
+/// clocks of the machine that packed it and of the one that checks it may differ.
+pub const CLOCK_TOLERANCE_S: i64 = 600;
+
+/// The machine's clock where there is one to read (not in the browser's WebAssembly,
+/// whose caller passes the page's clock to [`Verifier::at`]).
+fn clock() -> Option<OffsetDateTime> {
+    #[cfg(not(target_family = "wasm"))]
+    return Some(OffsetDateTime::now_utc());
+    #[cfg(target_family = "wasm")]
+    return None;
 }
 
 /// Longest pax or GNU long-name header we read: our member names are short, so
@@ -102,13 +121,20 @@ impl Verifier {
             trusted: Some(trusted),
             tasks: Some(known_tasks.into_iter().map(Into::into).collect()),
             limits: Limits::default(),
+            now: clock(),
         }
+    }
+
+    /// Checks `created_at` against `now` instead of the clock read when it was made.
+    pub fn at(mut self, now: OffsetDateTime) -> Verifier {
+        self.now = Some(now);
+        self
     }
 
     /// Every rule except the two that need outside knowledge: who is trusted, and
     /// which tasks exist. For looking at a bundle, never for accepting one.
     pub fn inspector() -> Verifier {
-        Verifier { trusted: None, tasks: None, limits: Limits::default() }
+        Verifier { trusted: None, tasks: None, limits: Limits::default(), now: None }
     }
 
     pub fn with_limits(mut self, limits: Limits) -> Verifier {
@@ -311,6 +337,9 @@ impl Reading<'_> {
         };
         let manifest = Manifest::parse(&manifest_bytes)?;
         validate(&manifest, self.verifier.tasks.as_ref(), &limits)?;
+        if let Some(now) = self.verifier.now {
+            not_in_future(&manifest.created_at, now)?;
+        }
         let listed: BTreeMap<Digest, ArtifactInfo> = manifest
             .artifacts
             .iter()
@@ -479,4 +508,18 @@ impl<R: Read> Read for Metered<R> {
         }
         Ok(n)
     }
+}
+
+/// Spec §6a: a bundle may not say it was made later than the verifier's clock, beyond
+/// [`CLOCK_TOLERANCE_S`].
+fn not_in_future(created_at: &str, now: OffsetDateTime) -> Result<(), BundleError> {
+    use time::format_description::well_known::Rfc3339;
+    let created = OffsetDateTime::parse(created_at, &Rfc3339).expect("validated");
+    if created > now + time::Duration::seconds(CLOCK_TOLERANCE_S) {
+        return Err(BundleError::CreatedAtInFuture {
+            value: created_at.to_owned(),
+            now: now.format(&Rfc3339).unwrap_or_else(|_| now.to_string()),
+        });
+    }
+    Ok(())
 }

@@ -4,9 +4,11 @@
 //! secret then); anyone can check it afterwards (the key, once revealed, must hash to
 //! the commitment published before the submission, and recomputes every sample).
 //!
-//! The rule: for each hint condition, among the runs that carry a patch and did not
-//! end `infra_error`, the success with the smallest keyed hash and the non-success
-//! with the smallest keyed hash. The keyed hash of a run is
+//! The rule: for each hint condition, among the runs that carry a patch, the success
+//! with the smallest keyed hash, the run of another counted outcome with the smallest
+//! keyed hash, and the `infra_error` run with the smallest keyed hash: an attempt the
+//! submitter says did not run is re-run too, or relabelling a failure would keep it
+//! from ever being checked. The keyed hash of a run is
 //! `HMAC-SHA256(key, "rexbench.sample/v1\n" + bundle id + "\n" + task + "\n" + hint + "\n" + attempt)`,
 //! compared as bytes.
 
@@ -47,9 +49,22 @@ impl Candidate {
             .collect()
     }
 
-    fn eligible(&self) -> bool {
-        self.has_patch && self.outcome != Outcome::InfraError
+    /// Which of a condition's three slots the run competes for, if it can be re-run.
+    fn slot(&self) -> Option<Slot> {
+        self.has_patch.then_some(match self.outcome {
+            Outcome::Success => Slot::Success,
+            Outcome::InfraError => Slot::InfraError,
+            _ => Slot::Failure,
+        })
     }
+}
+
+/// The kinds of run the sample takes one of per hint condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Slot {
+    Success,
+    Failure,
+    InfraError,
 }
 
 /// The keyed hash of one run of bundle `bundle_id`.
@@ -62,10 +77,11 @@ pub fn keyed_hash(key: &[u8], bundle_id: &str, c: &Candidate) -> [u8; 32] {
 
 /// The indices (into `runs`) of the runs the rule samples, in `runs`' order.
 pub fn choose(key: &[u8], bundle_id: &str, runs: &[Candidate]) -> Vec<usize> {
-    let mut best: std::collections::BTreeMap<(Hint, bool), ([u8; 32], usize)> = Default::default();
-    for (i, c) in runs.iter().enumerate().filter(|(_, c)| c.eligible()) {
+    let mut best: std::collections::BTreeMap<(Hint, Slot), ([u8; 32], usize)> = Default::default();
+    for (i, c) in runs.iter().enumerate() {
+        let Some(kind) = c.slot() else { continue };
         let h = keyed_hash(key, bundle_id, c);
-        let slot = best.entry((c.hint, c.outcome == Outcome::Success)).or_insert((h, i));
+        let slot = best.entry((c.hint, kind)).or_insert((h, i));
         if h < slot.0 {
             *slot = (h, i);
         }
@@ -114,12 +130,37 @@ mod tests {
     }
 
     #[test]
-    fn runs_without_a_patch_or_with_an_infrastructure_error_are_never_chosen() {
+    fn runs_without_a_patch_are_never_chosen() {
         let runs = vec![
             Candidate { has_patch: false, ..run("cogs", Hint::None, 1, Outcome::Success) },
-            run("cogs", Hint::None, 2, Outcome::InfraError),
+            Candidate { has_patch: false, ..run("cogs", Hint::None, 2, Outcome::InfraError) },
         ];
         assert!(choose(&[7; 32], "b", &runs).is_empty());
+    }
+
+    #[test]
+    fn one_infrastructure_error_per_condition_is_chosen_beside_the_others() {
+        // Every failure relabelled `infra_error`: the relabelled runs are sampled too.
+        let mut runs = Vec::new();
+        for hint in Hint::ALL {
+            for attempt in 1..=5 {
+                let outcome = if attempt == 1 { Outcome::Success } else { Outcome::InfraError };
+                runs.push(run("cogs", hint, attempt, outcome));
+            }
+        }
+        runs.push(run("othello", Hint::None, 1, Outcome::WrongResult));
+        let a = choose(&[3; 32], "b", &runs);
+        for hint in Hint::ALL {
+            let of = |o: Outcome| a.iter().filter(|&&i| runs[i].hint == hint && runs[i].outcome == o).count();
+            let failures = usize::from(hint == Hint::None);
+            assert_eq!(
+                (of(Outcome::Success), of(Outcome::InfraError), of(Outcome::WrongResult)),
+                (1, 1, failures),
+                "{hint:?}: {a:?}"
+            );
+        }
+        // Which infra_error run is the key's choice, as for the others.
+        assert!((0..20u8).any(|k| choose(&[k; 32], "b", &runs) != a));
     }
 
     #[test]

@@ -15,6 +15,28 @@ use vocab::{ProvenanceKind, is_slug};
 
 pub const MAX_RUNS: usize = 100_000;
 
+/// Spec §4f: the attempts of each task and hint condition are numbered 1…n, so that
+/// one left out (a failure deleted before packing) shows as the gap it leaves.
+fn validate_attempts<'a>(keys: impl Iterator<Item = (&'a str, crate::Hint, u32)>) -> Result<(), BundleError> {
+    let mut cells: std::collections::BTreeMap<(&str, crate::Hint), BTreeSet<u32>> = Default::default();
+    for (task, hint, attempt) in keys {
+        cells.entry((task, hint)).or_default().insert(attempt);
+    }
+    for ((task, hint), attempts) in cells {
+        let highest = *attempts.last().expect("a cell has an attempt");
+        if highest as usize != attempts.len() {
+            let missing = (1..highest).find(|a| !attempts.contains(a)).expect("a gap below the highest");
+            return Err(BundleError::AttemptGap {
+                task: task.to_owned(),
+                hint: hint.as_str().to_owned(),
+                missing,
+                highest,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Checks every field rule. `known_tasks` is the benchmark version's task ids; `None`
 /// skips that one rule (for inspecting a bundle without a task list).
 pub fn validate(
@@ -87,6 +109,10 @@ pub fn validate(
             }
             used.insert(digest);
         }
+    }
+    // A reproduction re-runs the sampled runs only, so its attempts have gaps by design.
+    if m.reproduction.is_none() {
+        validate_attempts(seen.keys().copied())?;
     }
 
     let mut total: u64 = 0;

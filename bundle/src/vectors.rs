@@ -189,6 +189,8 @@ fn reproduction_of(base: &Value) -> Value {
     for run in m["runs"].as_array_mut().expect("runs") {
         run["duration_s"] = json!(400.0);
     }
+    // A reproduction re-runs the sampled runs only: its attempts may have gaps (§4f).
+    m["runs"][1]["attempt"] = json!(4);
     m
 }
 
@@ -258,6 +260,12 @@ fn manifest_breakages(base: &Base) -> Vec<(&'static str, &'static str, &'static 
             "invalid_created_at",
             "created_at is not an RFC 3339 time",
             change(|m| m["created_at"] = json!("yesterday")),
+        ),
+        (
+            "created-at-future",
+            "created_at_in_future",
+            "created_at later than any verifier's clock (a submitter ordering their bundles by a date they chose)",
+            change(|m| m["created_at"] = json!("2999-01-01T00:00:00Z")),
         ),
         (
             "benchmark",
@@ -331,6 +339,12 @@ fn manifest_breakages(base: &Base) -> Vec<(&'static str, &'static str, &'static 
             change(|m| run0(m)["hint"] = json!("level1")),
         ),
         ("attempt", "invalid_attempt", "attempt 0", change(|m| run0(m)["attempt"] = json!(0))),
+        (
+            "attempt-gap",
+            "attempt_gap",
+            "attempt 3 of a task and hint condition without attempts 1 and 2 (a failing attempt left out)",
+            change(|m| run0(m)["attempt"] = json!(3)),
+        ),
         (
             "outcome",
             "invalid_outcome",
@@ -673,7 +687,7 @@ impl Base {
                  "files_changed": ["src/train.py"], "duration_s": 372.0, "cost_usd": 5.21,
                  "metrics": {"gen_accuracy": 0.4562857142857143},
                  "artifacts": {"patch": p, "stdout": s, "agent_log": l}},
-                {"task": "othello", "hint": "detailed", "attempt": 2, "outcome": "execution_failed",
+                {"task": "othello", "hint": "detailed", "attempt": 1, "outcome": "execution_failed",
                  "error_type": "ValueError", "artifacts": {"patch": p}}
             ],
             "artifacts": {

@@ -38,11 +38,18 @@ pub struct AppState {
 pub type Shared = Arc<AppState>;
 
 /// Tells the store which tasks make up the benchmark's task set (by the digest of its
-/// cards): results are complete, and ranked, only if they cover them all; and which
-/// published results tell only whether each run succeeded (Harbor's parity experiment).
-pub fn know_benchmark(store: &store::Store, cards: &crate::catalog::Cards) -> anyhow::Result<()> {
+/// cards): results are complete, and ranked, only if they cover them all; which
+/// published results tell only whether each run succeeded (Harbor's parity experiment);
+/// and how many attempts each card asks (spec §4f), recounting the rows a changed rule
+/// touches.
+pub async fn know_benchmark(store: &store::Store, cards: &crate::catalog::Cards) -> anyhow::Result<()> {
     for agent in benchmark::parity::agent_ids() {
         store.know_success_only(agent);
+    }
+    let attempts = cards.values().map(|c| (store::TaskId::new(c.id.clone()), c.attempts)).collect();
+    let changed = store.know_attempts(&attempts).await.context("the attempts the task cards ask")?;
+    if !changed.is_empty() {
+        tracing::info!(tasks = changed.len(), "held the results of tasks whose cards changed their attempts to them");
     }
     let benchmark: Vec<&benchmark::task::TaskCard> =
         cards.values().filter(|c| bundle::REXBENCH_TASKS.contains(&c.id.as_str())).collect();
@@ -67,7 +74,7 @@ pub async fn open_state(config: &Config) -> anyhow::Result<AppState> {
     // A wrong bucket, key or endpoint shows now, not at the first submission.
     blobs.check().await.with_context(|| format!("blob store {} cannot be reached", config.blobs))?;
     let store = store::Store::open_with(&config.backend, blobs).await?;
-    know_benchmark(&store, &cards)?;
+    know_benchmark(&store, &cards).await?;
     Ok(AppState {
         store: Arc::new(store),
         limits: config.limits,

@@ -22,6 +22,7 @@ fn main() {
                             executed: (k + 1).min(5),
                             counted: 5,
                             exec_counted: 5,
+                            short: false,
                         })
                     })
                 })

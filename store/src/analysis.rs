@@ -148,6 +148,7 @@ impl Store {
                         executed: 0,
                         counted: c.runs as u32,
                         exec_counted: 0,
+                        short: false,
                     });
                     by_hint
                 })
@@ -268,7 +269,7 @@ impl Store {
     ) -> Result<Sets, StoreError> {
         let mut query = String::from(
             "SELECT s.task_set_digest, s.bundle_id, g.task, g.hint, g.successes, g.flagged, g.executed, g.counted, \
-             g.exec_counted FROM aggregates g JOIN submissions s ON s.bundle_id = g.bundle_id \
+             g.exec_counted, g.shortfall FROM aggregates g JOIN submissions s ON s.bundle_id = g.bundle_id \
              WHERE s.superseded_by IS NULL",
         );
         if only.is_some() {
@@ -300,6 +301,7 @@ impl Store {
                 executed: count("executed")?,
                 counted: count("counted")?,
                 exec_counted: count("exec_counted")?,
+                short: count("shortfall")? > 0,
             };
             let task: String = row.try_get("task")?;
             if tasks.is_some_and(|only| !only.iter().any(|t| *t == task.as_str())) {

@@ -48,9 +48,8 @@ impl Store {
         write_runs(&mut tx, bundle, &bundle_id, found).await?;
         crate::reproductions::write_sample(&mut tx, bundle, &bundle_id, &signer, &received_at).await?;
         write_aggregates(&mut tx, bundle, &bundle_id, found, execution_known).await?;
-        let (superseded, superseded_by) = supersede(&mut tx, bundle, &bundle_id, &received_at).await?;
-        let current = superseded_by.is_none().then_some(bundle_id.as_str());
-        update_current_totals(&mut tx, current, &superseded).await?;
+        let superseded = supersede(&mut tx, bundle, &bundle_id, &received_at).await?;
+        update_current_totals(&mut tx, Some(&bundle_id), &superseded).await?;
         let mut detail = format!(
             "{} ({}) submitted {} runs for {} {}, signed by {} ({})",
             m.agent.name(),
@@ -73,7 +72,7 @@ impl Store {
         // unreferenced blobs for garbage collection, never rows without their blobs.
         staging.publish().await?;
         tx.commit().await?;
-        Ok(Ingested::Stored { bundle_id, agent_id, superseded, superseded_by })
+        Ok(Ingested::Stored { bundle_id, agent_id, superseded })
     }
 }
 
@@ -322,44 +321,71 @@ async fn write_aggregates(
             c.duration_runs += 1;
         }
     }
-    let aggregates: Vec<_> = aggregates.into_iter().collect();
+    // How many valid attempts each cell lacks of what the benchmark asks (published
+    // results keep their source's design).
+    let rules = crate::attempts::rules(tx).await?;
+    let published = m.provenance.kind == vocab::ProvenanceKind::Published;
+    let aggregates: Vec<_> = aggregates
+        .into_iter()
+        .map(|(cell, c)| {
+            let asked = crate::attempts::asked(&rules, cell.0);
+            let shortfall = if published { 0 } else { (asked - c.counted).max(0) };
+            (cell, c, shortfall)
+        })
+        .collect();
     let columns = Sums::COLUMNS.join(", ");
     for chunk in aggregates.chunks(BATCH_ROWS) {
         let sql = insert_rows(
-            &format!("INSERT INTO aggregates (bundle_id, task, hint, {columns})"),
-            3 + Sums::COLUMNS.len(),
+            &format!("INSERT INTO aggregates (bundle_id, task, hint, shortfall, {columns})"),
+            4 + Sums::COLUMNS.len(),
             chunk.len(),
             "",
         );
         let mut q = db::query(&sql);
-        for ((task, hint), c) in chunk {
-            q = bind_sums(q.bind(bundle_id).bind(*task).bind(hint.as_str()), c);
+        for ((task, hint), c, shortfall) in chunk {
+            q = bind_sums(q.bind(bundle_id).bind(*task).bind(hint.as_str()).bind(*shortfall), c);
         }
         q.execute(&mut **tx).await?;
     }
 
-    // Per hint condition: the sums, and the coverage (tasks; fewest and most runs on one).
-    let mut totals: BTreeMap<Hint, (Sums, [i64; 3])> = BTreeMap::new();
-    for ((_, hint), c) in &aggregates {
-        let (sums, [tasks, fewest, most]) =
-            totals.entry(*hint).or_insert((Sums::default(), [0, i64::MAX, 0]));
+    // Per hint condition: the sums, and the coverage in valid attempts (the tasks with
+    // one; the fewest and most on one of them; the cells short of what is asked).
+    let mut totals: BTreeMap<Hint, (Sums, [i64; 4])> = BTreeMap::new();
+    for ((_, hint), c, shortfall) in &aggregates {
+        let (sums, [tasks, fewest, most, short]) =
+            totals.entry(*hint).or_insert((Sums::default(), [0, i64::MAX, 0, 0]));
         sums.add(c);
-        *tasks += 1;
-        *fewest = (*fewest).min(c.runs);
-        *most = (*most).max(c.runs);
+        if c.counted > 0 {
+            *tasks += 1;
+            *fewest = (*fewest).min(c.counted);
+        }
+        *most = (*most).max(c.counted);
+        *short += i64::from(*shortfall > 0);
     }
     if !totals.is_empty() {
         let sql = insert_rows(
-            &format!("INSERT INTO totals (bundle_id, hint, tasks, fewest_runs, most_runs, {columns})"),
-            5 + Sums::COLUMNS.len(),
+            &format!(
+                "INSERT INTO totals (bundle_id, hint, tasks, fewest_runs, most_runs, short_tasks, {columns})"
+            ),
+            6 + Sums::COLUMNS.len(),
             totals.len(),
             "",
         );
         let mut q = db::query(&sql);
-        for (hint, (c, [tasks, fewest, most])) in &totals {
-            q = bind_sums(q.bind(bundle_id).bind(hint.as_str()).bind(*tasks).bind(*fewest).bind(*most), c);
+        for (hint, (c, [tasks, fewest, most, short])) in &totals {
+            let fewest = if *tasks == 0 { 0 } else { *fewest };
+            q = q.bind(bundle_id).bind(hint.as_str()).bind(*tasks).bind(fewest).bind(*most).bind(*short);
+            q = bind_sums(q, c);
         }
         q.execute(&mut **tx).await?;
+    }
+    let short_cells: i64 = totals.values().map(|(_, [.., short])| short).sum();
+    if short_cells > 0 {
+        db::query("UPDATE submissions SET short_cells = $1 WHERE bundle_id = $2")
+            .bind(short_cells)
+            .bind(bundle_id)
+            .execute(&mut **tx)
+            .await?;
     }
 
     // Flagged successes by check (a run flagged by two checks counts under each).
@@ -488,56 +514,36 @@ async fn update_current_totals(
     Ok(())
 }
 
-/// The newest bundle (by `created_at`, then arrival) per agent and benchmark version is
-/// the one the leaderboard shows; the others are marked superseded by it.
+/// The bundle that arrived last per agent and benchmark version is the one the
+/// leaderboard shows (spec §6a): the server's order of arrival decides, never
+/// `created_at`, which is the submitter's claim. The ones it follows are marked
+/// superseded by it.
 async fn supersede(
     tx: &mut Tx<'_>,
     bundle: &VerifiedBundle,
     bundle_id: &str,
     at: &str,
-) -> Result<(Vec<String>, Option<String>), StoreError> {
+) -> Result<Vec<String>, StoreError> {
     let m = &bundle.manifest;
-    let current = db::query(
-        "SELECT bundle_id, created_at FROM submissions WHERE agent_id = $1 AND benchmark_version = $2 \
-         AND superseded_by IS NULL AND bundle_id <> $3",
+    let current: Vec<(String,)> = db::query_as(
+        "SELECT bundle_id FROM submissions WHERE agent_id = $1 AND benchmark_version = $2 \
+         AND superseded_by IS NULL AND bundle_id <> $3 ORDER BY bundle_id",
     )
     .bind(&m.agent.id)
     .bind(&m.benchmark.version)
     .bind(bundle_id)
     .fetch_all(&mut **tx)
     .await?;
-    let mut superseded = Vec::new();
-    let mut superseded_by = None;
-    for row in current {
-        let other: String = row.try_get("bundle_id")?;
-        let created: String = row.try_get("created_at")?;
-        let (old, new) = if is_newer(&m.created_at, &created) {
-            (other.clone(), bundle_id.to_owned())
-        } else {
-            (bundle_id.to_owned(), other.clone())
-        };
+    let mut superseded = Vec::with_capacity(current.len());
+    for (old,) in current {
         db::query("UPDATE submissions SET superseded_by = $1 WHERE bundle_id = $2")
-            .bind(&new)
+            .bind(bundle_id)
             .bind(&old)
             .execute(&mut **tx)
             .await?;
-        let detail = format!("{old} was superseded by the newer bundle {new}");
+        let detail = format!("{old} was superseded by {bundle_id}, which arrived after it");
         write_change(tx, at, "superseded", &old, &m.agent.id, &detail).await?;
-        if old == bundle_id {
-            superseded_by = Some(new);
-        } else {
-            superseded.push(old);
-        }
+        superseded.push(old);
     }
-    Ok((superseded, superseded_by))
-}
-
-/// Whether RFC 3339 time `a` is later than or equal to `b` (equal: the later arrival wins).
-fn is_newer(a: &str, b: &str) -> bool {
-    use time::OffsetDateTime;
-    use time::format_description::well_known::Rfc3339;
-    match (OffsetDateTime::parse(a, &Rfc3339), OffsetDateTime::parse(b, &Rfc3339)) {
-        (Ok(a), Ok(b)) => a >= b,
-        _ => a >= b,
-    }
+    Ok(superseded)
 }

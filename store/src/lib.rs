@@ -18,6 +18,8 @@ pub use vocab::{
 #[cfg(feature = "db")]
 mod analysis;
 #[cfg(feature = "db")]
+mod attempts;
+#[cfg(feature = "db")]
 mod backend;
 #[cfg(feature = "db")]
 mod backup;

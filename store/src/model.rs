@@ -14,6 +14,11 @@ pub struct Rates {
     pub runs: i64,
     /// Runs that count towards the rates (not `infra_error`).
     pub counted: i64,
+    /// Runs that ended `infra_error` (`runs - counted`): shown beside every rate, since
+    /// they leave it unseen (spec §4f).
+    pub infra_errors: i64,
+    /// Their share of all runs.
+    pub infra_error_share: Option<f64>,
     pub successes: i64,
     /// Runs that executed, of the `exec_counted` counted runs whose execution is known
     /// (a source may publish only whether each run succeeded).
@@ -98,6 +103,8 @@ impl Sums {
         Rates {
             runs: self.runs,
             counted: self.counted,
+            infra_errors: self.runs - self.counted,
+            infra_error_share: ratio(self.runs - self.counted, self.runs),
             successes,
             executed: self.executed,
             exec_counted: self.exec_counted,
@@ -141,14 +148,19 @@ pub struct LeaderboardRow {
     pub sample: SampleCounts,
 }
 
-/// What a submission covers under one hint condition: the tasks with runs, and the
-/// fewest and most runs (attempts) on one of them.
+/// What a submission covers under one hint condition, in valid attempts (runs whose
+/// outcome the rates count, not `infra_error`; spec §4f): the tasks with one, the fewest
+/// and most on one of them, and the tasks it has runs on with fewer valid attempts than
+/// the benchmark asks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Coverage {
     pub tasks: i64,
     pub fewest_attempts: i64,
     pub most_attempts: i64,
+    /// Tasks with runs under this condition but fewer valid attempts than the benchmark
+    /// asks (always 0 for published results, which keep their source's design).
+    pub short_tasks: i64,
 }
 
 impl LeaderboardRow {
@@ -157,9 +169,16 @@ impl LeaderboardRow {
         self.coverage.get(&hint).is_some_and(|c| c.tasks as usize >= of)
     }
 
-    /// Whether it is ranked on a set of `of` tasks: it covers them all without hints.
+    /// Whether every task it has runs on, under every condition, has the valid attempts
+    /// the benchmark asks.
+    pub fn has_every_attempt(&self) -> bool {
+        self.coverage.values().all(|c| c.short_tasks == 0)
+    }
+
+    /// Whether it is ranked on a set of `of` tasks: it covers them all without hints,
+    /// with the attempts the benchmark asks wherever it has runs.
     pub fn ranked(&self, of: usize) -> bool {
-        self.covers(Hint::None, of)
+        self.covers(Hint::None, of) && self.has_every_attempt()
     }
 }
 
@@ -218,7 +237,9 @@ pub struct RowKey {
     pub bundle_id: String,
     pub display_name: String,
     pub value: Option<f64>,
-    /// The tasks it has runs on without hints: it is ranked if they are all of its set's.
+    /// The tasks it has valid attempts on without hints, or 0 where some task it has
+    /// runs on falls short of the attempts asked: it is ranked if they are all of its
+    /// set's.
     pub ranked_tasks: i64,
 }
 

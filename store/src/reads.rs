@@ -115,7 +115,7 @@ fn rates(row: &AnyRow) -> Result<Rates, StoreError> {
 }
 
 /// The coverage columns `totals` keeps beside the sums.
-const COVERAGE: [&str; 3] = ["tasks", "fewest_runs", "most_runs"];
+const COVERAGE: [&str; 4] = ["tasks", "fewest_runs", "most_runs", "short_tasks"];
 
 /// The leaderboard's rows: every column, narrowed by `filter` (and to `only` these
 /// bundles, if given), ordered by `order`.
@@ -171,8 +171,11 @@ fn board_from<'f>(
                 .iter()
                 .map(|h| {
                     format!(
-                        "scoped_{h} AS (SELECT g.bundle_id, CAST(COUNT(*) AS BIGINT) AS tasks, \
-                         CAST(MIN(g.runs) AS BIGINT) AS fewest_runs, CAST(MAX(g.runs) AS BIGINT) AS most_runs, {sums} \
+                        "scoped_{h} AS (SELECT g.bundle_id, \
+                         CAST(SUM(CASE WHEN g.counted > 0 THEN 1 ELSE 0 END) AS BIGINT) AS tasks, \
+                         CAST(COALESCE(MIN(CASE WHEN g.counted > 0 THEN g.counted END), 0) AS BIGINT) AS fewest_runs, \
+                         CAST(MAX(g.counted) AS BIGINT) AS most_runs, \
+                         CAST(SUM(CASE WHEN g.shortfall > 0 THEN 1 ELSE 0 END) AS BIGINT) AS short_tasks, {sums} \
                          FROM aggregates g JOIN submissions c ON c.bundle_id = g.bundle_id \
                          WHERE c.superseded_by IS NULL AND g.hint = '{h}' AND g.task IN ({list}){narrower} \
                          GROUP BY g.bundle_id)"
@@ -272,6 +275,7 @@ fn coverage(row: &AnyRow) -> Result<BTreeMap<Hint, Coverage>, StoreError> {
                 tasks,
                 fewest_attempts: row.try_get(format!("{hint}_fewest_runs").as_str())?,
                 most_attempts: row.try_get(format!("{hint}_most_runs").as_str())?,
+                short_tasks: row.try_get(format!("{hint}_short_tasks").as_str())?,
             },
         );
     }
@@ -367,9 +371,23 @@ impl Store {
             }
             _ => {}
         }
-        let (with, from, binds, _) = board_from(filter, None, &hints);
+        let (with, from, mut binds, mut marks) = board_from(filter, None, &hints);
+        // The cells short of the attempts asked, of the tasks the view counts: kept per
+        // submission, or counted over those tasks (bound after the rest).
+        let short = match &filter.tasks {
+            None => "s.short_cells".to_owned(),
+            Some(tasks) => {
+                binds.extend(tasks.iter().map(TaskId::as_str));
+                format!(
+                    "(SELECT COUNT(*) FROM aggregates g WHERE g.bundle_id = s.bundle_id AND g.shortfall > 0 \
+                     AND g.task IN ({}))",
+                    marks.list(tasks.len())
+                )
+            }
+        };
         let mut sql = format!(
-            "{with}SELECT s.bundle_id, a.display_name, CAST(COALESCE(none.tasks, 0) AS BIGINT) AS ranked_tasks, CAST("
+            "{with}SELECT s.bundle_id, a.display_name, \
+             CAST(CASE WHEN {short} = 0 THEN COALESCE(none.tasks, 0) ELSE 0 END AS BIGINT) AS ranked_tasks, CAST("
         );
         sql.push_str(&expression);
         sql.push_str(" AS DOUBLE PRECISION) AS value");

@@ -482,7 +482,7 @@ impl Store {
         write_change(&mut tx, &received_at, "reproduced", &r.of, &of.agent_id, &detail).await?;
         staging.publish().await?;
         tx.commit().await?;
-        Ok(Ingested::Stored { bundle_id, agent_id: of.agent_id, superseded: Vec::new(), superseded_by: None })
+        Ok(Ingested::Stored { bundle_id, agent_id: of.agent_id, superseded: Vec::new() })
     }
 }
 

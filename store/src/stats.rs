@@ -38,6 +38,8 @@ pub struct Cell {
     /// Counted runs whose execution is known (all, unless the source publishes only
     /// whether each run succeeded).
     pub exec_counted: u32,
+    /// Whether it has fewer valid attempts than the benchmark asks (spec §4f).
+    pub short: bool,
 }
 
 /// One agent's cells: by task (in the analysis' task order), by hint condition (none,
@@ -455,9 +457,11 @@ fn difference(a: &[f64], b: &[f64]) -> Vec<f64> {
 }
 
 /// Whether results cover every task of their set without hints (at least one counted
-/// run on each): only such results are ranked.
+/// run on each), with the valid attempts the benchmark asks wherever they have runs:
+/// only such results are ranked.
 pub fn covers(agent: &AgentCells) -> bool {
     agent.cells.iter().all(|c| c[0].is_some_and(|c| c.counted > 0))
+        && agent.cells.iter().flatten().flatten().all(|c| !c.short)
 }
 
 /// The statistics of one task set's results: those that cover it ranked together
@@ -608,7 +612,7 @@ mod tests {
             cells: cells
                 .iter()
                 .map(|c| {
-                    c.map(|(k, n)| Some(Cell { successes: k, executed: k, counted: n, exec_counted: n }))
+                    c.map(|(k, n)| Some(Cell { successes: k, executed: k, counted: n, exec_counted: n, short: false }))
                 })
                 .collect(),
         }
@@ -703,7 +707,7 @@ mod tests {
         assert_eq!(by("partial").execution_success.none.unwrap().estimate, 1.0);
         let unknown = agent("unknown", &[[(1, 5); 3]]);
         let mut unknown = unknown;
-        unknown.cells[0][0] = Some(Cell { successes: 1, executed: 0, counted: 5, exec_counted: 0 });
+        unknown.cells[0][0] = Some(Cell { successes: 1, executed: 0, counted: 5, exec_counted: 0, short: false });
         let s = analyse(&[unknown], 1, REPLICATES, SEED);
         assert_eq!(s[0].execution_success.none, None);
         assert!(s[0].final_success.none.is_some());

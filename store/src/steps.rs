@@ -19,7 +19,7 @@ use crate::model::KeyRecord;
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Ingested {
     /// Stored now; `superseded` lists the bundles it replaced on the leaderboard.
-    Stored { bundle_id: String, agent_id: String, superseded: Vec<String>, superseded_by: Option<String> },
+    Stored { bundle_id: String, agent_id: String, superseded: Vec<String> },
     /// The same bundle was stored before; nothing changed.
     AlreadyStored { bundle_id: String, agent_id: String },
 }

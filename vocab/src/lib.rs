@@ -55,6 +55,11 @@ pub const REXBENCH_TASKS: [&str; 12] = [
     "winodict",
 ];
 
+/// The attempts RExBench asks per task and hint condition (the paper runs every task 5
+/// times per agent and condition): what a task card's `attempts` says unless it says
+/// otherwise, and what a task no card names is held to (spec §4f).
+pub const BENCHMARK_ATTEMPTS: u32 = 5;
+
 /// How much guidance the agent was given (spec §3, `hint`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -73,7 +73,11 @@ fn check(file: Blob, setup: &Setup, progress: &js_sys::Function) -> Answer {
     };
     let total = file.size();
     let source = Slices { file, reader, at: 0.0, total, chunk: Vec::new(), pos: 0, reported: 0.0, progress };
-    let verifier = Verifier::new(trusted, setup.tasks.iter().cloned()).with_limits(setup.limits);
+    // The page's clock, which the WebAssembly cannot read by itself: a bundle dated
+    // later than it is refused here as the server would refuse it.
+    let now = time::OffsetDateTime::from_unix_timestamp_nanos(js_sys::Date::now() as i128 * 1_000_000)
+        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    let verifier = Verifier::new(trusted, setup.tasks.iter().cloned()).with_limits(setup.limits).at(now);
     match verifier.verify(source) {
         Ok(v) => Answer::Valid { runs: v.manifest.runs.len() as u64, agent: v.manifest.agent.name() },
         Err(e) => invalid(&e, &setup.revoked),

@@ -69,7 +69,7 @@ pub fn sample() -> Sample {
              "files_changed": ["src/train.py"], "duration_s": 372.0, "cost_usd": 5.21,
              "metrics": {"gen_accuracy": 0.4562857142857143},
              "artifacts": {"patch": p, "stdout": s, "agent_log": l}},
-            {"task": "othello", "hint": "detailed", "attempt": 2, "outcome": "execution_failed",
+            {"task": "othello", "hint": "detailed", "attempt": 1, "outcome": "execution_failed",
              "error_type": "ValueError", "artifacts": {"patch": p}}
         ],
         "artifacts": {

@@ -71,6 +71,17 @@ fn manifest_rules() -> Vec<(&'static str, &'static str)> {
         (manifest_case(|m| run0(m)["hint"] = json!("level1")), "invalid_hint"),
         (manifest_case(|m| run0(m)["attempt"] = json!(0)), "invalid_attempt"),
         (manifest_case(|m| run0(m)["attempt"] = json!(-1)), "invalid_attempt"),
+        // A failing attempt left out before signing (spec §4f): 1 and 3, no 2.
+        (
+            manifest_case(|m| {
+                let mut third = m["runs"][0].clone();
+                third["attempt"] = json!(3);
+                m["runs"].as_array_mut().unwrap().push(third);
+            }),
+            "attempt_gap",
+        ),
+        (manifest_case(|m| run0(m)["attempt"] = json!(2)), "attempt_gap"),
+        (manifest_case(|m| m["created_at"] = json!("2999-01-01T00:00:00Z")), "created_at_in_future"),
         (manifest_case(|m| run0(m)["outcome"] = json!("partial_success")), "invalid_outcome"),
         (manifest_case(|m| run0(m)["error_type"] = json!("E".repeat(101))), "invalid_error_type"),
         (manifest_case(|m| run0(m)["file_recall"] = json!(1.5)), "invalid_file_recall"),
@@ -352,7 +363,7 @@ fn errors_name_the_run_and_the_value() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "runs[1] (task othello, hint detailed, attempt 2): file_recall 2 is outside [0, 1]"
+        "runs[1] (task othello, hint detailed, attempt 1): file_recall 2 is outside [0, 1]"
     );
 }
 
@@ -610,4 +621,39 @@ fn every_code_is_exercised() {
     ]);
     let all: BTreeSet<&str> = BundleError::CODES.iter().copied().collect();
     assert_eq!(covered, all, "a rule without a test, or a test of a code that does not exist");
+}
+
+#[test]
+fn attempts_without_a_gap_and_a_created_at_no_later_than_the_clock_are_accepted() {
+    use time::OffsetDateTime;
+    let s = sample();
+    let with = |edit: &dyn Fn(&mut Value)| {
+        let mut m = s.manifest.clone();
+        edit(&mut m);
+        s.bundle_with(&serde_json::to_vec_pretty(&m).unwrap(), &s.members())
+    };
+    // Attempts 1, 2, 3 of one task and condition: no gap.
+    let three = with(&|m| {
+        for attempt in [2, 3] {
+            let mut run = m["runs"][0].clone();
+            run["attempt"] = json!(attempt);
+            m["runs"].as_array_mut().unwrap().push(run);
+        }
+    });
+    s.verifier().verify(three.as_slice()).unwrap();
+    // The gap is named: the task, the condition and the missing attempt.
+    let gap = with(&|m| run0(m)["attempt"] = json!(2));
+    let err = s.verifier().verify(gap.as_slice()).unwrap_err().to_string();
+    assert!(err.contains("task cogs, hint none: attempt 1 is missing, but attempt 2 is there"), "{err}");
+
+    // created_at up to the tolerance ahead of the verifier's clock is accepted (clocks
+    // differ); past it, refused, naming the value and the clock.
+    let now = OffsetDateTime::parse("2026-11-20T12:00:00Z", &time::format_description::well_known::Rfc3339).unwrap();
+    let dated = |at: &str| with(&|m| m["created_at"] = json!(at));
+    s.verifier().at(now).verify(dated("2026-11-20T12:10:00Z").as_slice()).unwrap();
+    let err = s.verifier().at(now).verify(dated("2026-11-20T12:10:01Z").as_slice()).unwrap_err();
+    assert_eq!(err.code(), "created_at_in_future");
+    assert!(err.to_string().contains("`2026-11-20T12:10:01Z` is later than the verifier's clock (2026-11-20T12:00:00Z)"), "{err}");
+    // An inspector has no clock to hold it to.
+    bundle::Verifier::inspector().verify(dated("2999-01-01T00:00:00Z").as_slice()).unwrap();
 }

@@ -67,7 +67,7 @@ pub async fn state_with(backend: &Backend, blobs: store::Blobs) -> AppState {
     // The cards built into the server, as an installed server uses them.
     let tasks = benchmark::builtin::TaskDir::builtin().unwrap();
     let (catalog, cards) = server::catalog::load(&tasks).unwrap();
-    server::know_benchmark(&store, &cards).unwrap();
+    server::know_benchmark(&store, &cards).await.unwrap();
     AppState {
         store: std::sync::Arc::new(store),
         limits: bundle::Limits::default(),

@@ -16,10 +16,8 @@ async fn a_bundle_is_stored_once_with_its_runs_artifacts_and_aggregates() {
         store.add_key(&key.public_key(), "Team A", Tier::Submitter).await.unwrap();
         let bytes = bundle(&key, "openhands-claude-4-sonnet", "2026-11-20T12:00:00Z", 5, 2);
         let first = submit(&store, &bytes).await.unwrap();
-        let Ingested::Stored { bundle_id, superseded, superseded_by, .. } = first else {
-            panic!("{first:?}")
-        };
-        assert!(superseded.is_empty() && superseded_by.is_none());
+        let Ingested::Stored { bundle_id, superseded, .. } = first else { panic!("{first:?}") };
+        assert!(superseded.is_empty());
         // Five patches and one log shared by all runs: six blobs.
         assert_eq!(count_blobs(store.blobs()).await, 6);
         assert_eq!(count_files(store.blobs().staging_dir()), 0, "nothing left staged");
@@ -72,7 +70,7 @@ async fn a_bundle_is_stored_once_with_its_runs_artifacts_and_aggregates() {
 }
 
 #[tokio::test]
-async fn a_newer_bundle_supersedes_the_older_whatever_the_order_they_arrive_in() {
+async fn the_bundle_that_arrives_last_stands_whatever_its_created_at_says() {
     on_each_backend(|store| async move {
         let key = SecretKey::generate();
         store.add_key(&key.public_key(), "Team A", Tier::Submitter).await.unwrap();
@@ -93,15 +91,21 @@ async fn a_newer_bundle_supersedes_the_older_whatever_the_order_they_arrive_in()
         let kinds: Vec<String> = store.changes(10, None).await.unwrap().into_iter().map(|c| c.kind).collect();
         assert_eq!(kinds, ["accepted", "superseded", "accepted", "sampling"]);
 
-        // An older bundle arriving late is stored, and superseded at once.
-        let older = bundle(&key, "aider-o1", "2025-12-01T00:00:00Z", 5, 5);
-        let Ingested::Stored { superseded_by, .. } = submit(&store, &older).await.unwrap() else { panic!() };
-        assert_eq!(superseded_by, Some(new_id.clone()));
-        assert_eq!(store.leaderboard(&LeaderboardFilter::default()).await.unwrap()[0].bundle_id, new_id);
+        // A bundle dated earlier but arriving later supersedes the current one: its
+        // `created_at` is the submitter's claim, and could otherwise order the bundles
+        // as they like (spec §6a).
+        let dated_earlier = bundle(&key, "aider-o1", "2025-12-01T00:00:00Z", 5, 5);
+        let Ingested::Stored { bundle_id: late_id, superseded, .. } =
+            submit(&store, &dated_earlier).await.unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(superseded, vec![new_id.clone()]);
+        assert_eq!(store.leaderboard(&LeaderboardFilter::default()).await.unwrap()[0].bundle_id, late_id);
         let agent = store.agent("aider-o1").await.unwrap().unwrap();
         assert_eq!(agent.submissions.len(), 3);
         assert_eq!(agent.current.len(), 1);
-        assert_eq!(agent.newest_current().unwrap().1["cogs"][&Hint::None].successes, 4);
+        assert_eq!(agent.newest_current().unwrap().1["cogs"][&Hint::None].successes, 5);
     })
     .await;
 }
@@ -215,9 +219,9 @@ async fn failures_are_counted_by_outcome_and_error_type() {
         let key = SecretKey::generate();
         store.add_key(&key.public_key(), "Team A", Tier::Submitter).await.unwrap();
         submit(&store, &bundle(&key, "agent-a", "2026-01-01T00:00:00Z", 5, 2)).await.unwrap();
-        submit(&store, &bundle(&key, "agent-b", "2026-01-01T00:00:00Z", 5, 4)).await.unwrap();
         // Superseded results no longer count.
         submit(&store, &bundle(&key, "agent-b", "2025-01-01T00:00:00Z", 5, 0)).await.unwrap();
+        submit(&store, &bundle(&key, "agent-b", "2026-01-01T00:00:00Z", 5, 4)).await.unwrap();
 
         let by_agent = store.failures_by_agent(None).await.unwrap();
         let counts: Vec<_> = by_agent
@@ -292,8 +296,8 @@ async fn statistics_follow_the_data() {
     .await;
 }
 
-/// The totals kept over current submissions follow supersession both ways: a newer
-/// bundle replaces an older one's counts, and an older one arriving late adds nothing.
+/// The totals kept over current submissions follow supersession: the bundle that
+/// arrives last replaces the current one's counts, whatever its `created_at` says.
 #[tokio::test]
 async fn totals_over_current_submissions_follow_supersession() {
     on_each_backend(|store| async move {
@@ -304,15 +308,16 @@ async fn totals_over_current_submissions_follow_supersession() {
         submit(&store, &bundle(&key, "agent-c", "2026-01-01T00:00:00Z", 5, 1)).await.unwrap();
         let before = store.tasks().await.unwrap();
         assert_eq!((before[0].agents, before[0].by_hint[&Hint::None].successes), (3, 7));
-        // agent-a's newer results replace its older ones; agent-b's older ones add nothing.
+        // agent-a's later results replace its earlier ones, and so do agent-b's, though
+        // they say they were made earlier.
         submit(&store, &bundle(&key, "agent-a", "2026-02-01T00:00:00Z", 5, 5)).await.unwrap();
-        submit(&store, &bundle(&key, "agent-b", "2025-01-01T00:00:00Z", 5, 0)).await.unwrap();
+        submit(&store, &bundle(&key, "agent-b", "2025-01-01T00:00:00Z", 5, 3)).await.unwrap();
 
         let tasks = store.tasks().await.unwrap();
         assert_eq!(tasks.len(), 1);
         let rates = tasks[0].by_hint[&Hint::None];
-        assert_eq!((tasks[0].agents, rates.runs, rates.counted, rates.successes), (3, 15, 15, 10));
-        assert_eq!(rates.final_success, Some(10.0 / 15.0));
+        assert_eq!((tasks[0].agents, rates.runs, rates.counted, rates.successes), (3, 15, 15, 9));
+        assert_eq!(rates.final_success, Some(9.0 / 15.0));
         assert!((rates.file_recall.unwrap() - 0.5).abs() < 1e-12);
         assert_eq!((rates.duration_runs, rates.total_duration_s), (15, Some(22.5)));
 
@@ -320,15 +325,15 @@ async fn totals_over_current_submissions_follow_supersession() {
         assert_eq!(patterns.len(), 1);
         assert_eq!(
             (patterns[0].agents, patterns[0].runs),
-            (2, 5),
-            "agent-b's 1 and agent-c's 4 wrong results"
+            (2, 6),
+            "agent-b's 2 and agent-c's 4 wrong results"
         );
 
         let overview = store.failure_overview(50).await.unwrap();
         assert_eq!(overview.agents, 2, "agent-a has no failed run now");
         let counts: Vec<_> =
             overview.by_agent.iter().map(|f| (f.agent_id.as_str(), f.outcome.as_str(), f.runs)).collect();
-        assert_eq!(counts, [("agent-b", "wrong_result", 1), ("agent-c", "wrong_result", 4)]);
+        assert_eq!(counts, [("agent-b", "wrong_result", 2), ("agent-c", "wrong_result", 4)]);
         assert!(overview.error_types.is_empty(), "these runs carry no error type");
         let top = store.failure_overview(1).await.unwrap();
         assert_eq!((top.agents, top.by_agent.len(), top.by_agent[0].agent_id.as_str()), (2, 1, "agent-c"));
@@ -355,21 +360,21 @@ async fn the_failure_counts_kept_at_ingest_equal_the_current_runs() {
                 "2026-01-01T00:00:00Z",
                 vec![(failed, module), (failed, module), (failed, module)],
             ),
+            // agent-b's first bundle is superseded by the one that arrives after it.
+            (
+                "agent-b",
+                "Bee",
+                "2026-03-01T00:00:00Z",
+                vec![(failed, syntax), (failed, syntax), (failed, syntax)],
+            ),
             ("agent-b", "Bee", "2026-01-01T00:00:00Z", vec![(failed, module), (wrong, None), (ok, None)]),
             ("agent-c", "Cee", "2026-01-01T00:00:00Z", vec![(failed, module), (failed, syntax)]),
             ("agent-d", "Dee", "2026-01-01T00:00:00Z", vec![(failed, module), (wrong, syntax)]),
             ("agent-e", "Eee", "2026-01-01T00:00:00Z", vec![(failed, module), (ok, None)]),
             ("agent-f", "Aye", "2026-01-01T00:00:00Z", vec![(failed, module), (wrong, None), (wrong, None)]),
             ("agent-g", "Gee", "2026-01-01T00:00:00Z", vec![(ok, None)]),
-            // agent-a's newer results replace its three errors with one; agent-b's older
-            // ones, arriving late, add nothing.
+            // agent-a's later results replace its three errors with one.
             ("agent-a", "Zed", "2026-02-01T00:00:00Z", vec![(failed, module), (ok, None)]),
-            (
-                "agent-b",
-                "Bee",
-                "2025-01-01T00:00:00Z",
-                vec![(failed, syntax), (failed, syntax), (failed, syntax)],
-            ),
         ];
         for (agent, name, at, endings) in &submissions {
             submit(&store, &bundle_ending(&key, agent, at, endings, named(name))).await.unwrap();
