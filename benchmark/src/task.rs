@@ -205,7 +205,8 @@ pub fn load(task_dir: &Path) -> Result<TaskCard, TaskError> {
     if card.attempts == 0 {
         return Err(TaskError::Invalid {
             path,
-            detail: "attempts must be at least 1: the attempts per hint condition a result needs to rank".into(),
+            detail: "attempts must be at least 1: the attempts per hint condition a result needs to rank"
+                .into(),
         });
     }
     if !(card.evaluation.timeout_s.is_finite() && card.evaluation.timeout_s > 0.0) {

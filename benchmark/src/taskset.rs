@@ -57,7 +57,8 @@ fn judged_card(bytes: &[u8]) -> Vec<u8> {
         let text = String::from_utf8_lossy(line);
         let trimmed = text.trim_start();
         top &= !trimmed.starts_with('[');
-        let sets = |key: &str| trimmed.strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with('='));
+        let sets =
+            |key: &str| trimmed.strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with('='));
         if !(top && (sets("outputs") || sets("attempts"))) {
             out.extend_from_slice(line);
         }

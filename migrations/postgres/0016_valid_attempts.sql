@@ -16,6 +16,9 @@ ALTER TABLE aggregates ADD COLUMN shortfall BIGINT NOT NULL DEFAULT 0;
 -- Per submission and condition, the cells with a shortfall; per submission, all of them.
 ALTER TABLE totals ADD COLUMN short_tasks BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE submissions ADD COLUMN short_cells BIGINT NOT NULL DEFAULT 0;
+-- Per submission, the runs that ended `infra_error`: what the leaderboard counts the
+-- rows that have any by.
+ALTER TABLE submissions ADD COLUMN infra_errors BIGINT NOT NULL DEFAULT 0;
 
 UPDATE aggregates SET shortfall = CASE WHEN counted < 5 THEN 5 - counted ELSE 0 END
 WHERE bundle_id IN (SELECT bundle_id FROM submissions WHERE provenance <> 'published');
@@ -30,5 +33,12 @@ UPDATE totals SET
     short_tasks = (SELECT COUNT(*) FROM aggregates g
                    WHERE g.bundle_id = totals.bundle_id AND g.hint = totals.hint AND g.shortfall > 0);
 
-UPDATE submissions SET short_cells = (SELECT COUNT(*) FROM aggregates g
-                                      WHERE g.bundle_id = submissions.bundle_id AND g.shortfall > 0);
+UPDATE submissions SET
+    short_cells = (SELECT COUNT(*) FROM aggregates g WHERE g.bundle_id = submissions.bundle_id AND g.shortfall > 0),
+    infra_errors = (SELECT COALESCE(SUM(t.runs - t.counted), 0) FROM totals t WHERE t.bundle_id = submissions.bundle_id);
+
+-- A failed reproduction follows the agent (spec §4e, §6a): the earlier submission of the
+-- same agent whose run did not reproduce, named on the later one; and the runs a later
+-- submission's sample holds because the same run of that one did not reproduce.
+ALTER TABLE submissions ADD COLUMN not_reproduced_before TEXT;
+ALTER TABLE samples ADD COLUMN carried_from TEXT;

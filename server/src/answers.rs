@@ -74,6 +74,8 @@ pub struct TaskEntry {
     pub name: String,
     /// One of the runnable example tasks, not a RExBench task.
     pub example: bool,
+    /// The attempts per hint condition the benchmark asks on it (spec §4f).
+    pub attempts: u32,
     /// Over the agents' current submissions; absent where no agent ran it.
     pub results: Option<TaskRow>,
 }

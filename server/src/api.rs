@@ -233,7 +233,9 @@ pub async fn leaderboard(
     Ok(Json(LeaderboardAnswer { rows, method: "/about".into() }))
 }
 
-/// The leaderboard as CSV: one row per agent, five columns per hint condition.
+/// The leaderboard as CSV: one row per agent, with its rates, coverage in valid attempts,
+/// tasks short of the attempts asked and runs that ended `infra_error` under each hint
+/// condition.
 #[utoipa::path(
     get,
     path = "/leaderboard.csv",
@@ -283,6 +285,8 @@ pub async fn leaderboard_csv(
             "fewest_attempts",
             "most_attempts",
             "solved_every_time",
+            "infra_errors",
+            "short_tasks",
         ] {
             head.push(format!("{m}_{hint}"));
         }
@@ -325,6 +329,7 @@ pub async fn leaderboard_csv(
             );
             let every_time = stats.as_ref().and_then(|s| s.reliability.get(hint)?.every_time());
             rec.push(num(every_time.map(|i| i.estimate)));
+            rec.extend([rates.infra_errors, coverage.short_tasks].map(|n| n.to_string()));
         }
         w.write_record(&rec).map_err(internal)?;
     }
@@ -364,7 +369,13 @@ pub async fn tasks(State(app): State<Shared>) -> Result<Json<TasksAnswer>, ApiEr
     let tasks = list
         .tasks
         .into_iter()
-        .map(|(t, results)| TaskEntry { id: t.id, name: t.name, example: t.example, results })
+        .map(|(t, results)| TaskEntry {
+            id: t.id,
+            name: t.name,
+            example: t.example,
+            attempts: t.attempts,
+            results,
+        })
         .collect();
     Ok(Json(TasksAnswer { tasks }))
 }

@@ -53,6 +53,7 @@ fn info(card: &TaskCard, dir: &Path) -> TaskInfo {
         readme,
         public: !card.public_expected.is_empty(),
         outputs: card.outputs,
+        attempts: card.attempts,
         public_expected,
         example: card.dir.parent().is_some_and(|p| p.ends_with("examples")) && card.dir.starts_with(dir),
     }

@@ -88,13 +88,15 @@ pub async fn seed_demo(app: &AppState) -> anyhow::Result<Option<Seeded>> {
 pub const TAMPERED: [(&str, &str, &str); 2] = [("wordfreq", "none", "2"), ("csvstats", "hints", "1")];
 
 /// A results folder in `out` holding only the [`TAMPERED`] runs of `results`, each
-/// claiming a success: a submitter's edit of `run.json` after the evaluation.
+/// claiming a success: a submitter's edit of `run.json` after the evaluation. Each is
+/// its task and condition's only run, so it is attempt 1 there (a bundle's attempts are
+/// numbered without a gap, spec §4f).
 fn tamper(results: &Path, out: &Path) -> anyhow::Result<std::path::PathBuf> {
     std::fs::create_dir_all(out)?;
     std::fs::copy(results.join("evaluation.json"), out.join("evaluation.json"))?;
     for (task, hint, attempt) in TAMPERED {
         let from = results.join("runs").join(task).join(hint).join(attempt);
-        let to = out.join("runs").join(task).join(hint).join(attempt);
+        let to = out.join("runs").join(task).join(hint).join("1");
         std::fs::create_dir_all(&to)?;
         for entry in std::fs::read_dir(&from).with_context(|| from.display().to_string())? {
             let entry = entry?;

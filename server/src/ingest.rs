@@ -56,6 +56,8 @@ async fn ingest_as(
     limited: bool,
 ) -> Result<Ingested, ApiError> {
     let trusted = app.store.trusted_keys().await?;
+    let tiers: std::collections::BTreeMap<String, store::Tier> =
+        trusted.iter().map(|(_, r)| (r.keyid.clone(), r.tier)).collect();
     let verifier = Verifier::new(
         trusted.into_iter().map(|(k, _)| k).collect(),
         app.catalog.tasks.iter().map(|t| t.id.clone()),
@@ -83,7 +85,12 @@ async fn ingest_as(
     let ingested = if store::is_reproduction(&verified) {
         app.store.ingest_reproduction(&verified, staging).await?
     } else {
-        let found = crate::integrity::server_findings(app, &verified, &staging).await?;
+        // The tier the store will record it under: a maintainer's where any signer is one.
+        let signers = verified.signatures.iter().filter(|(_, s)| *s == SignatureStatus::Verified);
+        let tier = signers
+            .filter_map(|(keyid, _)| tiers.get(keyid).copied())
+            .min_by_key(|t| *t != store::Tier::Maintainer);
+        let found = crate::integrity::server_findings(app, &verified, &staging, tier).await?;
         app.store.ingest(&verified, staging, &found).await?
     };
     if matches!(ingested, Ingested::Stored { .. }) {

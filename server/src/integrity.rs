@@ -6,21 +6,25 @@
 
 use std::collections::BTreeMap;
 
-use benchmark::integrity::{PATCH_MISSING, PROVENANCE_MISSING, TRAJECTORY};
+use benchmark::integrity::{
+    INFRA_ERROR_SHARE, MAX_INFRA_ERROR_SHARE, PATCH_MISSING, PROVENANCE_MISSING, TRAJECTORY,
+};
 use bundle::{
-    ArtifactRole, Digest, Finding, MAX_FINDINGS, Outcome, PROVENANCE_ROLE, ProvenanceKind, ProvenanceRecord,
-    VerifiedBundle,
+    ArtifactRole, Digest, Finding, Hint, MAX_FINDINGS, Outcome, PROVENANCE_ROLE, ProvenanceKind,
+    ProvenanceRecord, Tier, VerifiedBundle,
 };
 use store::{ServerFindings, Staging};
 
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// What the server finds about each run of `bundle`, whose artifacts `staging` holds.
+/// What the server finds about each run of `bundle`, whose artifacts `staging` holds;
+/// `tier` is its signer's.
 pub async fn server_findings(
     app: &AppState,
     bundle: &VerifiedBundle,
     staging: &Staging,
+    tier: Option<Tier>,
 ) -> Result<ServerFindings, ApiError> {
     let patch_role = ArtifactRole::Patch.to_string();
     // Runs of one bundle may share an artifact (the same outputs judged twice): read each once.
@@ -98,7 +102,40 @@ pub async fn server_findings(
             found.insert(i, findings);
         }
     }
+    if tier == Some(Tier::Submitter) {
+        flag_infra_error_share(bundle, &mut found);
+    }
     Ok(found)
+}
+
+/// Spec §4f: under a hint condition in which more than [`MAX_INFRA_ERROR_SHARE`] of a
+/// self-reported bundle's runs ended `infra_error`, each success carries the server's
+/// `infra-error-share` finding, for a maintainer to review.
+fn flag_infra_error_share(bundle: &VerifiedBundle, found: &mut ServerFindings) {
+    let runs = &bundle.manifest.runs;
+    for hint in Hint::ALL {
+        let under = || runs.iter().enumerate().filter(move |(_, r)| r.hint == hint);
+        let all = under().count();
+        let errors = under().filter(|(_, r)| r.outcome == Outcome::InfraError).count();
+        if all == 0 || (errors as f64) <= MAX_INFRA_ERROR_SHARE * all as f64 {
+            continue;
+        }
+        for (i, _) in under().filter(|(_, r)| r.outcome == Outcome::Success) {
+            let findings = found.entry(i).or_default();
+            if findings.len() < MAX_FINDINGS {
+                findings.push(Finding {
+                    check: INFRA_ERROR_SHARE.slug.to_owned(),
+                    message: format!(
+                        "{errors} of this bundle's {all} runs under {} ended infra_error, more than the tenth \
+                         the board lets pass unreviewed: they count in no rate",
+                        hint.label().to_lowercase()
+                    ),
+                    artifact: None,
+                    line: None,
+                });
+            }
+        }
+    }
 }
 
 /// The files a public check reads that the record shows written: the server's own list

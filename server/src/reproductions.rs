@@ -39,6 +39,9 @@ pub struct SampledRun {
     pub task: String,
     pub hint: Hint,
     pub attempt: i64,
+    /// Where it was sampled because the same run of this agent's earlier submission
+    /// did not reproduce (spec §4e), that submission; otherwise the keyed rule chose it.
+    pub carried_from: Option<String>,
 }
 
 /// A submission's reproduction sample, as far as anyone may know it.
@@ -89,7 +92,10 @@ pub async fn sample(
         epoch,
         revealed,
         counts: submission.sample,
-        runs: runs.into_iter().map(|(task, hint, attempt)| SampledRun { task, hint, attempt }).collect(),
+        runs: runs
+            .into_iter()
+            .map(|(task, hint, attempt, carried_from)| SampledRun { task, hint, attempt, carried_from })
+            .collect(),
     }))
 }
 

@@ -49,7 +49,10 @@ pub async fn know_benchmark(store: &store::Store, cards: &crate::catalog::Cards)
     let attempts = cards.values().map(|c| (store::TaskId::new(c.id.clone()), c.attempts)).collect();
     let changed = store.know_attempts(&attempts).await.context("the attempts the task cards ask")?;
     if !changed.is_empty() {
-        tracing::info!(tasks = changed.len(), "held the results of tasks whose cards changed their attempts to them");
+        tracing::info!(
+            tasks = changed.len(),
+            "held the results of tasks whose cards changed their attempts to them"
+        );
     }
     let benchmark: Vec<&benchmark::task::TaskCard> =
         cards.values().filter(|c| bundle::REXBENCH_TASKS.contains(&c.id.as_str())).collect();

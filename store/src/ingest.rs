@@ -45,8 +45,13 @@ impl Store {
         let execution_known = self.execution_known(m);
         write_submission(&mut tx, bundle, &bundle_id, &signer, &received_at, execution_known).await?;
         write_artifacts(&mut tx, bundle, &received_at).await?;
+        let carried =
+            crate::reproductions::not_reproduced_before(&mut tx, &agent_id, &m.benchmark.version, &bundle_id)
+                .await?;
+        let found = &carry_not_reproduced(&mut tx, bundle, &bundle_id, &carried, found).await?;
         write_runs(&mut tx, bundle, &bundle_id, found).await?;
-        crate::reproductions::write_sample(&mut tx, bundle, &bundle_id, &signer, &received_at).await?;
+        crate::reproductions::write_sample(&mut tx, bundle, &bundle_id, &signer, &received_at, &carried)
+            .await?;
         write_aggregates(&mut tx, bundle, &bundle_id, found, execution_known).await?;
         let superseded = supersede(&mut tx, bundle, &bundle_id, &received_at).await?;
         update_current_totals(&mut tx, Some(&bundle_id), &superseded).await?;
@@ -74,6 +79,55 @@ impl Store {
         tx.commit().await?;
         Ok(Ingested::Stored { bundle_id, agent_id, superseded })
     }
+}
+
+/// Spec §6a: a failed reproduction follows the agent. Where an earlier submission of it
+/// has runs that did not reproduce (no maintainer having dismissed the finding), this one
+/// names the earliest such submission, and each success it has with the same task, hint
+/// and attempt carries the server's `not-reproduced` finding too: flagged, a failure in
+/// the strict view, until a maintainer dismisses it. (Its sample holds those runs:
+/// `reproductions::write_sample`.)
+async fn carry_not_reproduced(
+    tx: &mut Tx<'_>,
+    bundle: &VerifiedBundle,
+    bundle_id: &str,
+    carried: &[crate::reproductions::Carried],
+    found: &ServerFindings,
+) -> Result<ServerFindings, StoreError> {
+    let mut found = found.clone();
+    let Some(first) = carried.first() else { return Ok(found) };
+    db::query("UPDATE submissions SET not_reproduced_before = $1 WHERE bundle_id = $2")
+        .bind(&first.from)
+        .bind(bundle_id)
+        .execute(&mut **tx)
+        .await?;
+    for (i, run) in bundle.manifest.runs.iter().enumerate() {
+        let before = carried
+            .iter()
+            .find(|c| c.task == run.task.as_str() && c.hint == run.hint && c.attempt == run.attempt);
+        if let Some(c) = before
+            && run.outcome == Outcome::Success
+        {
+            let findings = found.entry(i).or_default();
+            if findings.len() < bundle::MAX_FINDINGS {
+                findings.push(Finding {
+                    check: crate::NOT_REPRODUCED.to_owned(),
+                    message: format!(
+                        "The same run (task {}, hint {}, attempt {}) of this agent's earlier submission {} did not \
+                         reproduce when the maintainers re-ran it: this success counts as a failure in the strict view \
+                         until a maintainer dismisses this finding.",
+                        c.task,
+                        c.hint.as_str(),
+                        c.attempt,
+                        c.from
+                    ),
+                    artifact: None,
+                    line: None,
+                });
+            }
+        }
+    }
+    Ok(found)
 }
 
 async fn already_stored(tx: &mut Tx<'_>, bundle_id: &str) -> Result<bool, StoreError> {
@@ -380,9 +434,11 @@ async fn write_aggregates(
         q.execute(&mut **tx).await?;
     }
     let short_cells: i64 = totals.values().map(|(_, [.., short])| short).sum();
-    if short_cells > 0 {
-        db::query("UPDATE submissions SET short_cells = $1 WHERE bundle_id = $2")
+    let infra_errors: i64 = totals.values().map(|(c, _)| c.runs - c.counted).sum();
+    if short_cells > 0 || infra_errors > 0 {
+        db::query("UPDATE submissions SET short_cells = $1, infra_errors = $2 WHERE bundle_id = $3")
             .bind(short_cells)
+            .bind(infra_errors)
             .bind(bundle_id)
             .execute(&mut **tx)
             .await?;

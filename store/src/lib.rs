@@ -12,7 +12,8 @@ pub mod stats;
 pub use model::*;
 /// The vocabulary the model is written in.
 pub use vocab::{
-    FoundBy, Harness, Hint, Integrity, Outcome, Outputs, ProvenanceKind, Review, TaskId, Tier, is_slug,
+    BENCHMARK_ATTEMPTS, FoundBy, Harness, Hint, Integrity, Outcome, Outputs, ProvenanceKind, Review, TaskId,
+    Tier, is_slug,
 };
 
 #[cfg(feature = "db")]

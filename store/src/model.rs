@@ -146,6 +146,9 @@ pub struct LeaderboardRow {
     pub coverage: BTreeMap<Hint, Coverage>,
     /// Its reproduction sample at a glance.
     pub sample: SampleCounts,
+    /// The agent's earlier submission whose re-run runs did not reproduce, no maintainer
+    /// having dismissed the finding (spec §6a): it follows the agent.
+    pub not_reproduced_before: Option<String>,
 }
 
 /// What a submission covers under one hint condition, in valid attempts (runs whose
@@ -241,6 +244,8 @@ pub struct RowKey {
     /// runs on falls short of the attempts asked: it is ranked if they are all of its
     /// set's.
     pub ranked_tasks: i64,
+    /// Its runs that ended `infra_error`, over the tasks the view counts.
+    pub infra_errors: i64,
 }
 
 /// A task set current submissions were evaluated on (results on different sets are

@@ -131,7 +131,7 @@ fn board_query<'f>(
         format!(
             "{with}SELECT s.bundle_id, s.agent_id, a.display_name, a.framework, a.model, a.url, s.tier, s.provenance, \
              s.provenance_source, s.harness, s.harness_version, s.benchmark_name, s.benchmark_version, \
-             s.task_set_digest, s.sampled, s.reproduced, s.differed, {columns}{from}{order}"
+             s.task_set_digest, s.sampled, s.reproduced, s.differed, s.not_reproduced_before, {columns}{from}{order}"
         ),
         binds,
     )
@@ -300,6 +300,7 @@ fn board_row(row: &AnyRow, integrity: Integrity) -> Result<LeaderboardRow, Store
         by_hint: by_hint(row, integrity)?,
         coverage: coverage(row)?,
         sample: sample_counts(row)?,
+        not_reproduced_before: row.try_get("not_reproduced_before")?,
     })
 }
 
@@ -374,20 +375,26 @@ impl Store {
         let (with, from, mut binds, mut marks) = board_from(filter, None, &hints);
         // The cells short of the attempts asked, of the tasks the view counts: kept per
         // submission, or counted over those tasks (bound after the rest).
-        let short = match &filter.tasks {
-            None => "s.short_cells".to_owned(),
+        let (short, infra_errors) = match &filter.tasks {
+            None => ("s.short_cells".to_owned(), "s.infra_errors".to_owned()),
             Some(tasks) => {
-                binds.extend(tasks.iter().map(TaskId::as_str));
-                format!(
-                    "(SELECT COUNT(*) FROM aggregates g WHERE g.bundle_id = s.bundle_id AND g.shortfall > 0 \
-                     AND g.task IN ({}))",
-                    marks.list(tasks.len())
+                let mut over = |what: &str| {
+                    binds.extend(tasks.iter().map(TaskId::as_str));
+                    format!(
+                        "(SELECT {what} FROM aggregates g WHERE g.bundle_id = s.bundle_id AND g.task IN ({}))",
+                        marks.list(tasks.len())
+                    )
+                };
+                (
+                    over("COUNT(CASE WHEN g.shortfall > 0 THEN 1 END)"),
+                    over("COALESCE(SUM(g.runs - g.counted), 0)"),
                 )
             }
         };
         let mut sql = format!(
             "{with}SELECT s.bundle_id, a.display_name, \
-             CAST(CASE WHEN {short} = 0 THEN COALESCE(none.tasks, 0) ELSE 0 END AS BIGINT) AS ranked_tasks, CAST("
+             CAST(CASE WHEN {short} = 0 THEN COALESCE(none.tasks, 0) ELSE 0 END AS BIGINT) AS ranked_tasks, \
+             CAST({infra_errors} AS BIGINT) AS infra_errors, CAST("
         );
         sql.push_str(&expression);
         sql.push_str(" AS DOUBLE PRECISION) AS value");

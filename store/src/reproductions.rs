@@ -93,18 +93,28 @@ pub(crate) async fn write_sample(
     bundle_id: &str,
     signer: &KeyRecord,
     at: &str,
+    carried: &[Carried],
 ) -> Result<(), StoreError> {
     if !sampled_kind(bundle, signer) {
         return Ok(());
     }
     let runs = Candidate::of(&bundle.manifest);
     let (epoch, key) = current_key(tx, at).await?;
-    let chosen = sample::choose(&key, bundle_id, &runs);
-    for i in &chosen {
+    // The keyed rule's choice, and the runs whose same run of an earlier submission did
+    // not reproduce (spec §4e), where this bundle has them.
+    let mut chosen: BTreeMap<usize, Option<&str>> =
+        sample::choose(&key, bundle_id, &runs).into_iter().map(|i| (i, None)).collect();
+    for c in carried {
+        let same = runs.iter().position(|r| r.task == c.task && r.hint == c.hint && r.attempt == c.attempt);
+        if let Some(i) = same {
+            chosen.entry(i).or_insert(Some(c.from.as_str()));
+        }
+    }
+    for (i, from) in &chosen {
         let c = &runs[*i];
         db::query(
-            "INSERT INTO samples (run_id, bundle_id, epoch, sampled_at) \
-             SELECT id, bundle_id, $1, $2 FROM runs WHERE bundle_id = $3 AND task = $4 AND hint = $5 AND attempt = $6",
+            "INSERT INTO samples (run_id, bundle_id, epoch, sampled_at, carried_from) \
+             SELECT id, bundle_id, $1, $2, $7 FROM runs WHERE bundle_id = $3 AND task = $4 AND hint = $5 AND attempt = $6",
         )
         .bind(epoch)
         .bind(at)
@@ -112,6 +122,7 @@ pub(crate) async fn write_sample(
         .bind(c.task.as_str())
         .bind(c.hint.as_str())
         .bind(i64::from(c.attempt))
+        .bind(*from)
         .execute(&mut **tx)
         .await?;
     }
@@ -121,6 +132,51 @@ pub(crate) async fn write_sample(
         .execute(&mut **tx)
         .await?;
     Ok(())
+}
+
+/// A run of an agent's earlier submission whose reproduction differed, with a
+/// `not-reproduced` finding no maintainer has dismissed: it follows the agent (spec §6a).
+#[derive(Debug, Clone)]
+pub(crate) struct Carried {
+    pub task: String,
+    pub hint: Hint,
+    pub attempt: u32,
+    /// The earlier submission.
+    pub from: String,
+}
+
+/// The runs of the agent's earlier submissions (for the same benchmark version) that
+/// did not reproduce, no maintainer having dismissed the finding; oldest submission
+/// first.
+pub(crate) async fn not_reproduced_before(
+    tx: &mut Tx<'_>,
+    agent: &str,
+    version: &str,
+    bundle_id: &str,
+) -> Result<Vec<Carried>, StoreError> {
+    let rows = db::query(
+        "SELECT DISTINCT r.task, r.hint, r.attempt, r.bundle_id, s.received_at FROM findings f \
+         JOIN runs r ON r.id = f.run_id JOIN submissions s ON s.bundle_id = r.bundle_id \
+         WHERE s.agent_id = $1 AND s.benchmark_version = $2 AND r.bundle_id <> $3 AND f.check_name = $4 \
+         AND f.found_by = 'server' AND (f.review IS NULL OR f.review <> 'dismissed') \
+         ORDER BY s.received_at, r.bundle_id, r.task, r.hint, r.attempt",
+    )
+    .bind(agent)
+    .bind(version)
+    .bind(bundle_id)
+    .bind(NOT_REPRODUCED)
+    .fetch_all(&mut **tx)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(Carried {
+                task: r.try_get("task")?,
+                hint: name(r, "hint")?,
+                attempt: u32::try_from(r.try_get::<i64, _>("attempt")?).unwrap_or(u32::MAX),
+                from: r.try_get("bundle_id")?,
+            })
+        })
+        .collect()
 }
 
 /// A reproduction the server refuses, with the code the API answers.
@@ -347,19 +403,28 @@ impl Store {
         ))
     }
 
-    /// The runs of a submission whose sample anyone may know of (reproduced, or under a
-    /// revealed key), as (task, hint, attempt); every sampled run once its key is out.
-    pub async fn public_sample(&self, bundle_id: &str) -> Result<Vec<(String, Hint, i64)>, StoreError> {
+    /// The runs of a submission whose sample anyone may know of (reproduced, under a
+    /// revealed key, or sampled because the same run of the agent's earlier submission
+    /// did not reproduce, which anyone can see), as (task, hint, attempt, that earlier
+    /// submission); every sampled run once its key is out.
+    pub async fn public_sample(
+        &self,
+        bundle_id: &str,
+    ) -> Result<Vec<(String, Hint, i64, Option<String>)>, StoreError> {
         let rows = db::query(
-            "SELECT r.task, r.hint, r.attempt FROM samples x JOIN runs r ON r.id = x.run_id \
+            "SELECT r.task, r.hint, r.attempt, x.carried_from FROM samples x JOIN runs r ON r.id = x.run_id \
              JOIN sampling_keys k ON k.epoch = x.epoch LEFT JOIN reproduced_runs rr ON rr.run_id = x.run_id \
-             WHERE x.bundle_id = $1 AND (k.revealed_at IS NOT NULL OR rr.run_id IS NOT NULL) \
+             WHERE x.bundle_id = $1 AND (k.revealed_at IS NOT NULL OR rr.run_id IS NOT NULL OR x.carried_from IS NOT NULL) \
              ORDER BY r.task, r.hint, r.attempt",
         )
         .bind(bundle_id)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(|r| Ok((r.try_get("task")?, name(r, "hint")?, r.try_get("attempt")?))).collect()
+        rows.iter()
+            .map(|r| {
+                Ok((r.try_get("task")?, name(r, "hint")?, r.try_get("attempt")?, r.try_get("carried_from")?))
+            })
+            .collect()
     }
 
     /// The epoch whose key sampled a submission, if it was sampled.

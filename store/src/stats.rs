@@ -612,7 +612,9 @@ mod tests {
             cells: cells
                 .iter()
                 .map(|c| {
-                    c.map(|(k, n)| Some(Cell { successes: k, executed: k, counted: n, exec_counted: n, short: false }))
+                    c.map(|(k, n)| {
+                        Some(Cell { successes: k, executed: k, counted: n, exec_counted: n, short: false })
+                    })
                 })
                 .collect(),
         }
@@ -707,7 +709,8 @@ mod tests {
         assert_eq!(by("partial").execution_success.none.unwrap().estimate, 1.0);
         let unknown = agent("unknown", &[[(1, 5); 3]]);
         let mut unknown = unknown;
-        unknown.cells[0][0] = Some(Cell { successes: 1, executed: 0, counted: 5, exec_counted: 0, short: false });
+        unknown.cells[0][0] =
+            Some(Cell { successes: 1, executed: 0, counted: 5, exec_counted: 0, short: false });
         let s = analyse(&[unknown], 1, REPLICATES, SEED);
         assert_eq!(s[0].execution_success.none, None);
         assert!(s[0].final_success.none.is_some());

@@ -33,6 +33,10 @@ pub struct Coverage {
     pub words: Option<String>,
     pub ranked: bool,
     pub of: usize,
+    /// Its runs that ended `infra_error`, per condition, in words (none if none did).
+    pub infra_errors: Option<String>,
+    /// The agent's earlier submission whose re-run did not reproduce (spec §6a).
+    pub not_reproduced_before: Option<String>,
 }
 
 /// What the paper publishes about one agent beside its per-task results, and the known
@@ -136,6 +140,8 @@ mod answers {
                         words: crate::format::coverage_words(&row.coverage, of),
                         ranked: row.ranked(of),
                         of,
+                        infra_errors: crate::format::infra_error_words(&row.by_hint),
+                        not_reproduced_before: row.not_reproduced_before.clone(),
                     })
                 })
             }

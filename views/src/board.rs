@@ -414,7 +414,13 @@ impl BoardQuery {
             bundle_id: row.bundle_id.clone(),
             display_name: row.display_name.clone(),
             value: self.sort.value(row),
-            ranked_tasks: row.coverage.get(&Hint::None).map_or(0, |c| c.tasks),
+            // As the store counts it: none where a task falls short of the attempts asked.
+            ranked_tasks: if row.has_every_attempt() {
+                row.coverage.get(&Hint::None).map_or(0, |c| c.tasks)
+            } else {
+                0
+            },
+            infra_errors: row.by_hint.values().map(|r| r.infra_errors).sum(),
         }
     }
 
@@ -524,6 +530,7 @@ mod tests {
             display_name: name.into(),
             value,
             ranked_tasks: 12,
+            infra_errors: 0,
         };
         let q = BoardQuery::from_params(params(&[("sort", "cost-none")]));
         assert!(q.ascending, "cheapest first unless asked otherwise");

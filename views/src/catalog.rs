@@ -26,6 +26,9 @@ pub struct TaskInfo {
     /// Who may read its runs' outputs, as its card says (a maintainer may have changed
     /// it since: `crate::access` knows what holds now).
     pub outputs: store::Outputs,
+    /// The attempts per hint condition the benchmark asks on it: a result ranks only
+    /// with that many valid attempts wherever it has runs (spec §4f).
+    pub attempts: u32,
 }
 
 /// A public expected value of a metric, in words (e.g. `0.88211 ± 0.002`).

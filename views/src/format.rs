@@ -50,17 +50,19 @@ pub fn tier_title(tier: Tier) -> &'static str {
     }
 }
 
-/// What a submission covers, in words, where it is less than RExBench's design (every
-/// task of the set under each of the three conditions, 5 attempts each): "2 of 12
-/// tasks, no hints only, 3 attempts each". None for a full submission.
+/// What a submission covers in valid attempts, in words, where it is less than
+/// RExBench's design (every task of the set under each of the three conditions, 5 valid
+/// attempts each): "2 of 12 tasks, no hints only, 3 valid attempts each", naming the
+/// tasks short of the attempts asked. None for a full submission.
 pub fn coverage_words(
     coverage: &std::collections::BTreeMap<Hint, store::Coverage>,
     of: usize,
 ) -> Option<String> {
-    const DESIGNED_ATTEMPTS: i64 = 5;
+    const DESIGNED_ATTEMPTS: i64 = store::BENCHMARK_ATTEMPTS as i64;
     let full = Hint::ALL.iter().all(|h| {
         coverage.get(h).is_some_and(|c| {
             c.tasks as usize >= of
+                && c.short_tasks == 0
                 && c.fewest_attempts == DESIGNED_ATTEMPTS
                 && c.most_attempts == DESIGNED_ATTEMPTS
         })
@@ -88,11 +90,40 @@ pub fn coverage_words(
     let fewest = coverage.values().map(|c| c.fewest_attempts).min().unwrap_or(0);
     let most = coverage.values().map(|c| c.most_attempts).max().unwrap_or(0);
     parts.push(if fewest == most {
-        format!("{fewest} attempt{} each", if fewest == 1 { "" } else { "s" })
+        format!("{fewest} valid attempt{} each", if fewest == 1 { "" } else { "s" })
     } else {
-        format!("{fewest}–{most} attempts per task")
+        format!("{fewest}–{most} valid attempts per task")
     });
+    for (hint, c) in coverage.iter().filter(|(_, c)| c.short_tasks > 0) {
+        parts.push(format!(
+            "{} task{} short of the attempts asked with {}",
+            c.short_tasks,
+            if c.short_tasks == 1 { "" } else { "s" },
+            hint.label().to_lowercase()
+        ));
+    }
     Some(parts.join(", "))
+}
+
+/// A row's runs that ended `infra_error`, per condition, in words: "3 of 6 runs with no
+/// hints (50%), 1 of 6 with hints (17%)". None where there are none.
+pub fn infra_error_words(by_hint: &std::collections::BTreeMap<Hint, store::Rates>) -> Option<String> {
+    let parts: Vec<String> = by_hint
+        .iter()
+        .filter(|(_, r)| r.infra_errors > 0)
+        .enumerate()
+        .map(|(i, (hint, r))| {
+            format!(
+                "{} of {}{} with {} ({})",
+                r.infra_errors,
+                r.runs,
+                if i == 0 { " runs" } else { "" },
+                hint.label().to_lowercase(),
+                pct(r.infra_error_share)
+            )
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 pub fn provenance_label(provenance: ProvenanceKind) -> &'static str {

@@ -29,6 +29,8 @@ pub struct LeaderboardData {
     pub ranked: usize,
     /// How many of the set's agents the filters keep.
     pub matching: usize,
+    /// How many of those have runs that ended `infra_error` (counted in no rate).
+    pub with_infra_errors: usize,
     /// The page shown (1-based, within range) of how many.
     pub page: usize,
     pub pages: usize,
@@ -68,8 +70,9 @@ pub struct LeaderboardEntry {
     pub stats: Option<AgentStats>,
     /// The tasks of its set this view counts (all, or the public ones).
     pub tasks: Vec<TaskId>,
-    /// Whether it covers them all without hints, and so is ranked; rows that do not are
-    /// listed apart, without a rank.
+    /// Whether it covers them all without hints, with the valid attempts the benchmark
+    /// asks wherever it has runs, and so is ranked; rows that do not are listed apart,
+    /// without a rank.
     pub ranked: bool,
 }
 
@@ -150,6 +153,7 @@ mod answers {
                 tasks: vec![],
                 ranked: 0,
                 matching: 0,
+                with_infra_errors: 0,
                 page: 1,
                 pages: 1,
                 rows: vec![],
@@ -191,6 +195,7 @@ mod answers {
         query.order(&mut keys, tasks.len());
         let ranked = keys.iter().filter(|k| k.ranked_tasks as usize >= tasks.len()).count();
         let matching = keys.len();
+        let with_infra_errors = keys.iter().filter(|k| k.infra_errors > 0).count();
         let pages = matching.div_ceil(PER_PAGE).max(1);
         let page = query.page.min(pages);
         let shown: Vec<String> =
@@ -219,6 +224,7 @@ mod answers {
             tasks,
             ranked,
             matching,
+            with_infra_errors,
             page,
             pages,
             rows,

@@ -96,12 +96,28 @@ fn Agent(data: AgentData) -> impl IntoView {
             {data.coverage.clone().map(|c| view! {
                 <dt>"Covers"</dt>
                 <dd>
-                    {c.words.clone().unwrap_or_else(|| format!("all {} tasks under each hint condition, 5 attempts each", c.of))}
+                    {c.words.clone().unwrap_or_else(|| format!("all {} tasks under each hint condition, 5 valid attempts each", c.of))}
                     {(!c.ranked).then(|| view! {
-                        " — not ranked: it does not cover every task of its set without hints ("
+                        " — not ranked: it does not cover every task of its set without hints with the valid attempts the benchmark asks ("
                         <a href="/about#coverage">"why"</a>")"
                     })}
                 </dd>
+                <dt id="infra-errors">"Not counted"</dt>
+                <dd>
+                    {match c.infra_errors.clone() {
+                        Some(words) => format!("{words} ended infra_error: counted in no rate and in no attempt"),
+                        None => "no run ended infra_error".to_owned(),
+                    }}
+                    " ("<a href="/about#infra-errors">"why"</a>")"
+                </dd>
+                {c.not_reproduced_before.clone().map(|before| view! {
+                    <dt>"Reproduction"</dt>
+                    <dd class="repro differed">
+                        {format!("a previous submission ({}) did not reproduce: ", format::short(&before))}
+                        <a href="#reproduction">"its re-runs"</a>
+                        "; the same runs of this one are sampled, and its successes among them count as failures in the strict view until a maintainer dismisses the finding"
+                    </dd>
+                })}
             })}
             <dt>"Compare"</dt>
             <dd><a href=href("/compare", &[("a", Some(a.id.as_str()))])>"Compare with another agent"</a></dd>

@@ -215,9 +215,15 @@ fn Board(data: LeaderboardData) -> impl IntoView {
         </form>
         <div class="board-notes" id="board-notes">
             <p>
-                {format!("Ranked rows cover all {of} tasks counted here without hints; rates are over their runs (5 per task \
-                 and condition by RExBench's design; a row says where it has fewer). The small figures under a rate are its \
-                 95% interval; – marks a number with no runs counted. ")}
+                {format!("Ranked rows cover all {of} tasks counted here without hints, with the valid attempts the benchmark asks \
+                 on every task and condition they have runs on (5 by RExBench's design; a row says where it has fewer); rates \
+                 are over their valid runs. A run that ended infra_error counts in no rate and in no attempt: ")}
+                {match data.with_infra_errors {
+                    0 => "no row here has one. ".to_owned(),
+                    1 => "1 row here has some, and says how many. ".to_owned(),
+                    n => format!("{n} rows here have some, and each says how many. "),
+                }}
+                "The small figures under a rate are its 95% interval; – marks a number with no runs counted. "
                 "Solved every time is pass^n: the share of tasks an agent solved in every one of its n attempts (n = 5 by design), with its 95% interval; its agent's page draws pass@k and pass^k for every k. "
                 "Δ is the change in final success from no hints to hints, in percentage points. "
                 "Rank is the plausible range of ranks by final success without hints; agents in one group cannot be told apart. "
@@ -261,9 +267,10 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             <h2 id="partial">"Not ranked: partial results"</h2>
             <p>
                 {format!(
-                    "These submissions do not cover all {of} tasks counted here without hints, so they are not ranked \
-                     beside those that do: a rate over some tasks is not a rate over the set. Each row says what it covers, \
-                     and its rates and intervals are over those tasks only."
+                    "These submissions do not cover all {of} tasks counted here without hints, or have fewer valid attempts \
+                     than the benchmark asks on some task they ran (an attempt that ended infra_error, or one left out, is \
+                     not one), so they are not ranked beside those that do: a rate over some tasks or fewer attempts is not \
+                     a rate over the set. Each row says what it covers, and its rates and intervals are over those runs only."
                 )}
                 {(view.tasks == TaskScope::All && !public.is_empty()).then(|| view! {
                     " "<a href=view.scoped(TaskScope::Public)>"Rank everyone on the public tasks"</a>"."
@@ -406,6 +413,8 @@ fn BoardRow(
     let coverage = format::coverage_words(&row.coverage, of);
     let band = if group % 2 == 1 { "group-odd" } else { "group-even" };
     let flagged: i64 = row.by_hint.values().map(|r| r.flagged).sum();
+    let infra_errors: i64 = row.by_hint.values().map(|r| r.infra_errors).sum();
+    let infra_words = format::infra_error_words(&row.by_hint);
     view! {
         <tr class=band>
             <td class="num rank">
@@ -423,10 +432,24 @@ fn BoardRow(
                 <div class="muted small"><AgentUrl url=row.url.clone()/></div>
                 {coverage.map(|c| view! { <div class="coverage small">{c}</div> })}
                 <SampleBadge sample=row.sample agent=agent.clone()/>
+                {row.not_reproduced_before.clone().map(|before| view! {
+                    <div class="repro differed">
+                        <a href=format!("{agent}#reproduction") title=format!("submission {before}: a run the maintainers re-ran did not reproduce, and no maintainer has dismissed the finding")>
+                            <span aria-hidden="true">"✗ "</span>"a previous submission did not reproduce"
+                        </a>
+                    </div>
+                })}
                 {(flagged > 0).then(|| view! {
                     <div class="flag">
                         <a href=format!("{agent}#flagged") title="successes with an integrity finding no maintainer has dismissed">
                             {format!("⚑ {flagged} flagged")}
+                        </a>
+                    </div>
+                })}
+                {infra_words.map(|words| view! {
+                    <div class="infra small">
+                        <a href=format!("{agent}#infra-errors") title=format!("ended infra_error, counted in no rate: {words}")>
+                            {format!("{infra_errors} run{} not counted (infra_error)", if infra_errors == 1 { "" } else { "s" })}
                         </a>
                     </div>
                 })}

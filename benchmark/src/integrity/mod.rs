@@ -26,8 +26,8 @@ mod provenance;
 mod trajectory;
 
 pub use provenance::{
-    Flow, INPUTS_UNREAD, PATCH_MISSING, PROVENANCE_CUT, PROVENANCE_MISSING, PROVENANCE_ROLE,
-    RESULT_NOT_FROM_INPUTS, TRACING_INTERRUPTED, provenance_findings,
+    Flow, INFRA_ERROR_SHARE, INPUTS_UNREAD, MAX_INFRA_ERROR_SHARE, PATCH_MISSING, PROVENANCE_CUT,
+    PROVENANCE_MISSING, PROVENANCE_ROLE, RESULT_NOT_FROM_INPUTS, TRACING_INTERRUPTED, provenance_findings,
 };
 pub use trajectory::{ALWAYS_WATCHED, TRAJECTORY, trajectory_findings};
 
@@ -97,7 +97,7 @@ pub const IMPLAUSIBLY_FAST: Check = Check {
 };
 
 /// Every check, in the order their findings are listed.
-pub const CHECKS: [Check; 14] = [
+pub const CHECKS: [Check; 15] = [
     RESULT_LINE_LITERAL,
     EXPECTED_VALUE_LITERAL,
     RESULT_FILE_IN_PATCH,
@@ -112,6 +112,7 @@ pub const CHECKS: [Check; 14] = [
     PROVENANCE_CUT,
     PROVENANCE_MISSING,
     PATCH_MISSING,
+    INFRA_ERROR_SHARE,
 ];
 
 /// The share of the gold run's runtime below which an experiment is implausibly fast.

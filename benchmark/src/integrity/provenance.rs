@@ -70,6 +70,18 @@ pub const PATCH_MISSING: Check = Check {
                 job collected one); the server's check",
 };
 
+pub const INFRA_ERROR_SHARE: Check = Check {
+    slug: "infra-error-share",
+    looks_for: "a success of a self-reported bundle in which more than a tenth of the hint condition's \
+                runs ended `infra_error`: such runs count in no rate, so relabelling failures \
+                `infra_error` (or re-running until enough succeed) would raise the rate unseen; the \
+                server's check, for a maintainer to review",
+};
+
+/// The share of a condition's runs that may end `infra_error` before the successes of a
+/// self-reported bundle under it are flagged (spec §4f): more than a tenth.
+pub const MAX_INFRA_ERROR_SHARE: f64 = 0.1;
+
 /// The programs that only pass data along: a shell running a script's steps.
 const SHELLS: [&str; 7] = ["sh", "bash", "dash", "zsh", "ksh", "mksh", "busybox"];
 

@@ -132,6 +132,7 @@ fn the_suite_gets_the_findings_it_lists() {
         "provenance-cut",
         "provenance-missing",
         "patch-missing",
+        "infra-error-share",
     ];
     for check in benchmark::integrity::CHECKS.iter().filter(|c| !elsewhere.contains(&c.slug)) {
         assert!(kinds.contains(check.slug), "no hack in the suite is caught by `{}`", check.slug);

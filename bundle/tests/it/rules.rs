@@ -648,12 +648,17 @@ fn attempts_without_a_gap_and_a_created_at_no_later_than_the_clock_are_accepted(
 
     // created_at up to the tolerance ahead of the verifier's clock is accepted (clocks
     // differ); past it, refused, naming the value and the clock.
-    let now = OffsetDateTime::parse("2026-11-20T12:00:00Z", &time::format_description::well_known::Rfc3339).unwrap();
+    let now = OffsetDateTime::parse("2026-11-20T12:00:00Z", &time::format_description::well_known::Rfc3339)
+        .unwrap();
     let dated = |at: &str| with(&|m| m["created_at"] = json!(at));
     s.verifier().at(now).verify(dated("2026-11-20T12:10:00Z").as_slice()).unwrap();
     let err = s.verifier().at(now).verify(dated("2026-11-20T12:10:01Z").as_slice()).unwrap_err();
     assert_eq!(err.code(), "created_at_in_future");
-    assert!(err.to_string().contains("`2026-11-20T12:10:01Z` is later than the verifier's clock (2026-11-20T12:00:00Z)"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("`2026-11-20T12:10:01Z` is later than the verifier's clock (2026-11-20T12:00:00Z)"),
+        "{err}"
+    );
     // An inspector has no clock to hold it to.
     bundle::Verifier::inspector().verify(dated("2999-01-01T00:00:00Z").as_slice()).unwrap();
 }

@@ -90,6 +90,9 @@ pub(crate) struct SampledRunAnswer {
     pub(crate) task: String,
     pub(crate) hint: Hint,
     pub(crate) attempt: u32,
+    /// The agent's earlier submission whose same run did not reproduce (spec §4e).
+    #[serde(default)]
+    pub(crate) carried_from: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -145,6 +148,18 @@ pub(crate) struct KeyAnswer {
 }
 
 #[derive(Debug, Deserialize)]
+pub(crate) struct TasksAnswer {
+    pub(crate) tasks: Vec<TaskAnswer>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct TaskAnswer {
+    pub(crate) id: String,
+    /// The attempts per hint condition asked (spec §4f).
+    pub(crate) attempts: u32,
+}
+
+#[derive(Debug, Deserialize)]
 pub(crate) struct LeaderboardAnswer {
     pub(crate) rows: Vec<RowAnswer>,
 }
@@ -170,6 +185,8 @@ pub(crate) struct CoverageAnswer {
     pub(crate) tasks: i64,
     pub(crate) fewest_attempts: i64,
     pub(crate) most_attempts: i64,
+    #[serde(default)]
+    pub(crate) short_tasks: i64,
 }
 
 #[derive(Debug, Deserialize)]

@@ -198,18 +198,36 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey], token: Option<&str>
                 row.harness == HarnessAnswer { name: harness.name.clone(), version: harness.version.clone() },
                 format!("harness: the row names {}, the signed manifest {harness}", row.harness.name),
             );
+            // Coverage in valid attempts (spec §4f), each cell held to the attempts its
+            // task asks, as the server's task list says them (published results keep
+            // their source's design).
+            let tasks: TasksAnswer = api.json("/api/v1/tasks")?;
+            let asked = |task: &str| {
+                tasks
+                    .tasks
+                    .iter()
+                    .find(|t| t.id == task)
+                    .map_or(i64::from(bundle::BENCHMARK_ATTEMPTS), |t| i64::from(t.attempts))
+            };
+            let published = manifest.provenance.kind == bundle::ProvenanceKind::Published;
             let mut found = Vec::new();
             for hint in Hint::ALL {
-                let signed: Vec<(i64, i64)> = cells
+                let signed: Vec<(&str, i64)> = cells
                     .iter()
                     .filter(|((_, h), t)| *h == hint && t.runs > 0)
-                    .map(|(_, t)| (t.runs, t.counted))
+                    .map(|((task, _), t)| (task.as_str(), t.counted))
                     .collect();
+                let valid: Vec<i64> = signed.iter().map(|(_, n)| *n).filter(|n| *n > 0).collect();
                 let served = row.coverage.get(&hint).copied();
                 let expected = (!signed.is_empty()).then(|| CoverageAnswer {
-                    tasks: signed.len() as i64,
-                    fewest_attempts: signed.iter().map(|(r, _)| *r).min().unwrap_or(0),
-                    most_attempts: signed.iter().map(|(r, _)| *r).max().unwrap_or(0),
+                    tasks: valid.len() as i64,
+                    fewest_attempts: valid.iter().copied().min().unwrap_or(0),
+                    most_attempts: signed.iter().map(|(_, n)| *n).max().unwrap_or(0),
+                    short_tasks: if published {
+                        0
+                    } else {
+                        signed.iter().filter(|(task, n)| *n < asked(task)).count() as i64
+                    },
                 });
                 if served != expected {
                     found.push(format!(

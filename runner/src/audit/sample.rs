@@ -27,6 +27,36 @@ pub(super) fn audit(
     let submitter = keyed(&submission.keyid).is_some_and(|k| k.tier == Tier::Submitter);
     let shown: BTreeSet<(String, String, u32)> =
         sample.runs.iter().map(|r| (r.task.clone(), r.hint.to_string(), r.attempt)).collect();
+    // Runs sampled because the same run of an earlier submission of the agent did not
+    // reproduce (spec §4e): each must name one, whose re-run of that run differed.
+    let carried: BTreeSet<(String, String, u32)> = sample
+        .runs
+        .iter()
+        .filter(|r| r.carried_from.is_some())
+        .map(|r| (r.task.clone(), r.hint.to_string(), r.attempt))
+        .collect();
+    for r in sample.runs.iter() {
+        let Some(from) = &r.carried_from else { continue };
+        let differed = detail.reproduced.iter().any(|x| {
+            &x.bundle_id == from && x.task == r.task && x.hint == r.hint && x.attempt == r.attempt && !x.held
+        });
+        let earlier =
+            detail.submissions.iter().any(|s| &s.bundle_id == from && s.received_at < submission.received_at);
+        check(
+            differed && earlier,
+            format!(
+                "sample: {}/{}/{} is sampled because it did not reproduce in the earlier submission {from}: {}",
+                r.task,
+                r.hint,
+                r.attempt,
+                if differed && earlier {
+                    "its re-run there differed"
+                } else {
+                    "no such earlier re-run that differed"
+                }
+            ),
+        );
+    }
 
     match sample.epoch.and_then(|e| sampling.epochs.iter().find(|x| x.epoch == e)) {
         None if sample.epoch.is_some() => check(
@@ -49,7 +79,8 @@ pub(super) fn audit(
         }
         Some(epoch) => match &epoch.key {
             None => check(
-                sample.counts.sampled as usize <= 2 * bundle::Hint::ALL.len() && !sample.revealed,
+                sample.counts.sampled as usize <= 3 * bundle::Hint::ALL.len() + carried.len()
+                    && !sample.revealed,
                 format!(
                     "sample: {} runs sampled under epoch {}, whose key is still secret (commitment {}): it can be \
                      recomputed once the key is revealed",
@@ -73,10 +104,11 @@ pub(super) fn audit(
                     ),
                 );
                 let runs = Candidate::of(manifest);
-                let mine: BTreeSet<(String, String, u32)> = choose(&key, bundle_id, &runs)
+                let mut mine: BTreeSet<(String, String, u32)> = choose(&key, bundle_id, &runs)
                     .into_iter()
                     .map(|i| (runs[i].task.clone(), runs[i].hint.to_string(), runs[i].attempt))
                     .collect();
+                mine.extend(carried.iter().cloned());
                 let same = mine == shown && sample.counts.sampled as usize == mine.len();
                 check(
                     same,

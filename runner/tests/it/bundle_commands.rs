@@ -118,7 +118,7 @@ fn results_dir(root: &Path) -> PathBuf {
     run(
         "cogs",
         "hints",
-        2,
+        1,
         json!({"outcome": "execution_failed", "error_type": "ValueError", "duration_s": 3.0}),
         &[
             ("patch.diff", "--- a/src/model.py\n+++ b/src/model.py\n"),
@@ -128,7 +128,7 @@ fn results_dir(root: &Path) -> PathBuf {
     run(
         "othello",
         "detailed",
-        10,
+        1,
         json!({"outcome": "empty_patch", "error_type": "empty patch"}),
         &[("patch.diff", "")],
     );
@@ -194,7 +194,7 @@ fn keygen_then_pack_then_verify() {
     assert_eq!(m.runner.name, "rexbench-runner");
     assert_eq!(m.benchmark.task_set_digest, "cd".repeat(32));
     let keys: Vec<_> = m.runs.iter().map(|r| (r.task.as_str(), r.hint.as_str(), r.attempt)).collect();
-    assert_eq!(keys, vec![("cogs", "none", 1), ("cogs", "hints", 2), ("othello", "detailed", 10)]);
+    assert_eq!(keys, vec![("cogs", "none", 1), ("cogs", "hints", 1), ("othello", "detailed", 1)]);
     assert_eq!(m.runs[0].metrics["pred_acc"], 0.4562857142857143);
     assert_eq!(m.runs[0].artifacts.len(), 3);
     assert_eq!(m.runs[1].error_type.as_deref(), Some("ValueError"));
@@ -209,6 +209,22 @@ fn keygen_then_pack_then_verify() {
         runner(&["verify", "openhands-claude-4-sonnet.rexb.tar.gz", "--trust", "stranger.pub.pem"], root);
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout(&out).starts_with("INVALID  no_trusted_signature: "), "{}", stdout(&out));
+
+    // An attempt left out (othello's detailed-hints attempt 1 renamed 3): nothing is
+    // packed, and the gap is named.
+    fs::rename(root.join("results/runs/othello/detailed/1"), root.join("results/runs/othello/detailed/3"))
+        .unwrap();
+    let out = runner(
+        &["pack", "results", "--agent", "agent.toml", "--key", "team.pem", "--out", "gapped.tar.gz"],
+        root,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("task othello, hint detailed: attempt 1 is missing, but attempt 3 is there"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!root.join("gapped.tar.gz").exists());
 }
 
 #[test]

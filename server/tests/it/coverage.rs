@@ -254,14 +254,14 @@ async fn partial_results_are_listed_apart_and_ranked_on_the_public_tasks() {
         let apart = html.find("Not ranked: partial results").expect("a section of partial results");
         let row = html.find("/agents/outside-agent").unwrap();
         assert!(row > apart, "the partial row is listed after the ranked ones");
-        assert!(html[row..].contains("2 of 12 tasks, no hints only, 5 attempts each"));
+        assert!(html[row..].contains("2 of 12 tasks, no hints only, 5 valid attempts each"));
         let html = String::from_utf8(get(&app, "/?tasks=public").await.body).unwrap();
         assert!(!html.contains("Not ranked: partial results"));
         assert!(html.contains("/agents/outside-agent"));
         // Its own page says so too.
         let page = String::from_utf8(get(&app, "/agents/outside-agent").await.body).unwrap();
         assert!(
-            page.contains("2 of 12 tasks, no hints only, 5 attempts each"),
+            page.contains("2 of 12 tasks, no hints only, 5 valid attempts each"),
             "the agent page names its coverage"
         );
         assert!(page.contains("not ranked"));

@@ -5,6 +5,7 @@ mod abuse;
 mod api;
 mod backup;
 mod contract;
+mod counting;
 mod coverage;
 mod evidence;
 mod faults;

@@ -52,7 +52,7 @@ fn reproduce_with(
     runner::reproduce::reproduce(&opts).unwrap()
 }
 
-async fn served(app: Router) -> (String, tokio::task::JoinHandle<Result<(), std::io::Error>>) {
+pub(crate) async fn served(app: Router) -> (String, tokio::task::JoinHandle<Result<(), std::io::Error>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     (url, tokio::spawn(axum::serve(listener, app).into_future()))
@@ -64,17 +64,18 @@ fn text(body: &[u8]) -> String {
 
 /// The rule of spec §4e, written again in Python from the spec's words: the runs of a
 /// manifest it samples under `key`, as `task/hint/attempt`.
-fn recompute_in_python(key: &str, bundle_id: &str, manifest: &Value) -> BTreeSet<String> {
+pub(crate) fn recompute_in_python(key: &str, bundle_id: &str, manifest: &Value) -> BTreeSet<String> {
     const RULE: &str = r#"
 import hashlib, hmac, json, sys
 key, bundle_id, manifest = bytes.fromhex(sys.argv[1]), sys.argv[2], json.load(sys.stdin)
 best = {}
 for run in manifest["runs"]:
-    if "patch" not in run.get("artifacts", {}) or run["outcome"] == "infra_error":
+    if "patch" not in run.get("artifacts", {}):
         continue
     message = "rexbench.sample/v1\n%s\n%s\n%s\n%d" % (bundle_id, run["task"], run["hint"], run["attempt"])
     mac = hmac.new(key, message.encode(), hashlib.sha256).digest()
-    slot = (run["hint"], run["outcome"] == "success")
+    kind = {"success": "success", "infra_error": "infra_error"}.get(run["outcome"], "failure")
+    slot = (run["hint"], kind)
     if slot not in best or mac < best[slot][0]:
         best[slot] = (mac, "%s/%s/%d" % (run["task"], run["hint"], run["attempt"]))
 print(json.dumps(sorted(label for _, label in best.values())))
@@ -300,7 +301,7 @@ fn hex_bytes(s: &str) -> Vec<u8> {
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
 }
 
-fn base64_decode(s: &str) -> Vec<u8> {
+pub(crate) fn base64_decode(s: &str) -> Vec<u8> {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.decode(s).unwrap()
 }
