@@ -120,7 +120,7 @@ pub enum BundleError {
     InvalidCreatedAt { value: String },
     #[error(
         "created_at `{value}` is later than the verifier's clock ({now}) by more than the {} s it allows for clocks that differ",
-        crate::reader::CLOCK_TOLERANCE_S
+        crate::limits::CLOCK_TOLERANCE_S
     )]
     CreatedAtInFuture { value: String, now: String },
     #[error("benchmark.{field} {detail}")]

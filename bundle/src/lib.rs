@@ -25,7 +25,7 @@ pub use digest::{Digest, Hasher, HashingReader};
 pub use envelope::{Envelope, EnvelopeSignature, PAYLOAD_TYPE, SignatureStatus, pae};
 pub use error::{BundleError, ErrorClass, MAX_FINDINGS, RunRef};
 pub use keys::{KeyError, KeyId, PublicKey, SecretKey};
-pub use limits::Limits;
+pub use limits::{CLOCK_TOLERANCE_S, Limits};
 pub use manifest::{
     Agent, ArtifactInfo, ArtifactRole, Benchmark, EXECUTORS, Finding, Hardware, Manifest, Provenance,
     Reproduction, Run, RunnerInfo, SCHEMA,
@@ -34,7 +34,7 @@ pub use provenance::{
     Cut, MAX_LIST, MAX_PROCESSES, MAX_PROVENANCE_BYTES, MAX_TEXT, PROVENANCE_MEDIA_TYPE, PROVENANCE_ROLE,
     PROVENANCE_SCHEMA, Process, ProvenanceRecord,
 };
-pub use reader::{ArtifactSink, CLOCK_TOLERANCE_S, Discard, VerifiedBundle, Verifier};
+pub use reader::{ArtifactSink, Discard, VerifiedBundle, Verifier};
 pub use validate::{MAX_RUNS, validate};
 /// The vocabulary bundles are written in, so that users of bundles need only this crate.
 pub use vocab::{

@@ -15,6 +15,10 @@ pub struct Limits {
     pub manifest: u64,
 }
 
+/// How far a bundle's `created_at` may be ahead of the verifier's clock (spec §6a): the
+/// clocks of the machine that packed it and of the one that checks it may differ.
+pub const CLOCK_TOLERANCE_S: i64 = 600;
+
 const MIB: u64 = 1024 * 1024;
 
 impl Default for Limits {

@@ -14,7 +14,7 @@ use crate::digest::{Digest, HashingReader};
 use crate::envelope::{Envelope, SignatureStatus};
 use crate::error::{BundleError, RunRef};
 use crate::keys::PublicKey;
-use crate::limits::Limits;
+use crate::limits::{CLOCK_TOLERANCE_S, Limits};
 use crate::manifest::{ArtifactInfo, Manifest};
 use crate::provenance::{PROVENANCE_ROLE, ProvenanceRecord};
 use crate::validate::validate;
@@ -92,10 +92,6 @@ pub struct Verifier {
     /// [`Verifier::at`], or an inspector) skips that one rule.
     now: Option<OffsetDateTime>,
 }
-
-/// How far a bundle's `created_at` may be ahead of the verifier's clock (spec §6a): the
-/// clocks of the machine that packed it and of the one that checks it may differ.
-pub const CLOCK_TOLERANCE_S: i64 = 600;
 
 /// The machine's clock where there is one to read (not in the browser's WebAssembly,
 /// whose caller passes the page's clock to [`Verifier::at`]).

@@ -106,8 +106,10 @@ pub(crate) async fn write_sample(
         sample::choose(&key, bundle_id, &runs).into_iter().map(|i| (i, None)).collect();
     for c in carried {
         let same = runs.iter().position(|r| r.task == c.task && r.hint == c.hint && r.attempt == c.attempt);
+        // Carried is said even where the key chose it too: that it is sampled follows
+        // from public facts, so saying so tells a submitter nothing of the key's choice.
         if let Some(i) = same {
-            chosen.entry(i).or_insert(Some(c.from.as_str()));
+            chosen.insert(i, Some(c.from.as_str()));
         }
     }
     for (i, from) in &chosen {

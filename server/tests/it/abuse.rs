@@ -43,7 +43,7 @@ fn dump(backend: &Backend) -> String {
 }
 
 /// A gzip stream of `tar` with these members, in order.
-fn bundle_of(members: &[(&str, Vec<u8>)], kind: tar::EntryType) -> Vec<u8> {
+pub(crate) fn bundle_of(members: &[(&str, Vec<u8>)], kind: tar::EntryType) -> Vec<u8> {
     let mut b = tar::Builder::new(Vec::new());
     for (name, data) in members {
         let kind = if *name == "envelope.json" { tar::EntryType::Regular } else { kind };

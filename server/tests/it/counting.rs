@@ -160,7 +160,7 @@ async fn failures_relabelled_infra_error_are_shown_flagged_sampled_and_not_ranke
             strict["rows"].as_array().unwrap().iter().find(|x| x["agent_id"] == "relabelled-agent").unwrap();
         assert_eq!(strict_row["by_hint"]["none"]["final_success"], 0.0);
         let agent = get(&app, "/api/v1/agents/relabelled-agent").await.json();
-        let checks: Vec<&str> = agent["flagged"]
+        let checks: Vec<&str> = agent["findings"]
             .as_array()
             .unwrap()
             .iter()
@@ -314,7 +314,7 @@ async fn a_failed_reproduction_follows_the_agent_across_a_resubmission() {
         assert!(html.contains("a previous submission did not reproduce"), "{html}");
         let page = String::from_utf8_lossy(&get(&app, "/agents/claiming-agent").await.body).into_owned();
         assert!(
-            page.contains(&format!("a previous submission ({}) did not reproduce", &first[..8])),
+            page.contains(&format!("a previous submission ({}) did not reproduce", &first[..12])),
             "{page}"
         );
         // `rexbench audit` accepts the carried run: the earlier re-run differed.
@@ -411,13 +411,24 @@ async fn a_failing_attempt_left_out_is_not_ranked_and_a_gap_is_refused() {
     .await;
 }
 
-/// cogs without hints, attempts 1 and 3.
+/// cogs without hints, attempts 1 and 3, signed by hand (the writer refuses the gap).
 fn gapped_bundle(key: &SecretKey) -> Vec<u8> {
     let runs: Vec<Value> = [1, 3]
         .iter()
         .map(|a| json!({"task": "cogs", "hint": "none", "attempt": a, "outcome": "wrong_result"}))
         .collect();
-    signed(key, "gapped-agent", &"ab".repeat(32), runs)
+    let manifest = serde_json::to_vec(&json!({
+        "schema": "rexbench.manifest/v1", "created_at": "2026-11-20T12:00:00Z",
+        "benchmark": {"name": "RExBench", "version": "1.0", "task_set_digest": "ab".repeat(32)},
+        "runner": {"name": "rexbench-runner", "version": "0.1.0"},
+        "provenance": {"kind": "imported", "source": "harbor 0.26.0, job 2026-11-19__10-00-00"},
+        "agent": {"id": "gapped-agent", "framework": "Terminus", "model": "Some Model"},
+        "runs": runs,
+        "artifacts": {},
+    }))
+    .unwrap();
+    let envelope = bundle::Envelope::sign(&manifest, &[key]).to_bytes();
+    crate::abuse::bundle_of(&[("envelope.json", envelope)], tar::EntryType::Regular)
 }
 
 fn signed(key: &SecretKey, agent: &str, digest: &str, runs: Vec<Value>) -> Vec<u8> {

@@ -120,7 +120,7 @@ async fn the_parity_experiment_is_on_the_board_and_in_the_parity_view() {
             }
             assert_eq!(
                 row["coverage"]["none"],
-                json!({"tasks": 12, "fewest_attempts": 3, "most_attempts": 3})
+                json!({"tasks": 12, "fewest_attempts": 3, "most_attempts": 3, "short_tasks": 0})
             );
             assert!(row["by_hint"].get("hints").is_none(), "no hinted runs were published");
             assert!(row["stats"]["rank"].is_object(), "{id} is ranked");
@@ -216,7 +216,7 @@ async fn partial_results_are_listed_apart_and_ranked_on_the_public_tasks() {
         assert_eq!(outside["harness"], json!({"name": "harbor", "version": "0.3.1"}));
         assert_eq!(
             outside["coverage"]["none"],
-            json!({"tasks": 2, "fewest_attempts": 5, "most_attempts": 5})
+            json!({"tasks": 2, "fewest_attempts": 5, "most_attempts": 5, "short_tasks": 0})
         );
         // Its rate is over its own runs, and says so; it takes no place among the others.
         assert_eq!(outside["by_hint"]["none"]["final_success"], 0.4);

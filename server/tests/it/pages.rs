@@ -40,6 +40,17 @@ fn hostile(key: &SecretKey, agent: &str) -> Vec<u8> {
         ],
     }))
     .unwrap();
+    // The 5 attempts the benchmark asks of each, so that the row ranks (spec §4f): the
+    // later ones end as the first, without its findings.
+    let mut manifest = manifest;
+    let firsts = manifest.runs.clone();
+    for attempt in 2..=5 {
+        manifest.runs.extend(firsts.iter().map(|r| bundle::Run {
+            attempt,
+            findings: Vec::new(),
+            ..r.clone()
+        }));
+    }
     let mut b = bundle::BundleBuilder::new(manifest);
     let patch = b.add_bytes(
         b"diff --git a/train.py b/train.py\n--- a/train.py\n+++ b/train.py\n@@ -1,2 +1,2 @@\n keep\n-old <b>line</b>\n+new <script>alert(6)</script>\n"
@@ -235,7 +246,7 @@ async fn every_page_renders_and_escapes_what_bundles_say() {
     let (_, html) = page(&app, "/failures").await;
     // The error type, its runs and agents, and the agent with most such runs.
     assert!(
-        html.contains("<code>&lt;svg onload=alert(5)&gt;Error</code></th><td class=\"num\">1</td><td class=\"num\">1</td>"),
+        html.contains("<code>&lt;svg onload=alert(5)&gt;Error</code></th><td class=\"num\">5</td><td class=\"num\">1</td>"),
         "{html}"
     );
     assert!(
