@@ -42,3 +42,9 @@ UPDATE submissions SET
 -- submission's sample holds because the same run of that one did not reproduce.
 ALTER TABLE submissions ADD COLUMN not_reproduced_before TEXT;
 ALTER TABLE samples ADD COLUMN carried_from TEXT;
+
+-- Runs that ended `infra_error` whose re-run ended in a counted outcome (a
+-- `not-reproduced` finding no maintainer dismissed): failures in the strict view.
+ALTER TABLE aggregates ADD COLUMN refuted BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE totals ADD COLUMN refuted BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE task_totals ADD COLUMN refuted BIGINT NOT NULL DEFAULT 0;

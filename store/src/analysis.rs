@@ -269,7 +269,7 @@ impl Store {
     ) -> Result<Sets, StoreError> {
         let mut query = String::from(
             "SELECT s.task_set_digest, s.bundle_id, g.task, g.hint, g.successes, g.flagged, g.executed, g.counted, \
-             g.exec_counted, g.shortfall FROM aggregates g JOIN submissions s ON s.bundle_id = g.bundle_id \
+             g.exec_counted, g.shortfall, g.refuted FROM aggregates g JOIN submissions s ON s.bundle_id = g.bundle_id \
              WHERE s.superseded_by IS NULL",
         );
         if only.is_some() {
@@ -292,14 +292,15 @@ impl Store {
                 let n: i64 = row.try_get(name)?;
                 Ok(u32::try_from(n).unwrap_or(u32::MAX))
             };
-            let flagged = match integrity {
-                Integrity::Reported => 0,
-                Integrity::Strict => count("flagged")?,
+            // Strictly, flagged successes and refuted infrastructure errors are failures.
+            let (flagged, refuted) = match integrity {
+                Integrity::Reported => (0, 0),
+                Integrity::Strict => (count("flagged")?, count("refuted")?),
             };
             let cell = Cell {
                 successes: count("successes")? - flagged,
                 executed: count("executed")?,
-                counted: count("counted")?,
+                counted: count("counted")? + refuted,
                 exec_counted: count("exec_counted")?,
                 short: count("shortfall")? > 0,
             };

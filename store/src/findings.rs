@@ -203,7 +203,9 @@ impl Store {
         let mut tx = self.pool.begin().await?;
         let before = reviewed(&mut tx, id).await?;
         let success = before.outcome == Outcome::Success;
-        let was = if success { flagging_checks(&mut tx, before.run_id).await? } else { BTreeSet::new() };
+        let infra = before.outcome == Outcome::InfraError;
+        let was =
+            if success || infra { flagging_checks(&mut tx, before.run_id).await? } else { BTreeSet::new() };
         let at = now();
         db::query(
             "UPDATE findings SET review = $1, review_note = $2, reviewed_at = $3 \
@@ -224,14 +226,20 @@ impl Store {
             },
             ..before
         };
-        let is = if success { flagging_checks(&mut tx, after.run_id).await? } else { BTreeSet::new() };
+        let is =
+            if success || infra { flagging_checks(&mut tx, after.run_id).await? } else { BTreeSet::new() };
         let cell = Cell {
             bundle_id: &after.bundle_id,
             task: after.task.as_str(),
             hint: after.hint,
             current: after.current,
         };
-        let delta = move_flags(&mut tx, &cell, &was, &is).await?;
+        let delta = if infra {
+            let refuted = |checks: &BTreeSet<String>| checks.contains(crate::NOT_REPRODUCED);
+            move_refuted(&mut tx, &cell, refuted(&was), refuted(&is)).await?
+        } else {
+            move_flags(&mut tx, &cell, &was, &is).await?
+        };
         let detail = format!(
             "a maintainer {} finding {id} ({}) about run {} of {} ({} on {}, {}): {note}",
             verdict.as_str(),
@@ -240,9 +248,11 @@ impl Store {
             after.agent_name,
             after.task,
             after.hint.as_str(),
-            match delta {
-                1 => "its success is flagged again",
-                -1 => "its success is no longer flagged",
+            match (infra, delta) {
+                (false, 1) => "its success is flagged again",
+                (false, -1) => "its success is no longer flagged",
+                (true, 1) => "its infrastructure error counts as a failure in the strict view again",
+                (true, -1) => "its infrastructure error no longer counts as a failure in the strict view",
                 _ => "whether its run is flagged is unchanged",
             },
         );
@@ -313,7 +323,7 @@ pub(crate) async fn move_flags(
 ) -> Result<i64, StoreError> {
     let delta = i64::from(!after.is_empty()) - i64::from(!before.is_empty());
     if delta != 0 {
-        move_flagged(tx, cell.bundle_id, cell.task, cell.hint, cell.current, delta).await?;
+        move_count(tx, "flagged", cell, delta).await?;
     }
     for check in before.difference(after) {
         db::query("UPDATE flagged_checks SET runs = runs - 1 WHERE bundle_id = $1 AND check_name = $2")
@@ -335,39 +345,53 @@ pub(crate) async fn move_flags(
     Ok(delta)
 }
 
-/// Moves the flagged count of a run's cell (`bundle_id`, `task`, `hint`) by `delta`: in
-/// its aggregate, its submission's totals and, if the submission is `current`, the
-/// task's totals.
-async fn move_flagged(
+/// Moves the count `column` (`flagged`, `refuted`) of a run's cell (`bundle_id`,
+/// `task`, `hint`) by `delta`: in its aggregate, its submission's totals and, if the
+/// submission is `current`, the task's totals.
+async fn move_count(
     tx: &mut Transaction<'_, Any>,
-    bundle_id: &str,
-    task: &str,
-    hint: Hint,
-    current: bool,
+    column: &str,
+    cell: &Cell<'_>,
     delta: i64,
 ) -> Result<(), StoreError> {
-    db::query(
-        "UPDATE aggregates SET flagged = flagged + $1 WHERE bundle_id = $2 AND task = $3 AND hint = $4",
-    )
+    db::query(&format!(
+        "UPDATE aggregates SET {column} = {column} + $1 WHERE bundle_id = $2 AND task = $3 AND hint = $4"
+    ))
     .bind(delta)
-    .bind(bundle_id)
-    .bind(task)
-    .bind(hint.as_str())
+    .bind(cell.bundle_id)
+    .bind(cell.task)
+    .bind(cell.hint.as_str())
     .execute(&mut **tx)
     .await?;
-    db::query("UPDATE totals SET flagged = flagged + $1 WHERE bundle_id = $2 AND hint = $3")
+    db::query(&format!("UPDATE totals SET {column} = {column} + $1 WHERE bundle_id = $2 AND hint = $3"))
         .bind(delta)
-        .bind(bundle_id)
-        .bind(hint.as_str())
+        .bind(cell.bundle_id)
+        .bind(cell.hint.as_str())
         .execute(&mut **tx)
         .await?;
-    if current {
-        db::query("UPDATE task_totals SET flagged = flagged + $1 WHERE task = $2 AND hint = $3")
+    if cell.current {
+        db::query(&format!("UPDATE task_totals SET {column} = {column} + $1 WHERE task = $2 AND hint = $3"))
             .bind(delta)
-            .bind(task)
-            .bind(hint.as_str())
+            .bind(cell.task)
+            .bind(cell.hint.as_str())
             .execute(&mut **tx)
             .await?;
     }
     Ok(())
+}
+
+/// An `infra_error` run once refuted (`before`: a `not-reproduced` finding no
+/// maintainer dismissed) and now `after`: its cell's refuted counts move with it, which
+/// the strict view counts as failures.
+pub(crate) async fn move_refuted(
+    tx: &mut Transaction<'_, Any>,
+    cell: &Cell<'_>,
+    before: bool,
+    after: bool,
+) -> Result<i64, StoreError> {
+    let delta = i64::from(after) - i64::from(before);
+    if delta != 0 {
+        move_count(tx, "refuted", cell, delta).await?;
+    }
+    Ok(delta)
 }

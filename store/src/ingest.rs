@@ -83,9 +83,9 @@ impl Store {
 
 /// Spec §6a: a failed reproduction follows the agent. Where an earlier submission of it
 /// has runs that did not reproduce (no maintainer having dismissed the finding), this one
-/// names the earliest such submission, and each success it has with the same task, hint
-/// and attempt carries the server's `not-reproduced` finding too: flagged, a failure in
-/// the strict view, until a maintainer dismisses it. (Its sample holds those runs:
+/// names the earliest such submission, and each success or `infra_error` it has with the
+/// same task, hint and attempt carries the server's `not-reproduced` finding too: a
+/// failure in the strict view, until a maintainer dismisses it. (Its sample holds those runs:
 /// `reproductions::write_sample`.)
 async fn carry_not_reproduced(
     tx: &mut Tx<'_>,
@@ -105,8 +105,10 @@ async fn carry_not_reproduced(
         let before = carried
             .iter()
             .find(|c| c.task == run.task.as_str() && c.hint == run.hint && c.attempt == run.attempt);
+        // A success claims what did not reproduce; an infra_error says the run proves
+        // nothing, where the same run's re-run ended in a counted outcome.
         if let Some(c) = before
-            && run.outcome == Outcome::Success
+            && matches!(run.outcome, Outcome::Success | Outcome::InfraError)
         {
             let findings = found.entry(i).or_default();
             if findings.len() < bundle::MAX_FINDINGS {
@@ -114,7 +116,7 @@ async fn carry_not_reproduced(
                     check: crate::NOT_REPRODUCED.to_owned(),
                     message: format!(
                         "The same run (task {}, hint {}, attempt {}) of this agent's earlier submission {} did not \
-                         reproduce when the maintainers re-ran it: this success counts as a failure in the strict view \
+                         reproduce when the maintainers re-ran it: this run counts as a failure in the strict view \
                          until a maintainer dismisses this finding.",
                         c.task,
                         c.hint.as_str(),
@@ -337,6 +339,7 @@ fn bind_sums<'q>(q: db::Statement<'q>, c: &Sums) -> db::Statement<'q> {
         .bind(c.duration_runs)
         .bind(c.flagged)
         .bind(c.exec_counted)
+        .bind(c.refuted)
 }
 
 /// What the pages read instead of the runs: counts per task and hint condition, per
@@ -365,6 +368,13 @@ async fn write_aggregates(
                 c.recall_sum += r;
                 c.recall_runs += 1;
             }
+        }
+        // An infra_error run carrying a failed reproduction of the same run of an earlier
+        // submission (spec §6a) counts as a failure in the strict view.
+        if run.outcome == Outcome::InfraError
+            && found.get(&i).is_some_and(|f| f.iter().any(|f| f.check == crate::NOT_REPRODUCED))
+        {
+            c.refuted += 1;
         }
         if let Some(cost) = run.cost_usd {
             c.cost_sum += cost;

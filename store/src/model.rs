@@ -39,6 +39,10 @@ pub struct Rates {
     /// Successes with an integrity finding no maintainer has dismissed: in the strict
     /// view these count as failures (and `successes` leaves them out).
     pub flagged: i64,
+    /// Runs that ended `infra_error` but whose re-run by the maintainers ended in a
+    /// counted outcome (a `not-reproduced` finding no maintainer has dismissed): in the
+    /// strict view these count as failures (and `counted` takes them in).
+    pub refuted: i64,
 }
 
 /// The sums a [`Rates`] is made of, as kept at ingest.
@@ -57,12 +61,13 @@ pub(crate) struct Sums {
     pub duration_runs: i64,
     pub flagged: i64,
     pub exec_counted: i64,
+    pub refuted: i64,
 }
 
 #[cfg(feature = "db")]
 impl Sums {
     /// The columns kept for each of them (in `aggregates` and `totals`).
-    pub const COLUMNS: [&str; 12] = [
+    pub const COLUMNS: [&str; 13] = [
         "runs",
         "counted",
         "successes",
@@ -75,6 +80,7 @@ impl Sums {
         "duration_runs",
         "flagged",
         "exec_counted",
+        "refuted",
     ];
 
     pub fn add(&mut self, other: &Sums) {
@@ -90,25 +96,27 @@ impl Sums {
         self.duration_runs += other.duration_runs;
         self.flagged += other.flagged;
         self.exec_counted += other.exec_counted;
+        self.refuted += other.refuted;
     }
 
-    /// The rates as `integrity` counts them: strictly, flagged successes are failures.
+    /// The rates as `integrity` counts them: strictly, flagged successes are failures,
+    /// and so are `infra_error` runs whose re-run ended in a counted outcome.
     pub fn rates(&self, integrity: Integrity) -> Rates {
-        let successes = match integrity {
-            Integrity::Reported => self.successes,
-            Integrity::Strict => self.successes - self.flagged,
+        let (successes, counted) = match integrity {
+            Integrity::Reported => (self.successes, self.counted),
+            Integrity::Strict => (self.successes - self.flagged, self.counted + self.refuted),
         };
         let ratio = |n: i64, d: i64| (d > 0).then(|| n as f64 / d as f64);
         let mean = |sum: f64, n: i64| (n > 0).then(|| sum / n as f64);
         Rates {
             runs: self.runs,
-            counted: self.counted,
+            counted,
             infra_errors: self.runs - self.counted,
             infra_error_share: ratio(self.runs - self.counted, self.runs),
             successes,
             executed: self.executed,
             exec_counted: self.exec_counted,
-            final_success: ratio(successes, self.counted),
+            final_success: ratio(successes, counted),
             execution_success: ratio(self.executed, self.exec_counted),
             file_recall: mean(self.recall_sum, self.recall_runs),
             cost_runs: self.cost_runs,
@@ -118,6 +126,7 @@ impl Sums {
             mean_duration_s: mean(self.duration_sum, self.duration_runs),
             total_duration_s: (self.duration_runs > 0).then_some(self.duration_sum),
             flagged: self.flagged,
+            refuted: self.refuted,
         }
     }
 }

@@ -75,6 +75,7 @@ fn sums_of(row: &AnyRow, prefix: &str) -> Result<Sums, StoreError> {
         duration_runs: int("duration_runs")?,
         flagged: int("flagged")?,
         exec_counted: int("exec_counted")?,
+        refuted: int("refuted")?,
     })
 }
 
@@ -344,21 +345,25 @@ impl Store {
         key: Option<RateKey>,
     ) -> Result<Vec<RowKey>, StoreError> {
         let ratio = |n: &str, d: &str| format!("CAST({n} AS DOUBLE PRECISION) / NULLIF({d}, 0)");
-        // The successes as the view counts them, as `Sums::rates` does.
+        // The successes and counted runs as the view counts them, as `Sums::rates` does.
         let successes = |h: Hint| match filter.integrity {
             Integrity::Reported => format!("{h}.successes"),
             Integrity::Strict => format!("({h}.successes - {h}.flagged)"),
         };
+        let counted = |h: Hint| match filter.integrity {
+            Integrity::Reported => format!("{h}.counted"),
+            Integrity::Strict => format!("({h}.counted + {h}.refuted)"),
+        };
         let expression = match key {
             None => "NULL".to_owned(),
-            Some(RateKey::Final(h)) => ratio(&successes(h), &format!("{h}.counted")),
+            Some(RateKey::Final(h)) => ratio(&successes(h), &counted(h)),
             Some(RateKey::Execution(h)) => ratio(&format!("{h}.executed"), &format!("{h}.exec_counted")),
             Some(RateKey::Recall(h)) => ratio(&format!("{h}.recall_sum"), &format!("{h}.recall_runs")),
             Some(RateKey::Cost(h)) => ratio(&format!("{h}.cost_sum"), &format!("{h}.cost_runs")),
             Some(RateKey::Uplift) => format!(
                 "{} - {}",
-                ratio(&successes(Hint::Hints), "hints.counted"),
-                ratio(&successes(Hint::None), "none.counted")
+                ratio(&successes(Hint::Hints), &counted(Hint::Hints)),
+                ratio(&successes(Hint::None), &counted(Hint::None))
             ),
         };
         // The sums of the conditions the key reads, and of `none` (the rank's coverage).

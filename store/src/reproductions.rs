@@ -14,7 +14,7 @@ use vocab::{Hint, Outcome, ProvenanceKind, Tier};
 use crate::blobs::Staging;
 use crate::db;
 use crate::error::StoreError;
-use crate::findings::{Cell, flagging_checks, move_flags};
+use crate::findings::{Cell, flagging_checks, move_flags, move_refuted};
 use crate::model::{ArtifactRef, KeyRecord, QueuedRun, ReproducedRun, RunReproduction, SamplingEpoch};
 use crate::reads::name;
 use crate::steps::{Ingested, Tx, signer, write_artifacts, write_change};
@@ -665,7 +665,8 @@ async fn write_not_reproduced(
     reproduction: &str,
 ) -> Result<(), StoreError> {
     let success = target.outcome == Outcome::Success;
-    let was = if success { flagging_checks(tx, target.run_id).await? } else { Default::default() };
+    let infra = target.outcome == Outcome::InfraError;
+    let was = if success || infra { flagging_checks(tx, target.run_id).await? } else { Default::default() };
     let (next,): (i64,) = db::query_as(
         "SELECT CAST(COALESCE(MAX(position) + 1, 0) AS BIGINT) FROM findings WHERE run_id = $1 AND found_by = 'server'",
     )
@@ -689,10 +690,14 @@ async fn write_not_reproduced(
     .bind(&message)
     .execute(&mut **tx)
     .await?;
+    let cell = Cell { bundle_id: of, task: run.task.as_str(), hint: run.hint, current };
     if success {
         let is = flagging_checks(tx, target.run_id).await?;
-        let cell = Cell { bundle_id: of, task: run.task.as_str(), hint: run.hint, current };
         move_flags(tx, &cell, &was, &is).await?;
+    } else if infra {
+        // A run said to prove nothing either way, whose re-run ended in a counted
+        // outcome: a failure in the strict view (spec §4e).
+        move_refuted(tx, &cell, was.contains(NOT_REPRODUCED), true).await?;
     }
     Ok(())
 }

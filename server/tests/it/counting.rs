@@ -196,6 +196,54 @@ async fn failures_relabelled_infra_error_are_shown_flagged_sampled_and_not_ranke
                 sampled.iter().filter(|q| q.hint == hint && q.outcome == store::Outcome::InfraError).count();
             assert_eq!(infra, 1, "{hint:?}: {sampled:?}");
         }
+        // The maintainers re-run the relabelled run without hints: it ends a wrong result,
+        // which the submission said proves nothing. It differs, and the strict view counts
+        // it as the failure it was.
+        let maintainer = SecretKey::generate();
+        store.add_key(&maintainer.public_key(), "maintainers", Tier::Maintainer).await.unwrap();
+        let relabelled_run = sampled
+            .iter()
+            .find(|q| q.hint == store::Hint::None && q.outcome == store::Outcome::InfraError)
+            .unwrap();
+        let patch = crate::reproductions::blob(&store, relabelled_run.patch.as_deref().unwrap()).await;
+        let (task, attempt) = (relabelled_run.task.to_string(), relabelled_run.attempt as u32);
+        let rerun = [(task.as_str(), "none", attempt, &patch[..], "wrong_result")];
+        let b = crate::reproductions::reproduction(
+            &bundle,
+            "relabelled-agent",
+            &relabelled_run.task_set_digest,
+            &rerun,
+        );
+        let answer = post_bundle(&app, crate::reproductions::signed(b, &maintainer)).await;
+        assert_eq!(answer.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&answer.body));
+        let r = row(&app, "relabelled-agent").await;
+        assert_eq!(
+            (r["sample"]["reproduced"].as_i64(), r["sample"]["differed"].as_i64()),
+            (Some(1), Some(1))
+        );
+        assert_eq!(
+            (r["by_hint"]["none"]["counted"].as_i64(), r["by_hint"]["none"]["refuted"].as_i64()),
+            (Some(2), Some(1))
+        );
+        let strict = get(&app, "/api/v1/leaderboard?integrity=strict").await.json();
+        let strict_row =
+            strict["rows"].as_array().unwrap().iter().find(|x| x["agent_id"] == "relabelled-agent").unwrap();
+        assert_eq!(strict_row["by_hint"]["none"]["counted"], 3, "{strict_row}");
+        // A maintainer who dismisses the finding takes it out again.
+        let run = store.run(relabelled_run.run_id).await.unwrap().unwrap();
+        let finding = run.findings.iter().find(|f| f.check == "not-reproduced").unwrap();
+        let answer = crate::integrity::review(
+            &app,
+            &finding.id,
+            json!({"verdict": "dismissed", "note": "the node was down that day"}),
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", String::from_utf8_lossy(&answer.body));
+        let strict = get(&app, "/api/v1/leaderboard?integrity=strict").await.json();
+        let strict_row =
+            strict["rows"].as_array().unwrap().iter().find(|x| x["agent_id"] == "relabelled-agent").unwrap();
+        assert_eq!(strict_row["by_hint"]["none"]["counted"], 2, "{strict_row}");
+
         // Once the key is revealed, the rule written again from the spec's words (in
         // Python) picks the same runs from the public envelope, and `rexbench audit`
         // recomputes the coverage (valid attempts, tasks short) and the sample.
@@ -296,6 +344,11 @@ async fn a_failed_reproduction_follows_the_agent_across_a_resubmission() {
             (strict_row["by_hint"]["none"]["final_success"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-12,
             "{strict_row}"
         );
+        // The first bundle's sample not yet re-run stays in the maintainers' queue,
+        // marked superseded, for them to re-run all the same.
+        let pending = store.reproduction_queue(true).await.unwrap();
+        let left: Vec<_> = pending.iter().filter(|q| q.bundle_id == first).collect();
+        assert!(!left.is_empty() && left.iter().all(|q| q.superseded), "{pending:?}");
         // Its sample holds the same run, for the maintainers to check again.
         let sample = get(&app, &format!("/api/v1/submissions/{second}/sample")).await.json();
         let carried: Vec<&Value> = sample["runs"]

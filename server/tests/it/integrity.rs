@@ -361,7 +361,7 @@ async fn the_strict_view_matches_an_independent_computation() {
     assert!(failures.contains(r#"id="integrity""#) && failures.contains("result-line-literal"), "/failures");
 }
 
-async fn review(app: &Router, id: &str, body: Value) -> Answer {
+pub(crate) async fn review(app: &Router, id: &str, body: Value) -> Answer {
     review_with(app, id, body.to_string(), Some("Bearer s3cret-token")).await
 }
 

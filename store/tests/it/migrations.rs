@@ -41,7 +41,7 @@ async fn a_database_from_before_imported_results_upgrades_in_place() {
             )
         };
         let row_now = |id: &str, provenance: &str| {
-            row(id, provenance, "NULL").replace(&format!(", {blob})"), ", 'rexbench', NULL, 1, 0, 0, 0, 0, 0)")
+            row(id, provenance, "NULL").replace(&format!(", {blob})"), ", 'rexbench', NULL, 1, 0, 0, 0, 0, 0, NULL)")
         };
         let mut conn = AnyConnection::connect(&url(&backend)).await.unwrap();
         migrate_to(&backend, 4, &mut conn).await;
@@ -242,6 +242,77 @@ async fn findings_stored_before_flag_their_successes_on_upgrade() {
         assert_eq!(changes[0].kind, "reviewed");
         let rates = store.leaderboard(&strict).await.unwrap()[0].by_hint[&store::Hint::None];
         assert_eq!(rates.flagged, 1, "the submitter's finding still flags run 1");
+    })
+    .await;
+}
+
+/// Version 16 counts coverage in valid attempts and holds each cell to the attempts
+/// asked (spec §4f): a database from before has its coverage recounted from the runs
+/// its results counted, a task whose runs all ended `infra_error` no longer covered, and
+/// each cell of an evaluated submission held to RExBench's 5 (published ones exempt).
+#[tokio::test]
+async fn coverage_is_recounted_in_valid_attempts_on_upgrade() {
+    store::testing::for_each_backend(|backend, blobs| async move {
+        sqlx::any::install_default_drivers();
+        let mut conn = AnyConnection::connect(&url(&backend)).await.unwrap();
+        migrate_to(&backend, 15, &mut conn).await;
+        conn.execute("INSERT INTO keys VALUES ('k', 'pem', 'Team', 'submitter', 't', NULL)").await.unwrap();
+        conn.execute("INSERT INTO agents VALUES ('a', 'k', 'OpenHands', NULL, 'M', NULL, 'A', NULL, 't')").await.unwrap();
+        conn.execute("INSERT INTO agents VALUES ('p', 'k', 'OpenHands', NULL, 'M', NULL, 'P', NULL, 't')").await.unwrap();
+        for (id, agent, provenance) in [("ev", "a", "evaluated"), ("pub", "p", "published")] {
+            conn.execute(
+                format!(
+                    "INSERT INTO submissions (bundle_id, agent_id, keyid, tier, provenance, provenance_source, \
+                     benchmark_name, benchmark_version, task_set_digest, runner_name, runner_version, created_at, \
+                     received_at, run_count, artifact_bytes) VALUES ('{id}', '{agent}', 'k', 'submitter', '{provenance}', \
+                     'a source', 'RExBench', '1.0', 'd', 'rexbench-runner', '0.1.0', 't', 't', 10, 0)"
+                )
+                .as_str(),
+            )
+            .await
+            .unwrap();
+            // cogs: 5 runs, 2 of them infra_error; othello: 5 runs, all infra_error.
+            for (task, counted) in [("cogs", 3), ("othello", 0)] {
+                conn.execute(
+                    format!(
+                        "INSERT INTO aggregates (bundle_id, task, hint, runs, counted, successes, executed, recall_sum, \
+                         recall_runs) VALUES ('{id}', '{task}', 'none', 5, {counted}, 0, {counted}, 0, 0)"
+                    )
+                    .as_str(),
+                )
+                .await
+                .unwrap();
+            }
+            conn.execute(
+                format!(
+                    "INSERT INTO totals (bundle_id, hint, runs, counted, successes, executed, recall_sum, recall_runs, \
+                     tasks, fewest_runs, most_runs) VALUES ('{id}', 'none', 10, 3, 0, 3, 0, 0, 2, 5, 5)"
+                )
+                .as_str(),
+            )
+            .await
+            .unwrap();
+        }
+        conn.close().await.unwrap();
+
+        let store = Store::open(&backend, &blobs).await.unwrap();
+        let board = store.leaderboard(&Default::default()).await.unwrap();
+        let coverage = |id: &str| board.iter().find(|r| r.bundle_id == id).unwrap().coverage[&store::Hint::None];
+        let ev = coverage("ev");
+        assert_eq!((ev.tasks, ev.fewest_attempts, ev.most_attempts, ev.short_tasks), (1, 3, 3, 2));
+        let published = coverage("pub");
+        assert_eq!((published.tasks, published.short_tasks), (1, 0));
+        let row = board.iter().find(|r| r.bundle_id == "ev").unwrap();
+        assert_eq!(row.by_hint[&store::Hint::None].infra_errors, 7);
+        assert!(!row.has_every_attempt());
+        // The attempts the cards ask, once the server knows them, recount the cells.
+        let asked = [(store::TaskId::new("cogs"), 3), (store::TaskId::new("othello"), 5)].into_iter().collect();
+        let changed = store.know_attempts(&asked).await.unwrap();
+        assert_eq!(changed.len(), 2, "no rule was kept before");
+        let board = store.leaderboard(&Default::default()).await.unwrap();
+        let ev = board.iter().find(|r| r.bundle_id == "ev").unwrap().coverage[&store::Hint::None];
+        assert_eq!(ev.short_tasks, 1, "othello only: cogs has the 3 it asks");
+        assert!(store.know_attempts(&asked).await.unwrap().is_empty(), "nothing changed since");
     })
     .await;
 }
