@@ -33,7 +33,7 @@ fn the_parity_data_is_the_maintainers() {
 
 /// A server holding the paper's results and the parity experiment, signed by a
 /// maintainer key, and a submitter key; with the benchmark's task-set digest.
-async fn seeded(state: server::AppState) -> (Router, SecretKey, String) {
+pub(crate) async fn seeded(state: server::AppState) -> (Router, SecretKey, String) {
     let maintainer = SecretKey::generate();
     let submitter = SecretKey::generate();
     state.store.add_key(&maintainer.public_key(), "maintainers", Tier::Maintainer).await.unwrap();
