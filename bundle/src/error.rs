@@ -119,10 +119,10 @@ pub enum BundleError {
     #[error("created_at `{value}` is not an RFC 3339 timestamp")]
     InvalidCreatedAt { value: String },
     #[error(
-        "created_at `{value}` is later than the verifier's clock ({now}) by more than the {} s it allows for clocks that differ",
+        "created_at `{value}` is later than the verifier's clock by more than the {} s it allows for clocks that differ: a bundle cannot have been made in the future",
         crate::limits::CLOCK_TOLERANCE_S
     )]
-    CreatedAtInFuture { value: String, now: String },
+    CreatedAtInFuture { value: String },
     #[error("benchmark.{field} {detail}")]
     InvalidBenchmark { field: &'static str, detail: String },
     #[error("benchmark.task_set_digest `{value}` is not 64 lowercase hex characters")]
