@@ -2,6 +2,7 @@ import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { submitRelabelled } from "./relabelled";
 
 // Every kind of page, as a reader reaches it, checked by axe-core (Deque's engine, not
 // ours) against WCAG 2.2 AA and axe's best practices: once with JavaScript (the
@@ -66,6 +67,12 @@ for (const p of PAGES) {
     expect(await violations(await open(page, browser, p.path))).toEqual([]);
   });
 }
+
+test("axe-core finds no violation on a board with a row listed apart for its uncounted runs, and on its agent's page", async ({ page, browser }) => {
+  const row = await submitRelabelled(page);
+  expect(await violations(await open(page, browser, `/?set=${row.task_set_digest}`))).toEqual([]);
+  expect(await violations(await open(page, browser, "/agents/e2e-relabelled"))).toEqual([]);
+});
 
 test("axe-core finds no violation on a run page with its patch and logs", async ({ page, browser }) => {
   await page.goto("/agents/example-agent?task=wordfreq&hint=none");
