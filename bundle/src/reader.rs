@@ -14,10 +14,10 @@ use crate::digest::{Digest, HashingReader};
 use crate::envelope::{Envelope, SignatureStatus};
 use crate::error::{BundleError, RunRef};
 use crate::keys::PublicKey;
-use crate::limits::{CLOCK_TOLERANCE_S, Limits};
+use crate::limits::Limits;
 use crate::manifest::{ArtifactInfo, Manifest};
 use crate::provenance::{PROVENANCE_ROLE, ProvenanceRecord};
-use crate::validate::validate;
+use crate::validate::{clock, not_in_future, validate};
 
 /// Where a verified artifact's bytes go. The reader hashes them on the way and
 /// refuses the bundle afterwards if they do not match, so a sink must hold what it
@@ -91,15 +91,6 @@ pub struct Verifier {
     /// [`Verifier::at`]. `None` (a verifier for the browser made without
     /// [`Verifier::at`], or an inspector) skips that one rule.
     now: Option<OffsetDateTime>,
-}
-
-/// The machine's clock where there is one to read (not in the browser's WebAssembly,
-/// whose caller passes the page's clock to [`Verifier::at`]).
-fn clock() -> Option<OffsetDateTime> {
-    #[cfg(not(target_family = "wasm"))]
-    return Some(OffsetDateTime::now_utc());
-    #[cfg(target_family = "wasm")]
-    return None;
 }
 
 /// Longest pax or GNU long-name header we read: our member names are short, so
@@ -504,15 +495,4 @@ impl<R: Read> Read for Metered<R> {
         }
         Ok(n)
     }
-}
-
-/// Spec §6a: a bundle may not say it was made later than the verifier's clock, beyond
-/// [`CLOCK_TOLERANCE_S`].
-fn not_in_future(created_at: &str, now: OffsetDateTime) -> Result<(), BundleError> {
-    use time::format_description::well_known::Rfc3339;
-    let created = OffsetDateTime::parse(created_at, &Rfc3339).expect("validated");
-    if created > now + time::Duration::seconds(CLOCK_TOLERANCE_S) {
-        return Err(BundleError::CreatedAtInFuture { value: created_at.to_owned() });
-    }
-    Ok(())
 }

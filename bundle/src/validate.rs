@@ -8,7 +8,7 @@ use time::format_description::well_known::Rfc3339;
 
 use crate::digest::Digest;
 use crate::error::{BundleError, MAX_FINDINGS, RunRef};
-use crate::limits::Limits;
+use crate::limits::{CLOCK_TOLERANCE_S, Limits};
 use crate::manifest::{ArtifactRole, EXECUTORS, Manifest, Reproduction, Run, SCHEMA};
 use crate::provenance::{MAX_PROVENANCE_BYTES, PROVENANCE_MEDIA_TYPE, PROVENANCE_ROLE};
 use vocab::{ProvenanceKind, is_slug};
@@ -375,6 +375,25 @@ fn is_media_type(s: &str) -> bool {
     };
     let sub = sub.split(';').next().unwrap_or("").trim_end();
     token(ty) && token(sub) && s.len() <= 200
+}
+
+/// The machine's clock where there is one to read (not in the browser's WebAssembly,
+/// whose caller passes the page's clock to [`crate::Verifier::at`]).
+pub(crate) fn clock() -> Option<OffsetDateTime> {
+    #[cfg(not(target_family = "wasm"))]
+    return Some(OffsetDateTime::now_utc());
+    #[cfg(target_family = "wasm")]
+    return None;
+}
+
+/// Spec §6a: a bundle may not say it was made later than the verifier's clock, beyond
+/// [`CLOCK_TOLERANCE_S`].
+pub(crate) fn not_in_future(created_at: &str, now: OffsetDateTime) -> Result<(), BundleError> {
+    let created = OffsetDateTime::parse(created_at, &Rfc3339).expect("validated");
+    if created > now + time::Duration::seconds(CLOCK_TOLERANCE_S) {
+        return Err(BundleError::CreatedAtInFuture { value: created_at.to_owned() });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
