@@ -286,6 +286,7 @@ pub async fn leaderboard_csv(
             "most_attempts",
             "solved_every_time",
             "infra_errors",
+            "infra_error_share",
             "short_tasks",
         ] {
             head.push(format!("{m}_{hint}"));
@@ -329,7 +330,11 @@ pub async fn leaderboard_csv(
             );
             let every_time = stats.as_ref().and_then(|s| s.reliability.get(hint)?.every_time());
             rec.push(num(every_time.map(|i| i.estimate)));
-            rec.extend([rates.infra_errors, coverage.short_tasks].map(|n| n.to_string()));
+            rec.extend([
+                rates.infra_errors.to_string(),
+                num(rates.infra_error_share),
+                coverage.short_tasks.to_string(),
+            ]);
         }
         w.write_record(&rec).map_err(internal)?;
     }

@@ -176,6 +176,7 @@ async fn failures_relabelled_infra_error_are_shown_flagged_sampled_and_not_ranke
         let csv = csv_row(&app, "relabelled-agent").await;
         assert_eq!((csv["infra_errors_none"].as_str(), csv["infra_errors_hints"].as_str()), ("1", "3"));
         assert_eq!((csv["ranked"].as_str(), csv["short_tasks_none"].as_str()), ("false", "1"));
+        assert_eq!(csv["infra_error_share_none"], "0.3333");
         assert_eq!(csv_row(&app, "honest-agent").await["infra_errors_none"], "0");
 
         // The page: the row lists apart, saying what it lacks and what was not counted,
