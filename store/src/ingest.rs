@@ -87,15 +87,15 @@ impl Store {
 /// same task, hint and attempt carries the server's `not-reproduced` finding too: a
 /// failure in the strict view, until a maintainer dismisses it. (Its sample holds those runs:
 /// `reproductions::write_sample`.)
-async fn carry_not_reproduced(
+async fn carry_not_reproduced<'f>(
     tx: &mut Tx<'_>,
     bundle: &VerifiedBundle,
     bundle_id: &str,
     carried: &[crate::reproductions::Carried],
-    found: &ServerFindings,
-) -> Result<ServerFindings, StoreError> {
+    found: &'f ServerFindings,
+) -> Result<std::borrow::Cow<'f, ServerFindings>, StoreError> {
+    let Some(first) = carried.first() else { return Ok(std::borrow::Cow::Borrowed(found)) };
     let mut found = found.clone();
-    let Some(first) = carried.first() else { return Ok(found) };
     db::query("UPDATE submissions SET not_reproduced_before = $1 WHERE bundle_id = $2")
         .bind(&first.from)
         .bind(bundle_id)
@@ -129,7 +129,7 @@ async fn carry_not_reproduced(
             }
         }
     }
-    Ok(found)
+    Ok(std::borrow::Cow::Owned(found))
 }
 
 async fn already_stored(tx: &mut Tx<'_>, bundle_id: &str) -> Result<bool, StoreError> {
