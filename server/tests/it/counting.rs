@@ -483,23 +483,6 @@ fn gapped_bundle(key: &SecretKey) -> Vec<u8> {
     crate::abuse::bundle_of(&[("envelope.json", envelope)], tar::EntryType::Regular)
 }
 
-fn signed(key: &SecretKey, agent: &str, digest: &str, runs: Vec<Value>) -> Vec<u8> {
-    let manifest: bundle::Manifest = serde_json::from_value(json!({
-        "schema": "rexbench.manifest/v1", "created_at": "2026-11-20T12:00:00Z",
-        "benchmark": {"name": "RExBench", "version": "1.0", "task_set_digest": digest},
-        "runner": {"name": "rexbench-runner", "version": "0.1.0"},
-        "provenance": {"kind": "imported", "source": "harbor 0.26.0, job 2026-11-19__10-00-00"},
-        "agent": {"id": agent, "framework": "Terminus", "model": "Some Model"},
-        "runs": runs,
-    }))
-    .unwrap();
-    let mut out = Vec::new();
-    let mut b = bundle::BundleBuilder::new(manifest);
-    crate::harness::with_patches(&mut b);
-    b.write(&[key], &mut out).unwrap();
-    out
-}
-
 #[tokio::test]
 async fn a_rexbench_result_with_four_of_five_attempts_on_one_task_is_partial_and_published_rows_keep_their_design()
  {
@@ -519,8 +502,9 @@ async fn a_rexbench_result_with_four_of_five_attempts_on_one_task_is_partial_and
             }
             runs
         };
-        submitted(&app, signed(&key, "five-each", &digest, every_task(None))).await;
-        submitted(&app, signed(&key, "four-on-cogs", &digest, every_task(Some("cogs")))).await;
+        submitted(&app, crate::coverage::imported(&key, "five-each", &digest, every_task(None))).await;
+        submitted(&app, crate::coverage::imported(&key, "four-on-cogs", &digest, every_task(Some("cogs"))))
+            .await;
 
         let five = row(&app, "five-each").await;
         assert_eq!(five["ranked"], true, "{five}");

@@ -64,12 +64,18 @@ fn two_tasks(key: &SecretKey, digest: &str) -> Vec<u8> {
             runs.push(json!({"task": task, "hint": "none", "attempt": attempt, "outcome": outcome}));
         }
     }
+    imported(key, "outside-agent", digest, runs)
+}
+
+/// A Harbor import for `agent` on the task set `digest` holding `runs`, signed with `key`,
+/// each run that got past applying its patch with one of its own.
+pub(crate) fn imported(key: &SecretKey, agent: &str, digest: &str, runs: Vec<Value>) -> Vec<u8> {
     let manifest: bundle::Manifest = serde_json::from_value(json!({
         "schema": "rexbench.manifest/v1", "created_at": "2026-11-20T12:00:00Z",
         "benchmark": {"name": "RExBench", "version": "1.0", "task_set_digest": digest},
         "runner": {"name": "rexbench-runner", "version": "0.1.0"},
         "provenance": {"kind": "imported", "source": "harbor 0.3.1, job 2026-11-19__10-00-00"},
-        "agent": {"id": "outside-agent", "framework": "Terminus", "model": "Some Model"},
+        "agent": {"id": agent, "framework": "Terminus", "model": "Some Model"},
         "runs": runs,
     }))
     .unwrap();
