@@ -111,7 +111,8 @@ pub fn pack_as(
                 let attempt = name_of(&run_dir).parse::<u32>().ok().filter(|a| *a >= 1).ok_or_else(|| {
                     layout(&folder, &run_dir, "an attempt directory must be named 1, 2, 3, …")
                 })?;
-                let run = read_run(&folder, &run_dir, task.clone(), hint, attempt, &mut builder)?;
+                let salt_key = keys.first().copied();
+                let run = read_run(&folder, &run_dir, task.clone(), hint, attempt, salt_key, &mut builder)?;
                 builder.manifest_mut().runs.push(run);
             }
         }
@@ -137,6 +138,7 @@ fn read_run(
     task: String,
     hint: Hint,
     attempt: u32,
+    salt_key: Option<&SecretKey>,
     builder: &mut BundleBuilder,
 ) -> Result<Run, PackError> {
     let record: RunRecord = read_json(folder, &dir.join("run.json"))?;
@@ -167,10 +169,35 @@ fn read_run(
                 Ok(Box::new(file) as Box<dyn Read>)
             })
             .map_err(|source| PackError::Io { path: folder.shown(&entry.rel), source })?;
+        if role == bundle::FINDINGS_ROLE {
+            return Err(layout(
+                folder,
+                &entry.rel,
+                "the x-findings artifact is made when the bundle is packed, from run.json's findings",
+            ));
+        }
         if artifacts.insert(role.to_owned(), digest.to_hex()).is_some() {
             return Err(layout(folder, &entry.rel, &format!("two files for the role `{role}`")));
         }
     }
+    // Spec §4g: the findings' words go into their own artifact, private with the run's
+    // outputs; the public manifest keeps each finding's check, place and salted digest.
+    let findings = if record.findings.is_empty() {
+        Vec::new()
+    } else {
+        let mut n = 0u32;
+        let (findings, texts) = bundle::seal(record.findings, || {
+            n += 1;
+            let context = format!("{task}\n{hint}\n{attempt}\n{n}\n");
+            match salt_key {
+                Some(key) => key.salt(context.as_bytes()),
+                None => random_salt(),
+            }
+        });
+        let digest = builder.add_bytes(texts.to_bytes(), bundle::FINDINGS_MEDIA_TYPE);
+        artifacts.insert(bundle::FINDINGS_ROLE.to_owned(), digest.to_hex());
+        findings
+    };
     Ok(Run {
         task: task.into(),
         hint,
@@ -183,8 +210,16 @@ fn read_run(
         cost_usd: record.cost_usd,
         metrics: record.metrics,
         artifacts,
-        findings: record.findings,
+        findings,
     })
+}
+
+/// 16 bytes from the operating system, where no key makes the salt.
+fn random_salt() -> [u8; 16] {
+    use rand_core::RngCore;
+    let mut salt = [0u8; 16];
+    rand_core::OsRng.fill_bytes(&mut salt);
+    salt
 }
 
 /// The media type an artifact gets from its file extension.

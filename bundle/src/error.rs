@@ -204,6 +204,12 @@ pub enum BundleError {
     InvalidProvenanceRecord { run: RunRef, detail: String },
     #[error("reproduction: {detail}")]
     InvalidReproduction { detail: String },
+    #[error(
+        "{run}.findings[{index}]: {detail}; a finding's words quote the run's outputs and belong in its x-findings artifact, not in the public manifest (its message says `see x-findings`, its text_digest names the words)"
+    )]
+    FindingTextInManifest { run: RunRef, index: usize, detail: &'static str },
+    #[error("{run}: its findings' words (artifact x-findings) {detail}")]
+    InvalidFindingText { run: RunRef, detail: String },
 }
 
 /// The most findings one run may carry.
@@ -279,6 +285,8 @@ impl BundleError {
         "evidence_missing",
         "invalid_provenance_record",
         "invalid_reproduction",
+        "finding_text_in_manifest",
+        "invalid_finding_text",
     ];
 
     /// The stable machine code of the rule this error breaks.
@@ -352,6 +360,8 @@ impl BundleError {
             EvidenceMissing { .. } => "evidence_missing",
             InvalidProvenanceRecord { .. } => "invalid_provenance_record",
             InvalidReproduction { .. } => "invalid_reproduction",
+            FindingTextInManifest { .. } => "finding_text_in_manifest",
+            InvalidFindingText { .. } => "invalid_finding_text",
         }
     }
 

@@ -53,6 +53,20 @@ impl SecretKey {
         PublicKey(self.0.verifying_key())
     }
 
+    /// 16 bytes no one without this key can guess, the same each time for the same
+    /// `context`: HMAC-SHA-256 keyed by the key's seed, cut. The salts of findings' words
+    /// (spec §4g) are made so, so that packing the same results again gives the same bundle.
+    pub fn salt(&self, context: &[u8]) -> [u8; 16] {
+        use hmac::{Hmac, Mac};
+        let mut mac = Hmac::<sha2::Sha256>::new_from_slice(self.0.as_bytes()).expect("HMAC takes a key of any length");
+        mac.update(b"rexbench-findings-salt/v1\n");
+        mac.update(context);
+        let full = mac.finalize().into_bytes();
+        let mut salt = [0u8; 16];
+        salt.copy_from_slice(&full[..16]);
+        salt
+    }
+
     pub fn sign(&self, message: &[u8]) -> [u8; 64] {
         self.0.sign(message).to_bytes()
     }

@@ -154,6 +154,10 @@ pub struct Finding {
     pub artifact: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u64>,
+    /// Spec §4g: the salted SHA-256 of the finding's words, which travel in the run's
+    /// `x-findings` artifact (the manifest's `message` then says only `see x-findings`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_digest: Option<String>,
 }
 
 impl Run {

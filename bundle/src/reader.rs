@@ -15,7 +15,8 @@ use crate::envelope::{Envelope, SignatureStatus};
 use crate::error::{BundleError, RunRef};
 use crate::keys::PublicKey;
 use crate::limits::Limits;
-use crate::manifest::{ArtifactInfo, Manifest};
+use crate::findings_text::{FINDINGS_ROLE, FindingsText, unseal};
+use crate::manifest::{ArtifactInfo, Finding, Manifest};
 use crate::provenance::{PROVENANCE_ROLE, ProvenanceRecord};
 use crate::validate::{clock, not_in_future, validate};
 
@@ -77,6 +78,20 @@ pub struct VerifiedBundle {
     pub signatures: Vec<(String, SignatureStatus)>,
     pub compressed_bytes: u64,
     pub artifact_bytes: u64,
+    /// Each run's findings' words (spec §4g), by the run's index, checked against the
+    /// manifest's digests: private with the run's outputs.
+    pub finding_texts: BTreeMap<usize, FindingsText>,
+}
+
+impl VerifiedBundle {
+    /// Run `index`'s findings with their words put back, as the runner made them.
+    pub fn findings_of(&self, index: usize) -> Vec<Finding> {
+        let findings = &self.manifest.runs[index].findings;
+        match self.finding_texts.get(&index) {
+            Some(texts) => unseal(findings, texts),
+            None => findings.clone(),
+        }
+    }
 }
 
 /// Checks bundles against a set of trusted keys and a benchmark's task ids.
@@ -182,7 +197,7 @@ impl Verifier {
         if !after.is_empty() {
             return Err(BundleError::CorruptArchive("there is data after the end of the gzip stream".into()));
         }
-        let Expecting { manifest, manifest_bytes, envelope, signatures, artifact_bytes, .. } = result;
+        let Expecting { manifest, manifest_bytes, envelope, signatures, artifact_bytes, finding_texts, .. } = result;
         Ok(VerifiedBundle {
             id: Digest::of(&manifest_bytes),
             manifest,
@@ -191,6 +206,7 @@ impl Verifier {
             signatures,
             compressed_bytes: compressed.count.get(),
             artifact_bytes,
+            finding_texts,
         })
     }
 }
@@ -207,6 +223,11 @@ struct Expecting {
     /// Provenance records (spec §4b), by digest, with the first run that carries each:
     /// read whole as they pass (their size is bounded) and checked.
     records: BTreeMap<Digest, RunRef>,
+    /// Findings' words (spec §4g), by digest, with the runs that carry each: read whole
+    /// and checked against each run's findings.
+    texts: BTreeMap<Digest, Vec<usize>>,
+    /// Each run's findings' words, by run.
+    finding_texts: BTreeMap<usize, FindingsText>,
 }
 
 struct Reading<'a> {
@@ -337,15 +358,21 @@ impl Reading<'_> {
         self.uncompressed.cap.set(self.uncompressed.count.get() + expected + 512 + TRAILER_SLACK);
         let signatures = envelope.signatures.iter().map(|s| s.keyid.clone()).zip(statuses).collect();
         let mut records = BTreeMap::new();
+        let mut texts: BTreeMap<Digest, Vec<usize>> = BTreeMap::new();
         for (index, run) in manifest.runs.iter().enumerate() {
             if let Some(hex) = run.artifacts.get(PROVENANCE_ROLE) {
                 let at =
                     RunRef { index, key: Some((run.task.to_string(), run.hint.to_string(), run.attempt)) };
                 records.entry(Digest::from_hex(hex).expect("validated")).or_insert(at);
             }
+            if let Some(hex) = run.artifacts.get(FINDINGS_ROLE) {
+                texts.entry(Digest::from_hex(hex).expect("validated")).or_insert_with(Vec::new).push(index);
+            }
         }
         self.state = Some(Expecting {
             records,
+            texts,
+            finding_texts: BTreeMap::new(),
             manifest,
             manifest_bytes,
             envelope: bytes,
@@ -372,12 +399,13 @@ impl Reading<'_> {
         // whether the bytes or the listed size are wrong.
         let mut content = HashingReader::new(entry.take(limit + 1));
         let record = state.records.get(&digest).cloned();
+        let texts = state.texts.get(&digest).cloned();
         let mut kept = Vec::new();
-        let stored = match record {
-            // Validated: a record's listed size is within its bound.
-            Some(_) => Keeping { inner: (&mut content).take(listed), kept: &mut kept }
+        let stored = match record.is_some() || texts.is_some() {
+            // Validated: a record's (and a findings text's) listed size is within its bound.
+            true => Keeping { inner: (&mut content).take(listed), kept: &mut kept }
                 .sink_into(self.sink, &digest, info),
-            None => self.sink.artifact(&digest, info, &mut (&mut content).take(listed)),
+            false => self.sink.artifact(&digest, info, &mut (&mut content).take(listed)),
         };
         if let Some(e) = self.trip.take() {
             return Err(e);
@@ -404,6 +432,14 @@ impl Reading<'_> {
             && let Err(detail) = ProvenanceRecord::parse(&kept)
         {
             return Err(BundleError::InvalidProvenanceRecord { run, detail });
+        }
+        for index in texts.into_iter().flatten() {
+            let run = &state.manifest.runs[index];
+            let at = RunRef { index, key: Some((run.task.to_string(), run.hint.to_string(), run.attempt)) };
+            let parsed = FindingsText::parse(&kept)
+                .and_then(|t| t.check(&run.findings).map(|()| t))
+                .map_err(|detail| BundleError::InvalidFindingText { run: at, detail: format!("are not its findings': {detail}") })?;
+            state.finding_texts.insert(index, parsed);
         }
         state.artifact_bytes += listed;
         Ok(())

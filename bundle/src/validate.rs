@@ -8,6 +8,7 @@ use time::format_description::well_known::Rfc3339;
 
 use crate::digest::Digest;
 use crate::error::{BundleError, MAX_FINDINGS, RunRef};
+use crate::findings_text::{FINDINGS_MEDIA_TYPE, FINDINGS_ROLE, MAX_FINDINGS_TEXT_BYTES, SEE_TEXT, is_text_digest};
 use crate::limits::{CLOCK_TOLERANCE_S, Limits};
 use crate::manifest::{ArtifactRole, EXECUTORS, Manifest, Reproduction, Run, SCHEMA};
 use crate::provenance::{MAX_PROVENANCE_BYTES, PROVENANCE_MEDIA_TYPE, PROVENANCE_ROLE};
@@ -90,6 +91,7 @@ pub fn validate(
             return Err(BundleError::PublishedRunHasArtifacts { run: at });
         }
         validate_evidence(m, run, &at, limits)?;
+        validate_finding_text(m, run, &at)?;
         for (role, digest) in &run.artifacts {
             if ArtifactRole::parse(role).is_none() {
                 return Err(BundleError::InvalidArtifactRole { run: at, role: role.clone() });
@@ -288,6 +290,39 @@ fn validate_evidence(m: &Manifest, run: &Run, at: &RunRef, limits: &Limits) -> R
         }
     }
     Ok(())
+}
+
+/// Section 4g: a finding's words are not in the manifest. Its message says only
+/// `see x-findings` and its `text_digest` names the words, which the run's `x-findings`
+/// artifact (JSON within its bound) holds; a run without findings has no such artifact.
+/// (That the artifact's texts hash to the digests is checked when its bytes are read.)
+fn validate_finding_text(m: &Manifest, run: &Run, at: &RunRef) -> Result<(), BundleError> {
+    for (index, f) in run.findings.iter().enumerate() {
+        let detail = match &f.text_digest {
+            _ if f.message != SEE_TEXT => Some("its message holds words, not `see x-findings`"),
+            None => Some("it names no text_digest"),
+            Some(d) if !is_text_digest(d) => Some("its text_digest is not 64 lowercase hex digits"),
+            Some(_) => None,
+        };
+        if let Some(detail) = detail {
+            return Err(BundleError::FindingTextInManifest { run: at.clone(), index, detail });
+        }
+    }
+    let bad = |detail: String| Err(BundleError::InvalidFindingText { run: at.clone(), detail });
+    match (run.findings.is_empty(), run.artifacts.get(FINDINGS_ROLE)) {
+        (false, None) => bad("are missing: a run with findings carries them as its x-findings artifact".into()),
+        (true, Some(_)) => bad("are there, but the run has no findings".into()),
+        (false, Some(digest)) => match m.artifacts.get(digest) {
+            Some(info) if info.media_type != FINDINGS_MEDIA_TYPE => {
+                bad(format!("have media_type `{}`, not `{FINDINGS_MEDIA_TYPE}`", info.media_type))
+            }
+            Some(info) if info.size > MAX_FINDINGS_TEXT_BYTES => {
+                bad(format!("are {} bytes, over the bound of {MAX_FINDINGS_TEXT_BYTES}", info.size))
+            }
+            _ => Ok(()),
+        },
+        (true, None) => Ok(()),
+    }
 }
 
 /// Section 4a: at most 32 findings, each naming its check by slug, saying what it saw in

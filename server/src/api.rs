@@ -543,20 +543,28 @@ pub async fn keys(State(app): State<Shared>) -> Result<Json<KeysAnswer>, ApiErro
 }
 
 /// A submission's (or a reproduction's) signed DSSE envelope, byte for byte as it was
-/// received: its payload is the manifest every stored number comes from.
+/// received: its payload is the manifest every stored number comes from. Spec §4g keeps
+/// findings' words out of manifests, so every envelope is anyone's; one stored before
+/// that rule whose findings quote private outputs is served only to whoever may read
+/// those outputs (`envelope_withheld` to anyone else).
 #[utoipa::path(
     get,
     path = "/api/v1/submissions/{bundle_id}/envelope",
     tag = "evidence",
+    security((), ("session_token" = []), ("admin_token" = [])),
     params(("bundle_id" = String, Path, description = "The bundle's id (the SHA-256 of its manifest)")),
     responses(
         (status = 200, body = bundle::Envelope),
         (status = 400, description = "A path that is not UTF-8", body = ErrorAnswer),
+        (status = 401, description = "A manifest stored before spec §4g whose findings quote private outputs, and no credentials (`envelope_withheld`); or credentials that are not valid (`invalid_credentials`, `session_expired`, `session_ended`, `key_revoked`)", body = ErrorAnswer),
+        (status = 403, description = "Such a manifest, and outputs that are not the signed-in reader's (`envelope_withheld`)", body = ErrorAnswer),
         (status = 404, body = ErrorAnswer),
+        (status = 429, description = "Too many refused credentials from this address (`rate_limited`, with Retry-After)", body = ErrorAnswer),
     )
 )]
 pub async fn envelope(
     State(app): State<Shared>,
+    Reading(reader): Reading,
     ApiPath(bundle_id): ApiPath<String>,
 ) -> Result<Response, ApiError> {
     let bytes = app
@@ -564,14 +572,43 @@ pub async fn envelope(
         .envelope(&bundle_id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no submission `{bundle_id}`")))?;
-    Ok((
-        [
-            (header::CONTENT_TYPE, "application/json"),
-            (header::CACHE_CONTROL, "public, max-age=31536000, immutable"),
-        ],
-        bytes,
-    )
-        .into_response())
+    let manifest = bundle::Envelope::parse(&bytes)
+        .and_then(|e| e.payload(app.limits.manifest))
+        .and_then(|m| bundle::Manifest::parse(&m))
+        .map_err(|e| ApiError::internal(format!("the stored envelope of {bundle_id}: {e}")))?;
+    let quoting = views::access::quoting_runs(&manifest);
+    let of = manifest.reproduction.as_ref().map(|r| r.of.as_str());
+    let cache = if quoting.is_empty() {
+        // Nothing in it can become private: it is the same bytes for ever.
+        "public, max-age=31536000, immutable"
+    } else {
+        let access = views::access::load(&app.store, &app.catalog, &reader).await?;
+        let withheld = access.withheld_quotes(&quoting, &bundle_id, of);
+        if !withheld.is_empty() {
+            app.metrics.refused(crate::metrics::Refusal::PrivateOutputs);
+            let status = if reader.is_public() { StatusCode::UNAUTHORIZED } else { StatusCode::FORBIDDEN };
+            return Err(ApiError::new(
+                status,
+                "envelope_withheld",
+                format!(
+                    "the manifest of {bundle_id} was stored before findings' words left manifests (spec §4g), and \
+                     the findings of {} run(s) ({}) quote outputs you may not read: only the bundle's submitter \
+                     and the maintainers are served this envelope. Every number it signs is on the run pages",
+                    withheld.len(),
+                    withheld.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+        if access.quotes_public(&quoting, of) {
+            // Anyone's today; a task made private later withholds it, so it is not kept for ever.
+            "public, max-age=300"
+        } else {
+            // A read of private content, logged as an artifact's is (the manifest's digest).
+            views::access::logged(&app.store, &access, "api", None, Some(&bundle_id)).await?;
+            "private, no-store"
+        }
+    };
+    Ok(([(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, cache)], bytes).into_response())
 }
 
 /// An artifact's bytes: always as plain text a browser will not sniff into anything else.
@@ -641,7 +678,9 @@ pub async fn artifact(
             (header::CONTENT_LENGTH, size.to_string()),
             (
                 header::CACHE_CONTROL,
-                if public { "public, max-age=31536000, immutable" } else { "private, no-store" }.to_owned(),
+                // Content-addressed, but who may read it can change (a task's outputs made
+                // private): never `immutable`, and a shared cache asks again within minutes.
+                if public { "public, max-age=300" } else { "private, no-store" }.to_owned(),
             ),
             // Agent outputs are evidence, not pages to index, even where they are public.
             (HeaderName::from_static("x-robots-tag"), "noindex".to_owned()),

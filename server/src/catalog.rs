@@ -52,6 +52,7 @@ fn info(card: &TaskCard, dir: &Path) -> TaskInfo {
         license: card.license.clone(),
         readme,
         public: !card.public_expected.is_empty(),
+        check_private: card.check.is_none(),
         outputs: card.outputs,
         attempts: card.attempts,
         public_expected,

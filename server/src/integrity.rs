@@ -79,6 +79,7 @@ pub async fn server_findings(
                         .to_owned(),
                     artifact: None,
                     line: None,
+                    text_digest: None,
                 });
             }
             None => {}
@@ -96,6 +97,7 @@ pub async fn server_findings(
                     .to_owned(),
                 artifact: None,
                 line: None,
+                text_digest: None,
             });
         }
         if !findings.is_empty() {
@@ -132,6 +134,7 @@ fn flag_infra_error_share(bundle: &VerifiedBundle, found: &mut ServerFindings) {
                     ),
                     artifact: None,
                     line: None,
+                    text_digest: None,
                 });
             }
         }

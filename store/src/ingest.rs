@@ -125,6 +125,7 @@ async fn carry_not_reproduced<'f>(
                     ),
                     artifact: None,
                     line: None,
+                    text_digest: None,
                 });
             }
         }
@@ -291,6 +292,10 @@ async fn write_runs(
         }
         q.execute(&mut **tx).await?;
     }
+    // A submitter's finding is stored with its words (spec §4g: from the run's
+    // x-findings, which the verifier matched to the manifest's digests): they are shown
+    // only to whoever may read the run's outputs (`views::access`).
+    let submitted: Vec<Vec<Finding>> = (0..m.runs.len()).map(|i| bundle.findings_of(i)).collect();
     let mut findings = Vec::new();
     for (i, run) in m.runs.iter().enumerate() {
         let server = found.get(&i).map_or(&[][..], Vec::as_slice);
@@ -298,7 +303,7 @@ async fn write_runs(
             continue;
         }
         let run_id = run_ids[&(run.task.clone(), run.hint, i64::from(run.attempt))];
-        for (by, list) in [(FoundBy::Submitter, &run.findings[..]), (FoundBy::Server, server)] {
+        for (by, list) in [(FoundBy::Submitter, &submitted[i][..]), (FoundBy::Server, server)] {
             findings.extend(list.iter().enumerate().map(|(p, f)| (run_id, by, p as i64, f)));
         }
     }

@@ -66,7 +66,7 @@ pub use findings::FindingsFilter;
 pub use ingest::ServerFindings;
 #[cfg(feature = "db")]
 #[cfg(feature = "db")]
-pub use outputs::OutputsChange;
+pub use outputs::{ArtifactUse, OutputsChange};
 #[cfg(feature = "db")]
 pub use reproductions::{NOT_REPRODUCED, is_reproduction};
 #[cfg(feature = "db")]

@@ -590,6 +590,11 @@ pub struct ArtifactRef {
     pub digest: String,
     pub size: i64,
     pub media_type: String,
+    /// It shows the task's success criteria (a private check's log, the words of a
+    /// maintainers' re-run's findings): only the maintainers read it, whoever ran it.
+    #[serde(default)]
+    #[cfg_attr(feature = "db", sqlx(default))]
+    pub maintainers_only: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -84,18 +84,35 @@ impl Store {
         Ok(OutputsChange { seq: Some(seq), ..unchanged })
     }
 
-    /// The runs that refer to the artifact `digest`, each as its task and bundle (none:
-    /// no run does). A reproduction's evidence counts as its reproduced run's: whoever
-    /// may read a run's outputs may read its re-run's.
-    pub async fn artifact_runs(&self, digest: &str) -> Result<Vec<(TaskId, String)>, StoreError> {
-        let rows: Vec<(String, String)> = db::query_as(
-            "SELECT r.task, r.bundle_id FROM run_artifacts ra JOIN runs r ON r.id = ra.run_id WHERE ra.digest = $1 \
-             UNION SELECT r.task, r.bundle_id FROM reproduced_artifacts ra JOIN runs r ON r.id = ra.run_id \
-             WHERE ra.digest = $1 ORDER BY 1, 2",
+    /// The runs that refer to the artifact `digest` and how (none: no run does). A
+    /// reproduction's evidence counts as its reproduced run's: whoever may read a run's
+    /// outputs may read its re-run's (`views::access` keeps what shows the success
+    /// criteria for the maintainers).
+    pub async fn artifact_uses(&self, digest: &str) -> Result<Vec<ArtifactUse>, StoreError> {
+        let rows: Vec<(String, String, String, i64)> = db::query_as(
+            "SELECT r.task, r.bundle_id, ra.role, 0 FROM run_artifacts ra JOIN runs r ON r.id = ra.run_id \
+             WHERE ra.digest = $1 \
+             UNION SELECT r.task, r.bundle_id, ra.role, 1 FROM reproduced_artifacts ra JOIN runs r ON r.id = ra.run_id \
+             WHERE ra.digest = $1 ORDER BY 1, 2, 3, 4",
         )
         .bind(digest)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows.into_iter().map(|(t, b)| (TaskId::from(t), b)).collect())
+        Ok(rows
+            .into_iter()
+            .map(|(t, b, role, r)| ArtifactUse { task: TaskId::from(t), bundle: b, role, reproduction: r == 1 })
+            .collect())
     }
+}
+
+/// One way a run refers to an artifact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactUse {
+    pub task: TaskId,
+    /// The run's bundle (for a re-run's evidence, the reproduced run's).
+    pub bundle: String,
+    /// The role the artifact plays there.
+    pub role: String,
+    /// Evidence of a maintainers' re-run (spec §4d), not the submitted run's own.
+    pub reproduction: bool,
 }

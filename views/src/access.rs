@@ -12,7 +12,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use store::{FindingRecord, Outputs, RunFinding, TaskId};
+use store::{ArtifactUse, FindingRecord, Outputs, RunFinding, TaskId};
+
+/// The role of the log in which a checker says what it read and what it expected.
+pub const CHECKER_LOG: &str = "checker_log";
 
 /// Who is reading. A page or answer for [`Reader::Public`] is what anyone gets, and is
 /// the only kind a cache may keep.
@@ -58,6 +61,9 @@ impl Reader {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Access {
     outputs: BTreeMap<TaskId, Outputs>,
+    /// The tasks whose check is the maintainers' (not on the card): what shows its
+    /// expected values, tolerances or gold paths is theirs alone.
+    gold: BTreeSet<TaskId>,
     reader: Reader,
     /// A submitter's bundles (those their key signed).
     own: BTreeSet<String>,
@@ -74,7 +80,44 @@ impl Access {
     ) -> Access {
         let mut outputs: BTreeMap<TaskId, Outputs> = cards.into_iter().collect();
         outputs.extend(changed);
-        Access { outputs, reader, own }
+        Access { outputs, gold: BTreeSet::new(), reader, own }
+    }
+
+    /// The same, knowing which tasks' checks are private (`gold`).
+    pub fn with_gold(mut self, gold: impl IntoIterator<Item = TaskId>) -> Access {
+        self.gold = gold.into_iter().collect();
+        self
+    }
+
+    fn is_maintainer(&self) -> bool {
+        matches!(self.reader, Reader::Maintainer { .. })
+    }
+
+    /// Whether an artifact playing `role` for a run of `task` (`in_reproduction`: in a
+    /// maintainers' re-run of it) shows the task's success criteria where its check is
+    /// private: the checker's log (what it read, what it expected, within what), and the
+    /// words of a re-run's findings (made with the gold check).
+    pub fn reveals_gold(&self, task: &str, role: &str, in_reproduction: bool) -> bool {
+        self.gold.contains(task)
+            && (role == CHECKER_LOG || (in_reproduction && role == bundle::FINDINGS_ROLE))
+    }
+
+    /// Whether the reader may read what plays `role` for a run of `task` in `bundle`:
+    /// the outputs' rule, and what shows the gold for the maintainers only.
+    pub fn may_read_role(&self, task: &str, bundle: &str, role: &str, in_reproduction: bool) -> bool {
+        if self.reveals_gold(task, role, in_reproduction) {
+            self.is_maintainer()
+        } else {
+            self.may_read(task, bundle)
+        }
+    }
+
+    /// Marks in `artifacts` (of a run of `task`, or of its re-run) what only the
+    /// maintainers read.
+    pub fn mark(&self, task: &str, artifacts: &mut [store::ArtifactRef], in_reproduction: bool) {
+        for a in artifacts {
+            a.maintainers_only = self.reveals_gold(task, &a.role, in_reproduction);
+        }
     }
 
     pub fn reader(&self) -> &Reader {
@@ -101,17 +144,17 @@ impl Access {
             }
     }
 
-    /// Whether the reader may read an artifact that the runs `runs` (task, bundle)
-    /// refer to: a blob is readable while some run the reader may read refers to it
-    /// (content-addressed, one blob may serve several runs). No run refers to it:
-    /// nobody reads it.
-    pub fn may_read_artifact(&self, runs: &[(TaskId, String)]) -> bool {
-        runs.iter().any(|(t, b)| self.may_read(t.as_str(), b))
+    /// Whether the reader may read an artifact used as `uses` say: a blob is readable
+    /// while one use of it is (content-addressed, one blob may serve several runs). No
+    /// run refers to it: nobody reads it.
+    pub fn may_read_artifact(&self, uses: &[ArtifactUse]) -> bool {
+        uses.iter().any(|u| self.may_read_role(u.task.as_str(), &u.bundle, &u.role, u.reproduction))
     }
 
     /// Whether anyone may read such an artifact (and any cache keep it).
-    pub fn public_artifact(&self, runs: &[(TaskId, String)]) -> bool {
-        runs.iter().any(|(t, _)| self.public(t.as_str()))
+    pub fn public_artifact(&self, uses: &[ArtifactUse]) -> bool {
+        uses.iter()
+            .any(|u| self.public(u.task.as_str()) && !self.reveals_gold(u.task.as_str(), &u.role, u.reproduction))
     }
 
     /// A run's findings as the reader may see them: by check and location, their text
@@ -129,6 +172,45 @@ impl Access {
                 withhold(&mut r.finding);
             }
         }
+    }
+}
+
+/// Spec §4g: the runs of a signed manifest whose findings still hold their words (a
+/// finding without `text_digest`: stored before the words left the manifest), each as
+/// its task and `task/hint/attempt`. An envelope with none is anyone's.
+pub fn quoting_runs(manifest: &bundle::Manifest) -> Vec<(TaskId, String)> {
+    manifest
+        .runs
+        .iter()
+        .filter(|r| r.findings.iter().any(|f| f.text_digest.is_none()))
+        .map(|r| (r.task.clone(), format!("{}/{}/{}", r.task, r.hint, r.attempt)))
+        .collect()
+}
+
+impl Access {
+    /// Of the runs an envelope quotes (`quoting`, of the bundle `bundle_id`, or, for a
+    /// reproduction, of the bundle it re-ran, `of`), those whose findings' words this
+    /// reader may not read: where there are any, the envelope is withheld from them.
+    pub fn withheld_quotes(
+        &self,
+        quoting: &[(TaskId, String)],
+        bundle_id: &str,
+        of: Option<&str>,
+    ) -> Vec<String> {
+        quoting
+            .iter()
+            .filter(|(task, _)| {
+                !self.may_read_role(task.as_str(), of.unwrap_or(bundle_id), bundle::FINDINGS_ROLE, of.is_some())
+            })
+            .map(|(_, run)| run.clone())
+            .collect()
+    }
+
+    /// Whether anyone may read what `quoting` quotes.
+    pub fn quotes_public(&self, quoting: &[(TaskId, String)], of: Option<&str>) -> bool {
+        quoting.iter().all(|(task, _)| {
+            self.public(task.as_str()) && !self.reveals_gold(task.as_str(), bundle::FINDINGS_ROLE, of.is_some())
+        })
     }
 }
 
@@ -169,7 +251,8 @@ mod load {
             Reader::Submitter { keyid, .. } => store.bundles_signed_by(keyid).await?,
             Reader::Public | Reader::Maintainer { .. } => Default::default(),
         };
-        Ok(Access::new(cards, store.outputs_overrides().await?, reader.clone(), own))
+        let gold = catalog.tasks.iter().filter(|t| t.check_private).map(|t| t.id.clone());
+        Ok(Access::new(cards, store.outputs_overrides().await?, reader.clone(), own).with_gold(gold))
     }
 
     /// Records that the reader read private content (`via` a run's `page` or `api`
@@ -199,10 +282,10 @@ mod load {
     /// Whether the reader may have the artifact `digest` (which some run refers to),
     /// logging a read of private content.
     pub async fn artifact(store: &store::Store, access: &Access, digest: &str) -> Result<Grant, ViewError> {
-        let runs = store.artifact_runs(digest).await?;
-        Ok(if access.public_artifact(&runs) {
+        let uses = store.artifact_uses(digest).await?;
+        Ok(if access.public_artifact(&uses) {
             Grant::Public
-        } else if access.may_read_artifact(&runs) {
+        } else if access.may_read_artifact(&uses) {
             logged(store, access, "artifact", None, Some(digest)).await?;
             Grant::Private
         } else {
@@ -263,14 +346,38 @@ mod tests {
     #[test]
     fn an_artifact_is_readable_while_some_run_the_reader_may_read_refers_to_it() {
         let a = access(Reader::Public);
-        let shared = [("cogs".into(), "b".to_owned()), ("wordfreq".into(), "b".to_owned())];
+        let shared = [used("cogs", "b", "patch", false), used("wordfreq", "b", "patch", false)];
         assert!(a.may_read_artifact(&shared) && a.public_artifact(&shared));
-        let private = [("cogs".into(), "mine".to_owned()), ("csv".into(), "b".to_owned())];
+        let private = [used("cogs", "mine", "patch", false), used("csv", "b", "patch", false)];
         assert!(!a.may_read_artifact(&private) && !a.public_artifact(&private));
         assert!(access(submitter()).may_read_artifact(&private), "one of them is the submitter's");
         assert!(!access(submitter()).may_read_artifact(&private[1..]));
         assert!(!a.may_read_artifact(&[]));
         assert!(!access(maintainer()).may_read_artifact(&[]), "no run refers to it: nothing to read");
+    }
+
+    fn used(task: &str, bundle: &str, role: &str, reproduction: bool) -> ArtifactUse {
+        ArtifactUse { task: task.into(), bundle: bundle.into(), role: role.into(), reproduction }
+    }
+
+    #[test]
+    fn what_shows_a_private_check_is_the_maintainers_alone() {
+        let gold = |r: Reader| access(r).with_gold(["cogs".into(), "wordfreq".into()]);
+        // The submitter's own run: its checker's log says what the gold expects.
+        let log = [used("cogs", "mine", CHECKER_LOG, false)];
+        assert!(!gold(submitter()).may_read_artifact(&log));
+        assert!(gold(maintainer()).may_read_artifact(&log));
+        // Even where the outputs are public, a private check's log is not.
+        let public_log = [used("wordfreq", "b", CHECKER_LOG, false)];
+        assert!(!gold(Reader::Public).may_read_artifact(&public_log) && !gold(Reader::Public).public_artifact(&public_log));
+        // A re-run's findings' words were made with the gold; the submitted run's were not.
+        let rerun_words = [used("cogs", "mine", bundle::FINDINGS_ROLE, true)];
+        assert!(!gold(submitter()).may_read_artifact(&rerun_words));
+        assert!(gold(submitter()).may_read_artifact(&[used("cogs", "mine", bundle::FINDINGS_ROLE, false)]));
+        // The re-run's own outputs stay the submitter's.
+        assert!(gold(submitter()).may_read_artifact(&[used("cogs", "mine", "stdout", true)]));
+        // A public check shows nothing secret.
+        assert!(access(submitter()).may_read_artifact(&log));
     }
 
     #[test]

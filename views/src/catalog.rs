@@ -23,6 +23,10 @@ pub struct TaskInfo {
     /// Anyone can run it: its codebase and its check are public (the card shows its
     /// expected values), so outside results are ranked on it on equal terms.
     pub public: bool,
+    /// Its check is the maintainers' (not on its card): what shows it (a checker's log,
+    /// a re-run's findings) is theirs alone (`crate::access`).
+    #[serde(default)]
+    pub check_private: bool,
     /// Who may read its runs' outputs, as its card says (a maintainer may have changed
     /// it since: `crate::access` knows what holds now).
     pub outputs: store::Outputs,

@@ -29,6 +29,10 @@ pub struct Outline {
     /// Whether this reader may: the artifacts' content (`/artifacts/{digest}`) and the
     /// findings' text are theirs to read.
     pub readable: bool,
+    /// Whether this reader is a maintainer, who also reads what shows a private check
+    /// (the artifacts marked `maintainers_only`).
+    #[serde(default)]
+    pub reads_gold: bool,
     /// The files the patch touched, in its order, with lines added and removed.
     pub files: Vec<FileLines>,
     /// The patch is larger than was read to count it: `files` are its head's.
@@ -164,10 +168,15 @@ mod answers {
         via: &str,
     ) -> Result<(Outline, Option<bundle::ProvenanceRecord>), ViewError> {
         access.findings(run.task.as_str(), &run.bundle_id, &mut run.findings);
+        access.mark(run.task.as_str(), &mut run.artifacts, false);
+        if let Some(r) = run.reproduction.as_mut() {
+            access.mark(run.task.as_str(), &mut r.artifacts, true);
+        }
         let mut record = None;
         let mut outline = Outline {
             outputs: access.outputs(run.task.as_str()),
             readable: access.may_read(run.task.as_str(), &run.bundle_id),
+            reads_gold: matches!(access.reader(), Reader::Maintainer { .. }),
             ..Outline::default()
         };
         if outline.readable && !access.public(run.task.as_str()) {
@@ -257,6 +266,13 @@ mod answers {
         for a in readable {
             let Some(digest) = store::Digest::from_hex(&a.digest) else { continue };
             if a.role == bundle::PROVENANCE_ROLE && record.is_some() {
+                continue;
+            }
+            // The findings' words are shown as the findings; what shows a private check
+            // is shown to the maintainers only.
+            if a.role == bundle::FINDINGS_ROLE
+                || !access.may_read_role(run.task.as_str(), &run.bundle_id, &a.role, false)
+            {
                 continue;
             }
             if a.role == crate::trajectory::ROLE && a.size as usize <= TRAJECTORY_CAP {

@@ -81,6 +81,8 @@ pub(super) fn FilesTouched(outline: Outline) -> impl IntoView {
 pub(super) fn Artifacts(
     artifacts: Vec<ArtifactRef>,
     readable: bool,
+    /// The reader is a maintainer: what only maintainers read is theirs.
+    reads_gold: bool,
     #[prop(default = "The run's outputs as submitted")] whose: &'static str,
     #[prop(default = "artifacts")] class: &'static str,
 ) -> impl IntoView {
@@ -106,8 +108,13 @@ pub(super) fn Artifacts(
                             <th scope="row">{role_label(&a.role)}</th>
                             <td class="num">{format::bytes(a.size)}</td>
                             <td>
-                                {if readable {
+                                {if readable && (reads_gold || !a.maintainers_only) {
                                     view! { <a href=format!("/artifacts/{}", a.digest)><code class="digest">{a.digest.clone()}</code></a> }.into_any()
+                                } else if readable {
+                                    view! {
+                                        <code class="digest">{a.digest.clone()}</code>
+                                        " "<span class="note">"(the maintainers' only: it shows what the task's private check expects)"</span>
+                                    }.into_any()
                                 } else {
                                     view! { <code class="digest">{a.digest.clone()}</code> }.into_any()
                                 }}

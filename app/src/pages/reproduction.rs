@@ -29,6 +29,7 @@ pub(super) fn Reproduction(
     submitted: Outcome,
     submitted_metrics: std::collections::BTreeMap<String, f64>,
     readable: bool,
+    reads_gold: bool,
 ) -> impl IntoView {
     let r = reproduction;
     let class = if r.held { "notice reproduced held" } else { "notice reproduced differed" };
@@ -88,6 +89,6 @@ pub(super) fn Reproduction(
                 </tbody>
             </table>
         })}
-        <Artifacts artifacts=r.artifacts readable=readable whose="The re-run's outputs" class="rerun-artifacts"/>
+        <Artifacts artifacts=r.artifacts readable=readable reads_gold=reads_gold whose="The re-run's outputs" class="rerun-artifacts"/>
     }
 }

@@ -48,6 +48,7 @@ fn Run(data: RunData) -> impl IntoView {
         (r.provenance == ProvenanceKind::Imported).then(|| r.provenance_source.clone().unwrap_or_default());
     let outline = data.outline.clone();
     let readable = outline.readable;
+    let reads_gold = outline.reads_gold;
     let has_patch = r.artifacts.iter().any(|a| a.role == "patch");
     let reproduced = super::reproduction::verdict(r.outcome, r.sampled, r.reproduction.as_ref());
 
@@ -109,7 +110,7 @@ fn Run(data: RunData) -> impl IntoView {
         })}
 
         {r.reproduction.clone().map(|reproduction| view! {
-            <Reproduction reproduction=reproduction submitted=r.outcome submitted_metrics=r.metrics.clone() readable=readable/>
+            <Reproduction reproduction=reproduction submitted=r.outcome submitted_metrics=r.metrics.clone() readable=readable reads_gold=reads_gold/>
         })}
 
         <h2>"Metrics"</h2>
@@ -203,7 +204,7 @@ fn Run(data: RunData) -> impl IntoView {
 
         {(!r.artifacts.is_empty()).then(|| view! {
             <h2 id="outputs">"Outputs, checkable"</h2>
-            <Artifacts artifacts=r.artifacts.clone() readable=readable/>
+            <Artifacts artifacts=r.artifacts.clone() readable=readable reads_gold=reads_gold/>
         })}
     }
 }

@@ -182,6 +182,7 @@ pub fn add_results_before_run(
                 )),
                 artifact: None,
                 line: None,
+                text_digest: None,
             });
         }
     }
@@ -203,6 +204,7 @@ pub fn timing_finding(card: &TaskCard, duration_s: Option<f64>) -> Option<Findin
         )),
         artifact: None,
         line: None,
+        text_digest: None,
     })
 }
 
@@ -226,6 +228,7 @@ impl Found {
                 message: clip(message),
                 artifact: Some(self.artifact.to_owned()),
                 line: Some(line as u64),
+                text_digest: None,
             });
         }
     }

@@ -175,6 +175,7 @@ fn finding(check: Check, message: String, line: Option<u64>) -> Finding {
         message: clip(message),
         artifact: line.map(|_| PROVENANCE_ROLE.to_owned()),
         line,
+        text_digest: None,
     }
 }
 

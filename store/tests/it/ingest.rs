@@ -444,12 +444,14 @@ async fn findings_are_stored_with_their_run_as_the_submitter_s() {
                 message: "line 3 prints the result line".into(),
                 artifact: Some("patch".into()),
                 line: Some(3),
+                text_digest: None,
             },
             bundle::Finding {
                 check: "implausibly-fast".into(),
                 message: "2 s".into(),
                 artifact: None,
                 line: None,
+                text_digest: None,
             },
         ];
         let findings = signed.clone();
@@ -485,6 +487,7 @@ fn finding(check: &str) -> bundle::Finding {
         message: format!("{check} saw it"),
         artifact: Some("patch".into()),
         line: Some(1),
+        text_digest: None,
     }
 }
 
