@@ -85,7 +85,8 @@ impl FindingsText {
 
     /// The artifact's bytes: one text a line, so that each can be pointed at.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = format!("{{\"schema\":\"{FINDINGS_SCHEMA}\",\"texts\":[");
+        let schema = serde_json::to_string(&self.schema).expect("strings serialize");
+        let mut out = format!("{{\"schema\":{schema},\"texts\":[");
         for (i, t) in self.texts.iter().enumerate() {
             out.push_str(if i == 0 { "\n" } else { ",\n" });
             out.push_str(&serde_json::to_string(t).expect("strings serialize"));
@@ -134,11 +135,7 @@ pub fn seal(findings: Vec<Finding>, mut salt: impl FnMut() -> [u8; 16]) -> (Vec<
 /// The manifest's findings with their words put back from `texts` (which
 /// [`FindingsText::check`] has matched to them).
 pub fn unseal(findings: &[Finding], texts: &FindingsText) -> Vec<Finding> {
-    findings
-        .iter()
-        .zip(&texts.texts)
-        .map(|(f, t)| Finding { message: t.text.clone(), ..f.clone() })
-        .collect()
+    findings.iter().zip(&texts.texts).map(|(f, t)| Finding { message: t.text.clone(), ..f.clone() }).collect()
 }
 
 #[cfg(test)]
@@ -158,14 +155,16 @@ mod tests {
     #[test]
     fn sealed_findings_say_nothing_and_their_texts_check_and_unseal() {
         let mut n = 0u8;
-        let (public, texts) = seal(
-            vec![finding("a", "prints `acc: 0.4563`"), finding("b", "writes results/x")],
-            || {
+        let (public, texts) =
+            seal(vec![finding("a", "prints `acc: 0.4563`"), finding("b", "writes results/x")], || {
                 n += 1;
                 [n; 16]
-            },
+            });
+        assert!(
+            public
+                .iter()
+                .all(|f| f.message == SEE_TEXT && f.text_digest.as_deref().is_some_and(is_text_digest))
         );
-        assert!(public.iter().all(|f| f.message == SEE_TEXT && f.text_digest.as_deref().is_some_and(is_text_digest)));
         assert!(!serde_json::to_string(&public).unwrap().contains("0.4563"));
         let bytes = texts.to_bytes();
         let back = FindingsText::parse(&bytes).unwrap();

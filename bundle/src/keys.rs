@@ -58,7 +58,8 @@ impl SecretKey {
     /// (spec §4g) are made so, so that packing the same results again gives the same bundle.
     pub fn salt(&self, context: &[u8]) -> [u8; 16] {
         use hmac::{Hmac, Mac};
-        let mut mac = Hmac::<sha2::Sha256>::new_from_slice(self.0.as_bytes()).expect("HMAC takes a key of any length");
+        let mut mac =
+            Hmac::<sha2::Sha256>::new_from_slice(self.0.as_bytes()).expect("HMAC takes a key of any length");
         mac.update(b"rexbench-findings-salt/v1\n");
         mac.update(context);
         let full = mac.finalize().into_bytes();

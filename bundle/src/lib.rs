@@ -26,8 +26,8 @@ pub use digest::{Digest, Hasher, HashingReader};
 pub use envelope::{Envelope, EnvelopeSignature, PAYLOAD_TYPE, SignatureStatus, pae};
 pub use error::{BundleError, ErrorClass, MAX_FINDINGS, RunRef};
 pub use findings_text::{
-    FINDINGS_MEDIA_TYPE, FINDINGS_ROLE, FINDINGS_SCHEMA, FindingText, FindingsText, MAX_FINDINGS_TEXT_BYTES, SEE_TEXT, is_text_digest,
-    seal, text_digest, unseal,
+    FINDINGS_MEDIA_TYPE, FINDINGS_ROLE, FINDINGS_SCHEMA, FindingText, FindingsText, MAX_FINDINGS_TEXT_BYTES,
+    SEE_TEXT, is_text_digest, seal, text_digest, unseal,
 };
 pub use keys::{KeyError, KeyId, PublicKey, SecretKey};
 pub use limits::{CLOCK_TOLERANCE_S, Limits};

@@ -13,9 +13,9 @@ use time::OffsetDateTime;
 use crate::digest::{Digest, HashingReader};
 use crate::envelope::{Envelope, SignatureStatus};
 use crate::error::{BundleError, RunRef};
+use crate::findings_text::{FINDINGS_ROLE, FindingsText, unseal};
 use crate::keys::PublicKey;
 use crate::limits::Limits;
-use crate::findings_text::{FINDINGS_ROLE, FindingsText, unseal};
 use crate::manifest::{ArtifactInfo, Finding, Manifest};
 use crate::provenance::{PROVENANCE_ROLE, ProvenanceRecord};
 use crate::validate::{clock, not_in_future, validate};
@@ -197,7 +197,9 @@ impl Verifier {
         if !after.is_empty() {
             return Err(BundleError::CorruptArchive("there is data after the end of the gzip stream".into()));
         }
-        let Expecting { manifest, manifest_bytes, envelope, signatures, artifact_bytes, finding_texts, .. } = result;
+        let Expecting {
+            manifest, manifest_bytes, envelope, signatures, artifact_bytes, finding_texts, ..
+        } = result;
         Ok(VerifiedBundle {
             id: Digest::of(&manifest_bytes),
             manifest,
@@ -438,7 +440,10 @@ impl Reading<'_> {
             let at = RunRef { index, key: Some((run.task.to_string(), run.hint.to_string(), run.attempt)) };
             let parsed = FindingsText::parse(&kept)
                 .and_then(|t| t.check(&run.findings).map(|()| t))
-                .map_err(|detail| BundleError::InvalidFindingText { run: at, detail: format!("are not its findings': {detail}") })?;
+                .map_err(|detail| BundleError::InvalidFindingText {
+                    run: at,
+                    detail: format!("are not its findings': {detail}"),
+                })?;
             state.finding_texts.insert(index, parsed);
         }
         state.artifact_bytes += listed;

@@ -8,7 +8,9 @@ use time::format_description::well_known::Rfc3339;
 
 use crate::digest::Digest;
 use crate::error::{BundleError, MAX_FINDINGS, RunRef};
-use crate::findings_text::{FINDINGS_MEDIA_TYPE, FINDINGS_ROLE, MAX_FINDINGS_TEXT_BYTES, SEE_TEXT, is_text_digest};
+use crate::findings_text::{
+    FINDINGS_MEDIA_TYPE, FINDINGS_ROLE, MAX_FINDINGS_TEXT_BYTES, SEE_TEXT, is_text_digest,
+};
 use crate::limits::{CLOCK_TOLERANCE_S, Limits};
 use crate::manifest::{ArtifactRole, EXECUTORS, Manifest, Reproduction, Run, SCHEMA};
 use crate::provenance::{MAX_PROVENANCE_BYTES, PROVENANCE_MEDIA_TYPE, PROVENANCE_ROLE};
@@ -310,7 +312,9 @@ fn validate_finding_text(m: &Manifest, run: &Run, at: &RunRef) -> Result<(), Bun
     }
     let bad = |detail: String| Err(BundleError::InvalidFindingText { run: at.clone(), detail });
     match (run.findings.is_empty(), run.artifacts.get(FINDINGS_ROLE)) {
-        (false, None) => bad("are missing: a run with findings carries them as its x-findings artifact".into()),
+        (false, None) => {
+            bad("are missing: a run with findings carries them as its x-findings artifact".into())
+        }
         (true, Some(_)) => bad("are there, but the run has no findings".into()),
         (false, Some(digest)) => match m.artifacts.get(digest) {
             Some(info) if info.media_type != FINDINGS_MEDIA_TYPE => {

@@ -95,16 +95,19 @@ pub fn all(trusted: &SecretKey, stranger: &SecretKey) -> Vec<Vector> {
     published["artifacts"] = json!({});
     let published = serde_json::from_value(published).expect("parses");
     valid("published", "published provenance, no artifacts", published, &[], &[trusted]);
-    let mut flagged = base.manifest.clone();
-    flagged["runs"][0]["findings"] = findings(2);
-    let flagged = serde_json::from_value(flagged).expect("parses");
-    valid(
-        "findings",
-        "a run with integrity findings, one pointing at a line of its patch",
-        flagged,
-        &base.artifacts,
-        &[trusted],
-    );
+    // A run with findings (spec §4a), their words in its x-findings artifact (§4g).
+    let (manifest_bytes, members) = base.with_findings(trusted, 2, false);
+    out.push(Vector {
+        name: "valid-findings.tar.gz".into(),
+        bytes: base.signed(&manifest_bytes, trusted, &members),
+        expected: Expected {
+            valid: true,
+            code: None,
+            why: "a run with integrity findings, one pointing at a line of its patch, their words in x-findings"
+                .into(),
+            bundle_id: Some(Digest::of(&manifest_bytes).to_hex()),
+        },
+    });
 
     // A run with its provenance record (spec §4b), as the runner writes one.
     let record = crate::ProvenanceRecord::parse(PROVENANCE_EXAMPLE.as_bytes()).expect("the example is valid");
@@ -158,6 +161,13 @@ pub fn all(trusted: &SecretKey, stranger: &SecretKey) -> Vec<Vector> {
         "provenance-record",
         "invalid_provenance_record",
         "a provenance record that names a file outside the working copy",
+        base.signed(&manifest_bytes, trusted, &members),
+    );
+    let (manifest_bytes, members) = base.with_findings(trusted, 2, true);
+    bad(
+        "finding-text",
+        "invalid_finding_text",
+        "an x-findings artifact whose first text is not the words its finding's text_digest names",
         base.signed(&manifest_bytes, trusted, &members),
     );
     out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -409,6 +419,15 @@ fn manifest_breakages(base: &Base) -> Vec<(&'static str, &'static str, &'static 
             "too_many_findings",
             "33 findings on one run",
             change(|m| run0(m)["findings"] = findings(33)),
+        ),
+        (
+            "finding-text-in-manifest",
+            "finding_text_in_manifest",
+            "a finding whose message quotes the run's outputs, as manifests did before spec §4g",
+            change(|m| {
+                run0(m)["findings"] = json!([{"check": "result-line-literal", "message": "line 3 prints `acc: 0.91`",
+                                              "artifact": "patch", "line": 3}])
+            }),
         ),
         (
             "finding-check",
@@ -708,6 +727,30 @@ impl Base {
         m["artifacts"][&digest] = json!({"media_type": "application/json", "size": record.len()});
         let mut members = self.members();
         members.push(Member::file(&format!("artifacts/{digest}"), record.to_vec()));
+        (pretty(&m), members)
+    }
+
+    /// The base manifest with `n` findings on its first run, their words sealed into an
+    /// x-findings artifact as `rexbench pack` does (salts from `key`); `swapped`: the
+    /// artifact's first text is not the one its digest names.
+    fn with_findings(&self, key: &SecretKey, n: usize, swapped: bool) -> (Vec<u8>, Vec<Member>) {
+        let plain: Vec<crate::Finding> = serde_json::from_value(findings(n)).expect("findings parse");
+        let mut i = 0u8;
+        let (sealed, mut texts) = crate::seal(plain, || {
+            i += 1;
+            key.salt(&[i])
+        });
+        if swapped {
+            texts.texts[0].text = "line 3 of the patch prints nothing".into();
+        }
+        let bytes = texts.to_bytes();
+        let digest = Digest::of(&bytes).to_hex();
+        let mut m = self.manifest.clone();
+        m["runs"][0]["findings"] = serde_json::to_value(&sealed).expect("serializes");
+        m["runs"][0]["artifacts"][crate::FINDINGS_ROLE] = json!(digest);
+        m["artifacts"][&digest] = json!({"media_type": crate::FINDINGS_MEDIA_TYPE, "size": bytes.len()});
+        let mut members = self.members();
+        members.push(Member::file(&format!("artifacts/{digest}"), bytes));
         (pretty(&m), members)
     }
 

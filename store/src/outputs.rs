@@ -100,7 +100,12 @@ impl Store {
         .await?;
         Ok(rows
             .into_iter()
-            .map(|(t, b, role, r)| ArtifactUse { task: TaskId::from(t), bundle: b, role, reproduction: r == 1 })
+            .map(|(t, b, role, r)| ArtifactUse {
+                task: TaskId::from(t),
+                bundle: b,
+                role,
+                reproduction: r == 1,
+            })
             .collect())
     }
 }

@@ -153,8 +153,9 @@ impl Access {
 
     /// Whether anyone may read such an artifact (and any cache keep it).
     pub fn public_artifact(&self, uses: &[ArtifactUse]) -> bool {
-        uses.iter()
-            .any(|u| self.public(u.task.as_str()) && !self.reveals_gold(u.task.as_str(), &u.role, u.reproduction))
+        uses.iter().any(|u| {
+            self.public(u.task.as_str()) && !self.reveals_gold(u.task.as_str(), &u.role, u.reproduction)
+        })
     }
 
     /// A run's findings as the reader may see them: by check and location, their text
@@ -200,7 +201,12 @@ impl Access {
         quoting
             .iter()
             .filter(|(task, _)| {
-                !self.may_read_role(task.as_str(), of.unwrap_or(bundle_id), bundle::FINDINGS_ROLE, of.is_some())
+                !self.may_read_role(
+                    task.as_str(),
+                    of.unwrap_or(bundle_id),
+                    bundle::FINDINGS_ROLE,
+                    of.is_some(),
+                )
             })
             .map(|(_, run)| run.clone())
             .collect()
@@ -209,7 +215,8 @@ impl Access {
     /// Whether anyone may read what `quoting` quotes.
     pub fn quotes_public(&self, quoting: &[(TaskId, String)], of: Option<&str>) -> bool {
         quoting.iter().all(|(task, _)| {
-            self.public(task.as_str()) && !self.reveals_gold(task.as_str(), bundle::FINDINGS_ROLE, of.is_some())
+            self.public(task.as_str())
+                && !self.reveals_gold(task.as_str(), bundle::FINDINGS_ROLE, of.is_some())
         })
     }
 }
@@ -369,7 +376,10 @@ mod tests {
         assert!(gold(maintainer()).may_read_artifact(&log));
         // Even where the outputs are public, a private check's log is not.
         let public_log = [used("wordfreq", "b", CHECKER_LOG, false)];
-        assert!(!gold(Reader::Public).may_read_artifact(&public_log) && !gold(Reader::Public).public_artifact(&public_log));
+        assert!(
+            !gold(Reader::Public).may_read_artifact(&public_log)
+                && !gold(Reader::Public).public_artifact(&public_log)
+        );
         // A re-run's findings' words were made with the gold; the submitted run's were not.
         let rerun_words = [used("cogs", "mine", bundle::FINDINGS_ROLE, true)];
         assert!(!gold(submitter()).may_read_artifact(&rerun_words));

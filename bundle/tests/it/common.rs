@@ -100,6 +100,33 @@ impl Sample {
         self.artifacts.iter().map(|(d, b)| (format!("artifacts/{d}"), b.clone())).collect()
     }
 
+    /// `manifest` with the findings of run 0 (given with their words, as the runner
+    /// makes them) sealed as `rexbench pack` seals them (spec §4g), and the members
+    /// with the x-findings artifact; `texts` may change the artifact before it is added.
+    pub fn sealed(
+        &self,
+        mut manifest: Value,
+        findings: Value,
+        texts: impl FnOnce(&mut bundle::FindingsText),
+    ) -> (Value, Vec<(String, Vec<u8>)>) {
+        let plain: Vec<bundle::Finding> = serde_json::from_value(findings).unwrap();
+        let mut i = 0u32;
+        let (sealed, mut words) = bundle::seal(plain, || {
+            i += 1;
+            self.key.salt(&i.to_be_bytes())
+        });
+        texts(&mut words);
+        let bytes = words.to_bytes();
+        let digest = Digest::of(&bytes).to_hex();
+        manifest["runs"][0]["findings"] = serde_json::to_value(&sealed).unwrap();
+        manifest["runs"][0]["artifacts"][bundle::FINDINGS_ROLE] = json!(digest);
+        manifest["artifacts"][&digest] =
+            json!({"media_type": bundle::FINDINGS_MEDIA_TYPE, "size": bytes.len()});
+        let mut members = self.members();
+        members.push((format!("artifacts/{digest}"), bytes));
+        (manifest, members)
+    }
+
     pub fn verifier(&self) -> bundle::Verifier {
         bundle::Verifier::new(vec![self.key.public_key()], TASKS)
     }

@@ -555,32 +555,109 @@ fn findings(n: usize) -> Value {
     Value::Array((0..n).map(|i| json!({"check": format!("check-{i}"), "message": "seen"})).collect())
 }
 
-/// Findings at the limits are accepted: 32 of them, a 64-character check, a message of
-/// 500 characters, and the same check at two lines or in two artifacts.
+/// Findings at the limits are accepted: 32 of them, a 64-character check, words of 500
+/// characters, and the same check at two lines or in two artifacts; their words come
+/// back from x-findings as the runner wrote them.
 #[test]
 fn findings_at_the_limits_are_accepted() {
-    for mutate in [
-        Box::new(|m: &mut Value| run0(m)["findings"] = findings(32)) as Box<dyn Fn(&mut Value)>,
-        Box::new(|m: &mut Value| {
-            run0(m)["findings"] = json!([
-                {"check": format!("a{}", "-".repeat(63)), "message": "é".repeat(500)},
-                {"check": "c", "message": "m", "artifact": "patch", "line": 1},
-                {"check": "c", "message": "m", "artifact": "patch", "line": 2},
-                {"check": "c", "message": "m", "artifact": "stdout", "line": 2},
-                {"check": "c", "message": "m", "artifact": "patch"},
-            ])
-        }),
+    for findings in [
+        findings(32),
+        json!([
+            {"check": format!("a{}", "-".repeat(63)), "message": "é".repeat(500)},
+            {"check": "c", "message": "m", "artifact": "patch", "line": 1},
+            {"check": "c", "message": "m", "artifact": "patch", "line": 2},
+            {"check": "c", "message": "m", "artifact": "stdout", "line": 2},
+            {"check": "c", "message": "m", "artifact": "patch"},
+        ]),
     ] {
         let s = sample();
-        let mut m = s.manifest.clone();
-        mutate(&mut m);
-        let bytes = s.bundle_with(&serde_json::to_vec_pretty(&m).unwrap(), &s.members());
+        let (m, members) = s.sealed(s.manifest.clone(), findings.clone(), |_| {});
+        let bytes = s.bundle_with(&serde_json::to_vec_pretty(&m).unwrap(), &members);
         let verified = s.verifier().verify(bytes.as_slice()).unwrap_or_else(|e| panic!("refused: {e}"));
-        assert_eq!(
-            verified.manifest.runs[0].findings.len(),
-            m["runs"][0]["findings"].as_array().unwrap().len()
+        let given = findings.as_array().unwrap();
+        assert_eq!(verified.manifest.runs[0].findings.len(), given.len());
+        assert!(verified.manifest.runs[0].findings.iter().all(|f| f.message == bundle::SEE_TEXT));
+        let words: Vec<String> = verified.findings_of(0).into_iter().map(|f| f.message).collect();
+        let want: Vec<String> = given.iter().map(|f| f["message"].as_str().unwrap().to_owned()).collect();
+        assert_eq!(words, want);
+    }
+}
+
+/// Spec §4g: words in the manifest, and words that are not the manifest's, are refused.
+#[test]
+fn findings_words_live_in_x_findings_and_match_their_digests() {
+    let s = sample();
+    let words = json!([{"check": "c", "message": "prints `acc: 0.91`", "artifact": "patch", "line": 1}]);
+    let case = |m: Value, members: Vec<(String, Vec<u8>)>| {
+        let bytes = s.bundle_with(&serde_json::to_vec_pretty(&m).unwrap(), &members);
+        s.verifier()
+            .verify(bytes.as_slice())
+            .err()
+            .unwrap_or_else(|| panic!("accepted: {}", m["runs"][0]["findings"]))
+    };
+    // The words in the manifest, as before: refused, naming the run and the finding.
+    let mut quoted = s.manifest.clone();
+    run0(&mut quoted)["findings"] = words.clone();
+    let e = case(quoted, s.members());
+    assert_eq!(e.code(), "finding_text_in_manifest");
+    assert!(e.to_string().contains("findings[0]") && e.to_string().contains("cogs"), "{e}");
+    // Sealed, then a message put back, or the digest dropped or not hex.
+    for (edit, code) in [
+        (
+            Box::new(|m: &mut Value| run0(m)["findings"][0]["message"] = json!("prints `acc: 0.91`"))
+                as Box<dyn Fn(&mut Value)>,
+            "finding_text_in_manifest",
+        ),
+        (
+            Box::new(|m: &mut Value| {
+                run0(m)["findings"][0].as_object_mut().unwrap().remove("text_digest");
+            }),
+            "finding_text_in_manifest",
+        ),
+        (
+            Box::new(|m: &mut Value| run0(m)["findings"][0]["text_digest"] = json!("AB".repeat(32))),
+            "finding_text_in_manifest",
+        ),
+        // No x-findings for a run with findings; one for a run without.
+        (
+            Box::new(|m: &mut Value| {
+                run0(m)["artifacts"].as_object_mut().unwrap().remove(bundle::FINDINGS_ROLE);
+            }),
+            "invalid_finding_text",
+        ),
+        (
+            Box::new(|m: &mut Value| {
+                run0(m)["findings"] = json!([]);
+            }),
+            "invalid_finding_text",
+        ),
+    ] {
+        let (mut m, members) = s.sealed(s.manifest.clone(), words.clone(), |_| {});
+        edit(&mut m);
+        let got = case(m, members).code();
+        // An x-findings no run names is also an unused artifact: either says what is wrong.
+        assert!(
+            got == code || (code == "invalid_finding_text" && got == "artifact_unused"),
+            "{got} for {code}"
         );
     }
+    // The artifact's words are not the ones the digest names; one text too many; not JSON.
+    for texts in [
+        Box::new(|t: &mut bundle::FindingsText| t.texts[0].text = "prints nothing".into())
+            as Box<dyn Fn(&mut bundle::FindingsText)>,
+        Box::new(|t: &mut bundle::FindingsText| t.texts.push(t.texts[0].clone())),
+        Box::new(|t: &mut bundle::FindingsText| t.schema = "rexbench.findings/v0".into()),
+    ] {
+        let (m, members) = s.sealed(s.manifest.clone(), words.clone(), texts);
+        let e = case(m, members);
+        assert_eq!(e.code(), "invalid_finding_text", "{e}");
+        assert!(e.to_string().contains("x-findings"), "{e}");
+    }
+    // The media type is JSON's.
+    let (mut m, members) = s.sealed(s.manifest.clone(), words.clone(), |_| {});
+    let digest = m["runs"][0]["artifacts"][bundle::FINDINGS_ROLE].as_str().unwrap().to_owned();
+    m["artifacts"][&digest]["media_type"] = json!("text/plain");
+    assert_eq!(case(m, members).code(), "invalid_finding_text");
 }
 
 /// The codes exercised here and in `limits` together cover every rule.
@@ -588,6 +665,9 @@ fn findings_at_the_limits_are_accepted() {
 fn every_code_is_exercised() {
     let mut covered: BTreeSet<&str> = manifest_rules().into_iter().map(|(_, c)| c).collect();
     covered.extend([
+        // findings_words_live_in_x_findings_and_match_their_digests
+        "finding_text_in_manifest",
+        "invalid_finding_text",
         // archive_rules_each_have_their_code, envelope_rules_each_have_their_code,
         // a_key_twice…, io_failures…, a_failing_sink…
         "not_gzip",
