@@ -22,7 +22,7 @@ use leptos_router::path;
 pub use pages::Verdict;
 use pages::{
     AboutPage, AgentPage, ChangesPage, ComparePage, FailuresPage, KeysPage, LeaderboardPage, NotFound,
-    ParityPage, RunPage, SignInPage, SubmitPage, TaskPage, TasksPage,
+    ParityPage, RunPage, SignInLinkPage, SignInPage, SubmitPage, TaskPage, TasksPage,
 };
 
 /// The name wasm-bindgen gives the islands' module (`rexbench.js`, `rexbench_bg.wasm`).
@@ -115,6 +115,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/keys") view=KeysPage/>
                     <Route path=path!("/about") view=AboutPage/>
                     <Route path=path!("/signin") view=SignInPage/>
+                    <Route path=path!("/login/:ticket") view=SignInLinkPage/>
                 </Routes>
             </main>
             <footer class="site">

@@ -111,8 +111,7 @@ pub fn pack_as(
                 let attempt = name_of(&run_dir).parse::<u32>().ok().filter(|a| *a >= 1).ok_or_else(|| {
                     layout(&folder, &run_dir, "an attempt directory must be named 1, 2, 3, …")
                 })?;
-                let salt_key = keys.first().copied();
-                let run = read_run(&folder, &run_dir, task.clone(), hint, attempt, salt_key, &mut builder)?;
+                let run = read_run(&folder, &run_dir, task.clone(), hint, attempt, &mut builder)?;
                 builder.manifest_mut().runs.push(run);
             }
         }
@@ -120,6 +119,11 @@ pub fn pack_as(
     let runs = builder.manifest_mut().runs.len();
     if runs == 0 {
         return Err(PackError::NoRuns(results.to_owned()));
+    }
+    // Spec §4g: the findings' words go into each run's x-findings artifact, private with
+    // its outputs; the public manifest keeps each finding's check, place and salted digest.
+    if let Some(key) = keys.first() {
+        builder.seal_findings(key);
     }
     let artifacts = builder.manifest_mut().artifacts.len();
 
@@ -138,7 +142,6 @@ fn read_run(
     task: String,
     hint: Hint,
     attempt: u32,
-    salt_key: Option<&SecretKey>,
     builder: &mut BundleBuilder,
 ) -> Result<Run, PackError> {
     let record: RunRecord = read_json(folder, &dir.join("run.json"))?;
@@ -180,24 +183,6 @@ fn read_run(
             return Err(layout(folder, &entry.rel, &format!("two files for the role `{role}`")));
         }
     }
-    // Spec §4g: the findings' words go into their own artifact, private with the run's
-    // outputs; the public manifest keeps each finding's check, place and salted digest.
-    let findings = if record.findings.is_empty() {
-        Vec::new()
-    } else {
-        let mut n = 0u32;
-        let (findings, texts) = bundle::seal(record.findings, || {
-            n += 1;
-            let context = format!("{task}\n{hint}\n{attempt}\n{n}\n");
-            match salt_key {
-                Some(key) => key.salt(context.as_bytes()),
-                None => random_salt(),
-            }
-        });
-        let digest = builder.add_bytes(texts.to_bytes(), bundle::FINDINGS_MEDIA_TYPE);
-        artifacts.insert(bundle::FINDINGS_ROLE.to_owned(), digest.to_hex());
-        findings
-    };
     Ok(Run {
         task: task.into(),
         hint,
@@ -210,16 +195,8 @@ fn read_run(
         cost_usd: record.cost_usd,
         metrics: record.metrics,
         artifacts,
-        findings,
+        findings: record.findings,
     })
-}
-
-/// 16 bytes from the operating system, where no key makes the salt.
-fn random_salt() -> [u8; 16] {
-    use rand_core::RngCore;
-    let mut salt = [0u8; 16];
-    rand_core::OsRng.fill_bytes(&mut salt);
-    salt
 }
 
 /// The media type an artifact gets from its file extension.

@@ -102,6 +102,30 @@ impl BundleBuilder {
         Ok(digest)
     }
 
+    /// Spec §4g: moves the words of each run's findings that still hold them (no
+    /// `text_digest`) into the run's `x-findings` artifact, salted with 16 bytes `key`
+    /// derives from the run and the finding's place (so the same results seal the same
+    /// way, and no one without the key can guess a salt).
+    pub fn seal_findings(&mut self, key: &SecretKey) {
+        for i in 0..self.manifest.runs.len() {
+            let run = &mut self.manifest.runs[i];
+            if run.findings.is_empty() || run.findings.iter().all(|f| f.text_digest.is_some()) {
+                continue;
+            }
+            let context = format!("{}\n{}\n{}\n", run.task, run.hint, run.attempt);
+            let mut n = 0u32;
+            let (sealed, texts) = crate::findings_text::seal(std::mem::take(&mut run.findings), || {
+                n += 1;
+                key.salt(format!("{context}{n}\n").as_bytes())
+            });
+            run.findings = sealed;
+            let digest = self.add_bytes(texts.to_bytes(), crate::findings_text::FINDINGS_MEDIA_TYPE);
+            self.manifest.runs[i]
+                .artifacts
+                .insert(crate::findings_text::FINDINGS_ROLE.to_owned(), digest.to_hex());
+        }
+    }
+
     fn list(&mut self, digest: Digest, size: u64, media_type: &str) {
         self.manifest
             .artifacts

@@ -24,6 +24,7 @@ use crate::state::Shared;
     responses(
         (status = 200, body = KeysAnswer),
         (status = 401, description = "No valid admin token", body = ErrorAnswer),
+        (status = 429, description = "Too many refused credentials from this address (`rate_limited`, with Retry-After)", body = ErrorAnswer),
         (status = 404, description = "Admin over HTTP is off", body = ErrorAnswer),
     )
 )]
@@ -55,6 +56,7 @@ pub struct NewKey {
         (status = 201, body = KeyAnswer),
         (status = 400, description = "A body that is not JSON", body = ErrorAnswer),
         (status = 401, description = "No valid admin token", body = ErrorAnswer),
+        (status = 429, description = "Too many refused credentials from this address (`rate_limited`, with Retry-After)", body = ErrorAnswer),
         (status = 404, description = "Admin over HTTP is off", body = ErrorAnswer),
         (status = 409, description = "The key is registered already", body = ErrorAnswer),
         (status = 415, description = "Not sent as application/json", body = ErrorAnswer),
@@ -74,6 +76,8 @@ pub async fn add_key(
         return Err(bad("invalid_owner", "owner must be 1 to 200 characters".into()));
     }
     let record = app.store.add_key(&public, &key.owner, tier).await?;
+    // The change log moved: `/keys` and `/api/v1/keys` are made again.
+    crate::ingest::refresh_pages(&app).await;
     Ok((StatusCode::CREATED, Json(KeyAnswer { key: record })))
 }
 
@@ -88,6 +92,7 @@ pub async fn add_key(
         (status = 200, body = KeyAnswer),
         (status = 400, description = "A path that is not UTF-8", body = ErrorAnswer),
         (status = 401, description = "No valid admin token", body = ErrorAnswer),
+        (status = 429, description = "Too many refused credentials from this address (`rate_limited`, with Retry-After)", body = ErrorAnswer),
         (status = 404, description = "No such key, or admin over HTTP is off", body = ErrorAnswer),
     )
 )]
@@ -100,6 +105,7 @@ pub async fn revoke_key(
         store::StoreError::UnknownKey(_) => ApiError::not_found(format!("no key {keyid}")),
         other => other.into(),
     })?;
+    crate::ingest::refresh_pages(&app).await;
     Ok(Json(KeyAnswer { key: record }))
 }
 
@@ -132,6 +138,7 @@ pub(crate) fn pending_or_all() -> utoipa::openapi::schema::Object {
         (status = 200, body = FindingsAnswer),
         (status = 400, description = "An unknown status, a limit out of range, or a parameter given twice", body = ErrorAnswer),
         (status = 401, description = "No valid admin token", body = ErrorAnswer),
+        (status = 429, description = "Too many refused credentials from this address (`rate_limited`, with Retry-After)", body = ErrorAnswer),
         (status = 404, description = "Admin over HTTP is off", body = ErrorAnswer),
     )
 )]
@@ -174,6 +181,7 @@ pub struct NewReview {
         (status = 200, body = FindingAnswer),
         (status = 400, description = "A body that is not JSON, or a path that is not UTF-8", body = ErrorAnswer),
         (status = 401, description = "No valid admin token", body = ErrorAnswer),
+        (status = 429, description = "Too many refused credentials from this address (`rate_limited`, with Retry-After)", body = ErrorAnswer),
         (status = 404, description = "No such finding, or admin over HTTP is off", body = ErrorAnswer),
         (status = 415, description = "Not sent as application/json", body = ErrorAnswer),
         (status = 422, description = "A body that is not a review, or an unknown verdict or a bad note", body = ErrorAnswer),
@@ -222,6 +230,7 @@ pub struct AccessLogQuery {
         (status = 200, body = AccessLogAnswer),
         (status = 400, description = "A limit out of range, or a parameter given twice", body = ErrorAnswer),
         (status = 401, description = "No valid admin token", body = ErrorAnswer),
+        (status = 429, description = "Too many refused credentials from this address (`rate_limited`, with Retry-After)", body = ErrorAnswer),
         (status = 404, description = "Admin over HTTP is off", body = ErrorAnswer),
     )
 )]

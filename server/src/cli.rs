@@ -54,9 +54,10 @@ enum Command {
         #[command(subcommand)]
         command: OutputsCommand,
     },
-    /// Print a one-time link that signs a browser in (for ten minutes' use, then twelve
-    /// hours signed in): as a maintainer, who reads every private output, or as the key
-    /// `--as` names (its submitter's outputs; a maintainer key's: all).
+    /// Print a one-time link that signs a browser in (for ten minutes' use; its page's
+    /// button signs in for twelve hours, a maintainer for one): as a maintainer, who reads
+    /// every private output, or as the key `--as` names (its submitter's outputs; a
+    /// maintainer key's: all).
     SignInLink {
         /// A registered key's id.
         #[arg(long = "as")]
@@ -80,6 +81,11 @@ enum Command {
     Sampling {
         #[arg(long)]
         reveal: bool,
+    },
+    /// The open sign-in sessions (tokens, links, browsers), or end them at once.
+    Sessions {
+        #[command(subcommand)]
+        command: SessionsCommand,
     },
     /// Every read of private content, newest first: who, which run or artifact, when.
     AccessLog {
@@ -118,6 +124,23 @@ enum KeysCommand {
     /// Revoke a key: from now on it verifies nothing.
     Revoke {
         keyid: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum SessionsCommand {
+    /// Every open session: its id (never its secret), kind, who, and when it ends.
+    List,
+    /// End sessions now, and every session made from them: those whose ids are given,
+    /// every maintainer's (--maintainers), or every one (--all).
+    Revoke {
+        /// Ids as `sessions list` shows them (at least 8 hex digits).
+        #[arg(required_unless_present_any = ["all", "maintainers"], conflicts_with_all = ["all", "maintainers"])]
+        ids: Vec<String>,
+        #[arg(long, conflicts_with = "maintainers")]
+        all: bool,
+        #[arg(long)]
+        maintainers: bool,
     },
 }
 
@@ -372,6 +395,38 @@ async fn run(command: Command, settings: crate::Settings) -> anyhow::Result<Exit
                 }
             };
             println!("{}{link}", base.trim_end_matches('/'));
+        }
+        Command::Sessions { command: SessionsCommand::List } => {
+            let now = time::OffsetDateTime::now_utc().unix_timestamp();
+            let open = state.store.open_sessions(now).await?;
+            for o in &open {
+                let who = match (&o.keyid, &o.owner) {
+                    (Some(k), Some(owner)) => format!("key {k} ({owner})"),
+                    (Some(k), None) => format!("key {k}"),
+                    (None, _) => "a maintainer's sign-in link".to_owned(),
+                };
+                let reads = if o.maintainer { "maintainer" } else { "submitter" };
+                println!(
+                    "{}  {:<7} {:<10} ends in {:>5} min  {who}",
+                    o.id,
+                    o.kind.as_str(),
+                    reads,
+                    (o.expires_at - now + 59) / 60
+                );
+            }
+            println!("{} open session(s)", open.len());
+        }
+        Command::Sessions { command: SessionsCommand::Revoke { ids, all, maintainers } } => {
+            let which = if all {
+                store::Revoke::All
+            } else if maintainers {
+                store::Revoke::Maintainers
+            } else {
+                store::Revoke::Ids(ids)
+            };
+            let now = time::OffsetDateTime::now_utc().unix_timestamp();
+            let ended = state.store.revoke_sessions(&which, now).await?;
+            println!("ended {ended} session(s), and every session made from them");
         }
         Command::AccessLog { limit } => {
             for e in state.store.access_log(limit.clamp(1, 100_000), None).await? {

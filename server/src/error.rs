@@ -118,7 +118,9 @@ impl From<StoreError> for ApiError {
             StoreError::UnknownKey(_) => {
                 ApiError::new(StatusCode::UNAUTHORIZED, "no_trusted_signature", e.to_string())
             }
-            StoreError::UnknownFinding(_) => ApiError::not_found(e.to_string()),
+            StoreError::UnknownFinding(_) | StoreError::UnknownSession(_) => {
+                ApiError::not_found(e.to_string())
+            }
             StoreError::KeyExists(_) => ApiError::new(StatusCode::CONFLICT, "key_exists", e.to_string()),
             StoreError::ReproductionRefused { code, .. } => {
                 let status = match code {

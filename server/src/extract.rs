@@ -93,6 +93,11 @@ where
         if is_admin_token(&app, crate::credentials::bearer(&parts.headers).unwrap_or("")) {
             Ok(Admin)
         } else {
+            // Counted and held to the address's sign-in allowance like every refused
+            // credential: guessing the token is as slow as guessing a session.
+            app.metrics.refused(crate::metrics::Refusal::InvalidCredentials);
+            let client = app.guard.client(&parts.headers, &parts.extensions);
+            app.guard.admit_sign_in(client)?;
             Err(ApiError::new(
                 StatusCode::UNAUTHORIZED,
                 "admin_unauthorized",

@@ -95,6 +95,7 @@ pub async fn set(
     responses(
         (status = 200, body = OutputsAnswer),
         (status = 401, description = "No valid admin token", body = ErrorAnswer),
+        (status = 429, description = "Too many refused credentials from this address (`rate_limited`, with Retry-After)", body = ErrorAnswer),
         (status = 404, description = "Admin over HTTP is off", body = ErrorAnswer),
     )
 )]
@@ -115,6 +116,7 @@ pub async fn list_outputs(State(app): State<Shared>, _: Admin) -> Result<Json<Ou
         (status = 200, body = OutputsChangeAnswer),
         (status = 400, description = "A body that is not JSON, or a path that is not UTF-8", body = ErrorAnswer),
         (status = 401, description = "No valid admin token", body = ErrorAnswer),
+        (status = 429, description = "Too many refused credentials from this address (`rate_limited`, with Retry-After)", body = ErrorAnswer),
         (status = 404, description = "No such task, or admin over HTTP is off", body = ErrorAnswer),
         (status = 415, description = "Not sent as application/json", body = ErrorAnswer),
         (status = 422, description = "A body that is not a change, an unknown visibility or a bad reason", body = ErrorAnswer),

@@ -136,6 +136,7 @@ pub struct ReproductionHours {
         (status = 200, body = QueueAnswer),
         (status = 400, description = "An unknown status, or a parameter given twice", body = ErrorAnswer),
         (status = 401, description = "No valid admin token", body = ErrorAnswer),
+        (status = 429, description = "Too many refused credentials from this address (`rate_limited`, with Retry-After)", body = ErrorAnswer),
         (status = 404, description = "Admin over HTTP is off", body = ErrorAnswer),
     )
 )]

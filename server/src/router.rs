@@ -109,7 +109,7 @@ pub(crate) fn router(shared: Shared) -> Router {
         .route("/pkg/{version}/{file}", get(islands::serve).with_state(shared.pkg.clone()))
         .route("/submit", post(pages::upload).layer(DefaultBodyLimit::disable()))
         .route("/sfn/{*name}", get(pages::server_fn).post(pages::server_fn))
-        .route("/login/{ticket}", get(session::redeem))
+        .route("/login/{ticket}", post(session::redeem))
         .route("/signout", post(session::sign_out))
         .leptos_routes_with_handler(routes, pages::render)
         .fallback(pages::render)

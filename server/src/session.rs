@@ -43,6 +43,9 @@ const CHALLENGE_TTL: i64 = 5 * 60;
 const TOKEN_TTL: i64 = 60 * 60;
 const TICKET_TTL: i64 = 10 * 60;
 const BROWSER_TTL: i64 = 12 * 60 * 60;
+/// How long a maintainer's browser session lasts at most (a maintainer's key signs in
+/// for no longer than a token lives; a link made on the server, for this).
+pub const MAINTAINER_TTL: i64 = 60 * 60;
 /// What a key signs to sign in: this, the challenge and the key id, one a line.
 pub const DOMAIN: &str = "rexbench-login/v1";
 
@@ -118,6 +121,21 @@ fn live(session: &Session, now: i64) -> Result<(), ApiError> {
     }
     if session.expires_at <= now {
         return Err(refused("session_expired", "this session expired: sign in again"));
+    }
+    // A session made from another (a browser's, from `rexbench login`'s token) ends with it.
+    if let Some(parent) = &session.parent {
+        if parent.ended_at.is_some() {
+            return Err(refused(
+                "session_ended",
+                "the session this one was opened from was signed out or revoked: sign in again",
+            ));
+        }
+        if parent.expires_at <= now {
+            return Err(refused(
+                "session_expired",
+                "the session this one was opened from expired: sign in again",
+            ));
+        }
     }
     Ok(())
 }
@@ -330,9 +348,19 @@ pub async fn login(
     }
     let maintainer = key.tier == Tier::Maintainer;
     let token = format!("{TOKEN_PREFIX}{}", secret());
+    let token_hash = hashed(&token);
     app.store
-        .add_session(&hashed(&token), SessionKind::Token, Some(&key.keyid), maintainer, now, now + TOKEN_TTL)
+        .add_session(
+            &token_hash,
+            SessionKind::Token,
+            Some(&key.keyid),
+            maintainer,
+            now,
+            now + TOKEN_TTL,
+            None,
+        )
         .await?;
+    // The link's browser session is made from this token: it ends when the token does.
     let ticket = secret();
     app.store
         .add_session(
@@ -342,6 +370,7 @@ pub async fn login(
             maintainer,
             now,
             now + TICKET_TTL,
+            Some(&token_hash),
         )
         .await?;
     Ok((
@@ -379,6 +408,7 @@ pub async fn link(
             maintainer || keyid.is_none(),
             now,
             now + minutes * 60,
+            None,
         )
         .await?;
     Ok(format!("/login/{ticket}"))
@@ -431,9 +461,11 @@ pub async fn logout(State(app): State<Shared>, parts: ClientParts) -> Result<Sta
     }
 }
 
-/// `GET /login/{ticket}`: a one-time link opens a browser session (a cookie) and goes to
-/// the leaderboard; a link that was used, expired or never issued goes to `/signin`,
-/// which says so.
+/// `POST /login/{ticket}`: the button on a sign-in link's page (`GET /login/{ticket}`,
+/// which signs nobody in, so that a link previewer or another site's link spends
+/// nothing) opens a browser session (a cookie) and goes to `/signin`. Only from this
+/// site's own page; only a ticket, once. A link that was used, expired or never issued
+/// goes to `/signin`, which says so.
 pub async fn redeem(
     State(app): State<Shared>,
     axum::extract::Path(ticket): axum::extract::Path<String>,
@@ -442,6 +474,15 @@ pub async fn redeem(
     if let Err(limited) = app.guard.admit_sign_in(parts.client) {
         return limited.into_response();
     }
+    if !same_site(&parts.headers) {
+        app.metrics.refused(Refusal::InvalidCredentials);
+        return ApiError::new(
+            StatusCode::FORBIDDEN,
+            "cross_site",
+            "sign in with the button on this site's own sign-in page (open the link itself)",
+        )
+        .into_response();
+    }
     let now = unix_now();
     let problem = match app.store.redeem_ticket(&hashed(&ticket), now).await {
         Err(e) => return ApiError::from(e).into_response(),
@@ -449,9 +490,17 @@ pub async fn redeem(
         Ok(Some(s)) if s.ended_at.is_some() => "used",
         Ok(Some(s)) if s.expires_at <= now => "expired",
         Ok(Some(s)) if s.key_revoked_at.is_some() => "revoked",
+        Ok(Some(s)) if s.parent.as_ref().is_some_and(|p| p.ended_at.is_some() || p.expires_at <= now) => {
+            "parent-ended"
+        }
         Ok(Some(s)) => {
             let secret = secret();
-            let expires = now + BROWSER_TTL;
+            // A maintainer's session is short; any session ends no later than the one
+            // it was made from.
+            let own =
+                if s.maintainer || s.tier == Some(Tier::Maintainer) { MAINTAINER_TTL } else { BROWSER_TTL };
+            let expires = s.parent.as_ref().map_or(now + own, |p| p.expires_at.min(now + own));
+            let parent = s.parent.as_ref().map(|p| p.token_hash.as_str());
             if let Err(e) = app
                 .store
                 .add_session(
@@ -461,6 +510,7 @@ pub async fn redeem(
                     s.maintainer,
                     now,
                     expires,
+                    parent,
                 )
                 .await
             {
@@ -471,7 +521,7 @@ pub async fn redeem(
                 .http_only(true)
                 .same_site(SameSite::Strict)
                 .secure(over_tls(&parts.headers))
-                .max_age(time::Duration::seconds(BROWSER_TTL))
+                .max_age(time::Duration::seconds(expires - now))
                 .build();
             return (CookieJar::new().add(cookie), Redirect::to("/signin")).into_response();
         }

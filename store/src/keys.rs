@@ -10,8 +10,12 @@ use crate::{Store, db, now};
 pub(crate) const COLUMNS: &str = "keyid, owner, tier, added_at, revoked_at, public_key";
 
 impl Store {
+    /// Registers a key, and says so in the change log (which moves every server's
+    /// cached `/keys`).
     pub async fn add_key(&self, key: &PublicKey, owner: &str, tier: Tier) -> Result<KeyRecord, StoreError> {
         let keyid = key.keyid().to_hex();
+        let at = now();
+        let mut tx = self.pool.begin().await?;
         let inserted = db::query(
             "INSERT INTO keys (keyid, public_key, owner, tier, added_at) VALUES ($1, $2, $3, $4, $5) \
              ON CONFLICT (keyid) DO NOTHING",
@@ -20,12 +24,15 @@ impl Store {
         .bind(key.to_pem())
         .bind(owner)
         .bind(tier.as_str())
-        .bind(now())
-        .execute(&self.pool)
+        .bind(&at)
+        .execute(&mut *tx)
         .await?;
         if inserted.rows_affected() == 0 {
             return Err(StoreError::KeyExists(keyid));
         }
+        key_change(&mut tx, &at, &format!("key {keyid} registered for {owner}, tier {}", tier.as_str()))
+            .await?;
+        tx.commit().await?;
         self.key(&keyid).await
     }
 
@@ -43,16 +50,27 @@ impl Store {
             .await?)
     }
 
-    /// Revokes a key from now on: it verifies nothing afterwards. Revoking twice keeps
-    /// the first time.
+    /// Revokes a key from now on: it verifies nothing afterwards, and every session it
+    /// opened ends. Revoking twice keeps the first time (and logs one change).
     pub async fn revoke_key(&self, keyid: &str) -> Result<KeyRecord, StoreError> {
         let key = self.key(keyid).await?;
         if key.revoked_at.is_none() {
-            db::query("UPDATE keys SET revoked_at = $1 WHERE keyid = $2 AND revoked_at IS NULL")
-                .bind(now())
+            let at = now();
+            let mut tx = self.pool.begin().await?;
+            let done = db::query("UPDATE keys SET revoked_at = $1 WHERE keyid = $2 AND revoked_at IS NULL")
+                .bind(&at)
                 .bind(keyid)
-                .execute(&self.pool)
+                .execute(&mut *tx)
                 .await?;
+            if done.rows_affected() == 1 {
+                let detail = format!(
+                    "key {keyid} ({}, tier {}) revoked: it verifies nothing from now on; what it signed before stays",
+                    key.owner,
+                    key.tier.as_str()
+                );
+                key_change(&mut tx, &at, &detail).await?;
+            }
+            tx.commit().await?;
         }
         self.key(keyid).await
     }
@@ -69,4 +87,18 @@ impl Store {
         }
         Ok(out)
     }
+}
+
+/// A change-log entry about the key registry.
+async fn key_change(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    at: &str,
+    detail: &str,
+) -> Result<(), StoreError> {
+    db::query("INSERT INTO changes (at, kind, detail) VALUES ($1, 'key', $2)")
+        .bind(at)
+        .bind(detail)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
 }

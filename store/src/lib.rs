@@ -70,7 +70,7 @@ pub use outputs::{ArtifactUse, OutputsChange};
 #[cfg(feature = "db")]
 pub use reproductions::{NOT_REPRODUCED, is_reproduction};
 #[cfg(feature = "db")]
-pub use sessions::{AccessEntry, ChallengeUse, Session, SessionKind};
+pub use sessions::{AccessEntry, ChallengeUse, OpenSession, Parent, Revoke, Session, SessionKind};
 #[cfg(feature = "db")]
 pub use steps::Ingested;
 #[cfg(feature = "db")]

@@ -60,6 +60,41 @@ pub struct Session {
     pub ended_at: Option<i64>,
     /// The key's revocation, which ends every session it opened at once.
     pub key_revoked_at: Option<String>,
+    /// The session this one was made from (a sign-in link's ticket from a token, a
+    /// browser's cookie from that token), as it is now: it ends with it.
+    pub parent: Option<Parent>,
+}
+
+/// The session another was made from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parent {
+    pub token_hash: String,
+    pub expires_at: i64,
+    pub ended_at: Option<i64>,
+}
+
+/// An open session, as `rexbench-server sessions list` shows it (never its secret).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenSession {
+    /// The first 12 hex digits of its secret's SHA-256: enough to name it.
+    pub id: String,
+    pub kind: SessionKind,
+    pub keyid: Option<String>,
+    pub owner: Option<String>,
+    pub maintainer: bool,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+/// Which open sessions to end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Revoke {
+    /// Every one.
+    All,
+    /// Every session that reads as a maintainer.
+    Maintainers,
+    /// Those whose id (`OpenSession::id`, or a longer prefix of the hash) is one of these.
+    Ids(Vec<String>),
 }
 
 /// What became of a challenge answered with a signature.
@@ -106,11 +141,21 @@ fn session(row: &AnyRow) -> Result<Session, StoreError> {
         expires_at: row.try_get("expires_at")?,
         ended_at: row.try_get("ended_at")?,
         key_revoked_at: row.try_get("revoked_at")?,
+        parent: match row.try_get::<Option<String>, _>("parent")? {
+            None => None,
+            Some(token_hash) => Some(Parent {
+                token_hash,
+                expires_at: row.try_get::<Option<i64>, _>("parent_expires_at")?.unwrap_or(0),
+                ended_at: row.try_get("parent_ended_at")?,
+            }),
+        },
     })
 }
 
-const SESSION: &str = "SELECT s.kind, s.keyid, s.maintainer, s.created_at, s.expires_at, s.ended_at, \
-     k.owner, k.tier, k.revoked_at FROM sessions s LEFT JOIN keys k ON k.keyid = s.keyid WHERE s.token_hash = $1";
+const SESSION: &str = "SELECT s.kind, s.keyid, s.maintainer, s.created_at, s.expires_at, s.ended_at, s.parent, \
+     p.expires_at AS parent_expires_at, p.ended_at AS parent_ended_at, \
+     k.owner, k.tier, k.revoked_at FROM sessions s LEFT JOIN keys k ON k.keyid = s.keyid \
+     LEFT JOIN sessions p ON p.token_hash = s.parent WHERE s.token_hash = $1";
 
 impl Store {
     /// Records a challenge issued to `keyid`, valid until `expires_at`; forgets those
@@ -165,7 +210,9 @@ impl Store {
         Ok(if done.rows_affected() == 1 { ChallengeUse::Accepted } else { ChallengeUse::Used })
     }
 
-    /// Opens a session named by the SHA-256 of its secret.
+    /// Opens a session named by the SHA-256 of its secret; `parent`, the session it is
+    /// made from (it ends with it).
+    #[allow(clippy::too_many_arguments)]
     pub async fn add_session(
         &self,
         token_hash: &str,
@@ -174,10 +221,11 @@ impl Store {
         maintainer: bool,
         now: i64,
         expires_at: i64,
+        parent: Option<&str>,
     ) -> Result<(), StoreError> {
         db::query(
-            "INSERT INTO sessions (token_hash, kind, keyid, maintainer, created_at, expires_at) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO sessions (token_hash, kind, keyid, maintainer, created_at, expires_at, parent) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(token_hash)
         .bind(kind.as_str())
@@ -185,9 +233,95 @@ impl Store {
         .bind(i64::from(maintainer))
         .bind(now)
         .bind(expires_at)
+        .bind(parent)
         .execute(&self.pool)
         .await?;
         Ok(())
+    }
+
+    /// The sessions open at `now` (not ended, not expired), newest first.
+    pub async fn open_sessions(&self, now: i64) -> Result<Vec<OpenSession>, StoreError> {
+        let rows = db::query(
+            "SELECT s.token_hash, s.kind, s.keyid, k.owner, s.maintainer, k.tier, s.created_at, s.expires_at \
+             FROM sessions s LEFT JOIN keys k ON k.keyid = s.keyid \
+             WHERE s.ended_at IS NULL AND s.expires_at > $1 ORDER BY s.created_at DESC, s.token_hash",
+        )
+        .bind(now)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                let hash: String = r.try_get("token_hash")?;
+                let tier: Option<String> = r.try_get("tier")?;
+                Ok(OpenSession {
+                    id: hash[..12].to_owned(),
+                    kind: SessionKind::parse(&r.try_get::<String, _>("kind")?)?,
+                    keyid: r.try_get("keyid")?,
+                    owner: r.try_get("owner")?,
+                    maintainer: r.try_get::<i64, _>("maintainer")? == 1
+                        || tier.as_deref() == Some("maintainer"),
+                    created_at: r.try_get("created_at")?,
+                    expires_at: r.try_get("expires_at")?,
+                })
+            })
+            .collect()
+    }
+
+    /// Ends the open sessions `which` names at `now` (and so every session made from
+    /// them); how many. An id that names no open session, or more than one, is an error,
+    /// and nothing is ended.
+    pub async fn revoke_sessions(&self, which: &Revoke, now: i64) -> Result<u64, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let open = "ended_at IS NULL AND expires_at > $2";
+        let ended = match which {
+            Revoke::All => db::query(&format!("UPDATE sessions SET ended_at = $1 WHERE {open}"))
+                .bind(now)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected(),
+            Revoke::Maintainers => db::query(&format!(
+                "UPDATE sessions SET ended_at = $1 WHERE {open} AND (maintainer = 1 OR keyid IN \
+                     (SELECT keyid FROM keys WHERE tier = 'maintainer'))"
+            ))
+            .bind(now)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected(),
+            Revoke::Ids(ids) => {
+                let mut n = 0;
+                for id in ids {
+                    let valid = id.len() >= 8 && id.bytes().all(|b| b.is_ascii_hexdigit());
+                    let matching: Vec<(String,)> = if valid {
+                        db::query_as(&format!(
+                            "SELECT token_hash FROM sessions WHERE {open} AND token_hash LIKE $1"
+                        ))
+                        .bind(format!("{}%", id.to_ascii_lowercase()))
+                        .bind(now)
+                        .fetch_all(&mut *tx)
+                        .await?
+                    } else {
+                        Vec::new()
+                    };
+                    let [(hash,)] = matching.as_slice() else {
+                        return Err(StoreError::UnknownSession(format!(
+                            "{id} names {} open sessions (give at least 8 hex digits of an id `sessions list` shows)",
+                            matching.len()
+                        )));
+                    };
+                    n += db::query("UPDATE sessions SET ended_at = $1 WHERE token_hash = $2")
+                        .bind(now)
+                        .bind(hash)
+                        .execute(&mut *tx)
+                        .await?
+                        .rows_affected();
+                }
+                n
+            }
+        };
+        tx.commit().await?;
+        Ok(ended)
     }
 
     /// The session a secret's SHA-256 names, whatever state it is in.
@@ -208,7 +342,8 @@ impl Store {
         .bind(ticket_hash)
         .execute(&self.pool)
         .await?;
-        let mut found = self.session(ticket_hash).await?;
+        // Only a ticket is redeemed: any other secret (a token, a cookie) is no link.
+        let mut found = self.session(ticket_hash).await?.filter(|s| s.kind == SessionKind::Ticket);
         if done.rows_affected() == 1
             && let Some(s) = found.as_mut()
         {

@@ -32,12 +32,14 @@ pub(crate) fn SignInPage() -> impl IntoView {
         <p>
             "The server sends a challenge, your key signs it, and you get a token for the command line (saved for "
             <code>"rexbench runs download"</code>" and "<code>"rexbench audit"</code>", valid for an hour) and a "
-            "one-time link that signs this browser in for twelve hours."
+            "one-time link: open it and press its button to sign this browser in. The browser's session ends when "
+            "the token does (an hour), or when you sign out of either."
         </p>
         <h2 id="maintainers">"Maintainers"</h2>
         <p>
-            "On the server, "<code>"rexbench-server sign-in-link"</code>" prints a one-time link; the admin token "
-            "reads every private output through the API."
+            "On the server, "<code>"rexbench-server sign-in-link"</code>" prints a one-time link; a maintainer's "
+            "browser session lasts an hour at most, and "<code>"rexbench-server sessions revoke"</code>" ends any "
+            "session (or all of them) at once. The admin token reads every private output through the API."
         </p>
     }
 }
@@ -70,6 +72,9 @@ fn problem_words(problem: &str) -> &'static str {
         }
         "expired" => "That sign-in link expired (links last ten minutes). Sign in again for another.",
         "revoked" => "The key that sign-in link was made for has been revoked.",
+        "parent-ended" => {
+            "The session that sign-in link was made from has ended (signed out, revoked or expired). Sign in again."
+        }
         "signed-out" => "You are signed out.",
         _ => "That sign-in link is not one this server made.",
     }

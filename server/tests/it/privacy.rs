@@ -36,13 +36,13 @@ async fn outputs(state: &server::AppState) -> Outputs {
     let access = views::access::load(&state.store, &state.catalog, &Reader::Public).await.unwrap();
     let (mut private, mut public) = (Vec::new(), Vec::new());
     for hex in state.store.artifact_digests().await.unwrap() {
-        let runs = state.store.artifact_runs(&hex).await.unwrap();
+        let uses = state.store.artifact_uses(&hex).await.unwrap();
         let mut stream = state.store.blobs().read(&Digest::from_hex(&hex).unwrap()).await.unwrap();
         let mut bytes = Vec::new();
         while let Some(chunk) = stream.next().await {
             bytes.extend_from_slice(&chunk.unwrap());
         }
-        if access.may_read_artifact(&runs) {
+        if access.may_read_artifact(&uses) {
             public.push(bytes);
         } else {
             private.push((hex, bytes));

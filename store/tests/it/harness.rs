@@ -65,6 +65,7 @@ pub fn bundle_ending(
         });
     }
     edit(b.manifest_mut());
+    b.seal_findings(key);
     let mut out = Vec::new();
     b.write(&[key], &mut out).unwrap();
     out

@@ -471,6 +471,7 @@ async fn findings_are_stored_with_their_run_as_the_submitter_s() {
                     message: f.message.clone(),
                     artifact: f.artifact.clone(),
                     line: f.line.map(|l| l as u64),
+                    text_digest: None,
                 }
             })
             .collect();
