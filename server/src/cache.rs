@@ -190,13 +190,18 @@ fn cacheable(path: &str) -> bool {
 /// The middleware: answers from the cache when it can, fills it when it cannot.
 pub async fn layer(State(cache): State<Arc<RenderCache>>, request: Request, next: Next) -> Response {
     // An answer made for a reader who proved who they are may hold what is private to
-    // them: never kept here, nor by the browser or anything between.
-    if crate::credentials::credentialed(request.headers()) {
+    // them: never kept here, nor by the browser or anything between. A sign-in link's
+    // page holds its secret in the URL: the same, and no page it leads to learns it.
+    let link = request.uri().path().starts_with("/login/");
+    if crate::credentials::credentialed(request.headers()) || link {
         let mut response = next.run(request).await;
         let headers = response.headers_mut();
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-store"));
         headers.insert(HeaderName::from_static("x-robots-tag"), HeaderValue::from_static("noindex"));
         headers.remove(header::ETAG);
+        if link {
+            headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+        }
         return response;
     }
     let method = request.method().clone();

@@ -75,7 +75,22 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey], token: Option<&str>
     let mut check = |ok: bool, what: String| checks.push(Check { ok, what });
 
     // The signature, by the key the server names, and what it signs.
-    let envelope_bytes = api.bytes(&format!("/api/v1/submissions/{bundle_id}/envelope"))?;
+    let envelope_bytes = match api.bytes(&format!("/api/v1/submissions/{bundle_id}/envelope")) {
+        Ok(bytes) => bytes,
+        // Spec §4g: stored before findings' words left manifests, and quoting outputs this
+        // reader may not read: the server serves it to its submitter and the maintainers.
+        Err(Error::Fetch { reason, .. }) if reason.contains("envelope_withheld") => {
+            check(
+                false,
+                "envelope: withheld from you. Its manifest was stored before findings' words left manifests \
+                 (spec §4g) and quotes private outputs; audit it signed in as its submitter (rexbench login) \
+                 or as a maintainer (--token)"
+                    .into(),
+            );
+            return Ok(Audit { agent: agent.to_owned(), bundle_id, checks });
+        }
+        Err(e) => return Err(e),
+    };
     let keys: KeysAnswer = api.json("/api/v1/keys")?;
     let listed = keys.keys.iter().find(|k| k.keyid == submission.keyid);
     let signed =

@@ -138,6 +138,21 @@ pub async fn get_as_maintainer(app: &Router, path: &str) -> Answer {
     send(app, request).await
 }
 
+/// Opens a one-time sign-in link as a browser does: its page (which signs nobody in),
+/// then the page's button, a POST from this site (`headers` added). The button's answer.
+pub async fn open_link(app: &Router, path: &str, headers: &[(&str, &str)]) -> Answer {
+    let page = get(app, path).await;
+    assert_eq!(page.status, StatusCode::OK, "{path}");
+    let html = String::from_utf8_lossy(&page.body);
+    assert!(html.contains("<form method=\"post\" action=\"/login/"), "{html}");
+    assert!(page.header(header::SET_COOKIE).is_empty(), "opening the link signs nobody in");
+    let mut request = Request::post(path).header("sec-fetch-site", "same-origin");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    send(app, request.body(Body::empty()).unwrap()).await
+}
+
 pub async fn post_bundle(app: &Router, bytes: Vec<u8>) -> Answer {
     let request = Request::post("/api/v1/submissions")
         .header(header::CONTENT_TYPE, "application/gzip")

@@ -19,6 +19,7 @@ mod process;
 mod reproductions;
 mod s3;
 mod schemathesis;
+mod secrecy;
 mod several;
 mod signin;
 mod submit;

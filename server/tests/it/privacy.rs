@@ -125,6 +125,12 @@ const START: [&str; 18] = [
 /// of each agent, task and run page, and every run, agent and artifact an API answer
 /// names. Board variants of one page (its sort and filters) are followed for a few.
 async fn crawl(app: &Router) -> Vec<(String, Answer)> {
+    crawl_as(app, None).await
+}
+
+/// [`crawl`], each request carrying `credential` (a header: the admin token, a session's
+/// cookie), if any.
+pub(crate) async fn crawl_as(app: &Router, credential: Option<(&str, &str)>) -> Vec<(String, Answer)> {
     let link = Regex::new(r##"(?:href|src|action)="(/[^"#]*)""##).unwrap();
     let mut queue: VecDeque<String> = START.iter().map(|s| s.to_string()).collect();
     let mut seen: HashSet<String> = queue.iter().cloned().collect();
@@ -146,7 +152,11 @@ async fn crawl(app: &Router) -> Vec<(String, Answer)> {
         queue.push_back(path);
     };
     while let Some(path) = queue.pop_front() {
-        let answer = get(app, &path).await;
+        let mut request = Request::get(&path);
+        if let Some((name, value)) = credential {
+            request = request.header(name, value);
+        }
+        let answer = send(app, request.body(Body::empty()).unwrap()).await;
         let media = answer.header(header::CONTENT_TYPE).to_owned();
         let text = String::from_utf8_lossy(&answer.body).into_owned();
         if media.starts_with("text/html") {
@@ -310,7 +320,7 @@ async fn an_anonymous_crawl_of_the_demo_meets_no_private_output() {
     // The demo's submitter, signed in, reads them; another submitter does not.
     let mut cookies = Vec::new();
     for link in &links {
-        let opened = get(&app, link).await;
+        let opened = crate::harness::open_link(&app, link, &[]).await;
         assert_eq!(opened.status, StatusCode::SEE_OTHER, "{link}");
         cookies.push(opened.header(header::SET_COOKIE).split(';').next().unwrap().to_owned());
     }

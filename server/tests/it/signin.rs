@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use store::testing::{drop_postgres, for_each_backend, fresh_postgres};
 use store::{Backend, Tier};
 
-use crate::harness::{Answer, get, get_as_maintainer, post_bundle, send, state};
+use crate::harness::{Answer, get, get_as_maintainer, open_link, post_bundle, send, state};
 use crate::process::Server;
 
 /// A bundle of one othello run (RExBench's: private outputs) whose patch and log name
@@ -175,7 +175,7 @@ async fn a_submitter_signs_in_with_their_key_and_reads_their_own_private_outputs
 
         // The one-time link signs a browser in, once.
         let path = session.browser_link.strip_prefix(&url).unwrap().to_owned();
-        let opened = get(&app, &path).await;
+        let opened = open_link(&app, &path, &[]).await;
         assert_eq!(opened.status, StatusCode::SEE_OTHER);
         assert_eq!(opened.header(header::LOCATION), "/signin");
         let set = opened.header(header::SET_COOKIE).to_owned();
@@ -184,7 +184,7 @@ async fn a_submitter_signs_in_with_their_key_and_reads_their_own_private_outputs
         }
         assert!(!set.contains("Secure"), "not over TLS: {set}");
         let browser = set.split(';').next().unwrap().strip_prefix("rexbench_session=").unwrap().to_owned();
-        let again = get(&app, &path).await;
+        let again = open_link(&app, &path, &[]).await;
         assert_eq!(again.header(header::LOCATION), "/signin?problem=used", "a link opens one session");
         let signed_in = send(&app, cookie(&format!("/runs/{run_a}"), &browser)).await;
         assert_eq!(signed_in.header(header::CACHE_CONTROL), "private, no-store");
@@ -196,7 +196,7 @@ async fn a_submitter_signs_in_with_their_key_and_reads_their_own_private_outputs
         );
         // The same page for anyone, from the cache, says nothing of that session.
         assert!(!String::from_utf8(get(&app, "/signin").await.body).unwrap().contains("You are signed in"));
-        let tls = send(&app, login_link(&app, &url, &a).await).await;
+        let tls = login_link(&app, &url, &a).await;
         assert!(tls.header(header::SET_COOKIE).contains("Secure"), "behind a TLS proxy");
 
         // Signing out: only from this site's own page, and then the cookie reads as nothing.
@@ -235,11 +235,11 @@ async fn a_submitter_signs_in_with_their_key_and_reads_their_own_private_outputs
     .await;
 }
 
-/// A request that opens a one-time link as if through a TLS-terminating proxy.
-async fn login_link(_app: &Router, url: &str, key: &SecretKey) -> Request<Body> {
+/// A one-time link opened as if through a TLS-terminating proxy: the button's answer.
+async fn login_link(app: &Router, url: &str, key: &SecretKey) -> Answer {
     let session = login(url, key).await.unwrap();
     let path = session.browser_link.strip_prefix(url).unwrap().to_owned();
-    Request::get(path).header("x-forwarded-proto", "https").body(Body::empty()).unwrap()
+    open_link(app, &path, &[("x-forwarded-proto", "https")]).await
 }
 
 #[tokio::test]
@@ -367,10 +367,13 @@ async fn forged_expired_replayed_and_cross_key_credentials_are_refused() {
             (fresh["token"].as_str().unwrap().to_owned(), fresh["browser_link"].as_str().unwrap().to_owned());
         store.revoke_key(&ka).await.unwrap();
         refused(&send(&app, bearer(&run, &fresh_token)).await, StatusCode::UNAUTHORIZED, "key_revoked");
-        assert_eq!(get(&app, &link).await.header(header::LOCATION), "/signin?problem=revoked");
+        assert_eq!(open_link(&app, &link, &[]).await.header(header::LOCATION), "/signin?problem=revoked");
         refused(&send(&app, challenge(&ka)).await, StatusCode::UNAUTHORIZED, "key_revoked");
         // Tickets: forged, expired.
-        assert_eq!(get(&app, "/login/forged").await.header(header::LOCATION), "/signin?problem=unknown");
+        assert_eq!(
+            open_link(&app, "/login/forged", &[]).await.header(header::LOCATION),
+            "/signin?problem=unknown"
+        );
         let nonce = send(&app, challenge(&kb)).await.json()["challenge"].as_str().unwrap().to_owned();
         let link = send(&app, answer(&kb, &nonce, sign(&b, &nonce, &kb))).await.json()["browser_link"]
             .as_str()
@@ -382,7 +385,7 @@ async fn forged_expired_replayed_and_cross_key_credentials_are_refused() {
             &format!("UPDATE sessions SET expires_at = 0 WHERE token_hash = '{ticket}'"),
         )
         .await;
-        assert_eq!(get(&app, &link).await.header(header::LOCATION), "/signin?problem=expired");
+        assert_eq!(open_link(&app, &link, &[]).await.header(header::LOCATION), "/signin?problem=expired");
         // A ticket is no token, nor a token a cookie.
         refused(
             &send(&app, cookie(&run, &fresh_token)).await,
@@ -488,7 +491,9 @@ async fn a_session_opened_on_one_server_process_holds_on_another() {
     let path = again.browser_link.strip_prefix(&a.url).unwrap();
     let no_redirects: ureq::Agent =
         ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().into();
-    let opened = no_redirects.get(&format!("{}{path}", b.url)).call().unwrap();
+    let button =
+        |link: &str| no_redirects.post(link).header("sec-fetch-site", "same-origin").send_empty().unwrap();
+    let opened = button(&format!("{}{path}", b.url));
     assert_eq!(opened.status().as_u16(), 303);
     assert!(opened.headers().get("set-cookie").is_some());
 
@@ -496,7 +501,7 @@ async fn a_session_opened_on_one_server_process_holds_on_another() {
     let (code, said) = crate::backup::admin(&["sign-in-link", "--base", &b.url], &backend, &blobs);
     assert_eq!(code, 0, "{said}");
     let link = said.lines().find(|l| l.starts_with(&b.url)).unwrap_or_else(|| panic!("{said}")).to_owned();
-    let opened = no_redirects.get(&link).call().unwrap();
+    let opened = button(&link);
     assert_eq!(opened.status().as_u16(), 303);
     let set = opened.headers().get("set-cookie").unwrap().to_str().unwrap().to_owned();
     let value = set.split(';').next().unwrap().to_owned();
