@@ -121,7 +121,9 @@ pub fn pack_as(
         return Err(PackError::NoRuns(results.to_owned()));
     }
     // Spec §4g: the findings' words go into each run's x-findings artifact, private with
-    // its outputs; the public manifest keeps each finding's check, place and salted digest.
+    // its outputs; the public manifest keeps each finding's check, place and salted digest
+    // (sealed with the first key: `write` would seal them too, but the count below is
+    // the bundle's).
     if let Some(key) = keys.first() {
         builder.seal_findings(key);
     }

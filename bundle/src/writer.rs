@@ -133,12 +133,15 @@ impl BundleBuilder {
             .or_insert_with(|| ArtifactInfo { media_type: media_type.to_owned(), size });
     }
 
-    /// Checks, signs and writes the bundle; returns its id. Whatever `out` received
+    /// Seals the findings' words (spec §4g, [`BundleBuilder::seal_findings`] with the
+    /// first key), checks, signs and writes the bundle; returns its id. Whatever `out` received
     /// is garbage if this fails.
     pub fn write(mut self, keys: &[&SecretKey], out: impl Write) -> Result<Digest, WriteError> {
         if keys.is_empty() {
             return Err(WriteError::NoKey);
         }
+        // Spec §4g: whatever findings still hold their words are sealed by the first key.
+        self.seal_findings(keys[0]);
         self.manifest
             .artifacts
             .retain(|d, _| Digest::from_hex(d).is_some_and(|d| self.sources.contains_key(&d)));

@@ -124,12 +124,15 @@ pub fn text(verdict: &str, v: &VerifiedBundle, records: &Records) -> String {
     if let Some(line) = records.line(v) {
         let _ = writeln!(out, "  executions  {line}");
     }
-    let flagged: Vec<&bundle::Run> = m.runs.iter().filter(|r| !r.findings.is_empty()).collect();
-    let successes = flagged.iter().filter(|r| r.outcome == bundle::Outcome::Success).count();
+    // The findings with their words (from each run's x-findings, spec §4g): whoever holds
+    // the bundle holds its outputs.
+    let flagged: Vec<(usize, &bundle::Run)> =
+        m.runs.iter().enumerate().filter(|(_, r)| !r.findings.is_empty()).collect();
+    let successes = flagged.iter().filter(|(_, r)| r.outcome == bundle::Outcome::Success).count();
     let _ = writeln!(out, "  findings    {} runs flagged, {successes} of them successes", flagged.len());
-    for run in flagged {
+    for (i, run) in flagged {
         let _ = writeln!(out, "    {} / {} / attempt {} ({})", run.task, run.hint, run.attempt, run.outcome);
-        for f in &run.findings {
+        for f in &v.findings_of(i) {
             let place = match (&f.artifact, f.line) {
                 (Some(a), Some(l)) => format!(" [{a}, line {l}]"),
                 (Some(a), None) => format!(" [{a}]"),
@@ -159,8 +162,8 @@ pub fn json(v: &VerifiedBundle) -> Value {
         "outcomes": outcomes(v).into_iter().map(|(o, n)| (o.as_str().to_owned(), json!(n))).collect::<serde_json::Map<_, _>>(),
         "artifacts": m.artifacts.len(),
         "artifact_bytes": v.artifact_bytes,
-        "findings": m.runs.iter().filter(|r| !r.findings.is_empty()).map(|r| json!({
-            "task": r.task, "hint": r.hint, "attempt": r.attempt, "outcome": r.outcome, "findings": r.findings,
+        "findings": m.runs.iter().enumerate().filter(|(_, r)| !r.findings.is_empty()).map(|(i, r)| json!({
+            "task": r.task, "hint": r.hint, "attempt": r.attempt, "outcome": r.outcome, "findings": v.findings_of(i),
         })).collect::<Vec<_>>(),
     })
 }

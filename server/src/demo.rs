@@ -26,7 +26,7 @@ pub struct Seeded {
 
 /// Seeds the demo data unless the database already holds submissions (`Ok(None)`).
 pub async fn seed_demo(app: &AppState) -> anyhow::Result<Option<Seeded>> {
-    if !app.store.changes(1, None).await?.is_empty() {
+    if app.store.holds_submissions().await? {
         return Ok(None);
     }
     let work = tempfile::tempdir()?;

@@ -115,6 +115,12 @@ impl Store {
         Ok(())
     }
 
+    /// Whether any bundle was ever stored (keys registered alone do not count).
+    pub async fn holds_submissions(&self) -> Result<bool, StoreError> {
+        let row = db::query("SELECT 1 FROM submissions LIMIT 1").fetch_optional(&self.pool).await?;
+        Ok(row.is_some())
+    }
+
     /// Removes staged blobs of ingests that never finished, and blobs no artifact row
     /// refers to (left by a crash between moving blobs into place and committing), if
     /// they are older than `grace`: younger ones may belong to an ingest another

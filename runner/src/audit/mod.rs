@@ -368,20 +368,48 @@ fn integrity(
             doubting.insert(key);
         }
     }
-    let signed: BTreeMap<RunKey, Vec<Shown>> = manifest
-        .runs
-        .iter()
-        .filter(|r| !r.findings.is_empty())
-        .map(|r| {
-            let key = (r.task.to_string(), r.hint, r.attempt);
-            let hide = withheld.contains(&key);
-            let list = r
-                .findings
-                .iter()
-                .map(|f| (f.check.clone(), (!hide).then(|| f.message.clone()), f.artifact.clone(), f.line));
-            (key, list.collect())
-        })
-        .collect();
+    // Spec §4g: the manifest names each finding's words by a salted digest; the words are
+    // in the run's x-findings, fetched (where this reader may) and checked against it.
+    let mut signed: BTreeMap<RunKey, Vec<Shown>> = BTreeMap::new();
+    for r in manifest.runs.iter().filter(|r| !r.findings.is_empty()) {
+        let key = (r.task.to_string(), r.hint, r.attempt);
+        let hide = withheld.contains(&key);
+        let sealed = r.findings.iter().any(|f| f.text_digest.is_some());
+        let words: Option<Vec<String>> = match (hide, sealed, r.artifacts.get(bundle::FINDINGS_ROLE)) {
+            (true, _, _) => None,
+            (false, false, _) => Some(r.findings.iter().map(|f| f.message.clone()).collect()),
+            (false, true, None) => None,
+            (false, true, Some(d)) => {
+                let texts =
+                    api.bytes(&format!("/artifacts/{d}")).ok().map(|b| bundle::FindingsText::parse(&b));
+                match texts {
+                    Some(Ok(t)) if t.check(&r.findings).is_ok() => {
+                        Some(bundle::unseal(&r.findings, &t).into_iter().map(|f| f.message).collect())
+                    }
+                    Some(_) => {
+                        check(
+                            false,
+                            format!(
+                                "findings: {}/{}/{}: its x-findings are not its findings' words",
+                                key.0, key.1, key.2
+                            ),
+                        );
+                        None
+                    }
+                    None => None,
+                }
+            }
+        };
+        let list = r.findings.iter().enumerate().map(|(i, f)| {
+            (f.check.clone(), words.as_ref().map(|w| w[i].clone()), f.artifact.clone(), f.line)
+        });
+        signed.insert(key.clone(), list.collect());
+        if words.is_none()
+            && let Some(shown) = shown.get_mut(&key)
+        {
+            shown.iter_mut().for_each(|s| s.1 = None);
+        }
+    }
     let count: usize = signed.values().map(Vec::len).sum();
     check(
         signed == shown,

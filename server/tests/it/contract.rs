@@ -510,6 +510,16 @@ async fn every_answer_matches_the_openapi_document() {
         r.send(&app, login, json_post(login, &answer(&owner_id, sign(&owner, &nonce, &owner_id)))).await;
     assert_eq!(session.status, StatusCode::CREATED);
     let token = session.json()["token"].as_str().unwrap().to_owned();
+    // An envelope stored before findings' words left manifests (spec §4g), another
+    // team's: withheld from anyone (401) and from this session (403).
+    let old = crate::secrecy::store_old_bundle(&store, &other, "othello", "old-envelope").await;
+    let envelope = "/api/v1/submissions/{bundle_id}/envelope";
+    let old_path = format!("/api/v1/submissions/{old}/envelope");
+    assert_eq!(r.get(&app, envelope, &old_path).await.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        r.admin(&app, envelope, admin("GET", &old_path, &token, None)).await.status,
+        StatusCode::FORBIDDEN
+    );
     assert_eq!(r.get(&app, login, login).await.status, StatusCode::OK);
     assert_eq!(r.admin(&app, login, admin("GET", login, &token, None)).await.status, StatusCode::OK);
     assert_eq!(
@@ -601,9 +611,33 @@ async fn every_answer_matches_the_openapi_document() {
         ("/api/v1/runs/{id}", "/api/v1/runs/1"),
         ("/api/v1/agents/{id}", "/api/v1/agents/x"),
         ("/artifacts/{digest}", "/artifacts/ab"),
+        ("/api/v1/submissions/{bundle_id}/envelope", "/api/v1/submissions/ab/envelope"),
     ] {
         let limited = r.admin(&guarded, template, admin("GET", path, "rxs_guess", None)).await;
         assert_eq!(limited.status, StatusCode::TOO_MANY_REQUESTS, "{path}");
+    }
+    // A wrong admin token is a refused credential like any other.
+    let review = json!({"verdict": "confirmed", "note": "n"});
+    let key = json!({"public_key": "x", "owner": "o", "tier": "submitter"});
+    let outputs = json!({"outputs": "public", "reason": "r"});
+    for (method, template, path, body) in [
+        ("GET", "/api/v1/admin/access-log", "/api/v1/admin/access-log", None),
+        ("GET", "/api/v1/admin/findings", "/api/v1/admin/findings", None),
+        ("GET", "/api/v1/admin/keys", "/api/v1/admin/keys", None),
+        ("GET", "/api/v1/admin/outputs", "/api/v1/admin/outputs", None),
+        ("GET", "/api/v1/admin/reproductions", "/api/v1/admin/reproductions", None),
+        (
+            "POST",
+            "/api/v1/admin/findings/{id}/review",
+            "/api/v1/admin/findings/1-server-0/review",
+            Some(review),
+        ),
+        ("POST", "/api/v1/admin/keys", "/api/v1/admin/keys", Some(key)),
+        ("POST", "/api/v1/admin/keys/{keyid}/revoke", "/api/v1/admin/keys/ab/revoke", None),
+        ("PUT", "/api/v1/admin/tasks/{id}/outputs", "/api/v1/admin/tasks/csvstats/outputs", Some(outputs)),
+    ] {
+        let limited = r.admin(&guarded, template, admin(method, path, "wrong", body)).await;
+        assert_eq!(limited.status, StatusCode::TOO_MANY_REQUESTS, "{method} {path}");
     }
 
     // The server's own failures.

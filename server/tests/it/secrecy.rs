@@ -220,7 +220,12 @@ async fn markers_in_findings_words_and_in_the_gold_reach_only_who_may_read_them(
 
 /// A bundle as servers stored them before spec §4g: its findings' words in the signed
 /// manifest. Built by hand (today's verifier refuses it) and ingested as it was then.
-async fn store_old_bundle(store: &store::Store, key: &SecretKey, task: &str, agent: &str) -> String {
+pub(crate) async fn store_old_bundle(
+    store: &store::Store,
+    key: &SecretKey,
+    task: &str,
+    agent: &str,
+) -> String {
     let patch = format!("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-x = 1\n+x = 2 # {agent}\n").into_bytes();
     let digest = bundle::Digest::of(&patch);
     let manifest: bundle::Manifest = serde_json::from_value(json!({

@@ -57,8 +57,12 @@ async fn a_bundle_is_stored_once_with_its_runs_artifacts_and_aggregates() {
         assert_eq!(store.artifact(&log.digest).await.unwrap(), Some((11, "text/plain".to_owned())));
 
         let changes = store.changes(10, None).await.unwrap();
-        assert_eq!(changes.len(), 3);
-        assert_eq!(changes[0].kind, "accepted");
+        let kinds: Vec<&str> = changes.iter().map(|c| c.kind.as_str()).collect();
+        assert_eq!(
+            kinds,
+            ["accepted", "accepted", "sampling", "key"],
+            "the key's registration is a change too"
+        );
         // A submitter's bundle is sampled for reproduction with the first sampling key,
         // whose commitment the change log records (spec §4e).
         let epoch = &store.sampling_epochs().await.unwrap()[0];
@@ -89,7 +93,7 @@ async fn the_bundle_that_arrives_last_stands_whatever_its_created_at_says() {
         assert_eq!(board[0].bundle_id, new_id);
         assert_eq!(board[0].by_hint[&Hint::None].successes, 4);
         let kinds: Vec<String> = store.changes(10, None).await.unwrap().into_iter().map(|c| c.kind).collect();
-        assert_eq!(kinds, ["accepted", "superseded", "accepted", "sampling"]);
+        assert_eq!(kinds, ["accepted", "superseded", "accepted", "sampling", "key"]);
 
         // A bundle dated earlier but arriving later supersedes the current one: its
         // `created_at` is the submitter's claim, and could otherwise order the bundles
@@ -175,7 +179,8 @@ async fn a_key_revoked_while_a_bundle_was_read_is_refused_and_nothing_is_stored(
             Err(StoreError::RevokedKey(..))
         ));
         assert!(store.leaderboard(&LeaderboardFilter::default()).await.unwrap().is_empty());
-        assert!(store.changes(10, None).await.unwrap().is_empty());
+        let kinds: Vec<String> = store.changes(10, None).await.unwrap().into_iter().map(|c| c.kind).collect();
+        assert_eq!(kinds, ["key", "key"], "the key's registration and revocation, nothing of the bundle");
         assert_eq!(count_files(store.blobs().staging_dir()), 0, "staged blobs are removed");
         assert_eq!(count_blobs(store.blobs()).await, 0, "no blob was placed");
         assert_eq!(store.collect_garbage(Duration::ZERO).await.unwrap(), 0);
