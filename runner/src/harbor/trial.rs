@@ -397,7 +397,9 @@ pub(super) fn read_trial(
     let cost_usd = t.agent_result.as_ref().and_then(|a| a.cost_usd).filter(|c| c.is_finite() && *c >= 0.0);
     let mut record = RunRecord {
         outcome,
-        error_type: error_type.map(|e| e.chars().take(100).collect()),
+        // A class name (spec §4g: the manifest quotes no output): Harbor records the
+        // exception's type; anything else in its place is not kept.
+        error_type: error_type.filter(|e| is_class_name(e)),
         file_recall: patch.as_ref().and_then(|_| crate::patch::file_recall(&changed, gold)),
         files_changed: (!changed.is_empty()).then_some(changed),
         duration_s,
@@ -448,4 +450,43 @@ pub(super) fn read_trial(
         record,
         files,
     })
+}
+
+/// Whether `name` reads as an exception's class name (`AgentTimeoutError`,
+/// `asyncio.TimeoutError`), or one of the runner's fixed words (`no reward`), at most 100
+/// characters: what a manifest's `error_type` may say.
+fn is_class_name(name: &str) -> bool {
+    let fixed = [
+        "no reward",
+        "no verifier result",
+        "Execution Timeout",
+        "cannot create directory",
+        "Permission denied",
+        "syntax error",
+        "cannot access",
+        "unable to write file",
+    ];
+    (1..=100).contains(&name.chars().count())
+        && (fixed.contains(&name)
+            || (name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_class_name;
+
+    #[test]
+    fn only_a_class_name_or_a_fixed_word_is_an_error_type() {
+        for kept in
+            ["AgentTimeoutError", "asyncio.TimeoutError", "_Private", "no reward", "Execution Timeout"]
+        {
+            assert!(is_class_name(kept), "{kept}");
+        }
+        for dropped in
+            ["", "ValueError: expected 7.5, read 8", "echo 0.4563 > results/x", "1stError", &"E".repeat(101)]
+        {
+            assert!(!is_class_name(dropped), "{dropped}");
+        }
+    }
 }

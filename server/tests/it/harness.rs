@@ -153,6 +153,16 @@ pub async fn open_link(app: &Router, path: &str, headers: &[(&str, &str)]) -> An
     send(app, request.body(Body::empty()).unwrap()).await
 }
 
+/// A server on SQLite in `dir` whose sign-in allowance per address is 4 an hour: one
+/// refused credential at once, then 429.
+pub async fn guarded_app(dir: &Path) -> Router {
+    let backend = Backend::Sqlite { path: dir.join("db.sqlite") };
+    let mut state = state(&backend, &dir.join("blobs")).await;
+    state.guard =
+        server::guard::Guard::new(server::guard::Limits { per_address_hourly: 4, ..Default::default() });
+    server::build_app(state)
+}
+
 pub async fn post_bundle(app: &Router, bytes: Vec<u8>) -> Answer {
     let request = Request::post("/api/v1/submissions")
         .header(header::CONTENT_TYPE, "application/gzip")

@@ -551,11 +551,7 @@ async fn keys_registered_and_revoked_are_in_the_change_log_and_the_keys_answer_m
 #[tokio::test]
 async fn admin_token_guesses_are_counted_and_rate_limited() {
     let dir = tempfile::tempdir().unwrap();
-    let backend = Backend::Sqlite { path: dir.path().join("db.sqlite") };
-    let mut state = state(&backend, &dir.path().join("blobs")).await;
-    state.guard =
-        server::guard::Guard::new(server::guard::Limits { per_address_hourly: 4, ..Default::default() });
-    let app = server::build_app(state);
+    let app = crate::harness::guarded_app(dir.path()).await;
     let guess = || with("/api/v1/admin/keys", "authorization", "Bearer guess");
     let first = send(&app, guess()).await;
     assert_eq!((first.status, first.code().as_str()), (StatusCode::UNAUTHORIZED, "admin_unauthorized"));

@@ -408,11 +408,7 @@ async fn forged_expired_replayed_and_cross_key_credentials_are_refused() {
 #[tokio::test]
 async fn sign_in_attempts_are_rate_limited_per_address() {
     let dir = tempfile::tempdir().unwrap();
-    let backend = Backend::Sqlite { path: dir.path().join("db.sqlite") };
-    let mut state = state(&backend, &dir.path().join("blobs")).await;
-    state.guard =
-        server::guard::Guard::new(server::guard::Limits { per_address_hourly: 4, ..Default::default() });
-    let app = server::build_app(state);
+    let app = crate::harness::guarded_app(dir.path()).await;
     // A quarter of the hourly allowance may come at once: one here.
     refused(
         &send(&app, bearer("/api/v1/runs/1", "rxs_guess")).await,
@@ -495,7 +491,23 @@ async fn a_session_opened_on_one_server_process_holds_on_another() {
         |link: &str| no_redirects.post(link).header("sec-fetch-site", "same-origin").send_empty().unwrap();
     let opened = button(&format!("{}{path}", b.url));
     assert_eq!(opened.status().as_u16(), 303);
-    assert!(opened.headers().get("set-cookie").is_some());
+    let browser =
+        opened.headers().get("set-cookie").unwrap().to_str().unwrap().split(';').next().unwrap().to_owned();
+    let who = |url: &str| {
+        let mut answer = agent.get(&format!("{url}/api/v1/login")).header("cookie", &browser).call().unwrap();
+        (answer.status().as_u16(), answer.body_mut().read_to_string().unwrap())
+    };
+    assert_eq!(who(&a.url).0, 200, "the browser session made on B holds on A");
+    // Its token signed out through A: the browser session made from it ends, on B too.
+    let out = agent
+        .post(&format!("{}/api/v1/logout", a.url))
+        .header("authorization", &format!("Bearer {}", again.token))
+        .send_empty()
+        .unwrap();
+    assert_eq!(out.status().as_u16(), 204);
+    let (status, body) = who(&b.url);
+    assert_eq!(status, 401);
+    assert!(body.contains("session_ended"), "{body}");
 
     // A maintainer's link from the admin command, opened on B: every private output.
     let (code, said) = crate::backup::admin(&["sign-in-link", "--base", &b.url], &backend, &blobs);
