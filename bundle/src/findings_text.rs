@@ -14,8 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::manifest::Finding;
 
-/// The artifact role a run's finding texts travel under.
-pub const FINDINGS_ROLE: &str = "x-findings";
+pub use vocab::FINDINGS_ROLE;
 /// Its media type.
 pub const FINDINGS_MEDIA_TYPE: &str = "application/json";
 /// Its `schema`.

@@ -368,7 +368,7 @@ impl Reading<'_> {
                 records.entry(Digest::from_hex(hex).expect("validated")).or_insert(at);
             }
             if let Some(hex) = run.artifacts.get(FINDINGS_ROLE) {
-                texts.entry(Digest::from_hex(hex).expect("validated")).or_insert_with(Vec::new).push(index);
+                texts.entry(Digest::from_hex(hex).expect("validated")).or_default().push(index);
             }
         }
         self.state = Some(Expecting {

@@ -12,8 +12,8 @@ pub mod stats;
 pub use model::*;
 /// The vocabulary the model is written in.
 pub use vocab::{
-    BENCHMARK_ATTEMPTS, FoundBy, Harness, Hint, Integrity, Outcome, Outputs, ProvenanceKind, Review, TaskId,
-    Tier, is_slug,
+    BENCHMARK_ATTEMPTS, FINDINGS_ROLE, FoundBy, Harness, Hint, Integrity, Outcome, Outputs, ProvenanceKind,
+    Review, TaskId, Tier, is_slug,
 };
 
 #[cfg(feature = "db")]
@@ -66,7 +66,7 @@ pub use findings::FindingsFilter;
 pub use ingest::ServerFindings;
 #[cfg(feature = "db")]
 #[cfg(feature = "db")]
-pub use outputs::{ArtifactUse, OutputsChange};
+pub use outputs::OutputsChange;
 #[cfg(feature = "db")]
 pub use reproductions::{NOT_REPRODUCED, is_reproduction};
 #[cfg(feature = "db")]

@@ -709,3 +709,15 @@ pub struct FailurePattern {
 pub struct BoardStats {
     pub by_bundle: BTreeMap<String, crate::stats::AgentStats>,
 }
+
+/// One way a run refers to an artifact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactUse {
+    pub task: TaskId,
+    /// The run's bundle (for a re-run's evidence, the reproduced run's).
+    pub bundle: String,
+    /// The role the artifact plays there.
+    pub role: String,
+    /// Evidence of a maintainers' re-run (spec §4d), not the submitted run's own.
+    pub reproduction: bool,
+}

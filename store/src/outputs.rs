@@ -88,7 +88,7 @@ impl Store {
     /// reproduction's evidence counts as its reproduced run's: whoever may read a run's
     /// outputs may read its re-run's (`views::access` keeps what shows the success
     /// criteria for the maintainers).
-    pub async fn artifact_uses(&self, digest: &str) -> Result<Vec<ArtifactUse>, StoreError> {
+    pub async fn artifact_uses(&self, digest: &str) -> Result<Vec<crate::model::ArtifactUse>, StoreError> {
         let rows: Vec<(String, String, String, i64)> = db::query_as(
             "SELECT r.task, r.bundle_id, ra.role, 0 FROM run_artifacts ra JOIN runs r ON r.id = ra.run_id \
              WHERE ra.digest = $1 \
@@ -100,7 +100,7 @@ impl Store {
         .await?;
         Ok(rows
             .into_iter()
-            .map(|(t, b, role, r)| ArtifactUse {
+            .map(|(t, b, role, r)| crate::model::ArtifactUse {
                 task: TaskId::from(t),
                 bundle: b,
                 role,
@@ -108,16 +108,4 @@ impl Store {
             })
             .collect())
     }
-}
-
-/// One way a run refers to an artifact.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ArtifactUse {
-    pub task: TaskId,
-    /// The run's bundle (for a re-run's evidence, the reproduced run's).
-    pub bundle: String,
-    /// The role the artifact plays there.
-    pub role: String,
-    /// Evidence of a maintainers' re-run (spec §4d), not the submitted run's own.
-    pub reproduction: bool,
 }

@@ -98,8 +98,7 @@ impl Access {
     /// private: the checker's log (what it read, what it expected, within what), and the
     /// words of a re-run's findings (made with the gold check).
     pub fn reveals_gold(&self, task: &str, role: &str, in_reproduction: bool) -> bool {
-        self.gold.contains(task)
-            && (role == CHECKER_LOG || (in_reproduction && role == bundle::FINDINGS_ROLE))
+        self.gold.contains(task) && (role == CHECKER_LOG || (in_reproduction && role == store::FINDINGS_ROLE))
     }
 
     /// Whether the reader may read what plays `role` for a run of `task` in `bundle`:
@@ -179,6 +178,7 @@ impl Access {
 /// Spec §4g: the runs of a signed manifest whose findings still hold their words (a
 /// finding without `text_digest`: stored before the words left the manifest), each as
 /// its task and `task/hint/attempt`. An envelope with none is anyone's.
+#[cfg(feature = "db")]
 pub fn quoting_runs(manifest: &bundle::Manifest) -> Vec<(TaskId, String)> {
     manifest
         .runs
@@ -204,7 +204,7 @@ impl Access {
                 !self.may_read_role(
                     task.as_str(),
                     of.unwrap_or(bundle_id),
-                    bundle::FINDINGS_ROLE,
+                    store::FINDINGS_ROLE,
                     of.is_some(),
                 )
             })
@@ -216,7 +216,7 @@ impl Access {
     pub fn quotes_public(&self, quoting: &[(TaskId, String)], of: Option<&str>) -> bool {
         quoting.iter().all(|(task, _)| {
             self.public(task.as_str())
-                && !self.reveals_gold(task.as_str(), bundle::FINDINGS_ROLE, of.is_some())
+                && !self.reveals_gold(task.as_str(), store::FINDINGS_ROLE, of.is_some())
         })
     }
 }
@@ -381,9 +381,9 @@ mod tests {
                 && !gold(Reader::Public).public_artifact(&public_log)
         );
         // A re-run's findings' words were made with the gold; the submitted run's were not.
-        let rerun_words = [used("cogs", "mine", bundle::FINDINGS_ROLE, true)];
+        let rerun_words = [used("cogs", "mine", store::FINDINGS_ROLE, true)];
         assert!(!gold(submitter()).may_read_artifact(&rerun_words));
-        assert!(gold(submitter()).may_read_artifact(&[used("cogs", "mine", bundle::FINDINGS_ROLE, false)]));
+        assert!(gold(submitter()).may_read_artifact(&[used("cogs", "mine", store::FINDINGS_ROLE, false)]));
         // The re-run's own outputs stay the submitter's.
         assert!(gold(submitter()).may_read_artifact(&[used("cogs", "mine", "stdout", true)]));
         // A public check shows nothing secret.

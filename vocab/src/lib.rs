@@ -60,6 +60,10 @@ pub const REXBENCH_TASKS: [&str; 12] = [
 /// otherwise, and what a task no card names is held to (spec §4f).
 pub const BENCHMARK_ATTEMPTS: u32 = 5;
 
+/// The artifact role a run's findings' words travel under (the bundle format's §4g):
+/// private with the run's outputs.
+pub const FINDINGS_ROLE: &str = "x-findings";
+
 /// How much guidance the agent was given (spec §3, `hint`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -12,8 +12,8 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use bundle::SecretKey;
 use serde_json::{Value, json};
+use store::Tier;
 use store::testing::{drop_postgres, for_each_backend, fresh_postgres};
-use store::{Backend, Tier};
 
 use crate::harness::{Answer, get, get_as_maintainer, open_link, post_bundle, send, state};
 use crate::process::Server;
