@@ -3,6 +3,8 @@
 //! a finding can point at the line a reader sees. Hunks are read by their counts, so a
 //! line that adds text beginning with `++ ` is still content, not a header.
 
+pub use bundle::DiffLine;
+
 /// One file's change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileDiff {
@@ -62,6 +64,19 @@ pub fn files_touched(patch: &str) -> Vec<String> {
 
 /// The files `patch` changes, in order of appearance.
 pub fn parse(patch: &str) -> Vec<FileDiff> {
+    read(patch).0
+}
+
+/// What each line of `patch` is, in order (one per line, as `str::lines` splits it):
+/// read by the hunks' counts, as [`parse`] reads them, so that a page draws an added
+/// line `++ x` as an added line and not as a file's header.
+pub fn line_kinds(patch: &str) -> Vec<DiffLine> {
+    read(patch).1
+}
+
+/// The files, and each line's kind.
+fn read(patch: &str) -> (Vec<FileDiff>, Vec<DiffLine>) {
+    let mut kinds: Vec<DiffLine> = Vec::new();
     let mut files: Vec<FileDiff> = Vec::new();
     let mut old_header: Option<Option<String>> = None;
     // Lines still to come in the current hunk: (old side, new side).
@@ -72,6 +87,11 @@ pub fn parse(patch: &str) -> Vec<FileDiff> {
         let line = raw.strip_suffix('\r').unwrap_or(raw);
         let number = index + 1;
         if left.0 > 0 || left.1 > 0 {
+            kinds.push(match line.as_bytes().first() {
+                Some(b'+') => DiffLine::Added,
+                Some(b'-') => DiffLine::Removed,
+                _ => DiffLine::Context,
+            });
             match line.as_bytes().first() {
                 Some(b'+') => {
                     left.1 = left.1.saturating_sub(1);
@@ -92,6 +112,25 @@ pub fn parse(patch: &str) -> Vec<FileDiff> {
             }
             continue;
         }
+        // Outside a hunk: a header, a hunk's start, or text.
+        let in_git_header = from_git;
+        let after_old_header = old_header.is_some();
+        kinds.push(if line.starts_with("diff --git ") {
+            DiffLine::FileStart
+        } else if line.starts_with("@@ ") {
+            DiffLine::Hunk
+        } else if line.starts_with("--- ") {
+            if in_git_header { DiffLine::FileHeader } else { DiffLine::FileStart }
+        } else if line.starts_with("+++ ") {
+            if in_git_header || after_old_header { DiffLine::FileHeader } else { DiffLine::FileStart }
+        } else if in_git_header {
+            DiffLine::FileHeader
+        } else if line.starts_with('\\') {
+            // "\ No newline at end of file", after a hunk's last line.
+            DiffLine::Context
+        } else {
+            DiffLine::Text
+        });
         if let Some(paths) = line.strip_prefix("diff --git ") {
             // Git names the file here, and only here for a binary or mode-only change.
             let (old, new) = git_paths(paths);
@@ -136,7 +175,7 @@ pub fn parse(patch: &str) -> Vec<FileDiff> {
             from_git = false;
         }
     }
-    files
+    (files, kinds)
 }
 
 /// A header's path without its `a/` or `b/` prefix and timestamp; `None` for
@@ -210,6 +249,26 @@ mod tests {
                      --- a/src/train.py\t2024-01-01\n+++ b/src/train.py\t2024-01-02\n";
         assert_eq!(files_touched(patch), ["src/train.py", "new.py", "old.py"]);
         assert_eq!(files_touched(""), Vec::<String>::new());
+    }
+
+    /// Each line's kind follows the hunks' counts: an added `++ x` is added, a removed
+    /// `-- x` removed, and a file starts at `diff --git` or at a `---` without one.
+    #[test]
+    fn line_kinds_follow_the_hunks_counts() {
+        use DiffLine::*;
+        let patch = "a note before the diff\n\
+                     diff --git a/notes.md b/notes.md\nindex 1..2 100644\n--- a/notes.md\n+++ b/notes.md\n\
+                     @@ -1,3 +1,3 @@\n--- a/x\n+++ b/results.txt\n keep\n-old\n+new\n\\ No newline at end of file\n\
+                     --- a/y.py\n+++ b/y.py\n@@ -1 +1 @@\n-a\n+b\n";
+        assert_eq!(
+            line_kinds(patch),
+            [
+                Text, FileStart, FileHeader, FileHeader, FileHeader, Hunk, Removed, Added, Context, Removed,
+                Added, Context, FileStart, FileHeader, Hunk, Removed, Added
+            ]
+        );
+        assert_eq!(line_kinds(patch).len(), patch.lines().count());
+        assert_eq!(line_kinds(""), []);
     }
 
     /// The header reader this replaced took an added line that begins with `++ ` (and a

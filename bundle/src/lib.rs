@@ -43,7 +43,7 @@ pub use reader::{ArtifactSink, Discard, VerifiedBundle, Verifier};
 pub use validate::{MAX_RUNS, validate};
 /// The vocabulary bundles are written in, so that users of bundles need only this crate.
 pub use vocab::{
-    BENCHMARK_ATTEMPTS, Harness, Hint, Outcome, Outputs, ProvenanceKind, REXBENCH_TASKS, TaskId, Tier,
-    UnknownName, is_slug,
+    BENCHMARK_ATTEMPTS, DiffLine, Harness, Hint, Outcome, Outputs, ProvenanceKind, REXBENCH_TASKS, TaskId,
+    Tier, UnknownName, is_slug,
 };
 pub use writer::{BundleBuilder, WriteError};

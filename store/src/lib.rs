@@ -12,8 +12,8 @@ pub mod stats;
 pub use model::*;
 /// The vocabulary the model is written in.
 pub use vocab::{
-    BENCHMARK_ATTEMPTS, FINDINGS_ROLE, FoundBy, Harness, Hint, Integrity, Outcome, Outputs, ProvenanceKind,
-    Review, TaskId, Tier, is_slug,
+    BENCHMARK_ATTEMPTS, DiffLine, FINDINGS_ROLE, FoundBy, Harness, Hint, Integrity, Outcome, Outputs,
+    ProvenanceKind, Review, TaskId, Tier, is_slug,
 };
 
 #[cfg(feature = "db")]

@@ -87,6 +87,10 @@ pub struct ArtifactText {
     pub total_lines: usize,
     /// Whether anything was left out (lines, or the end of a very large file).
     pub cut: bool,
+    /// For a patch, what each shown line is (`benchmark::diff::line_kinds`, read by the
+    /// hunks' counts), in the order of `parts`; empty for other artifacts.
+    #[serde(default)]
+    pub kinds: Vec<store::DiffLine>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -293,6 +297,11 @@ mod answers {
             let text = String::from_utf8_lossy(&bytes);
             let lines: Vec<String> = text.lines().map(clip_line).collect();
             let total = lines.len();
+            let kinds = if a.role == "patch" {
+                benchmark::diff::line_kinds(&text).into_iter().take(PATCH_LINES).collect()
+            } else {
+                Vec::new()
+            };
             let (parts, cut) = if a.role == "patch" {
                 (vec![(1, lines.into_iter().take(PATCH_LINES).collect())], total > PATCH_LINES || !whole)
             } else if total > LOG_HEAD + LOG_TAIL {
@@ -308,6 +317,7 @@ mod answers {
                 parts,
                 total_lines: total,
                 cut,
+                kinds,
             });
         }
         Ok(RunData {

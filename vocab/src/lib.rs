@@ -60,6 +60,29 @@ pub const REXBENCH_TASKS: [&str; 12] = [
 /// otherwise, and what a task no card names is held to (spec §4f).
 pub const BENCHMARK_ATTEMPTS: u32 = 5;
 
+/// What a line of a unified diff is, read by its hunks' counts (`benchmark::diff`): a
+/// page draws each line by its kind, never by its first characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum DiffLine {
+    /// The first header line of a file's change (`diff --git`, or `---` without one):
+    /// where a reader's fold of that file starts.
+    FileStart,
+    /// Another header line of the file (`index`, `new file mode`, `---`, `+++`, …).
+    FileHeader,
+    /// A hunk's `@@ … @@` line.
+    Hunk,
+    /// A line the hunk adds, whatever text follows its `+` (`++ x` included).
+    Added,
+    /// A line the hunk removes.
+    Removed,
+    /// A line the hunk keeps, or its `\ No newline at end of file`.
+    Context,
+    /// Text outside any file's change (a commit message, a note).
+    Text,
+}
+
 /// The artifact role a run's findings' words travel under (the bundle format's §4g):
 /// private with the run's outputs.
 pub const FINDINGS_ROLE: &str = "x-findings";

@@ -323,41 +323,31 @@ fn ArtifactHeader(text: ArtifactText) -> impl IntoView {
     }
 }
 
-/// A unified diff: file headers, hunk headers, added and removed lines. The `+` and
-/// `−` in the text say what colour also says.
+/// A unified diff: file headers, hunk headers, added and removed lines, each as
+/// `benchmark::diff` read it by the hunks' counts (the page only draws the kinds). The
+/// `+` and `−` in the text say what colour also says.
 #[component]
 fn Diff(text: ArtifactText) -> impl IntoView {
+    use store::DiffLine;
     let lines: Vec<(usize, String)> = text
         .parts
         .iter()
         .flat_map(|(start, lines)| lines.iter().enumerate().map(move |(i, l)| (start + i, l.clone())))
         .collect();
-    let header = |l: &str| {
-        l.starts_with("diff ") || l.starts_with("--- ") || l.starts_with("+++ ") || l.starts_with("index ")
-    };
-    let mut previous_header = false;
+    let kinds = text.kinds.clone();
     view! {
         <div class="artifact">
             <ArtifactHeader text=text.clone()/>
             <PatchTools>
             <pre class="diff" aria-label="Patch"><code>
-                {lines.into_iter().map(|(n, line)| {
-                    // A file's first header line: where its fold starts.
-                    let is_header = header(&line);
-                    let head = is_header && !previous_header;
-                    previous_header = is_header;
-                    let class = if head {
-                        "file file-head"
-                    } else if is_header {
-                        "file"
-                    } else if line.starts_with("@@") {
-                        "hunk"
-                    } else if line.starts_with('+') {
-                        "add"
-                    } else if line.starts_with('-') {
-                        "del"
-                    } else {
-                        "ctx"
+                {lines.into_iter().enumerate().map(|(i, (n, line))| {
+                    let class = match kinds.get(i) {
+                        Some(DiffLine::FileStart) => "file file-head",
+                        Some(DiffLine::FileHeader) => "file",
+                        Some(DiffLine::Hunk) => "hunk",
+                        Some(DiffLine::Added) => "add",
+                        Some(DiffLine::Removed) => "del",
+                        Some(DiffLine::Context | DiffLine::Text) | None => "ctx",
                     };
                     view! { <span class=format!("line {class}") id=line_anchor("patch", n)><span class="ln" aria-hidden="true">{n}</span>{line}"\n"</span> }
                 }).collect_view()}

@@ -625,3 +625,45 @@ async fn the_browser_orders_and_filters_rows_as_the_server_does() {
         assert_eq!(shown, kept.iter().any(|k| k.bundle_id == r.bundle_id), "{}", r.display_name);
     }
 }
+
+/// A patch is drawn line by line as `benchmark::diff` reads it, by the hunks' counts: an
+/// added line whose text begins `++ ` is an added line, not a file's header, and opens
+/// no fold; a file starts at its first header line.
+#[tokio::test]
+async fn the_run_page_draws_an_added_line_that_looks_like_a_header_as_added() {
+    let (app, _dir, key, store) = app_with_submitter("Team D").await;
+    let manifest: bundle::Manifest = serde_json::from_value(json!({
+        "schema": "rexbench.manifest/v1", "created_at": "2026-11-20T12:00:00Z",
+        "benchmark": {"name": "RExBench", "version": "1.0", "task_set_digest": "ab".repeat(32)},
+        "runner": {"name": "t", "version": "1"}, "provenance": {"kind": "evaluated"},
+        "agent": {"id": "diff-agent", "framework": "F", "model": "M"},
+        "runs": [{"task": "wordfreq", "hint": "none", "attempt": 1, "outcome": "wrong_result"}],
+    }))
+    .unwrap();
+    let mut b = bundle::BundleBuilder::new(manifest);
+    let patch = "--- a/notes.md\n+++ b/notes.md\n@@ -1,2 +1,2 @@\n-old\n+++ x\n keep\n";
+    let digest = b.add_bytes(patch.as_bytes().to_vec(), "text/x-diff");
+    b.manifest_mut().runs[0].artifacts.insert("patch".into(), digest.to_hex());
+    let mut bytes = Vec::new();
+    b.write(&[&key], &mut bytes).unwrap();
+    let stored = post_bundle(&app, bytes).await;
+    assert_eq!(stored.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&stored.body));
+    let bundle_id = stored.json()["bundle_id"].as_str().unwrap().to_owned();
+    let run = store.runs_of(&bundle_id, None, None).await.unwrap()[0].id;
+    let (status, html) = page(&app, &format!("/runs/{run}")).await;
+    assert_eq!(status, StatusCode::OK);
+    let class_of = |n: usize| {
+        let anchor = format!("id=\"L-patch-{n}\"");
+        let at = html.find(&anchor).unwrap_or_else(|| panic!("line {n}: {html}"));
+        let open = html[..at].rfind("<span").unwrap();
+        let tag = &html[open..html[open..].find('>').unwrap() + open];
+        tag.split("class=\"").nth(1).unwrap_or_else(|| panic!("{tag}")).split('"').next().unwrap().to_owned()
+    };
+    assert_eq!(class_of(1), "line file file-head");
+    assert_eq!(class_of(2), "line file");
+    assert_eq!(class_of(3), "line hunk");
+    assert_eq!(class_of(4), "line del");
+    assert_eq!(class_of(5), "line add", "`+++ x` inside a hunk adds `++ x`");
+    assert_eq!(class_of(6), "line ctx");
+    assert_eq!(html.matches("file-head").count(), 1, "one file, one fold");
+}
