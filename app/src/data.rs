@@ -98,7 +98,7 @@ pub async fn load_changes(before: Option<i64>) -> Result<Vec<Change>, AppError> 
     Ok(ctx.store.changes(CHANGES_PER_PAGE, before).await?)
 }
 
-pub const CHANGES_PER_PAGE: i64 = 50;
+pub const CHANGES_PER_PAGE: i64 = views::changes::PER_PAGE;
 
 #[server(prefix = "/sfn", endpoint = "keys")]
 pub async fn load_keys() -> Result<Vec<KeyRecord>, AppError> {

@@ -473,9 +473,10 @@ pub async fn changes(
             format!("query parameter `{name}` must be {bound}, not {v}"),
         )
     };
-    let limit = q.limit.unwrap_or(50);
-    if !(1..=500).contains(&limit) {
-        return Err(out_of_range("limit", "from 1 to 500", limit));
+    let (per_page, max) = (views::changes::PER_PAGE, views::changes::MAX_PER_ANSWER);
+    let limit = q.limit.unwrap_or(per_page);
+    if !(1..=max).contains(&limit) {
+        return Err(out_of_range("limit", &format!("from 1 to {max}"), limit));
     }
     if let Some(before) = q.before.filter(|b| *b < 1) {
         return Err(out_of_range("before", "1 or more", before));

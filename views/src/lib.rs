@@ -20,6 +20,7 @@ mod error;
 pub use error::{Missing, ViewError};
 
 pub mod agent;
+pub mod changes;
 pub mod compare;
 pub mod failures;
 pub mod leaderboard;
