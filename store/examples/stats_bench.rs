@@ -1,5 +1,5 @@
 //! Benchmark: the bootstrap for 1,000 agents × 12 tasks × 3 hint conditions × 5 runs.
-//! Run it with `bash bench/stats.sh` (one core, release build). Goal: under 2 s.
+//! Run it with `bash perf/stats.sh` (one core, release build). Goal: under 2 s.
 
 use std::time::Instant;
 

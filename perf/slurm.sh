@@ -13,7 +13,7 @@
 #      (held with --sbatch-arg=--hold), over 60 s once all are submitted, and how long
 #      submitting them took; then Ctrl-C, which cancels the 1,000.
 # Needs root and Slurm's packages (scripts/setup installs them).
-# Usage: bash bench/slurm.sh [SLOW]
+# Usage: bash perf/slurm.sh [SLOW]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 slow=${1:-10}

@@ -1,4 +1,4 @@
-// The browser half of bench/submit-large.sh: `node bench/submit-large.mjs BASE_URL BUNDLE`.
+// The browser half of perf/submit-large.sh: `node perf/submit-large.mjs BASE_URL BUNDLE`.
 import { chromium } from "../end2end/node_modules/playwright-core/index.mjs";
 import { execSync } from "node:child_process";
 import { statSync } from "node:fs";

@@ -12,7 +12,7 @@
 # Each REPS times (default 2), traced and untraced alternately. Needs root and Slurm's
 # packages for the Slurm half (scripts/setup installs them); SLURM=0 skips it, and
 # ONLY="files opens" runs only those experiments.
-# Usage: bash bench/provenance.sh [SECONDS] [REPS]
+# Usage: bash perf/provenance.sh [SECONDS] [REPS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}

@@ -3,7 +3,7 @@
 # Goal (issue 3): total wall time at most 1.2x the runs' own wall times summed and
 # divided by 2, i.e. the runner's own work (copying codebases, applying patches,
 # checking) and its scheduling cost at most 20% on top of the experiments.
-# Usage: bash bench/evaluate.sh [RUNS]   (default 100)
+# Usage: bash perf/evaluate.sh [RUNS]   (default 100)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-100}

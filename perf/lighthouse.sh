@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark: Lighthouse (performance, accessibility, best practices; its default mobile
 # profile, simulated throttling) on the demo's pages with JavaScript, in Debian's
-# Chromium, against the release server. Installs Lighthouse into bench/lighthouse.
-# Usage: bash bench/lighthouse.sh [PATH …]   (default: /)
+# Chromium, against the release server. Installs Lighthouse into perf/lighthouse.
+# Usage: bash perf/lighthouse.sh [PATH …]   (default: /)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 paths=("${@:-/}")
@@ -10,14 +10,14 @@ work=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
-(cd bench/lighthouse && npm ci --no-audit --no-fund --silent)
+(cd perf/lighthouse && npm ci --no-audit --no-fund --silent)
 bash scripts/wasm
 cargo build --release -q -p rexbench-server
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 (cd "$work" && REXBENCH_ADDR="127.0.0.1:$port" RUST_LOG=warn exec "$OLDPWD/target/release/rexbench-server" serve --demo) & pids+=($!)
 for _ in $(seq 600); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
 for path in "${paths[@]}"; do
-  CHROME_PATH=${CHROMIUM:-/usr/bin/chromium} bench/lighthouse/node_modules/.bin/lighthouse "http://127.0.0.1:$port$path" \
+  CHROME_PATH=${CHROMIUM:-/usr/bin/chromium} perf/lighthouse/node_modules/.bin/lighthouse "http://127.0.0.1:$port$path" \
     --quiet --only-categories=performance,accessibility,best-practices --output=json --output-path="$work/report.json" \
     --chrome-flags="--headless=new --no-sandbox --disable-gpu --disable-background-networking --disable-component-update --disable-sync --no-first-run"
   python3 - "$work/report.json" "$path" <<'PY'

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Benchmark: /submit with a 200 MB bundle in a real browser (issue 17). The bundle's
 # artifacts are random text, so it is about 200 MB compressed. Measures, in Debian's
-# Chromium driven by Playwright (bench/submit-large.mjs): the check in the browser
+# Chromium driven by Playwright (perf/submit-large.mjs): the check in the browser
 # (its time, the page's longest frame while it runs, and Chromium's memory beside the
 # file's size), then the upload (its time, the progress events the page showed, and
 # the server's answer).
-# Usage: bash bench/submit-large.sh [MEGABYTES]   (default 200)
+# Usage: bash perf/submit-large.sh [MEGABYTES]   (default 200)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mb=${1:-200}
@@ -49,4 +49,4 @@ export DATABASE_URL="sqlite://$work/db.sqlite" REXBENCH_BLOBS="$work/blobs" REXB
 $srv keys add --public-key "$work/key.pub.pem" --owner Bench --tier submitter >/dev/null
 $srv serve & pids+=($!)
 for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
-node bench/submit-large.mjs "http://127.0.0.1:$port" "$work/large.tar.gz"
+node perf/submit-large.mjs "http://127.0.0.1:$port" "$work/large.tar.gz"

@@ -3,7 +3,7 @@
 # POST /api/v1/submissions, against the floor of `gzip -d` of the same file plus
 # `sha256sum` of its artifacts. Goal (issue 4): under 2x the floor.
 # Runs on SQLite; also on PostgreSQL when BENCH_DATABASE_URL names a server database.
-# Usage: bash bench/ingest.sh
+# Usage: bash perf/ingest.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
@@ -17,7 +17,7 @@ srv=target/release/rexbench-server
 $rexbench keygen --out "$work/key" >/dev/null
 # Three bundles with different artifacts, so that every ingest stores all its blobs.
 for i in 1 2 3; do
-  SEED=$i python3 bench/gen_results.py "$work/results$i" 20 180 >/dev/null
+  SEED=$i python3 perf/gen_results.py "$work/results$i" 20 180 >/dev/null
   printf 'id = "bench-agent-%s"\nframework = "Bench"\nmodel = "Synthetic"\n' "$i" > "$work/agent.toml"
   $rexbench pack "$work/results$i" --agent "$work/agent.toml" --key "$work/key.pem" --out "$work/b$i.tar.gz" >/dev/null
 done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: intervals, rank ranges and groups (the cluster bootstrap of
 # store/src/stats.rs) for 1,000 agents × 12 tasks × 3 conditions × 5 runs, on one core.
-# Goal (issue 6): under 2 s. Usage: bash bench/stats.sh [AGENTS]
+# Goal (issue 6): under 2 s. Usage: bash perf/stats.sh [AGENTS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q -p rexbench-store --example stats_bench

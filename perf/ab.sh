@@ -5,10 +5,10 @@
 # cache off, and each page and API answer is asked of them in turn, ROUNDS times
 # (default 15), so that whatever else the machine does weighs on both alike. Prints the
 # median cold time of each, and the ratio after/before.
-# Usage: bash bench/ab.sh BEFORE_SERVER_BINARY AFTER_SERVER_BINARY [AGENTS] [ROUNDS]
+# Usage: bash perf/ab.sh BEFORE_SERVER_BINARY AFTER_SERVER_BINARY [AGENTS] [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 2 ] || { echo "usage: bench/ab.sh BEFORE AFTER [AGENTS] [ROUNDS]" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: perf/ab.sh BEFORE AFTER [AGENTS] [ROUNDS]" >&2; exit 2; }
 before=$(realpath "$1")
 after=$(realpath "$2")
 agents=${3:-300}

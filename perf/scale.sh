@@ -4,7 +4,7 @@
 # tasks × 3 conditions × 5 runs made through the normal ingest path.
 #
 # The load is a mix of pages a visitor reads: the leaderboard, agents' pages, task
-# pages, run pages and their artifacts, cycled in a fixed order (bench/scale.lua). It
+# pages, run pages and their artifacts, cycled in a fixed order (perf/scale.lua). It
 # is measured twice: as deployed (the render cache on: repeated pages come from memory)
 # and with every page rendered afresh (the render cache off: every request reads the
 # database, which is what a second process shares). The load generator is the same in
@@ -12,13 +12,13 @@
 # or one against each of the two, and the figure is their sum. Everything (wrk, the
 # servers, PostgreSQL) runs on this machine, so this measures what a second process
 # gains on the same cores; several machines are what scaling out is for.
-# Needs wrk. Usage: BENCH_DATABASE_URL=postgres://user:pass@127.0.0.1/empty_db bash bench/scale.sh [AGENTS]
+# Needs wrk. Usage: BENCH_DATABASE_URL=postgres://user:pass@127.0.0.1/empty_db bash perf/scale.sh [AGENTS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 agents=${1:-1000}
-: "${BENCH_DATABASE_URL:?bench/scale.sh needs BENCH_DATABASE_URL: an empty PostgreSQL database}"
+: "${BENCH_DATABASE_URL:?perf/scale.sh needs BENCH_DATABASE_URL: an empty PostgreSQL database}"
 for tool in wrk curl python3; do
-  command -v "$tool" >/dev/null || { echo "bench/scale.sh needs $tool (apt-get install $tool)" >&2; exit 1; }
+  command -v "$tool" >/dev/null || { echo "perf/scale.sh needs $tool (apt-get install $tool)" >&2; exit 1; }
 done
 work=$(mktemp -d)
 pids=()
@@ -62,7 +62,7 @@ printf 'pages: %s paths (leaderboard, tasks, failures, agents, runs, patches)\n'
 load() {
   local i=0 url
   for url in "$@"; do
-    SEED=$i PATHS=$work/paths wrk -t1 -c32 -d"${BENCH_SECONDS:-10}"s --latency -s bench/scale.lua "$url" > "$work/wrk$i.txt" &
+    SEED=$i PATHS=$work/paths wrk -t1 -c32 -d"${BENCH_SECONDS:-10}"s --latency -s perf/scale.lua "$url" > "$work/wrk$i.txt" &
     i=$((i + 1))
   done
   wait

@@ -1,5 +1,5 @@
 // What a reader's browser downloads of JavaScript and WebAssembly for a page, as sent
-// (brotli, the way Chromium asks for it): `node bench/weight.mjs [BASE_URL]`, with the
+// (brotli, the way Chromium asks for it): `node perf/weight.mjs [BASE_URL]`, with the
 // server running (scripts/demo). The budgets are in BENCHMARKS.md.
 import { chromium } from "../end2end/node_modules/playwright-core/index.mjs";
 

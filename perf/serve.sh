@@ -15,18 +15,18 @@
 # Needs wrk and nginx (Debian: apt-get install wrk nginx libnginx-mod-http-brotli-static).
 # BENCH_ONLY=b measures (b) alone, on a database it makes once and keeps in BENCH_KEEP
 # (a folder; made on the first run): a quick rerun after a change to a page.
-# Usage: bash bench/serve.sh [AGENTS]
+# Usage: bash perf/serve.sh [AGENTS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 agents=${1:-1000}
 tools=(curl python3 bc)
 [ "${BENCH_ONLY:-}" = b ] || tools+=(wrk nginx)
 for tool in "${tools[@]}"; do
-  command -v "$tool" >/dev/null || { echo "bench/serve.sh needs $tool (apt-get install $tool)" >&2; exit 1; }
+  command -v "$tool" >/dev/null || { echo "perf/serve.sh needs $tool (apt-get install $tool)" >&2; exit 1; }
 done
 brotli_module=/usr/lib/nginx/modules/ngx_http_brotli_static_module.so
 [ "${BENCH_ONLY:-}" = b ] || [ -f "$brotli_module" ] \
-  || { echo "bench/serve.sh needs nginx's brotli_static (apt-get install libnginx-mod-http-brotli-static)" >&2; exit 1; }
+  || { echo "perf/serve.sh needs nginx's brotli_static (apt-get install libnginx-mod-http-brotli-static)" >&2; exit 1; }
 work=$(mktemp -d)
 # nginx's workers run as nobody: they must be able to read the files they serve.
 chmod 755 "$work"

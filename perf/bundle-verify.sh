@@ -2,7 +2,7 @@
 # Benchmark: verifying a bundle with ~200 MB of artifacts.
 # Goals (issue 2): peak memory under 64 MiB; time within 2x of the floor, which is
 # `gzip -d` of the bundle plus `sha256sum` over the same uncompressed artifact bytes.
-# Usage: bash bench/bundle-verify.sh [MEGABYTES]   (default 200)
+# Usage: bash perf/bundle-verify.sh [MEGABYTES]   (default 200)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mb=${1:-200}
@@ -11,7 +11,7 @@ trap 'rm -rf "$work"' EXIT
 
 cargo build --release -q -p rexbench-runner
 rexbench=target/release/rexbench
-python3 bench/gen_results.py "$work/results" "$mb"
+python3 perf/gen_results.py "$work/results" "$mb"
 printf 'id = "bench-agent"\nframework = "Bench"\nmodel = "Synthetic"\n' > "$work/agent.toml"
 $rexbench keygen --out "$work/key" >/dev/null
 $rexbench pack "$work/results" --agent "$work/agent.toml" --key "$work/key.pem" --out "$work/bundle.tar.gz"
