@@ -162,6 +162,13 @@ fn read_run(
                  (patch, agent_log, stdout, stderr, checker_log, x-<name>) with any extension",
             ));
         }
+        if role == bundle::FINDINGS_ROLE {
+            return Err(layout(
+                folder,
+                &entry.rel,
+                "the x-findings artifact is made when the bundle is packed, from run.json's findings",
+            ));
+        }
         // Checked now (type, size, where a link leads), and read beneath the folder
         // again when the bundle is written.
         folder.open_file(&entry.rel, confined::file_limit())?;
@@ -174,13 +181,6 @@ fn read_run(
                 Ok(Box::new(file) as Box<dyn Read>)
             })
             .map_err(|source| PackError::Io { path: folder.shown(&entry.rel), source })?;
-        if role == bundle::FINDINGS_ROLE {
-            return Err(layout(
-                folder,
-                &entry.rel,
-                "the x-findings artifact is made when the bundle is packed, from run.json's findings",
-            ));
-        }
         if artifacts.insert(role.to_owned(), digest.to_hex()).is_some() {
             return Err(layout(folder, &entry.rel, &format!("two files for the role `{role}`")));
         }

@@ -41,18 +41,25 @@ fn python_exception(text: &str) -> Option<String> {
     })
 }
 
-/// Shell-level failures named as in the paper's "Bash Errors" rows.
+/// Shell-level failures as the paper's "Bash Errors" rows name them: what a line says,
+/// and its name.
+const SHELL_ERRORS: [(&str, &str); 6] = [
+    ("cannot create directory", "cannot create directory"),
+    ("Permission denied", "Permission denied"),
+    ("syntax error", "syntax error"),
+    ("cannot access", "cannot access"),
+    ("unable to write file", "unable to write file"),
+    ("No such file or directory", "cannot access"),
+];
+
+/// Whether `name` is one of the shell-level failures' names.
+pub(crate) fn is_shell_error(name: &str) -> bool {
+    SHELL_ERRORS.iter().any(|(_, n)| *n == name)
+}
+
 fn shell_error(text: &str) -> Option<String> {
-    const KNOWN: [(&str, &str); 6] = [
-        ("cannot create directory", "cannot create directory"),
-        ("Permission denied", "Permission denied"),
-        ("syntax error", "syntax error"),
-        ("cannot access", "cannot access"),
-        ("unable to write file", "unable to write file"),
-        ("No such file or directory", "cannot access"),
-    ];
     text.lines().rev().find_map(|line| {
-        KNOWN.iter().find(|(needle, _)| line.contains(needle)).map(|(_, name)| (*name).to_owned())
+        SHELL_ERRORS.iter().find(|(needle, _)| line.contains(needle)).map(|(_, name)| (*name).to_owned())
     })
 }
 

@@ -586,10 +586,9 @@ pub async fn envelope(
         let access = views::access::load(&app.store, &app.catalog, &reader).await?;
         let withheld = access.withheld_quotes(&quoting, &bundle_id, of);
         if !withheld.is_empty() {
-            app.metrics.refused(crate::metrics::Refusal::PrivateOutputs);
-            let status = if reader.is_public() { StatusCode::UNAUTHORIZED } else { StatusCode::FORBIDDEN };
-            return Err(ApiError::new(
-                status,
+            return Err(refused_private(
+                &app,
+                &reader,
                 "envelope_withheld",
                 format!(
                     "the manifest of {bundle_id} was stored before findings' words left manifests (spec §4g), and \
@@ -645,11 +644,9 @@ pub async fn artifact(
     let access = views::access::load(&app.store, &app.catalog, &reader).await?;
     let grant = views::access::artifact(&app.store, &access, &digest).await?;
     if grant == views::access::Grant::Refused {
-        app.metrics.refused(crate::metrics::Refusal::PrivateOutputs);
-        // Signed in, and still not theirs: 403; no credentials at all: 401.
-        let status = if reader.is_public() { StatusCode::UNAUTHORIZED } else { StatusCode::FORBIDDEN };
-        return Err(ApiError::new(
-            status,
+        return Err(refused_private(
+            &app,
+            &reader,
             "outputs_private",
             format!(
                 "artifact {digest} is an output of a run whose task's outputs are private: only the bundle's \
@@ -689,6 +686,19 @@ pub async fn artifact(
         body,
     )
         .into_response())
+}
+
+/// A refusal of private content, counted: 401 to a reader with no credentials, 403 to
+/// one signed in whose content it is not.
+fn refused_private(
+    app: &crate::state::AppState,
+    reader: &views::access::Reader,
+    code: &str,
+    message: String,
+) -> ApiError {
+    app.metrics.refused(crate::metrics::Refusal::PrivateOutputs);
+    let status = if reader.is_public() { StatusCode::UNAUTHORIZED } else { StatusCode::FORBIDDEN };
+    ApiError::new(status, code, message)
 }
 
 pub async fn readyz(State(app): State<Shared>) -> Response {

@@ -157,38 +157,6 @@ impl Access {
         })
     }
 
-    /// A run's findings as the reader may see them: by check and location, their text
-    /// (which quotes the outputs) withheld where the outputs are.
-    pub fn findings(&self, task: &str, bundle: &str, findings: &mut [RunFinding]) {
-        if !self.may_read(task, bundle) {
-            findings.iter_mut().for_each(withhold);
-        }
-    }
-
-    /// Findings with their runs (an agent's, the failure explorer's), the same way.
-    pub fn finding_records(&self, records: &mut [FindingRecord]) {
-        for r in records {
-            if !self.may_read(r.task.as_str(), &r.bundle_id) {
-                withhold(&mut r.finding);
-            }
-        }
-    }
-}
-
-/// Spec §4g: the runs of a signed manifest whose findings still hold their words (a
-/// finding without `text_digest`: stored before the words left the manifest), each as
-/// its task and `task/hint/attempt`. An envelope with none is anyone's.
-#[cfg(feature = "db")]
-pub fn quoting_runs(manifest: &bundle::Manifest) -> Vec<(TaskId, String)> {
-    manifest
-        .runs
-        .iter()
-        .filter(|r| r.findings.iter().any(|f| f.text_digest.is_none()))
-        .map(|r| (r.task.clone(), format!("{}/{}/{}", r.task, r.hint, r.attempt)))
-        .collect()
-}
-
-impl Access {
     /// Of the runs an envelope quotes (`quoting`, of the bundle `bundle_id`, or, for a
     /// reproduction, of the bundle it re-ran, `of`), those whose findings' words this
     /// reader may not read: where there are any, the envelope is withheld from them.
@@ -219,6 +187,36 @@ impl Access {
                 && !self.reveals_gold(task.as_str(), store::FINDINGS_ROLE, of.is_some())
         })
     }
+
+    /// A run's findings as the reader may see them: by check and location, their text
+    /// (which quotes the outputs) withheld where the outputs are.
+    pub fn findings(&self, task: &str, bundle: &str, findings: &mut [RunFinding]) {
+        if !self.may_read(task, bundle) {
+            findings.iter_mut().for_each(withhold);
+        }
+    }
+
+    /// Findings with their runs (an agent's, the failure explorer's), the same way.
+    pub fn finding_records(&self, records: &mut [FindingRecord]) {
+        for r in records {
+            if !self.may_read(r.task.as_str(), &r.bundle_id) {
+                withhold(&mut r.finding);
+            }
+        }
+    }
+}
+
+/// Spec §4g: the runs of a signed manifest whose findings still hold their words (a
+/// finding without `text_digest`: stored before the words left the manifest), each as
+/// its task and `task/hint/attempt`. An envelope with none is anyone's.
+#[cfg(feature = "db")]
+pub fn quoting_runs(manifest: &bundle::Manifest) -> Vec<(TaskId, String)> {
+    manifest
+        .runs
+        .iter()
+        .filter(|r| r.findings.iter().any(|f| f.text_digest.is_none()))
+        .map(|r| (r.task.clone(), format!("{}/{}/{}", r.task, r.hint, r.attempt)))
+        .collect()
 }
 
 /// What a finding about private outputs says to a reader who may not read them.

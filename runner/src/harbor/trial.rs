@@ -456,18 +456,10 @@ pub(super) fn read_trial(
 /// `asyncio.TimeoutError`), or one of the runner's fixed words (`no reward`), at most 100
 /// characters: what a manifest's `error_type` may say.
 fn is_class_name(name: &str) -> bool {
-    let fixed = [
-        "no reward",
-        "no verifier result",
-        "Execution Timeout",
-        "cannot create directory",
-        "Permission denied",
-        "syntax error",
-        "cannot access",
-        "unable to write file",
-    ];
+    let fixed = ["no reward", "no verifier result", "Execution Timeout"];
     (1..=100).contains(&name.chars().count())
         && (fixed.contains(&name)
+            || crate::patch::is_shell_error(name)
             || (name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
                 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')))
 }
@@ -478,9 +470,14 @@ mod tests {
 
     #[test]
     fn only_a_class_name_or_a_fixed_word_is_an_error_type() {
-        for kept in
-            ["AgentTimeoutError", "asyncio.TimeoutError", "_Private", "no reward", "Execution Timeout"]
-        {
+        for kept in [
+            "AgentTimeoutError",
+            "asyncio.TimeoutError",
+            "_Private",
+            "no reward",
+            "Execution Timeout",
+            "cannot access",
+        ] {
             assert!(is_class_name(kept), "{kept}");
         }
         for dropped in
