@@ -1,6 +1,6 @@
 //! What a request carries to say who it is, read from its headers alone: a bearer
 //! token, or the browser's session cookie. Who that makes the reader is
-//! `crate::session`'s to decide; whether an answer may be cached is the render cache's.
+//! `crate::auth`'s to decide; whether an answer may be cached is the render cache's.
 
 use axum::http::{HeaderMap, header};
 use axum_extra::extract::cookie::CookieJar;

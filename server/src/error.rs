@@ -6,7 +6,21 @@ use axum::response::{IntoResponse, Response};
 use bundle::{BundleError, ErrorClass};
 use store::StoreError;
 
-use crate::answers::{ErrorAnswer, ErrorBody};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// Every error: a stable code and a sentence naming what is at fault.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorAnswer {
+    pub error: ErrorBody,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// e.g. `artifact_digest_mismatch`, `not_found`, `invalid_query`.
+    pub code: String,
+    pub message: String,
+}
 
 #[derive(Debug)]
 pub struct ApiError {
@@ -19,9 +33,66 @@ pub struct ApiError {
     pub cause: Option<String>,
 }
 
+/// One constructor per kind of refusal: a handler names what is wrong (its code and
+/// sentence), never a status; the status follows from the kind, here.
 impl ApiError {
-    pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> ApiError {
+    fn new(status: StatusCode, code: &str, message: impl Into<String>) -> ApiError {
         ApiError { status, code: code.to_owned(), message: message.into(), retry_after: None, cause: None }
+    }
+
+    /// 400 `invalid_query`: a query parameter that names nothing, is out of range or given twice.
+    pub fn invalid_query(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, "invalid_query", message)
+    }
+
+    /// 400 `invalid_path`: a path segment that is not what the route takes.
+    pub fn invalid_path(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, "invalid_path", message)
+    }
+
+    /// 400: a request that cannot be read at all (`invalid_json`, `bad_form`).
+    pub fn unreadable(code: &str, message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    /// 401: credentials missing or not valid (the code says which).
+    pub fn unauthorized(code: &str, message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::UNAUTHORIZED, code, message)
+    }
+
+    /// 403: credentials that hold, for something they do not cover.
+    pub fn forbidden(code: &str, message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::FORBIDDEN, code, message)
+    }
+
+    /// 404 `not_found`.
+    pub fn not_found(what: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, "not_found", what)
+    }
+
+    /// 404 with a code of its own (`unknown_key`, `admin_disabled`).
+    pub fn absent(code: &str, message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, code, message)
+    }
+
+    /// 408 `request_timeout`: the body arrived too slowly.
+    pub fn too_slow(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::REQUEST_TIMEOUT, "request_timeout", message)
+    }
+
+    /// 415 `unsupported_media_type`.
+    pub fn unsupported_media_type(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", message)
+    }
+
+    /// 422: a well-formed body that breaks a rule (the code names it).
+    pub fn unprocessable(code: &str, message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, message)
+    }
+
+    /// 429 `rate_limited`, with the seconds to wait.
+    pub fn rate_limited(message: impl Into<String>, wait_seconds: u64) -> ApiError {
+        ApiError::new(StatusCode::TOO_MANY_REQUESTS, "rate_limited", message).with_retry_after(wait_seconds)
     }
 
     /// The server's fault, with its cause for the log.
@@ -34,6 +105,12 @@ impl ApiError {
                 "the server could not complete the request; try again later",
             )
         }
+    }
+
+    /// The server's fault, in the words the client is told (the cause added with
+    /// [`ApiError::with_cause`]).
+    pub fn internal_saying(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", message)
     }
 
     pub fn with_cause(self, cause: impl std::fmt::Display) -> ApiError {
@@ -53,10 +130,6 @@ impl ApiError {
 
     pub fn with_code(self, code: &str) -> ApiError {
         ApiError { code: code.to_owned(), ..self }
-    }
-
-    pub fn not_found(what: impl Into<String>) -> ApiError {
-        ApiError::new(StatusCode::NOT_FOUND, "not_found", what)
     }
 }
 
@@ -157,6 +230,13 @@ impl From<views::ViewError> for ApiError {
             ViewError::Store(e) => e.into(),
             e @ ViewError::Artifact { .. } => ApiError::internal(chain(e)),
         }
+    }
+}
+
+/// A query parameter the API refuses (`views::query`'s strict reading).
+impl From<views::query::BadQuery> for ApiError {
+    fn from(e: views::query::BadQuery) -> ApiError {
+        ApiError::invalid_query(e.message)
     }
 }
 

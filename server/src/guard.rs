@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::ConnectInfo;
-use axum::http::{Extensions, HeaderMap, StatusCode};
+use axum::http::{Extensions, HeaderMap};
 use futures::{Stream, StreamExt};
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
@@ -221,25 +221,22 @@ impl BodyClock {
         if !self.expired.load(Ordering::Acquire) {
             return outcome;
         }
-        Err(ApiError::new(
-            StatusCode::REQUEST_TIMEOUT,
-            "request_timeout",
-            format!(
-                "the upload arrived too slowly: a body must not pause for {} s and must arrive within {} s; nothing was stored",
-                self.limits.body_idle.as_secs(),
-                self.limits.body_total.as_secs()
-            ),
-        ))
+        Err(ApiError::too_slow(format!(
+            "the upload arrived too slowly: a body must not pause for {} s and must arrive within {} s; nothing was stored",
+            self.limits.body_idle.as_secs(),
+            self.limits.body_total.as_secs()
+        )))
     }
 }
 
 fn rate_limited(message: String, wait: Duration) -> ApiError {
-    ApiError::new(StatusCode::TOO_MANY_REQUESTS, "rate_limited", message)
-        .with_retry_after(wait.as_secs().max(1))
+    ApiError::rate_limited(message, wait.as_secs().max(1))
 }
 
 #[cfg(test)]
 mod tests {
+    use axum::http::StatusCode;
+
     use super::*;
 
     #[test]

@@ -1,10 +1,9 @@
 //! The RExBench leaderboard server: the Leptos pages, the JSON API, the ingest endpoint,
 //! artifacts, static assets and health checks, behind one axum router.
 
-mod admin;
-mod answers;
 mod api;
 mod assets;
+pub mod auth;
 pub mod backup;
 pub mod cache;
 pub mod catalog;
@@ -13,7 +12,6 @@ mod config;
 mod credentials;
 mod demo;
 mod error;
-mod extract;
 pub mod guard;
 mod headers;
 mod ingest;
@@ -21,12 +19,9 @@ mod integrity;
 pub mod islands;
 mod metrics;
 mod openapi;
-mod outputs;
 mod pages;
-mod reproductions;
 mod router;
 mod serve;
-pub mod session;
 mod state;
 pub mod synth;
 

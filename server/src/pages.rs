@@ -10,7 +10,7 @@ use app::data::PageContext;
 use axum::body::Body;
 use axum::extract::FromRequest;
 use axum::extract::{Multipart, State};
-use axum::http::{Request, StatusCode};
+use axum::http::Request;
 use axum::response::{IntoResponse, Redirect, Response};
 use futures::{Stream, StreamExt, stream};
 use leptos::prelude::*;
@@ -24,7 +24,7 @@ type Chunks = Pin<Box<dyn Stream<Item = String> + Send>>;
 
 async fn context(app: &Shared, headers: &axum::http::HeaderMap) -> PageContext {
     PageContext {
-        reader: crate::session::page_reader(app, headers).await,
+        reader: crate::auth::page_reader(app, headers).await,
         store: app.store.clone(),
         catalog: app.catalog.clone(),
         stylesheet: crate::assets::STYLESHEET.clone(),
@@ -111,11 +111,7 @@ pub(crate) async fn upload(State(app): State<Shared>, req: Request<Body>) -> Res
     let multipart = match Multipart::from_request(Request::from_parts(parts.clone(), body), &()).await {
         Ok(m) => m,
         Err(e) => {
-            let e = ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "bad_form",
-                format!("the upload form was not sent whole: {e}"),
-            );
+            let e = ApiError::unreadable("bad_form", format!("the upload form was not sent whole: {e}"));
             return refused(e).await;
         }
     };
@@ -137,42 +133,25 @@ pub(crate) async fn upload(State(app): State<Shared>, req: Request<Body>) -> Res
 
 /// The form's `bundle` file, spooled to a temporary file no larger than `limit`.
 async fn receive(mut form: Multipart, limit: u64) -> Result<std::fs::File, ApiError> {
-    let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_form", m);
+    let bad = |m: String| ApiError::unreadable("bad_form", m);
+    let spooling = |e: std::io::Error| ApiError::internal(format!("spooling the upload: {e}"));
     while let Some(mut field) = form.next_field().await.map_err(|e| bad(format!("reading the form: {e}")))? {
         if field.name() != Some("bundle") {
             continue;
         }
-        let mut file = tempfile::tempfile().map_err(|e| {
-            ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "internal_error",
-                format!("spooling the upload: {e}"),
-            )
-        })?;
+        let mut file = tempfile::tempfile().map_err(spooling)?;
         let mut size = 0u64;
         while let Some(chunk) = field.chunk().await.map_err(|e| bad(format!("reading the upload: {e}")))? {
             size += chunk.len() as u64;
             if size > limit {
                 return Err(bundle::BundleError::CompressedTooLarge { limit }.into());
             }
-            file.write_all(&chunk).map_err(|e| {
-                ApiError::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "internal_error",
-                    format!("spooling the upload: {e}"),
-                )
-            })?;
+            file.write_all(&chunk).map_err(spooling)?;
         }
         if size == 0 {
             return Err(bad("the form carried no file: choose a bundle to upload".into()));
         }
-        std::io::Seek::rewind(&mut file).map_err(|e| {
-            ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "internal_error",
-                format!("spooling the upload: {e}"),
-            )
-        })?;
+        std::io::Seek::rewind(&mut file).map_err(spooling)?;
         return Ok(file);
     }
     Err(bad("the form carried no `bundle` file".into()))

@@ -15,12 +15,13 @@ use tower_http::trace::TraceLayer;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::api::{
+    admin, agents, changes, evidence, leaderboard, outputs, parity, reproductions, runs, sessions,
+    submissions, tasks,
+};
 use crate::metrics::Metrics;
 use crate::state::{AppState, Shared};
-use crate::{
-    admin, api, assets, cache, error, headers, islands, metrics, openapi, outputs, pages, reproductions,
-    session,
-};
+use crate::{api, assets, cache, error, headers, islands, metrics, openapi, pages};
 
 /// The router's state: the app's, and the options Leptos's routes want.
 #[derive(Debug, Clone)]
@@ -55,27 +56,27 @@ pub fn build_app(state: AppState) -> Router {
 /// Every route of the documented API, each with its OpenAPI path from its handler's
 /// annotation: the one list the router serves and the document describes.
 fn api() -> OpenApiRouter<ServerState> {
-    let (schemas, paths, submit) = routes!(api::submit);
+    let (schemas, paths, submit) = routes!(submissions::submit);
     OpenApiRouter::with_openapi(openapi::frame())
         .routes((schemas, paths, submit.layer(DefaultBodyLimit::disable())))
-        .routes(routes!(api::leaderboard))
-        .routes(routes!(api::leaderboard_csv))
-        .routes(routes!(api::agent))
-        .routes(routes!(api::tasks))
-        .routes(routes!(api::task))
-        .routes(routes!(api::run))
-        .routes(routes!(api::changes))
-        .routes(routes!(api::parity))
-        .routes(routes!(api::keys))
-        .routes(routes!(api::envelope))
-        .routes(routes!(api::artifact))
+        .routes(routes!(leaderboard::leaderboard))
+        .routes(routes!(leaderboard::leaderboard_csv))
+        .routes(routes!(agents::agent))
+        .routes(routes!(tasks::tasks))
+        .routes(routes!(tasks::task))
+        .routes(routes!(runs::run))
+        .routes(routes!(changes::changes))
+        .routes(routes!(parity::parity))
+        .routes(routes!(evidence::keys))
+        .routes(routes!(evidence::envelope))
+        .routes(routes!(evidence::artifact))
         .routes(routes!(admin::list_keys, admin::add_key))
         .routes(routes!(admin::revoke_key))
         .routes(routes!(admin::list_findings))
         .routes(routes!(admin::review_finding))
-        .routes(routes!(session::challenge))
-        .routes(routes!(session::login, session::whoami))
-        .routes(routes!(session::logout))
+        .routes(routes!(sessions::challenge))
+        .routes(routes!(sessions::login, sessions::whoami))
+        .routes(routes!(sessions::logout))
         .routes(routes!(admin::access_log))
         .routes(routes!(outputs::list_outputs))
         .routes(routes!(outputs::set_outputs))
@@ -109,8 +110,8 @@ pub(crate) fn router(shared: Shared) -> Router {
         .route("/pkg/{version}/{file}", get(islands::serve).with_state(shared.pkg.clone()))
         .route("/submit", post(pages::upload).layer(DefaultBodyLimit::disable()))
         .route("/sfn/{*name}", get(pages::server_fn).post(pages::server_fn))
-        .route("/login/{ticket}", post(session::redeem))
-        .route("/signout", post(session::sign_out))
+        .route("/login/{ticket}", post(sessions::redeem))
+        .route("/signout", post(sessions::sign_out))
         .leptos_routes_with_handler(routes, pages::render)
         .fallback(pages::render)
         .layer(CatchPanicLayer::custom(error::panicked))

@@ -303,6 +303,7 @@ pub struct SubmissionRecord {
 /// another final success than submitted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "db", derive(sqlx::FromRow))]
 pub struct SampleCounts {
     pub sampled: i64,
     pub reproduced: i64,

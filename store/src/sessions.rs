@@ -114,6 +114,7 @@ pub enum ChallengeUse {
 /// One read of private content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(sqlx::FromRow)]
 pub struct AccessEntry {
     pub seq: i64,
     pub at: String,
@@ -397,26 +398,13 @@ impl Store {
 
     /// Reads of private content, newest first, before `before` (a sequence number).
     pub async fn access_log(&self, limit: i64, before: Option<i64>) -> Result<Vec<AccessEntry>, StoreError> {
-        let rows = db::query(
+        Ok(db::query_as(
             "SELECT seq, at, reader, keyid, via, run_id, digest FROM access_log WHERE seq < $1 \
              ORDER BY seq DESC LIMIT $2",
         )
         .bind(before.unwrap_or(i64::MAX))
         .bind(limit)
         .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(AccessEntry {
-                    seq: r.try_get("seq")?,
-                    at: r.try_get("at")?,
-                    reader: r.try_get("reader")?,
-                    keyid: r.try_get("keyid")?,
-                    via: r.try_get("via")?,
-                    run_id: r.try_get("run_id")?,
-                    digest: r.try_get("digest")?,
-                })
-            })
-            .collect()
+        .await?)
     }
 }

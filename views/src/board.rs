@@ -5,9 +5,12 @@
 use std::cmp::Ordering;
 
 use serde::{Deserialize, Serialize};
-use store::{Hint, Integrity, LeaderboardRow, ProvenanceKind, RateKey, Rates, RowKey, Tier};
+use store::{
+    Hint, Integrity, LeaderboardFilter, LeaderboardRow, ProvenanceKind, RateKey, Rates, RowKey, Tier,
+};
 
 use crate::format::href;
+use crate::query::{BadQuery, Params, Reading, lenient};
 
 /// Rows a page shows: a page stays small and quick however many agents there are.
 pub const PER_PAGE: usize = 50;
@@ -139,15 +142,13 @@ pub enum TaskScope {
 }
 
 impl TaskScope {
+    pub const ALL: [TaskScope; 2] = [TaskScope::All, TaskScope::Public];
+
     pub fn as_str(self) -> &'static str {
         match self {
             TaskScope::All => "all",
             TaskScope::Public => "public",
         }
-    }
-
-    fn parse(s: &str) -> Option<TaskScope> {
-        [TaskScope::All, TaskScope::Public].into_iter().find(|t| t.as_str() == s)
     }
 }
 
@@ -272,6 +273,71 @@ impl Columns {
 /// `?reproduced=held`: only rows whose sample was re-run and held.
 pub const REPRODUCED_HELD: &str = "held";
 
+/// The API leaderboard's and CSV's query parameters, as the OpenAPI document states
+/// them: [`BoardQuery::read`] reads them, strictly. An empty parameter narrows nothing
+/// (as the page's filter form sends "any"), and each may be given once.
+#[derive(Debug, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
+pub struct LeaderboardParams {
+    pub framework: Option<String>,
+    pub model: Option<String>,
+    /// `maintainer` or `submitter`; empty: any.
+    #[cfg_attr(feature = "openapi", param(schema_with = crate::query::schema::tier_or_any))]
+    pub tier: Option<String>,
+    /// `evaluated`, `imported` or `published`; empty: any.
+    #[cfg_attr(feature = "openapi", param(schema_with = crate::query::schema::provenance_or_any))]
+    pub provenance: Option<String>,
+    pub benchmark_version: Option<String>,
+    /// A harness's name (`rexbench`, `harbor`, `rexbench-original`, …); empty: any.
+    #[cfg_attr(feature = "openapi", param(pattern = r"^([a-z0-9][a-z0-9._-]{0,63})?$"))]
+    pub harness: Option<String>,
+    /// `all` (the default) or `public`: only the tasks anyone can run count, and every
+    /// row that covers them is ranked on them.
+    #[cfg_attr(feature = "openapi", param(schema_with = tasks_or_all))]
+    pub tasks: Option<String>,
+    /// `reported` (the default) or `strict`: successes with an integrity finding no
+    /// maintainer has dismissed count as failures, and intervals and ranks follow.
+    #[cfg_attr(feature = "openapi", param(schema_with = crate::query::schema::integrity_or_default))]
+    pub integrity: Option<String>,
+    /// `held`: only rows whose reproduction sample the maintainers re-ran, every re-run
+    /// with the submitted final success; empty: any.
+    #[cfg_attr(feature = "openapi", param(schema_with = held_or_any))]
+    pub reproduced: Option<String>,
+}
+
+#[cfg(feature = "openapi")]
+fn tasks_or_all() -> utoipa::openapi::schema::Object {
+    crate::query::schema::name_or_any(TaskScope::ALL.iter().map(|t| t.as_str()))
+}
+
+#[cfg(feature = "openapi")]
+fn held_or_any() -> utoipa::openapi::schema::Object {
+    crate::query::schema::name_or_any([REPRODUCED_HELD])
+}
+
+impl LeaderboardParams {
+    /// The view they ask for, or the first parameter that names nothing.
+    pub fn view(&self) -> Result<BoardQuery, BadQuery> {
+        let get = |name: &str| {
+            match name {
+                "framework" => &self.framework,
+                "model" => &self.model,
+                "tier" => &self.tier,
+                "provenance" => &self.provenance,
+                "benchmark_version" => &self.benchmark_version,
+                "harness" => &self.harness,
+                "tasks" => &self.tasks,
+                "integrity" => &self.integrity,
+                "reproduced" => &self.reproduced,
+                _ => return None,
+            }
+            .clone()
+        };
+        BoardQuery::read(get, |_| Vec::new(), Reading::Strict)
+    }
+}
+
 /// The view a URL asks for. Values that name nothing (an unknown tier or order, page 0)
 /// are dropped rather than refused: a stale link still shows the leaderboard.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -280,6 +346,9 @@ pub struct BoardQuery {
     pub set: Option<String>,
     pub framework: Option<String>,
     pub model: Option<String>,
+    /// The benchmark's version (`?benchmark_version=…`).
+    #[serde(default)]
+    pub benchmark_version: Option<String>,
     pub tier: Option<Tier>,
     pub provenance: Option<ProvenanceKind>,
     /// The harness's name (`harbor`, `rexbench`, `rexbench-original`, …).
@@ -303,42 +372,82 @@ pub struct BoardQuery {
 }
 
 impl BoardQuery {
-    /// Reads the view from query parameters, `get` giving each non-empty one, and
-    /// `get_all` every value of a repeated one (the columns).
-    pub fn from_query(
+    /// Reads the view from query parameters, `get` giving each one, and `get_all`
+    /// every value of a repeated one (the columns), as `reading` says: the API's
+    /// leaderboard strictly, the page leniently. The API reads no order, page, set,
+    /// search or columns (it lists every row), so the defaults stand there.
+    pub fn read(
         get: impl Fn(&str) -> Option<String>,
         get_all: impl Fn(&str) -> Vec<String>,
-    ) -> BoardQuery {
-        BoardQuery {
-            columns: Columns::from_values(&get_all("col"), &get_all("cond")),
-            ..BoardQuery::from_params(get)
-        }
-    }
-
-    /// Reads the view from query parameters, `get` giving each non-empty one (the
-    /// default columns).
-    pub fn from_params(get: impl Fn(&str) -> Option<String>) -> BoardQuery {
-        let sort = get("sort").and_then(|s| Sort::from_key(&s)).unwrap_or(Sort::DEFAULT);
-        let ascending = match get("dir").as_deref() {
+        reading: Reading,
+    ) -> Result<BoardQuery, BadQuery> {
+        let p = Params::new(&get, reading);
+        // In this order the API names the first of several bad parameters.
+        let scopes = TaskScope::ALL.map(|t| (t.as_str(), t));
+        let tasks =
+            p.word("tasks", &scopes, |o| format!("unknown task scope `{o}`; expected all or public"))?;
+        let reproduced =
+            p.word("reproduced", &[(REPRODUCED_HELD, true)], |o| format!("`{o}` is not held"))?;
+        let harness = p.checked("harness", store::is_slug, |h| {
+            format!("`{h}` is not a harness name (a lowercase slug)")
+        })?;
+        let tier = p.name("tier")?;
+        let provenance = p.name("provenance")?;
+        let integrity = p.name("integrity")?;
+        let sort = p.text("sort").and_then(|s| Sort::from_key(&s)).unwrap_or(Sort::DEFAULT);
+        let ascending = match p.text("dir").as_deref() {
             Some("asc") => true,
             Some("desc") => false,
             _ => sort.natural_ascending(),
         };
-        BoardQuery {
-            set: get("set"),
-            framework: get("framework"),
-            model: get("model"),
-            tier: get("tier").and_then(|t| t.parse().ok()),
-            provenance: get("provenance").and_then(|p| p.parse().ok()),
-            harness: get("harness").filter(|h| store::is_slug(h)),
-            tasks: get("tasks").and_then(|t| TaskScope::parse(&t)).unwrap_or_default(),
-            search: get("q").map(|q| q.trim().to_owned()).filter(|q| !q.is_empty()),
+        let nonempty = |values: Vec<String>| values.into_iter().filter(|v| !v.is_empty()).collect::<Vec<_>>();
+        Ok(BoardQuery {
+            set: p.text("set"),
+            framework: p.text("framework"),
+            model: p.text("model"),
+            benchmark_version: p.text("benchmark_version"),
+            tier,
+            provenance,
+            harness,
+            tasks: tasks.unwrap_or_default(),
+            search: p.text("q").map(|q| q.trim().to_owned()).filter(|q| !q.is_empty()),
             sort,
             ascending,
-            page: get("page").and_then(|p| p.parse().ok()).filter(|p| *p >= 1).unwrap_or(1),
-            integrity: get("integrity").and_then(|i| i.parse().ok()).unwrap_or_default(),
-            reproduced: get("reproduced").as_deref() == Some(REPRODUCED_HELD),
-            columns: Columns::default(),
+            page: p.text("page").and_then(|p| p.parse().ok()).filter(|p| *p >= 1).unwrap_or(1),
+            integrity: integrity.unwrap_or_default(),
+            reproduced: reproduced.unwrap_or(false),
+            columns: Columns::from_values(&nonempty(get_all("col")), &nonempty(get_all("cond"))),
+        })
+    }
+
+    /// The page's reading of query parameters: `get` giving each one, `get_all` every
+    /// value of a repeated one (the columns). Values that name nothing are dropped.
+    pub fn from_query(
+        get: impl Fn(&str) -> Option<String>,
+        get_all: impl Fn(&str) -> Vec<String>,
+    ) -> BoardQuery {
+        lenient(BoardQuery::read(get, get_all, Reading::Lenient))
+    }
+
+    /// The page's reading with the default columns.
+    pub fn from_params(get: impl Fn(&str) -> Option<String>) -> BoardQuery {
+        BoardQuery::from_query(get, |_| Vec::new())
+    }
+
+    /// What the database narrows by for this view (the set and the counted tasks are
+    /// the caller's: the page shows one set, the API every set).
+    pub fn filter(&self) -> LeaderboardFilter {
+        LeaderboardFilter {
+            framework: self.framework.clone(),
+            model: self.model.clone(),
+            tier: self.tier,
+            provenance: self.provenance,
+            benchmark_version: self.benchmark_version.clone(),
+            task_set_digest: None,
+            harness: self.harness.clone(),
+            integrity: self.integrity,
+            tasks: None,
+            reproduced: self.reproduced,
         }
     }
 
@@ -383,6 +492,7 @@ impl BoardQuery {
     pub fn narrows(&self) -> bool {
         self.framework.is_some()
             || self.model.is_some()
+            || self.benchmark_version.is_some()
             || self.tier.is_some()
             || self.provenance.is_some()
             || self.harness.is_some()
@@ -400,6 +510,7 @@ impl BoardQuery {
     pub fn keeps(&self, row: &LeaderboardRow) -> bool {
         self.framework.as_ref().is_none_or(|f| *f == row.framework)
             && self.model.as_ref().is_none_or(|m| *m == row.model)
+            && self.benchmark_version.as_ref().is_none_or(|v| *v == row.benchmark_version)
             && self.tier.is_none_or(|t| t == row.tier)
             && self.provenance.is_none_or(|p| p == row.provenance)
             && self.harness.as_ref().is_none_or(|h| *h == row.harness.name)
@@ -433,6 +544,7 @@ impl BoardQuery {
             ("set", self.set.as_deref()),
             ("framework", self.framework.as_deref()),
             ("model", self.model.as_deref()),
+            ("benchmark_version", self.benchmark_version.as_deref()),
             ("tier", self.tier.map(Tier::as_str)),
             ("provenance", self.provenance.map(ProvenanceKind::as_str)),
             ("harness", self.harness.as_deref()),
@@ -570,5 +682,86 @@ mod tests {
     fn values_that_name_nothing_are_dropped() {
         let q = BoardQuery::from_params(params(&[("tier", "gold"), ("sort", "x"), ("page", "0")]));
         assert_eq!((q.tier, q.sort, q.page), (None, Sort::DEFAULT, 1));
+    }
+
+    #[test]
+    fn the_api_and_the_page_read_the_leaderboard_query_alike() {
+        // Every parameter the API documents is read by the one parser: a value that
+        // names nothing is refused strictly, naming it, and dropped leniently.
+        let bad = [
+            ("tier", "gold"),
+            ("provenance", "x"),
+            ("harness", "Not A Slug"),
+            ("tasks", "some"),
+            ("integrity", "lax"),
+            ("reproduced", "maybe"),
+        ];
+        for (name, value) in bad {
+            let api = LeaderboardParams { ..Default::default() };
+            let api = match name {
+                "tier" => LeaderboardParams { tier: Some(value.into()), ..api },
+                "provenance" => LeaderboardParams { provenance: Some(value.into()), ..api },
+                "harness" => LeaderboardParams { harness: Some(value.into()), ..api },
+                "tasks" => LeaderboardParams { tasks: Some(value.into()), ..api },
+                "integrity" => LeaderboardParams { integrity: Some(value.into()), ..api },
+                _ => LeaderboardParams { reproduced: Some(value.into()), ..api },
+            };
+            assert_eq!(api.view().unwrap_err().parameter, name);
+            let page = BoardQuery::from_params(|k| (k == name).then(|| value.to_owned()));
+            assert_eq!(page, BoardQuery::from_params(|_| None), "{name} dropped on the page");
+        }
+        let api = LeaderboardParams {
+            framework: Some("aider".into()),
+            model: Some("m".into()),
+            benchmark_version: Some("1.0".into()),
+            tier: Some("maintainer".into()),
+            provenance: Some("imported".into()),
+            harness: Some("harbor".into()),
+            tasks: Some("public".into()),
+            integrity: Some("strict".into()),
+            reproduced: Some("held".into()),
+        };
+        let view = api.view().unwrap();
+        let names = [
+            "framework",
+            "model",
+            "benchmark_version",
+            "tier",
+            "provenance",
+            "harness",
+            "tasks",
+            "integrity",
+            "reproduced",
+        ];
+        let page = BoardQuery::from_params(|k| {
+            let v = match k {
+                "framework" => "aider",
+                "model" => "m",
+                "benchmark_version" => "1.0",
+                "tier" => "maintainer",
+                "provenance" => "imported",
+                "harness" => "harbor",
+                "tasks" => "public",
+                "integrity" => "strict",
+                "reproduced" => "held",
+                _ => return None,
+            };
+            names.contains(&k).then(|| v.to_owned())
+        });
+        assert_eq!(view, page, "the API's view and the page's are one");
+        let filter = view.filter();
+        assert_eq!(
+            (
+                filter.framework.as_deref(),
+                filter.benchmark_version.as_deref(),
+                filter.tier,
+                filter.reproduced
+            ),
+            (Some("aider"), Some("1.0"), Some(Tier::Maintainer), true)
+        );
+        assert_eq!(
+            LeaderboardParams { tier: Some(String::new()), ..Default::default() }.view().unwrap().tier,
+            None
+        );
     }
 }

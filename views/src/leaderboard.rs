@@ -101,17 +101,17 @@ mod answers {
     use crate::board::{BoardQuery, PER_PAGE, Sort, TaskScope};
     use crate::catalog::Catalog;
 
-    /// Every current row `filter` keeps, of any task set, counted over the tasks
-    /// `scope` says: what the API's leaderboard and its CSV list.
+    /// Every current row `query` keeps, of any task set, counted over the tasks it
+    /// says: what the API's leaderboard and its CSV list.
     pub async fn entries(
         store: &Store,
         catalog: &Catalog,
-        filter: LeaderboardFilter,
-        scope: TaskScope,
+        query: &BoardQuery,
     ) -> Result<Vec<LeaderboardEntry>, ViewError> {
+        let scope = query.tasks;
         let filter = LeaderboardFilter {
             tasks: (scope == TaskScope::Public).then(|| catalog.public_tasks()),
-            ..filter
+            ..query.filter()
         };
         let (rows, stats, sets) = futures::try_join!(
             store.leaderboard(&filter),
@@ -164,16 +164,9 @@ mod answers {
         let tasks = counted_tasks(catalog, &chosen.tasks, query.tasks);
         let scope = (query.tasks == TaskScope::Public).then_some(tasks.as_slice());
         let filter = LeaderboardFilter {
-            framework: query.framework.clone(),
-            model: query.model.clone(),
-            tier: query.tier,
-            provenance: query.provenance,
-            harness: query.harness.clone(),
-            benchmark_version: None,
             task_set_digest: Some(chosen.digest.clone()),
-            integrity: query.integrity,
             tasks: scope.map(<[TaskId]>::to_vec),
-            reproduced: query.reproduced,
+            ..query.filter()
         };
         // Ordered on what ordering needs, then whole rows for the page shown only.
         let (mut keys, (frameworks, models, harnesses), stats) = futures::try_join!(

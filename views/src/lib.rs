@@ -12,6 +12,7 @@ pub mod board;
 pub mod catalog;
 pub mod format;
 pub mod paper;
+pub mod query;
 pub mod trajectory;
 
 #[cfg(feature = "db")]

@@ -5,6 +5,71 @@ use serde::{Deserialize, Serialize};
 use store::Hint;
 
 use crate::TaskNames;
+use crate::query::{BadQuery, Params, Reading, lenient};
+
+/// The API's `/api/v1/parity` query, as the OpenAPI document states it.
+#[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
+pub struct ParityParams {
+    /// Side A: a submission's bundle id (superseded ones too), or an agent id (its
+    /// newest current submission).
+    #[cfg_attr(feature = "openapi", param(min_length = 1))]
+    pub a: String,
+    /// Side B, named the same way.
+    #[cfg_attr(feature = "openapi", param(min_length = 1))]
+    pub b: String,
+    /// `none` (the default), `hints` or `detailed`.
+    #[cfg_attr(feature = "openapi", param(schema_with = crate::query::schema::hint_or_none))]
+    pub hint: Option<String>,
+}
+
+impl ParityParams {
+    pub fn view(&self) -> Result<ParityQuery, BadQuery> {
+        let get = |name: &str| match name {
+            "a" => Some(self.a.clone()),
+            "b" => Some(self.b.clone()),
+            "hint" => self.hint.clone(),
+            _ => None,
+        };
+        ParityQuery::read(get, Reading::Strict)
+    }
+}
+
+/// The two sides a parity view compares, and under which condition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParityQuery {
+    pub a: Option<String>,
+    pub b: Option<String>,
+    pub hint: Hint,
+}
+
+impl ParityQuery {
+    /// From query parameters: strictly an unknown condition or a side left empty is
+    /// refused (the API compares two sides); leniently the condition falls back to no
+    /// hints and a page without both sides shows the pickers.
+    pub fn read(get: impl Fn(&str) -> Option<String>, reading: Reading) -> Result<ParityQuery, BadQuery> {
+        let p = Params::new(&get, reading);
+        let hint = p.name::<Hint>("hint")?.unwrap_or(Hint::None);
+        let (a, b) = (p.text("a"), p.text("b"));
+        if reading == Reading::Strict {
+            for (parameter, side) in [("a", &a), ("b", &b)] {
+                if side.is_none() {
+                    return Err(BadQuery {
+                        parameter,
+                        message: format!("query parameter `{parameter}` must name a submission or an agent"),
+                    });
+                }
+            }
+        }
+        Ok(ParityQuery { a, b, hint })
+    }
+
+    /// The page's reading.
+    pub fn from_page(get: impl Fn(&str) -> Option<String>) -> ParityQuery {
+        lenient(ParityQuery::read(get, Reading::Lenient))
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ParityData {

@@ -33,6 +33,66 @@ pub struct TaskData {
     pub failures: Vec<FailurePattern>,
 }
 
+// The API's list of tasks (`/api/v1/tasks`). (Not a doc comment: the OpenAPI document
+// gives this schema no description.)
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TasksAnswer {
+    pub tasks: Vec<TaskEntry>,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TaskEntry {
+    pub id: store::TaskId,
+    pub name: String,
+    /// One of the runnable example tasks, not a RExBench task.
+    pub example: bool,
+    /// The attempts per hint condition the benchmark asks on it (spec §4f).
+    pub attempts: u32,
+    /// Over the agents' current submissions; absent where no agent ran it.
+    pub results: Option<TaskRow>,
+}
+
+// The API's answer for one task (`/api/v1/tasks/{id}`): its public facts and every
+// agent's rates on it.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TaskAnswer {
+    pub id: store::TaskId,
+    pub name: String,
+    pub summary: Option<String>,
+    /// Only the expected values the task card makes public.
+    pub public_expected: Vec<ExpectedValue>,
+    pub agents: Vec<TaskAgentRow>,
+}
+
+/// A metric's public expected value, in words (e.g. `0.88211 ± 0.002`).
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ExpectedValue {
+    pub metric: String,
+    pub value: String,
+}
+
+impl From<TasksData> for TasksAnswer {
+    /// The list the tasks page shows, as the API gives it.
+    fn from(list: TasksData) -> TasksAnswer {
+        let tasks = list
+            .tasks
+            .into_iter()
+            .map(|(t, results)| TaskEntry {
+                id: t.id,
+                name: t.name,
+                example: t.example,
+                attempts: t.attempts,
+                results,
+            })
+            .collect();
+        TasksAnswer { tasks }
+    }
+}
+
 /// Agents a page of a task's results shows.
 pub const TASK_AGENTS_PER_PAGE: usize = 50;
 
@@ -59,6 +119,24 @@ mod answers {
             store.tasks().await?.into_iter().map(|t| (t.task.clone(), t)).collect();
         let tasks = catalog.tasks.iter().map(|t| (t.clone(), rows.remove(&t.id))).collect();
         Ok(TasksData { tasks })
+    }
+
+    /// One task as the API answers it: its public facts (the card's public expected
+    /// values only) and every agent's rates on it.
+    pub async fn answer(store: &Store, catalog: &Catalog, id: &str) -> Result<TaskAnswer, ViewError> {
+        let task = catalog.get(id).ok_or_else(|| ViewError::NotFound(Missing::Task(id.to_owned())))?;
+        let agents = store.task(id).await?;
+        Ok(TaskAnswer {
+            id: task.id.clone(),
+            name: task.name.clone(),
+            summary: task.summary.clone(),
+            public_expected: task
+                .public_expected
+                .iter()
+                .map(|e| ExpectedValue { metric: e.metric.clone(), value: e.value.clone() })
+                .collect(),
+            agents,
+        })
     }
 
     /// A task's page: its card, and its agents' rates a page at a time, best without hints

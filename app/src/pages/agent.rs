@@ -139,73 +139,132 @@ fn Agent(data: AgentData) -> impl IntoView {
         </dl>
         }.into_any()}
 
-        {data.stats.clone().map(|st| {
-            let placed = match (st.rank, st.group) {
-                (Some(rank), Some(group)) => format!(
-                    "Plausible rank by final success without hints: {rank} of {}; tie group {group} (agents in one group cannot be told apart).",
-                    st.of
-                ),
-                _ => "Not ranked: these results do not cover every task of their set without hints, so the intervals below are over the tasks they ran.".to_owned(),
-            };
-            view! {
-                <h2>"Overall, with uncertainty"</h2>
-                <p>{placed}</p>
-                <table class="overall">
-                    <caption>"Final and execution success under each hint condition, each with its 95% interval; and the change that hints make."</caption>
-                    <thead>
-                        <tr>
-                            <th scope="col">"Hint condition"</th>
-                            <th scope="col">"Final success"</th>
-                            <th scope="col">"95% interval"</th>
-                            <th scope="col">"Execution success"</th>
-                            <th scope="col">"95% interval"</th>
-                        </tr>
-                    </thead>
-                    <tbody>
-                        {Hint::ALL.iter().map(|hint| {
-                            let f = st.final_success.get(*hint);
-                            let e = st.execution_success.get(*hint);
-                            view! {
-                                <tr>
-                                    <th scope="row">{hint.label()}</th>
-                                    <td class="num">{format::pct(f.map(|i| i.estimate))}</td>
-                                    <td class="num">{f.map(|i| interval_text(&i)).unwrap_or_else(|| "–".into())}</td>
-                                    <td class="num">{format::pct(e.map(|i| i.estimate))}</td>
-                                    <td class="num">{e.map(|i| interval_text(&i)).unwrap_or_else(|| "–".into())}</td>
-                                </tr>
-                            }
-                        }).collect_view()}
-                    </tbody>
-                </table>
-                <ul class="uplift">
-                    {[Hint::Hints, Hint::Detailed].into_iter().map(|hint| st.uplift.get(hint).map(|u| {
-                        let what = hint.label().to_lowercase();
-                        let verdict = if !u.excludes_zero() {
-                            "within chance"
-                        } else if u.estimate > 0.0 {
-                            "more than chance: hints help"
-                        } else {
-                            "more than chance: hints hurt"
-                        };
-                        view! {
-                            <li>
-                                {format!(
-                                    "With {what}: {} points (95% interval {}), {verdict}.",
-                                    format::points(Some(u.estimate)),
-                                    points_interval(&u)
-                                )}
-                            </li>
-                        }
-                    })).collect_view()}
-                </ul>
-                <Reliability reliability=st.reliability.clone()/>
-                <IntervalNote/>
-            }.into_any()
-        })}
+        {data.stats.clone().map(|st| view! { <Overall st=st/> }.into_any())}
 
         {view! { <CostSection grid=grid.clone() names=data.names.clone() published=data.published.clone()/> }.into_any()}
 
-        {view! {
+        <SuccessByTask grid=grid.clone() names=data.names.clone() issues=issues.clone() base=base.clone() heat=heat/>
+
+        <FailureTable
+            caption="Runs that did not succeed, by outcome and error type (published results carry outcomes only)."
+            rows=data.failures.iter().map(|f| FailureRow {
+                outcome: f.outcome,
+                error_type: f.error_type.clone(),
+                agents: None,
+                runs: f.runs,
+            }).collect()
+        />
+
+        {data.published.clone().map(|p| view! { <PublishedErrors facts=p/> }.into_any())}
+
+        {(!data.flagged.is_empty()).then(|| {
+            let runs = data.flagged.iter().map(|f| f.run_id).collect::<std::collections::BTreeSet<_>>().len();
+            view! {
+                <h2 id="flagged">"Flagged successes"</h2>
+                <p>
+                    {format!("{runs} of this agent's successes carry integrity findings no maintainer has dismissed: ")}
+                    "signs that the result may not come from running the agent's code. They stand as the checker judged "
+                    "them; the leaderboard's "<a href="/?integrity=strict">"strict view"</a>" counts them as failures. "
+                    "What each check looks for is on the "<a href="/about#integrity">"about page"</a>"."
+                </p>
+                <FlaggedRuns
+                    caption=format!("{runs} flagged successes, each with the checks that flag it")
+                    records=data.flagged.clone()
+                    names=data.names.clone()
+                    agents=false
+                />
+            }
+        })}
+
+        <RunList heading=runs_heading base=base.clone() runs=data.runs.clone() names=data.names.clone()/>
+
+        <Submissions submissions=a.submissions.clone()/>
+
+        <Reproduced runs=a.reproduced.clone() sample=current.as_ref().map(|s| s.sample)/>
+
+        {(!issues.is_empty()).then(|| view! { <KnownIssues issues=issues.clone()/> }.into_any())}
+    }
+}
+
+/// The agent's rates under each condition with their intervals, its plausible rank and
+/// the change hints make.
+#[component]
+fn Overall(st: store::stats::AgentStats) -> impl IntoView {
+    let placed = match (st.rank, st.group) {
+            (Some(rank), Some(group)) => format!(
+                "Plausible rank by final success without hints: {rank} of {}; tie group {group} (agents in one group cannot be told apart).",
+                st.of
+            ),
+            _ => "Not ranked: these results do not cover every task of their set without hints, so the intervals below are over the tasks they ran.".to_owned(),
+        };
+    view! {
+        <h2>"Overall, with uncertainty"</h2>
+        <p>{placed}</p>
+        <table class="overall">
+            <caption>"Final and execution success under each hint condition, each with its 95% interval; and the change that hints make."</caption>
+            <thead>
+                <tr>
+                    <th scope="col">"Hint condition"</th>
+                    <th scope="col">"Final success"</th>
+                    <th scope="col">"95% interval"</th>
+                    <th scope="col">"Execution success"</th>
+                    <th scope="col">"95% interval"</th>
+                </tr>
+            </thead>
+            <tbody>
+                {Hint::ALL.iter().map(|hint| {
+                    let f = st.final_success.get(*hint);
+                    let e = st.execution_success.get(*hint);
+                    view! {
+                        <tr>
+                            <th scope="row">{hint.label()}</th>
+                            <td class="num">{format::pct(f.map(|i| i.estimate))}</td>
+                            <td class="num">{f.map(|i| interval_text(&i)).unwrap_or_else(|| "–".into())}</td>
+                            <td class="num">{format::pct(e.map(|i| i.estimate))}</td>
+                            <td class="num">{e.map(|i| interval_text(&i)).unwrap_or_else(|| "–".into())}</td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+        <ul class="uplift">
+            {[Hint::Hints, Hint::Detailed].into_iter().map(|hint| st.uplift.get(hint).map(|u| {
+                let what = hint.label().to_lowercase();
+                let verdict = if !u.excludes_zero() {
+                    "within chance"
+                } else if u.estimate > 0.0 {
+                    "more than chance: hints help"
+                } else {
+                    "more than chance: hints hurt"
+                };
+                view! {
+                    <li>
+                        {format!(
+                            "With {what}: {} points (95% interval {}), {verdict}.",
+                            format::points(Some(u.estimate)),
+                            points_interval(&u)
+                        )}
+                    </li>
+                }
+            })).collect_view()}
+        </ul>
+        <Reliability reliability=st.reliability.clone()/>
+        <IntervalNote/>
+    }
+}
+
+/// Final and execution success per task and condition: the heat map and its table, each
+/// rate linking to its runs, with the paper's known issues marked.
+#[component]
+fn SuccessByTask(
+    grid: TaskGrid,
+    names: TaskNames,
+    issues: Vec<KnownIssue>,
+    base: String,
+    heat: String,
+) -> impl IntoView {
+    let name_of = |t: &str| names.get(t).cloned().unwrap_or_else(|| t.to_owned());
+    view! {
         <h2>"Success by task"</h2>
         <Chart
             svg=heat
@@ -250,40 +309,16 @@ fn Agent(data: AgentData) -> impl IntoView {
                 </tbody>
             </table>
         </div>
-        }.into_any()}
+    }
+}
 
-        <FailureTable
-            caption="Runs that did not succeed, by outcome and error type (published results carry outcomes only)."
-            rows=data.failures.iter().map(|f| FailureRow {
-                outcome: f.outcome,
-                error_type: f.error_type.clone(),
-                agents: None,
-                runs: f.runs,
-            }).collect()
-        />
-
-        {data.published.clone().map(|p| view! { <PublishedErrors facts=p/> }.into_any())}
-
-        {(!data.flagged.is_empty()).then(|| {
-            let runs = data.flagged.iter().map(|f| f.run_id).collect::<std::collections::BTreeSet<_>>().len();
-            view! {
-                <h2 id="flagged">"Flagged successes"</h2>
-                <p>
-                    {format!("{runs} of this agent's successes carry integrity findings no maintainer has dismissed: ")}
-                    "signs that the result may not come from running the agent's code. They stand as the checker judged "
-                    "them; the leaderboard's "<a href="/?integrity=strict">"strict view"</a>" counts them as failures. "
-                    "What each check looks for is on the "<a href="/about#integrity">"about page"</a>"."
-                </p>
-                <FlaggedRuns
-                    caption=format!("{runs} flagged successes, each with the checks that flag it")
-                    records=data.flagged.clone()
-                    names=data.names.clone()
-                    agents=false
-                />
-            }
-        })}
-
-        {view! {
+/// The agent's runs (of the task and condition the URL narrows to), each linking to its
+/// page.
+#[component]
+fn RunList(heading: String, base: String, runs: Vec<store::RunSummary>, names: TaskNames) -> impl IntoView {
+    let name_of = |t: &str| names.get(t).cloned().unwrap_or_else(|| t.to_owned());
+    let runs_heading = heading;
+    view! {
         <h2 id="runs">{runs_heading}</h2>
         <p class="muted small">
             "Show: "
@@ -292,7 +327,7 @@ fn Agent(data: AgentData) -> impl IntoView {
         </p>
         <div class="table-wrap">
             <table class="runs">
-                <caption>{format!("{} runs; each links to its patch, logs and metrics.", data.runs.len())}</caption>
+                <caption>{format!("{} runs; each links to its patch, logs and metrics.", runs.len())}</caption>
                 <thead>
                     <tr>
                         <th scope="col">"Run"</th>
@@ -304,7 +339,7 @@ fn Agent(data: AgentData) -> impl IntoView {
                     </tr>
                 </thead>
                 <tbody>
-                    {data.runs.iter().map(|r| view! {
+                    {runs.iter().map(|r| view! {
                         <tr>
                             <td><a href=format!("/runs/{}", r.id)>{format!("#{}", r.id)}</a></td>
                             <td>{name_of(r.task.as_str())}</td>
@@ -317,9 +352,14 @@ fn Agent(data: AgentData) -> impl IntoView {
                 </tbody>
             </table>
         </div>
-        }.into_any()}
+    }
+}
 
-        {view! {
+/// Every bundle received for the agent, newest first, with its status, sample and
+/// signed envelope.
+#[component]
+fn Submissions(submissions: Vec<store::SubmissionRecord>) -> impl IntoView {
+    view! {
         <h2>"Submissions"</h2>
         <table>
             <caption>"Every bundle received for this agent, newest first; superseded ones no longer count."</caption>
@@ -337,7 +377,7 @@ fn Agent(data: AgentData) -> impl IntoView {
                 </tr>
             </thead>
             <tbody>
-                {a.submissions.iter().map(|s| view! {
+                {submissions.iter().map(|s| view! {
                     <tr>
                         <td><code title=s.bundle_id.clone()>{format::short(&s.bundle_id).to_owned()}</code></td>
                         <td>{s.created_at.clone()}</td>
@@ -362,11 +402,6 @@ fn Agent(data: AgentData) -> impl IntoView {
                 }).collect_view()}
             </tbody>
         </table>
-        }.into_any()}
-
-        <Reproduced runs=a.reproduced.clone() sample=current.as_ref().map(|s| s.sample)/>
-
-        {(!issues.is_empty()).then(|| view! { <KnownIssues issues=issues.clone()/> }.into_any())}
     }
 }
 

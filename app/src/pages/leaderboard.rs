@@ -116,93 +116,11 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             </p>
         </section>
 
-        <nav class="sets" aria-label="Task sets">
-            {data.sets.iter().map(|s| {
-                let selected = Some(&s.digest) == set.as_ref();
-                let link = href("/", &[("set", Some(s.digest.as_str()))]);
-                view! {
-                    <a href=link aria-current=selected.then_some("page") class:selected=selected>
-                        {s.label.clone()}
-                        <span class="muted">{format!(" · {} tasks · {} agents", s.tasks.len(), s.agents)}</span>
-                    </a>
-                }
-            }).collect_view()}
-        </nav>
-        {data.set.clone().map(|s| view! {
-            <p class="muted small">
-                "Task set "<code title=s.digest.clone()>{format::short(&s.digest).to_owned()}</code>
-                ". Results evaluated on different task sets are never ranked together."
-            </p>
-        })}
-        <nav class="scopes" aria-label="Tasks counted">
-            <a href=view.scoped(TaskScope::All) aria-current=(view.tasks == TaskScope::All).then_some("page")>
-                {format!("All {set_tasks} tasks")}
-            </a>
-            <a href=view.scoped(TaskScope::Public) aria-current=(view.tasks == TaskScope::Public).then_some("page")>
-                "Public tasks only"
-            </a>
-            {(view.tasks == TaskScope::Public).then(|| view! {
-                <span class="muted small">
-                    {if public.is_empty() {
-                        " No task of this set is public.".to_owned()
-                    } else {
-                        format!(
-                            " Counting {} only: the tasks anyone can run, on which outside results are ranked beside \
-                             everyone's results on the same tasks (the paper's agents from their per-task results).",
-                            public.join(" and ")
-                        )
-                    }}
-                </span>
-            })}
-        </nav>
+        <SetsAndScopes sets=data.sets.clone() set=set.clone() shown=data.set.clone() view=view.clone() set_tasks=set_tasks public=public.clone()/>
 
         <LiveBoard set=set.clone() complete=complete integrity=view.integrity columns=view.columns.clone()>
         <div class="board-body" data-complete=complete.to_string()>
-        {view! {
-        <form class="filters" method="get" action="/">
-            <input type="hidden" name="set" value=set.clone().unwrap_or_default()/>
-            <input type="hidden" name="sort" value=view.sort.key()/>
-            <input type="hidden" name="dir" value=if view.ascending { "asc" } else { "desc" }/>
-            {(view.tasks == TaskScope::Public).then(|| view! { <input type="hidden" name="tasks" value="public"/> })}
-            <Select name="framework" label="Framework" options=names(data.frameworks) chosen=view.framework.clone()/>
-            <Select name="model" label="Model" options=names(data.models) chosen=view.model.clone()/>
-            <Select
-                name="tier"
-                label="Tier"
-                options=Tier::ALL.map(|t| (t.as_str().to_owned(), t.label().to_owned())).to_vec()
-                chosen=view.tier.map(|t| t.as_str().to_owned())
-            />
-            <Select
-                name="provenance"
-                label="Provenance"
-                options=ProvenanceKind::ALL.map(|p| (p.as_str().to_owned(), format::provenance_label(p).to_owned())).to_vec()
-                chosen=view.provenance.map(|p| p.as_str().to_owned())
-            />
-            <Select
-                name="harness"
-                label="Harness"
-                options=data.harnesses.iter().map(|h| (h.name.clone(), h.title())).collect()
-                chosen=view.harness.clone()
-            />
-            <Select
-                name="reproduced"
-                label="Reproduced"
-                options=vec![(crate::board::REPRODUCED_HELD.to_owned(), "re-run by the maintainers, and held".to_owned())]
-                chosen=view.reproduced.then(|| crate::board::REPRODUCED_HELD.to_owned())
-            />
-            <label for="filter-integrity">"Flagged successes"</label>
-            <select id="filter-integrity" name="integrity">
-                {Integrity::ALL.map(|i| view! {
-                    <option value=i.as_str() selected=view.integrity == i>{integrity_label(i)}</option>
-                }).collect_view()}
-            </select>
-            <label for="filter-q">"Agent"</label>
-            <input id="filter-q" type="search" name="q" value=view.search.clone().unwrap_or_default() placeholder="name contains…"/>
-            <ColumnChoice columns=view.columns.clone()/>
-            <button type="submit">"Apply"</button>
-            <a class="clear" href=href("/", &[("set", set.as_deref())])>"Clear"</a>
-        </form>
-        }.into_any()}
+        <Filters view=view.clone() set=set.clone() frameworks=data.frameworks.clone() models=data.models.clone() harnesses=data.harnesses.clone()/>
 
         <p class="count">
             {format!("{shown} of {total} agents")}
@@ -336,6 +254,116 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             "Download: "<a href="/leaderboard.csv">"CSV"</a>" · "<a href="/api/v1/leaderboard">"JSON"</a>
             " · "<a href="/changes">"What changed"</a>
         </p>
+    }
+}
+
+/// The task sets to choose from, the one shown, and which of its tasks count.
+#[component]
+fn SetsAndScopes(
+    sets: Vec<crate::data::TaskSet>,
+    set: Option<String>,
+    shown: Option<crate::data::TaskSet>,
+    view: BoardQuery,
+    set_tasks: usize,
+    public: Vec<String>,
+) -> impl IntoView {
+    let data_sets = sets;
+    view! {
+        <nav class="sets" aria-label="Task sets">
+            {data_sets.iter().map(|s| {
+                let selected = Some(&s.digest) == set.as_ref();
+                let link = href("/", &[("set", Some(s.digest.as_str()))]);
+                view! {
+                    <a href=link aria-current=selected.then_some("page") class:selected=selected>
+                        {s.label.clone()}
+                        <span class="muted">{format!(" · {} tasks · {} agents", s.tasks.len(), s.agents)}</span>
+                    </a>
+                }
+            }).collect_view()}
+        </nav>
+        {shown.clone().map(|s| view! {
+            <p class="muted small">
+                "Task set "<code title=s.digest.clone()>{format::short(&s.digest).to_owned()}</code>
+                ". Results evaluated on different task sets are never ranked together."
+            </p>
+        })}
+        <nav class="scopes" aria-label="Tasks counted">
+            <a href=view.scoped(TaskScope::All) aria-current=(view.tasks == TaskScope::All).then_some("page")>
+                {format!("All {set_tasks} tasks")}
+            </a>
+            <a href=view.scoped(TaskScope::Public) aria-current=(view.tasks == TaskScope::Public).then_some("page")>
+                "Public tasks only"
+            </a>
+            {(view.tasks == TaskScope::Public).then(|| view! {
+                <span class="muted small">
+                    {if public.is_empty() {
+                        " No task of this set is public.".to_owned()
+                    } else {
+                        format!(
+                            " Counting {} only: the tasks anyone can run, on which outside results are ranked beside \
+                             everyone's results on the same tasks (the paper's agents from their per-task results).",
+                            public.join(" and ")
+                        )
+                    }}
+                </span>
+            })}
+        </nav>
+    }
+}
+
+/// The filter form: a GET form, so that the URL holds the view with JavaScript off.
+#[component]
+fn Filters(
+    view: BoardQuery,
+    set: Option<String>,
+    frameworks: Vec<String>,
+    models: Vec<String>,
+    harnesses: Vec<store::Harness>,
+) -> impl IntoView {
+    view! {
+        <form class="filters" method="get" action="/">
+            <input type="hidden" name="set" value=set.clone().unwrap_or_default()/>
+            <input type="hidden" name="sort" value=view.sort.key()/>
+            <input type="hidden" name="dir" value=if view.ascending { "asc" } else { "desc" }/>
+            {(view.tasks == TaskScope::Public).then(|| view! { <input type="hidden" name="tasks" value="public"/> })}
+            <Select name="framework" label="Framework" options=names(frameworks) chosen=view.framework.clone()/>
+            <Select name="model" label="Model" options=names(models) chosen=view.model.clone()/>
+            <Select
+                name="tier"
+                label="Tier"
+                options=Tier::ALL.map(|t| (t.as_str().to_owned(), t.label().to_owned())).to_vec()
+                chosen=view.tier.map(|t| t.as_str().to_owned())
+            />
+            <Select
+                name="provenance"
+                label="Provenance"
+                options=ProvenanceKind::ALL.map(|p| (p.as_str().to_owned(), format::provenance_label(p).to_owned())).to_vec()
+                chosen=view.provenance.map(|p| p.as_str().to_owned())
+            />
+            <Select
+                name="harness"
+                label="Harness"
+                options=harnesses.iter().map(|h| (h.name.clone(), h.title())).collect()
+                chosen=view.harness.clone()
+            />
+            <Select
+                name="reproduced"
+                label="Reproduced"
+                options=vec![(crate::board::REPRODUCED_HELD.to_owned(), "re-run by the maintainers, and held".to_owned())]
+                chosen=view.reproduced.then(|| crate::board::REPRODUCED_HELD.to_owned())
+            />
+            <label for="filter-integrity">"Flagged successes"</label>
+            <select id="filter-integrity" name="integrity">
+                {Integrity::ALL.map(|i| view! {
+                    <option value=i.as_str() selected=view.integrity == i>{integrity_label(i)}</option>
+                }).collect_view()}
+            </select>
+            <label for="filter-q">"Agent"</label>
+            <input id="filter-q" type="search" name="q" value=view.search.clone().unwrap_or_default() placeholder="name contains…"/>
+            <ColumnChoice columns=view.columns.clone()/>
+            <button type="submit">"Apply"</button>
+            <a class="clear" href=href("/", &[("set", set.as_deref())])>"Clear"</a>
+        </form>
     }
 }
 

@@ -12,8 +12,7 @@ use crate::format::{self, href};
 
 #[component]
 pub(crate) fn ParityPage() -> impl IntoView {
-    let (a, b) = (query("a"), query("b"));
-    let hint = query("hint").and_then(|h| h.parse().ok()).unwrap_or(Hint::None);
+    let views::parity::ParityQuery { a, b, hint } = views::parity::ParityQuery::from_page(query);
     let data = Resource::new_blocking(move || (a.clone(), b.clone(), hint), |(a, b, h)| load_parity(a, b, h));
     view! {
         <Meta

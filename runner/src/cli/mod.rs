@@ -408,6 +408,8 @@ pub fn main() -> ExitCode {
     }
 }
 
+mod commands;
+
 fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Keygen { out, force } => {
@@ -418,102 +420,11 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::ImportPublished { keys, out, tasks, created_at } => {
-            let keys = keys.iter().map(|k| keyfile::read_secret(k)).collect::<Result<Vec<_>, _>>()?;
-            // The built-in cards live in a directory that goes when `tasks` does.
-            let tasks = TaskDir::open(tasks.as_deref())?;
-            let cards = tasks.cards()?;
-            let benchmark = cards.values().filter(|c| bundle::REXBENCH_TASKS.contains(&c.id.as_str()));
-            let digest = crate::taskset::task_set_digest(benchmark)?;
-            let created_at = rfc3339(created_at)?;
-            let key_refs: Vec<&SecretKey> = keys.iter().collect();
-            for done in crate::published::import(digest, &key_refs, &created_at, &out)? {
-                println!("wrote {}: bundle {}", done.path.display(), done.id);
-                for a in &done.adjustments {
-                    eprintln!("warning: {}: the paper is inconsistent: {a}", done.agent);
-                }
-            }
-            for done in crate::parity::import(digest, &key_refs, &created_at, &out)? {
-                println!("wrote {}: bundle {} (Harbor's parity experiment)", done.path.display(), done.id);
-            }
-            Ok(ExitCode::SUCCESS)
+            commands::import_published(keys, out, tasks, created_at)
         }
-        Command::Evaluate { outputs, out, run } => {
-            let (opts, _tasks) = run.options(outputs, out.clone())?;
-            catch_interrupts(stop_evaluating)?;
-            match evaluate::evaluate(&opts) {
-                Ok(s) => {
-                    let per: Vec<String> = s.outcomes.iter().map(|(o, n)| format!("{o} {n}")).collect();
-                    println!(
-                        "evaluated {} runs ({}); {} were already done; results in {}",
-                        s.evaluated,
-                        per.join(", "),
-                        s.skipped,
-                        out.display()
-                    );
-                    if s.flagged > 0 {
-                        println!(
-                            "{} of the successes carry integrity findings (each run's run.json names them; \
-                             `rexbench inspect` shows them)",
-                            s.flagged
-                        );
-                    }
-                    Ok(ExitCode::SUCCESS)
-                }
-                Err(e @ crate::Error::Interrupted { .. }) => {
-                    eprintln!("rexbench: {e}");
-                    Ok(ExitCode::from(130))
-                }
-                Err(e) => Err(e.into()),
-            }
-        }
+        Command::Evaluate { outputs, out, run } => commands::evaluate_outputs(outputs, out, run),
         Command::Reproduce { server, token, key, out, bundle, dry_run, run } => {
-            let (evaluate, _tasks) = run.options(PathBuf::new(), PathBuf::new())?;
-            catch_interrupts(stop_evaluating)?;
-            let opts = crate::reproduce::Options { server, token, key, out, bundle, dry_run, evaluate };
-            let reports = crate::reproduce::reproduce(&opts)?;
-            if reports.is_empty() {
-                println!("no sampled run waits for a re-run");
-            }
-            let mut refused = false;
-            for r in &reports {
-                println!("submission {} ({}):", r.bundle_id, r.agent_id);
-                for (run, submitted, rerun) in &r.runs {
-                    let verdict = if r.skipped.is_some() {
-                        "waits".to_owned()
-                    } else if submitted.succeeded() == rerun.succeeded() {
-                        format!("held ({submitted} → {rerun})")
-                    } else {
-                        format!("DIFFERENT ({submitted} → {rerun})")
-                    };
-                    println!("  {run}: {verdict}");
-                }
-                for run in &r.inconclusive {
-                    println!("  {run}: infra_error, set aside: the next `rexbench reproduce` re-runs it");
-                }
-                if let Some(why) = &r.skipped {
-                    println!("  not re-run: {why}");
-                }
-                match &r.verdict {
-                    Some(crate::submit::Verdict::Accepted { status, .. }) => println!(
-                        "  reproduction {} {}: {} re-run, {} different",
-                        r.bundle.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
-                        if *status == 201 { "accepted" } else { "already stored" },
-                        r.runs.len(),
-                        r.differed()
-                    ),
-                    Some(crate::submit::Verdict::Refused { status, code, message }) => {
-                        refused = true;
-                        println!("  REFUSED ({status})  {code}: {message}");
-                    }
-                    None => {}
-                }
-            }
-            if evaluate::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
-                eprintln!("rexbench: interrupted; run the same command again to resume");
-                return Ok(ExitCode::from(130));
-            }
-            let skipped = reports.iter().any(|r| r.skipped.is_some() && !dry_run);
-            Ok(if refused || skipped { ExitCode::from(1) } else { ExitCode::SUCCESS })
+            commands::reproduce(server, token, key, out, bundle, dry_run, run)
         }
         Command::Keep { report, command } => {
             let code = crate::keep::run(&report, &command);
@@ -525,59 +436,12 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             eprintln!("rexbench slurm-job: {}", serde_json::to_string(&ran).expect("serializes"));
             Ok(ExitCode::SUCCESS)
         }
-        Command::ImportHarbor { jobs, out, hint, tasks, gold, harbor_version } => interrupted_or((|| {
-            catch_interrupts(stop_reading)?;
-            let tasks = TaskDir::open(tasks.as_deref())?;
-            let opts = crate::harbor::Options {
-                jobs,
-                out: out.clone(),
-                hint,
-                tasks_dir: tasks.path().to_owned(),
-                gold,
-                harbor_version,
-            };
-            let done = crate::harbor::import(&opts)?;
-            let per: Vec<String> = done.outcomes.iter().map(|(o, n)| format!("{o} {n}")).collect();
-            println!(
-                "imported {} runs ({}) from {}; results in {}",
-                done.runs,
-                per.join(", "),
-                done.source,
-                out.display()
-            );
-            for line in &done.means {
-                println!("{line}");
-            }
-            println!(
-                "agent `{}` ({} with {}): check {} then run
-  rexbench pack {} --agent {} --key YOUR_KEY.pem",
-                done.agent.id,
-                done.agent.framework,
-                done.agent.model,
-                out.join("agent.toml").display(),
-                out.display(),
-                out.join("agent.toml").display()
-            );
-            Ok(ExitCode::SUCCESS)
-        })(
-        )),
-        Command::Pack { results, agent, keys, out, created_at } => interrupted_or((|| {
-            catch_interrupts(stop_reading)?;
-            let agent = pack::read_agent(&agent)?;
-            let keys = keys.iter().map(|k| keyfile::read_secret(k)).collect::<Result<Vec<_>, _>>()?;
-            let created_at = rfc3339(created_at)?;
-            let out = out.unwrap_or_else(|| PathBuf::from(format!("{}.rexb.tar.gz", agent.id)));
-            let key_refs: Vec<&SecretKey> = keys.iter().collect();
-            let packed = pack::pack(&results, agent, &key_refs, &created_at, &out)?;
-            println!(
-                "wrote {}: bundle {}, {} runs, {} artifacts",
-                out.display(),
-                packed.id,
-                packed.runs,
-                packed.artifacts
-            );
-            Ok(ExitCode::SUCCESS)
-        })()),
+        Command::ImportHarbor { jobs, out, hint, tasks, gold, harbor_version } => {
+            commands::import_harbor(jobs, out, hint, tasks, gold, harbor_version)
+        }
+        Command::Pack { results, agent, keys, out, created_at } => {
+            commands::pack_results(results, agent, keys, out, created_at)
+        }
         Command::Verify { bundle, trust, tasks, tasks_dir, json } => {
             let keys: Vec<PublicKey> =
                 trust.iter().map(|p| keyfile::read_public(p)).collect::<Result<_, _>>()?;
@@ -606,28 +470,7 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             println!("{audit}");
             Ok(if audit.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
-        Command::Login { server, key, save } => {
-            let secret = keyfile::read_secret(&key)?;
-            let session = crate::login::login(&server, &secret)?;
-            let path = save.or_else(crate::login::default_path).ok_or_else(|| {
-                crate::Error::Setup(
-                    "no HOME or XDG_CONFIG_HOME to save the session in: pass --save PATH".into(),
-                )
-            })?;
-            crate::login::save(&session, &path)?;
-            let until = time::OffsetDateTime::from_unix_timestamp(session.expires_at)
-                .ok()
-                .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
-                .unwrap_or_default();
-            println!(
-                "signed in to {} as a {}, until {until} (saved in {})",
-                session.server,
-                session.reads_as,
-                path.display()
-            );
-            println!("open once, within ten minutes, to sign a browser in:\n  {}", session.browser_link);
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Login { server, key, save } => commands::login(server, key, save),
         Command::Runs { command: RunsCommand::Download { server, run, out, token } } => {
             let token = token.or_else(|| saved(&server));
             let out = out.unwrap_or_else(|| PathBuf::from(format!("run-{run}")));

@@ -10,9 +10,10 @@ use utoipa::{IntoParams, ToSchema};
 
 use store::{Hint, QueuedRun, SampleCounts, SamplingEpoch};
 
-use crate::answers::ErrorAnswer;
+use crate::api::extract::{ApiPath, ApiQuery};
+use crate::api::responses::{AdminOff, AdminRefusals, ErrorAnswer, PathRefusals};
+use crate::auth::Admin;
 use crate::error::ApiError;
-use crate::extract::{Admin, ApiPath, ApiQuery};
 use crate::state::Shared;
 
 /// The sampling epochs, newest first.
@@ -69,7 +70,7 @@ pub struct SampleAnswer {
     params(("bundle_id" = String, Path, description = "The bundle's id (the SHA-256 of its manifest)")),
     responses(
         (status = 200, body = SampleAnswer),
-        (status = 400, description = "A path that is not UTF-8", body = ErrorAnswer),
+        PathRefusals,
         (status = 404, description = "No such submission", body = ErrorAnswer),
     )
 )]
@@ -104,7 +105,7 @@ pub async fn sample(
 #[into_params(parameter_in = Query)]
 pub struct QueueQuery {
     /// `pending` (the default): sampled runs not yet reproduced; `all`: every sampled run.
-    #[param(schema_with = crate::admin::pending_or_all)]
+    #[param(schema_with = crate::api::admin::pending_or_all)]
     status: Option<String>,
 }
 
@@ -135,9 +136,8 @@ pub struct ReproductionHours {
     responses(
         (status = 200, body = QueueAnswer),
         (status = 400, description = "An unknown status, or a parameter given twice", body = ErrorAnswer),
-        (status = 401, description = "No valid admin token", body = ErrorAnswer),
-        (status = 429, description = "Too many refused credentials from this address (`rate_limited`, with Retry-After)", body = ErrorAnswer),
-        (status = 404, description = "Admin over HTTP is off", body = ErrorAnswer),
+        AdminRefusals,
+        AdminOff,
     )
 )]
 pub async fn queue(
@@ -149,7 +149,7 @@ pub async fn queue(
         None | Some("pending") => true,
         Some("all") => false,
         Some(other) => {
-            return Err(crate::admin::invalid_query(format!(
+            return Err(crate::api::admin::invalid_query(format!(
                 "query parameter `status`: `{other}` is not pending or all"
             )));
         }

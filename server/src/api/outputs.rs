@@ -5,14 +5,14 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use store::{Outputs, TaskId};
 use utoipa::ToSchema;
 
-use crate::answers::ErrorAnswer;
+use crate::api::extract::{ApiJson, ApiPath};
+use crate::api::responses::{AdminOff, AdminRefusals, ErrorAnswer, JsonBodyRefusals};
+use crate::auth::Admin;
 use crate::error::ApiError;
-use crate::extract::{Admin, ApiJson, ApiPath};
 use crate::state::{AppState, Shared};
 
 /// A task's outputs: what its card says and what holds now.
@@ -72,8 +72,7 @@ pub async fn set(
     let info = app.catalog.get(task).ok_or_else(|| ApiError::not_found(format!("no task `{task}`")))?;
     let reason = reason.trim();
     if reason.is_empty() || reason.chars().count() > 1000 {
-        return Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
+        return Err(ApiError::unprocessable(
             "invalid_reason",
             "reason must be 1 to 1000 characters, not all blank",
         ));
@@ -94,9 +93,8 @@ pub async fn set(
     security(("admin_token" = [])),
     responses(
         (status = 200, body = OutputsAnswer),
-        (status = 401, description = "No valid admin token", body = ErrorAnswer),
-        (status = 429, description = "Too many refused credentials from this address (`rate_limited`, with Retry-After)", body = ErrorAnswer),
-        (status = 404, description = "Admin over HTTP is off", body = ErrorAnswer),
+        AdminRefusals,
+        AdminOff,
     )
 )]
 pub async fn list_outputs(State(app): State<Shared>, _: Admin) -> Result<Json<OutputsAnswer>, ApiError> {
@@ -115,10 +113,9 @@ pub async fn list_outputs(State(app): State<Shared>, _: Admin) -> Result<Json<Ou
     responses(
         (status = 200, body = OutputsChangeAnswer),
         (status = 400, description = "A body that is not JSON, or a path that is not UTF-8", body = ErrorAnswer),
-        (status = 401, description = "No valid admin token", body = ErrorAnswer),
-        (status = 429, description = "Too many refused credentials from this address (`rate_limited`, with Retry-After)", body = ErrorAnswer),
+        AdminRefusals,
         (status = 404, description = "No such task, or admin over HTTP is off", body = ErrorAnswer),
-        (status = 415, description = "Not sent as application/json", body = ErrorAnswer),
+        JsonBodyRefusals,
         (status = 422, description = "A body that is not a change, an unknown visibility or a bad reason", body = ErrorAnswer),
     )
 )]
@@ -128,8 +125,9 @@ pub async fn set_outputs(
     _: Admin,
     ApiJson(new): ApiJson<NewOutputs>,
 ) -> Result<Json<OutputsChangeAnswer>, ApiError> {
-    let outputs: Outputs = new.outputs.parse().map_err(|e: bundle::UnknownName| {
-        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_outputs", e.to_string())
-    })?;
+    let outputs: Outputs = new
+        .outputs
+        .parse()
+        .map_err(|e: bundle::UnknownName| ApiError::unprocessable("invalid_outputs", e.to_string()))?;
     Ok(Json(set(&app, &id, outputs, &new.reason).await?))
 }

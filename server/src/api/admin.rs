@@ -5,15 +5,38 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use store::{FindingId, FindingsFilter, Review};
+use store::{FindingId, FindingRecord, FindingsFilter, KeyRecord, Review};
 
-use crate::answers::{AccessLogAnswer, ErrorAnswer, FindingAnswer, FindingsAnswer, KeyAnswer, KeysAnswer};
+use crate::api::evidence::KeysAnswer;
+use crate::api::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::api::responses::{AdminOff, AdminRefusals, ErrorAnswer, JsonBodyRefusals, PathRefusals};
+use crate::auth::Admin;
 use crate::error::ApiError;
-use crate::extract::{Admin, ApiJson, ApiPath, ApiQuery};
 use crate::state::Shared;
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct KeyAnswer {
+    pub key: KeyRecord,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FindingsAnswer {
+    pub findings: Vec<FindingRecord>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FindingAnswer {
+    pub finding: FindingRecord,
+}
+
+/// Reads of private content, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AccessLogAnswer {
+    pub reads: Vec<store::AccessEntry>,
+}
 
 /// The key registry (as `GET /api/v1/keys`), for an admin.
 #[utoipa::path(
@@ -23,9 +46,8 @@ use crate::state::Shared;
     security(("admin_token" = [])),
     responses(
         (status = 200, body = KeysAnswer),
-        (status = 401, description = "No valid admin token", body = ErrorAnswer),
-        (status = 429, description = "Too many refused credentials from this address (`rate_limited`, with Retry-After)", body = ErrorAnswer),
-        (status = 404, description = "Admin over HTTP is off", body = ErrorAnswer),
+        AdminRefusals,
+        AdminOff,
     )
 )]
 pub async fn list_keys(State(app): State<Shared>, _: Admin) -> Result<Json<KeysAnswer>, ApiError> {
@@ -55,11 +77,10 @@ pub struct NewKey {
     responses(
         (status = 201, body = KeyAnswer),
         (status = 400, description = "A body that is not JSON", body = ErrorAnswer),
-        (status = 401, description = "No valid admin token", body = ErrorAnswer),
-        (status = 429, description = "Too many refused credentials from this address (`rate_limited`, with Retry-After)", body = ErrorAnswer),
-        (status = 404, description = "Admin over HTTP is off", body = ErrorAnswer),
+        AdminRefusals,
+        AdminOff,
         (status = 409, description = "The key is registered already", body = ErrorAnswer),
-        (status = 415, description = "Not sent as application/json", body = ErrorAnswer),
+        JsonBodyRefusals,
         (status = 422, description = "A body that is not a key to add, or an invalid key, owner or tier", body = ErrorAnswer),
     )
 )]
@@ -68,7 +89,7 @@ pub async fn add_key(
     _: Admin,
     ApiJson(key): ApiJson<NewKey>,
 ) -> Result<(StatusCode, Json<KeyAnswer>), ApiError> {
-    let bad = |code: &str, m: String| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, m);
+    let bad = |code: &str, m: String| ApiError::unprocessable(code, m);
     let public =
         bundle::PublicKey::from_pem(&key.public_key).map_err(|e| bad("invalid_public_key", e.to_string()))?;
     let tier = key.tier.parse().map_err(|e: bundle::UnknownName| bad("invalid_tier", e.to_string()))?;
@@ -90,9 +111,8 @@ pub async fn add_key(
     params(("keyid" = String, Path, description = "The key's id")),
     responses(
         (status = 200, body = KeyAnswer),
-        (status = 400, description = "A path that is not UTF-8", body = ErrorAnswer),
-        (status = 401, description = "No valid admin token", body = ErrorAnswer),
-        (status = 429, description = "Too many refused credentials from this address (`rate_limited`, with Retry-After)", body = ErrorAnswer),
+        PathRefusals,
+        AdminRefusals,
         (status = 404, description = "No such key, or admin over HTTP is off", body = ErrorAnswer),
     )
 )]
@@ -137,9 +157,8 @@ pub(crate) fn pending_or_all() -> utoipa::openapi::schema::Object {
     responses(
         (status = 200, body = FindingsAnswer),
         (status = 400, description = "An unknown status, a limit out of range, or a parameter given twice", body = ErrorAnswer),
-        (status = 401, description = "No valid admin token", body = ErrorAnswer),
-        (status = 429, description = "Too many refused credentials from this address (`rate_limited`, with Retry-After)", body = ErrorAnswer),
-        (status = 404, description = "Admin over HTTP is off", body = ErrorAnswer),
+        AdminRefusals,
+        AdminOff,
     )
 )]
 pub async fn list_findings(
@@ -180,10 +199,9 @@ pub struct NewReview {
     responses(
         (status = 200, body = FindingAnswer),
         (status = 400, description = "A body that is not JSON, or a path that is not UTF-8", body = ErrorAnswer),
-        (status = 401, description = "No valid admin token", body = ErrorAnswer),
-        (status = 429, description = "Too many refused credentials from this address (`rate_limited`, with Retry-After)", body = ErrorAnswer),
+        AdminRefusals,
         (status = 404, description = "No such finding, or admin over HTTP is off", body = ErrorAnswer),
-        (status = 415, description = "Not sent as application/json", body = ErrorAnswer),
+        JsonBodyRefusals,
         (status = 422, description = "A body that is not a review, or an unknown verdict or a bad note", body = ErrorAnswer),
     )
 )]
@@ -194,7 +212,7 @@ pub async fn review_finding(
     ApiJson(review): ApiJson<NewReview>,
 ) -> Result<Json<FindingAnswer>, ApiError> {
     let id: FindingId = id.parse().map_err(ApiError::not_found)?;
-    let bad = |code: &str, m: String| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, m);
+    let bad = |code: &str, m: String| ApiError::unprocessable(code, m);
     let verdict: Review =
         review.verdict.parse().map_err(|e: bundle::UnknownName| bad("invalid_verdict", e.to_string()))?;
     let note = review.note.trim();
@@ -229,9 +247,8 @@ pub struct AccessLogQuery {
     responses(
         (status = 200, body = AccessLogAnswer),
         (status = 400, description = "A limit out of range, or a parameter given twice", body = ErrorAnswer),
-        (status = 401, description = "No valid admin token", body = ErrorAnswer),
-        (status = 429, description = "Too many refused credentials from this address (`rate_limited`, with Retry-After)", body = ErrorAnswer),
-        (status = 404, description = "Admin over HTTP is off", body = ErrorAnswer),
+        AdminRefusals,
+        AdminOff,
     )
 )]
 pub async fn access_log(
@@ -256,5 +273,5 @@ fn limit(given: Option<i64>) -> Result<i64, ApiError> {
 }
 
 pub(crate) fn invalid_query(message: String) -> ApiError {
-    ApiError::new(StatusCode::BAD_REQUEST, "invalid_query", message)
+    ApiError::invalid_query(message)
 }

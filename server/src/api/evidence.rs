@@ -1,0 +1,189 @@
+//! The evidence behind every number: the key registry, each submission's signed
+//! envelope, and artifacts' bytes, each served only to whoever may read it (the one
+//! visibility rule, `views::access`).
+
+use axum::Json;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderName, header};
+use axum::response::{IntoResponse, Response};
+use bundle::Digest;
+use serde::Serialize;
+use store::KeyRecord;
+use utoipa::ToSchema;
+
+use crate::api::extract::ApiPath;
+use crate::api::responses::{ErrorAnswer, PathRefusals, TOO_MANY_REFUSED};
+use crate::auth::Reading;
+use crate::error::ApiError;
+use crate::state::Shared;
+
+/// The key registry: every key that may sign, or once could.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct KeysAnswer {
+    pub keys: Vec<KeyRecord>,
+}
+
+/// Every key that signs or signed results here, revoked ones included, with its
+/// public key: what a reader needs to check a submission's envelope.
+#[utoipa::path(get, path = "/api/v1/keys", tag = "evidence", responses((status = 200, body = KeysAnswer)))]
+pub async fn keys(State(app): State<Shared>) -> Result<Json<KeysAnswer>, ApiError> {
+    Ok(Json(KeysAnswer { keys: app.store.keys().await? }))
+}
+
+/// A submission's (or a reproduction's) signed DSSE envelope, byte for byte as it was
+/// received: its payload is the manifest every stored number comes from. Spec §4g keeps
+/// findings' words out of manifests, so every envelope is anyone's; one stored before
+/// that rule whose findings quote private outputs is served only to whoever may read
+/// those outputs (`envelope_withheld` to anyone else).
+#[utoipa::path(
+    get,
+    path = "/api/v1/submissions/{bundle_id}/envelope",
+    tag = "evidence",
+    security((), ("session_token" = []), ("admin_token" = [])),
+    params(("bundle_id" = String, Path, description = "The bundle's id (the SHA-256 of its manifest)")),
+    responses(
+        (status = 200, body = bundle::Envelope),
+        PathRefusals,
+        (status = 401, description = "A manifest stored before spec §4g whose findings quote private outputs, and no credentials (`envelope_withheld`); or credentials that are not valid (`invalid_credentials`, `session_expired`, `session_ended`, `key_revoked`)", body = ErrorAnswer),
+        (status = 403, description = "Such a manifest, and outputs that are not the signed-in reader's (`envelope_withheld`)", body = ErrorAnswer),
+        (status = 404, body = ErrorAnswer),
+        (status = 429, description = TOO_MANY_REFUSED, body = ErrorAnswer),
+    )
+)]
+pub async fn envelope(
+    State(app): State<Shared>,
+    Reading(reader): Reading,
+    ApiPath(bundle_id): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    let bytes = app
+        .store
+        .envelope(&bundle_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no submission `{bundle_id}`")))?;
+    let manifest = bundle::Envelope::parse(&bytes)
+        .and_then(|e| e.payload(app.limits.manifest))
+        .and_then(|m| bundle::Manifest::parse(&m))
+        .map_err(|e| ApiError::internal(format!("the stored envelope of {bundle_id}: {e}")))?;
+    let quoting = views::access::quoting_runs(&manifest);
+    let of = manifest.reproduction.as_ref().map(|r| r.of.as_str());
+    let cache = if quoting.is_empty() {
+        // Nothing in it can become private: it is the same bytes for ever.
+        "public, max-age=31536000, immutable"
+    } else {
+        let access = views::access::load(&app.store, &app.catalog, &reader).await?;
+        let withheld = access.withheld_quotes(&quoting, &bundle_id, of);
+        if !withheld.is_empty() {
+            return Err(refused_private(
+                &app,
+                &reader,
+                "envelope_withheld",
+                format!(
+                    "the manifest of {bundle_id} was stored before findings' words left manifests (spec §4g), and \
+                     the findings of {} run(s) ({}) quote outputs you may not read: only the bundle's submitter \
+                     and the maintainers are served this envelope. Every number it signs is on the run pages",
+                    withheld.len(),
+                    withheld.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+        if access.quotes_public(&quoting, of) {
+            // Anyone's today; a task made private later withholds it, so it is not kept for ever.
+            "public, max-age=300"
+        } else {
+            // A read of private content, logged as an artifact's is (the manifest's digest).
+            views::access::logged(&app.store, &access, "api", None, Some(&bundle_id)).await?;
+            "private, no-store"
+        }
+    };
+    Ok(([(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, cache)], bytes).into_response())
+}
+
+/// An artifact's bytes: always as plain text a browser will not sniff into anything else.
+/// An artifact is public while some run of a task whose outputs are public refers to
+/// it; otherwise only a maintainer reads it (with the admin token), and anyone else is
+/// told so (401): its digest and size are public on its run's page and in the signed
+/// manifest, so the refusal tells no more than they do.
+#[utoipa::path(
+    get,
+    path = "/artifacts/{digest}",
+    tag = "evidence",
+    security((), ("session_token" = []), ("admin_token" = [])),
+    params(("digest" = String, Path, description = "The artifact's SHA-256, in hex")),
+    responses(
+        (status = 200, content_type = "text/plain", body = String),
+        PathRefusals,
+        (status = 401, description = "The outputs are private and no credentials were given (`outputs_private`), or the credentials are not valid (`invalid_credentials`, `session_expired`, `session_ended`, `key_revoked`)", body = ErrorAnswer),
+        (status = 403, description = "The outputs are private and not the signed-in submitter's (`outputs_private`)", body = ErrorAnswer),
+        (status = 429, description = TOO_MANY_REFUSED, body = ErrorAnswer),
+        (status = 404, body = ErrorAnswer),
+        (status = 500, description = "A stored artifact's bytes are missing", body = ErrorAnswer),
+        (status = 503, description = "The artifact store did not answer (`blob_store_unavailable`, with Retry-After)", body = ErrorAnswer),
+    )
+)]
+pub async fn artifact(
+    State(app): State<Shared>,
+    Reading(reader): Reading,
+    ApiPath(digest): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    let not_found = || ApiError::not_found(format!("no artifact `{digest}`"));
+    let d = Digest::from_hex(&digest).ok_or_else(not_found)?;
+    let (size, _) = app.store.artifact(&digest).await?.ok_or_else(not_found)?;
+    let access = views::access::load(&app.store, &app.catalog, &reader).await?;
+    let grant = views::access::artifact(&app.store, &access, &digest).await?;
+    if grant == views::access::Grant::Refused {
+        return Err(refused_private(
+            &app,
+            &reader,
+            "outputs_private",
+            format!(
+                "artifact {digest} is an output of a run whose task's outputs are private: only the bundle's \
+                 submitter and the maintainers may read it. Its SHA-256 and size are on its run's page; \
+                 check a copy you hold with `sha256sum` or `rexbench verify`"
+            ),
+        ));
+    }
+    let public = grant == views::access::Grant::Public;
+    let bytes = app.store.blobs().read(&d).await.map_err(|e| {
+        let error = match e.kind() {
+            std::io::ErrorKind::NotFound => ApiError::internal_saying("the artifact's bytes are missing"),
+            _ => crate::error::blob_store_unavailable(),
+        };
+        error.with_cause(format!("cannot read the blob of stored artifact {digest}: {e}"))
+    })?;
+    let body = Body::from_stream(bytes);
+    Ok((
+        [
+            (header::CONTENT_TYPE, "text/plain; charset=utf-8".to_owned()),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_owned()),
+            (header::CONTENT_SECURITY_POLICY, "sandbox; default-src 'none'".to_owned()),
+            (header::CONTENT_LENGTH, size.to_string()),
+            (
+                header::CACHE_CONTROL,
+                // Content-addressed, but who may read it can change (a task's outputs made
+                // private): never `immutable`, and a shared cache asks again within minutes.
+                if public { "public, max-age=300" } else { "private, no-store" }.to_owned(),
+            ),
+            // Agent outputs are evidence, not pages to index, even where they are public.
+            (HeaderName::from_static("x-robots-tag"), "noindex".to_owned()),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+/// A refusal of private content, counted: 401 to a reader with no credentials, 403 to
+/// one signed in whose content it is not.
+fn refused_private(
+    app: &crate::state::AppState,
+    reader: &views::access::Reader,
+    code: &str,
+    message: String,
+) -> ApiError {
+    app.metrics.refused(crate::metrics::Refusal::PrivateOutputs);
+    if reader.is_public() {
+        ApiError::unauthorized(code, message)
+    } else {
+        ApiError::forbidden(code, message)
+    }
+}

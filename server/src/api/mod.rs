@@ -1,0 +1,45 @@
+//! The JSON API (`/api/v1/…`), the CSV leaderboard and artifacts, by resource, as
+//! crates.io lays out its controllers: each file holds its handlers and the types they
+//! answer with, and `crate::router` lists every route once. What a view means is
+//! `views`'s; who may do what is `crate::auth`'s; an error's status is
+//! `crate::error`'s.
+
+pub mod admin;
+pub mod agents;
+pub mod changes;
+pub mod evidence;
+pub mod extract;
+pub mod leaderboard;
+pub mod outputs;
+pub mod parity;
+pub mod reproductions;
+pub mod responses;
+pub mod runs;
+pub mod sessions;
+pub mod submissions;
+pub mod tasks;
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+
+use crate::error::ApiError;
+use crate::state::Shared;
+
+/// `/readyz`: whether the database and the blob store answer.
+pub async fn readyz(State(app): State<Shared>) -> Response {
+    if let Err(e) = app.store.ping().await {
+        tracing::warn!(error = %crate::error::chain(e), "not ready");
+        return (StatusCode::SERVICE_UNAVAILABLE, "database unreachable\n").into_response();
+    }
+    if let Err(e) = app.store.blobs().check().await {
+        tracing::warn!(error = %e, "not ready");
+        return (StatusCode::SERVICE_UNAVAILABLE, "blob store unreachable\n").into_response();
+    }
+    (StatusCode::OK, "ready\n").into_response()
+}
+
+/// Unknown `/api/…` paths answer in the API's format.
+pub async fn api_not_found() -> ApiError {
+    ApiError::not_found("no such API endpoint")
+}

@@ -1,0 +1,99 @@
+//! Submissions: a bundle in, verified, validated and stored whole or not at all.
+
+use axum::Json;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{Extensions, HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bundle::BundleError;
+use serde::Serialize;
+use store::Ingested;
+use utoipa::ToSchema;
+
+use crate::api::responses::ErrorAnswer;
+use crate::error::ApiError;
+use crate::ingest::ingest_measured;
+use crate::state::Shared;
+
+/// A bundle was stored (201) or had been stored before (200).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubmissionAnswer {
+    #[serde(flatten)]
+    pub result: Ingested,
+    pub links: SubmissionLinks,
+}
+
+/// Where the stored results are shown.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubmissionLinks {
+    pub agent: String,
+    pub api: String,
+    pub envelope: String,
+    pub leaderboard: String,
+}
+
+const GZIP_TYPES: [&str; 2] = ["application/gzip", "application/x-gzip"];
+
+/// Verify, validate and store a bundle: whole or nothing.
+#[utoipa::path(
+    post,
+    path = "/api/v1/submissions",
+    tag = "submissions",
+    request_body(content = String, content_type = "application/gzip", description = "A result bundle (`rexbench pack`), at most 256 MB compressed"),
+    responses(
+        (status = 201, description = "Stored", body = SubmissionAnswer),
+        (status = 200, description = "Stored before; nothing changed", body = SubmissionAnswer),
+        (status = 400, description = "Not a readable bundle archive", body = ErrorAnswer),
+        (status = 401, description = "No trusted signature, or the signer's key is revoked", body = ErrorAnswer),
+        (status = 403, description = "The agent belongs to another key, or a reproduction is not signed by a maintainer key (`reproduction_not_maintainer`)", body = ErrorAnswer),
+        (status = 408, description = "The upload arrived too slowly", body = ErrorAnswer),
+        (status = 409, description = "A reproduction of a run reproduced already (`run_already_reproduced`)", body = ErrorAnswer),
+        (status = 413, description = "Over a size limit", body = ErrorAnswer),
+        (status = 415, description = "Not sent as application/gzip", body = ErrorAnswer),
+        (status = 422, description = "A rule of the bundle spec is broken, or a reproduction does not fit the submission it names (`reproduction_unknown_submission`, `reproduction_mismatch`, `reproduction_not_sampled`, `reproduction_patch_mismatch`); the code names it", body = ErrorAnswer),
+        (status = 429, description = "A rate limit, or the server busy with other ingests", body = ErrorAnswer),
+        (status = 500, description = "The server's fault", body = ErrorAnswer),
+        (status = 503, description = "The artifact store did not answer; nothing was stored (`blob_store_unavailable`, with Retry-After)", body = ErrorAnswer),
+        (status = 507, description = "No room left for the artifacts", body = ErrorAnswer),
+    )
+)]
+pub async fn submit(
+    State(app): State<Shared>,
+    headers: HeaderMap,
+    extensions: Extensions,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let media = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    if !GZIP_TYPES.contains(&media.as_str()) {
+        return Err(ApiError::unsupported_media_type(format!(
+            "a bundle is sent as application/gzip, not `{content_type}`"
+        )));
+    }
+    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > app.limits.compressed) {
+        return Err(BundleError::CompressedTooLarge { limit: app.limits.compressed }.into());
+    }
+
+    let client = app.guard.client(&headers, &extensions);
+    let (stream, clock) = app.guard.timed(body.into_data_stream());
+    let reader = tokio_util::io::SyncIoBridge::new(tokio_util::io::StreamReader::new(stream));
+    let result = clock.judge(ingest_measured(&app, Some(client), async { Ok(reader) }).await)?;
+    let status = match result {
+        Ingested::Stored { .. } => StatusCode::CREATED,
+        Ingested::AlreadyStored { .. } => StatusCode::OK,
+    };
+    let (bundle_id, agent_id) = match &result {
+        Ingested::Stored { bundle_id, agent_id, .. } | Ingested::AlreadyStored { bundle_id, agent_id } => {
+            (bundle_id.clone(), agent_id.clone())
+        }
+    };
+    // Agent ids are slugs (spec §3): nothing to escape in a path.
+    let links = SubmissionLinks {
+        agent: format!("/agents/{agent_id}"),
+        api: format!("/api/v1/agents/{agent_id}"),
+        envelope: format!("/api/v1/submissions/{bundle_id}/envelope"),
+        leaderboard: "/".into(),
+    };
+    Ok((status, Json(SubmissionAnswer { result, links })).into_response())
+}

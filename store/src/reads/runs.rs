@@ -1,0 +1,70 @@
+//! One run, and an artifact's record.
+
+use sqlx::Row;
+
+use super::*;
+use crate::Store;
+use crate::db;
+use crate::error::StoreError;
+use crate::model::*;
+
+impl Store {
+    pub async fn run(&self, id: i64) -> Result<Option<RunDetail>, StoreError> {
+        let Some(r) = db::query(
+            "SELECT r.id, r.bundle_id, s.agent_id, a.display_name, s.benchmark_version, s.tier, s.provenance, \
+             s.provenance_source, r.task, \
+             r.hint, r.attempt, r.outcome, r.error_type, r.file_recall, r.files_changed, r.duration_s, r.cost_usd, r.metrics \
+             FROM runs r JOIN submissions s ON s.bundle_id = r.bundle_id JOIN agents a ON a.id = s.agent_id WHERE r.id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?
+        else {
+            return Ok(None);
+        };
+        let artifacts = db::query_as(
+            "SELECT ra.role, ra.digest, x.size, x.media_type FROM run_artifacts ra JOIN artifacts x ON x.digest = ra.digest \
+             WHERE ra.run_id = $1 ORDER BY ra.role",
+        )
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await?;
+        let findings = self.run_findings(id).await?;
+        let (sampled, reproduction) = self.run_sample(id).await?;
+        let files: Option<String> = r.try_get("files_changed")?;
+        let metrics: String = r.try_get("metrics")?;
+        Ok(Some(RunDetail {
+            id: r.try_get("id")?,
+            bundle_id: r.try_get("bundle_id")?,
+            agent_id: r.try_get("agent_id")?,
+            agent_name: r.try_get("display_name")?,
+            benchmark_version: r.try_get("benchmark_version")?,
+            tier: name(&r, "tier")?,
+            provenance: name(&r, "provenance")?,
+            provenance_source: r.try_get("provenance_source")?,
+            task: task(&r)?,
+            hint: name(&r, "hint")?,
+            attempt: r.try_get("attempt")?,
+            outcome: name(&r, "outcome")?,
+            error_type: r.try_get("error_type")?,
+            file_recall: r.try_get("file_recall")?,
+            files_changed: files.and_then(|f| serde_json::from_str(&f).ok()),
+            duration_s: r.try_get("duration_s")?,
+            cost_usd: r.try_get("cost_usd")?,
+            metrics: serde_json::from_str(&metrics).unwrap_or_default(),
+            artifacts,
+            findings,
+            sampled,
+            reproduction,
+        }))
+    }
+
+    /// An artifact's record, if any run refers to it.
+    pub async fn artifact(&self, digest: &str) -> Result<Option<(i64, String)>, StoreError> {
+        let row = db::query("SELECT size, media_type FROM artifacts WHERE digest = $1")
+            .bind(digest)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| Ok((r.try_get("size")?, r.try_get("media_type")?))).transpose()
+    }
+}

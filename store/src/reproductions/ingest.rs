@@ -1,0 +1,303 @@
+//! A reproduction's ingest (spec §4d): refused whole, with a code, unless it re-ran
+//! sampled runs of a submission held here, each from the patch it was submitted with.
+
+use std::collections::BTreeMap;
+
+use bundle::VerifiedBundle;
+use sqlx::Row;
+use vocab::{Outcome, Tier};
+
+use crate::blobs::Staging;
+use crate::db;
+use crate::error::StoreError;
+use crate::findings::{Cell, flagging_checks, move_flags, move_refuted};
+use crate::reads::name;
+use crate::steps::{Ingested, Tx, signer, write_artifacts, write_change};
+use crate::{Store, now};
+
+use super::*;
+
+/// A reproduction the server refuses, with the code the API answers.
+fn refused(code: &'static str, message: String) -> StoreError {
+    StoreError::ReproductionRefused { code, message }
+}
+
+/// The submission a reproduction names, as the reproduction needs it.
+struct Reproduced {
+    agent_id: String,
+    task_set_digest: String,
+    superseded_by: Option<String>,
+}
+
+/// A run of the reproduced submission, as a reproduction's run is checked against it.
+struct Target {
+    run_id: i64,
+    outcome: Outcome,
+    sampled: bool,
+    reproduced: bool,
+    patch: Option<String>,
+}
+
+impl Store {
+    /// Records a verified reproduction (spec §4d), whose artifacts `staging` holds: the
+    /// maintainers re-ran sampled runs of a submission this store holds, each from the
+    /// patch it was submitted with. Refused whole, with a code, when any of that fails.
+    pub async fn ingest_reproduction(
+        &self,
+        bundle: &VerifiedBundle,
+        staging: Staging,
+    ) -> Result<Ingested, StoreError> {
+        let m = &bundle.manifest;
+        let r = m.reproduction.as_ref().expect("a reproduction");
+        let bundle_id = bundle.id.to_hex();
+        let _one_writer = self.write_lock.lock().await;
+        let mut tx = self.pool.begin().await?;
+
+        if db::query("SELECT 1 FROM reproductions WHERE bundle_id = $1")
+            .bind(&bundle_id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .is_some()
+        {
+            return Ok(Ingested::AlreadyStored { bundle_id, agent_id: m.agent.id.clone() });
+        }
+        let signer = signer(&mut tx, bundle).await?;
+        if signer.tier != Tier::Maintainer {
+            return Err(refused(
+                "reproduction_not_maintainer",
+                format!(
+                    "a reproduction must be signed by a maintainer key; {} ({}) is a {} key",
+                    signer.keyid,
+                    signer.owner,
+                    signer.tier.as_str()
+                ),
+            ));
+        }
+        let of = reproduced(&mut tx, &r.of, m).await?;
+        let targets = targets(&mut tx, &r.of, m).await?;
+        let received_at = now();
+        write_artifacts(&mut tx, bundle, &received_at).await?;
+        let hardware = serde_json::to_string(&r.hardware).expect("serializes");
+        db::query(
+            "INSERT INTO reproductions (bundle_id, of_bundle, keyid, executor, hardware, gpus, runner_version, \
+             created_at, received_at, envelope) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        )
+        .bind(&bundle_id)
+        .bind(&r.of)
+        .bind(&signer.keyid)
+        .bind(&r.executor)
+        .bind(&hardware)
+        .bind(i64::from(r.hardware.gpus))
+        .bind(&m.runner.version)
+        .bind(&m.created_at)
+        .bind(&received_at)
+        .bind(bundle.envelope.clone())
+        .execute(&mut *tx)
+        .await?;
+        let mut differed = Vec::new();
+        for (run, target) in m.runs.iter().zip(&targets) {
+            let held = run.outcome.succeeded() == target.outcome.succeeded();
+            db::query(
+                "INSERT INTO reproduced_runs (run_id, reproduction, outcome, error_type, duration_s, metrics, held) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            )
+            .bind(target.run_id)
+            .bind(&bundle_id)
+            .bind(run.outcome.as_str())
+            .bind(&run.error_type)
+            .bind(run.duration_s.unwrap_or(0.0))
+            .bind(serde_json::to_string(&run.metrics).expect("serializes"))
+            .bind(i64::from(held))
+            .execute(&mut *tx)
+            .await?;
+            for (role, digest) in &run.artifacts {
+                db::query("INSERT INTO reproduced_artifacts (run_id, role, digest) VALUES ($1, $2, $3)")
+                    .bind(target.run_id)
+                    .bind(role)
+                    .bind(digest)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            if !held {
+                write_not_reproduced(&mut tx, target, run, &r.of, of.superseded_by.is_none(), &bundle_id)
+                    .await?;
+                differed.push(format!("{}/{}/{}", run.task, run.hint, run.attempt));
+            }
+        }
+        db::query("UPDATE submissions SET reproduced = reproduced + $1, differed = differed + $2 WHERE bundle_id = $3")
+            .bind(m.runs.len() as i64)
+            .bind(differed.len() as i64)
+            .bind(&r.of)
+            .execute(&mut *tx)
+            .await?;
+        let gpu_hours: f64 = m.runs.iter().filter_map(|x| x.duration_s).sum::<f64>() / 3600.0;
+        let mut detail = format!(
+            "maintainers ({}) re-ran {} sampled runs of {} ({}): {} held",
+            signer.owner,
+            m.runs.len(),
+            r.of,
+            of.agent_id,
+            m.runs.len() - differed.len()
+        );
+        if !differed.is_empty() {
+            detail.push_str(&format!("; {} did not reproduce ({})", differed.len(), differed.join(", ")));
+        }
+        detail.push_str(&format!(
+            "; {:.2} hours on {} ({}), reproduction {bundle_id}",
+            gpu_hours, r.executor, r.hardware.description
+        ));
+        write_change(&mut tx, &received_at, "reproduced", &r.of, &of.agent_id, &detail).await?;
+        staging.publish().await?;
+        tx.commit().await?;
+        Ok(Ingested::Stored { bundle_id, agent_id: of.agent_id, superseded: Vec::new() })
+    }
+}
+
+/// The submission a reproduction names: held here, of the same agent and task set.
+async fn reproduced(tx: &mut Tx<'_>, of: &str, m: &bundle::Manifest) -> Result<Reproduced, StoreError> {
+    let row =
+        db::query("SELECT agent_id, task_set_digest, superseded_by FROM submissions WHERE bundle_id = $1")
+            .bind(of)
+            .fetch_optional(&mut **tx)
+            .await?
+            .ok_or_else(|| {
+                refused(
+                    "reproduction_unknown_submission",
+                    format!("reproduction.of names {of}, which this board does not hold"),
+                )
+            })?;
+    let of_bundle = Reproduced {
+        agent_id: row.try_get("agent_id")?,
+        task_set_digest: row.try_get("task_set_digest")?,
+        superseded_by: row.try_get("superseded_by")?,
+    };
+    if of_bundle.agent_id != m.agent.id {
+        return Err(refused(
+            "reproduction_mismatch",
+            format!("agent.id is `{}`, but {of} is agent `{}`'s", m.agent.id, of_bundle.agent_id),
+        ));
+    }
+    if of_bundle.task_set_digest != m.benchmark.task_set_digest {
+        return Err(refused(
+            "reproduction_mismatch",
+            format!(
+                "benchmark.task_set_digest is {}, but {of} was evaluated against {}: re-run with the same task cards",
+                m.benchmark.task_set_digest, of_bundle.task_set_digest
+            ),
+        ));
+    }
+    Ok(of_bundle)
+}
+
+/// The submitted run each of a reproduction's runs re-ran, in the manifest's order:
+/// sampled, not yet reproduced, and submitted with the same patch.
+async fn targets(tx: &mut Tx<'_>, of: &str, m: &bundle::Manifest) -> Result<Vec<Target>, StoreError> {
+    let rows = db::query(
+        "SELECT r.id, r.task, r.hint, r.attempt, r.outcome, p.digest AS patch, \
+         CASE WHEN x.run_id IS NULL THEN 0 ELSE 1 END AS sampled, \
+         CASE WHEN rr.run_id IS NULL THEN 0 ELSE 1 END AS reproduced \
+         FROM runs r LEFT JOIN run_artifacts p ON p.run_id = r.id AND p.role = 'patch' \
+         LEFT JOIN samples x ON x.run_id = r.id LEFT JOIN reproduced_runs rr ON rr.run_id = r.id \
+         WHERE r.bundle_id = $1",
+    )
+    .bind(of)
+    .fetch_all(&mut **tx)
+    .await?;
+    let mut by_key: BTreeMap<(String, String, i64), Target> = BTreeMap::new();
+    for row in &rows {
+        let key = (row.try_get("task")?, row.try_get("hint")?, row.try_get("attempt")?);
+        by_key.insert(
+            key,
+            Target {
+                run_id: row.try_get("id")?,
+                outcome: name(row, "outcome")?,
+                sampled: row.try_get::<i64, _>("sampled")? != 0,
+                reproduced: row.try_get::<i64, _>("reproduced")? != 0,
+                patch: row.try_get("patch")?,
+            },
+        );
+    }
+    let mut out = Vec::with_capacity(m.runs.len());
+    for run in &m.runs {
+        let label = format!("run {}/{}/{}", run.task, run.hint, run.attempt);
+        let key = (run.task.to_string(), run.hint.as_str().to_owned(), i64::from(run.attempt));
+        let target = by_key
+            .remove(&key)
+            .ok_or_else(|| refused("reproduction_not_sampled", format!("{label}: {of} has no such run")))?;
+        if !target.sampled {
+            return Err(refused(
+                "reproduction_not_sampled",
+                format!("{label} of {of} is not in its sample: a reproduction re-runs sampled runs only"),
+            ));
+        }
+        if target.reproduced {
+            return Err(refused(
+                "run_already_reproduced",
+                format!("{label} of {of} has been reproduced already"),
+            ));
+        }
+        let got = run.artifacts.get("patch").map(String::as_str).unwrap_or("");
+        if target.patch.as_deref() != Some(got) {
+            return Err(refused(
+                "reproduction_patch_mismatch",
+                format!(
+                    "{label}: the reproduction applied the patch {got}, but {of} was submitted with {}: \
+                     a reproduction re-runs the submitted patch",
+                    target.patch.as_deref().unwrap_or("none")
+                ),
+            ));
+        }
+        out.push(target);
+    }
+    Ok(out)
+}
+
+/// The server's `not-reproduced` finding on a submitted run whose final success the
+/// reproduction did not repeat. A success it newly flags (no finding a maintainer has
+/// not dismissed flagged it before) counts as flagged in the kept sums, as a review's
+/// change does (`findings::move_flagged`).
+async fn write_not_reproduced(
+    tx: &mut Tx<'_>,
+    target: &Target,
+    run: &bundle::Run,
+    of: &str,
+    current: bool,
+    reproduction: &str,
+) -> Result<(), StoreError> {
+    let success = target.outcome == Outcome::Success;
+    let infra = target.outcome == Outcome::InfraError;
+    let was = if success || infra { flagging_checks(tx, target.run_id).await? } else { Default::default() };
+    let (next,): (i64,) = db::query_as(
+        "SELECT CAST(COALESCE(MAX(position) + 1, 0) AS BIGINT) FROM findings WHERE run_id = $1 AND found_by = 'server'",
+    )
+    .bind(target.run_id)
+    .fetch_one(&mut **tx)
+    .await?;
+    let message = format!(
+        "The maintainers re-ran this run's patch and it ended {} ({}), where the submission says {}: the result did not \
+         reproduce (reproduction {reproduction}).",
+        run.outcome.as_str(),
+        if run.outcome.succeeded() == Some(true) { "a success" } else { "not a success" },
+        target.outcome.as_str(),
+    );
+    db::query(
+        "INSERT INTO findings (run_id, found_by, position, check_name, message, artifact, line) \
+         VALUES ($1, 'server', $2, $3, $4, NULL, NULL)",
+    )
+    .bind(target.run_id)
+    .bind(next)
+    .bind(NOT_REPRODUCED)
+    .bind(&message)
+    .execute(&mut **tx)
+    .await?;
+    let cell = Cell { bundle_id: of, task: run.task.as_str(), hint: run.hint, current };
+    if success {
+        let is = flagging_checks(tx, target.run_id).await?;
+        move_flags(tx, &cell, &was, &is).await?;
+    } else if infra {
+        // A run said to prove nothing either way, whose re-run ended in a counted
+        // outcome: a failure in the strict view (spec §4e).
+        move_refuted(tx, &cell, was.contains(NOT_REPRODUCED), true).await?;
+    }
+    Ok(())
+}

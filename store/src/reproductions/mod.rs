@@ -1,0 +1,23 @@
+//! Reproductions (spec §4d, §4e), in three parts: [`sampling`] (the sample each
+//! self-reported submission gets at ingest, and the sampling keys behind it, committed
+//! then revealed), [`queue`] (the maintainers' queue of sampled runs and what the
+//! re-runs found) and [`ingest`] (a reproduction's ingest: its runs beside the ones they
+//! re-ran, a `not-reproduced` finding where the final success differs, all in one
+//! transaction).
+
+mod ingest;
+mod queue;
+pub(crate) mod sampling;
+
+use bundle::VerifiedBundle;
+
+pub(crate) use queue::{Carried, not_reproduced_before};
+pub(crate) use sampling::write_sample;
+
+/// The check a reproduced run that differs from its submission gets (spec §4a).
+pub const NOT_REPRODUCED: &str = "not-reproduced";
+
+/// Whether a verified bundle is a reproduction rather than a submission.
+pub fn is_reproduction(bundle: &VerifiedBundle) -> bool {
+    bundle.manifest.reproduction.is_some()
+}

@@ -1,0 +1,201 @@
+//! The maintainers' queue of sampled runs, what the re-runs found and cost, and the
+//! runs that did not reproduce, which follow the agent (spec §6a).
+
+use sqlx::Row;
+use vocab::Hint;
+
+use crate::Store;
+use crate::db;
+use crate::error::StoreError;
+use crate::model::{ArtifactRef, QueuedRun, ReproducedRun, RunReproduction};
+use crate::reads::name;
+use crate::steps::Tx;
+
+use super::*;
+
+/// A run of an agent's earlier submission whose reproduction differed, with a
+/// `not-reproduced` finding no maintainer has dismissed: it follows the agent (spec §6a).
+#[derive(Debug, Clone)]
+pub(crate) struct Carried {
+    pub task: String,
+    pub hint: Hint,
+    pub attempt: u32,
+    /// The earlier submission.
+    pub from: String,
+}
+
+/// The runs of the agent's earlier submissions (for the same benchmark version) that
+/// did not reproduce, no maintainer having dismissed the finding; oldest submission
+/// first.
+pub(crate) async fn not_reproduced_before(
+    tx: &mut Tx<'_>,
+    agent: &str,
+    version: &str,
+    bundle_id: &str,
+) -> Result<Vec<Carried>, StoreError> {
+    let rows = db::query(
+        "SELECT DISTINCT r.task, r.hint, r.attempt, r.bundle_id, s.received_at FROM findings f \
+         JOIN runs r ON r.id = f.run_id JOIN submissions s ON s.bundle_id = r.bundle_id \
+         WHERE s.agent_id = $1 AND s.benchmark_version = $2 AND r.bundle_id <> $3 AND f.check_name = $4 \
+         AND f.found_by = 'server' AND (f.review IS NULL OR f.review <> 'dismissed') \
+         ORDER BY s.received_at, r.bundle_id, r.task, r.hint, r.attempt",
+    )
+    .bind(agent)
+    .bind(version)
+    .bind(bundle_id)
+    .bind(NOT_REPRODUCED)
+    .fetch_all(&mut **tx)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(Carried {
+                task: r.try_get("task")?,
+                hint: name(r, "hint")?,
+                attempt: u32::try_from(r.try_get::<i64, _>("attempt")?).unwrap_or(u32::MAX),
+                from: r.try_get("bundle_id")?,
+            })
+        })
+        .collect()
+}
+
+impl Store {
+    /// The sampled runs, oldest sample first; only those not yet reproduced when
+    /// `pending`.
+    pub async fn reproduction_queue(&self, pending: bool) -> Result<Vec<QueuedRun>, StoreError> {
+        let only = if pending { " WHERE rr.run_id IS NULL" } else { "" };
+        let rows = db::query(&format!(
+            "SELECT r.id, r.bundle_id, s.agent_id, s.task_set_digest, s.benchmark_name, s.superseded_by, \
+             r.task, r.hint, r.attempt, r.outcome, r.duration_s, p.digest AS patch, x.epoch, x.sampled_at, \
+             rr.outcome AS reproduced_outcome, rr.held \
+             FROM samples x JOIN runs r ON r.id = x.run_id JOIN submissions s ON s.bundle_id = r.bundle_id \
+             LEFT JOIN run_artifacts p ON p.run_id = r.id AND p.role = 'patch' \
+             LEFT JOIN reproduced_runs rr ON rr.run_id = r.id{only} \
+             ORDER BY x.sampled_at, r.bundle_id, r.task, r.hint, r.attempt"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                let reproduced: Option<String> = r.try_get("reproduced_outcome")?;
+                Ok(QueuedRun {
+                    run_id: r.try_get("id")?,
+                    bundle_id: r.try_get("bundle_id")?,
+                    agent_id: r.try_get("agent_id")?,
+                    benchmark_name: r.try_get("benchmark_name")?,
+                    task_set_digest: r.try_get("task_set_digest")?,
+                    superseded: r.try_get::<Option<String>, _>("superseded_by")?.is_some(),
+                    task: crate::TaskId::new(r.try_get::<String, _>("task")?),
+                    hint: name(r, "hint")?,
+                    attempt: r.try_get("attempt")?,
+                    outcome: name(r, "outcome")?,
+                    duration_s: r.try_get("duration_s")?,
+                    patch: r.try_get("patch")?,
+                    epoch: r.try_get("epoch")?,
+                    sampled_at: r.try_get("sampled_at")?,
+                    reproduced: reproduced.map(|o| o.parse()).transpose().map_err(
+                        |e: vocab::UnknownName| sqlx::Error::ColumnDecode {
+                            index: "reproduced_outcome".into(),
+                            source: e.into(),
+                        },
+                    )?,
+                    held: r.try_get::<Option<i64>, _>("held")?.map(|h| h != 0),
+                })
+            })
+            .collect()
+    }
+
+    /// An agent's runs the maintainers re-ran, newest reproduction first.
+    pub async fn reproduced_runs_of(&self, agent: &str) -> Result<Vec<ReproducedRun>, StoreError> {
+        let rows = db::query(
+            "SELECT r.id, r.bundle_id, rr.reproduction, r.task, r.hint, r.attempt, r.outcome, rr.outcome AS reproduced, rr.held, \
+             rr.duration_s, rp.received_at FROM reproduced_runs rr JOIN runs r ON r.id = rr.run_id \
+             JOIN submissions s ON s.bundle_id = r.bundle_id JOIN reproductions rp ON rp.bundle_id = rr.reproduction \
+             WHERE s.agent_id = $1 ORDER BY rp.received_at DESC, r.task, r.hint, r.attempt",
+        )
+        .bind(agent)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(ReproducedRun {
+                    run_id: r.try_get("id")?,
+                    bundle_id: r.try_get("bundle_id")?,
+                    reproduction: r.try_get("reproduction")?,
+                    task: crate::TaskId::new(r.try_get::<String, _>("task")?),
+                    hint: name(r, "hint")?,
+                    attempt: r.try_get("attempt")?,
+                    submitted: name(r, "outcome")?,
+                    reproduced: name(r, "reproduced")?,
+                    held: r.try_get::<i64, _>("held")? != 0,
+                    duration_s: r.try_get("duration_s")?,
+                    received_at: r.try_get("received_at")?,
+                })
+            })
+            .collect()
+    }
+
+    /// What the reproductions so far took: runs, hours of runs, and hours of runs on
+    /// GPUs (each run's duration times its GPUs).
+    pub async fn reproduction_hours(&self) -> Result<(i64, f64, f64), StoreError> {
+        let row = db::query(
+            "SELECT CAST(COUNT(*) AS BIGINT) AS runs, CAST(COALESCE(SUM(rr.duration_s), 0) AS DOUBLE PRECISION) AS seconds, \
+             CAST(COALESCE(SUM(rr.duration_s * rp.gpus), 0) AS DOUBLE PRECISION) AS gpu_seconds \
+             FROM reproduced_runs rr JOIN reproductions rp ON rp.bundle_id = rr.reproduction",
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        Ok((
+            row.try_get("runs")?,
+            row.try_get::<f64, _>("seconds")? / 3600.0,
+            row.try_get::<f64, _>("gpu_seconds")? / 3600.0,
+        ))
+    }
+
+    /// Whether a run is in a sample anyone may know of: reproduced already, or sampled
+    /// with a key that has been revealed. Its reproduction, if it has one.
+    pub async fn run_sample(&self, run_id: i64) -> Result<(bool, Option<RunReproduction>), StoreError> {
+        let row = db::query(
+            "SELECT k.revealed_at, rr.outcome, rr.error_type, rr.duration_s, rr.metrics, rr.held, \
+             rp.bundle_id, rp.executor, rp.hardware, rp.gpus, rp.received_at \
+             FROM samples x JOIN sampling_keys k ON k.epoch = x.epoch \
+             LEFT JOIN reproduced_runs rr ON rr.run_id = x.run_id \
+             LEFT JOIN reproductions rp ON rp.bundle_id = rr.reproduction WHERE x.run_id = $1",
+        )
+        .bind(run_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok((false, None)) };
+        let revealed = row.try_get::<Option<String>, _>("revealed_at")?.is_some();
+        let Some(outcome) = row.try_get::<Option<String>, _>("outcome")? else { return Ok((revealed, None)) };
+        let artifacts: Vec<ArtifactRef> = db::query_as(
+            "SELECT ra.role, ra.digest, x.size, x.media_type FROM reproduced_artifacts ra \
+             JOIN artifacts x ON x.digest = ra.digest WHERE ra.run_id = $1 ORDER BY ra.role",
+        )
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await?;
+        let hardware: String = row.try_get("hardware")?;
+        let hardware: bundle::Hardware = serde_json::from_str(&hardware)
+            .map_err(|e| sqlx::Error::ColumnDecode { index: "hardware".into(), source: e.into() })?;
+        let metrics: String = row.try_get("metrics")?;
+        Ok((
+            true,
+            Some(RunReproduction {
+                bundle_id: row.try_get("bundle_id")?,
+                outcome: outcome.parse().map_err(|e: vocab::UnknownName| sqlx::Error::ColumnDecode {
+                    index: "outcome".into(),
+                    source: e.into(),
+                })?,
+                error_type: row.try_get("error_type")?,
+                duration_s: row.try_get("duration_s")?,
+                metrics: serde_json::from_str(&metrics).unwrap_or_default(),
+                held: row.try_get::<i64, _>("held")? != 0,
+                executor: row.try_get("executor")?,
+                hardware: hardware.description,
+                gpus: row.try_get("gpus")?,
+                received_at: row.try_get("received_at")?,
+                artifacts,
+            }),
+        ))
+    }
+}

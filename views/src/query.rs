@@ -1,0 +1,195 @@
+//! What a URL asks of a view, read in one place for both readers: strictly for the API
+//! (a value that names nothing is refused, naming its parameter) and leniently for the
+//! pages (it is dropped, so a stale or hand-edited link still shows the view). Each
+//! view's query type (`board::BoardQuery`, `changes::ChangesQuery`,
+//! `parity::ParityQuery`) reads its parameters through [`Params`], so the two readings
+//! cannot drift apart.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// How a query's values that name nothing are met.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// The API's: refused with [`BadQuery`].
+    Strict,
+    /// The pages': dropped, the view's default standing in.
+    Lenient,
+}
+
+/// A query parameter the API refuses, with the sentence that says why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadQuery {
+    pub parameter: &'static str,
+    pub message: String,
+}
+
+impl BadQuery {
+    /// "query parameter `tier`: …".
+    pub fn new(parameter: &'static str, detail: impl fmt::Display) -> BadQuery {
+        BadQuery { parameter, message: format!("query parameter `{parameter}`: {detail}") }
+    }
+
+    /// "query parameter `limit` must be from 1 to 500, not 0".
+    pub fn out_of_range(parameter: &'static str, bound: impl fmt::Display, value: i64) -> BadQuery {
+        BadQuery { parameter, message: format!("query parameter `{parameter}` must be {bound}, not {value}") }
+    }
+}
+
+impl fmt::Display for BadQuery {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for BadQuery {}
+
+/// A query string as a view reads it: `get` gives a parameter's value (an empty value is
+/// no value: the page's forms send "any" as empty), under one [`Reading`].
+pub struct Params<'a> {
+    get: &'a dyn Fn(&str) -> Option<String>,
+    pub reading: Reading,
+}
+
+impl std::fmt::Debug for Params<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Params").field("reading", &self.reading).finish_non_exhaustive()
+    }
+}
+
+impl<'a> Params<'a> {
+    pub fn new(get: &'a dyn Fn(&str) -> Option<String>, reading: Reading) -> Params<'a> {
+        Params { get, reading }
+    }
+
+    /// The parameter's value, if it has a non-empty one.
+    pub fn text(&self, name: &str) -> Option<String> {
+        (self.get)(name).filter(|v| !v.is_empty())
+    }
+
+    /// The value, kept only if `valid` holds; else refused with `why` (strict) or dropped.
+    pub fn checked(
+        &self,
+        name: &'static str,
+        valid: impl Fn(&str) -> bool,
+        why: impl Fn(&str) -> String,
+    ) -> Result<Option<String>, BadQuery> {
+        match self.text(name) {
+            Some(v) if !valid(&v) => self.refuse(BadQuery::new(name, why(&v))),
+            other => Ok(other),
+        }
+    }
+
+    /// A name of a vocabulary (`tier=maintainer`): its own error sentence when strict.
+    pub fn name<T: FromStr>(&self, name: &'static str) -> Result<Option<T>, BadQuery>
+    where
+        T::Err: fmt::Display,
+    {
+        match self.text(name).map(|v| v.parse::<T>()) {
+            None => Ok(None),
+            Some(Ok(t)) => Ok(Some(t)),
+            Some(Err(e)) => self.refuse(BadQuery::new(name, e)),
+        }
+    }
+
+    /// One of a few words (`tasks=public`), `expected` saying which when strict.
+    pub fn word<T: Copy>(
+        &self,
+        name: &'static str,
+        words: &[(&str, T)],
+        why: impl Fn(&str) -> String,
+    ) -> Result<Option<T>, BadQuery> {
+        match self.text(name) {
+            None => Ok(None),
+            Some(v) => match words.iter().find(|(w, _)| *w == v) {
+                Some((_, t)) => Ok(Some(*t)),
+                None => self.refuse(BadQuery::new(name, why(&v))),
+            },
+        }
+    }
+
+    /// A whole number within `range` (`bound` says it in words); what is not a number is
+    /// the API extractor's to refuse, and dropped here.
+    pub fn number(
+        &self,
+        name: &'static str,
+        range: std::ops::RangeInclusive<i64>,
+        bound: &str,
+    ) -> Result<Option<i64>, BadQuery> {
+        match self.text(name).and_then(|v| v.parse::<i64>().ok()) {
+            Some(n) if !range.contains(&n) => self.refuse(BadQuery::out_of_range(name, bound, n)),
+            other => Ok(other),
+        }
+    }
+
+    fn refuse<T>(&self, bad: BadQuery) -> Result<Option<T>, BadQuery> {
+        match self.reading {
+            Reading::Strict => Err(bad),
+            Reading::Lenient => Ok(None),
+        }
+    }
+}
+
+/// The OpenAPI schemas of parameters that take a vocabulary's names, or the empty
+/// string for "any" (as the pages' forms send it).
+#[cfg(feature = "openapi")]
+pub mod schema {
+    use utoipa::openapi::schema::{Object, ObjectBuilder, Type};
+
+    /// One of `names`, or the empty string.
+    pub fn name_or_any<'a>(names: impl IntoIterator<Item = &'a str>) -> Object {
+        let values: Vec<&str> = std::iter::once("").chain(names).collect();
+        ObjectBuilder::new().schema_type(Type::String).enum_values(Some(values)).build()
+    }
+
+    pub fn tier_or_any() -> Object {
+        name_or_any(store::Tier::ALL.iter().map(|t| t.as_str()))
+    }
+
+    pub fn provenance_or_any() -> Object {
+        name_or_any(store::ProvenanceKind::ALL.iter().map(|k| k.as_str()))
+    }
+
+    pub fn integrity_or_default() -> Object {
+        name_or_any(store::Integrity::ALL.iter().map(|i| i.as_str()))
+    }
+
+    pub fn hint_or_none() -> Object {
+        name_or_any(store::Hint::ALL.iter().map(|h| h.as_str()))
+    }
+}
+
+/// A lenient reading's answer: it refuses nothing.
+pub(crate) fn lenient<T>(read: Result<T, BadQuery>) -> T {
+    match read {
+        Ok(t) => t,
+        Err(bad) => unreachable!("a lenient reading refused {bad}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strict_refuses_what_lenient_drops() {
+        let get = |k: &str| match k {
+            "tier" => Some("gold".to_owned()),
+            "limit" => Some("0".to_owned()),
+            "empty" => Some(String::new()),
+            _ => None,
+        };
+        let strict = Params::new(&get, Reading::Strict);
+        let lenient = Params::new(&get, Reading::Lenient);
+        let e = strict.name::<store::Tier>("tier").unwrap_err();
+        assert_eq!(e.parameter, "tier");
+        assert!(e.message.starts_with("query parameter `tier`: "), "{e}");
+        assert_eq!(lenient.name::<store::Tier>("tier").unwrap(), None);
+        assert_eq!(
+            strict.number("limit", 1..=500, "from 1 to 500").unwrap_err().message,
+            "query parameter `limit` must be from 1 to 500, not 0"
+        );
+        assert_eq!(lenient.number("limit", 1..=500, "from 1 to 500").unwrap(), None);
+        assert_eq!(strict.text("empty"), None, "an empty value is no value");
+    }
+}
