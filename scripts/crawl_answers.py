@@ -8,6 +8,7 @@ the islands' digest in `/pkg/<digest>/` is written as `/pkg/DIGEST/`.
 """
 
 import json
+import os
 import re
 import sys
 import urllib.error
@@ -26,7 +27,10 @@ START = [
     "/leaderboard.csv", "/leaderboard.csv?tasks=public", "/leaderboard.csv?integrity=strict",
 ]
 LINK = re.compile(r'(?:href|src|action)="(/[^"#]*)"')
-LIMIT = 40000
+# How many answers at most (REXBENCH_CRAWL_LIMIT): a synthetic board of hundreds of
+# agents has hundreds of thousands of runs and artifacts; the crawl is breadth first, so a
+# limit keeps every kind of answer and drops only the deepest of each.
+LIMIT = int(os.environ.get("REXBENCH_CRAWL_LIMIT", "40000"))
 
 
 def main(base: str, out: Path) -> None:

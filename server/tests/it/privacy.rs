@@ -252,10 +252,8 @@ async fn an_anonymous_crawl_of_the_demo_meets_no_private_output() {
     let other = bundle::SecretKey::generate();
     state.store.add_key(&other.public_key(), "Another team", store::Tier::Submitter).await.unwrap();
     let links = [
-        server::session::link(&state, Some(&submitter.keyid), false, 10).await.unwrap(),
-        server::session::link(&state, Some(&other.public_key().keyid().to_string()), false, 10)
-            .await
-            .unwrap(),
+        server::auth::link(&state, Some(&submitter.keyid), false, 10).await.unwrap(),
+        server::auth::link(&state, Some(&other.public_key().keyid().to_string()), false, 10).await.unwrap(),
     ];
     let app = server::build_app(state);
 

@@ -132,7 +132,7 @@ async fn markers_in_findings_words_and_in_the_gold_reach_only_who_may_read_them(
     assert!(!manifest.contains(PATCH_MARKER) && !manifest.contains(TRAJECTORY_MARKER), "{manifest}");
     assert!(manifest.contains(bundle::SEE_TEXT), "{manifest}");
     let bundle_id = verified.id.to_hex();
-    let link = server::session::link(&state, Some(&keyid), false, 10).await.unwrap();
+    let link = server::auth::link(&state, Some(&keyid), false, 10).await.unwrap();
     let app = server::build_app(state);
     let posted = crate::harness::post_bundle(&app, std::fs::read(&packed).unwrap()).await;
     assert_eq!(posted.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&posted.body));
@@ -270,12 +270,8 @@ async fn an_envelope_stored_before_findings_words_left_manifests_is_served_as_th
         let private = store_old_bundle(&state.store, &a, "othello", "old-private").await;
         let public = store_old_bundle(&state.store, &a, "wordfreq", "old-public").await;
         let links = [
-            server::session::link(&state, Some(&a.public_key().keyid().to_string()), false, 10)
-                .await
-                .unwrap(),
-            server::session::link(&state, Some(&b.public_key().keyid().to_string()), false, 10)
-                .await
-                .unwrap(),
+            server::auth::link(&state, Some(&a.public_key().keyid().to_string()), false, 10).await.unwrap(),
+            server::auth::link(&state, Some(&b.public_key().keyid().to_string()), false, 10).await.unwrap(),
         ];
         let app = server::build_app(state);
         let path = format!("/api/v1/submissions/{private}/envelope");
@@ -391,7 +387,7 @@ async fn a_session_made_from_another_ends_with_it_and_any_session_can_be_revoked
         let key = SecretKey::generate();
         state.store.add_key(&key.public_key(), "Team A", Tier::Submitter).await.unwrap();
         let store = state.store.clone();
-        let maintainer_link = server::session::link(&state, None, true, 10).await.unwrap();
+        let maintainer_link = server::auth::link(&state, None, true, 10).await.unwrap();
         let app = server::build_app(state);
         let (url, served) = crate::reproductions::served(app.clone()).await;
         let login = || {
@@ -450,7 +446,7 @@ async fn a_session_made_from_another_ends_with_it_and_any_session_can_be_revoked
         let opened = open_link(&app, &maintainer_link, &[]).await;
         let set = opened.header(header::SET_COOKIE).to_owned();
         let max_age: i64 = set.split("Max-Age=").nth(1).unwrap().split(';').next().unwrap().parse().unwrap();
-        assert!(max_age <= server::session::MAINTAINER_TTL, "{set}");
+        assert!(max_age <= server::auth::MAINTAINER_TTL, "{set}");
         let cookie = set.split(';').next().unwrap().to_owned();
         assert_eq!(who(cookie.clone()).await.json()["reads_as"], "maintainer");
         let fourth = login().await.unwrap();
