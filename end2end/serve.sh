@@ -58,6 +58,16 @@ TOML
 $rexbench pack "$work/relabelled" --agent "$work/relabelled.toml" --key "$work/e2e.pem" --out end2end/.work/relabelled.rexb.tar.gz >/dev/null \
   || { echo "packing the relabelled bundle failed" >&2; exit 1; }
 
+# An agent's Harbor 0.26 job and a job that regrades one of its trials (whose trajectory
+# is ATIF-v1.8, with an image and an audio part), imported and packed as a submitter
+# would: the tests upload it and read the regraded run as a maintainer.
+fixtures=runner/tests/fixtures/harbor
+$rexbench import-harbor "$fixtures/2026-11-24__12-00-00" "$fixtures/2026-11-24__18-00-00" --hint none \
+  --out "$work/regraded" >/dev/null || { echo "importing the regraded jobs failed" >&2; exit 1; }
+sed -i 's/^id = .*/id = "e2e-regraded"/' "$work/regraded/agent.toml"
+$rexbench pack "$work/regraded" --agent "$work/regraded/agent.toml" --key "$work/e2e.pem" --out end2end/.work/regraded.rexb.tar.gz >/dev/null \
+  || { echo "packing the regraded bundle failed" >&2; exit 1; }
+
 export DATABASE_URL="sqlite://$work/db.sqlite" REXBENCH_BLOBS="$work/blobs" REXBENCH_ADDR="127.0.0.1:$port" RUST_LOG=warn
 # Every test submits from 127.0.0.1 (the vectors' test alone posts fifty bundles);
 # the rate limits have tests of their own.
@@ -65,9 +75,10 @@ export REXBENCH_SUBMISSIONS_PER_HOUR=1000
 $srv keys add --public-key "$work/e2e.pub.pem" --owner "End-to-end tests" --tier submitter >/dev/null
 # The conformance vectors' key, so that /submit's check in the browser meets each vector.
 $srv keys add --public-key vectors/test-key/key.pub.pem --owner "Conformance vectors" --tier submitter >/dev/null
-# One-time links that sign a browser in as a maintainer, one for each project of the
-# tests (a private run's page as its readers see it); they may be opened for two hours.
-for _ in 1 2; do $srv sign-in-link --base "http://127.0.0.1:$port" --valid-for 120; done > end2end/.work/sign-in-links.txt
+# One-time links that sign a browser in as a maintainer, two for each project of the
+# tests (a private run's page as its readers see it, and the regraded run's); they may
+# be opened for two hours.
+for _ in 1 2 3 4; do $srv sign-in-link --base "http://127.0.0.1:$port" --valid-for 120; done > end2end/.work/sign-in-links.txt
 # The demo's self-reported submissions get their reproduction samples at ingest; the
 # maintainers' re-run of them (`rexbench reproduce`, with a maintainer key and the admin
 # token) comes before the tests, on a first start of the server, on another port (the

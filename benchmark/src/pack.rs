@@ -198,6 +198,7 @@ fn read_run(
         metrics: record.metrics,
         artifacts,
         findings: record.findings,
+        regraded: record.regraded,
     })
 }
 

@@ -179,6 +179,7 @@ fn reconstruct(data: &Parity, side: Side) -> Vec<Run> {
                 metrics: BTreeMap::new(),
                 artifacts: BTreeMap::new(),
                 findings: Vec::new(),
+                regraded: None,
             });
         }
     }

@@ -216,6 +216,7 @@ fn reconstruct(agent: &PublishedAgent, cost: Option<&CostRow>) -> (Vec<Run>, Vec
                     metrics: BTreeMap::new(),
                     artifacts: BTreeMap::new(),
                     findings: Vec::new(),
+                    regraded: None,
                 });
             }
         }

@@ -39,6 +39,9 @@ pub struct RunRecord {
     /// Integrity findings about the run (the bundle format's section 4a).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<bundle::Finding>,
+    /// The outcome is a regrade's verdict; what the agent run was judged before (section 4i).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regraded: Option<bundle::Regraded>,
 }
 
 /// `runs/<task>/<hint>/<attempt>` under a results directory.

@@ -162,6 +162,10 @@ pub enum BundleError {
     InvalidAttempt { run: RunRef, detail: String },
     #[error("{run}: outcome is invalid: {detail}")]
     InvalidOutcome { run: RunRef, detail: String },
+    #[error(
+        "{run}: regraded is invalid: {detail} (section 4i: {{\"from\": <the outcome before the regrade>}})"
+    )]
+    InvalidRegrade { run: RunRef, detail: String },
     #[error("{run}: error_type must be 1 to 100 characters")]
     InvalidErrorType { run: RunRef },
     #[error("{run}: file_recall {value} is outside [0, 1]")]
@@ -266,6 +270,7 @@ impl BundleError {
         "invalid_hint",
         "invalid_attempt",
         "invalid_outcome",
+        "invalid_regrade",
         "invalid_error_type",
         "invalid_file_recall",
         "invalid_files_changed",
@@ -341,6 +346,7 @@ impl BundleError {
             InvalidHint { .. } => "invalid_hint",
             InvalidAttempt { .. } => "invalid_attempt",
             InvalidOutcome { .. } => "invalid_outcome",
+            InvalidRegrade { .. } => "invalid_regrade",
             InvalidErrorType { .. } => "invalid_error_type",
             InvalidFileRecall { .. } => "invalid_file_recall",
             InvalidFilesChanged { .. } => "invalid_files_changed",

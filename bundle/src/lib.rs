@@ -33,7 +33,7 @@ pub use keys::{KeyError, KeyId, PublicKey, SecretKey};
 pub use limits::{CLOCK_TOLERANCE_S, Limits};
 pub use manifest::{
     Agent, ArtifactInfo, ArtifactRole, Benchmark, EXECUTORS, Finding, Hardware, Manifest, Provenance,
-    Reproduction, Run, RunnerInfo, SCHEMA,
+    Regraded, Reproduction, Run, RunnerInfo, SCHEMA,
 };
 pub use provenance::{
     Cut, MAX_LIST, MAX_PROCESSES, MAX_PROVENANCE_BYTES, MAX_TEXT, PROVENANCE_MEDIA_TYPE, PROVENANCE_ROLE,

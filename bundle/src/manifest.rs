@@ -141,6 +141,18 @@ pub struct Run {
     /// importer found it. Never changes the outcome.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<Finding>,
+    /// Section 4i: the outcome is a regrade's verdict on the outputs of an agent run
+    /// Harbor had judged before; this says what it judged then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regraded: Option<Regraded>,
+}
+
+/// A regrade's earlier verdict (section 4i).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Regraded {
+    /// The source trial's outcome.
+    pub from: Outcome,
 }
 
 /// An integrity finding: which check found it, what it saw, and where the evidence is
@@ -283,6 +295,7 @@ fn shape_error(err: serde_path_to_error::Error<serde_json::Error>) -> BundleErro
             Some("hint") => return BundleError::InvalidHint { run, detail },
             Some("outcome") => return BundleError::InvalidOutcome { run, detail },
             Some("attempt") => return BundleError::InvalidAttempt { run, detail },
+            Some(_) if path.contains(".regraded") => return BundleError::InvalidRegrade { run, detail },
             _ => {}
         }
     }

@@ -362,6 +362,12 @@ fn manifest_breakages(base: &Base) -> Vec<(&'static str, &'static str, &'static 
             change(|m| run0(m)["outcome"] = json!("partial_success")),
         ),
         (
+            "regrade",
+            "invalid_regrade",
+            "a regraded run whose verdict before the regrade is not an outcome",
+            change(|m| run0(m)["regraded"] = json!({"from": "partial_success"})),
+        ),
+        (
             "error-type",
             "invalid_error_type",
             "an error type of 101 characters",

@@ -138,3 +138,29 @@ test("axe-core finds no violation on the leaderboard with its column choice open
   await expect(opened.getByLabel("File recall")).toBeVisible();
   expect(await violations(opened)).toEqual([]);
 });
+
+test("a regraded Harbor run with an ATIF-v1.8 trajectory says both verdicts and names its audio and image, and axe-core finds no violation", async ({ page, browser }, info) => {
+  // serve.sh imported an agent's job and a job regrading one of its trials, and packed them.
+  const bundle = fs.readFileSync(path.join(__dirname, "..", ".work", "regraded.rexb.tar.gz"));
+  const sent = await page.request.post("/api/v1/submissions", { data: bundle, headers: { "content-type": "application/gzip" } });
+  expect([200, 201]).toContain(sent.status());
+  // Its outputs are private (a RExBench task): a maintainer reads them.
+  const links = fs.readFileSync(path.join(__dirname, "..", ".work", "sign-in-links.txt"), "utf8").trim().split("\n");
+  await page.goto(links[info.project.name === "js" ? 2 : 3]);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page).toHaveURL(/\/signin$/);
+  await page.goto("/agents/e2e-regraded?task=cogs&hint=none");
+  // One attempt per agent run: the trial and its regrade are one run.
+  const runs = page.locator("table.runs a[href^='/runs/']");
+  await expect(runs).toHaveCount(1);
+  const run = await runs.first().getAttribute("href");
+  await page.goto(run!);
+  const regraded = page.locator("dd.regraded");
+  await expect(regraded).toContainText("first judged this agent run");
+  await expect(regraded).toContainText("wrong result");
+  await expect(regraded).toContainText("success");
+  const trajectory = page.locator("ol.trajectory");
+  await expect(trajectory).toContainText("[audio: audio/wav, 4.5 s, media/briefing.wav]");
+  await expect(trajectory).toContainText("[image: image/png, media/baseline.png]");
+  expect(await violations(await open(page, browser, run!))).toEqual([]);
+});

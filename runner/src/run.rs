@@ -120,6 +120,7 @@ pub(crate) fn stage(run: &AgentRun, task: &Prepared, outputs: &Folder, out: &Pat
         duration_s: None,
         cost_usd: run.cost_usd,
         metrics: BTreeMap::new(),
+        regraded: None,
         findings: benchmark::integrity::run_findings(
             &task.card,
             Some(&task.check),

@@ -120,6 +120,15 @@ pub fn text(verdict: &str, v: &VerifiedBundle, records: &Records) -> String {
     let _ = writeln!(out, "  created     {} by {} {}", m.created_at, m.runner.name, m.runner.version);
     let per: Vec<String> = outcomes(v).iter().map(|(o, n)| format!("{o} {n}")).collect();
     let _ = writeln!(out, "  runs        {}: {}", m.runs.len(), per.join(", "));
+    for r in &m.runs {
+        if let Some(g) = r.regraded {
+            let _ = writeln!(
+                out,
+                "  regraded    {}/{}/{}: {}, judged {} before the regrade",
+                r.task, r.hint, r.attempt, r.outcome, g.from
+            );
+        }
+    }
     let _ = writeln!(out, "  artifacts   {} ({} bytes)", m.artifacts.len(), v.artifact_bytes);
     if let Some(line) = records.line(v) {
         let _ = writeln!(out, "  executions  {line}");
@@ -162,6 +171,9 @@ pub fn json(v: &VerifiedBundle) -> Value {
         "outcomes": outcomes(v).into_iter().map(|(o, n)| (o.as_str().to_owned(), json!(n))).collect::<serde_json::Map<_, _>>(),
         "artifacts": m.artifacts.len(),
         "artifact_bytes": v.artifact_bytes,
+        "regraded": m.runs.iter().filter_map(|r| r.regraded.map(|g| json!({
+            "task": r.task, "hint": r.hint, "attempt": r.attempt, "outcome": r.outcome, "from": g.from,
+        }))).collect::<Vec<_>>(),
         "findings": m.runs.iter().enumerate().filter(|(_, r)| !r.findings.is_empty()).map(|(i, r)| json!({
             "task": r.task, "hint": r.hint, "attempt": r.attempt, "outcome": r.outcome, "findings": v.findings_of(i),
         })).collect::<Vec<_>>(),

@@ -186,6 +186,7 @@ fn agent_bundle(
                     metrics: [("accuracy".to_owned(), (rng.unit() * 1000.0).round() / 1000.0)].into(),
                     artifacts,
                     findings: Vec::new(),
+                    regraded: None,
                 });
             }
         }

@@ -241,8 +241,8 @@ async fn write_runs(
     for chunk in m.runs.chunks(BATCH_ROWS) {
         let sql = insert_rows(
             "INSERT INTO runs (bundle_id, task, hint, attempt, outcome, error_type, file_recall, \
-             files_changed, duration_s, cost_usd, metrics)",
-            11,
+             files_changed, duration_s, cost_usd, metrics, regraded_from)",
+            12,
             chunk.len(),
             "",
         );
@@ -259,7 +259,8 @@ async fn write_runs(
                 .bind(run.files_changed.as_ref().map(|f| serde_json::to_string(f).expect("serializes")))
                 .bind(run.duration_s)
                 .bind(run.cost_usd)
-                .bind(serde_json::to_string(&run.metrics).expect("serializes"));
+                .bind(serde_json::to_string(&run.metrics).expect("serializes"))
+                .bind(run.regraded.map(|r| r.from.as_str()));
         }
         q.execute(&mut **tx).await?;
     }

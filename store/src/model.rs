@@ -459,6 +459,9 @@ pub struct RunDetail {
     pub hint: Hint,
     pub attempt: i64,
     pub outcome: Outcome,
+    /// The outcome is a Harbor regrade's verdict on the agent run's outputs; what the
+    /// run was judged before the regrade (bundle spec section 4i).
+    pub regraded_from: Option<Outcome>,
     pub error_type: Option<String>,
     pub file_recall: Option<f64>,
     pub files_changed: Option<Vec<String>>,

@@ -119,6 +119,7 @@ pub fn stats(bytes: &[u8]) -> Result<TrajectoryStats, String> {
     use time::format_description::well_known::Rfc3339;
 
     let file: atif::File = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    atif::version(file.schema_version.as_deref())?;
     let mut out = TrajectoryStats { steps: file.steps.len(), ..TrajectoryStats::default() };
     let mut summed = Usage::default();
     let add = |total: &mut Option<i64>, n: Option<i64>| {
@@ -252,26 +253,66 @@ mod atif {
         pub total_cost_usd: Option<f64>,
     }
 
-    /// ATIF's content: a string, or parts of which the text ones are shown (an image
-    /// is named by its path).
+    /// ATIF's content: a string, or parts. Text parts are shown; an image or an audio
+    /// part (ATIF-v1.8) is named, with its media type and path (and an audio part's
+    /// length); a part of a type this board does not read is said to be there.
     pub fn text(content: &Value) -> String {
         match content {
             Value::Null => String::new(),
             Value::String(s) => s.clone(),
-            Value::Array(parts) => parts
-                .iter()
-                .map(|p| match (p.get("text").and_then(Value::as_str), p.get("source")) {
-                    (Some(text), _) => text.to_owned(),
-                    (None, Some(source)) => format!(
-                        "[image: {}]",
-                        source.get("path").and_then(Value::as_str).unwrap_or("no path given")
-                    ),
-                    (None, None) => p.to_string(),
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
+            Value::Array(parts) => parts.iter().map(part).collect::<Vec<_>>().join("\n"),
             other => other.to_string(),
         }
+    }
+
+    fn part(p: &Value) -> String {
+        let source = p.get("source");
+        let field = |name: &str| source.and_then(|s| s.get(name)).and_then(Value::as_str);
+        let path = field("path").unwrap_or("no path given");
+        let media = field("media_type").map(|m| format!("{m}, ")).unwrap_or_default();
+        let kind = p.get("type").and_then(Value::as_str);
+        match (kind, p.get("text").and_then(Value::as_str)) {
+            (Some("text") | None, Some(text)) => text.to_owned(),
+            (Some("image"), _) | (None, None) if source.is_some() => format!("[image: {media}{path}]"),
+            (Some("audio"), _) => {
+                let length = source
+                    .and_then(|s| s.get("duration_sec"))
+                    .and_then(Value::as_f64)
+                    .map(|d| format!("{d} s, "))
+                    .unwrap_or_default();
+                format!("[audio: {media}{length}{path}]")
+            }
+            (Some(other), _) => {
+                format!("[a content part of type `{other}`, which this board does not read]")
+            }
+            (None, None) => p.to_string(),
+        }
+    }
+
+    /// The versions this board reads: ATIF-v1.0 to v1.8, and later minor versions of
+    /// v1 (each only adds). A newer major version, or a version that is not ATIF's
+    /// form, is refused with a sentence; a file that names none is read as v1.
+    pub fn version(declared: Option<&str>) -> Result<(), String> {
+        let Some(declared) = declared else { return Ok(()) };
+        let parsed = declared
+            .strip_prefix("ATIF-v")
+            .and_then(|v| v.split_once('.'))
+            .and_then(|(major, minor)| Some((major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?)));
+        match parsed {
+            Some((1, _)) => Ok(()),
+            Some((major, minor)) => Err(format!(
+                "it declares ATIF-v{major}.{minor}, a major version this board does not read (it reads ATIF-v1.0 \
+                 to v1.8)"
+            )),
+            None => Err(format!(
+                "its schema_version `{}` is not an ATIF version (ATIF-v1.0 to v1.8)",
+                clip_name(declared)
+            )),
+        }
+    }
+
+    fn clip_name(text: &str) -> String {
+        text.chars().take(40).collect()
     }
 }
 
@@ -281,6 +322,7 @@ mod atif {
 #[cfg(feature = "db")]
 pub fn read(bytes: &[u8], digest: &str, size: i64, error: Option<&str>) -> Result<Trajectory, String> {
     let file: atif::File = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    atif::version(file.schema_version.as_deref())?;
     if file.steps.is_empty() {
         return Err("it has no steps".to_owned());
     }
@@ -473,7 +515,7 @@ mod tests {
         assert!(call.arguments.text.contains("\"cmd\": \"python run.py\""));
         assert_eq!(t.steps[1].observations[0].call_id.as_deref(), Some("c1"));
         assert_eq!(t.steps[1].usage.cost_usd, Some(0.01));
-        assert_eq!(t.steps[2].message.text, "FileNotFoundError again\n[image: a.png]");
+        assert_eq!(t.steps[2].message.text, "FileNotFoundError again\n[image: image/png, a.png]");
         assert_eq!(t.totals.cost_usd, Some(0.5));
     }
 
@@ -520,5 +562,39 @@ mod tests {
         let c = clip(&"é".repeat(10), 3);
         assert_eq!((c.text.as_str(), c.chars), ("ééé", 10));
         assert_eq!(short(&"ü".repeat(300)).chars().count(), limits::NAME + 1);
+    }
+
+    /// ATIF-v1.8's content parts: text shown, images and audio named with what the
+    /// file says of them, a part of an unknown type said to be there; never dropped.
+    #[test]
+    fn atif_1_8_parts_are_shown_or_named_and_newer_majors_refused() {
+        let parts = r#"[{"type": "text", "text": "listen"},
+            {"type": "image", "source": {"media_type": "image/png", "path": "images/plot.png"}},
+            {"type": "audio", "source": {"media_type": "audio/wav", "path": "audio/note.wav", "duration_sec": 3.5}},
+            {"type": "video", "source": {"path": "v.mp4"}}]"#;
+        let bytes = format!(
+            r#"{{"schema_version": "ATIF-v1.8", "agent": {{"name": "a"}},
+                "steps": [{{"step_id": 1, "source": "user", "message": {parts}}},
+                          {{"step_id": 2, "source": "agent", "message": "ok",
+                            "observation": {{"results": [{{"content": {parts}}}]}}}}]}}"#
+        );
+        let t = read(bytes.as_bytes(), "d", 1, None).unwrap();
+        let shown = &t.steps[0].message.text;
+        assert!(shown.contains("listen"), "{shown}");
+        assert!(shown.contains("[image: image/png, images/plot.png]"), "{shown}");
+        assert!(shown.contains("[audio: audio/wav, 3.5 s, audio/note.wav]"), "{shown}");
+        assert!(shown.contains("a content part of type `video`"), "{shown}");
+        assert!(t.steps[1].observations[0].content.text.contains("[audio: audio/wav"));
+        assert_eq!(t.schema_version.as_deref(), Some("ATIF-v1.8"));
+        assert!(stats(bytes.as_bytes()).is_ok());
+        // Every v1 reads, a file that names no version reads as v1; v2 and nonsense do not.
+        for ok in ["ATIF-v1.0", "ATIF-v1.7", "ATIF-v1.9"] {
+            assert!(read(bytes.replace("ATIF-v1.8", ok).as_bytes(), "d", 1, None).is_ok(), "{ok}");
+        }
+        let newer = read(bytes.replace("ATIF-v1.8", "ATIF-v2.0").as_bytes(), "d", 1, None).unwrap_err();
+        assert!(newer.contains("ATIF-v2.0, a major version this board does not read"), "{newer}");
+        assert!(stats(bytes.replace("ATIF-v1.8", "ATIF-v2.0").as_bytes()).is_err());
+        let odd = read(bytes.replace("ATIF-v1.8", "v1").as_bytes(), "d", 1, None).unwrap_err();
+        assert!(odd.contains("is not an ATIF version"), "{odd}");
     }
 }

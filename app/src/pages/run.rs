@@ -65,6 +65,14 @@ fn Run(data: RunData) -> impl IntoView {
         <dl class="facts">
             <dt>"Outcome"</dt>
             <dd><OutcomeLabel outcome=r.outcome/></dd>
+            {r.regraded_from.map(|first| view! {
+                <dt>"Regraded"</dt>
+                <dd class="regraded">
+                    "Harbor's verifier first judged this agent run "<OutcomeLabel outcome=first/>
+                    "; a regrade verified the same outputs again and judged it "<OutcomeLabel outcome=r.outcome/>
+                    ", the outcome that counts. One attempt: the agent ran once ("<a href="/about#regrades">"why"</a>")."
+                </dd>
+            })}
             <dt>"Error type"</dt>
             <dd>{r.error_type.clone().unwrap_or_else(|| "–".into())}</dd>
             <dt>"Hints"</dt>

@@ -83,6 +83,13 @@ fn manifest_rules() -> Vec<(&'static str, &'static str)> {
         (manifest_case(|m| run0(m)["attempt"] = json!(2)), "attempt_gap"),
         (manifest_case(|m| m["created_at"] = json!("2999-01-01T00:00:00Z")), "created_at_in_future"),
         (manifest_case(|m| run0(m)["outcome"] = json!("partial_success")), "invalid_outcome"),
+        (manifest_case(|m| run0(m)["regraded"] = json!({"from": "partial_success"})), "invalid_regrade"),
+        (manifest_case(|m| run0(m)["regraded"] = json!("wrong_result")), "invalid_regrade"),
+        (manifest_case(|m| run0(m)["regraded"] = json!({})), "invalid_regrade"),
+        (
+            manifest_case(|m| run0(m)["regraded"] = json!({"from": "wrong_result", "by": "x"})),
+            "unknown_field",
+        ),
         (manifest_case(|m| run0(m)["error_type"] = json!("E".repeat(101))), "invalid_error_type"),
         (manifest_case(|m| run0(m)["file_recall"] = json!(1.5)), "invalid_file_recall"),
         (manifest_case(|m| run0(m)["file_recall"] = json!(-0.1)), "invalid_file_recall"),

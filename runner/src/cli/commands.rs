@@ -150,7 +150,7 @@ pub(super) fn import_harbor(
             done.source,
             out.display()
         );
-        for line in &done.means {
+        for line in &done.comparison {
             println!("{line}");
         }
         println!(

@@ -19,9 +19,18 @@ pub(super) struct JobResult {
     pub(super) stats: JobStats,
 }
 
-/// Older jobs count `n_trials`/`n_errors`; newer ones count progress as well.
+/// Older jobs count `n_trials`/`n_errors`; newer ones `n_completed_trials` and
+/// `n_errored_trials` (Harbor reads the older names as the newer), and progress as well.
 #[derive(Deserialize)]
 pub(super) struct JobStats {
+    #[serde(default)]
+    pub(super) n_completed_trials: Option<u64>,
+    #[serde(default)]
+    pub(super) n_errored_trials: Option<u64>,
+    #[serde(default)]
+    pub(super) n_trials: Option<u64>,
+    #[serde(default)]
+    pub(super) n_errors: Option<u64>,
     #[serde(default)]
     pub(super) n_running_trials: u64,
     #[serde(default)]
@@ -30,6 +39,18 @@ pub(super) struct JobStats {
     /// changed between versions and only Harbor 0.26's is compared.
     #[serde(default)]
     pub(super) evals: BTreeMap<String, serde_json::Value>,
+}
+
+impl JobStats {
+    /// The trials Harbor finished, by either name (the newer first, as Harbor reads them).
+    pub(super) fn completed(&self) -> Option<u64> {
+        self.n_completed_trials.or(self.n_trials)
+    }
+
+    /// Of those, the trials that recorded an exception.
+    pub(super) fn errored(&self) -> Option<u64> {
+        self.n_errored_trials.or(self.n_errors)
+    }
 }
 
 #[derive(Deserialize)]
@@ -57,6 +78,9 @@ pub(super) struct TrialResult {
     pub(super) schema_version: Option<u64>,
     pub(super) task_name: String,
     pub(super) trial_name: String,
+    /// The trial's UUID, which a regrade's `source_trial.trial_id` names.
+    #[serde(default)]
+    pub(super) id: Option<String>,
     pub(super) agent_info: AgentInfo,
     #[serde(default)]
     pub(super) agent_result: Option<AgentContext>,
@@ -116,11 +140,27 @@ pub(super) struct ExceptionInfo {
     pub(super) policy_override: Option<PolicyOverride>,
 }
 
-/// The trial's config: only the job's error-policy overrides are read.
+/// The trial's config: the job's error-policy overrides, and the trial a regrade
+/// re-verifies.
 #[derive(Deserialize, Default)]
 pub(super) struct TrialConfig {
     #[serde(default)]
     pub(super) override_error_policy: BTreeMap<String, PolicyOverride>,
+    #[serde(default)]
+    pub(super) source_trial: Option<SourceTrial>,
+}
+
+/// Harbor 0.26's `source_trial`: a trial derived from another (`action` `regrade`
+/// only, today), named by its UUID and, for a local source, its folder.
+#[derive(Deserialize, Clone, Debug)]
+pub(super) struct SourceTrial {
+    pub(super) action: String,
+    #[serde(rename = "type")]
+    pub(super) kind: String,
+    #[serde(default)]
+    pub(super) trial_id: Option<String>,
+    #[serde(default)]
+    pub(super) path: Option<String>,
 }
 
 /// One step of a multi-step trial: only the exception it recorded is read.
@@ -212,5 +252,41 @@ mod tests {
         assert_eq!(naive, utc);
         assert_eq!(parse_time("2026-02-25T12:06:58+02:00").unwrap().unix_timestamp(), utc.unix_timestamp());
         assert!(parse_time("yesterday").is_none());
+    }
+}
+
+/// Whether `name` reads as an exception's class name (`AgentTimeoutError`,
+/// `asyncio.TimeoutError`), or one of the runner's fixed words (`no reward`), at most 100
+/// characters: what a manifest's `error_type` may say.
+pub(super) fn is_class_name(name: &str) -> bool {
+    let fixed = ["no reward", "no verifier result", "Execution Timeout"];
+    (1..=100).contains(&name.chars().count())
+        && (fixed.contains(&name)
+            || crate::patch::is_shell_error(name)
+            || (name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')))
+}
+
+#[cfg(test)]
+mod class_names {
+    use super::is_class_name;
+
+    #[test]
+    fn only_a_class_name_or_a_fixed_word_is_an_error_type() {
+        for kept in [
+            "AgentTimeoutError",
+            "asyncio.TimeoutError",
+            "_Private",
+            "no reward",
+            "Execution Timeout",
+            "cannot access",
+        ] {
+            assert!(is_class_name(kept), "{kept}");
+        }
+        for dropped in
+            ["", "ValueError: expected 7.5, read 8", "echo 0.4563 > results/x", "1stError", &"E".repeat(101)]
+        {
+            assert!(!is_class_name(dropped), "{dropped}");
+        }
     }
 }

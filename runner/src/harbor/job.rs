@@ -15,9 +15,10 @@ pub(super) struct Job {
     pub(super) name: String,
     pub(super) harbor_version: Option<String>,
     pub(super) trials: Vec<Trial>,
-    /// Harbor's own mean beside the import's, per `agent__model__dataset`, where the job
-    /// was judged by Harbor 0.26's rule.
-    pub(super) means: Vec<String>,
+    /// Harbor's own statistics beside the import's, one line each: the trials it
+    /// finished and those that errored, and, where the job was judged by Harbor 0.26's
+    /// rule, per `agent__model__dataset` the trials it counts, their mean and pass@k.
+    pub(super) comparison: Vec<String>,
 }
 
 /// The job in `dir`, the `index`-th of those imported.
@@ -74,13 +75,111 @@ pub(super) fn read_job(
             ),
         });
     }
-    let means = if trials.iter().any(|t| t.by_validity) {
-        same_mean(&result.stats.evals, &trials)
-            .map_err(|detail| Error::Invalid { path: job.shown(&result_rel), detail })?
-    } else {
-        Vec::new()
-    };
-    Ok(Job { folder, name, harbor_version, trials, means })
+    let refused = |detail| Error::Invalid { path: job.shown(&result_rel), detail };
+    let mut comparison = same_counts(&result.stats, &trials).map_err(refused)?;
+    if trials.iter().any(|t| t.by_validity) {
+        comparison.extend(same_mean(&result.stats.evals, &trials).map_err(refused)?);
+        comparison.extend(same_pass_at_k(&result.stats.evals, &trials).map_err(refused)?);
+    }
+    Ok(Job { folder, name, harbor_version, trials, comparison })
+}
+
+/// Harbor's job result counts the trials it finished (`n_completed_trials`; `n_trials`
+/// in older jobs) and those that recorded an exception (`n_errored_trials`; `n_errors`).
+/// The job folder must hold as many: a trial taken out of it (a failure a submitter
+/// would rather not count) or one added is refused.
+fn same_counts(stats: &JobStats, trials: &[Trial]) -> Result<Vec<String>, String> {
+    let mut lines = Vec::new();
+    let changed = "the job folder was changed after Harbor wrote it";
+    if let Some(n) = stats.completed() {
+        let held = trials.len() as u64;
+        if n != held {
+            return Err(format!(
+                "Harbor's job result counts {n} completed trials (`n_completed_trials`), but the job folder \
+                 holds {held}: {changed}"
+            ));
+        }
+        lines.push(format!(
+            "Harbor counts {n} completed trials (`n_completed_trials`); imported {held}, the same"
+        ));
+    }
+    if let Some(n) = stats.errored() {
+        let ours = trials.iter().filter(|t| t.errored).count() as u64;
+        if n != ours {
+            return Err(format!(
+                "Harbor's job result counts {n} trials that recorded an exception (`n_errored_trials`), but \
+                 {ours} of the job folder's trials record one: {changed}"
+            ));
+        }
+        lines.push(format!(
+            "Harbor counts {n} trials that recorded an exception (`n_errored_trials`); imported {ours}, the same"
+        ));
+    }
+    Ok(lines)
+}
+
+/// Harbor 0.26's pass@k per `agent__model__dataset`, computed as Harbor computes it:
+/// over the trials whose reward is valid, per task the unbiased estimate
+/// 1 − C(n−c, k)/C(n, k), averaged over tasks, for k = 2, 4, 8, … and 5, 10, 15, … up to
+/// the fewest trials of any task. The import must find the same values.
+fn same_pass_at_k(
+    evals: &BTreeMap<String, serde_json::Value>,
+    trials: &[Trial],
+) -> Result<Vec<String>, String> {
+    let mut lines = Vec::new();
+    for (key, theirs) in evals {
+        let Some(theirs) = theirs.get("pass_at_k").and_then(|p| p.as_object()).filter(|p| !p.is_empty())
+        else {
+            continue;
+        };
+        let mut by_task: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+        for t in
+            trials.iter().filter(|t| t.evals_key == *key && t.record.outcome != bundle::Outcome::InfraError)
+        {
+            let e = by_task.entry(t.harbor_task.as_str()).or_default();
+            e.0 += 1;
+            e.1 += u64::from(t.record.outcome == bundle::Outcome::Success);
+        }
+        let ours = pass_at_k(&by_task);
+        let theirs: BTreeMap<u64, f64> =
+            theirs.iter().filter_map(|(k, v)| Some((k.parse().ok()?, v.as_f64()?))).collect();
+        let same = ours.len() == theirs.len()
+            && ours.iter().zip(&theirs).all(|((k, a), (j, b))| k == j && (a - b).abs() <= 1e-9);
+        let said = |m: &BTreeMap<u64, f64>| {
+            m.iter().map(|(k, v)| format!("pass@{k} {v}")).collect::<Vec<_>>().join(", ")
+        };
+        if !same {
+            return Err(format!(
+                "Harbor's job result gives `{key}` {}, but its trials, read by Harbor 0.26's rule, give {}: the \
+                 job folder was changed after Harbor wrote it",
+                said(&theirs),
+                if ours.is_empty() { "none".to_owned() } else { said(&ours) }
+            ));
+        }
+        lines.push(format!("`{key}`: Harbor's {}; imported the same", said(&theirs)));
+    }
+    Ok(lines)
+}
+
+/// pass@k over tasks of (trials, successes), as Harbor's `_compute_pass_at_k_for_trials`.
+fn pass_at_k(by_task: &BTreeMap<&str, (u64, u64)>) -> BTreeMap<u64, f64> {
+    let Some(fewest) = by_task.values().map(|(n, _)| *n).min() else { return BTreeMap::new() };
+    let mut ks: Vec<u64> =
+        std::iter::successors(Some(2u64), |k| Some(k * 2)).take_while(|k| *k <= fewest).collect();
+    ks.extend((5..=fewest).step_by(5));
+    ks.sort_unstable();
+    ks.dedup();
+    ks.into_iter()
+        .map(|k| {
+            let per_task = by_task.values().map(|&(n, c)| {
+                if n - c < k {
+                    return 1.0;
+                }
+                1.0 - (0..k).map(|i| (n - c - i) as f64 / (n - i) as f64).product::<f64>()
+            });
+            (k, per_task.sum::<f64>() / by_task.len() as f64)
+        })
+        .collect()
 }
 
 /// Harbor 0.26's job result counts only trials whose reward is valid: per

@@ -20,6 +20,7 @@ mod agent;
 mod format;
 mod job;
 mod policy;
+mod regrade;
 mod trial;
 
 use std::collections::BTreeMap;
@@ -59,8 +60,10 @@ pub struct Imported {
     pub source: String,
     /// The agent as Harbor names it, written to `agent.toml` for `pack`.
     pub agent: Agent,
-    /// For jobs judged by Harbor 0.26's rule: Harbor's own mean beside the import's.
-    pub means: Vec<String>,
+    /// Harbor's own statistics beside the import's, a line each (`job NAME: …`): the
+    /// completed and errored trials, and for jobs judged by Harbor 0.26's rule the
+    /// counted trials, mean and pass@k of each `agent__model__dataset`.
+    pub comparison: Vec<String>,
 }
 
 /// Imports the jobs into `opts.out`, which must not exist yet or be empty. Everything is
@@ -138,12 +141,13 @@ pub fn import(opts: &Options) -> Result<Imported, Error> {
     // Attempts count from 1 within a task and hint condition, in the order the trials started.
     let mut folders = Vec::with_capacity(jobs.len());
     let mut trials: Vec<Trial> = Vec::new();
-    let mut means = Vec::new();
+    let mut comparison = Vec::new();
     for job in jobs {
-        means.extend(job.means.iter().map(|m| format!("job {}: {m}", job.name)));
+        comparison.extend(job.comparison.iter().map(|m| format!("job {}: {m}", job.name)));
         folders.push(job.folder);
         trials.extend(job.trials);
     }
+    let mut trials = regrade::resolve(trials, &folders, &known)?;
     trials.sort_by(|a, b| (&a.task, a.hint, a.started, &a.name).cmp(&(&b.task, b.hint, b.started, &b.name)));
 
     let parent = opts.out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -205,5 +209,5 @@ pub fn import(opts: &Options) -> Result<Imported, Error> {
         let _ = fs::remove_dir_all(&staged);
         Error::Io { path: opts.out.clone(), source }
     })?;
-    Ok(Imported { runs: trials.len(), outcomes, source, agent, means })
+    Ok(Imported { runs: trials.len(), outcomes, source, agent, comparison })
 }

@@ -71,6 +71,17 @@ pub(super) struct Trial {
     pub(super) evals_key: String,
     /// Judged by Harbor 0.26's `reward_valid` rule.
     pub(super) by_validity: bool,
+    /// Harbor's name of the task it ran (pass@k groups by it).
+    pub(super) harbor_task: String,
+    /// Whether it recorded an exception (the trial's own or a step's): what Harbor's
+    /// `n_errored_trials` counts.
+    pub(super) errored: bool,
+    /// Its folder beneath the job folder.
+    pub(super) dir: PathBuf,
+    /// Harbor's UUID of the trial.
+    pub(super) id: Option<String>,
+    /// The trial it regrades, if it is a regrade.
+    pub(super) regrades: Option<SourceTrial>,
     pub(super) record: RunRecord,
     /// Artifact file name in the run folder → what it holds.
     pub(super) files: Vec<(String, Content)>,
@@ -406,6 +417,7 @@ pub(super) fn read_trial(
         cost_usd,
         metrics: BTreeMap::new(),
         findings: Vec::new(),
+        regraded: None,
     };
     let agent = agent_files(job, dir)?;
     // What the job kept shows: the patch, the agent's trajectory, and the trial's duration
@@ -437,53 +449,31 @@ pub(super) fn read_trial(
             files.push((name.to_owned(), content));
         }
     }
+    let errored = t.recorded_exceptions().next().is_some();
+    let regrades = t.config.as_ref().and_then(|c| c.source_trial.clone());
+    if let Some(s) = regrades.as_ref().filter(|s| s.action != "regrade") {
+        return Err(invalid(format!(
+            "trial `{}` derives from another by `{}`, which this import does not read (Harbor 0.26 knows \
+             `regrade` only)",
+            t.trial_name, s.action
+        )));
+    }
     Ok(Trial {
         job: index,
+        dir: dir.to_owned(),
+        id: t.id.clone(),
+        regrades,
         result_path,
         task,
         hint,
         started,
         evals_key: t.evals_key(),
         by_validity: validity.is_some(),
+        errored,
+        harbor_task: t.task_name.clone(),
         name: t.trial_name,
         agent: t.agent_info,
         record,
         files,
     })
-}
-
-/// Whether `name` reads as an exception's class name (`AgentTimeoutError`,
-/// `asyncio.TimeoutError`), or one of the runner's fixed words (`no reward`), at most 100
-/// characters: what a manifest's `error_type` may say.
-fn is_class_name(name: &str) -> bool {
-    let fixed = ["no reward", "no verifier result", "Execution Timeout"];
-    (1..=100).contains(&name.chars().count())
-        && (fixed.contains(&name)
-            || crate::patch::is_shell_error(name)
-            || (name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_class_name;
-
-    #[test]
-    fn only_a_class_name_or_a_fixed_word_is_an_error_type() {
-        for kept in [
-            "AgentTimeoutError",
-            "asyncio.TimeoutError",
-            "_Private",
-            "no reward",
-            "Execution Timeout",
-            "cannot access",
-        ] {
-            assert!(is_class_name(kept), "{kept}");
-        }
-        for dropped in
-            ["", "ValueError: expected 7.5, read 8", "echo 0.4563 > results/x", "1stError", &"E".repeat(101)]
-        {
-            assert!(!is_class_name(dropped), "{dropped}");
-        }
-    }
 }

@@ -15,6 +15,11 @@ const NEW_JOB: &str = "2026-02-25__10-06-58";
 const OLD_JOB: &str = "2025-11-03__21-14-09";
 /// Written by Harbor 0.26.0's own models (`make_0_26_job.py` beside it).
 const JOB_0_26: &str = "2026-11-20__09-00-00";
+/// An agent's job and a job regrading one of its trials (Harbor 0.26.0's models,
+/// `make_0_26_regrade_jobs.py`).
+const AGENT_JOB: &str = "2026-11-24__12-00-00";
+const REGRADE_JOB: &str = "2026-11-24__18-00-00";
+const REGRADE: &str = "rexbench__cogs__Rg2dE7b";
 
 fn fixture(job: &str) -> PathBuf {
     repo().join("runner/tests/fixtures/harbor").join(job)
@@ -354,6 +359,14 @@ fn a_harbor_0_26_job_counts_exactly_the_trials_harbor_counts() {
         "{}",
         stdout(&done)
     );
+    // Harbor's statistics by their current names, each compared and printed.
+    for line in [
+        "job 2026-11-20__09-00-00: Harbor counts 7 completed trials (`n_completed_trials`); imported 7, the same",
+        "job 2026-11-20__09-00-00: Harbor counts 6 trials that recorded an exception (`n_errored_trials`); imported 6, the same",
+        &format!("job 2026-11-20__09-00-00: `{key}`: Harbor's pass@2 1; imported the same"),
+    ] {
+        assert!(stdout(&done).contains(line), "{line}\n{}", stdout(&done));
+    }
 
     // Packed and verified as any import: the infra_error runs travel, shown as such.
     let root = tmp.path();
@@ -373,6 +386,65 @@ fn a_harbor_0_26_job_counts_exactly_the_trials_harbor_counts() {
         v["outcomes"],
         json!({"success": 2, "wrong_result": 1, "execution_failed": 1, "infra_error": 3})
     );
+}
+
+/// Harbor's job statistics (`n_completed_trials`, `n_errored_trials`, and pass@k where
+/// Harbor 0.26 wrote it; `n_trials` and `n_errors` in older jobs) hold the job folder to
+/// what Harbor ran: a failed trial taken out, or a statistic edited, is refused.
+#[test]
+fn harbor_s_statistics_hold_the_job_folder_to_what_harbor_ran() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out").join("results");
+    fs::create_dir_all(out.parent().unwrap()).unwrap();
+
+    // An older job by the legacy names, a 0.25 job by the current ones: both compared.
+    let old = import(&[&fixture(OLD_JOB)], &tmp.path().join("old"), &["--hint", "none"]);
+    assert!(old.status.success(), "{}", stderr(&old));
+    assert!(
+        stdout(&old)
+            .contains("Harbor counts 2 completed trials (`n_completed_trials`); imported 2, the same")
+    );
+    assert!(
+        stdout(&old)
+            .contains("Harbor counts 0 trials that recorded an exception (`n_errored_trials`); imported 0")
+    );
+    let new = import(&[&fixture(NEW_JOB)], &tmp.path().join("new"), &["--hint", "none"]);
+    assert!(new.status.success(), "{}", stderr(&new));
+    assert!(stdout(&new).contains("Harbor counts 6 completed trials"), "{}", stdout(&new));
+    assert!(stdout(&new).contains("Harbor counts 3 trials that recorded an exception"), "{}", stdout(&new));
+
+    // The wrong result taken out of the 0.26 job, to leave a better row.
+    let pruned = copy_job(JOB_0_26, &tmp.path().join("pruned"));
+    fs::remove_dir_all(pruned.join("rexbench__cogs__Wr0nG7a")).unwrap();
+    let err = refused(&[&pruned], &out, &["--hint", "none"]);
+    assert!(
+        err.contains("counts 7 completed trials (`n_completed_trials`), but the job folder holds 6")
+            && err.contains("changed after Harbor wrote it"),
+        "{err}"
+    );
+    // The same, with the counts edited to match: the mean no longer does.
+    let edited = |name: &str, f: &dyn Fn(&mut Value)| {
+        let job = copy_job(JOB_0_26, &tmp.path().join(name));
+        let mut value = read(&job.join("result.json"));
+        f(&mut value);
+        fs::write(job.join("result.json"), value.to_string()).unwrap();
+        job
+    };
+    let errored = edited("errored", &|v| v["stats"]["n_errored_trials"] = json!(5));
+    let err = refused(&[&errored], &out, &["--hint", "none"]);
+    assert!(err.contains("counts 5 trials that recorded an exception (`n_errored_trials`), but 6"), "{err}");
+    let pass = edited("pass", &|v| {
+        let evals = v["stats"]["evals"].as_object_mut().unwrap();
+        let (_, eval) = evals.iter_mut().next().unwrap();
+        eval["pass_at_k"] = json!({"2": 0.75});
+    });
+    let err = refused(&[&pass], &out, &["--hint", "none"]);
+    assert!(err.contains("pass@2 0.75, but its trials, read by Harbor 0.26's rule, give pass@2 1"), "{err}");
+    // Legacy names in a job that has the current ones too: the current ones count, as
+    // Harbor reads them.
+    let both = edited("both", &|v| v["stats"]["n_trials"] = json!(99));
+    let done = import(&[&both], &tmp.path().join("both-results"), &["--hint", "none"]);
+    assert!(done.status.success(), "{}", stderr(&done));
 }
 
 #[test]
@@ -463,4 +535,113 @@ fn a_harbor_0_26_job_changed_to_count_a_reward_harbor_does_not_is_refused() {
         err.contains("gives `openhands__claude-sonnet-4-5__rexbench` a mean of 0.75 over 4 trials"),
         "{err}"
     );
+}
+
+/// A trial and its regrade are one agent run: one attempt, the regrade's verdict, and
+/// what the trial was judged before said in the run (spec section 4i). Its ATIF-v1.8
+/// trajectory travels as the run's `x-trajectory`.
+#[test]
+fn a_trial_and_its_regrade_count_one_attempt_with_the_regrade_s_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("results");
+    let done = import(&[&fixture(AGENT_JOB), &fixture(REGRADE_JOB)], &out, &["--hint", "none"]);
+    assert!(done.status.success(), "{}{}", stdout(&done), stderr(&done));
+    let got = runs(&out);
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        ["cogs/none/1", "othello/none/1"],
+        "one attempt per agent run"
+    );
+    let cogs = &got["cogs/none/1"].0;
+    assert_eq!(cogs["outcome"], "success", "the regrade's verdict counts");
+    assert_eq!(cogs["regraded"], json!({"from": "wrong_result"}));
+    assert_eq!(cogs["duration_s"], json!(4800.0), "the agent run's time, not the verifier's alone");
+    let log = fs::read_to_string(out.join("runs/cogs/none/1/checker_log.txt")).unwrap();
+    assert!(
+        log.contains("a regrade of trial `rexbench__cogs__At1vF8a`, which Harbor judged wrong_result"),
+        "{log}"
+    );
+    let trajectory = fs::read_to_string(out.join("runs/cogs/none/1/x-trajectory.json")).unwrap();
+    assert!(trajectory.contains("\"ATIF-v1.8\"") && trajectory.contains("\"audio\""));
+    assert!(got["othello/none/1"].0.get("regraded").is_none());
+    // Each job's statistics are its own: the regrade job counts the regrade.
+    assert!(
+        stdout(&done).contains(
+            "job 2026-11-24__18-00-00: Harbor counts 1 completed trials (`n_completed_trials`); imported 1"
+        ),
+        "{}",
+        stdout(&done)
+    );
+    assert!(stdout(&done).contains("job 2026-11-24__12-00-00: Harbor counts 2 completed trials"));
+
+    // Packed and verified: the bundle says so (section 4i).
+    let root = tmp.path();
+    let made = runner(&["keygen", "--out", "k"], root);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let packed = runner(
+        &["pack", "results", "--agent", "results/agent.toml", "--key", "k.pem", "--out", "r.rexb.tar.gz"],
+        root,
+    );
+    assert!(packed.status.success(), "{}{}", stdout(&packed), stderr(&packed));
+    let verified = runner(&["verify", "r.rexb.tar.gz", "--trust", "k.pub.pem", "--json"], root);
+    assert!(verified.status.success(), "{}{}", stdout(&verified), stderr(&verified));
+    let report: Value = serde_json::from_str(&stdout(&verified)).unwrap();
+    assert_eq!(
+        report["regraded"],
+        json!([{"task": "cogs", "hint": "none", "attempt": 1, "outcome": "success", "from": "wrong_result"}]),
+        "{report}"
+    );
+    let text = runner(&["verify", "r.rexb.tar.gz", "--trust", "k.pub.pem"], root);
+    assert!(
+        stdout(&text).contains("regraded    cogs/none/1: success, judged wrong_result before the regrade")
+    );
+}
+
+/// A regrade alone, or one whose copies are not its source's, is refused by name.
+#[test]
+fn a_regrade_without_its_source_or_with_other_outputs_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out").join("results");
+    fs::create_dir_all(out.parent().unwrap()).unwrap();
+
+    let err = refused(&[&fixture(REGRADE_JOB)], &out, &["--hint", "none"]);
+    assert!(
+        err.contains(&format!(
+            "trial `{REGRADE}` is a regrade of trial df7bec0d-0d81-5fd8-b313-b78a8ebe9574"
+        )) && err.contains("which is not among the trials imported"),
+        "{err}"
+    );
+
+    // Another patch in the regrade's copy: a better patch under the earlier run's name.
+    let changed = copy_job(REGRADE_JOB, &tmp.path().join("changed"));
+    let patch = changed.join(REGRADE).join("artifacts/stage/agent_patch.patch");
+    fs::write(&patch, fs::read_to_string(&patch).unwrap().replace("extension", "a better extension"))
+        .unwrap();
+    let err = refused(&[&fixture(AGENT_JOB), &changed], &out, &["--hint", "none"]);
+    assert!(
+        err.contains(&format!("trial `{REGRADE}` regrades trial `rexbench__cogs__At1vF8a`, but its copy of artifacts/stage/agent_patch.patch is not the source's (SHA-256 "))
+            && err.contains(", the source's "),
+        "{err}"
+    );
+
+    // A file the source never had.
+    let added = copy_job(REGRADE_JOB, &tmp.path().join("added"));
+    fs::write(added.join(REGRADE).join("agent/extra.txt"), "more\n").unwrap();
+    let err = refused(&[&fixture(AGENT_JOB), &added], &out, &["--hint", "none"]);
+    assert!(err.contains("but holds agent/extra.txt"), "{err}");
+
+    // The source's trajectory dropped from the copy.
+    let dropped = copy_job(REGRADE_JOB, &tmp.path().join("dropped"));
+    fs::remove_file(dropped.join(REGRADE).join("agent/trajectory.json")).unwrap();
+    let err = refused(&[&fixture(AGENT_JOB), &dropped], &out, &["--hint", "none"]);
+    assert!(err.contains("but has no copy of the source's agent/trajectory.json"), "{err}");
+
+    // A derivation other than a regrade.
+    let other = copy_job(REGRADE_JOB, &tmp.path().join("other"));
+    let result = other.join(REGRADE).join("result.json");
+    let mut value = read(&result);
+    value["config"]["source_trial"]["action"] = json!("fork");
+    fs::write(&result, value.to_string()).unwrap();
+    let err = refused(&[&fixture(AGENT_JOB), &other], &out, &["--hint", "none"]);
+    assert!(err.contains("derives from another by `fork`"), "{err}");
 }

@@ -667,3 +667,46 @@ async fn the_run_page_draws_an_added_line_that_looks_like_a_header_as_added() {
     assert_eq!(class_of(6), "line ctx");
     assert_eq!(html.matches("file-head").count(), 1, "one file, one fold");
 }
+
+/// A run made from a Harbor regrade (spec section 4i) says both verdicts: on its page,
+/// to anyone, and in its API answer (`regraded_from`).
+#[tokio::test]
+async fn a_regraded_run_says_what_it_was_judged_before_the_regrade() {
+    let (app, _dir, key, store) = app_with_submitter("Team R").await;
+    let manifest: bundle::Manifest = serde_json::from_value(json!({
+        "schema": "rexbench.manifest/v1", "created_at": "2026-11-24T20:00:00Z",
+        "benchmark": {"name": "RExBench", "version": "1.0", "task_set_digest": "ab".repeat(32)},
+        "runner": {"name": "t", "version": "1"}, "provenance": {"kind": "imported", "source": "harbor 0.26.0"},
+        "agent": {"id": "regraded-agent", "framework": "F", "model": "M"},
+        "runs": [
+            {"task": "wordfreq", "hint": "none", "attempt": 1, "outcome": "success", "regraded": {"from": "wrong_result"}},
+            {"task": "wordfreq", "hint": "none", "attempt": 2, "outcome": "wrong_result"},
+        ],
+    }))
+    .unwrap();
+    let mut bytes = Vec::new();
+    bundle::BundleBuilder::new(manifest).write(&[&key], &mut bytes).unwrap();
+    let stored = post_bundle(&app, bytes).await;
+    assert_eq!(stored.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&stored.body));
+    let bundle_id = stored.json()["bundle_id"].as_str().unwrap().to_owned();
+    let runs = store.runs_of(&bundle_id, None, None).await.unwrap();
+    let (first, second) =
+        (runs.iter().find(|r| r.attempt == 1).unwrap().id, runs.iter().find(|r| r.attempt == 2).unwrap().id);
+    let (status, html) = page(&app, &format!("/runs/{first}")).await;
+    assert_eq!(status, StatusCode::OK);
+    let said = html.split("class=\"regraded\"").nth(1).unwrap_or_else(|| panic!("{html}"));
+    let said = &said[..said.find("</dd>").unwrap()];
+    assert!(
+        said.contains("first judged this agent run")
+            && said.contains("wrong result")
+            && said.contains("success"),
+        "{said}"
+    );
+    let (_, other) = page(&app, &format!("/runs/{second}")).await;
+    assert!(!other.contains("class=\"regraded\""), "only the regraded run says so");
+    let answer = crate::harness::get(&app, &format!("/api/v1/runs/{first}")).await;
+    assert_eq!(answer.json()["regraded_from"], "wrong_result");
+    assert_eq!(answer.json()["outcome"], "success");
+    let answer = crate::harness::get(&app, &format!("/api/v1/runs/{second}")).await;
+    assert_eq!(answer.json()["regraded_from"], serde_json::Value::Null);
+}

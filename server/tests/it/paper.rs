@@ -207,7 +207,7 @@ async fn hostile_trajectories_render_inert_and_within_limits() {
 
     let markup = "<script>alert(1)</script><img src=x onerror=alert(2)>";
     let hostile = json!({
-        "schema_version": markup,
+        "schema_version": "ATIF-v1.7",
         "agent": {"name": markup, "version": markup, "model_name": markup},
         "steps": [
             {"step_id": 1, "source": "user", "message": markup, "timestamp": markup},
@@ -226,10 +226,14 @@ async fn hostile_trajectories_render_inert_and_within_limits() {
             "observation": {"results": [{"content": big_observation}]}
         })).collect::<Vec<_>>(),
     });
+    // A version that is not ATIF's is refused, the note saying so with the version in it.
+    let mut versioned = hostile.clone();
+    versioned["schema_version"] = json!(markup);
     let trajectories = [
         serde_json::to_vec(&hostile).unwrap(),
         serde_json::to_vec(&big).unwrap(),
         b"{\"steps\": [ <script>alert(3)</script>".to_vec(),
+        serde_json::to_vec(&versioned).unwrap(),
     ];
     assert!(trajectories[1].len() > 10 << 20, "10 MB of observations");
     let stored = post_bundle(&app, with_trajectories(&key, &trajectories)).await;
@@ -262,6 +266,12 @@ async fn hostile_trajectories_render_inert_and_within_limits() {
     inert(&page);
     assert!(page.contains("cannot be shown step by step"), "invalid JSON is said to be so");
     assert!(page.contains("&lt;script&gt;alert(3)&lt;/script&gt;"), "and shown as text");
+
+    let page = maintainer_html(&app, &format!("/runs/{}", runs[3].id)).await;
+    inert(&page);
+    assert!(page.contains("cannot be shown step by step"), "{page}");
+    assert!(page.contains("is not an ATIF version (ATIF-v1.0 to v1.8)"), "{page}");
+    assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "the version shown as text");
 }
 
 #[tokio::test]

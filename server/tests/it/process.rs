@@ -121,6 +121,7 @@ pub fn bundle_file(key: &SecretKey, agent: &str, runs: u32, dir: &Path) -> std::
             metrics: Default::default(),
             artifacts: [("agent_log".to_owned(), log.to_hex())].into(),
             findings: Vec::new(),
+            regraded: None,
         });
     }
     crate::harness::with_patches(&mut b);

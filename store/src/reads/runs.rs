@@ -13,7 +13,7 @@ impl Store {
         let Some(r) = db::query(
             "SELECT r.id, r.bundle_id, s.agent_id, a.display_name, s.benchmark_version, s.tier, s.provenance, \
              s.provenance_source, r.task, \
-             r.hint, r.attempt, r.outcome, r.error_type, r.file_recall, r.files_changed, r.duration_s, r.cost_usd, r.metrics \
+             r.hint, r.attempt, r.outcome, r.regraded_from, r.error_type, r.file_recall, r.files_changed, r.duration_s, r.cost_usd, r.metrics \
              FROM runs r JOIN submissions s ON s.bundle_id = r.bundle_id JOIN agents a ON a.id = s.agent_id WHERE r.id = $1",
         )
         .bind(id)
@@ -46,6 +46,14 @@ impl Store {
             hint: name(&r, "hint")?,
             attempt: r.try_get("attempt")?,
             outcome: name(&r, "outcome")?,
+            regraded_from: r
+                .try_get::<Option<String>, _>("regraded_from")?
+                .map(|o| o.parse())
+                .transpose()
+                .map_err(|e: vocab::UnknownName| sqlx::Error::ColumnDecode {
+                    index: "regraded_from".into(),
+                    source: e.into(),
+                })?,
             error_type: r.try_get("error_type")?,
             file_recall: r.try_get("file_recall")?,
             files_changed: files.and_then(|f| serde_json::from_str(&f).ok()),

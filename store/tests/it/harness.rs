@@ -62,6 +62,7 @@ pub fn bundle_ending(
             metrics: [("acc".to_owned(), 0.25)].into(),
             artifacts: [("patch".to_owned(), patch.to_hex()), ("agent_log".to_owned(), log.to_hex())].into(),
             findings: Vec::new(),
+            regraded: None,
         });
     }
     edit(b.manifest_mut());
