@@ -282,6 +282,11 @@ fn load_integrity(task_dir: &Path) -> Result<Integrity, TaskError> {
 /// The integrity checks' settings beside a card.
 pub const INTEGRITY_FILE: &str = "integrity.toml";
 
+/// The Harbor digests of the benchmark's task that a card pins (`digests`, `checksums`):
+/// which task folder a Harbor trial must have run. They say which trials are the
+/// task's, never how a run is judged, so they stay out of the task-set digest.
+pub const HARBOR_FILE: &str = "harbor.toml";
+
 /// The gold for `task` from the private directory, if it has any.
 pub fn load_gold(gold_dir: Option<&Path>, task: &str) -> Result<Option<Gold>, TaskError> {
     let Some(dir) = gold_dir else { return Ok(None) };

@@ -2,8 +2,9 @@
 //! everything in a set of task folders that can change how a run is evaluated.
 //!
 //! For each task of the set, in id order, every file under its folder except its
-//! `README.md` (which only describes the task) and its `integrity.toml` (which only
-//! says what makes a success doubtful, never how a run is judged) contributes a line
+//! `README.md` (which only describes the task), its `integrity.toml` (which only says
+//! what makes a success doubtful, never how a run is judged) and its `harbor.toml` (the
+//! Harbor digests that say which task folder a Harbor trial must have run) contributes a line
 //! `<sha256 of the file> <task id>/<path inside the folder>\n`, paths sorted bytewise
 //! with `/` separators; the digest is the SHA-256 of `rexbench-task-set/v1\n` followed by
 //! those lines. The card (`task.toml`: command, timeout, public checks), checker scripts
@@ -34,7 +35,7 @@ pub fn task_set_digest<'a>(cards: impl IntoIterator<Item = &'a TaskCard>) -> io:
         walk(&card.dir, &card.dir, &mut files)?;
         files.sort();
         for (rel, path) in files {
-            if rel == "README.md" || rel == crate::task::INTEGRITY_FILE {
+            if rel == "README.md" || rel == crate::task::INTEGRITY_FILE || rel == crate::task::HARBOR_FILE {
                 continue;
             }
             let (digest, _) = if rel == "task.toml" {

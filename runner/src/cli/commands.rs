@@ -129,6 +129,7 @@ pub(super) fn import_harbor(
     tasks: Option<PathBuf>,
     gold: Option<PathBuf>,
     harbor_version: Option<String>,
+    foreign_tasks: bool,
 ) -> anyhow::Result<ExitCode> {
     interrupted_or((|| {
         catch_interrupts(stop_reading)?;
@@ -140,6 +141,7 @@ pub(super) fn import_harbor(
             tasks_dir: tasks.path().to_owned(),
             gold,
             harbor_version,
+            foreign_tasks,
         };
         let done = crate::harbor::import(&opts)?;
         let per: Vec<String> = done.outcomes.iter().map(|(o, n)| format!("{o} {n}")).collect();

@@ -114,6 +114,18 @@ enum Command {
         /// Harbor's version, for jobs whose lock.json does not record it.
         #[arg(long)]
         harbor_version: Option<String>,
+        /// Keep trials whose task folder is not the one its card pins (harbor.toml), under
+        /// a task set of their own that never ranks with the benchmark's, instead of
+        /// refusing them.
+        #[arg(long)]
+        foreign_tasks: bool,
+    },
+    /// Print the digest Harbor records for each task folder (a trial lock's
+    /// `task.digest`), for a card's harbor.toml to pin.
+    TaskDigest {
+        /// Harbor task folders (each with task.toml).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
     },
     /// Pack an evaluation results directory into a signed bundle (layout: runner/README.md).
     Pack {
@@ -436,8 +448,14 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             eprintln!("rexbench slurm-job: {}", serde_json::to_string(&ran).expect("serializes"));
             Ok(ExitCode::SUCCESS)
         }
-        Command::ImportHarbor { jobs, out, hint, tasks, gold, harbor_version } => {
-            commands::import_harbor(jobs, out, hint, tasks, gold, harbor_version)
+        Command::ImportHarbor { jobs, out, hint, tasks, gold, harbor_version, foreign_tasks } => {
+            commands::import_harbor(jobs, out, hint, tasks, gold, harbor_version, foreign_tasks)
+        }
+        Command::TaskDigest { dirs } => {
+            for dir in dirs {
+                println!("{}  {}", crate::harbor::digest::task_digest(&dir)?, dir.display());
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Command::Pack { results, agent, keys, out, created_at } => {
             commands::pack_results(results, agent, keys, out, created_at)

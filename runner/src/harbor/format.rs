@@ -81,6 +81,9 @@ pub(super) struct TrialResult {
     /// The trial's UUID, which a regrade's `source_trial.trial_id` names.
     #[serde(default)]
     pub(super) id: Option<String>,
+    /// The task folder's older digest (deprecated in 0.26 for the lock's).
+    #[serde(default)]
+    pub(super) task_checksum: Option<String>,
     pub(super) agent_info: AgentInfo,
     #[serde(default)]
     pub(super) agent_result: Option<AgentContext>,
@@ -148,6 +151,27 @@ pub(super) struct TrialConfig {
     pub(super) override_error_policy: BTreeMap<String, PolicyOverride>,
     #[serde(default)]
     pub(super) source_trial: Option<SourceTrial>,
+}
+
+/// Which task folder a trial ran, as its files say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Ran {
+    /// `task.digest` in its `lock.json` (Harbor 0.26): `sha256:<hex>`.
+    Digest(String),
+    /// `task_checksum` in its `result.json`, where it has no lock.
+    Checksum(String),
+}
+
+/// A 0.26 trial's `lock.json`: only the task it ran is read.
+#[derive(Deserialize)]
+pub(super) struct TrialLock {
+    pub(super) task: TaskLock,
+}
+
+/// The task a trial ran, by the digest of its folder (`sha256:<hex>`).
+#[derive(Deserialize)]
+pub(super) struct TaskLock {
+    pub(super) digest: String,
 }
 
 /// Harbor 0.26's `source_trial`: a trial derived from another (`action` `regrade`

@@ -17,7 +17,9 @@
 //! the results one at a time, never all held at once.
 
 mod agent;
+pub mod digest;
 mod format;
+mod identity;
 mod job;
 mod policy;
 mod regrade;
@@ -50,6 +52,9 @@ pub struct Options {
     pub gold: Option<PathBuf>,
     /// Harbor's version, for jobs whose `lock.json` does not record it.
     pub harbor_version: Option<String>,
+    /// Keep trials of task folders other than the ones the cards pin, under a task set
+    /// of their own (never ranked with the benchmark's), rather than refuse them.
+    pub foreign_tasks: bool,
 }
 
 /// What an import wrote.
@@ -87,11 +92,13 @@ pub fn import(opts: &Options) -> Result<Imported, Error> {
         )));
     }
     let mut known = BTreeMap::new();
+    let mut pins = BTreeMap::new();
     for task in REXBENCH_TASKS {
         let gold = load_gold(opts.gold.as_deref(), task)?;
         let card = cards[task].clone();
         let check = card.check.clone().or_else(|| gold.as_ref().and_then(|g| g.check.clone()));
         let gold_files = gold.map(|g| g.files).unwrap_or_default();
+        pins.insert(task.to_owned(), identity::pins(&opts.tasks_dir, task)?);
         known.insert(task.to_owned(), Known { card, check, gold_files });
     }
     let benchmark_cards = cards.values().filter(|c| REXBENCH_TASKS.contains(&c.id.as_str()));
@@ -148,6 +155,23 @@ pub fn import(opts: &Options) -> Result<Imported, Error> {
         trials.extend(job.trials);
     }
     let mut trials = regrade::resolve(trials, &folders, &known)?;
+    let seen = trials.iter().map(|t| identity::Seen {
+        task: &t.task,
+        name: &t.name,
+        result_path: &t.result_path,
+        ran: t.ran.as_ref(),
+    });
+    let (said, foreign) = identity::check(seen, &pins);
+    comparison.extend(said);
+    let (digest, changed) = match (foreign.first(), opts.foreign_tasks) {
+        (None, _) => (digest, false),
+        (Some(first), false) => return Err(identity::refusal(first)),
+        (Some(_), true) => {
+            let (own, lines) = identity::own_set(digest, &foreign);
+            comparison.extend(lines);
+            (own, true)
+        }
+    };
     trials.sort_by(|a, b| (&a.task, a.hint, a.started, &a.name).cmp(&(&b.task, b.hint, b.started, &b.name)));
 
     let parent = opts.out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -185,7 +209,7 @@ pub fn import(opts: &Options) -> Result<Imported, Error> {
     }
     let evaluation = Evaluation {
         benchmark: Benchmark {
-            name: "RExBench".into(),
+            name: if changed { "RExBench, changed tasks".into() } else { "RExBench".into() },
             version: "1.0".into(),
             task_set_digest: digest.to_hex(),
         },

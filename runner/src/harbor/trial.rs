@@ -82,6 +82,8 @@ pub(super) struct Trial {
     pub(super) id: Option<String>,
     /// The trial it regrades, if it is a regrade.
     pub(super) regrades: Option<SourceTrial>,
+    /// Which task folder it ran: its lock's digest, else its result's `task_checksum`.
+    pub(super) ran: Option<Ran>,
     pub(super) record: RunRecord,
     /// Artifact file name in the run folder → what it holds.
     pub(super) files: Vec<(String, Content)>,
@@ -458,8 +460,15 @@ pub(super) fn read_trial(
             t.trial_name, s.action
         )));
     }
+    let lock: Option<TrialLock> = read_optional_json(job, &dir.join("lock.json"), "a Harbor trial lock")?;
+    let ran = match (lock, &t.task_checksum) {
+        (Some(lock), _) => Some(Ran::Digest(lock.task.digest)),
+        (None, Some(checksum)) => Some(Ran::Checksum(checksum.clone())),
+        (None, None) => None,
+    };
     Ok(Trial {
         job: index,
+        ran,
         dir: dir.to_owned(),
         id: t.id.clone(),
         regrades,

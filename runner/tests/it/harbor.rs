@@ -645,3 +645,126 @@ fn a_regrade_without_its_source_or_with_other_outputs_is_refused() {
     let err = refused(&[&fixture(AGENT_JOB), &other], &out, &["--hint", "none"]);
     assert!(err.contains("derives from another by `fork`"), "{err}");
 }
+
+/// `rexbench task-digest` is Harbor's own definition of a task folder's digest (the
+/// trial lock's `task.digest`): the fixture's, computed by Harbor 0.26.0's Packager
+/// (`make_task_digests.py`), and what changes it or does not.
+#[test]
+fn task_digest_is_harbor_s_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fixtures = fixture("tasks");
+    let expected: Value = read(&fixtures.join("digests.json"));
+    let digest_of = |dir: &Path| {
+        let done = runner(&["task-digest", dir.to_str().unwrap()], &repo());
+        assert!(done.status.success(), "{}", stderr(&done));
+        stdout(&done).split_whitespace().next().unwrap().to_owned()
+    };
+    let cogs = fixtures.join("rexbench-cogs");
+    assert_eq!(digest_of(&cogs), expected["rexbench-cogs"]["digest"].as_str().unwrap());
+    let edited = |name: &str, file: &str, text: Option<&str>| {
+        let dest = tmp.path().join(name);
+        let status = std::process::Command::new("cp").arg("-r").arg(&cogs).arg(&dest).status().unwrap();
+        assert!(status.success());
+        match text {
+            Some(t) => fs::write(dest.join(file), t).unwrap(),
+            None => fs::remove_file(dest.join(file)).unwrap(),
+        }
+        digest_of(&dest)
+    };
+    let pinned = expected["rexbench-cogs"]["digest"].as_str().unwrap();
+    // Left out by .harborignore (a folder, a pattern) or Harbor's default ignores: no change.
+    assert_eq!(edited("scratch", "tests/scratch/notes.txt", Some("other")), pinned);
+    assert_eq!(edited("log", "tests/run.log", Some("other")), pinned);
+    assert_eq!(edited("pyc", "solution/__pycache__/solve.cpython-312.pyc", Some("other")), pinned);
+    assert_eq!(edited("swp", "environment/.Dockerfile.swp", Some("other")), pinned);
+    // Kept by a negation, or part of the task: a change is another task.
+    assert_ne!(edited("keep", "tests/keep.log", Some("other")), pinned);
+    assert_ne!(edited("tests", "tests/test.sh", Some("exit 0\n")), pinned);
+    assert_ne!(edited("instruction", "instruction.md", Some("Easier.\n")), pinned);
+    assert_ne!(edited("gone", "tests/data/expected.json", None), pinned);
+    // The task's own .gitignore replaces the default ignores.
+    assert_ne!(edited("gitignore", ".gitignore", Some("*.md\n")), pinned);
+    // A link is refused, not followed.
+    let linked = tmp.path().join("linked");
+    let status = std::process::Command::new("cp").arg("-r").arg(&cogs).arg(&linked).status().unwrap();
+    assert!(status.success());
+    std::os::unix::fs::symlink("/etc/passwd", linked.join("tests/passwd")).unwrap();
+    let done = runner(&["task-digest", linked.to_str().unwrap()], &repo());
+    assert_eq!(done.status.code(), Some(2), "{}", stdout(&done));
+    assert!(
+        stderr(&done).contains("tests/passwd: a task's input must be a file or a folder, not a link"),
+        "{}",
+        stderr(&done)
+    );
+}
+
+/// The task cards with `cogs` (and, if given, `othello`) pinned in `harbor.toml`.
+fn pinned_tasks(to: &Path, cogs: &str, othello: Option<&str>) -> PathBuf {
+    let tasks = to.join("tasks");
+    fs::create_dir_all(to).unwrap();
+    let status =
+        std::process::Command::new("cp").arg("-r").arg(repo().join("tasks")).arg(&tasks).status().unwrap();
+    assert!(status.success());
+    fs::write(tasks.join("cogs/harbor.toml"), format!("digests = [\"{cogs}\"]\n")).unwrap();
+    if let Some(checksum) = othello {
+        fs::write(tasks.join("othello/harbor.toml"), format!("checksums = [\"{checksum}\"]\n")).unwrap();
+    }
+    tasks
+}
+
+/// A trial of a task folder other than the one its card pins is refused, naming the
+/// task and both digests; with --foreign-tasks it is kept under a task set of its own.
+#[test]
+fn a_trial_of_another_task_folder_is_refused_or_kept_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let jobs = [fixture(AGENT_JOB), fixture(REGRADE_JOB)];
+    let jobs: Vec<&Path> = jobs.iter().map(PathBuf::as_path).collect();
+    let harbor: Value = read(&fixture("tasks").join("digests.json"));
+    let pinned = harbor["rexbench-cogs"]["digest"].as_str().unwrap();
+
+    // Unpinned (the cards as they are): said, and not checked.
+    let plain = tmp.path().join("plain");
+    let done = import(&jobs, &plain, &["--hint", "none"]);
+    assert!(done.status.success(), "{}", stderr(&done));
+    assert!(stdout(&done).contains("task cogs: its card pins no Harbor digest"), "{}", stdout(&done));
+    let benchmark: Value = read(&plain.join("evaluation.json"));
+
+    // Pinned to the folder the trials ran (cogs by lock, othello by task_checksum).
+    let good = pinned_tasks(&tmp.path().join("good"), pinned, Some("4b7e21c9"));
+    let out = tmp.path().join("same");
+    let done = import(&jobs, &out, &["--hint", "none", "--tasks", good.to_str().unwrap()]);
+    assert!(done.status.success(), "{}", stderr(&done));
+    assert!(
+        stdout(&done).contains("task cogs: the trials ran the task folder its card pins"),
+        "{}",
+        stdout(&done)
+    );
+    assert!(stdout(&done).contains("task othello: the trials ran the task folder its card pins"));
+    assert_eq!(read(&out.join("evaluation.json"))["benchmark"], benchmark["benchmark"]);
+
+    // Another folder: refused, both digests named.
+    let other = "sha256:".to_owned() + &"0".repeat(64);
+    let bad = pinned_tasks(&tmp.path().join("bad"), &other, None);
+    let out = tmp.path().join("out").join("results");
+    fs::create_dir_all(out.parent().unwrap()).unwrap();
+    let err = refused(&jobs, &out, &["--hint", "none", "--tasks", bad.to_str().unwrap()]);
+    assert!(
+        err.contains(&format!("ran task cogs from the task folder whose digest is {pinned} (its lock.json), but the task's card pins {other}"))
+            && err.contains("--foreign-tasks"),
+        "{err}"
+    );
+    // A trial without a lock is held to the card's checksums.
+    let checked = pinned_tasks(&tmp.path().join("checked"), pinned, Some("ffffffff"));
+    let err = refused(&jobs, &out, &["--hint", "none", "--tasks", checked.to_str().unwrap()]);
+    assert!(err.contains("ran task othello from the task folder whose task_checksum is 4b7e21c9"), "{err}");
+
+    // Kept apart: a task set of its own, named so, never the benchmark's.
+    let apart = tmp.path().join("apart");
+    let done =
+        import(&jobs, &apart, &["--hint", "none", "--tasks", bad.to_str().unwrap(), "--foreign-tasks"]);
+    assert!(done.status.success(), "{}", stderr(&done));
+    assert!(stdout(&done).contains("kept under a task set of its own: trial `"), "{}", stdout(&done));
+    let evaluation: Value = read(&apart.join("evaluation.json"));
+    assert_eq!(evaluation["benchmark"]["name"], "RExBench, changed tasks");
+    assert_ne!(evaluation["benchmark"]["task_set_digest"], benchmark["benchmark"]["task_set_digest"]);
+}
