@@ -1,0 +1,21 @@
+//! The change log.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "db", derive(sqlx::FromRow))]
+pub struct Change {
+    pub seq: i64,
+    pub at: String,
+    /// `accepted`, `superseded`, `retracted`, `reviewed`, `reproduced` (a submission's),
+    /// `outputs` (a task's outputs published or made private), or `sampling` (a sampling
+    /// epoch began, or its key was revealed).
+    pub kind: String,
+    /// The submission it is about; none for a task's outputs.
+    pub bundle_id: Option<String>,
+    pub agent_id: Option<String>,
+    /// The task it is about, for a change of a task's outputs.
+    pub task: Option<String>,
+    pub detail: String,
+}

@@ -1,0 +1,131 @@
+//! An agent's (or a task's) rates under one hint condition, and the sums kept at ingest
+//! that make them.
+
+use serde::{Deserialize, Serialize};
+#[cfg(feature = "db")]
+use vocab::Integrity;
+
+/// Counts for one agent (or task) under one hint condition.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Rates {
+    /// All runs, infrastructure failures included.
+    pub runs: i64,
+    /// Runs that count towards the rates (not `infra_error`).
+    pub counted: i64,
+    /// Runs that ended `infra_error` (`runs - counted`): shown beside every rate, since
+    /// they leave it unseen (spec §4f).
+    pub infra_errors: i64,
+    /// Their share of all runs.
+    pub infra_error_share: Option<f64>,
+    pub successes: i64,
+    /// Runs that executed, of the `exec_counted` counted runs whose execution is known
+    /// (a source may publish only whether each run succeeded).
+    pub executed: i64,
+    pub exec_counted: i64,
+    pub final_success: Option<f64>,
+    pub execution_success: Option<f64>,
+    pub file_recall: Option<f64>,
+    /// Runs that report what they cost (infrastructure failures included: they cost
+    /// too), and the mean and sum of it in US dollars.
+    pub cost_runs: i64,
+    pub mean_cost_usd: Option<f64>,
+    pub total_cost_usd: Option<f64>,
+    /// Runs that report how long they took, and the mean and sum in seconds.
+    pub duration_runs: i64,
+    pub mean_duration_s: Option<f64>,
+    pub total_duration_s: Option<f64>,
+    /// Successes with an integrity finding no maintainer has dismissed: in the strict
+    /// view these count as failures (and `successes` leaves them out).
+    pub flagged: i64,
+    /// Runs that ended `infra_error` but whose re-run by the maintainers ended in a
+    /// counted outcome (a `not-reproduced` finding no maintainer has dismissed): in the
+    /// strict view these count as failures (and `counted` takes them in).
+    pub refuted: i64,
+}
+
+/// The sums a [`Rates`] is made of, as kept at ingest.
+#[cfg(feature = "db")]
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Sums {
+    pub runs: i64,
+    pub counted: i64,
+    pub successes: i64,
+    pub executed: i64,
+    pub recall_sum: f64,
+    pub recall_runs: i64,
+    pub cost_sum: f64,
+    pub cost_runs: i64,
+    pub duration_sum: f64,
+    pub duration_runs: i64,
+    pub flagged: i64,
+    pub exec_counted: i64,
+    pub refuted: i64,
+}
+
+#[cfg(feature = "db")]
+impl Sums {
+    /// The columns kept for each of them (in `aggregates` and `totals`).
+    pub const COLUMNS: [&str; 13] = [
+        "runs",
+        "counted",
+        "successes",
+        "executed",
+        "recall_sum",
+        "recall_runs",
+        "cost_sum",
+        "cost_runs",
+        "duration_sum",
+        "duration_runs",
+        "flagged",
+        "exec_counted",
+        "refuted",
+    ];
+
+    pub fn add(&mut self, other: &Sums) {
+        self.runs += other.runs;
+        self.counted += other.counted;
+        self.successes += other.successes;
+        self.executed += other.executed;
+        self.recall_sum += other.recall_sum;
+        self.recall_runs += other.recall_runs;
+        self.cost_sum += other.cost_sum;
+        self.cost_runs += other.cost_runs;
+        self.duration_sum += other.duration_sum;
+        self.duration_runs += other.duration_runs;
+        self.flagged += other.flagged;
+        self.exec_counted += other.exec_counted;
+        self.refuted += other.refuted;
+    }
+
+    /// The rates as `integrity` counts them: strictly, flagged successes are failures,
+    /// and so are `infra_error` runs whose re-run ended in a counted outcome.
+    pub fn rates(&self, integrity: Integrity) -> Rates {
+        let (successes, counted) = match integrity {
+            Integrity::Reported => (self.successes, self.counted),
+            Integrity::Strict => (self.successes - self.flagged, self.counted + self.refuted),
+        };
+        let ratio = |n: i64, d: i64| (d > 0).then(|| n as f64 / d as f64);
+        let mean = |sum: f64, n: i64| (n > 0).then(|| sum / n as f64);
+        Rates {
+            runs: self.runs,
+            counted,
+            infra_errors: self.runs - self.counted,
+            infra_error_share: ratio(self.runs - self.counted, self.runs),
+            successes,
+            executed: self.executed,
+            exec_counted: self.exec_counted,
+            final_success: ratio(successes, counted),
+            execution_success: ratio(self.executed, self.exec_counted),
+            file_recall: mean(self.recall_sum, self.recall_runs),
+            cost_runs: self.cost_runs,
+            mean_cost_usd: mean(self.cost_sum, self.cost_runs),
+            total_cost_usd: (self.cost_runs > 0).then_some(self.cost_sum),
+            duration_runs: self.duration_runs,
+            mean_duration_s: mean(self.duration_sum, self.duration_runs),
+            total_duration_s: (self.duration_runs > 0).then_some(self.duration_sum),
+            flagged: self.flagged,
+            refuted: self.refuted,
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! Sampling epochs, the maintainers' queue and the runs they re-ran.
+
+use serde::{Deserialize, Serialize};
+use vocab::{Hint, Outcome, TaskId};
+
+/// A sampling epoch (spec §4e): the commitment to its key, public from its start, and
+/// the key once the epoch has ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SamplingEpoch {
+    pub epoch: i64,
+    /// Lowercase hex SHA-256 of the key's 32 bytes.
+    pub commitment: String,
+    pub committed_at: String,
+    /// The key (64 hex digits), once revealed.
+    pub key: Option<String>,
+    pub revealed_at: Option<String>,
+}
+
+/// A sampled run in the maintainers' queue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct QueuedRun {
+    pub run_id: i64,
+    pub bundle_id: String,
+    pub agent_id: String,
+    pub benchmark_name: String,
+    pub task_set_digest: String,
+    /// Its submission has been superseded (its sample is re-run all the same).
+    pub superseded: bool,
+    pub task: TaskId,
+    pub hint: Hint,
+    pub attempt: i64,
+    pub outcome: Outcome,
+    pub duration_s: Option<f64>,
+    /// The submitted patch's digest: the one a reproduction must re-run.
+    pub patch: Option<String>,
+    pub epoch: i64,
+    pub sampled_at: String,
+    /// How its reproduction ended, once there is one.
+    pub reproduced: Option<Outcome>,
+    /// Whether that reproduction had the same final success.
+    pub held: Option<bool>,
+}
+
+/// A run the maintainers re-ran, as an agent's page lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ReproducedRun {
+    pub run_id: i64,
+    pub bundle_id: String,
+    /// The reproduction bundle that re-ran it.
+    pub reproduction: String,
+    pub task: TaskId,
+    pub hint: Hint,
+    pub attempt: i64,
+    pub submitted: Outcome,
+    pub reproduced: Outcome,
+    pub held: bool,
+    pub duration_s: f64,
+    pub received_at: String,
+}

@@ -1,0 +1,107 @@
+//! A run, in a list and whole, its artifacts and a reproduction of it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use vocab::{Hint, Outcome, ProvenanceKind, TaskId, Tier};
+
+use super::findings::RunFinding;
+
+/// A sampled run's reproduction: how the maintainers' re-run of its patch ended, where,
+/// and its own evidence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RunReproduction {
+    /// The reproduction bundle's id.
+    pub bundle_id: String,
+    pub outcome: Outcome,
+    pub error_type: Option<String>,
+    pub duration_s: f64,
+    pub metrics: BTreeMap<String, f64>,
+    /// The same final success as submitted.
+    pub held: bool,
+    pub executor: String,
+    /// The hardware in words.
+    pub hardware: String,
+    pub gpus: i64,
+    pub received_at: String,
+    pub artifacts: Vec<ArtifactRef>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "db", derive(sqlx::FromRow))]
+pub struct RunSummary {
+    pub id: i64,
+    pub bundle_id: String,
+    pub agent_id: String,
+    #[cfg_attr(feature = "db", sqlx(try_from = "String"))]
+    pub task: TaskId,
+    #[cfg_attr(feature = "db", sqlx(try_from = "String"))]
+    pub hint: Hint,
+    pub attempt: i64,
+    #[cfg_attr(feature = "db", sqlx(try_from = "String"))]
+    pub outcome: Outcome,
+    pub error_type: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RunDetail {
+    pub id: i64,
+    pub bundle_id: String,
+    pub agent_id: String,
+    pub agent_name: String,
+    pub benchmark_version: String,
+    pub tier: Tier,
+    pub provenance: ProvenanceKind,
+    pub provenance_source: Option<String>,
+    pub task: TaskId,
+    pub hint: Hint,
+    pub attempt: i64,
+    pub outcome: Outcome,
+    /// The outcome is a Harbor regrade's verdict on the agent run's outputs; what the
+    /// run was judged before the regrade (bundle spec section 4i).
+    pub regraded_from: Option<Outcome>,
+    pub error_type: Option<String>,
+    pub file_recall: Option<f64>,
+    pub files_changed: Option<Vec<String>>,
+    pub duration_s: Option<f64>,
+    pub cost_usd: Option<f64>,
+    pub metrics: BTreeMap<String, f64>,
+    pub artifacts: Vec<ArtifactRef>,
+    /// Why a reader should doubt the outcome, the submitter's findings first.
+    pub findings: Vec<RunFinding>,
+    /// In its submission's reproduction sample, as far as anyone may know (spec §4e):
+    /// reproduced, or sampled under a key since revealed.
+    pub sampled: bool,
+    /// The maintainers' re-run of it, if there is one.
+    pub reproduction: Option<RunReproduction>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "db", derive(sqlx::FromRow))]
+pub struct ArtifactRef {
+    pub role: String,
+    pub digest: String,
+    pub size: i64,
+    pub media_type: String,
+    /// It shows the task's success criteria (a private check's log, the words of a
+    /// maintainers' re-run's findings): only the maintainers read it, whoever ran it.
+    #[serde(default)]
+    #[cfg_attr(feature = "db", sqlx(default))]
+    pub maintainers_only: bool,
+}
+
+/// One way a run refers to an artifact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactUse {
+    pub task: TaskId,
+    /// The run's bundle (for a re-run's evidence, the reproduced run's).
+    pub bundle: String,
+    /// The role the artifact plays there.
+    pub role: String,
+    /// Evidence of a maintainers' re-run (spec §4d), not the submitted run's own.
+    pub reproduction: bool,
+}

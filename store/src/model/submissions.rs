@@ -1,0 +1,49 @@
+//! A submission, and its reproduction sample at a glance.
+
+use serde::{Deserialize, Serialize};
+use vocab::{Harness, ProvenanceKind, Tier};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SubmissionRecord {
+    pub bundle_id: String,
+    pub agent_id: String,
+    pub keyid: String,
+    pub tier: Tier,
+    pub provenance: ProvenanceKind,
+    pub provenance_source: Option<String>,
+    /// The harness that executed its runs.
+    pub harness: Harness,
+    /// False when its source publishes only whether each run succeeded.
+    pub execution_known: bool,
+    pub benchmark_name: String,
+    pub benchmark_version: String,
+    pub task_set_digest: String,
+    pub runner: String,
+    pub created_at: String,
+    pub received_at: String,
+    pub superseded_by: Option<String>,
+    pub run_count: i64,
+    pub artifact_bytes: i64,
+    /// Its reproduction sample (spec §4e) at a glance.
+    pub sample: SampleCounts,
+}
+
+/// A submission's reproduction sample at a glance: how many of its runs were sampled,
+/// how many of those the maintainers have re-run, and how many of those ended with
+/// another final success than submitted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "db", derive(sqlx::FromRow))]
+pub struct SampleCounts {
+    pub sampled: i64,
+    pub reproduced: i64,
+    pub differed: i64,
+}
+
+impl SampleCounts {
+    /// Re-run, and every re-run held.
+    pub fn held(&self) -> bool {
+        self.reproduced > 0 && self.differed == 0
+    }
+}
