@@ -63,6 +63,7 @@ async fn a_harbor_job_reaches_the_leaderboard_as_imported_results() {
             tasks_dir: repo().join("tasks"),
             gold: None,
             harbor_version: None,
+            foreign_tasks: false,
         })
         .unwrap();
         let key = bundle::SecretKey::generate();
