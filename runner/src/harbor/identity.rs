@@ -64,23 +64,37 @@ pub(super) struct Foreign {
     pub(super) trial: String,
     pub(super) result_path: std::path::PathBuf,
     pub(super) task: String,
-    pub(super) ran: Ran,
+    /// What its files say it ran; none where it records no digest at all.
+    pub(super) ran: Option<Ran>,
     pub(super) pinned: Vec<String>,
 }
 
 impl Foreign {
     fn said(&self) -> String {
-        let (what, ran, pinned) = match &self.ran {
-            Ran::Digest(d) => ("the task folder whose digest is", d.clone(), self.pins_of_kind(true)),
-            Ran::Checksum(c) => {
-                ("the task folder whose task_checksum is", c.clone(), self.pins_of_kind(false))
+        let (what, ran, whose, pinned) = match &self.ran {
+            Some(Ran::Digest(d)) => {
+                ("the task folder whose digest is", d, "lock.json", self.pins_of_kind(true))
+            }
+            Some(Ran::Checksum(c)) => (
+                "the task folder whose task_checksum is",
+                c,
+                "result.json; it has no lock",
+                self.pins_of_kind(false),
+            ),
+            None => {
+                return format!(
+                    "trial `{}` ran task {} but records no task digest (no lock.json, no task_checksum), and \
+                     the task's card pins {}",
+                    self.trial,
+                    self.task,
+                    self.pinned.join(" or ")
+                );
             }
         };
         format!(
-            "trial `{}` ran task {} from {what} {ran} (its {}), but the task's card pins {}",
+            "trial `{}` ran task {} from {what} {ran} (its {whose}), but the task's card pins {}",
             self.trial,
             self.task,
-            if matches!(self.ran, Ran::Digest(_)) { "lock.json" } else { "result.json; it has no lock" },
             if pinned.is_empty() { "none of that kind".to_owned() } else { pinned.join(" or ") }
         )
     }
@@ -123,7 +137,7 @@ pub(super) fn check<'a>(
                         trial: t.name.to_owned(),
                         result_path: t.result_path.to_owned(),
                         task: t.task.to_owned(),
-                        ran: Ran::Checksum("(none)".into()),
+                        ran: None,
                         pinned: pins.digests.iter().chain(&pins.checksums).cloned().collect(),
                     });
                 }
@@ -148,7 +162,7 @@ pub(super) fn check<'a>(
                 trial: t.name.to_owned(),
                 result_path: t.result_path.to_owned(),
                 task: t.task.to_owned(),
-                ran: ran.clone(),
+                ran: Some(ran.clone()),
                 pinned: pins.digests.iter().chain(&pins.checksums).cloned().collect(),
             });
         }
@@ -175,7 +189,8 @@ pub(super) fn own_set(benchmark: Digest, foreign: &[Foreign]) -> (Digest, Vec<St
     let mut ran: Vec<String> = foreign
         .iter()
         .map(|f| match &f.ran {
-            Ran::Digest(d) | Ran::Checksum(d) => format!("{} {d}", f.task),
+            Some(Ran::Digest(d) | Ran::Checksum(d)) => format!("{} {d}", f.task),
+            None => format!("{} none", f.task),
         })
         .collect();
     ran.sort();

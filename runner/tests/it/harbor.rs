@@ -757,6 +757,21 @@ fn a_trial_of_another_task_folder_is_refused_or_kept_apart() {
     let checked = pinned_tasks(&tmp.path().join("checked"), pinned, Some("ffffffff"));
     let err = refused(&jobs, &out, &["--hint", "none", "--tasks", checked.to_str().unwrap()]);
     assert!(err.contains("ran task othello from the task folder whose task_checksum is 4b7e21c9"), "{err}");
+    // A trial that records no digest at all cannot be the pinned task's.
+    let bare = copy_job(AGENT_JOB, &tmp.path().join("bare"));
+    let result = bare.join("rexbench__othello__Ok3aY5c/result.json");
+    let mut value = read(&result);
+    value.as_object_mut().unwrap().remove("task_checksum");
+    fs::write(&result, value.to_string()).unwrap();
+    let err = refused(
+        &[&bare, &fixture(REGRADE_JOB)],
+        &out,
+        &["--hint", "none", "--tasks", checked.to_str().unwrap()],
+    );
+    assert!(
+        err.contains("ran task othello but records no task digest (no lock.json, no task_checksum)"),
+        "{err}"
+    );
 
     // Kept apart: a task set of its own, named so, never the benchmark's.
     let apart = tmp.path().join("apart");

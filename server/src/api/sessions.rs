@@ -101,12 +101,7 @@ pub async fn challenge(
     ApiJson(request): ApiJson<ChallengeRequest>,
 ) -> Result<(StatusCode, Json<ChallengeAnswer>), ApiError> {
     app.guard.admit_sign_in(parts.client)?;
-    let key = app.store.key(&request.keyid).await.map_err(|e| match e {
-        store::StoreError::UnknownKey(k) => {
-            ApiError::absent("unknown_key", format!("no key {k} in the registry"))
-        }
-        other => other.into(),
-    })?;
+    let key = app.store.key(&request.keyid).await.map_err(registry_error)?;
     if let Some(at) = key.revoked_at {
         app.metrics.refused(Refusal::InvalidCredentials);
         return Err(refused("key_revoked", format!("key {} was revoked at {at}", key.keyid)));
@@ -118,6 +113,17 @@ pub async fn challenge(
     app.store.add_challenge(&challenge, &key.keyid, now, now + CHALLENGE_TTL).await?;
     let message = String::from_utf8(signed_message(&challenge, &key.keyid)).expect("text");
     Ok((StatusCode::CREATED, Json(ChallengeAnswer { challenge, message, expires_at: now + CHALLENGE_TTL })))
+}
+
+/// A key the registry does not hold is a 404 `unknown_key` to sign-in; any other
+/// failure is the store's.
+fn registry_error(e: store::StoreError) -> ApiError {
+    match e {
+        store::StoreError::UnknownKey(k) => {
+            ApiError::absent("unknown_key", format!("no key {k} in the registry"))
+        }
+        other => other.into(),
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -152,9 +158,7 @@ pub async fn login(
         e
     };
     let key = app.store.key(&request.keyid).await.map_err(|e| match e {
-        store::StoreError::UnknownKey(k) => {
-            fail(ApiError::absent("unknown_key", format!("no key {k} in the registry")))
-        }
+        e @ store::StoreError::UnknownKey(_) => fail(registry_error(e)),
         other => other.into(),
     })?;
     if let Some(at) = &key.revoked_at {
