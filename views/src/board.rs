@@ -150,6 +150,15 @@ impl TaskScope {
             TaskScope::Public => "public",
         }
     }
+
+    /// The scope a query's word names.
+    pub fn parse(word: &str) -> Option<TaskScope> {
+        match word {
+            "all" => Some(TaskScope::All),
+            "public" => Some(TaskScope::Public),
+            _ => None,
+        }
+    }
 }
 
 /// A group of the table's columns: one column per hint condition shown (Δ: one).
@@ -383,11 +392,14 @@ impl BoardQuery {
     ) -> Result<BoardQuery, BadQuery> {
         let p = Params::new(&get, reading);
         // In this order the API names the first of several bad parameters.
-        let scopes = TaskScope::ALL.map(|t| (t.as_str(), t));
-        let tasks =
-            p.word("tasks", &scopes, |o| format!("unknown task scope `{o}`; expected all or public"))?;
-        let reproduced =
-            p.word("reproduced", &[(REPRODUCED_HELD, true)], |o| format!("`{o}` is not held"))?;
+        let tasks = p.word("tasks", TaskScope::parse, |o| {
+            format!("unknown task scope `{o}`; expected all or public")
+        })?;
+        let reproduced = p.word(
+            "reproduced",
+            |v| (v == REPRODUCED_HELD).then_some(true),
+            |o| format!("`{o}` is not held"),
+        )?;
         let harness = p.checked("harness", store::is_slug, |h| {
             format!("`{h}` is not a harness name (a lowercase slug)")
         })?;
@@ -400,7 +412,6 @@ impl BoardQuery {
             Some("desc") => false,
             _ => sort.natural_ascending(),
         };
-        let nonempty = |values: Vec<String>| values.into_iter().filter(|v| !v.is_empty()).collect::<Vec<_>>();
         Ok(BoardQuery {
             set: p.text("set"),
             framework: p.text("framework"),
@@ -416,7 +427,8 @@ impl BoardQuery {
             page: p.text("page").and_then(|p| p.parse().ok()).filter(|p| *p >= 1).unwrap_or(1),
             integrity: integrity.unwrap_or_default(),
             reproduced: reproduced.unwrap_or(false),
-            columns: Columns::from_values(&nonempty(get_all("col")), &nonempty(get_all("cond"))),
+            // A value that names no column (the empty one included) names nothing.
+            columns: Columns::from_values(&get_all("col"), &get_all("cond")),
         })
     }
 
@@ -682,6 +694,14 @@ mod tests {
     fn values_that_name_nothing_are_dropped() {
         let q = BoardQuery::from_params(params(&[("tier", "gold"), ("sort", "x"), ("page", "0")]));
         assert_eq!((q.tier, q.sort, q.page), (None, Sort::DEFAULT, 1));
+    }
+
+    #[test]
+    fn a_task_scope_reads_back_the_word_it_writes() {
+        for scope in TaskScope::ALL {
+            assert_eq!(TaskScope::parse(scope.as_str()), Some(scope));
+        }
+        assert_eq!(TaskScope::parse("Public"), None);
     }
 
     #[test]

@@ -46,19 +46,19 @@ impl std::error::Error for BadQuery {}
 
 /// A query string as a view reads it: `get` gives a parameter's value (an empty value is
 /// no value: the page's forms send "any" as empty), under one [`Reading`].
-pub struct Params<'a> {
-    get: &'a dyn Fn(&str) -> Option<String>,
+pub struct Params<G> {
+    get: G,
     pub reading: Reading,
 }
 
-impl std::fmt::Debug for Params<'_> {
+impl<G> std::fmt::Debug for Params<G> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Params").field("reading", &self.reading).finish_non_exhaustive()
     }
 }
 
-impl<'a> Params<'a> {
-    pub fn new(get: &'a dyn Fn(&str) -> Option<String>, reading: Reading) -> Params<'a> {
+impl<G: Fn(&str) -> Option<String>> Params<G> {
+    pub fn new(get: G, reading: Reading) -> Params<G> {
         Params { get, reading }
     }
 
@@ -92,17 +92,18 @@ impl<'a> Params<'a> {
         }
     }
 
-    /// One of a few words (`tasks=public`), `expected` saying which when strict.
-    pub fn word<T: Copy>(
+    /// One of a few words (`tasks=public`) that `parse` knows, `why` saying which it
+    /// expected when strict.
+    pub fn word<T>(
         &self,
         name: &'static str,
-        words: &[(&str, T)],
+        parse: impl Fn(&str) -> Option<T>,
         why: impl Fn(&str) -> String,
     ) -> Result<Option<T>, BadQuery> {
         match self.text(name) {
             None => Ok(None),
-            Some(v) => match words.iter().find(|(w, _)| *w == v) {
-                Some((_, t)) => Ok(Some(*t)),
+            Some(v) => match parse(&v) {
+                Some(t) => Ok(Some(t)),
                 None => self.refuse(|| BadQuery::new(name, why(&v))),
             },
         }
@@ -167,6 +168,8 @@ pub mod schema {
 pub(crate) fn lenient<T>(read: Result<T, BadQuery>) -> T {
     match read {
         Ok(t) => t,
+        // The browser's build says nothing here: no sentence is compiled into it.
+        Err(_) if cfg!(target_arch = "wasm32") => unreachable!(),
         Err(bad) => unreachable!("a lenient reading refused {bad}"),
     }
 }

@@ -326,6 +326,7 @@ fn Filters(
             <input type="hidden" name="sort" value=view.sort.key()/>
             <input type="hidden" name="dir" value=if view.ascending { "asc" } else { "desc" }/>
             {(view.tasks == TaskScope::Public).then(|| view! { <input type="hidden" name="tasks" value="public"/> })}
+            {view.benchmark_version.clone().map(|v| view! { <input type="hidden" name="benchmark_version" value=v/> })}
             <Select name="framework" label="Framework" options=names(frameworks) chosen=view.framework.clone()/>
             <Select name="model" label="Model" options=names(models) chosen=view.model.clone()/>
             <Select

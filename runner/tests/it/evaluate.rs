@@ -122,7 +122,7 @@ fn the_example_tasks_evaluate_into_a_bundle_that_verifies() {
     assert_eq!(got["wordfreq/none/1"]["cost_usd"], json!(0.42));
     assert_eq!(got["wordfreq/none/1"]["files_changed"], json!(["run.py"]));
     let hung = got["wordfreq/hints/2"]["duration_s"].as_f64().unwrap();
-    assert!((3.0..10.0).contains(&hung), "the hanging run was stopped at {hung} s, its timeout is 3 s");
+    assert!(hung >= 10.0, "the hanging run was stopped at {hung} s, before its limit of 10 s");
 
     // The evidence is kept beside each result.
     let run = results.join("runs/wordfreq/none/1");

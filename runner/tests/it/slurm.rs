@@ -119,26 +119,26 @@ fn forty_runs(dir: &Path) -> PathBuf {
     dst
 }
 
-/// The example task cards with a run's time limit of `timeout_s` instead of 3 s: on a
-/// loaded machine a quick run can take more than 3 s in one executor and not in the
-/// other, which would be the machine's doing and not the executor's.
+/// The example task cards with a run's time limit of `timeout_s` instead of their 10 s:
+/// more room, where a test times forty runs, or a shorter wait for hanging runs, where
+/// every run hangs or either outcome is right.
 fn cards_with_timeout(dir: &Path, timeout_s: u32) -> PathBuf {
     let cards = dir.join("tasks");
     for task in ["wordfreq", "csvstats"] {
         let to = cards.join("examples").join(task);
         copy(&repo().join("tasks/examples").join(task), &to);
         let card = fs::read_to_string(to.join("task.toml")).unwrap();
-        assert!(card.contains("\ntimeout_s = 3\n"), "{task}'s card changed: {card}");
+        assert!(card.contains("\ntimeout_s = 10\n"), "{task}'s card changed: {card}");
         fs::write(
             to.join("task.toml"),
-            card.replace("\ntimeout_s = 3\n", &format!("\ntimeout_s = {timeout_s}\n")),
+            card.replace("\ntimeout_s = 10\n", &format!("\ntimeout_s = {timeout_s}\n")),
         )
         .unwrap();
     }
     cards
 }
 
-/// Runs that take a while: `hangs` that run into their 3 s limit, and `succeed` quick
+/// Runs that take a while: `hangs` that run into their limit, and `succeed` quick
 /// successes.
 fn slow_runs(dir: &Path, hangs: u32, succeed: u32) -> PathBuf {
     let src = repo().join("tasks/examples/outputs/wordfreq");
@@ -299,8 +299,11 @@ fn ctrl_c_cancels_every_job_and_the_same_command_resumes() {
     let tmp = tempfile::tempdir().unwrap();
     let outputs = slow_runs(tmp.path(), 4, 4);
     let results = tmp.path().join("results");
+    // Hangs of 3 s; a quick success may time out on a busy machine, and either is right.
+    let cards = cards_with_timeout(tmp.path(), 3);
+    let cards = ["--tasks", cards.to_str().unwrap()];
 
-    let child = spawn(cluster.evaluate(&outputs, &results, &[]));
+    let child = spawn(cluster.evaluate(&outputs, &results, &cards));
     cluster.wait_for("a job running and one queued", |q| {
         q.values().any(|(_, s)| s == "RUNNING") && q.values().any(|(_, s)| s == "PENDING")
     });
@@ -314,7 +317,7 @@ fn ctrl_c_cancels_every_job_and_the_same_command_resumes() {
     assert!(before < 8, "{before} runs finished before Ctrl-C");
 
     // What Slurm was running is not for this machine to run instead.
-    let out = crate::evaluate::evaluate(&outputs, &results, "2");
+    let out = crate::evaluate::evaluate_with(&outputs, &results, "2", &cards);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("holds an evaluation on Slurm that is not finished")
@@ -324,7 +327,8 @@ fn ctrl_c_cancels_every_job_and_the_same_command_resumes() {
     );
     assert_eq!(if results.join("runs").exists() { records(&results).len() } else { 0 }, before);
 
-    let out = cluster.evaluate(&outputs, &results, &["--resubmit", "0"]).output().unwrap();
+    let out =
+        cluster.evaluate(&outputs, &results, &[&cards[..], &["--resubmit", "0"]].concat()).output().unwrap();
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let got = outcomes(&results);
     assert_eq!(got.len(), 8);
@@ -501,12 +505,14 @@ fn max_jobs_holds_the_runs_in_slurm_at_once_and_one_runner_works_in_a_directory(
     let cluster = Cluster::start();
     let tmp = tempfile::tempdir().unwrap();
     let outputs = slow_runs(tmp.path(), 3, 0);
+    let cards = cards_with_timeout(tmp.path(), 3);
 
     // One at a time: each run's job (3 s, to its limit) starts only once the one before it
     // has ended. Slurm logs times to the second, hence the second's slack; two CPUs would
     // run the first two together, 3 s apart from that.
     let results = tmp.path().join("results");
-    let out = cluster.evaluate(&outputs, &results, &["--max-jobs", "1"]).output().unwrap();
+    let args = ["--max-jobs", "1", "--tasks", cards.to_str().unwrap()];
+    let out = cluster.evaluate(&outputs, &results, &args).output().unwrap();
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let log = fs::read_to_string(cluster.dir.path().join("jobcomp.txt")).unwrap();
     let format =

@@ -270,6 +270,14 @@ async fn sorting_and_filtering_live_in_the_url() {
     assert!(html.contains(r#"<option value="submitter" selected"#), "{html}");
     // The column headers keep the filters and flip the direction.
     assert!(html.contains(r#"href="/?tier=submitter&amp;sort=agent&amp;dir=asc""#), "{html}");
+    // The benchmark's version narrows the board and its filter form keeps it, as the
+    // column headers do.
+    let (_, html) = page(&app, "/?benchmark_version=0.9").await;
+    assert!(html.contains("0 of 1 agents"), "{html}");
+    assert!(html.contains(r#"<input type="hidden" name="benchmark_version" value="0.9">"#), "{html}");
+    assert!(html.contains("benchmark_version=0.9&amp;sort="), "{html}");
+    let (_, html) = page(&app, "/").await;
+    assert!(!html.contains(r#"name="benchmark_version""#), "{html}");
 }
 
 #[tokio::test]
