@@ -35,6 +35,16 @@ async function liveBoard(page: Page, url = "/") {
   await rows;
 }
 
+// The README's picture: the demo's leaderboard as a newcomer first sees it, at a laptop's
+// size, made again by every run of these tests so that it stays what the board looks like.
+test("the README's picture is the demo's leaderboard", async ({ page }) => {
+  await page.setViewportSize({ width: 1280, height: 860 });
+  await liveBoard(page);
+  await expect(page.locator("table.board tbody tr")).not.toHaveCount(0);
+  await expect(page.getByRole("link", { name: "openhands-claude-4.5-opus", exact: true })).toBeVisible();
+  await page.screenshot({ path: path.join(__dirname, "..", "..", "docs", "leaderboard.png") });
+});
+
 test("every page hydrates without a console error or a policy violation", async ({ page }) => {
   const seen = problems(page);
   for (const p of ["/", "/tasks", "/tasks/othello", "/agents/openhands-claude-4.5-opus", "/failures",

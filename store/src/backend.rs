@@ -20,10 +20,20 @@ pub enum BackendError {
     Unsupported(String),
     #[error("database URL `{0}` has no path to the SQLite file")]
     NoPath(String),
+    #[error(
+        "database URL `{0}` names PostgreSQL, which this build leaves out (Cargo feature `postgres`, on in \
+         the default build; `scripts/demo` leaves it out): use sqlite://PATH, or build with --features postgres"
+    )]
+    NotBuilt(String),
 }
 
 impl Backend {
     pub fn from_url(url: &str) -> Result<Backend, BackendError> {
+        Backend::from_url_in(url, cfg!(feature = "postgres"))
+    }
+
+    /// The backend `url` names, in a build that has PostgreSQL or not.
+    fn from_url_in(url: &str, postgres_built: bool) -> Result<Backend, BackendError> {
         if let Some(rest) = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) {
             let path = rest.split('?').next().unwrap_or("");
             if path.is_empty() {
@@ -32,6 +42,9 @@ impl Backend {
             return Ok(Backend::Sqlite { path: PathBuf::from(path) });
         }
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            if !postgres_built {
+                return Err(BackendError::NotBuilt(redact(url)));
+            }
             return Ok(Backend::Postgres { url: url.to_owned() });
         }
         Err(BackendError::Unsupported(redact(url)))
@@ -85,6 +98,16 @@ mod tests {
             Ok(Backend::Sqlite { path: "/var/lib/x.db".into() })
         );
         assert_eq!(Backend::from_url("sqlite://"), Err(BackendError::NoPath("sqlite://".into())));
+    }
+
+    #[test]
+    fn a_build_without_postgres_says_which_feature_a_postgres_url_needs() {
+        let e = Backend::from_url_in("postgres://rex:hunter2@db/rexbench", false).unwrap_err();
+        assert!(matches!(e, BackendError::NotBuilt(_)));
+        let said = e.to_string();
+        assert!(said.contains("Cargo feature `postgres`") && !said.contains("hunter2"), "{said}");
+        assert!(Backend::from_url_in("sqlite://x.db", false).is_ok());
+        assert!(Backend::from_url_in("postgres://db/rexbench", true).is_ok());
     }
 
     #[test]

@@ -10,13 +10,19 @@ use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+#[cfg(feature = "s3")]
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use bundle::{ArtifactInfo, ArtifactSink, Digest};
-use futures::stream::{BoxStream, StreamExt, TryStreamExt};
+#[cfg(feature = "s3")]
+use futures::stream::TryStreamExt;
+use futures::stream::{BoxStream, StreamExt};
+#[cfg(feature = "s3")]
 use object_store::aws::AmazonS3Builder;
+#[cfg(feature = "s3")]
 use object_store::path::Path as ObjectPath;
+#[cfg(feature = "s3")]
 use object_store::{ObjectStore, ObjectStoreExt, RetryConfig};
 
 use crate::StoreError;
@@ -64,6 +70,7 @@ pub struct Blobs {
 #[derive(Debug, Clone)]
 enum Place {
     Dir(PathBuf),
+    #[cfg(feature = "s3")]
     Objects(Arc<dyn ObjectStore>),
 }
 
@@ -71,7 +78,10 @@ impl Blobs {
     pub fn open(location: &BlobLocation) -> io::Result<Blobs> {
         match location {
             BlobLocation::Dir(dir) => Blobs::dir(dir),
+            #[cfg(feature = "s3")]
             BlobLocation::S3 { url, staging } => Blobs::s3(url, staging, AmazonS3Builder::from_env()),
+            #[cfg(not(feature = "s3"))]
+            BlobLocation::S3 { url, .. } => Err(not_built(url)),
         }
     }
 
@@ -81,6 +91,7 @@ impl Blobs {
     /// A request is tried at most [`S3_TRIES`] times within [`S3_RETRY_WINDOW`]: a store
     /// that is down makes an ingest fail in seconds, not in the client library's default
     /// three minutes, while a blip is ridden out.
+    #[cfg(feature = "s3")]
     pub fn s3(url: &str, staging: &Path, builder: AmazonS3Builder) -> io::Result<Blobs> {
         // Installing the process's TLS provider fails harmlessly if one is set.
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -109,6 +120,7 @@ impl Blobs {
     pub async fn check(&self) -> io::Result<()> {
         match &self.place {
             Place::Dir(root) => tokio::fs::metadata(root).await.map(drop),
+            #[cfg(feature = "s3")]
             Place::Objects(store) => {
                 // A listing of nothing in particular: one request, whatever the bucket holds.
                 let probe = ObjectPath::from("rexbench-readiness-probe");
@@ -124,6 +136,7 @@ impl Blobs {
     }
 
     /// Blobs in `store`, staged in the local directory `staging`.
+    #[cfg(feature = "s3")]
     pub fn object_store(store: Arc<dyn ObjectStore>, staging: &Path) -> io::Result<Blobs> {
         fs::create_dir_all(staging)?;
         Ok(Blobs { staging: staging.to_owned(), place: Place::Objects(store) })
@@ -146,6 +159,7 @@ impl Blobs {
                 let file = tokio::fs::File::open(file_path(root, digest)).await?;
                 Ok(tokio_util::io::ReaderStream::new(file).boxed())
             }
+            #[cfg(feature = "s3")]
             Place::Objects(store) => {
                 let got = store.get(&object_path(digest)).await.map_err(io_error)?;
                 Ok(got.into_stream().map_err(io_error).boxed())
@@ -157,6 +171,7 @@ impl Blobs {
     pub async fn contains(&self, digest: &Digest) -> io::Result<bool> {
         match &self.place {
             Place::Dir(root) => tokio::fs::try_exists(file_path(root, digest)).await,
+            #[cfg(feature = "s3")]
             Place::Objects(store) => match store.head(&object_path(digest)).await {
                 Ok(_) => Ok(true),
                 Err(object_store::Error::NotFound { .. }) => Ok(false),
@@ -174,6 +189,7 @@ impl Blobs {
                 tokio::fs::create_dir_all(path.parent().expect("has a parent")).await?;
                 tokio::fs::write(path, bytes).await?;
             }
+            #[cfg(feature = "s3")]
             Place::Objects(store) => {
                 store.put(&object_path(&digest), bytes.to_vec().into()).await.map_err(io_error)?;
             }
@@ -188,6 +204,7 @@ impl Blobs {
                 let root = root.clone();
                 tokio::task::spawn_blocking(move || list_dir(&root, age)).await?
             }
+            #[cfg(feature = "s3")]
             Place::Objects(store) => {
                 let cutoff = SystemTime::now() - age;
                 let mut out = Vec::new();
@@ -228,9 +245,22 @@ impl Blobs {
     pub async fn remove(&self, digest: &Digest) -> io::Result<()> {
         match &self.place {
             Place::Dir(root) => tokio::fs::remove_file(file_path(root, digest)).await,
+            #[cfg(feature = "s3")]
             Place::Objects(store) => store.delete(&object_path(digest)).await.map_err(io_error),
         }
     }
+}
+
+/// Why a build without the `s3` feature opens no `s3://` location.
+#[cfg_attr(feature = "s3", allow(dead_code))]
+fn not_built(url: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!(
+            "{url}: this build has no object store (Cargo feature `s3`, on in the default build; \
+             `scripts/demo` leaves it out): give a blob directory, or build with --features s3"
+        ),
+    )
 }
 
 /// How many times one request to an object store is tried, and within how long.
@@ -242,11 +272,13 @@ fn file_path(root: &Path, digest: &Digest) -> PathBuf {
     root.join(&hex[..2]).join(hex)
 }
 
+#[cfg(feature = "s3")]
 fn object_path(digest: &Digest) -> ObjectPath {
     let hex = digest.to_hex();
     ObjectPath::from_iter([&hex[..2], &hex])
 }
 
+#[cfg(feature = "s3")]
 fn io_error(e: object_store::Error) -> io::Error {
     match e {
         object_store::Error::NotFound { .. } => io::Error::new(io::ErrorKind::NotFound, e),
@@ -390,6 +422,7 @@ impl Staging {
                     _ => StoreError::io("placing the artifacts in the blob directory")(e),
                 })
             }
+            #[cfg(feature = "s3")]
             Place::Objects(store) => {
                 for (digest, tmp) in self.staged {
                     let path = object_path(&digest);
@@ -419,5 +452,19 @@ impl Staging {
                 Ok(())
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_build_without_s3_says_which_feature_an_s3_location_needs() {
+        let e = super::not_built("s3://bucket/prefix");
+        assert_eq!(e.kind(), std::io::ErrorKind::Unsupported);
+        assert!(
+            e.to_string()
+                .starts_with("s3://bucket/prefix: this build has no object store (Cargo feature `s3`"),
+            "{e}"
+        );
     }
 }
