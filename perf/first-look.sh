@@ -4,8 +4,8 @@
 # (CARGO_HOME, CARGO_TARGET_DIR, npm_config_cache: every crate downloaded, every crate
 # and tool built), and this prints when each phase ended, in seconds from the start:
 #
-#   download     crates.io's index and the crates the server's demo build needs
-#                (cargo's "Downloaded N crates" line; the build starts on what is there)
+#   download     crates.io's index and the crates the server's demo build needs (until
+#                cargo's first "Compiling" line: it downloads them all first)
 #   build        the server's demo build (cargo's "Finished" line)
 #   first page   http://127.0.0.1:PORT/ answers 200: the board, every page without islands
 #   islands      the same page loads the islands (the WebAssembly built, wasm-bindgen's
@@ -54,7 +54,7 @@ while [ -z "$islands" ]; do
     tail -40 "$log" >&2
     exit 1
   fi
-  [ -z "$download" ] && grep -q '^ *Downloaded [0-9]* crates' "$log" && download=$(since)
+  [ -z "$download" ] && grep -q '^ *Compiling ' "$log" && download=$(since)
   [ -z "$build" ] && grep -q '^ *Finished ' "$log" && build=$(since)
   if [ -z "$first" ] && curl -sf -o /dev/null "$url"; then first=$(since); fi
   if [ -n "$first" ] && curl -sf "$url" 2>/dev/null | grep -q hydrateIslands; then islands=$(since); fi
@@ -63,7 +63,7 @@ while [ -z "$islands" ]; do
 done
 
 echo "# the first look: a fresh clone, empty CARGO_HOME, CARGO_TARGET_DIR and npm cache ($(nproc) cores)"
-grep -m1 '^ *Downloaded [0-9]* crates' "$log" | sed 's/^ */# cargo: /'
-grep -m1 '^ *Finished ' "$log" | sed 's/^ */# cargo: /'
+echo "# cargo downloaded $(grep -c '^ *Downloaded ' "$log" || true) crates before the demo's first page"
+grep -m1 '^ *Finished ' "$log" | sed 's/^ */# cargo: /' || true
 printf '%-12s %8s\n' phase "ended, s"
 printf '%-12s %8s\n' download "${download:-?}" build "${build:-?}" "first page" "$first" islands "$islands"
