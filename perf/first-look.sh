@@ -11,7 +11,8 @@
 #   islands      the same page loads the islands (the WebAssembly built, wasm-bindgen's
 #                CLI and binaryen installed, the server restarted with it)
 #
-# Usage: bash perf/first-look.sh [PORT]        (default 3311)
+# Usage: bash perf/first-look.sh [PORT] [REV]  (default 3311 and HEAD: REV to time an
+#                                              earlier commit the same way)
 #
 # Rust's toolchain stays (RUSTUP_HOME is the toolchain itself; the wasm32 target is added
 # to it by scripts/wasm when missing, so remove it first to time that too:
@@ -19,10 +20,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 port=${1:-3311}
+rev=${2:-HEAD}
 command -v curl >/dev/null || { echo "perf/first-look.sh: needs curl" >&2; exit 1; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/rexbench-first-look.XXXXXX")
 git clone --quiet . "$work/repo"
+git -C "$work/repo" checkout --quiet "$(git rev-parse "$rev")"
 mkdir -p "$work/cargo" "$work/npm"
 log=$work/demo.log
 pid=
@@ -63,7 +66,7 @@ while [ -z "$islands" ]; do
 done
 
 echo "# the first look: a fresh clone, empty CARGO_HOME, CARGO_TARGET_DIR and npm cache ($(nproc) cores)"
-echo "# cargo downloaded $(grep -c '^ *Downloaded ' "$log" || true) crates before the demo's first page"
+echo "# $(git rev-parse --short "$rev"); cargo downloaded $(grep -c '^ *Downloaded ' "$log" || true) crates in all (the server, wasm-bindgen-cli, the WebAssembly)"
 grep -m1 '^ *Finished ' "$log" | sed 's/^ */# cargo: /' || true
 printf '%-12s %8s\n' phase "ended, s"
 printf '%-12s %8s\n' download "${download:-?}" build "${build:-?}" "first page" "$first" islands "$islands"

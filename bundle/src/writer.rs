@@ -58,12 +58,21 @@ impl std::fmt::Debug for Source {
 pub struct BundleBuilder {
     manifest: Manifest,
     sources: BTreeMap<Digest, Source>,
+    compression: Compression,
 }
 
 impl BundleBuilder {
     /// Starts from `manifest`; its `artifacts` table is replaced by what is added.
     pub fn new(manifest: Manifest) -> BundleBuilder {
-        BundleBuilder { manifest, sources: BTreeMap::new() }
+        BundleBuilder { manifest, sources: BTreeMap::new(), compression: Compression::default() }
+    }
+
+    /// Compresses the archive at gzip's fastest level instead of its default: a few
+    /// percent larger, several times quicker to write (the server's synthetic results,
+    /// made by the million, use it). Any level reads the same.
+    pub fn fast(mut self) -> BundleBuilder {
+        self.compression = Compression::fast();
+        self
     }
 
     pub fn manifest_mut(&mut self) -> &mut Manifest {
@@ -152,7 +161,7 @@ impl BundleBuilder {
             .map(|t| t.unix_timestamp().max(0) as u64)
             .unwrap_or(0);
 
-        let mut tar = tar::Builder::new(GzEncoder::new(out, Compression::default()));
+        let mut tar = tar::Builder::new(GzEncoder::new(out, self.compression));
         tar.append(&header("envelope.json", envelope.len() as u64, mtime)?, envelope.as_slice())?;
         for (digest, source) in &self.sources {
             let name = format!("artifacts/{digest}");

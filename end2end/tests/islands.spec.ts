@@ -40,9 +40,16 @@ async function liveBoard(page: Page, url = "/") {
 test("the README's picture is the demo's leaderboard", async ({ page }) => {
   await page.setViewportSize({ width: 1280, height: 860 });
   await liveBoard(page);
-  await expect(page.locator("table.board tbody tr")).not.toHaveCount(0);
-  await expect(page.getByRole("link", { name: "openhands-claude-4.5-opus", exact: true })).toBeVisible();
-  await page.screenshot({ path: path.join(__dirname, "..", "..", "docs", "leaderboard.png") });
+  // The paper's fourteen agents and the demo's own, ranked.
+  expect((await names(page)).length).toBeGreaterThanOrEqual(14);
+  // The table's head and first rows.
+  const head = await page.locator("table.board thead").boundingBox();
+  expect(head).not.toBeNull();
+  await page.screenshot({
+    path: path.join(__dirname, "..", "..", "docs", "leaderboard.png"),
+    fullPage: true,
+    clip: { x: 0, y: head!.y - 12, width: 1280, height: 700 },
+  });
 });
 
 test("every page hydrates without a console error or a policy violation", async ({ page }) => {

@@ -30,7 +30,7 @@ pub async fn ingest_measured<R: io::Read + Send + 'static>(
             }
             None => None,
         };
-        ingest_as(app, reader.await?, client.is_some()).await
+        record(app, check_as(app, reader.await?, client.is_some()).await?).await
     }
     .await;
     let measured = match &outcome {
@@ -46,15 +46,32 @@ pub async fn ingest_measured<R: io::Read + Send + 'static>(
 /// Verifies the bundle `reader` yields against the registry and the task ids, staging
 /// its artifacts, then records it: the one path for the API, `import` and the demo.
 pub async fn ingest(app: &AppState, reader: impl io::Read + Send + 'static) -> Result<Ingested, ApiError> {
-    ingest_as(app, reader, false).await
+    record(app, check(app, reader).await?).await
 }
 
-/// [`ingest`], holding the bundle's signers to their allowance when `limited`.
-async fn ingest_as(
+/// A bundle verified, its artifacts staged and the server's own findings made: all an
+/// ingest does before its transaction, and nothing yet stored.
+pub struct Checked {
+    bundle: bundle::VerifiedBundle,
+    staging: store::Staging,
+    /// The server's findings; none for a reproduction, which is judged against the
+    /// submission it re-ran instead.
+    found: Option<store::ServerFindings>,
+}
+
+/// The first half of an ingest: verifies the bundle `reader` yields against the registry
+/// and the task ids, staging its artifacts, and makes the server's findings. Bundles may
+/// be checked at once; [`record`] them one at a time, in the order they should be stored.
+pub async fn check(app: &AppState, reader: impl io::Read + Send + 'static) -> Result<Checked, ApiError> {
+    check_as(app, reader, false).await
+}
+
+/// [`check`], holding the bundle's signers to their allowance when `limited`.
+async fn check_as(
     app: &AppState,
     reader: impl io::Read + Send + 'static,
     limited: bool,
-) -> Result<Ingested, ApiError> {
+) -> Result<Checked, ApiError> {
     let trusted = app.store.trusted_keys().await?;
     let tiers: std::collections::BTreeMap<String, store::Tier> =
         trusted.iter().map(|(_, r)| (r.keyid.clone(), r.tier)).collect();
@@ -82,16 +99,25 @@ async fn ingest_as(
     }
     // A reproduction (spec §4d) is the maintainers' re-run of a submission's sample,
     // not a submission: it is recorded beside the runs it re-ran.
-    let ingested = if store::is_reproduction(&verified) {
-        app.store.ingest_reproduction(&verified, staging).await?
+    let found = if store::is_reproduction(&verified) {
+        None
     } else {
         // The tier the store will record it under: a maintainer's where any signer is one.
         let signers = verified.signatures.iter().filter(|(_, s)| *s == SignatureStatus::Verified);
         let tier = signers
             .filter_map(|(keyid, _)| tiers.get(keyid).copied())
             .min_by_key(|t| *t != store::Tier::Maintainer);
-        let found = crate::integrity::server_findings(app, &verified, &staging, tier).await?;
-        app.store.ingest(&verified, staging, &found).await?
+        Some(crate::integrity::server_findings(app, &verified, &staging, tier).await?)
+    };
+    Ok(Checked { bundle: verified, staging, found })
+}
+
+/// The second half: records a checked bundle in one transaction and refreshes the pages.
+pub async fn record(app: &AppState, checked: Checked) -> Result<Ingested, ApiError> {
+    let Checked { bundle, staging, found } = checked;
+    let ingested = match found {
+        None => app.store.ingest_reproduction(&bundle, staging).await?,
+        Some(found) => app.store.ingest(&bundle, staging, &found).await?,
     };
     if matches!(ingested, Ingested::Stored { .. }) {
         refresh_pages(app).await;

@@ -29,10 +29,11 @@ pub async fn server_findings(
     let patch_role = ArtifactRole::Patch.to_string();
     // Runs of one bundle may share an artifact (the same outputs judged twice): read each once.
     let mut read: BTreeMap<String, Vec<u8>> = BTreeMap::new();
-    let mut found = ServerFindings::new();
-    for (i, run) in bundle.manifest.runs.iter().enumerate() {
+    for run in &bundle.manifest.runs {
         // The verifier has checked that every run's task is a card's.
-        let Some(card) = app.cards.get(run.task.as_str()) else { continue };
+        if app.cards.get(run.task.as_str()).is_none() {
+            continue;
+        }
         for role in [patch_role.as_str(), TRAJECTORY, PROVENANCE_ROLE] {
             if let Some(hex) = run.artifacts.get(role)
                 && !read.contains_key(hex)
@@ -44,13 +45,38 @@ pub async fn server_findings(
                 read.insert(hex.clone(), bytes);
             }
         }
+    }
+    // Reading patches, trajectories and provenance records is work for a core, not for
+    // the workers that answer requests.
+    let (cards, kind, runs) =
+        (app.cards.clone(), bundle.manifest.provenance.kind, bundle.manifest.runs.clone());
+    let mut found = tokio::task::spawn_blocking(move || judge(&cards, kind, &runs, &read))
+        .await
+        .map_err(ApiError::internal)??;
+    if tier == Some(Tier::Submitter) {
+        flag_infra_error_share(bundle, &mut found);
+    }
+    Ok(found)
+}
+
+/// The findings of each run of a bundle of provenance `kind`, its artifacts `read`.
+fn judge(
+    cards: &crate::catalog::Cards,
+    kind: ProvenanceKind,
+    runs: &[bundle::Run],
+    read: &BTreeMap<String, Vec<u8>>,
+) -> Result<ServerFindings, ApiError> {
+    let patch_role = ArtifactRole::Patch.to_string();
+    let mut found = ServerFindings::new();
+    for (i, run) in runs.iter().enumerate() {
+        let Some(card) = cards.get(run.task.as_str()) else { continue };
         let bytes = |role: &str| run.artifacts.get(role).map(|hex| read[hex].as_slice());
         let patch = bytes(&patch_role).map(String::from_utf8_lossy).unwrap_or_default();
         let mut findings =
             benchmark::integrity::run_findings(card, card.check.as_ref(), &patch, bytes(TRAJECTORY));
         // A published run's duration is its agent's average over all runs (all the paper
         // gives), not the run's own: it says nothing about one experiment.
-        if bundle.manifest.provenance.kind != ProvenanceKind::Published {
+        if kind != ProvenanceKind::Published {
             benchmark::integrity::add_timing(&mut findings, card, run.outcome, run.duration_s);
         }
         // What the run's provenance record shows (the verifier has checked its shape);
@@ -68,10 +94,7 @@ pub async fn server_findings(
             Some(Err(detail)) => {
                 return Err(ApiError::internal(format!("a verified provenance record: {detail}")));
             }
-            None if bundle.manifest.provenance.kind == ProvenanceKind::Evaluated
-                && run.outcome == Outcome::Success
-                && room > 0 =>
-            {
+            None if kind == ProvenanceKind::Evaluated && run.outcome == Outcome::Success && room > 0 => {
                 findings.push(Finding {
                     check: PROVENANCE_MISSING.slug.to_owned(),
                     message: "this evaluated success carries no provenance record (x-provenance): what its \
@@ -85,7 +108,7 @@ pub async fn server_findings(
             None => {}
         }
         // An imported success without its patch: nothing of the above could look at it.
-        if bundle.manifest.provenance.kind == ProvenanceKind::Imported
+        if kind == ProvenanceKind::Imported
             && run.outcome == Outcome::Success
             && !run.artifacts.contains_key(&patch_role)
             && findings.len() < MAX_FINDINGS
@@ -103,9 +126,6 @@ pub async fn server_findings(
         if !findings.is_empty() {
             found.insert(i, findings);
         }
-    }
-    if tier == Some(Tier::Submitter) {
-        flag_infra_error_share(bundle, &mut found);
     }
     Ok(found)
 }

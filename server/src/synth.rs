@@ -7,6 +7,7 @@
 //! always gives the same results.
 
 use anyhow::Context as _;
+use futures::StreamExt as _;
 
 use bundle::{BundleBuilder, Hint, Manifest, Outcome, SecretKey};
 use rand_pcg::Pcg64Mcg;
@@ -102,16 +103,30 @@ pub async fn synth(app: &AppState, agents: usize, seed: u64) -> anyhow::Result<u
     let trajectories: std::sync::Arc<Vec<Vec<u8>>> =
         std::sync::Arc::new((0..TRAJECTORIES).map(trajectory).collect());
     let started = std::time::Instant::now();
-    let mut stored = 0;
-    for a in 0..agents {
-        let (key, digest, logs, trajectories) =
-            (key.clone(), digest.clone(), logs.clone(), trajectories.clone());
-        let bytes =
-            tokio::task::spawn_blocking(move || agent_bundle(a, seed, &digest, &logs, &trajectories, &key))
+    // The next bundles are made and checked (verified, staged, the server's findings
+    // made) on other cores while one is recorded; they are recorded in order, so the
+    // same seed still gives the same rows.
+    let ahead = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let mut made = futures::stream::iter(0..agents)
+        .map(|a| {
+            let (key, digest, logs, trajectories) =
+                (key.clone(), digest.clone(), logs.clone(), trajectories.clone());
+            async move {
+                let bytes = tokio::task::spawn_blocking(move || {
+                    agent_bundle(a, seed, &digest, &logs, &trajectories, &key)
+                })
                 .await??;
-        let result = crate::ingest::ingest(app, std::io::Cursor::new(bytes))
-            .await
-            .with_context(|| format!("synthetic agent {a}"))?;
+                crate::ingest::check(app, std::io::Cursor::new(bytes))
+                    .await
+                    .with_context(|| format!("synthetic agent {a}"))
+            }
+        })
+        .buffered(ahead)
+        .enumerate();
+    let mut stored = 0;
+    while let Some((a, checked)) = made.next().await {
+        let result =
+            crate::ingest::record(app, checked?).await.with_context(|| format!("synthetic agent {a}"))?;
         if matches!(result, store::Ingested::Stored { .. }) {
             stored += 1;
         }
@@ -152,7 +167,7 @@ fn agent_bundle(
         "runs": [],
     }))?;
     let skill = rng.unit() * 0.6;
-    let mut b = BundleBuilder::new(manifest);
+    let mut b = BundleBuilder::new(manifest).fast();
     for (t, task) in bundle::REXBENCH_TASKS.iter().enumerate() {
         let ease = 0.3 + 0.7 * ((t * 7 + 3) % 12) as f64 / 11.0;
         for (h, hint) in Hint::ALL.iter().enumerate() {

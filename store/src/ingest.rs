@@ -10,7 +10,7 @@ use crate::blobs::Staging;
 use crate::db;
 use crate::error::StoreError;
 use crate::model::{KeyRecord, Sums};
-use crate::steps::{BATCH_ROWS, Ingested, Tx, insert_rows, signer, write_artifacts, write_change};
+use crate::steps::{Ingested, Tx, batches, insert_rows, signer, write_artifacts, write_change};
 use crate::{Store, now};
 
 /// The server's own integrity findings about a bundle's runs, by the run's position in
@@ -238,7 +238,7 @@ async fn write_runs(
     found: &ServerFindings,
 ) -> Result<(), StoreError> {
     let m = &bundle.manifest;
-    for chunk in m.runs.chunks(BATCH_ROWS) {
+    for chunk in batches(&m.runs, 12) {
         let sql = insert_rows(
             "INSERT INTO runs (bundle_id, task, hint, attempt, outcome, error_type, file_recall, \
              files_changed, duration_s, cost_usd, metrics, regraded_from)",
@@ -285,7 +285,7 @@ async fn write_runs(
         let run_id = run_ids[&(run.task.clone(), run.hint, i64::from(run.attempt))];
         links.extend(run.artifacts.iter().map(|(role, digest)| (run_id, role, digest)));
     }
-    for chunk in links.chunks(BATCH_ROWS) {
+    for chunk in batches(&links, 3) {
         let sql = insert_rows("INSERT INTO run_artifacts (run_id, role, digest)", 3, chunk.len(), "");
         let mut q = db::query(&sql);
         for (run_id, role, digest) in chunk {
@@ -308,7 +308,7 @@ async fn write_runs(
             findings.extend(list.iter().enumerate().map(|(p, f)| (run_id, by, p as i64, f)));
         }
     }
-    for chunk in findings.chunks(BATCH_ROWS) {
+    for chunk in batches(&findings, 7) {
         let sql = insert_rows(
             "INSERT INTO findings (run_id, found_by, position, check_name, message, artifact, line)",
             7,
@@ -404,7 +404,7 @@ async fn write_aggregates(
         })
         .collect();
     let columns = Sums::COLUMNS.join(", ");
-    for chunk in aggregates.chunks(BATCH_ROWS) {
+    for chunk in batches(&aggregates, 4 + Sums::COLUMNS.len()) {
         let sql = insert_rows(
             &format!("INSERT INTO aggregates (bundle_id, task, hint, shortfall, {columns})"),
             4 + Sums::COLUMNS.len(),
@@ -471,7 +471,7 @@ async fn write_aggregates(
         }
     }
     let by_check: Vec<_> = by_check.into_iter().collect();
-    for chunk in by_check.chunks(BATCH_ROWS) {
+    for chunk in batches(&by_check, 3) {
         let sql = insert_rows("INSERT INTO flagged_checks (bundle_id, check_name, runs)", 3, chunk.len(), "");
         let mut q = db::query(&sql);
         for (check, runs) in chunk {
@@ -488,7 +488,7 @@ async fn write_aggregates(
         *endings.entry((run.task.as_str(), run.hint, run.outcome, error)).or_default() += 1;
     }
     let endings: Vec<_> = endings.into_iter().collect();
-    for chunk in endings.chunks(BATCH_ROWS) {
+    for chunk in batches(&endings, 6) {
         let sql = insert_rows(
             "INSERT INTO error_counts (bundle_id, task, hint, outcome, error_type, runs)",
             6,

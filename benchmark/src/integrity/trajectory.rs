@@ -85,14 +85,19 @@ pub fn trajectory_findings(card: &TaskCard, check: Option<&CheckSpec>, trajector
     found.findings
 }
 
-/// The line of the file where each step's `"step_id"` is, by step id.
+/// The line of the file where each step's `"step_id"` is, by step id. One pass: the
+/// lines are counted from one step to the next, never again from the start (a file of
+/// many steps would otherwise cost its length times their number).
 fn step_lines(text: &str) -> Vec<(i64, usize)> {
     static KEY: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r#""step_id"\s*:\s*(\d+)"#).expect("a valid pattern"));
+    let (mut counted_to, mut line) = (0, 1);
     KEY.captures_iter(text)
         .filter_map(|c| {
             let at = c.get(0)?.start();
-            Some((c[1].parse().ok()?, text[..at].matches('\n').count() + 1))
+            line += text[counted_to..at].matches('\n').count();
+            counted_to = at;
+            Some((c[1].parse().ok()?, line))
         })
         .collect()
 }
@@ -112,4 +117,14 @@ fn paths(line: &str) -> impl Iterator<Item = &str> {
     line.split(|c: char| c.is_whitespace() || "'\"`=,;()<>|&:".contains(c))
         .map(|w| w.trim_end_matches('.'))
         .filter(|w| w.contains('/') && w.len() > 1)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn each_step_is_found_on_its_own_line() {
+        let text = "{\"steps\": [\n  {\"step_id\": 1,\n   \"x\": \"a\"},\n\n  {\"step_id\" : 2},\n  {\"step_id\": 10}]}\n";
+        assert_eq!(super::step_lines(text), [(1, 2), (2, 5), (10, 6)]);
+        assert_eq!(super::step_lines("{\"step_id\": 7}"), [(7, 1)]);
+    }
 }
