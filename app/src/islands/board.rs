@@ -232,7 +232,6 @@ fn read_form(root: &Element) -> BoardQuery {
                     .or_else(|_| e.dyn_into::<HtmlInputElement>().map(|i| i.value()))
                     .ok()
             })
-            .filter(|v| !v.is_empty())
     };
     // The boxes ticked, as a GET form would send them.
     let ticked = |name: &str| {
