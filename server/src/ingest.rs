@@ -125,6 +125,28 @@ pub async fn record(app: &AppState, checked: Checked) -> Result<Ingested, ApiErr
     Ok(ingested)
 }
 
+/// [`record`] of several checked submissions in one transaction, in order: all of them or
+/// none. For loading many at once (`synth`); the rows are those [`record`] gives one by
+/// one. A reproduction is recorded on its own.
+pub async fn record_together(app: &AppState, checked: Vec<Checked>) -> Result<Vec<Ingested>, ApiError> {
+    let mut bundles = Vec::with_capacity(checked.len());
+    let mut kept = Vec::with_capacity(checked.len());
+    for Checked { bundle, staging, found } in checked {
+        let Some(found) = found else {
+            return Err(ApiError::internal("a reproduction is recorded on its own, not with other bundles"));
+        };
+        kept.push((bundle, found));
+        bundles.push(staging);
+    }
+    let together =
+        kept.iter().zip(bundles).map(|((bundle, found), staging)| (bundle, staging, found)).collect();
+    let ingested = app.store.ingest_together(together).await?;
+    if ingested.iter().any(|i| matches!(i, Ingested::Stored { .. })) {
+        refresh_pages(app).await;
+    }
+    Ok(ingested)
+}
+
 /// What the pages show has changed (the change log moved): the cache must not serve
 /// them as they were.
 pub async fn refresh_pages(app: &AppState) {

@@ -3,8 +3,9 @@
 //! few KB of its own and a log drawn from a pool of realistic sizes (logs repeat across
 //! runs, as content addressing then stores them once), the first attempt of each task
 //! and condition with an agent trajectory from a pool too, signs them with a maintainer key
-//! it registers, and ingests them through the same path as the API. The same seed
-//! always gives the same results.
+//! it registers, and ingests them through the same path as the API: each checked as the
+//! API checks it, several recorded in one transaction (`--together`; the same rows as one
+//! by one, which `--together 1` does). The same seed always gives the same results.
 
 use anyhow::Context as _;
 use futures::StreamExt as _;
@@ -92,8 +93,11 @@ fn log(i: usize) -> Vec<u8> {
     out.into_bytes()
 }
 
-/// Makes and ingests `agents` agents' results; returns how many bundles were stored.
-pub async fn synth(app: &AppState, agents: usize, seed: u64) -> anyhow::Result<usize> {
+/// Makes and ingests `agents` agents' results, recording `together` bundles in each
+/// transaction (1: each on its own, exactly as the API would; the rows are the same
+/// either way); returns how many bundles were stored.
+pub async fn synth(app: &AppState, agents: usize, seed: u64, together: usize) -> anyhow::Result<usize> {
+    let together = together.max(1);
     let cards = app.tasks.cards()?;
     let benchmark = cards.values().filter(|c| bundle::REXBENCH_TASKS.contains(&c.id.as_str()));
     let digest = benchmark::taskset::task_set_digest(benchmark)?.to_hex();
@@ -104,40 +108,65 @@ pub async fn synth(app: &AppState, agents: usize, seed: u64) -> anyhow::Result<u
         std::sync::Arc::new((0..TRAJECTORIES).map(trajectory).collect());
     let started = std::time::Instant::now();
     // The next bundles are made and checked (verified, staged, the server's findings
-    // made) on other cores while one is recorded; they are recorded in order, so the
-    // same seed still gives the same rows.
+    // made) on other cores while one is recorded: the two halves run side by side in
+    // this task, joined by a channel as deep as there are cores. They are recorded in
+    // order, so the same seed still gives the same rows.
     let ahead = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let mut made = futures::stream::iter(0..agents)
-        .map(|a| {
-            let (key, digest, logs, trajectories) =
-                (key.clone(), digest.clone(), logs.clone(), trajectories.clone());
-            async move {
-                let bytes = tokio::task::spawn_blocking(move || {
-                    agent_bundle(a, seed, &digest, &logs, &trajectories, &key)
-                })
-                .await??;
-                crate::ingest::check(app, std::io::Cursor::new(bytes))
-                    .await
-                    .with_context(|| format!("synthetic agent {a}"))
+    let (send, mut receive) = tokio::sync::mpsc::channel(ahead + together);
+    let make = async move {
+        let mut made = futures::stream::iter(0..agents)
+            .map(|a| {
+                let (key, digest, logs, trajectories) =
+                    (key.clone(), digest.clone(), logs.clone(), trajectories.clone());
+                async move {
+                    let bytes = tokio::task::spawn_blocking(move || {
+                        agent_bundle(a, seed, &digest, &logs, &trajectories, &key)
+                    })
+                    .await??;
+                    crate::ingest::check(app, std::io::Cursor::new(bytes)).await.map_err(anyhow::Error::from)
+                }
+            })
+            .buffered(ahead);
+        while let Some(checked) = made.next().await {
+            let failed = checked.is_err();
+            if send.send(checked).await.is_err() || failed {
+                break;
             }
-        })
-        .buffered(ahead)
-        .enumerate();
-    let mut stored = 0;
-    while let Some((a, checked)) = made.next().await {
-        let result =
-            crate::ingest::record(app, checked?).await.with_context(|| format!("synthetic agent {a}"))?;
-        if matches!(result, store::Ingested::Stored { .. }) {
-            stored += 1;
         }
-        if (a + 1) % 100 == 0 || a + 1 == agents {
-            tracing::info!(
-                agents = a + 1,
-                seconds = started.elapsed().as_secs_f64(),
-                "synthetic results ingested"
-            );
+        anyhow::Ok(())
+    };
+    let record = async {
+        let (mut stored, mut waited, mut recording, mut done) = (0, 0.0, 0.0, 0);
+        while done < agents {
+            let at = std::time::Instant::now();
+            let mut group = Vec::with_capacity(together);
+            while group.len() < together.min(agents - done) {
+                let Some(checked) = receive.recv().await else { break };
+                group.push(checked.with_context(|| format!("synthetic agent {}", done + group.len()))?);
+            }
+            waited += at.elapsed().as_secs_f64();
+            let at = std::time::Instant::now();
+            let first = done;
+            done += group.len();
+            let results = crate::ingest::record_together(app, group)
+                .await
+                .with_context(|| format!("synthetic agents {first} to {}", done - 1))?;
+            recording += at.elapsed().as_secs_f64();
+            stored += results.iter().filter(|r| matches!(r, store::Ingested::Stored { .. })).count();
+            if done / 100 > first / 100 || done == agents {
+                tracing::info!(
+                    agents = done,
+                    seconds = started.elapsed().as_secs_f64(),
+                    waited_for_bundles = waited,
+                    recording,
+                    "synthetic results ingested"
+                );
+            }
         }
-    }
+        anyhow::Ok(stored)
+    };
+    // Where recording fails (a check's error included), the making stops with it.
+    let ((), stored) = tokio::try_join!(make, record)?;
     Ok(stored)
 }
 

@@ -157,7 +157,8 @@ impl Blobs {
         match &self.place {
             Place::Dir(root) => {
                 let file = tokio::fs::File::open(file_path(root, digest)).await?;
-                Ok(tokio_util::io::ReaderStream::new(file).boxed())
+                // Chunks of 64 KiB: each read of a file is a task on the blocking pool.
+                Ok(tokio_util::io::ReaderStream::with_capacity(file, 64 * 1024).boxed())
             }
             #[cfg(feature = "s3")]
             Place::Objects(store) => {
@@ -366,13 +367,22 @@ impl Staging {
     /// `limit` bytes are read; a longer one is an `InvalidData` error.
     pub async fn read(&self, digest: &Digest, limit: u64) -> io::Result<Vec<u8>> {
         let mut bytes = Vec::new();
-        if let Some((_, path)) = self.staged.iter().find(|(d, _)| d == digest) {
-            let file = tokio::fs::File::open(path).await?;
-            tokio::io::AsyncReadExt::read_to_end(
-                &mut tokio::io::AsyncReadExt::take(file, limit + 1),
-                &mut bytes,
-            )
-            .await?;
+        let staged = self.staged.iter().find(|(d, _)| d == digest).map(|(_, path)| path.clone());
+        let local = match &self.blobs.place {
+            Place::Dir(root) => Some(staged.unwrap_or_else(|| file_path(root, digest))),
+            #[cfg(feature = "s3")]
+            Place::Objects(_) => staged,
+        };
+        if let Some(path) = local {
+            // One task on the blocking pool for the whole file (tokio's files take one
+            // per chunk read).
+            bytes = tokio::task::spawn_blocking(move || {
+                let mut bytes = Vec::new();
+                File::open(path)?.take(limit + 1).read_to_end(&mut bytes)?;
+                io::Result::Ok(bytes)
+            })
+            .await
+            .map_err(io::Error::other)??;
         } else {
             let mut stream = self.blobs.read(digest).await?;
             while let Some(chunk) = stream.next().await {
@@ -397,22 +407,27 @@ impl Staging {
     /// without rows too: never served (an artifact is served only through its row), and
     /// removed by [`crate::Store::collect_garbage`] once older than its grace period.
     pub async fn publish(self) -> Result<(), StoreError> {
-        if self.staged.is_empty() {
-            return Ok(());
-        }
-        match self.blobs.place {
+        Staging::publish_all(vec![self]).await
+    }
+
+    /// [`Staging::publish`] of several bundles' artifacts at once (bundles recorded in one
+    /// transaction): in a blob directory, one flush to disk for all of them.
+    pub async fn publish_all(stagings: Vec<Staging>) -> Result<(), StoreError> {
+        let stagings: Vec<Staging> = stagings.into_iter().filter(|s| !s.staged.is_empty()).collect();
+        let Some(first) = stagings.first() else { return Ok(()) };
+        match first.blobs.place.clone() {
             Place::Dir(root) => {
-                let (staged, dir) = (self.staged, self.dir);
                 tokio::task::spawn_blocking(move || {
-                    let mut placed = Vec::with_capacity(staged.len());
-                    for (digest, tmp) in staged {
-                        let dest = file_path(&root, &digest);
-                        fs::create_dir_all(dest.parent().expect("has a parent"))?;
-                        fs::rename(&tmp, &dest)?;
-                        placed.push(dest);
+                    let mut placed = Vec::new();
+                    for staging in stagings {
+                        for (digest, tmp) in &staging.staged {
+                            let dest = file_path(&root, digest);
+                            fs::create_dir_all(dest.parent().expect("has a parent"))?;
+                            fs::rename(tmp, &dest)?;
+                            placed.push(dest);
+                        }
+                        // The bundle's staging directory, empty now, goes when it drops.
                     }
-                    // The bundle's staging directory, empty now, goes too.
-                    drop(dir);
                     durable(&root, &placed)
                 })
                 .await
@@ -424,8 +439,8 @@ impl Staging {
             }
             #[cfg(feature = "s3")]
             Place::Objects(store) => {
-                for (digest, tmp) in self.staged {
-                    let path = object_path(&digest);
+                for (digest, tmp) in stagings.iter().flat_map(|s| &s.staged) {
+                    let path = object_path(digest);
                     match store.head(&path).await {
                         Ok(_) => continue,
                         Err(object_store::Error::NotFound { .. }) => {}
@@ -435,7 +450,7 @@ impl Staging {
                     // memory stays bounded whatever the artifact's size.
                     let mut upload = object_store::buffered::BufWriter::new(store.clone(), path);
                     let copied = async {
-                        let mut file = tokio::fs::File::open(&tmp).await?;
+                        let mut file = tokio::fs::File::open(tmp).await?;
                         tokio::io::copy(&mut file, &mut upload).await
                     }
                     .await;

@@ -29,32 +29,68 @@ impl Store {
         staging: Staging,
         found: &ServerFindings,
     ) -> Result<Ingested, StoreError> {
-        let m = &bundle.manifest;
-        let bundle_id = bundle.id.to_hex();
-        let agent_id = m.agent.id.clone();
+        let mut ingested = self.ingest_together(vec![(bundle, staging, found)]).await?;
+        Ok(ingested.pop().expect("one result for each bundle"))
+    }
+
+    /// Records `bundles` as [`Store::ingest`] would one after the other, in one
+    /// transaction: all of them, or none (the first that fails says why). Loading many at
+    /// once (`synth`) then pays for one commit and one flush of the blobs, not one each;
+    /// the rows are the same.
+    pub async fn ingest_together(
+        &self,
+        bundles: Vec<(&VerifiedBundle, Staging, &ServerFindings)>,
+    ) -> Result<Vec<Ingested>, StoreError> {
         // SQLite has one writer; queueing here beats retrying on SQLITE_BUSY.
         let _one_writer = self.write_lock.lock().await;
         let mut tx = self.pool.begin().await?;
+        let (mut results, mut placing) = (Vec::with_capacity(bundles.len()), Vec::new());
+        for (bundle, staging, found) in bundles {
+            let ingested = self.record(&mut tx, bundle, found).await?;
+            if matches!(ingested, Ingested::Stored { .. }) {
+                placing.push(staging);
+            }
+            results.push(ingested);
+        }
+        if placing.is_empty() {
+            // Nothing new: the transaction wrote nothing.
+            return Ok(results);
+        }
+        // The blobs go into place before the commit: a crash between the two leaves
+        // unreferenced blobs for garbage collection, never rows without their blobs.
+        Staging::publish_all(placing).await?;
+        tx.commit().await?;
+        Ok(results)
+    }
 
-        if already_stored(&mut tx, &bundle_id).await? {
+    /// The steps of recording one bundle, in the transaction `tx`.
+    async fn record(
+        &self,
+        tx: &mut Tx<'_>,
+        bundle: &VerifiedBundle,
+        found: &ServerFindings,
+    ) -> Result<Ingested, StoreError> {
+        let m = &bundle.manifest;
+        let bundle_id = bundle.id.to_hex();
+        let agent_id = m.agent.id.clone();
+        if already_stored(tx, &bundle_id).await? {
             return Ok(Ingested::AlreadyStored { bundle_id, agent_id });
         }
-        let signer = signer(&mut tx, bundle).await?;
-        write_agent(&mut tx, bundle, &signer).await?;
+        let signer = signer(tx, bundle).await?;
+        write_agent(tx, bundle, &signer).await?;
         let received_at = now();
         let execution_known = self.execution_known(m);
-        write_submission(&mut tx, bundle, &bundle_id, &signer, &received_at, execution_known).await?;
-        write_artifacts(&mut tx, bundle, &received_at).await?;
+        write_submission(tx, bundle, &bundle_id, &signer, &received_at, execution_known).await?;
+        write_artifacts(tx, bundle, &received_at).await?;
         let carried =
-            crate::reproductions::not_reproduced_before(&mut tx, &agent_id, &m.benchmark.version, &bundle_id)
+            crate::reproductions::not_reproduced_before(tx, &agent_id, &m.benchmark.version, &bundle_id)
                 .await?;
-        let found = &carry_not_reproduced(&mut tx, bundle, &bundle_id, &carried, found).await?;
-        write_runs(&mut tx, bundle, &bundle_id, found).await?;
-        crate::reproductions::write_sample(&mut tx, bundle, &bundle_id, &signer, &received_at, &carried)
-            .await?;
-        write_aggregates(&mut tx, bundle, &bundle_id, found, execution_known).await?;
-        let superseded = supersede(&mut tx, bundle, &bundle_id, &received_at).await?;
-        update_current_totals(&mut tx, Some(&bundle_id), &superseded).await?;
+        let found = &carry_not_reproduced(tx, bundle, &bundle_id, &carried, found).await?;
+        write_runs(tx, bundle, &bundle_id, found).await?;
+        crate::reproductions::write_sample(tx, bundle, &bundle_id, &signer, &received_at, &carried).await?;
+        write_aggregates(tx, bundle, &bundle_id, found, execution_known).await?;
+        let superseded = supersede(tx, bundle, &bundle_id, &received_at).await?;
+        update_current_totals(tx, Some(&bundle_id), &superseded).await?;
         let mut detail = format!(
             "{} ({}) submitted {} runs for {} {}, signed by {} ({})",
             m.agent.name(),
@@ -71,12 +107,7 @@ impl Store {
         if flagged > 0 {
             detail.push_str(&format!("; {flagged} of its successes carry integrity findings"));
         }
-        write_change(&mut tx, &received_at, "accepted", &bundle_id, &agent_id, &detail).await?;
-
-        // The blobs go into place before the commit: a crash between the two leaves
-        // unreferenced blobs for garbage collection, never rows without their blobs.
-        staging.publish().await?;
-        tx.commit().await?;
+        write_change(tx, &received_at, "accepted", &bundle_id, &agent_id, &detail).await?;
         Ok(Ingested::Stored { bundle_id, agent_id, superseded })
     }
 }

@@ -222,16 +222,13 @@ async fn fetch_rows(set: Option<&str>, integrity: Integrity) -> Result<Vec<Leade
 /// The view the filter form and the table's order ask for.
 fn read_form(root: &Element) -> BoardQuery {
     let value = |name: &str| {
-        root.query_selector(&format!("form.filters [name={name}]"))
-            .ok()
-            .flatten()
-            .and_then(|e| {
-                e.clone()
-                    .dyn_into::<HtmlSelectElement>()
-                    .map(|s| s.value())
-                    .or_else(|_| e.dyn_into::<HtmlInputElement>().map(|i| i.value()))
-                    .ok()
-            })
+        root.query_selector(&format!("form.filters [name={name}]")).ok().flatten().and_then(|e| {
+            e.clone()
+                .dyn_into::<HtmlSelectElement>()
+                .map(|s| s.value())
+                .or_else(|_| e.dyn_into::<HtmlInputElement>().map(|i| i.value()))
+                .ok()
+        })
     };
     // The boxes ticked, as a GET form would send them.
     let ticked = |name: &str| {

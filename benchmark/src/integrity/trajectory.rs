@@ -6,10 +6,12 @@
 //! agent's words are not evidence: a run that printed its result line shows it there
 //! honestly.
 
+use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use regex::Regex;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::{Found, Globs, TRAJECTORY_EVIDENCE, result_line_values, result_patterns, write_targets};
 use crate::check::CheckSpec;
@@ -27,9 +29,13 @@ pub const ALWAYS_WATCHED: [&str; 2] = ["/tests/**", "/solution/**"];
 /// [`bundle::MAX_FINDINGS`], one per step. `check` is the task's check as the run was
 /// judged by, if known. A file that is not ATIF gives none.
 pub fn trajectory_findings(card: &TaskCard, check: Option<&CheckSpec>, trajectory: &[u8]) -> Vec<Finding> {
-    let Ok(file) = serde_json::from_slice::<Value>(trajectory) else { return Vec::new() };
-    let Some(steps) = file.get("steps").and_then(Value::as_array) else { return Vec::new() };
-    let lines = step_lines(&String::from_utf8_lossy(trajectory));
+    // Only the steps' source, id and tool calls are read: the rest (observations, the
+    // agent's words, metrics; most of a trajectory's bytes) is checked to be JSON and
+    // skipped, never built, however deeply nested.
+    let Ok(text) = std::str::from_utf8(trajectory) else { return Vec::new() };
+    let Some(file) = object(text) else { return Vec::new() };
+    let Some(steps) = file.get("steps").and_then(|s| array(s.get())) else { return Vec::new() };
+    let lines: BTreeMap<i64, usize> = step_lines(text).into_iter().rev().collect();
     let protected = Globs::new(card.integrity.protected.iter().map(String::as_str));
     let watched =
         Globs::new(ALWAYS_WATCHED.into_iter().chain(card.integrity.watched.iter().map(String::as_str)));
@@ -38,17 +44,21 @@ pub fn trajectory_findings(card: &TaskCard, check: Option<&CheckSpec>, trajector
     }));
     let patterns = check.map(result_patterns).unwrap_or_default();
     let mut found = Found::about(TRAJECTORY);
-    for step in steps {
-        if step.get("source").and_then(Value::as_str) != Some("agent") {
+    for step in steps.iter().filter_map(|s| object(s.get())) {
+        let field = |name: &str| step.get(name).map(|v| v.get());
+        if field("source").and_then(string).as_deref() != Some("agent") {
             continue;
         }
-        let Some(id) = step.get("step_id").and_then(Value::as_i64) else { continue };
-        let line = lines.iter().find(|(s, _)| *s == id).map_or(1, |(_, l)| *l);
-        let calls = step.get("tool_calls").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        let Some(id) = field("step_id").and_then(|v| serde_json::from_str::<i64>(v).ok()) else { continue };
+        let line = lines.get(&id).copied().unwrap_or(1);
+        let calls = field("tool_calls").and_then(array).unwrap_or_default();
+        let calls: Vec<_> = calls.iter().filter_map(|c| object(c.get())).collect();
         let seen = calls.iter().find_map(|call| {
-            let function = call.get("function_name").and_then(Value::as_str).unwrap_or("tool");
+            let function = call.get("function_name").and_then(|v| string(v.get()));
+            let function = function.as_deref().unwrap_or("tool");
+            let arguments = call.get("arguments").and_then(|v| serde_json::from_str::<Value>(v.get()).ok());
             let mut texts = Vec::new();
-            strings(call.get("arguments").unwrap_or(&Value::Null), &mut texts);
+            strings(arguments.as_ref().unwrap_or(&Value::Null), &mut texts);
             texts.iter().flat_map(|t| t.lines()).find_map(|text| {
                 if let Some((name, value)) = result_line_values(&patterns, text).into_iter().next() {
                     return Some(format!(
@@ -83,6 +93,22 @@ pub fn trajectory_findings(card: &TaskCard, check: Option<&CheckSpec>, trajector
         }
     }
     found.findings
+}
+
+/// A JSON object's fields, each left unparsed; of a key given twice, the last counts (as
+/// for a whole [`Value`]). `None` for anything else.
+fn object(json: &str) -> Option<BTreeMap<String, &RawValue>> {
+    serde_json::from_str(json).ok()
+}
+
+/// A JSON array's items, each left unparsed; `None` for anything else.
+fn array(json: &str) -> Option<Vec<&RawValue>> {
+    serde_json::from_str(json).ok()
+}
+
+/// A JSON string's text; `None` for anything else.
+fn string(json: &str) -> Option<String> {
+    serde_json::from_str(json).ok()
 }
 
 /// The line of the file where each step's `"step_id"` is, by step id. One pass: the

@@ -232,3 +232,25 @@ fn a_bad_integrity_file_is_refused_naming_it() {
         assert!(error.contains("integrity.toml") && error.contains(says), "{settings}: {error}");
     }
 }
+
+/// A trajectory cannot hide a tool call from the check by what it puts around it: an
+/// observation nested past any parser's depth limit, a field given twice (the last
+/// counts, as for any JSON reader), steps that are not objects, a step id that is not a
+/// number. The call that reads the harness's tests is found on its line all the same.
+#[test]
+fn a_trajectory_cannot_hide_a_call_by_what_surrounds_it() {
+    let deep = format!("{}0{}", "[".repeat(400), "]".repeat(400));
+    let trajectory = format!(
+        "{{\"schema_version\": \"ATIF-v1.7\", \"steps\": [\n\
+         {{\"step_id\": 1, \"source\": \"agent\", \"observation\": {deep}}},\n\
+         7, \"a step\", null,\n\
+         {{\"step_id\": \"two\", \"source\": \"agent\", \"tool_calls\": [{{\"function_name\": \"bash\", \"arguments\": {{\"command\": \"cat /tests/a.sh\"}}}}]}},\n\
+         {{\"step_id\": 3, \"source\": \"user\", \"source\": \"agent\", \"observation\": {deep},\n\
+          \"tool_calls\": [{{\"function_name\": \"bash\", \"arguments\": {{\"command\": \"cat /tests/test.sh\"}}}}]}}\n\
+         ]}}\n"
+    );
+    let flags = trajectory_flags("cogs", &trajectory);
+    assert_eq!(flags, BTreeSet::from([("trajectory-evidence".to_owned(), Some(5))]), "{trajectory}");
+    // What a whole-file parse would have refused is read all the same.
+    assert!(serde_json::from_str::<serde_json::Value>(&trajectory).is_err());
+}

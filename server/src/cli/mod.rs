@@ -106,6 +106,11 @@ enum Command {
         /// The same seed gives the same results.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Bundles recorded in one transaction: one commit and one flush of the blobs
+        /// for all of them. 1 records each on its own, as the API does; the rows are the
+        /// same.
+        #[arg(long, default_value_t = 16)]
+        together: usize,
     },
 }
 
@@ -249,8 +254,8 @@ async fn run(command: Command, settings: crate::Settings) -> anyhow::Result<Exit
         }
         Command::Sessions { command } => commands::sessions(&state, command).await,
         Command::AccessLog { limit } => commands::access_log(&state, limit).await,
-        Command::Synth { agents, seed } => {
-            let stored = crate::synth::synth(&state, agents, seed).await?;
+        Command::Synth { agents, seed, together } => {
+            let stored = crate::synth::synth(&state, agents, seed, together).await?;
             println!("stored {stored} synthetic bundles");
             Ok(ExitCode::SUCCESS)
         }

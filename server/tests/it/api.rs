@@ -396,16 +396,21 @@ async fn metrics_count_requests_and_ingests() {
     }
 }
 
-/// `synth` goes through the ingest path and gives the same results for the same seed.
+/// `synth` goes through the ingest path and gives the same results for the same seed,
+/// whether it records each bundle on its own (`--together 1`, as the API does) or several
+/// in one transaction: every row of every table the same, but for the times of arrival
+/// and the signing key (a new one each time).
 #[tokio::test]
 async fn synthetic_results_are_reproducible() {
     let mut boards = Vec::new();
-    for _ in 0..2 {
+    let mut tables = Vec::new();
+    for together in [1, 3] {
         let dir = tempfile::tempdir().unwrap();
         let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
         let state = state(&backend, &dir.path().join("blobs")).await;
-        let stored = server::synth::synth(&state, 3, 7).await.unwrap();
+        let stored = server::synth::synth(&state, 3, 7, together).await.unwrap();
         assert_eq!(stored, 3);
+        tables.push(all_rows(&dir.path().join("db.sqlite")).await);
         let app = server::build_app(state);
         let board = get(&app, "/api/v1/leaderboard").await.json();
         let rows = board["rows"].as_array().unwrap().clone();
@@ -422,4 +427,48 @@ async fn synthetic_results_are_reproducible() {
         boards.push(rows.iter().map(|r| (r["bundle_id"].clone(), r["by_hint"].clone())).collect::<Vec<_>>());
     }
     assert_eq!(boards[0], boards[1], "the same seed, the same results");
+    let (one, together) = (&tables[0], &tables[1]);
+    assert_eq!(one.keys().collect::<Vec<_>>(), together.keys().collect::<Vec<_>>());
+    assert_eq!(one["runs"].len(), 3 * 180);
+    for (table, rows) in one {
+        assert_eq!(rows, &together[table], "table {table}: one transaction each, or three in one");
+    }
+}
+
+/// Every row of every table of an SQLite database, as text in order, with the times
+/// (columns `at` and `…_at`), the signing key and the signed envelopes left out.
+async fn all_rows(db: &std::path::Path) -> std::collections::BTreeMap<String, Vec<String>> {
+    use sqlx::Row as _;
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display())).await.unwrap();
+    let keyids: Vec<String> = sqlx::query_scalar("SELECT keyid FROM keys").fetch_all(&pool).await.unwrap();
+    let names: Vec<String> = sqlx::query_scalar(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%' \
+         AND name NOT LIKE '_sqlx%' ORDER BY name",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    let mut tables = std::collections::BTreeMap::new();
+    for name in names {
+        let columns: Vec<String> = sqlx::query(&format!("PRAGMA table_info(\"{name}\")"))
+            .fetch_all(&pool)
+            .await
+            .unwrap()
+            .iter()
+            .map(|c| c.get::<String, _>("name"))
+            .filter(|c| c != "at" && !c.ends_with("_at") && !["envelope", "public_key"].contains(&c.as_str()))
+            .collect();
+        let quoted: Vec<String> = columns.iter().map(|c| format!("quote(\"{c}\")")).collect();
+        let sql = format!("SELECT {} FROM \"{name}\"", quoted.join(" || '|' || "));
+        let mut rows: Vec<String> = sqlx::query_scalar(&sql).fetch_all(&pool).await.unwrap();
+        for row in &mut rows {
+            for keyid in &keyids {
+                *row = row.replace(keyid.as_str(), "KEYID");
+            }
+        }
+        rows.sort();
+        tables.insert(name, rows);
+    }
+    pool.close().await;
+    tables
 }

@@ -467,7 +467,7 @@ async fn many_agents_come_in_pages() {
     let dir = tempfile::tempdir().unwrap();
     let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
     let state = state(&backend, &dir.path().join("blobs")).await;
-    server::synth::synth(&state, 52, 3).await.unwrap();
+    server::synth::synth(&state, 52, 3, 16).await.unwrap();
     let app = server::build_app(state);
 
     let (status, html) = page(&app, "/").await;
