@@ -3,6 +3,9 @@
 # POST /api/v1/submissions, against the floor of `gzip -d` of the same file plus
 # `sha256sum` of its artifacts. Goal (issue 4): under 2x the floor.
 # Runs on SQLite; also on PostgreSQL when BENCH_DATABASE_URL names a server database.
+# Into a fresh database, or with BENCH_KEEP=DIR into the SQLite database that
+# `BENCH_KEEP=DIR bash perf/serve.sh N` made and kept there (N synthetic agents: the
+# ingest at scale, against the same floor); the three bundles are then added to it.
 # Usage: bash perf/ingest.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +40,7 @@ run_on() {
   local name=$1 url=$2
   local port
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  export DATABASE_URL=$url REXBENCH_BLOBS="$work/blobs-$name" REXBENCH_ADDR="127.0.0.1:$port" RUST_LOG=warn \
+  export DATABASE_URL=$url REXBENCH_BLOBS="${blobs:-$work/blobs-${name%% *}}" REXBENCH_ADDR="127.0.0.1:$port" RUST_LOG=warn \
     REXBENCH_SUBMISSIONS_PER_HOUR=1000000 REXBENCH_KEY_SUBMISSIONS_PER_HOUR=1000000
   $srv keys add --public-key "$work/key.pub.pem" --owner bench --tier maintainer >/dev/null
   $srv serve & server_pid=$!
@@ -54,5 +57,13 @@ run_on() {
   printf '%-10s ingest (best of 3 new bundles): %.3f s = %.2fx the floor (goal < 2x)\n' "$name" "$best" "$(echo "$best / $floor" | bc -l)"
   kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
 }
-run_on sqlite "sqlite://$work/bench.db"
-if [ -n "${BENCH_DATABASE_URL:-}" ]; then run_on postgres "$BENCH_DATABASE_URL"; fi
+if [ -n "${BENCH_KEEP:-}" ]; then
+  [ -f "$BENCH_KEEP/db.sqlite" ] || { echo "no database in $BENCH_KEEP: make it with BENCH_KEEP=$BENCH_KEEP bash perf/serve.sh N" >&2; exit 1; }
+  agents=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT COUNT(*) FROM agents").fetchone()[0])' "$BENCH_KEEP/db.sqlite")
+  blobs=$BENCH_KEEP/blobs-sqlite
+  run_on "sqlite ($agents agents)" "sqlite://$BENCH_KEEP/db.sqlite"
+else
+  blobs=""
+  run_on sqlite "sqlite://$work/bench.db"
+fi
+if [ -n "${BENCH_DATABASE_URL:-}" ]; then blobs=""; run_on postgres "$BENCH_DATABASE_URL"; fi

@@ -5,9 +5,12 @@
 #      beside nginx serving the same HTML bytes as a static file: as is, and
 #      brotli-compressed as browsers ask for it (nginx serving the server's own .br
 #      bytes with brotli_static);
-#   b. cold renders (render cache off) of every page: the leaderboard (as it is and
-#      ordered by cost), an agent, the tasks, a task, a run with its trajectory, the
-#      failures, a comparison, the changes, the keys, the submit and about pages;
+#   b. cold renders (render cache off) of every page: the leaderboard (as it is, ordered
+#      by cost, of public tasks, its last page), an agent, the tasks, a task (and its
+#      second page), a run with its trajectory, the failures, a comparison, the changes,
+#      the keys, the submit and about pages; and of every answer of the API that reads
+#      (the maintainers' with the admin token), an artifact and the CSV; the slowest
+#      three; the server's memory after them;
 #   c. ingest throughput of the demo bundles against gzip -d + sha256sum of them;
 #   d. the server's memory after loading the data and serving (a): its own (anonymous)
 #      and resident, with the mapped database pages resident counts.
@@ -152,19 +155,35 @@ CONF
   kill "$pid"; wait "$pid" 2>/dev/null || true
   fi
 
-  # (b): every request rendered afresh.
+  # (b): every request rendered afresh: each page, and each answer of the API (the
+  # maintainers' too, with the admin token), slowest first at the end.
   port=$(free_port)
-  REXBENCH_RENDER_CACHE=off REXBENCH_ADDR=127.0.0.1:$port "$srv" serve & pid=$!; pids+=("$pid")
+  REXBENCH_ADMIN_TOKEN=bench-admin REXBENCH_RENDER_CACHE=off REXBENCH_ADDR=127.0.0.1:$port "$srv" serve & pid=$!; pids+=("$pid")
   wait_ready "http://127.0.0.1:$port"
   local run; run=$(curl -sf "http://127.0.0.1:$port/agents/synthetic-00000?task=cogs&hint=none" | grep -o 'href="/runs/[0-9]*"' | head -1 | grep -o '[0-9]*')
-  for path in / "/?sort=cost-none" "/?tasks=public" /agents/synthetic-00000 /tasks /tasks/cogs "/runs/$run" /failures \
-      "/compare?a=synthetic-00000&b=synthetic-00001" /changes /keys /submit /about; do
-    curl -sf "http://127.0.0.1:$port$path" -o /dev/null  # warm the database's own caches
+  local bundle; bundle=$(curl -sf "http://127.0.0.1:$port/api/v1/agents/synthetic-00000" | python3 -c 'import json,sys; print(json.load(sys.stdin)["submissions"][0]["bundle_id"])')
+  local digest; digest=$(curl -sf "http://127.0.0.1:$port/api/v1/runs/$run" | python3 -c 'import json,sys; print(json.load(sys.stdin)["artifacts"][0]["digest"])')
+  local timings="$work/timings-$name"; : > "$timings"
+  for path in / "/?sort=cost-none" "/?tasks=public" "/?page=$(( (agents + 49) / 50 ))" /agents/synthetic-00000 /tasks /tasks/cogs \
+      "/tasks/cogs?page=2" "/runs/$run" /failures "/compare?a=synthetic-00000&b=synthetic-00001" /changes /keys /submit /about \
+      /leaderboard.csv /api/v1/leaderboard "/api/v1/leaderboard?page=2" /api/v1/agents/synthetic-00000 /api/v1/tasks /api/v1/tasks/cogs \
+      "/api/v1/runs/$run" /api/v1/changes /api/v1/keys /api/v1/sampling "/api/v1/submissions/$bundle/envelope" \
+      "/api/v1/submissions/$bundle/sample" "/artifacts/$digest" /api/v1/openapi.json \
+      /api/v1/admin/findings /api/v1/admin/reproductions /api/v1/admin/outputs /api/v1/admin/access-log /api/v1/admin/keys; do
+    # The maintainers' answers, and an output of a task whose outputs are private, as a maintainer.
+    local auth=(); case $path in /api/v1/admin/*|/artifacts/*) auth=(-H 'Authorization: Bearer bench-admin');; esac
+    curl -sf "${auth[@]}" "http://127.0.0.1:$port$path" -o /dev/null \
+      || { echo "$path did not answer 200" >&2; exit 1; }  # and warms the database's own caches
     local times=()
-    for _ in 1 2 3 4 5; do times+=("$(curl -sf -o /dev/null -w '%{time_total}' "http://127.0.0.1:$port$path")"); done
+    for _ in 1 2 3 4 5; do times+=("$(curl -sf "${auth[@]}" -o /dev/null -w '%{time_total}' "http://127.0.0.1:$port$path")"); done
     local median; median=$(printf '%s\n' "${times[@]}" | sort -n | sed -n 3p)
-    printf 'b. cold render %-46s %6s ms (median of 5)\n' "$path" "$(ms "$median")"
+    printf 'b. cold render %-60s %6s ms (median of 5)\n' "$path" "$(ms "$median")" | tee -a "$timings"
   done
+  echo "b. the slowest three:"; sort -k5 -n -r "$timings" | head -3 | sed 's/^b. cold render /   /'
+  local rss anon
+  rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status"); anon=$(awk '/RssAnon/ {print $2}' "/proc/$pid/status")
+  printf 'b. server memory after answering them: own (anonymous) %.0f MB, resident %.0f MB\n' \
+    "$(echo "$anon/1024" | bc -l)" "$(echo "$rss/1024" | bc -l)"
   kill "$pid"; wait "$pid" 2>/dev/null || true
 
   [ "${BENCH_ONLY:-}" = b ] && return
