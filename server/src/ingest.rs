@@ -129,17 +129,16 @@ pub async fn record(app: &AppState, checked: Checked) -> Result<Ingested, ApiErr
 /// none. For loading many at once (`synth`); the rows are those [`record`] gives one by
 /// one. A reproduction is recorded on its own.
 pub async fn record_together(app: &AppState, checked: Vec<Checked>) -> Result<Vec<Ingested>, ApiError> {
-    let mut bundles = Vec::with_capacity(checked.len());
-    let mut kept = Vec::with_capacity(checked.len());
+    let (mut verified, mut stagings) = (Vec::with_capacity(checked.len()), Vec::with_capacity(checked.len()));
     for Checked { bundle, staging, found } in checked {
         let Some(found) = found else {
             return Err(ApiError::internal("a reproduction is recorded on its own, not with other bundles"));
         };
-        kept.push((bundle, found));
-        bundles.push(staging);
+        verified.push((bundle, found));
+        stagings.push(staging);
     }
     let together =
-        kept.iter().zip(bundles).map(|((bundle, found), staging)| (bundle, staging, found)).collect();
+        verified.iter().zip(stagings).map(|((bundle, found), staging)| (bundle, staging, found)).collect();
     let ingested = app.store.ingest_together(together).await?;
     if ingested.iter().any(|i| matches!(i, Ingested::Stored { .. })) {
         refresh_pages(app).await;

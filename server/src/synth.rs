@@ -144,6 +144,7 @@ pub async fn synth(app: &AppState, agents: usize, seed: u64, together: usize) ->
                 let Some(checked) = receive.recv().await else { break };
                 group.push(checked.with_context(|| format!("synthetic agent {}", done + group.len()))?);
             }
+            anyhow::ensure!(!group.is_empty(), "the synthetic bundles ended after {done} of {agents}");
             waited += at.elapsed().as_secs_f64();
             let at = std::time::Instant::now();
             let first = done;

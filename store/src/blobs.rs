@@ -366,24 +366,24 @@ impl Staging {
     /// (content-addressed, so an artifact stored before is not staged again). At most
     /// `limit` bytes are read; a longer one is an `InvalidData` error.
     pub async fn read(&self, digest: &Digest, limit: u64) -> io::Result<Vec<u8>> {
-        let mut bytes = Vec::new();
         let staged = self.staged.iter().find(|(d, _)| d == digest).map(|(_, path)| path.clone());
         let local = match &self.blobs.place {
             Place::Dir(root) => Some(staged.unwrap_or_else(|| file_path(root, digest))),
             #[cfg(feature = "s3")]
             Place::Objects(_) => staged,
         };
-        if let Some(path) = local {
+        let bytes = if let Some(path) = local {
             // One task on the blocking pool for the whole file (tokio's files take one
             // per chunk read).
-            bytes = tokio::task::spawn_blocking(move || {
+            tokio::task::spawn_blocking(move || {
                 let mut bytes = Vec::new();
                 File::open(path)?.take(limit + 1).read_to_end(&mut bytes)?;
                 io::Result::Ok(bytes)
             })
             .await
-            .map_err(io::Error::other)??;
+            .map_err(io::Error::other)??
         } else {
+            let mut bytes = Vec::new();
             let mut stream = self.blobs.read(digest).await?;
             while let Some(chunk) = stream.next().await {
                 bytes.extend_from_slice(&chunk?);
@@ -391,7 +391,8 @@ impl Staging {
                     break;
                 }
             }
-        }
+            bytes
+        };
         if bytes.len() as u64 > limit {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,

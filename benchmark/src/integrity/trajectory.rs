@@ -35,6 +35,7 @@ pub fn trajectory_findings(card: &TaskCard, check: Option<&CheckSpec>, trajector
     let Ok(text) = std::str::from_utf8(trajectory) else { return Vec::new() };
     let Some(file) = object(text) else { return Vec::new() };
     let Some(steps) = file.get("steps").and_then(|s| array(s.get())) else { return Vec::new() };
+    // A step id given twice points at its first line (collected last, so kept).
     let lines: BTreeMap<i64, usize> = step_lines(text).into_iter().rev().collect();
     let protected = Globs::new(card.integrity.protected.iter().map(String::as_str));
     let watched =
