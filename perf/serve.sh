@@ -5,7 +5,8 @@
 #      beside nginx serving the same HTML bytes as a static file: as is, and
 #      brotli-compressed as browsers ask for it (nginx serving the server's own .br
 #      bytes with brotli_static);
-#   b. cold renders (render cache off) of every page: the leaderboard (as it is, ordered
+#   b. cold renders (render cache off) of every page (the median of five after a first,
+#      which makes what the store keeps until the data change, timed apart): the leaderboard (as it is, ordered
 #      by cost, of public tasks, its last page), an agent, the tasks, a task (and its
 #      second page), a run with its trajectory, the failures, a comparison, the changes,
 #      the keys, the submit and about pages; and of every answer of the API that reads
@@ -18,6 +19,7 @@
 # Needs wrk and nginx (Debian: apt-get install wrk nginx libnginx-mod-http-brotli-static).
 # BENCH_ONLY=b measures (b) alone, on a database it makes once and keeps in BENCH_KEEP
 # (a folder; made on the first run): a quick rerun after a change to a page.
+# BENCH_POSTGRES_ONLY=1 measures PostgreSQL alone (with BENCH_DATABASE_URL).
 # Usage: bash perf/serve.sh [AGENTS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -172,12 +174,15 @@ CONF
       /api/v1/admin/findings /api/v1/admin/reproductions /api/v1/admin/outputs /api/v1/admin/access-log /api/v1/admin/keys; do
     # The maintainers' answers, and an output of a task whose outputs are private, as a maintainer.
     local auth=(); case $path in /api/v1/admin/*|/artifacts/*) auth=(-H 'Authorization: Bearer bench-admin');; esac
-    curl -sf "${auth[@]}" "http://127.0.0.1:$port$path" -o /dev/null \
-      || { echo "$path did not answer 200" >&2; exit 1; }  # and warms the database's own caches
+    # The first answer also makes what the store keeps until the data change (the
+    # board's rows, the statistics), and warms the database's own caches.
+    local first
+    first=$(curl -sf "${auth[@]}" "http://127.0.0.1:$port$path" -o /dev/null -w '%{time_total}') \
+      || { echo "$path did not answer 200" >&2; exit 1; }
     local times=()
     for _ in 1 2 3 4 5; do times+=("$(curl -sf "${auth[@]}" -o /dev/null -w '%{time_total}' "http://127.0.0.1:$port$path")"); done
     local median; median=$(printf '%s\n' "${times[@]}" | sort -n | sed -n 3p)
-    printf 'b. cold render %-60s %6s ms (median of 5)\n' "$path" "$(ms "$median")" | tee -a "$timings"
+    printf 'b. cold render %-60s %6s ms (median of 5; the first: %s ms)\n' "$path" "$(ms "$median")" "$(ms "$first")" | tee -a "$timings"
   done
   echo "b. the slowest three:"; sort -k5 -n -r "$timings" | head -3 | sed 's/^b. cold render /   /'
   local rss anon
@@ -201,7 +206,9 @@ CONF
   kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 
-if [ -n "${BENCH_KEEP:-}" ]; then
+if [ -n "${BENCH_POSTGRES_ONLY:-}" ]; then
+  :
+elif [ -n "${BENCH_KEEP:-}" ]; then
   mkdir -p "$BENCH_KEEP"
   run_on sqlite "sqlite://$BENCH_KEEP/db.sqlite"
 else

@@ -38,27 +38,23 @@ impl Store {
     ) -> Result<Arc<BoardStats>, StoreError> {
         let generation = self.generation().await?;
         let key = (integrity, tasks.map(<[TaskId]>::to_vec));
-        let mut cache = self.stats_cache.lock().await;
-        if let Some((at, stats)) = cache.get(&key)
-            && *at == generation
-        {
-            return Ok(stats.clone());
-        }
-        let sets = self.cells(None, integrity, tasks).await?;
-        let stats = tokio::task::spawn_blocking(move || {
-            let mut by_bundle = BTreeMap::new();
-            for (_, agents) in sets.values() {
-                for s in stats::analyse_set(agents, stats::REPLICATES, stats::SEED) {
-                    by_bundle.insert(s.id.clone(), s);
-                }
-            }
-            BoardStats { by_bundle }
-        })
-        .await
-        .map_err(|source| StoreError::Background { task: "computing the statistics", source })?;
-        let stats = Arc::new(stats);
-        cache.insert(key, (generation, stats.clone()));
-        Ok(stats)
+        self.memo
+            .stats
+            .get_or(generation, &key, || async {
+                let sets = self.cells(None, integrity, tasks).await?;
+                tokio::task::spawn_blocking(move || {
+                    let mut by_bundle = BTreeMap::new();
+                    for (_, agents) in sets.values() {
+                        for s in stats::analyse_set(agents, stats::REPLICATES, stats::SEED) {
+                            by_bundle.insert(s.id.clone(), s);
+                        }
+                    }
+                    BoardStats { by_bundle }
+                })
+                .await
+                .map_err(|source| StoreError::Background { task: "computing the statistics", source })
+            })
+            .await
     }
 
     /// The paired comparison of two current submissions over the tasks both ran.

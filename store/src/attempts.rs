@@ -76,6 +76,11 @@ impl Store {
             .await?;
         }
         tx.commit().await?;
+        // Another process's reads kept from before see the new counts when the change
+        // log next moves; this one's start afresh now.
+        if !changed.is_empty() {
+            self.memo.clear();
+        }
         Ok(changed.into_iter().map(|(t, _)| t.clone()).collect())
     }
 }

@@ -37,6 +37,8 @@ mod ingest;
 #[cfg(feature = "db")]
 mod keys;
 #[cfg(feature = "db")]
+mod memo;
+#[cfg(feature = "db")]
 mod outputs;
 #[cfg(feature = "db")]
 mod reads;

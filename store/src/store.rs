@@ -19,13 +19,8 @@ pub struct Store {
     backend: Backend,
     blobs: Blobs,
     pub(crate) write_lock: tokio::sync::Mutex<()>,
-    /// The statistics and the change-log position they were computed at.
-    pub(crate) stats_cache: tokio::sync::Mutex<
-        std::collections::BTreeMap<
-            (vocab::Integrity, Option<Vec<TaskId>>),
-            (i64, std::sync::Arc<crate::BoardStats>),
-        >,
-    >,
+    /// Reads of the whole board, each kept until the change log moves.
+    pub(crate) memo: crate::memo::Memos,
     /// The tasks of the task sets the server knows (by digest), which results are
     /// complete against; a set it does not know is the tasks its results ran.
     known_sets: std::sync::RwLock<std::collections::BTreeMap<String, Vec<TaskId>>>,
@@ -58,7 +53,7 @@ impl Store {
             backend: backend.clone(),
             blobs,
             write_lock: tokio::sync::Mutex::new(()),
-            stats_cache: tokio::sync::Mutex::new(Default::default()),
+            memo: Default::default(),
             known_sets: Default::default(),
             success_only: Default::default(),
         })
@@ -77,6 +72,7 @@ impl Store {
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .insert(digest.to_owned(), tasks);
+        self.memo.clear();
     }
 
     /// The tasks of the set of `digest`, if the server knows it.

@@ -94,47 +94,91 @@ pub use answers::*;
 mod answers {
     use std::collections::BTreeMap;
 
-    use store::{Hint, LeaderboardFilter, LeaderboardRow, Store, TaskId};
+    use store::stats::AgentStats;
+    use store::{Hint, LeaderboardRow, Store, TaskId};
 
     use super::{LeaderboardData, LeaderboardEntry, TaskSet, counted_tasks};
     use crate::ViewError;
     use crate::board::{BoardQuery, PER_PAGE, Sort, TaskScope};
     use crate::catalog::Catalog;
 
-    /// Every current row `query` keeps, of any task set, counted over the tasks it
-    /// says: what the API's leaderboard and its CSV list.
-    pub async fn entries(
-        store: &Store,
-        catalog: &Catalog,
-        query: &BoardQuery,
-    ) -> Result<Vec<LeaderboardEntry>, ViewError> {
-        let scope = query.tasks;
-        let filter = LeaderboardFilter {
-            tasks: (scope == TaskScope::Public).then(|| catalog.public_tasks()),
-            ..query.filter()
-        };
-        let (rows, stats, sets) = futures::try_join!(
-            store.leaderboard(&filter),
-            store.board_stats(filter.integrity, filter.tasks.as_deref()),
-            store.task_sets(),
-        )?;
-        Ok(rows
-            .into_iter()
-            .map(|row| {
-                let set = sets.iter().find(|s| s.digest == row.task_set_digest).map(|s| s.tasks.as_slice());
-                let tasks = counted_tasks(catalog, set.unwrap_or_default(), scope);
-                LeaderboardEntry {
-                    stats: stats.by_bundle.get(&row.bundle_id).cloned(),
-                    ranked: row.ranked(tasks.len()),
-                    tasks,
-                    row,
-                }
-            })
-            .collect())
+    /// The current rows a query keeps, of any task set, counted over the tasks it says,
+    /// by agent then bundle: what the API's leaderboard gives a page at a time, and its
+    /// CSV whole. Read from the rows the store keeps between changes, and borrowed.
+    #[derive(Debug)]
+    pub struct Entries {
+        board: std::sync::Arc<Vec<LeaderboardRow>>,
+        stats: std::sync::Arc<store::BoardStats>,
+        /// The tasks counted, by task set.
+        counted: BTreeMap<String, Vec<TaskId>>,
+        /// The rows kept, by their place in `board`.
+        kept: Vec<usize>,
     }
 
-    /// The leaderboard page a URL asks for: one task set, narrowed by the database,
-    /// ordered and cut into pages here.
+    /// One entry, borrowed: the row, its statistics, the tasks counted and whether it
+    /// is ranked on them.
+    #[derive(Debug)]
+    pub struct EntryRef<'a> {
+        pub row: &'a LeaderboardRow,
+        pub stats: Option<&'a AgentStats>,
+        pub tasks: &'a [TaskId],
+        pub ranked: bool,
+    }
+
+    impl Entries {
+        /// How many rows the query keeps.
+        pub fn total(&self) -> usize {
+            self.kept.len()
+        }
+
+        /// Every row kept, in order.
+        pub fn each(&self) -> impl Iterator<Item = EntryRef<'_>> {
+            self.kept.iter().map(|&i| {
+                let row = &self.board[i];
+                let tasks = self.counted.get(&row.task_set_digest).map_or(&[][..], Vec::as_slice);
+                EntryRef {
+                    row,
+                    stats: self.stats.by_bundle.get(&row.bundle_id),
+                    tasks,
+                    ranked: row.ranked(tasks.len()),
+                }
+            })
+        }
+
+        /// The rows of page `(page, per page)`, as the API gives them.
+        pub fn page(&self, window: (usize, usize)) -> Vec<LeaderboardEntry> {
+            let (skip, take) = crate::query::cut(window);
+            self.each()
+                .skip(skip)
+                .take(take)
+                .map(|e| LeaderboardEntry {
+                    row: e.row.clone(),
+                    stats: e.stats.cloned(),
+                    tasks: e.tasks.to_vec(),
+                    ranked: e.ranked,
+                })
+                .collect()
+        }
+    }
+
+    /// The current rows `query` keeps, of any task set: see [`Entries`].
+    pub async fn entries(store: &Store, catalog: &Catalog, query: &BoardQuery) -> Result<Entries, ViewError> {
+        let scope = query.tasks;
+        let tasks = (scope == TaskScope::Public).then(|| catalog.public_tasks());
+        let (board, stats, sets) = futures::try_join!(
+            store.board_rows(query.integrity, tasks.as_deref()),
+            store.board_stats(query.integrity, tasks.as_deref()),
+            store.task_sets(),
+        )?;
+        let counted =
+            sets.iter().map(|s| (s.digest.clone(), counted_tasks(catalog, &s.tasks, scope))).collect();
+        // In the database's order: by agent, then bundle.
+        let kept = board.iter().enumerate().filter(|(_, r)| query.keeps(r)).map(|(i, _)| i).collect();
+        Ok(Entries { board, stats, counted, kept })
+    }
+
+    /// The leaderboard page a URL asks for: one task set, its rows narrowed, ordered and
+    /// cut into pages here.
     pub async fn page(
         store: &Store,
         catalog: &Catalog,
@@ -163,18 +207,27 @@ mod answers {
         };
         let tasks = counted_tasks(catalog, &chosen.tasks, query.tasks);
         let scope = (query.tasks == TaskScope::Public).then_some(tasks.as_slice());
-        let filter = LeaderboardFilter {
-            task_set_digest: Some(chosen.digest.clone()),
-            tasks: scope.map(<[TaskId]>::to_vec),
-            ..query.filter()
-        };
-        // Ordered on what ordering needs, then whole rows for the page shown only.
-        let (mut keys, (frameworks, models, harnesses), stats) = futures::try_join!(
-            store.leaderboard_keys(&filter, query.sort.rate_key()),
-            store.leaderboard_choices(&chosen.digest),
+        // Every current row, read once per change of the data; narrowed, ordered and
+        // cut into pages here, with the rules the browser's island applies to them.
+        let (board, unscoped, stats) = futures::try_join!(
+            store.board_rows(query.integrity, scope),
+            store.board_rows(store::Integrity::Reported, None),
             store.board_stats(query.integrity, scope),
         )?;
-        keys.retain(|k| query.name_matches(&k.display_name));
+        let in_set = |r: &&LeaderboardRow| r.task_set_digest == chosen.digest;
+        let (mut frameworks, mut models, mut harnesses) = (Vec::new(), Vec::new(), Vec::new());
+        for r in unscoped.iter().filter(in_set) {
+            frameworks.push(r.framework.clone());
+            models.push(r.model.clone());
+            harnesses.push(r.harness.name.clone());
+        }
+        for v in [&mut frameworks, &mut models, &mut harnesses] {
+            v.sort();
+            v.dedup();
+        }
+        let harnesses = harnesses.into_iter().map(|h| store::Harness::new(h, None)).collect();
+        let mut keys: Vec<_> =
+            board.iter().filter(in_set).filter(|r| query.keeps(r)).map(|r| query.key(r)).collect();
         if let Sort::EveryTime(hint) = query.sort {
             for key in &mut keys {
                 key.value = stats
@@ -191,13 +244,17 @@ mod answers {
         let with_infra_errors = keys.iter().filter(|k| k.infra_errors > 0).count();
         let pages = matching.div_ceil(PER_PAGE).max(1);
         let page = query.page.min(pages);
-        let shown: Vec<String> =
-            keys.into_iter().skip((page - 1) * PER_PAGE).take(PER_PAGE).map(|k| k.bundle_id).collect();
-        let mut found = store.leaderboard_rows(&shown, query.integrity, scope).await?;
-        let rows: Vec<LeaderboardRow> = shown
+        let shown: std::collections::HashMap<&str, usize> = keys
             .iter()
-            .filter_map(|b| found.iter().position(|r| &r.bundle_id == b).map(|i| found.swap_remove(i)))
+            .skip((page - 1) * PER_PAGE)
+            .take(PER_PAGE)
+            .enumerate()
+            .map(|(i, k)| (k.bundle_id.as_str(), i))
             .collect();
+        let mut rows: Vec<(usize, LeaderboardRow)> =
+            board.iter().filter_map(|r| shown.get(r.bundle_id.as_str()).map(|i| (*i, r.clone()))).collect();
+        rows.sort_by_key(|(i, _)| *i);
+        let rows: Vec<LeaderboardRow> = rows.into_iter().map(|(_, r)| r).collect();
         let stats = rows
             .iter()
             .filter_map(|r| Some((r.bundle_id.clone(), stats.by_bundle.get(&r.bundle_id)?.clone())))

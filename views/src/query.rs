@@ -135,6 +135,32 @@ impl<G: Fn(&str) -> Option<String>> Params<G> {
     }
 }
 
+/// Rows in each page of an API answer cut into pages, unless `per_page` says.
+pub const API_PER_PAGE: usize = 100;
+/// The most rows in one page of an API answer.
+pub const API_MOST_PER_PAGE: i64 = 500;
+
+/// An API answer's page (from 1) and its rows a page, read strictly from `page` and
+/// `per_page`: out of range, the parameter is named.
+pub fn window(page: Option<i64>, per_page: Option<i64>) -> Result<(usize, usize), BadQuery> {
+    let get = |name: &str| match name {
+        "page" => page.map(|n| n.to_string()),
+        "per_page" => per_page.map(|n| n.to_string()),
+        _ => None,
+    };
+    let p = Params::new(&get, Reading::Strict);
+    let page = p.number("page", 1..=i64::MAX, "1 or more")?;
+    let per_page = p.number("per_page", 1..=API_MOST_PER_PAGE, &format!("from 1 to {API_MOST_PER_PAGE}"))?;
+    let size =
+        |n: Option<i64>, default: usize| n.map_or(default, |n| usize::try_from(n).unwrap_or(usize::MAX));
+    Ok((size(page, 1), size(per_page, API_PER_PAGE)))
+}
+
+/// Of `total` rows, those of `window`'s page: how many to skip, and to take.
+pub fn cut((page, per_page): (usize, usize)) -> (usize, usize) {
+    (page.saturating_sub(1).saturating_mul(per_page), per_page)
+}
+
 /// The OpenAPI schemas of parameters that take a vocabulary's names, or the empty
 /// string for "any" (as the pages' forms send it).
 #[cfg(feature = "openapi")]

@@ -64,7 +64,26 @@ pub struct TaskAnswer {
     pub summary: Option<String>,
     /// Only the expected values the task card makes public.
     pub public_expected: Vec<ExpectedValue>,
+    /// This page's agents, by agent id.
     pub agents: Vec<TaskAgentRow>,
+    /// The page given (from 1), agents a page, and how many agents have results on the
+    /// task in all.
+    pub page: usize,
+    pub per_page: usize,
+    pub total: usize,
+}
+
+/// The API's query of one task: which page of its agents.
+#[derive(Debug, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
+pub struct TaskParams {
+    /// The page of agents, from 1 (the default).
+    #[cfg_attr(feature = "openapi", param(minimum = 1))]
+    pub page: Option<i64>,
+    /// Agents in each page: 1 to 500, default 100.
+    #[cfg_attr(feature = "openapi", param(minimum = 1, maximum = 500))]
+    pub per_page: Option<i64>,
 }
 
 /// A metric's public expected value, in words (e.g. `0.88211 ± 0.002`).
@@ -123,9 +142,16 @@ mod answers {
 
     /// One task as the API answers it: its public facts (the card's public expected
     /// values only) and every agent's rates on it.
-    pub async fn answer(store: &Store, catalog: &Catalog, id: &str) -> Result<TaskAnswer, ViewError> {
+    pub async fn answer(
+        store: &Store,
+        catalog: &Catalog,
+        id: &str,
+        window: (usize, usize),
+    ) -> Result<TaskAnswer, ViewError> {
         let task = catalog.get(id).ok_or_else(|| ViewError::NotFound(Missing::Task(id.to_owned())))?;
-        let agents = store.task(id).await?;
+        let all = store.task(id).await?;
+        let (skip, take) = crate::query::cut(window);
+        let agents = all.iter().skip(skip).take(take).cloned().collect();
         Ok(TaskAnswer {
             id: task.id.clone(),
             name: task.name.clone(),
@@ -136,6 +162,9 @@ mod answers {
                 .map(|e| ExpectedValue { metric: e.metric.clone(), value: e.value.clone() })
                 .collect(),
             agents,
+            page: window.0,
+            per_page: window.1,
+            total: all.len(),
         })
     }
 

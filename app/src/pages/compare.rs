@@ -24,14 +24,28 @@ pub(crate) fn ComparePage() -> impl IntoView {
     }
 }
 
+/// Agents past this many are typed rather than chosen from a list.
+const MOST_IN_A_LIST: usize = 200;
+
 #[component]
 fn Compare(data: CompareData) -> impl IntoView {
     let title = match (&data.a, &data.b) {
         (Some(a), Some(b)) => format!("{} vs {}", a.display_name, b.display_name),
         _ => "Compare agents".to_owned(),
     };
+    // A few agents are chosen from a list; many (a board of thousands) are typed, by id,
+    // with the browser's suggestions from one list the two fields share: two lists of
+    // every agent would double the page's weight with each agent on the board.
+    let typed = data.agents.len() > MOST_IN_A_LIST;
     let picker = |name: &'static str, label: &'static str, chosen: Option<String>| {
         let id = format!("pick-{name}");
+        if typed {
+            return view! {
+                <label for=id.clone()>{label}</label>
+                <input type="text" id=id name=name list="known-agents" value=chosen placeholder="An agent's id"/>
+            }
+            .into_any();
+        }
         view! {
             <label for=id.clone()>{label}</label>
             <select id=id name=name>
@@ -42,7 +56,13 @@ fn Compare(data: CompareData) -> impl IntoView {
                 }).collect_view()}
             </select>
         }
+        .into_any()
     };
+    let suggestions = typed.then(|| view! {
+        <datalist id="known-agents">
+            {data.agents.iter().map(|(id, n)| view! { <option value=id.clone() label=n.clone()></option> }).collect_view()}
+        </datalist>
+    });
     let a_id = data.a.as_ref().map(|a| a.id.clone());
     let b_id = data.b.as_ref().map(|b| b.id.clone());
     view! {
@@ -51,6 +71,7 @@ fn Compare(data: CompareData) -> impl IntoView {
         <form class="filters" method="get" action="/compare">
             {picker("a", "Agent A", a_id.clone())}
             {picker("b", "Agent B", b_id.clone())}
+            {suggestions}
             <button type="submit">"Compare"</button>
             {(a_id.is_some() && b_id.is_some()).then(|| view! {
                 <a href=href("/compare", &[("a", b_id.as_deref()), ("b", a_id.as_deref())])>"Swap"</a>

@@ -159,10 +159,23 @@ pub(crate) struct TaskAnswer {
     pub(crate) attempts: u32,
 }
 
+/// The leaderboard's rows, of every page.
 #[derive(Debug, Deserialize)]
 pub(crate) struct LeaderboardAnswer {
     pub(crate) rows: Vec<RowAnswer>,
 }
+
+/// One page of the leaderboard as the API gives it.
+#[derive(Debug, Deserialize)]
+struct LeaderboardPage {
+    rows: Vec<RowAnswer>,
+    total: usize,
+}
+
+/// Rows asked for in each page of the leaderboard: the most the API gives.
+const LEADERBOARD_PER_PAGE: usize = 500;
+/// Pages an audit reads at most (a million rows): a server's word bounds no loop.
+const LEADERBOARD_MOST_PAGES: usize = 2_000;
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct RowAnswer {
@@ -252,6 +265,28 @@ impl Api {
             return Err(fetch(format!("answered {status}: {}", text.chars().take(300).collect::<String>())));
         }
         Ok(body)
+    }
+
+    /// Every row of the leaderboard `query` asks for (`""` or `"integrity=strict"`), page
+    /// by page: as many pages as the first says there are, and no more.
+    pub(crate) fn leaderboard(&self, query: &str) -> Result<LeaderboardAnswer, Error> {
+        let page = |n: usize| -> Result<LeaderboardPage, Error> {
+            let and = if query.is_empty() { "" } else { "&" };
+            self.json(&format!("/api/v1/leaderboard?{query}{and}page={n}&per_page={LEADERBOARD_PER_PAGE}"))
+        };
+        let first = page(1)?;
+        let pages = first.total.div_ceil(LEADERBOARD_PER_PAGE);
+        if pages > LEADERBOARD_MOST_PAGES {
+            return Err(Error::Answer {
+                url: self.url("/api/v1/leaderboard"),
+                reason: format!("says it has {} rows: more than an audit reads", first.total),
+            });
+        }
+        let mut rows = first.rows;
+        for n in 2..=pages {
+            rows.extend(page(n)?.rows);
+        }
+        Ok(LeaderboardAnswer { rows })
     }
 
     pub(crate) fn json<T: DeserializeOwned>(&self, path: &str) -> Result<T, Error> {

@@ -188,7 +188,7 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey], token: Option<&str>
         cells.entry((run.task.to_string(), run.hint)).or_default().add(run);
         totals.entry(run.hint).or_default().add(run);
     }
-    let board: LeaderboardAnswer = api.json("/api/v1/leaderboard")?;
+    let board = api.leaderboard("")?;
     match board.rows.iter().find(|r| r.bundle_id == bundle_id) {
         None => check(false, "leaderboard: no row shows this submission".into()),
         Some(row) => {
@@ -433,7 +433,7 @@ fn integrity(
             *flagged.entry(run.hint).or_default() += 1;
         }
     }
-    let strict: LeaderboardAnswer = api.json("/api/v1/leaderboard?integrity=strict")?;
+    let strict = api.leaderboard("integrity=strict")?;
     let mut found = Vec::new();
     for (view, board) in [("as reported", reported), ("strict", &strict)] {
         let Some(row) = board.rows.iter().find(|r| r.bundle_id == bundle_id) else {

@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::ToSchema;
 use views::board::LeaderboardParams;
-use views::leaderboard::LeaderboardEntry;
+use views::leaderboard::{EntryRef, LeaderboardEntry};
 
 use crate::api::extract::ApiQuery;
 use crate::api::responses::ErrorAnswer;
@@ -17,13 +17,20 @@ use crate::state::Shared;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct LeaderboardAnswer {
+    /// This page's rows, by agent id then bundle id.
     pub rows: Vec<LeaderboardEntry>,
+    /// The page given (from 1), rows a page, and how many rows the query keeps in all:
+    /// the pages run to `total / per_page`, rounded up.
+    pub page: usize,
+    pub per_page: usize,
+    pub total: usize,
     /// Where the statistics are explained.
     pub method: String,
 }
 
 /// Each agent's current submission: rates under each hint condition, with the
-/// bootstrap's intervals, rank range and tie group (see `/about`).
+/// bootstrap's intervals, rank range and tie group (see `/about`). A page at a time
+/// (`page`, `per_page`); a page past the last has no rows.
 #[utoipa::path(
     get,
     path = "/api/v1/leaderboard",
@@ -31,7 +38,7 @@ pub struct LeaderboardAnswer {
     params(LeaderboardParams),
     responses(
         (status = 200, body = LeaderboardAnswer),
-        (status = 400, description = "An unknown tier, provenance, harness or task scope, or a parameter given twice", body = ErrorAnswer),
+        (status = 400, description = "An unknown tier, provenance, harness or task scope, a page or page size out of range, or a parameter given twice", body = ErrorAnswer),
         (status = 500, description = "The server's fault", body = ErrorAnswer),
     )
 )]
@@ -39,8 +46,11 @@ pub async fn leaderboard(
     State(app): State<Shared>,
     ApiQuery(q): ApiQuery<LeaderboardParams>,
 ) -> Result<Json<LeaderboardAnswer>, ApiError> {
-    let rows = views::leaderboard::entries(&app.store, &app.catalog, &q.view()?).await?;
-    Ok(Json(LeaderboardAnswer { rows, method: "/about".into() }))
+    let view = q.view()?;
+    let (page, per_page) = q.window()?;
+    let entries = views::leaderboard::entries(&app.store, &app.catalog, &view).await?;
+    let rows = entries.page((page, per_page));
+    Ok(Json(LeaderboardAnswer { rows, page, per_page, total: entries.total(), method: "/about".into() }))
 }
 
 /// The leaderboard as CSV: one row per agent, with its rates, coverage in valid attempts,
@@ -61,7 +71,8 @@ pub async fn leaderboard_csv(
     ApiQuery(q): ApiQuery<LeaderboardParams>,
 ) -> Result<Response, ApiError> {
     let entries = views::leaderboard::entries(&app.store, &app.catalog, &q.view()?).await?;
-    let mut w = csv::Writer::from_writer(Vec::new());
+    // About 430 bytes a row.
+    let mut w = csv::Writer::from_writer(Vec::with_capacity(512 * (entries.total() + 1)));
     let mut head: Vec<String> = [
         "agent_id",
         "display_name",
@@ -103,49 +114,49 @@ pub async fn leaderboard_csv(
     }
     let internal = ApiError::internal;
     w.write_record(&head).map_err(internal)?;
+    // Each field is written as it is made, through one buffer: no row is built.
+    let mut field = String::new();
+    let mut put = |w: &mut csv::Writer<Vec<u8>>, value: &dyn std::fmt::Display| {
+        use std::fmt::Write as _;
+        field.clear();
+        let _ = write!(field, "{value}");
+        w.write_field(&field)
+    };
     let num = |x: Option<f64>| x.map(|v| format!("{v:.4}")).unwrap_or_default();
-    for LeaderboardEntry { row: r, stats, tasks, ranked } in entries {
-        let mut rec = vec![
-            r.agent_id.clone(),
-            r.display_name.clone(),
-            r.framework.clone(),
-            r.model.clone(),
-            r.tier.to_string(),
-            r.provenance.to_string(),
-            r.harness.name.clone(),
-            r.harness.version.clone().unwrap_or_default(),
-            ranked.to_string(),
-            tasks.len().to_string(),
-            r.benchmark_name,
-            r.benchmark_version,
-            r.task_set_digest,
-            r.bundle_id.clone(),
-            r.sample.sampled.to_string(),
-            r.sample.reproduced.to_string(),
-            r.sample.differed.to_string(),
-        ];
+    for EntryRef { row: r, stats, tasks, ranked } in entries.each() {
+        for text in [&r.agent_id, &r.display_name, &r.framework, &r.model] {
+            w.write_field(text).map_err(internal)?;
+        }
+        put(&mut w, &r.tier).map_err(internal)?;
+        put(&mut w, &r.provenance).map_err(internal)?;
+        w.write_field(&r.harness.name).map_err(internal)?;
+        w.write_field(r.harness.version.as_deref().unwrap_or_default()).map_err(internal)?;
+        put(&mut w, &ranked).map_err(internal)?;
+        put(&mut w, &tasks.len()).map_err(internal)?;
+        for text in [&r.benchmark_name, &r.benchmark_version, &r.task_set_digest, &r.bundle_id] {
+            w.write_field(text).map_err(internal)?;
+        }
+        for n in [r.sample.sampled, r.sample.reproduced, r.sample.differed] {
+            put(&mut w, &n).map_err(internal)?;
+        }
         for hint in bundle::Hint::ALL {
             let rates = r.by_hint.get(&hint).copied().unwrap_or_default();
-            rec.extend([
-                num(rates.final_success),
-                num(rates.execution_success),
-                num(rates.file_recall),
-                rates.counted.to_string(),
-                rates.flagged.to_string(),
-            ]);
             let coverage = r.coverage.get(&hint).copied().unwrap_or_default();
-            rec.extend(
-                [coverage.tasks, coverage.fewest_attempts, coverage.most_attempts].map(|n| n.to_string()),
-            );
-            let every_time = stats.as_ref().and_then(|s| s.reliability.get(hint)?.every_time());
-            rec.push(num(every_time.map(|i| i.estimate)));
-            rec.extend([
-                rates.infra_errors.to_string(),
-                num(rates.infra_error_share),
-                coverage.short_tasks.to_string(),
-            ]);
+            let every_time = stats.and_then(|s| s.reliability.get(hint)?.every_time());
+            for value in [num(rates.final_success), num(rates.execution_success), num(rates.file_recall)] {
+                w.write_field(value).map_err(internal)?;
+            }
+            put(&mut w, &rates.counted).map_err(internal)?;
+            put(&mut w, &rates.flagged).map_err(internal)?;
+            for n in [coverage.tasks, coverage.fewest_attempts, coverage.most_attempts] {
+                put(&mut w, &n).map_err(internal)?;
+            }
+            w.write_field(num(every_time.map(|i| i.estimate))).map_err(internal)?;
+            put(&mut w, &rates.infra_errors).map_err(internal)?;
+            w.write_field(num(rates.infra_error_share)).map_err(internal)?;
+            put(&mut w, &coverage.short_tasks).map_err(internal)?;
         }
-        w.write_record(&rec).map_err(internal)?;
+        w.write_record(None::<&[u8]>).map_err(internal)?;
     }
     let bytes = w.into_inner().map_err(ApiError::internal)?;
     Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], bytes).into_response())

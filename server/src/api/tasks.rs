@@ -2,9 +2,9 @@
 
 use axum::Json;
 use axum::extract::State;
-use views::task::{TaskAnswer, TasksAnswer};
+use views::task::{TaskAnswer, TaskParams, TasksAnswer};
 
-use crate::api::extract::ApiPath;
+use crate::api::extract::{ApiPath, ApiQuery};
 use crate::api::responses::{ErrorAnswer, PathRefusals};
 use crate::error::ApiError;
 use crate::state::Shared;
@@ -15,21 +15,25 @@ pub async fn tasks(State(app): State<Shared>) -> Result<Json<TasksAnswer>, ApiEr
     Ok(Json(views::task::list(&app.store, &app.catalog).await?.into()))
 }
 
-/// One task: its public facts and each agent's rates on it.
+/// One task: its public facts and each agent's rates on it, a page of agents at a time
+/// (`page`, `per_page`); a page past the last has no agents.
 #[utoipa::path(
     get,
     path = "/api/v1/tasks/{id}",
     tag = "results",
-    params(("id" = String, Path, description = "The task's id")),
+    params(("id" = String, Path, description = "The task's id"), TaskParams),
     responses(
         (status = 200, body = TaskAnswer),
         PathRefusals,
+        (status = 400, description = "A path that is not UTF-8, a page or page size out of range, or a parameter given twice", body = ErrorAnswer),
         (status = 404, body = ErrorAnswer),
     )
 )]
 pub async fn task(
     State(app): State<Shared>,
     ApiPath(id): ApiPath<String>,
+    ApiQuery(q): ApiQuery<TaskParams>,
 ) -> Result<Json<TaskAnswer>, ApiError> {
-    Ok(Json(views::task::answer(&app.store, &app.catalog, &id).await?))
+    let window = views::query::window(q.page, q.per_page)?;
+    Ok(Json(views::task::answer(&app.store, &app.catalog, &id, window).await?))
 }

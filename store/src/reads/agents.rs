@@ -48,13 +48,22 @@ impl Store {
     }
 
     /// The agents with a current submission, as (id, name), by name.
+    /// Read once per change of the data.
     pub async fn current_agents(&self) -> Result<Vec<(String, String)>, StoreError> {
-        Ok(db::query_as(
-            "SELECT DISTINCT a.id, a.display_name FROM submissions s JOIN agents a ON a.id = s.agent_id \
-             WHERE s.superseded_by IS NULL ORDER BY a.display_name, a.id",
-        )
-        .fetch_all(&self.pool)
-        .await?)
+        let generation = self.generation().await?;
+        let agents = self
+            .memo
+            .current_agents
+            .get_or(generation, &(), || async {
+                Ok(db::query_as(
+                    "SELECT DISTINCT a.id, a.display_name FROM submissions s JOIN agents a ON a.id = s.agent_id \
+                     WHERE s.superseded_by IS NULL ORDER BY a.display_name, a.id",
+                )
+                .fetch_all(&self.pool)
+                .await?)
+            })
+            .await?;
+        Ok(agents.as_ref().clone())
     }
 
     pub async fn agent(&self, id: &str) -> Result<Option<AgentDetail>, StoreError> {

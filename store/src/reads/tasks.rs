@@ -33,15 +33,27 @@ impl Store {
         Ok(out)
     }
 
-    /// Per agent with a current submission, the rates on one task.
-    pub async fn task(&self, task: &str) -> Result<Vec<TaskAgentRow>, StoreError> {
-        self.task_rows(task, None).await
+    /// Per agent with a current submission, the rates on one task. Read once per
+    /// change of the data.
+    pub async fn task(&self, task: &str) -> Result<std::sync::Arc<Vec<TaskAgentRow>>, StoreError> {
+        let generation = self.generation().await?;
+        self.memo.task_rows.get_or(generation, &task.to_owned(), || self.task_rows(task, None)).await
     }
 
     /// Per agent with a current submission with results on `task`, what places it on
     /// the task's page: a narrow read of every agent, so that the page's full rows are
-    /// read for its agents only ([`Store::task_rows`]).
+    /// read for its agents only ([`Store::task_rows`]). Read once per change of the data.
     pub async fn task_places(&self, task: &str) -> Result<Vec<TaskPlace>, StoreError> {
+        let generation = self.generation().await?;
+        let places = self
+            .memo
+            .task_places
+            .get_or(generation, &task.to_owned(), || self.read_task_places(task))
+            .await?;
+        Ok(places.as_ref().clone())
+    }
+
+    async fn read_task_places(&self, task: &str) -> Result<Vec<TaskPlace>, StoreError> {
         let (hint, hints, detailed) = (Hint::None.as_str(), Hint::Hints.as_str(), Hint::Detailed.as_str());
         let of =
             |column: &str, h: &str| format!("CAST(SUM(CASE WHEN hint = '{h}' THEN {column} END) AS BIGINT)");
