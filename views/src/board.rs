@@ -313,12 +313,6 @@ pub struct LeaderboardParams {
     /// with the submitted final success; empty: any.
     #[cfg_attr(feature = "openapi", param(schema_with = held_or_any))]
     pub reproduced: Option<String>,
-    /// The API's page of rows, from 1 (the default); the CSV lists every row.
-    #[cfg_attr(feature = "openapi", param(minimum = 1))]
-    pub page: Option<i64>,
-    /// Rows in each of the API's pages: 1 to 500, default 100.
-    #[cfg_attr(feature = "openapi", param(minimum = 1, maximum = 500))]
-    pub per_page: Option<i64>,
 }
 
 #[cfg(feature = "openapi")]
@@ -350,11 +344,6 @@ impl LeaderboardParams {
             .clone()
         };
         BoardQuery::read(get, |_| Vec::new(), Reading::Strict)
-    }
-
-    /// The API's page (from 1) and rows a page, or the parameter out of range.
-    pub fn window(&self) -> Result<(usize, usize), BadQuery> {
-        crate::query::window(self.page, self.per_page)
     }
 }
 
@@ -751,11 +740,7 @@ mod tests {
             tasks: Some("public".into()),
             integrity: Some("strict".into()),
             reproduced: Some("held".into()),
-            page: Some(2),
-            per_page: Some(10),
         };
-        assert_eq!(api.window().unwrap(), (2, 10));
-        assert_eq!(LeaderboardParams::default().window().unwrap(), (1, crate::query::API_PER_PAGE));
         let view = api.view().unwrap();
         let names = [
             "framework",

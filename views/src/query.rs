@@ -140,9 +140,30 @@ pub const API_PER_PAGE: usize = 100;
 /// The most rows in one page of an API answer.
 pub const API_MOST_PER_PAGE: i64 = 500;
 
-/// An API answer's page (from 1) and its rows a page, read strictly from `page` and
+/// Which page of an answer cut into pages (the API's leaderboard, a task's agents), as
+/// the OpenAPI document states it.
+#[derive(Debug, Default, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
+pub struct PageParams {
+    /// The page, from 1 (the default); a page past the last is empty.
+    #[cfg_attr(feature = "openapi", param(minimum = 1))]
+    pub page: Option<i64>,
+    /// Rows in each page: 1 to 500, default 100.
+    #[cfg_attr(feature = "openapi", param(minimum = 1, maximum = 500))]
+    pub per_page: Option<i64>,
+}
+
+impl PageParams {
+    /// The page (from 1) and its rows a page, or the parameter out of range, named.
+    pub fn window(&self) -> Result<(usize, usize), BadQuery> {
+        window(self.page, self.per_page)
+    }
+}
+
+/// An answer's page (from 1) and its rows a page, read strictly from `page` and
 /// `per_page`: out of range, the parameter is named.
-pub fn window(page: Option<i64>, per_page: Option<i64>) -> Result<(usize, usize), BadQuery> {
+fn window(page: Option<i64>, per_page: Option<i64>) -> Result<(usize, usize), BadQuery> {
     let get = |name: &str| match name {
         "page" => page.map(|n| n.to_string()),
         "per_page" => per_page.map(|n| n.to_string()),
@@ -204,6 +225,19 @@ pub(crate) fn lenient<T>(read: Result<T, BadQuery>) -> T {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_is_read_strictly_with_its_defaults() {
+        let pages = |page, per_page| PageParams { page, per_page }.window();
+        assert_eq!(pages(None, None).unwrap(), (1, API_PER_PAGE));
+        assert_eq!(pages(Some(2), Some(10)).unwrap(), (2, 10));
+        assert_eq!(pages(Some(3), Some(API_MOST_PER_PAGE)).unwrap(), (3, 500));
+        assert_eq!(pages(Some(0), None).unwrap_err().parameter, "page");
+        assert_eq!(pages(None, Some(0)).unwrap_err().parameter, "per_page");
+        assert_eq!(pages(None, Some(501)).unwrap_err().parameter, "per_page");
+        assert_eq!(cut((3, 10)), (20, 10));
+        assert_eq!(cut((usize::MAX, 500)), (usize::MAX, 500), "no overflow");
+    }
 
     #[test]
     fn strict_refuses_what_lenient_drops() {

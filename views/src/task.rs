@@ -73,19 +73,6 @@ pub struct TaskAnswer {
     pub total: usize,
 }
 
-/// The API's query of one task: which page of its agents.
-#[derive(Debug, Default, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
-#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
-pub struct TaskParams {
-    /// The page of agents, from 1 (the default).
-    #[cfg_attr(feature = "openapi", param(minimum = 1))]
-    pub page: Option<i64>,
-    /// Agents in each page: 1 to 500, default 100.
-    #[cfg_attr(feature = "openapi", param(minimum = 1, maximum = 500))]
-    pub per_page: Option<i64>,
-}
-
 /// A metric's public expected value, in words (e.g. `0.88211 ± 0.002`).
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

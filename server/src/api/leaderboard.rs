@@ -9,6 +9,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use views::board::LeaderboardParams;
 use views::leaderboard::{EntryRef, LeaderboardEntry};
+use views::query::PageParams;
 
 use crate::api::extract::ApiQuery;
 use crate::api::responses::ErrorAnswer;
@@ -35,7 +36,7 @@ pub struct LeaderboardAnswer {
     get,
     path = "/api/v1/leaderboard",
     tag = "results",
-    params(LeaderboardParams),
+    params(LeaderboardParams, PageParams),
     responses(
         (status = 200, body = LeaderboardAnswer),
         (status = 400, description = "An unknown tier, provenance, harness or task scope, a page or page size out of range, or a parameter given twice", body = ErrorAnswer),
@@ -45,9 +46,10 @@ pub struct LeaderboardAnswer {
 pub async fn leaderboard(
     State(app): State<Shared>,
     ApiQuery(q): ApiQuery<LeaderboardParams>,
+    ApiQuery(pages): ApiQuery<PageParams>,
 ) -> Result<Json<LeaderboardAnswer>, ApiError> {
     let view = q.view()?;
-    let (page, per_page) = q.window()?;
+    let (page, per_page) = pages.window()?;
     let entries = views::leaderboard::entries(&app.store, &app.catalog, &view).await?;
     let rows = entries.page((page, per_page));
     Ok(Json(LeaderboardAnswer { rows, page, per_page, total: entries.total(), method: "/about".into() }))

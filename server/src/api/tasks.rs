@@ -2,7 +2,8 @@
 
 use axum::Json;
 use axum::extract::State;
-use views::task::{TaskAnswer, TaskParams, TasksAnswer};
+use views::query::PageParams;
+use views::task::{TaskAnswer, TasksAnswer};
 
 use crate::api::extract::{ApiPath, ApiQuery};
 use crate::api::responses::{ErrorAnswer, PathRefusals};
@@ -21,7 +22,7 @@ pub async fn tasks(State(app): State<Shared>) -> Result<Json<TasksAnswer>, ApiEr
     get,
     path = "/api/v1/tasks/{id}",
     tag = "results",
-    params(("id" = String, Path, description = "The task's id"), TaskParams),
+    params(("id" = String, Path, description = "The task's id"), PageParams),
     responses(
         (status = 200, body = TaskAnswer),
         PathRefusals,
@@ -32,8 +33,8 @@ pub async fn tasks(State(app): State<Shared>) -> Result<Json<TasksAnswer>, ApiEr
 pub async fn task(
     State(app): State<Shared>,
     ApiPath(id): ApiPath<String>,
-    ApiQuery(q): ApiQuery<TaskParams>,
+    ApiQuery(q): ApiQuery<PageParams>,
 ) -> Result<Json<TaskAnswer>, ApiError> {
-    let window = views::query::window(q.page, q.per_page)?;
+    let window = q.window()?;
     Ok(Json(views::task::answer(&app.store, &app.catalog, &id, window).await?))
 }
