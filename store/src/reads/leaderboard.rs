@@ -1,11 +1,11 @@
-//! The leaderboard: its rows (whole, or narrow for ordering), its task sets and the
-//! choices its filters offer.
+//! The leaderboard: its rows (whole, kept between changes, or narrow for ordering) and
+//! its task sets.
 
 use std::collections::BTreeMap;
 
 use sqlx::Row;
 use sqlx::any::AnyRow;
-use vocab::{Harness, Hint, Integrity, TaskId};
+use vocab::{Hint, Integrity, TaskId};
 
 use super::*;
 use crate::Store;
@@ -191,8 +191,9 @@ impl Store {
     }
 
     /// What ordering the rows `filter` keeps needs, and no more: each row's bundle, name
-    /// and `key`'s value. A page of thousands of agents then reads whole rows only for
-    /// the ones it shows ([`Store::leaderboard_rows`]).
+    /// and `key`'s value, computed in SQL. The pages order the rows [`Store::board_rows`]
+    /// keeps by the same rule in Rust (`views::board::BoardQuery::key`); the tests hold
+    /// the two equal, value by value.
     pub async fn leaderboard_keys(
         &self,
         filter: &LeaderboardFilter,
@@ -311,33 +312,5 @@ impl Store {
                 }
             })
             .collect())
-    }
-
-    /// The frameworks, the models and the harnesses (by name) of the current
-    /// submissions on one task set, each sorted: what the leaderboard's filters offer.
-    pub async fn leaderboard_choices(
-        &self,
-        task_set: &str,
-    ) -> Result<(Vec<String>, Vec<String>, Vec<Harness>), StoreError> {
-        let rows: Vec<(String, String, String)> = db::query_as(
-            "SELECT DISTINCT a.framework, a.model, s.harness FROM submissions s JOIN agents a ON a.id = s.agent_id \
-             WHERE s.superseded_by IS NULL AND s.task_set_digest = $1",
-        )
-        .bind(task_set)
-        .fetch_all(&self.pool)
-        .await?;
-        let mut frameworks = Vec::with_capacity(rows.len());
-        let mut models = Vec::with_capacity(rows.len());
-        let mut harnesses = Vec::new();
-        for (framework, model, harness) in rows {
-            frameworks.push(framework);
-            models.push(model);
-            harnesses.push(harness);
-        }
-        for v in [&mut frameworks, &mut models, &mut harnesses] {
-            v.sort();
-            v.dedup();
-        }
-        Ok((frameworks, models, harnesses.into_iter().map(|h| Harness::new(h, None)).collect()))
     }
 }
