@@ -12,7 +12,7 @@ trap 'rm -rf "$work"' EXIT
 bash scripts/wasm
 # Built as the Rust tests build it (their dev-dependencies add features to tokio and the
 # store, so a plain `cargo build` would compile much of it again): after the test
-# command's `cargo nextest run` there is nothing left to build, and these are the very
+# command's `cargo test --no-run` there is nothing left to build, and these are the very
 # binaries the Rust tests ran.
 cargo test --no-run -q
 rexbench=target/debug/rexbench

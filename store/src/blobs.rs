@@ -198,6 +198,39 @@ impl Blobs {
         Ok(digest)
     }
 
+    /// The digest of every blob, by name alone: nothing is read of each but its
+    /// directory entry.
+    pub async fn list(&self) -> io::Result<Vec<Digest>> {
+        match &self.place {
+            Place::Dir(root) => {
+                let root = root.clone();
+                tokio::task::spawn_blocking(move || list_names(&root)).await?
+            }
+            #[cfg(feature = "s3")]
+            Place::Objects(_) => self.list_older_than(Duration::ZERO).await,
+        }
+    }
+
+    /// Whether the blob `digest` was last written more than `age` ago; false if it is
+    /// gone.
+    pub async fn older_than(&self, digest: &Digest, age: Duration) -> io::Result<bool> {
+        match &self.place {
+            Place::Dir(root) => match older_than(&file_path(root, digest), age) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+                other => other,
+            },
+            #[cfg(feature = "s3")]
+            Place::Objects(store) => match store.head(&object_path(digest)).await {
+                Ok(meta) => Ok(SystemTime::now()
+                    .duration_since(SystemTime::from(meta.last_modified))
+                    .unwrap_or_default()
+                    >= age),
+                Err(object_store::Error::NotFound { .. }) => Ok(false),
+                Err(e) => Err(io_error(e)),
+            },
+        }
+    }
+
     /// The digest of every blob last written more than `age` ago.
     pub async fn list_older_than(&self, age: Duration) -> io::Result<Vec<Digest>> {
         match &self.place {
@@ -287,23 +320,41 @@ fn io_error(e: object_store::Error) -> io::Error {
     }
 }
 
-fn list_dir(root: &Path, age: Duration) -> io::Result<Vec<Digest>> {
-    let mut out = Vec::new();
+/// Each blob's directory entry under `root`: the files of its two-letter folders.
+fn each_blob(root: &Path, mut each: impl FnMut(fs::DirEntry) -> io::Result<()>) -> io::Result<()> {
     for dir in fs::read_dir(root)? {
         let dir = dir?;
         if dir.file_name() == "tmp" || !dir.file_type()?.is_dir() {
             continue;
         }
         for f in fs::read_dir(dir.path())? {
-            let f = f?;
-            if !older_than(&f.path(), age)? {
-                continue;
-            }
-            if let Some(d) = f.file_name().to_str().and_then(Digest::from_hex) {
-                out.push(d);
-            }
+            each(f?)?;
         }
     }
+    Ok(())
+}
+
+fn digest_of(entry: &fs::DirEntry) -> Option<Digest> {
+    entry.file_name().to_str().and_then(Digest::from_hex)
+}
+
+fn list_dir(root: &Path, age: Duration) -> io::Result<Vec<Digest>> {
+    let mut out = Vec::new();
+    each_blob(root, |f| {
+        if older_than(&f.path(), age)? {
+            out.extend(digest_of(&f));
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+fn list_names(root: &Path) -> io::Result<Vec<Digest>> {
+    let mut out = Vec::new();
+    each_blob(root, |f| {
+        out.extend(digest_of(&f));
+        Ok(())
+    })?;
     Ok(out)
 }
 

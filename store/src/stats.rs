@@ -497,49 +497,61 @@ pub fn analyse_set(agents: &[AgentCells], replicates: usize, seed: u64) -> Vec<A
 
 /// Intervals, rank ranges and groups for agents evaluated on the same `tasks` tasks.
 pub fn analyse(agents: &[AgentCells], tasks: usize, replicates: usize, seed: u64) -> Vec<AgentStats> {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    analyse_on(agents, tasks, replicates, seed, cores)
+}
+
+/// [`analyse`] on up to `threads` threads.
+fn analyse_on(
+    agents: &[AgentCells],
+    tasks: usize,
+    replicates: usize,
+    seed: u64,
+    threads: usize,
+) -> Vec<AgentStats> {
     if agents.is_empty() || tasks == 0 {
         return Vec::new();
     }
     let refs: Vec<&AgentCells> = agents.iter().collect();
     let reps = replicate(&refs, tasks, replicates, seed);
 
-    let mut stats: Vec<AgentStats> = agents
-        .iter()
-        .enumerate()
-        .map(|(a, agent)| {
-            let fs = |h: usize| interval(pooled(&agent.cells, h), &reps.success[a][h]);
-            let es = |h: usize| {
-                interval(pooled_by(&agent.cells, h, |c| (c.executed, c.exec_counted)), &reps.executed[a][h])
-            };
-            let up = |h: usize| {
-                let est = Some(pooled(&agent.cells, h)? - pooled(&agent.cells, 0)?);
-                interval(est, &difference(&reps.success[a][0], &reps.success[a][h]))
-            };
-            AgentStats {
-                id: agent.id.clone(),
-                final_success: IntervalsByHint::from_fn(fs),
-                execution_success: IntervalsByHint::from_fn(es),
-                uplift: Uplift { hints: up(1), detailed: up(2) },
-                rank: None,
-                group: None,
-                of: agents.len(),
-                reliability: reliability_by_hint(agent, replicates, seed),
-            }
-        })
-        .collect();
-
-    // Ranks by final success without hints, in every replicate.
-    let mut ranks: Vec<Vec<f64>> = vec![Vec::with_capacity(replicates); agents.len()];
-    let mut order: Vec<usize> = (0..agents.len()).collect();
-    for b in 0..replicates {
-        let rate = |a: usize| {
-            let r = reps.success[a][0][b];
-            if r.is_nan() { f64::NEG_INFINITY } else { r }
+    let mut stats: Vec<AgentStats> = each_agent(agents, threads, |a, agent| {
+        let fs = |h: usize| interval(pooled(&agent.cells, h), &reps.success[a][h]);
+        let es = |h: usize| {
+            interval(pooled_by(&agent.cells, h, |c| (c.executed, c.exec_counted)), &reps.executed[a][h])
         };
-        order.sort_by(|x, y| rate(*y).total_cmp(&rate(*x)));
+        let up = |h: usize| {
+            let est = Some(pooled(&agent.cells, h)? - pooled(&agent.cells, 0)?);
+            interval(est, &difference(&reps.success[a][0], &reps.success[a][h]))
+        };
+        AgentStats {
+            id: agent.id.clone(),
+            final_success: IntervalsByHint::from_fn(fs),
+            execution_success: IntervalsByHint::from_fn(es),
+            uplift: Uplift { hints: up(1), detailed: up(2) },
+            rank: None,
+            group: None,
+            of: agents.len(),
+            reliability: reliability_by_hint(agent, replicates, seed),
+        }
+    });
+
+    // Ranks by final success without hints, in every replicate: each replicate's rates
+    // gathered side by side and sorted there (sorting agents by rates read from each
+    // agent's own replicates missed the cache at every comparison). Tied rates share a
+    // rank, so their order does not matter.
+    let mut ranks: Vec<Vec<f64>> = vec![Vec::with_capacity(replicates); agents.len()];
+    let mut order: Vec<(f64, usize)> = Vec::with_capacity(agents.len());
+    for b in 0..replicates {
+        order.clear();
+        order.extend((0..agents.len()).map(|a| {
+            let r = reps.success[a][0][b];
+            (if r.is_nan() { f64::NEG_INFINITY } else { r }, a)
+        }));
+        order.sort_unstable_by(|x, y| y.0.total_cmp(&x.0));
         let mut rank = 1;
-        for (i, &a) in order.iter().enumerate() {
-            if i > 0 && rate(a) < rate(order[i - 1]) {
+        for (i, &(rate, a)) in order.iter().enumerate() {
+            if i > 0 && rate < order[i - 1].0 {
                 rank = i + 1;
             }
             ranks[a].push(rank as f64);
@@ -568,6 +580,37 @@ pub fn analyse(agents: &[AgentCells], tasks: usize, replicates: usize, seed: u64
         stats[a].group = Some(group);
     }
     stats
+}
+
+/// `f` of each agent, in order, on up to `threads` threads where there are many agents: an agent's intervals and reliability depend on its own cells, the shared
+/// replicates and the seed alone, so they are the same whichever thread makes them.
+fn each_agent<R: Send>(
+    agents: &[AgentCells],
+    threads: usize,
+    f: impl Fn(usize, &AgentCells) -> R + Sync,
+) -> Vec<R> {
+    const AT_LEAST: usize = 256;
+    let threads = threads.min(agents.len() / AT_LEAST).max(1);
+    if threads == 1 {
+        return agents.iter().enumerate().map(|(a, agent)| f(a, agent)).collect();
+    }
+    let share = agents.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = agents
+            .chunks(share)
+            .enumerate()
+            .map(|(i, part)| {
+                let f = &f;
+                scope.spawn(move || {
+                    part.iter().enumerate().map(|(j, agent)| f(i * share + j, agent)).collect::<Vec<R>>()
+                })
+            })
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|part| part.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    })
 }
 
 /// The paired comparison of `a` and `b` over the tasks both ran: B − A, by hint condition.
@@ -618,6 +661,24 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    #[test]
+    fn many_agents_analysed_on_several_threads_get_what_one_thread_gives() {
+        // 600 agents of 4 tasks, their successes spread by a fixed rule; ties in every
+        // replicate's ranks.
+        let agents: Vec<AgentCells> = (0..600u32)
+            .map(|i| {
+                let cells: Vec<[(u32, u32); 3]> = (0..4u32)
+                    .map(|t| [((i * 7 + t) % 6, 5), ((i + t) % 6, 5), ((i * 3 + t) % 6, 5)])
+                    .collect();
+                agent(&format!("a{i}"), &cells)
+            })
+            .collect();
+        let one = analyse_on(&agents, 4, 200, SEED, 1);
+        assert_eq!(analyse_on(&agents, 4, 200, SEED, 2), one);
+        assert_eq!(analyse_on(&agents, 4, 200, SEED, 3), one);
+        assert!(one.iter().any(|s| s.rank.is_some_and(|r| r.best != r.worst)), "ranks vary by replicate");
     }
 
     #[test]

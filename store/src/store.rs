@@ -121,29 +121,31 @@ impl Store {
     /// refers to (left by a crash between moving blobs into place and committing), if
     /// they are older than `grace`: younger ones may belong to an ingest another
     /// server process is committing right now.
+    ///
+    /// The blobs no row refers to are found first without holding up ingests, by name
+    /// alone: at 10,000 agents the store holds 1.8 million blobs, and reading each one's
+    /// age under the writers' lock kept every submission waiting for minutes after a
+    /// start. Only those few are then checked again, aged and removed under the lock.
     pub async fn collect_garbage(&self, grace: std::time::Duration) -> Result<usize, StoreError> {
+        let all = self.blobs.list().await.map_err(StoreError::io("listing the blobs"))?;
+        let mut candidates = Vec::new();
+        for batch in all.chunks(GARBAGE_BATCH) {
+            candidates.extend(self.unreferenced(batch).await?);
+        }
         let _one_writer = self.write_lock.lock().await;
         let mut removed =
             self.blobs.clear_staging(grace).map_err(StoreError::io("clearing the staging area"))?;
-        let old = self.blobs.list_older_than(grace).await.map_err(StoreError::io("listing the blobs"))?;
-        // Asked about in batches: a store of 180,000 blobs took 180,000 queries, 11 s of
-        // a core while the server answered its first requests.
-        for batch in old.chunks(GARBAGE_BATCH) {
-            let hex: Vec<String> = batch.iter().map(Digest::to_hex).collect();
-            let sql = format!(
-                "SELECT digest FROM artifacts WHERE digest IN ({})",
-                Placeholders::default().list(hex.len())
-            );
-            let mut q = db::query_as::<(String,)>(&sql);
-            for h in &hex {
-                q = q.bind(h.as_str());
-            }
-            let known: std::collections::HashSet<String> =
-                q.fetch_all(&self.pool).await?.into_iter().map(|(digest,)| digest).collect();
-            for (digest, hex) in batch.iter().zip(&hex) {
-                if !known.contains(hex) {
+        // An ingest may have referred to a candidate since it was listed.
+        for batch in candidates.chunks(GARBAGE_BATCH) {
+            for digest in self.unreferenced(batch).await? {
+                if self
+                    .blobs
+                    .older_than(&digest, grace)
+                    .await
+                    .map_err(StoreError::io("reading a blob's age"))?
+                {
                     self.blobs
-                        .remove(digest)
+                        .remove(&digest)
                         .await
                         .map_err(StoreError::io("removing an unreferenced blob"))?;
                     removed += 1;
@@ -151,6 +153,23 @@ impl Store {
             }
         }
         Ok(removed)
+    }
+
+    /// Those of `batch` no artifact row refers to, asked in one query (a store of
+    /// 180,000 blobs asked one by one took 180,000 queries).
+    async fn unreferenced(&self, batch: &[Digest]) -> Result<Vec<Digest>, StoreError> {
+        let hex: Vec<String> = batch.iter().map(Digest::to_hex).collect();
+        let sql = format!(
+            "SELECT digest FROM artifacts WHERE digest IN ({})",
+            Placeholders::default().list(hex.len())
+        );
+        let mut q = db::query_as::<(String,)>(&sql);
+        for h in &hex {
+            q = q.bind(h.as_str());
+        }
+        let known: std::collections::HashSet<String> =
+            q.fetch_all(&self.pool).await?.into_iter().map(|(digest,)| digest).collect();
+        Ok(batch.iter().zip(&hex).filter(|(_, h)| !known.contains(*h)).map(|(d, _)| *d).collect())
     }
 }
 

@@ -47,7 +47,8 @@ mod answers {
                     .ok_or_else(|| ViewError::NotFound(Missing::Agent(id.to_owned()))),
             }
         };
-        let (a, b) = (pick(a).await?, pick(b).await?);
+        // Read side by side: on PostgreSQL each is its own connection's round trips.
+        let (a, b) = futures::try_join!(pick(a), pick(b))?;
         let current =
             |x: &Option<AgentDetail>| x.as_ref().and_then(|x| x.newest_current().map(|(b, _)| b.to_owned()));
         let comparison = match (current(&a), current(&b)) {

@@ -195,6 +195,46 @@ pub fn seconds(s: f64) -> String {
     }
 }
 
+/// Appends `value` with four decimals: exactly what `format!("{value:.4}")` writes (the
+/// exact binary value rounded, ties to even; a sign on negative zero), an order of
+/// magnitude faster for the values exports hold. A value of at most 2^53 in magnitude is
+/// `m · 2^-k` with `m < 2^53`, so `value · 10^4` is the integer `m · 10^4` (under 2^67)
+/// shifted right by `k`, and rounding reads the bits shifted out. Others (huge, tiny
+/// beyond 2^-127, not finite) go through `format!`.
+pub fn fixed4(value: f64, out: &mut String) {
+    const SCALE: u128 = 10_000;
+    let bits = value.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = bits & ((1 << 52) - 1);
+    // value = mantissa · 2^exponent
+    let (mantissa, exponent) =
+        if biased == 0 { (fraction, -1074) } else { (fraction | (1 << 52), biased - 1075) };
+    if biased == 0x7ff || exponent > 0 || exponent < -127 {
+        use std::fmt::Write as _;
+        let _ = write!(out, "{value:.4}");
+        return;
+    }
+    let shift = (-exponent) as u32;
+    let scaled = u128::from(mantissa) * SCALE;
+    let mut q = if shift == 0 { scaled } else { scaled >> shift };
+    if shift > 0 {
+        let rest = scaled & ((1u128 << shift) - 1);
+        let half = 1u128 << (shift - 1);
+        if rest > half || (rest == half && q % 2 == 1) {
+            q += 1;
+        }
+    }
+    if value.is_sign_negative() {
+        out.push('-');
+    }
+    let (whole, part) = (q / SCALE, (q % SCALE) as u32);
+    out.push_str(itoa::Buffer::new().format(whole as u64));
+    out.push('.');
+    for unit in [1000, 100, 10, 1] {
+        out.push(char::from(b'0' + (part / unit % 10) as u8));
+    }
+}
+
 /// The first characters of a digest or bundle id, enough to tell them apart on a page.
 pub fn short(id: &str) -> &str {
     &id[..id.len().min(12)]
@@ -275,6 +315,69 @@ mod tests {
         assert_eq!(usd(Some(35.134)), "$35.13");
         assert_eq!(usd(Some(1234.4)), "$1234");
         assert_eq!(usd(None), "–");
+    }
+
+    #[test]
+    fn four_decimals_are_what_format_writes() {
+        let std = |v: f64| format!("{v:.4}");
+        let fast = |v: f64| {
+            let mut s = String::new();
+            fixed4(v, &mut s);
+            s
+        };
+        let mut values = vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            0.03125,
+            0.00005,
+            0.00015,
+            0.99995,
+            0.999_949_999,
+            1e-5,
+            -1e-5,
+            4e-5,
+            5e-5,
+            6e-5,
+            123_456.789_05,
+            9_007_199_254_740_992.0,
+            9_007_199_254_740_993.0,
+            1e300,
+            -1e300,
+            5e-324,
+            1e-40,
+            2f64.powi(-127),
+            2f64.powi(-128),
+            f64::MIN_POSITIVE,
+            f64::MAX,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        // Every rate of up to 400 runs, and ties at each shift: (2i + 1) / 2^j · 10^-4.
+        for n in 1..=400u32 {
+            values.extend((0..=n).map(|k| f64::from(k) / f64::from(n)));
+        }
+        for j in 1..=60 {
+            for i in 0..20u32 {
+                values.push(f64::from(2 * i + 1) / 2f64.powi(j) / 1e4);
+                values.push(f64::from(2 * i + 1) / 2f64.powi(j));
+            }
+        }
+        // Bit patterns from a fixed generator (xorshift): every exponent the fast path takes.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let exponent = 1075 - 130 + (x >> 56) % 140;
+            values.push(f64::from_bits((x & ((1 << 52) - 1)) | (exponent << 52) | (x & (1 << 63))));
+        }
+        for v in values {
+            assert_eq!(fast(v), std(v), "{v:e}");
+        }
     }
 
     #[test]

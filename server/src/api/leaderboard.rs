@@ -116,47 +116,50 @@ pub async fn leaderboard_csv(
     }
     let internal = ApiError::internal;
     w.write_record(&head).map_err(internal)?;
-    // Each field is written as it is made, through one buffer: no row is built.
+    // Each field is written as it is made, through one buffer: no row is built, and no
+    // number goes through the formatting machinery (4.3 MB at 10,000 agents).
     let mut field = String::new();
-    let mut put = |w: &mut csv::Writer<Vec<u8>>, value: &dyn std::fmt::Display| {
-        use std::fmt::Write as _;
+    let mut num = |w: &mut csv::Writer<Vec<u8>>, x: Option<f64>| {
         field.clear();
-        let _ = write!(field, "{value}");
+        if let Some(v) = x {
+            views::format::fixed4(v, &mut field);
+        }
         w.write_field(&field)
     };
-    let num = |x: Option<f64>| x.map(|v| format!("{v:.4}")).unwrap_or_default();
+    let mut int = itoa::Buffer::new();
+    let mut count = |w: &mut csv::Writer<Vec<u8>>, n: i64| w.write_field(int.format(n));
     for EntryRef { row: r, stats, tasks, ranked } in entries.each() {
         for text in [&r.agent_id, &r.display_name, &r.framework, &r.model] {
             w.write_field(text).map_err(internal)?;
         }
-        put(&mut w, &r.tier).map_err(internal)?;
-        put(&mut w, &r.provenance).map_err(internal)?;
+        w.write_field(r.tier.as_str()).map_err(internal)?;
+        w.write_field(r.provenance.as_str()).map_err(internal)?;
         w.write_field(&r.harness.name).map_err(internal)?;
         w.write_field(r.harness.version.as_deref().unwrap_or_default()).map_err(internal)?;
-        put(&mut w, &ranked).map_err(internal)?;
-        put(&mut w, &tasks.len()).map_err(internal)?;
+        w.write_field(if ranked { "true" } else { "false" }).map_err(internal)?;
+        count(&mut w, tasks.len() as i64).map_err(internal)?;
         for text in [&r.benchmark_name, &r.benchmark_version, &r.task_set_digest, &r.bundle_id] {
             w.write_field(text).map_err(internal)?;
         }
         for n in [r.sample.sampled, r.sample.reproduced, r.sample.differed] {
-            put(&mut w, &n).map_err(internal)?;
+            count(&mut w, n).map_err(internal)?;
         }
         for hint in bundle::Hint::ALL {
             let rates = r.by_hint.get(&hint).copied().unwrap_or_default();
             let coverage = r.coverage.get(&hint).copied().unwrap_or_default();
             let every_time = stats.and_then(|s| s.reliability.get(hint)?.every_time());
-            for value in [num(rates.final_success), num(rates.execution_success), num(rates.file_recall)] {
-                w.write_field(value).map_err(internal)?;
+            for value in [rates.final_success, rates.execution_success, rates.file_recall] {
+                num(&mut w, value).map_err(internal)?;
             }
-            put(&mut w, &rates.counted).map_err(internal)?;
-            put(&mut w, &rates.flagged).map_err(internal)?;
+            count(&mut w, rates.counted).map_err(internal)?;
+            count(&mut w, rates.flagged).map_err(internal)?;
             for n in [coverage.tasks, coverage.fewest_attempts, coverage.most_attempts] {
-                put(&mut w, &n).map_err(internal)?;
+                count(&mut w, n).map_err(internal)?;
             }
-            w.write_field(num(every_time.map(|i| i.estimate))).map_err(internal)?;
-            put(&mut w, &rates.infra_errors).map_err(internal)?;
-            w.write_field(num(rates.infra_error_share)).map_err(internal)?;
-            put(&mut w, &coverage.short_tasks).map_err(internal)?;
+            num(&mut w, every_time.map(|i| i.estimate)).map_err(internal)?;
+            count(&mut w, rates.infra_errors).map_err(internal)?;
+            num(&mut w, rates.infra_error_share).map_err(internal)?;
+            count(&mut w, coverage.short_tasks).map_err(internal)?;
         }
         w.write_record(None::<&[u8]>).map_err(internal)?;
     }

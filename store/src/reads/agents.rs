@@ -67,25 +67,31 @@ impl Store {
     }
 
     pub async fn agent(&self, id: &str) -> Result<Option<AgentDetail>, StoreError> {
-        let Some(a) = db::query_as::<AgentHead>(
-            "SELECT id, display_name, framework, framework_version, model, model_id, url, first_seen_at FROM agents WHERE id = $1",
-        )
-        .bind(id)
-        .fetch_optional(&self.pool)
-        .await?
-        else {
-            return Ok(None);
-        };
-        let submissions = self.submissions_of(id).await?;
         // Every current submission's grid in one read, not one read per submission.
         let sums = sums();
-        let rows = db::query(&format!(
+        let grid = format!(
             "SELECT g.bundle_id, g.task, g.hint, {sums} FROM aggregates g JOIN submissions s ON s.bundle_id = g.bundle_id \
              WHERE s.agent_id = $1 AND s.superseded_by IS NULL GROUP BY g.bundle_id, g.task, g.hint ORDER BY g.task"
-        ))
-        .bind(id)
-        .fetch_all(&self.pool)
-        .await?;
+        );
+        // The four reads side by side (on PostgreSQL, each on a connection of its own); an
+        // unknown agent's three others find nothing.
+        let (head, submissions, rows, reproduced) = tokio::try_join!(
+            async {
+                db::query_as::<AgentHead>(
+                    "SELECT id, display_name, framework, framework_version, model, model_id, url, first_seen_at FROM agents WHERE id = $1",
+                )
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(StoreError::from)
+            },
+            self.submissions_of(id),
+            async { db::query(&grid).bind(id).fetch_all(&self.pool).await.map_err(StoreError::from) },
+            self.reproduced_runs_of(id),
+        )?;
+        let Some(a) = head else {
+            return Ok(None);
+        };
         let mut grids: BTreeMap<String, TaskGrid> = BTreeMap::new();
         for row in &rows {
             grids
@@ -111,7 +117,7 @@ impl Store {
             first_seen_at: a.first_seen_at,
             submissions,
             current,
-            reproduced: self.reproduced_runs_of(id).await?,
+            reproduced,
         }))
     }
 
