@@ -198,6 +198,19 @@ impl Blobs {
         Ok(digest)
     }
 
+    /// Flushes what was placed without [`Staging::publish_all`]'s flush (a bulk load)
+    /// to disk. An object store's writes are durable when they are acknowledged.
+    pub async fn flush(&self) -> io::Result<()> {
+        match &self.place {
+            Place::Dir(root) => {
+                let root = root.clone();
+                tokio::task::spawn_blocking(move || durable(&root, &[])).await?
+            }
+            #[cfg(feature = "s3")]
+            Place::Objects(_) => Ok(()),
+        }
+    }
+
     /// The digest of every blob, by name alone: nothing is read of each but its
     /// directory entry.
     pub async fn list(&self) -> io::Result<Vec<Digest>> {
@@ -459,12 +472,13 @@ impl Staging {
     /// without rows too: never served (an artifact is served only through its row), and
     /// removed by [`crate::Store::collect_garbage`] once older than its grace period.
     pub async fn publish(self) -> Result<(), StoreError> {
-        Staging::publish_all(vec![self]).await
+        Staging::publish_all(vec![self], true).await
     }
 
     /// [`Staging::publish`] of several bundles' artifacts at once (bundles recorded in one
-    /// transaction): in a blob directory, one flush to disk for all of them.
-    pub async fn publish_all(stagings: Vec<Staging>) -> Result<(), StoreError> {
+    /// transaction): in a blob directory, one flush to disk for all of them (none where
+    /// not `flush`: a bulk load, flushed once at its end by [`Blobs::flush`]).
+    pub async fn publish_all(stagings: Vec<Staging>, flush: bool) -> Result<(), StoreError> {
         let stagings: Vec<Staging> = stagings.into_iter().filter(|s| !s.staged.is_empty()).collect();
         let Some(first) = stagings.first() else { return Ok(()) };
         match first.blobs.place.clone() {
@@ -480,7 +494,7 @@ impl Staging {
                         }
                         // The bundle's staging directory, empty now, goes when it drops.
                     }
-                    durable(&root, &placed)
+                    if flush || cfg!(not(target_os = "linux")) { durable(&root, &placed) } else { Ok(()) }
                 })
                 .await
                 .map_err(|source| StoreError::Background { task: "placing the blobs", source })?

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use bundle::{Finding, VerifiedBundle};
-use sqlx::Row;
+use sqlx::{Executor, Row};
 use vocab::{FoundBy, Hint, Outcome, TaskId, Tier};
 
 use crate::blobs::Staging;
@@ -43,7 +43,29 @@ impl Store {
     ) -> Result<Vec<Ingested>, StoreError> {
         // SQLite has one writer; queueing here beats retrying on SQLITE_BUSY.
         let _one_writer = self.write_lock.lock().await;
-        let mut tx = self.pool.begin().await?;
+        let flush = self.flush_each.load(std::sync::atomic::Ordering::SeqCst);
+        let mut conn = self.pool.acquire().await?;
+        let unsynced = !flush && matches!(self.backend(), crate::Backend::Sqlite { .. });
+        if unsynced {
+            conn.execute("PRAGMA synchronous = OFF").await?;
+        }
+        let recorded = self.record_all(&mut conn, bundles, flush).await;
+        // The connection goes back to the pool as every other is, synced, or is closed.
+        if unsynced && conn.execute("PRAGMA synchronous = FULL").await.is_err() {
+            drop(conn.detach());
+        }
+        recorded
+    }
+
+    /// The bundles' steps in one transaction on `conn`, their blobs placed before it
+    /// commits (flushed to disk first where `flush`).
+    async fn record_all(
+        &self,
+        conn: &mut sqlx::pool::PoolConnection<sqlx::Any>,
+        bundles: Vec<(&VerifiedBundle, Staging, &ServerFindings)>,
+        flush: bool,
+    ) -> Result<Vec<Ingested>, StoreError> {
+        let mut tx = sqlx::Connection::begin(&mut **conn).await?;
         let (mut results, mut placing) = (Vec::with_capacity(bundles.len()), Vec::new());
         for (bundle, staging, found) in bundles {
             let ingested = self.record(&mut tx, bundle, found).await?;
@@ -58,7 +80,7 @@ impl Store {
         }
         // The blobs go into place before the commit: a crash between the two leaves
         // unreferenced blobs for garbage collection, never rows without their blobs.
-        Staging::publish_all(placing).await?;
+        Staging::publish_all(placing, flush).await?;
         tx.commit().await?;
         Ok(results)
     }

@@ -27,6 +27,9 @@ pub struct Store {
     /// Agents whose published results the server knows to tell only whether each run
     /// succeeded: how their other runs ended, and so execution success, is unknown.
     success_only: std::sync::RwLock<std::collections::BTreeSet<String>>,
+    /// Whether each ingest is flushed to disk before it is acknowledged (always, but
+    /// for a bulk load: see [`Store::bulk_load`]).
+    pub(crate) flush_each: std::sync::atomic::AtomicBool,
 }
 
 impl Store {
@@ -56,7 +59,31 @@ impl Store {
             memo: Default::default(),
             known_sets: Default::default(),
             success_only: Default::default(),
+            flush_each: std::sync::atomic::AtomicBool::new(true),
         })
+    }
+
+    /// A bulk load (`rexbench-server synth --bulk`): from now on an ingest is not flushed
+    /// to disk before it is acknowledged (no `syncfs` of the blobs, SQLite's commits not
+    /// synced), until [`Store::flush`] makes everything durable at once. The rows are
+    /// those of the normal path; a crash meanwhile may lose the load, which is then run
+    /// again. Never for submissions: the API acknowledges only what is on disk.
+    pub fn bulk_load(&self) {
+        self.flush_each.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Ends a bulk load: the blobs and the database are flushed to disk, and each ingest
+    /// is flushed again from now on.
+    pub async fn flush(&self) -> Result<(), StoreError> {
+        let _one_writer = self.write_lock.lock().await;
+        self.blobs.flush().await.map_err(StoreError::io("flushing the blobs"))?;
+        if matches!(self.backend, Backend::Sqlite { .. }) {
+            // With the pool's `synchronous = FULL`, the checkpoint syncs the log and the
+            // database file.
+            db::query("PRAGMA wal_checkpoint(FULL)").fetch_all(&self.pool).await?;
+        }
+        self.flush_each.store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
     }
 
     pub async fn migrate(&self) -> Result<(), StoreError> {

@@ -111,6 +111,10 @@ enum Command {
         /// same.
         #[arg(long, default_value_t = 16)]
         together: usize,
+        /// A bulk load: no ingest is flushed to disk on its own, everything once at the
+        /// end (a crash meanwhile may lose the load: run it again). The rows are the same.
+        #[arg(long)]
+        bulk: bool,
     },
 }
 
@@ -254,8 +258,14 @@ async fn run(command: Command, settings: crate::Settings) -> anyhow::Result<Exit
         }
         Command::Sessions { command } => commands::sessions(&state, command).await,
         Command::AccessLog { limit } => commands::access_log(&state, limit).await,
-        Command::Synth { agents, seed, together } => {
+        Command::Synth { agents, seed, together, bulk } => {
+            if bulk {
+                state.store.bulk_load();
+            }
             let stored = crate::synth::synth(&state, agents, seed, together).await?;
+            if bulk {
+                state.store.flush().await?;
+            }
             println!("stored {stored} synthetic bundles");
             Ok(ExitCode::SUCCESS)
         }

@@ -398,18 +398,24 @@ async fn metrics_count_requests_and_ingests() {
 
 /// `synth` goes through the ingest path and gives the same results for the same seed,
 /// whether it records each bundle on its own (`--together 1`, as the API does) or several
-/// in one transaction: every row of every table the same, but for the times of arrival
-/// and the signing key (a new one each time).
+/// in one transaction, flushed each time or as a bulk load (`--bulk`): every row of every
+/// table the same, but for the times of arrival and the signing key (a new one each time).
 #[tokio::test]
 async fn synthetic_results_are_reproducible() {
     let mut boards = Vec::new();
     let mut tables = Vec::new();
-    for together in [1, 3] {
+    for (together, bulk) in [(1, false), (3, false), (3, true)] {
         let dir = tempfile::tempdir().unwrap();
         let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
         let state = state(&backend, &dir.path().join("blobs")).await;
+        if bulk {
+            state.store.bulk_load();
+        }
         let stored = server::synth::synth(&state, 3, 7, together).await.unwrap();
         assert_eq!(stored, 3);
+        if bulk {
+            state.store.flush().await.unwrap();
+        }
         tables.push(all_rows(&dir.path().join("db.sqlite")).await);
         let app = server::build_app(state);
         let board = get(&app, "/api/v1/leaderboard").await.json();
@@ -427,11 +433,14 @@ async fn synthetic_results_are_reproducible() {
         boards.push(rows.iter().map(|r| (r["bundle_id"].clone(), r["by_hint"].clone())).collect::<Vec<_>>());
     }
     assert_eq!(boards[0], boards[1], "the same seed, the same results");
-    let (one, together) = (&tables[0], &tables[1]);
-    assert_eq!(one.keys().collect::<Vec<_>>(), together.keys().collect::<Vec<_>>());
+    assert_eq!(boards[0], boards[2], "the same seed, the same results in a bulk load");
+    let one = &tables[0];
     assert_eq!(one["runs"].len(), 3 * 180);
-    for (table, rows) in one {
-        assert_eq!(rows, &together[table], "table {table}: one transaction each, or three in one");
+    for (other, how) in [(&tables[1], "three in one"), (&tables[2], "three in one, as a bulk load")] {
+        assert_eq!(one.keys().collect::<Vec<_>>(), other.keys().collect::<Vec<_>>());
+        for (table, rows) in one {
+            assert_eq!(rows, &other[table], "table {table}: one transaction each, or {how}");
+        }
     }
 }
 

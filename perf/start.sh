@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Benchmark: what a start of the server costs on a database that `perf/serve.sh` made and
+# kept (BENCH_KEEP=DIR: its SQLite database and blobs; with BENCH_DATABASE_URL, that
+# PostgreSQL database and DIR/blobs-postgres instead):
+#   - the first submission after a start (a new bundle of 180 runs and 20 MB, sent as soon
+#     as the server is ready): the start's garbage collection must not hold it up;
+#   - the first answers after a start (the render cache off), which make the statistics:
+#     the CSV (every task) and the public tasks' view, then each again (the median of five).
+# Each run adds one agent to the kept database. Usage: BENCH_KEEP=DIR bash perf/start.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+keep=${BENCH_KEEP:?BENCH_KEEP names the folder perf/serve.sh kept its database in}
+if [ -n "${BENCH_DATABASE_URL:-}" ]; then
+  url=$BENCH_DATABASE_URL blobs=$keep/blobs-postgres
+else
+  [ -f "$keep/db.sqlite" ] || { echo "no database in $keep: make it with BENCH_KEEP=$keep bash perf/serve.sh N" >&2; exit 1; }
+  url=sqlite://$keep/db.sqlite blobs=$keep/blobs-sqlite
+fi
+work=$(mktemp -d)
+pid=""
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+
+cargo build --release -q -p rexbench-server -p rexbench-runner
+srv=$PWD/target/release/rexbench-server
+rexbench=$PWD/target/release/rexbench
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+export DATABASE_URL=$url REXBENCH_BLOBS=$blobs REXBENCH_TASKS=$PWD/tasks RUST_LOG=warn REXBENCH_ADDR=127.0.0.1:$port \
+  REXBENCH_RENDER_CACHE=off REXBENCH_SUBMISSIONS_PER_HOUR=1000000 REXBENCH_KEY_SUBMISSIONS_PER_HOUR=1000000
+agent="start-bench-$(date +%s)"
+SEED=$RANDOM python3 perf/gen_results.py "$work/results" 20 180 >/dev/null
+printf 'id = "%s"\nframework = "Bench"\nmodel = "Synthetic"\n' "$agent" > "$work/agent.toml"
+$rexbench keygen --out "$work/key" >/dev/null
+$rexbench pack "$work/results" --agent "$work/agent.toml" --key "$work/key.pem" --out "$work/bundle.tar.gz" >/dev/null
+$srv keys add --public-key "$work/key.pub.pem" --owner "perf/start.sh" --tier maintainer >/dev/null
+
+now() { date +%s.%N; }
+start() {
+  # What an earlier run or build left to write is flushed first: each ingest's one syncfs
+  # would wait for it.
+  sync
+  local at; at=$(now)
+  "$srv" serve >"$work/serve.log" 2>&1 & pid=$!
+  until curl -sf "http://127.0.0.1:$port/readyz" >/dev/null; do
+    kill -0 "$pid" 2>/dev/null || { cat "$work/serve.log" >&2; exit 1; }
+    sleep 0.1
+  done
+  printf 'ready %.1f s after the start\n' "$(echo "$(now) - $at" | bc -l)"
+}
+stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""; }
+
+start
+at=$(now)
+$rexbench submit "$work/bundle.tar.gz" --server "http://127.0.0.1:$port" >/dev/null
+printf 'the first submission after the start: answered in %.2f s\n' "$(echo "$(now) - $at" | bc -l)"
+stop
+
+start
+for path in /leaderboard.csv "/?tasks=public"; do
+  first=$(curl -sf -o /dev/null -w '%{time_total}' "http://127.0.0.1:$port$path")
+  median=$(for _ in 1 2 3 4 5; do curl -sf -o /dev/null -w '%{time_total}\n' "http://127.0.0.1:$port$path"; done | sort -n | sed -n 3p)
+  printf '%-18s first %.1f s, then %.1f ms (median of 5)\n' "$path" "$first" "$(echo "$median * 1000" | bc -l)"
+done
+stop
