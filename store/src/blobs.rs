@@ -220,7 +220,14 @@ impl Blobs {
                 tokio::task::spawn_blocking(move || list_names(&root)).await?
             }
             #[cfg(feature = "s3")]
-            Place::Objects(_) => self.list_older_than(Duration::ZERO).await,
+            Place::Objects(store) => {
+                let mut out = Vec::new();
+                let mut listing = store.list(None);
+                while let Some(meta) = listing.next().await {
+                    out.extend(meta.map_err(io_error)?.location.filename().and_then(Digest::from_hex));
+                }
+                Ok(out)
+            }
         }
     }
 
@@ -241,32 +248,6 @@ impl Blobs {
                 Err(object_store::Error::NotFound { .. }) => Ok(false),
                 Err(e) => Err(io_error(e)),
             },
-        }
-    }
-
-    /// The digest of every blob last written more than `age` ago.
-    pub async fn list_older_than(&self, age: Duration) -> io::Result<Vec<Digest>> {
-        match &self.place {
-            Place::Dir(root) => {
-                let root = root.clone();
-                tokio::task::spawn_blocking(move || list_dir(&root, age)).await?
-            }
-            #[cfg(feature = "s3")]
-            Place::Objects(store) => {
-                let cutoff = SystemTime::now() - age;
-                let mut out = Vec::new();
-                let mut listing = store.list(None);
-                while let Some(meta) = listing.next().await {
-                    let meta = meta.map_err(io_error)?;
-                    if SystemTime::from(meta.last_modified) > cutoff {
-                        continue;
-                    }
-                    if let Some(d) = meta.location.filename().and_then(Digest::from_hex) {
-                        out.push(d);
-                    }
-                }
-                Ok(out)
-            }
         }
     }
 
@@ -333,41 +314,18 @@ fn io_error(e: object_store::Error) -> io::Error {
     }
 }
 
-/// Each blob's directory entry under `root`: the files of its two-letter folders.
-fn each_blob(root: &Path, mut each: impl FnMut(fs::DirEntry) -> io::Result<()>) -> io::Result<()> {
+/// The digests of the files of `root`'s two-letter folders (its `tmp` aside).
+fn list_names(root: &Path) -> io::Result<Vec<Digest>> {
+    let mut out = Vec::new();
     for dir in fs::read_dir(root)? {
         let dir = dir?;
         if dir.file_name() == "tmp" || !dir.file_type()?.is_dir() {
             continue;
         }
         for f in fs::read_dir(dir.path())? {
-            each(f?)?;
+            out.extend(f?.file_name().to_str().and_then(Digest::from_hex));
         }
     }
-    Ok(())
-}
-
-fn digest_of(entry: &fs::DirEntry) -> Option<Digest> {
-    entry.file_name().to_str().and_then(Digest::from_hex)
-}
-
-fn list_dir(root: &Path, age: Duration) -> io::Result<Vec<Digest>> {
-    let mut out = Vec::new();
-    each_blob(root, |f| {
-        if older_than(&f.path(), age)? {
-            out.extend(digest_of(&f));
-        }
-        Ok(())
-    })?;
-    Ok(out)
-}
-
-fn list_names(root: &Path) -> io::Result<Vec<Digest>> {
-    let mut out = Vec::new();
-    each_blob(root, |f| {
-        out.extend(digest_of(&f));
-        Ok(())
-    })?;
     Ok(out)
 }
 

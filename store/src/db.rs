@@ -76,17 +76,19 @@ pub(crate) async fn migrate(pool: &AnyPool, backend: &Backend) -> Result<(), Sto
             let mut conn = pool.acquire().await?;
             conn.execute("PRAGMA foreign_keys = OFF").await?;
             let migrated = SQLITE_MIGRATIONS.run(&mut *conn).await;
-            let broken = match (applied(&mut conn).await, checked(&mut conn).await) {
-                (Some(applied), Ok(checked)) if applied == checked => Ok(0),
-                (applied, _) => match query("PRAGMA foreign_key_check").fetch_all(&mut *conn).await {
+            let (applied, checked) = (applied(&mut conn).await, checked(&mut conn).await);
+            let broken = if applied.is_some() && applied == checked {
+                Ok(0)
+            } else {
+                match query("PRAGMA foreign_key_check").fetch_all(&mut *conn).await {
                     Ok(rows) if rows.is_empty() => match applied {
                         Some(n) => {
                             conn.execute(format!("PRAGMA user_version = {n}").as_str()).await.map(|_| 0)
                         }
                         None => Ok(0),
                     },
-                    other => other.map(|rows| rows.len()),
-                },
+                    rows => rows.map(|rows| rows.len()),
+                }
             };
             conn.execute("PRAGMA foreign_keys = ON").await?;
             migrated?;
@@ -107,9 +109,9 @@ async fn applied(conn: &mut sqlx::pool::PoolConnection<Any>) -> Option<i64> {
 
 /// How many migrations the last passed reference check saw applied (SQLite's
 /// `user_version`, 0 until one passed).
-async fn checked(conn: &mut sqlx::pool::PoolConnection<Any>) -> Result<i64, StoreError> {
-    let row = query("PRAGMA user_version").fetch_one(&mut **conn).await?;
-    Ok(sqlx::Row::try_get::<i64, _>(&row, 0)?)
+async fn checked(conn: &mut sqlx::pool::PoolConnection<Any>) -> Option<i64> {
+    let row = query("PRAGMA user_version").fetch_one(&mut **conn).await.ok()?;
+    sqlx::Row::try_get::<i64, _>(&row, 0).ok()
 }
 
 /// A statement as [`query`] makes it, for helpers that bind a part of it.
