@@ -5,8 +5,10 @@
 #   - the first submission after a start (a new bundle of 180 runs and 20 MB, sent as soon
 #     as the server is ready): the start's garbage collection must not hold it up;
 #   - the first answers after a start (the render cache off), which make the statistics:
-#     the CSV (every task) and the public tasks' view, then each again (the median of five).
-# Each run adds one agent to the kept database. Usage: BENCH_KEEP=DIR bash perf/start.sh
+#     the CSV (every task) and the public tasks' view, then each again (the median of five);
+#   - the same after a change (one more agent's submission): the statistics made again,
+#     every other agent's own numbers kept from before.
+# Each run adds two agents to the kept database. Usage: BENCH_KEEP=DIR bash perf/start.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 keep=${BENCH_KEEP:?BENCH_KEEP names the folder perf/serve.sh kept its database in}
@@ -27,11 +29,13 @@ rexbench=$PWD/target/release/rexbench
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 export DATABASE_URL=$url REXBENCH_BLOBS=$blobs REXBENCH_TASKS=$PWD/tasks RUST_LOG=warn REXBENCH_ADDR=127.0.0.1:$port \
   REXBENCH_RENDER_CACHE=off REXBENCH_SUBMISSIONS_PER_HOUR=1000000 REXBENCH_KEY_SUBMISSIONS_PER_HOUR=1000000
-agent="start-bench-$(date +%s)"
-SEED=$RANDOM python3 perf/gen_results.py "$work/results" 20 180 >/dev/null
-printf 'id = "%s"\nframework = "Bench"\nmodel = "Synthetic"\n' "$agent" > "$work/agent.toml"
 $rexbench keygen --out "$work/key" >/dev/null
-$rexbench pack "$work/results" --agent "$work/agent.toml" --key "$work/key.pem" --out "$work/bundle.tar.gz" >/dev/null
+# Two new agents' bundles of 180 runs: one sent first after the start, one as the change.
+for which in first change; do
+  SEED=$RANDOM python3 perf/gen_results.py "$work/results-$which" 20 180 >/dev/null
+  printf 'id = "start-bench-%s-%s"\nframework = "Bench"\nmodel = "Synthetic"\n' "$which" "$(date +%s)" > "$work/agent-$which.toml"
+  $rexbench pack "$work/results-$which" --agent "$work/agent-$which.toml" --key "$work/key.pem" --out "$work/$which.tar.gz" >/dev/null
+done
 $srv keys add --public-key "$work/key.pub.pem" --owner "perf/start.sh" --tier maintainer >/dev/null
 
 now() { date +%s.%N; }
@@ -49,16 +53,24 @@ start() {
 }
 stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""; }
 
-start
-at=$(now)
-$rexbench submit "$work/bundle.tar.gz" --server "http://127.0.0.1:$port" >/dev/null
-printf 'the first submission after the start: answered in %.2f s\n' "$(echo "$(now) - $at" | bc -l)"
-stop
+submit() {
+  local at; at=$(now)
+  $rexbench submit "$work/$1.tar.gz" --server "http://127.0.0.1:$port" >/dev/null
+  printf '%s: answered in %.2f s\n' "$2" "$(echo "$(now) - $at" | bc -l)"
+}
+pages() {
+  for path in /leaderboard.csv "/?tasks=public"; do
+    first=$(curl -sf -o /dev/null -w '%{time_total}' "http://127.0.0.1:$port$path")
+    median=$(for _ in 1 2 3 4 5; do curl -sf -o /dev/null -w '%{time_total}\n' "http://127.0.0.1:$port$path"; done | sort -n | sed -n 3p)
+    printf '  %-18s first %.2f s, then %.1f ms (median of 5)\n' "$path" "$first" "$(echo "$median * 1000" | bc -l)"
+  done
+}
 
 start
-for path in /leaderboard.csv "/?tasks=public"; do
-  first=$(curl -sf -o /dev/null -w '%{time_total}' "http://127.0.0.1:$port$path")
-  median=$(for _ in 1 2 3 4 5; do curl -sf -o /dev/null -w '%{time_total}\n' "http://127.0.0.1:$port$path"; done | sort -n | sed -n 3p)
-  printf '%-18s first %.1f s, then %.1f ms (median of 5)\n' "$path" "$first" "$(echo "$median * 1000" | bc -l)"
-done
+submit first "the first submission after the start"
+echo "the first answers after the start:"
+pages
+submit change "a change: one more agent's submission"
+echo "the first answers after the change:"
+pages
 stop

@@ -1,9 +1,12 @@
-//! Benchmark: the bootstrap for 1,000 agents × 12 tasks × 3 hint conditions × 5 runs.
-//! Run it with `bash perf/stats.sh` (one core, release build). Goal: under 2 s.
+//! Benchmark: the bootstrap for 1,000 agents × 12 tasks × 3 hint conditions × 5 runs,
+//! then again after one agent's results changed (the others' own numbers kept from the
+//! first). Run it with `bash perf/stats.sh` (one core, release build). Goal: under 2 s.
 
 use std::time::Instant;
 
-use store::stats::{self, AgentCells, Cell};
+use std::collections::HashMap;
+
+use store::stats::{self, AgentCells, AgentStats, Cell};
 
 fn main() {
     let agents: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1000);
@@ -38,4 +41,22 @@ fn main() {
         stats::REPLICATES,
         elapsed.as_secs_f64()
     );
+
+    // One more agent, as after a submission: every other agent's own numbers are kept.
+    let mut changed = data.clone();
+    let mut newcomer = data[agents / 2].clone();
+    newcomer.id = "newcomer".into();
+    newcomer.cells[0][0] = newcomer.cells[0][0].map(|c| Cell { successes: 5 - c.successes, ..c });
+    changed.push(newcomer);
+    let before: HashMap<&str, (&AgentCells, &AgentStats)> =
+        data.iter().zip(&result).map(|(cells, stats)| (cells.id.as_str(), (cells, stats))).collect();
+    let earlier = |agent: &AgentCells| {
+        let (cells, stats) = before.get(agent.id.as_str())?;
+        (cells.cells == agent.cells).then(|| (*stats).clone())
+    };
+    let started = Instant::now();
+    let after = stats::analyse_set_after(&changed, stats::REPLICATES, stats::SEED, &earlier);
+    let elapsed = started.elapsed();
+    assert_eq!(after.len(), agents + 1);
+    println!("  after one more agent, the others' own numbers kept: {:.3} s", elapsed.as_secs_f64());
 }

@@ -41,6 +41,21 @@ impl<K: Eq + Hash + Clone, V> Memo<K, V> {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<V, StoreError>>,
     {
+        self.get_or_after(generation, key, |_| make()).await
+    }
+
+    /// [`Memo::get_or`], `make` given the value kept from an earlier generation, if any
+    /// (for what of it a change leaves as it was).
+    pub(crate) async fn get_or_after<F, Fut>(
+        &self,
+        generation: i64,
+        key: &K,
+        make: F,
+    ) -> Result<Arc<V>, StoreError>
+    where
+        F: FnOnce(Option<Arc<V>>) -> Fut,
+        Fut: Future<Output = Result<V, StoreError>>,
+    {
         let slot = {
             let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
             if !slots.contains_key(key) && slots.len() >= MOST_ENTRIES {
@@ -54,7 +69,7 @@ impl<K: Eq + Hash + Clone, V> Memo<K, V> {
         {
             return Ok(value.clone());
         }
-        let value = Arc::new(make().await?);
+        let value = Arc::new(make(held.as_ref().map(|(_, earlier)| earlier.clone())).await?);
         *held = Some((generation, value.clone()));
         Ok(value)
     }
@@ -69,7 +84,7 @@ impl<K: Eq + Hash + Clone, V> Memo<K, V> {
 #[derive(Debug, Default)]
 pub(crate) struct Memos {
     /// By integrity and the tasks counted (all, if none are named).
-    pub(crate) stats: Memo<(vocab::Integrity, Option<Vec<vocab::TaskId>>), crate::BoardStats>,
+    pub(crate) stats: Memo<(vocab::Integrity, Option<Vec<vocab::TaskId>>), crate::analysis::Analysed>,
     /// Every current row of the leaderboard, of every task set, in no order; by the same.
     pub(crate) board: Memo<(vocab::Integrity, Option<Vec<vocab::TaskId>>), Vec<crate::LeaderboardRow>>,
     pub(crate) task_sets: Memo<(), Vec<crate::TaskSetSummary>>,

@@ -16,13 +16,18 @@
 //!   zero. Agents are grouped, best first, with the group's leader until one is told
 //!   apart from it, which starts the next group.
 //!
-//! A fixed seed makes the same data always give the same numbers.
+//! A fixed seed makes the same data always give the same numbers. The tasks each
+//! replicate draws come from one stream that all agents share; each agent's runs are
+//! redrawn from its own streams (from the seed, its id and the measure). So an agent's
+//! intervals, uplift and reliability depend on its own results alone: another submission
+//! leaves them as they were (only ranks and groups move), and after a change only the
+//! changed agents' are made again.
 
 use serde::{Deserialize, Serialize};
 use vocab::Hint;
 
 use rand_pcg::Pcg64Mcg;
-use rand_pcg::rand_core::Rng;
+use rand_pcg::rand_core::{Rng, SeedableRng};
 
 /// Replicates per analysis: percentiles at 2.5% and 97.5% then rest on 25 replicates each.
 pub const REPLICATES: usize = 1000;
@@ -286,6 +291,9 @@ pub struct Comparison {
     pub shared_tasks: usize,
 }
 
+/// Entries of a [`Draw`]'s table counted together: 5 runs (6 outcomes) in one block.
+const BLOCK: usize = 8;
+
 /// Draws from Binomial(n, k/n) by inverse CDF: one uniform per draw.
 #[derive(Debug)]
 struct Draw {
@@ -303,11 +311,17 @@ impl Draw {
         }
         // Rounding must not leave a draw of 1.0 without an outcome.
         *cdf.last_mut().expect("n + 1 entries") = f64::INFINITY;
+        // Whole blocks, so that counting unrolls; an infinite entry is never at or below a
+        // draw, so the padding counts nothing.
+        cdf.resize(cdf.len().next_multiple_of(BLOCK), f64::INFINITY);
         Draw { cdf }
     }
 
+    /// The first outcome whose cumulative probability exceeds `u`: the number of entries
+    /// at or below it (the entries rise), counted without a branch on the random `u`.
     fn sample(&self, u: f64) -> u32 {
-        self.cdf.iter().position(|c| u < *c).expect("the last entry is infinite") as u32
+        let block = |b: &[f64]| b.iter().map(|c| u32::from(*c <= u)).sum::<u32>();
+        self.cdf.chunks_exact(BLOCK).map(block).sum()
     }
 }
 
@@ -322,6 +336,19 @@ struct Sampler {
 impl Sampler {
     fn new(seed: u64) -> Sampler {
         Sampler { rng: Pcg64Mcg::new(u128::from(seed) | (u128::from(seed) << 64) | 1) }
+    }
+
+    /// An agent's own stream for one measure and condition (`stream`): from the seed, the
+    /// agent's id and the stream, so an agent's draws are the same whichever agents are
+    /// analysed beside it, and each measure can be drawn without the others.
+    fn for_agent(seed: u64, id: &str, stream: u64) -> Sampler {
+        // FNV-1a of the id and the stream: stable across builds and platforms, as the
+        // numbers must be.
+        let hash = id
+            .bytes()
+            .chain(stream.to_le_bytes())
+            .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+        Sampler { rng: Pcg64Mcg::seed_from_u64(seed ^ hash) }
     }
 
     fn uniform(&mut self) -> f64 {
@@ -374,51 +401,69 @@ fn prepare(agents: &[&AgentCells]) -> Prepared {
     Prepared { cells, draws }
 }
 
-/// Replicated rates: `[agent][hint]` → one rate per replicate (NaN where the replicate
-/// drew no task the agent ran).
-struct Replicates {
-    success: Vec<[Vec<f64>; 3]>,
-    executed: Vec<[Vec<f64>; 3]>,
+/// The tasks each replicate draws, `tasks` per replicate, one after the other. Every
+/// agent's replicates use these same draws: what pairs their comparisons.
+fn draw_tasks(tasks: usize, replicates: usize, seed: u64) -> Vec<usize> {
+    let mut rng = Sampler::new(seed);
+    (0..tasks * replicates).map(|_| rng.below(tasks)).collect()
 }
 
-fn replicate(agents: &[&AgentCells], tasks: usize, replicates: usize, seed: u64) -> Replicates {
-    let prepared = prepare(agents);
-    let mut rng = Sampler::new(seed);
-    let empty = || [vec![f64::NAN; replicates], vec![f64::NAN; replicates], vec![f64::NAN; replicates]];
-    let mut out = Replicates {
-        success: agents.iter().map(|_| empty()).collect(),
-        executed: agents.iter().map(|_| empty()).collect(),
-    };
-    let mut drawn = vec![0usize; tasks];
-    for b in 0..replicates {
-        for t in drawn.iter_mut() {
-            *t = rng.below(tasks);
-        }
-        for (a, cells) in prepared.cells.iter().enumerate() {
-            for (h, (success, executed)) in
-                out.success[a].iter_mut().zip(out.executed[a].iter_mut()).enumerate()
-            {
-                let (mut s, mut n, mut e, mut ne) = (0u32, 0u32, 0u32, 0u32);
-                for &t in &drawn {
-                    if let Some((ds, count, known)) = cells[t][h] {
-                        s += prepared.draws[ds].sample(rng.uniform());
-                        n += count;
-                        if let Some((de, exec_count)) = known {
-                            e += prepared.draws[de].sample(rng.uniform());
-                            ne += exec_count;
-                        }
-                    }
-                }
-                if n > 0 {
-                    success[b] = f64::from(s) / f64::from(n);
-                }
-                if ne > 0 {
-                    executed[b] = f64::from(e) / f64::from(ne);
+/// What a replicate's rate counts: final success, or execution success.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Measure {
+    Success,
+    Executed,
+}
+
+/// One agent's replicated rate of `measure` under hint condition `h`: one per replicate
+/// over the shared task draws (`drawn`, see [`draw_tasks`]), each drawn task's runs
+/// redrawn from `rng` (NaN where the replicate drew no task the agent ran there).
+fn replicate(
+    cells: &[[ReadyCell; 3]],
+    h: usize,
+    measure: Measure,
+    draws: &[Draw],
+    drawn: &[usize],
+    mut rng: Sampler,
+) -> Vec<f64> {
+    // Per task: the draw and the runs it counts, 0 runs where there is nothing to draw.
+    let series: Vec<(usize, u32)> = cells
+        .iter()
+        .map(|c| match (c[h], measure) {
+            (Some((draw, runs, _)), Measure::Success)
+            | (Some((_, _, Some((draw, runs)))), Measure::Executed) => (draw, runs),
+            _ => (0, 0),
+        })
+        .collect();
+    drawn
+        .chunks_exact(cells.len().max(1))
+        .map(|drawn| {
+            let (mut k, mut n) = (0u32, 0u32);
+            for &t in drawn {
+                let (draw, runs) = series[t];
+                if runs > 0 {
+                    k += draws[draw].sample(rng.uniform());
+                    n += runs;
                 }
             }
-        }
-    }
-    out
+            if n > 0 { f64::from(k) / f64::from(n) } else { f64::NAN }
+        })
+        .collect()
+}
+
+/// [`replicate`] on the agent's own stream for that measure and condition
+/// ([`Sampler::for_agent`]).
+fn replicate_agent(
+    id: &str,
+    cells: &[[ReadyCell; 3]],
+    h: usize,
+    measure: Measure,
+    prepared: &Prepared,
+    drawn: &[usize],
+    seed: u64,
+) -> Vec<f64> {
+    let stream = 2 * h as u64 + u64::from(measure == Measure::Executed);
+    replicate(cells, h, measure, &prepared.draws, drawn, Sampler::for_agent(seed, id, stream))
 }
 
 /// The 2.5th and 97.5th percentiles (nearest rank) of the values that are numbers.
@@ -464,24 +509,42 @@ pub fn covers(agent: &AgentCells) -> bool {
         && agent.cells.iter().flatten().flatten().all(|c| !c.short)
 }
 
+/// An agent's own numbers from an earlier analysis (its intervals, uplift and
+/// reliability; its rank, group and `of` are made again), given only where they were made
+/// from the same cells. They depend on nothing else (its id, its cells, the replicates and
+/// the seed), so an analysis after a change makes them only for the agents it changed.
+pub type Earlier<'a> = &'a (dyn Fn(&AgentCells) -> Option<AgentStats> + Sync);
+
 /// The statistics of one task set's results: those that cover it ranked together
 /// ([`analyse`]), the others each described over the tasks it ran, without a rank.
 pub fn analyse_set(agents: &[AgentCells], replicates: usize, seed: u64) -> Vec<AgentStats> {
+    analyse_set_after(agents, replicates, seed, &|_| None)
+}
+
+/// [`analyse_set`], taking each agent's own numbers from `earlier` where it has them.
+pub fn analyse_set_after(
+    agents: &[AgentCells],
+    replicates: usize,
+    seed: u64,
+    earlier: Earlier,
+) -> Vec<AgentStats> {
     let (complete, partial): (Vec<AgentCells>, Vec<AgentCells>) = agents.iter().cloned().partition(covers);
     let tasks = agents.first().map_or(0, |a| a.cells.len());
-    let mut out = analyse(&complete, tasks, replicates, seed);
-    for agent in partial {
-        let own = AgentCells {
-            id: agent.id.clone(),
-            cells: agent.cells.iter().filter(|c| c.iter().any(Option::is_some)).copied().collect(),
-        };
-        let described = analyse(std::slice::from_ref(&own), own.cells.len(), replicates, seed).pop();
-        out.push(AgentStats {
+    let mut out = analyse_on(&complete, tasks, replicates, seed, cores(), earlier);
+    out.extend(each_agent(&partial, cores(), |_, agent| {
+        let described = earlier(agent).or_else(|| {
+            let own = AgentCells {
+                id: agent.id.clone(),
+                cells: agent.cells.iter().filter(|c| c.iter().any(Option::is_some)).copied().collect(),
+            };
+            analyse_on(std::slice::from_ref(&own), own.cells.len(), replicates, seed, 1, &|_| None).pop()
+        });
+        AgentStats {
             rank: None,
             group: None,
             of: 0,
             ..described.unwrap_or(AgentStats {
-                id: agent.id,
+                id: agent.id.clone(),
                 final_success: IntervalsByHint::default(),
                 execution_success: IntervalsByHint::default(),
                 uplift: Uplift::default(),
@@ -490,77 +553,74 @@ pub fn analyse_set(agents: &[AgentCells], replicates: usize, seed: u64) -> Vec<A
                 of: 0,
                 reliability: ReliabilityByHint::default(),
             })
-        });
-    }
+        }
+    }));
     out
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
 }
 
 /// Intervals, rank ranges and groups for agents evaluated on the same `tasks` tasks.
 pub fn analyse(agents: &[AgentCells], tasks: usize, replicates: usize, seed: u64) -> Vec<AgentStats> {
-    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    analyse_on(agents, tasks, replicates, seed, cores)
+    analyse_on(agents, tasks, replicates, seed, cores(), &|_| None)
 }
 
-/// [`analyse`] on up to `threads` threads.
+/// [`analyse`] on up to `threads` threads, each agent's own numbers from `earlier` where
+/// it has them.
 fn analyse_on(
     agents: &[AgentCells],
     tasks: usize,
     replicates: usize,
     seed: u64,
     threads: usize,
+    earlier: Earlier,
 ) -> Vec<AgentStats> {
     if agents.is_empty() || tasks == 0 {
         return Vec::new();
     }
     let refs: Vec<&AgentCells> = agents.iter().collect();
-    let reps = replicate(&refs, tasks, replicates, seed);
+    let prepared = prepare(&refs);
+    let drawn = draw_tasks(tasks, replicates, seed);
 
-    let mut stats: Vec<AgentStats> = each_agent(agents, threads, |a, agent| {
-        let fs = |h: usize| interval(pooled(&agent.cells, h), &reps.success[a][h]);
-        let es = |h: usize| {
-            interval(pooled_by(&agent.cells, h, |c| (c.executed, c.exec_counted)), &reps.executed[a][h])
+    // Each agent's final success without hints in every replicate (for the ranks and
+    // groups), and its own numbers: kept from before, or made from its replicates.
+    let (mut stats, success): (Vec<AgentStats>, Vec<Vec<f64>>) = each_agent(agents, threads, |a, agent| {
+        let rates = |h: usize, measure: Measure| {
+            replicate_agent(&agent.id, &prepared.cells[a], h, measure, &prepared, &drawn, seed)
         };
-        let up = |h: usize| {
-            let est = Some(pooled(&agent.cells, h)? - pooled(&agent.cells, 0)?);
-            interval(est, &difference(&reps.success[a][0], &reps.success[a][h]))
-        };
-        AgentStats {
-            id: agent.id.clone(),
-            final_success: IntervalsByHint::from_fn(fs),
-            execution_success: IntervalsByHint::from_fn(es),
-            uplift: Uplift { hints: up(1), detailed: up(2) },
-            rank: None,
-            group: None,
-            of: agents.len(),
-            reliability: reliability_by_hint(agent, replicates, seed),
-        }
-    });
-
-    // Ranks by final success without hints, in every replicate: each replicate's rates
-    // gathered side by side and sorted there (sorting agents by rates read from each
-    // agent's own replicates missed the cache at every comparison). Tied rates share a
-    // rank, so their order does not matter.
-    let mut ranks: Vec<Vec<f64>> = vec![Vec::with_capacity(replicates); agents.len()];
-    let mut order: Vec<(f64, usize)> = Vec::with_capacity(agents.len());
-    for b in 0..replicates {
-        order.clear();
-        order.extend((0..agents.len()).map(|a| {
-            let r = reps.success[a][0][b];
-            (if r.is_nan() { f64::NEG_INFINITY } else { r }, a)
-        }));
-        order.sort_unstable_by(|x, y| y.0.total_cmp(&x.0));
-        let mut rank = 1;
-        for (i, &(rate, a)) in order.iter().enumerate() {
-            if i > 0 && rate < order[i - 1].0 {
-                rank = i + 1;
+        let none = rates(0, Measure::Success);
+        let own = earlier(agent).unwrap_or_else(|| {
+            let success = [None, Some(rates(1, Measure::Success)), Some(rates(2, Measure::Success))];
+            let success = |h: usize| success[h].as_deref().unwrap_or(&none);
+            let fs = |h: usize| interval(pooled(&agent.cells, h), success(h));
+            let es = |h: usize| {
+                let reps = rates(h, Measure::Executed);
+                interval(pooled_by(&agent.cells, h, |c| (c.executed, c.exec_counted)), &reps)
+            };
+            let up = |h: usize| {
+                let est = Some(pooled(&agent.cells, h)? - pooled(&agent.cells, 0)?);
+                interval(est, &difference(&none, success(h)))
+            };
+            AgentStats {
+                id: agent.id.clone(),
+                final_success: IntervalsByHint::from_fn(fs),
+                execution_success: IntervalsByHint::from_fn(es),
+                uplift: Uplift { hints: up(1), detailed: up(2) },
+                rank: None,
+                group: None,
+                of: 0,
+                reliability: reliability_by_hint(agent, replicates, seed),
             }
-            ranks[a].push(rank as f64);
-        }
-    }
-    for (a, s) in stats.iter_mut().enumerate() {
-        if let Some((low, high)) = percentiles(&ranks[a]) {
-            s.rank = Some(RankRange { best: low as usize, worst: high as usize });
-        }
+        });
+        (AgentStats { rank: None, group: None, of: agents.len(), ..own }, none)
+    })
+    .into_iter()
+    .unzip();
+
+    for (s, rank) in stats.iter_mut().zip(rank_ranges(&success, replicates, threads)) {
+        s.rank = rank;
     }
 
     // Groups: best first, each agent with its group's leader unless told apart from it.
@@ -571,7 +631,7 @@ fn analyse_on(
     let mut leader = by_estimate[0];
     for &a in &by_estimate {
         if a != leader {
-            let d = interval(Some(0.0), &difference(&reps.success[a][0], &reps.success[leader][0]));
+            let d = interval(Some(0.0), &difference(&success[a], &success[leader]));
             if d.is_some_and(|d| d.low > 0.0) {
                 group += 1;
                 leader = a;
@@ -582,6 +642,64 @@ fn analyse_on(
     stats
 }
 
+/// Each agent's rank range by final success without hints (`success[agent][replicate]`).
+/// Every replicate ranks the agents by their rates gathered side by side (read from each
+/// agent's own replicates at every comparison, they missed the cache), tied rates sharing
+/// the better rank; the replicates are shared out among up to `threads` threads.
+fn rank_ranges(success: &[Vec<f64>], replicates: usize, threads: usize) -> Vec<Option<RankRange>> {
+    let agents = success.len();
+    // A rate's place in the order: rates are never negative, so their bits rise with
+    // them; a replicate with no rate (no task drawn) is below every rate.
+    let key = |r: f64| if r.is_nan() { 0 } else { r.to_bits() + 1 };
+    let rank_replicates = |replicates: std::ops::Range<usize>| {
+        let mut ranks = vec![0u32; replicates.len() * agents];
+        let mut order: Vec<(u64, u32)> = Vec::with_capacity(agents);
+        for (b, ranks) in replicates.zip(ranks.chunks_exact_mut(agents.max(1))) {
+            order.clear();
+            order.extend(success.iter().zip(0u32..).map(|(s, a)| (key(s[b]), a)));
+            order.sort_unstable_by_key(|x| std::cmp::Reverse(x.0));
+            let mut rank = 1;
+            for (i, &(k, a)) in order.iter().enumerate() {
+                if i > 0 && k < order[i - 1].0 {
+                    rank = i as u32 + 1;
+                }
+                ranks[a as usize] = rank;
+            }
+        }
+        ranks
+    };
+    let threads = threads.min(agents * replicates / (AT_LEAST * 1000)).max(1);
+    let share = replicates.div_ceil(threads).max(1);
+    // [replicate][agent], in parts of consecutive replicates.
+    let parts: Vec<Vec<u32>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..replicates)
+            .step_by(share)
+            .map(|start| {
+                let rank_replicates = &rank_replicates;
+                scope.spawn(move || rank_replicates(start..(start + share).min(replicates)))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    });
+    let mut ranks = Vec::with_capacity(replicates);
+    (0..agents)
+        .map(|a| {
+            ranks.clear();
+            ranks.extend(
+                parts.iter().flat_map(|part| part.iter().skip(a).step_by(agents).map(|r| f64::from(*r))),
+            );
+            let (low, high) = percentiles(&ranks)?;
+            Some(RankRange { best: low as usize, worst: high as usize })
+        })
+        .collect()
+}
+
+/// Agents per thread, below which more threads cost more than they save.
+const AT_LEAST: usize = 256;
+
 /// `f` of each agent, in order, on up to `threads` threads where there are many agents: an agent's intervals and reliability depend on its own cells, the shared
 /// replicates and the seed alone, so they are the same whichever thread makes them.
 fn each_agent<R: Send>(
@@ -589,7 +707,6 @@ fn each_agent<R: Send>(
     threads: usize,
     f: impl Fn(usize, &AgentCells) -> R + Sync,
 ) -> Vec<R> {
-    const AT_LEAST: usize = 256;
     let threads = threads.min(agents.len() / AT_LEAST).max(1);
     if threads == 1 {
         return agents.iter().enumerate().map(|(a, agent)| f(a, agent)).collect();
@@ -637,10 +754,14 @@ pub fn compare(a: &AgentCells, b: &AgentCells, replicates: usize, seed: u64) -> 
     if shared_tasks == 0 {
         return Comparison { difference: IntervalsByHint::default(), shared_tasks };
     }
-    let reps = replicate(&[&a2, &b2], tasks, replicates, seed);
+    let prepared = prepare(&[&a2, &b2]);
+    let drawn = draw_tasks(tasks, replicates, seed);
     let diff = |h: usize| {
         let est = Some(pooled(&b2.cells, h)? - pooled(&a2.cells, h)?);
-        interval(est, &difference(&reps.success[0][h], &reps.success[1][h]))
+        let rates = |i: usize, x: &AgentCells| {
+            replicate_agent(&x.id, &prepared.cells[i], h, Measure::Success, &prepared, &drawn, seed)
+        };
+        interval(est, &difference(&rates(0, &a2), &rates(1, &b2)))
     };
     Comparison { difference: IntervalsByHint::from_fn(diff), shared_tasks }
 }
@@ -675,10 +796,41 @@ mod tests {
                 agent(&format!("a{i}"), &cells)
             })
             .collect();
-        let one = analyse_on(&agents, 4, 200, SEED, 1);
-        assert_eq!(analyse_on(&agents, 4, 200, SEED, 2), one);
-        assert_eq!(analyse_on(&agents, 4, 200, SEED, 3), one);
+        let one = analyse_on(&agents, 4, 200, SEED, 1, &|_| None);
+        assert_eq!(analyse_on(&agents, 4, 200, SEED, 2, &|_| None), one);
+        assert_eq!(analyse_on(&agents, 4, 200, SEED, 3, &|_| None), one);
         assert!(one.iter().any(|s| s.rank.is_some_and(|r| r.best != r.worst)), "ranks vary by replicate");
+    }
+
+    /// An agent's own numbers come from its cells and id alone: another agent coming
+    /// leaves them as they were, so an analysis after a change that keeps them
+    /// ([`analyse_set_after`]) gives what a fresh one gives, ranks and groups included.
+    #[test]
+    fn own_numbers_kept_after_a_change_are_what_a_fresh_analysis_gives() {
+        let mut agents: Vec<AgentCells> = (0..6u32)
+            .map(|i| {
+                let cells: Vec<[(u32, u32); 3]> = (0..4u32)
+                    .map(|t| [((i + t) % 6, 5), ((i * 2 + t) % 6, 5), ((i * 5 + t) % 6, 5)])
+                    .collect();
+                agent(&format!("a{i}"), &cells)
+            })
+            .collect();
+        agents[5].cells[3] = [None; 3];
+        let first = analyse_set(&agents, 300, SEED);
+        let mut more = agents.clone();
+        more.insert(2, agent("newcomer", &[[(5, 5), (4, 5), (3, 5)]; 4]));
+        let fresh = analyse_set(&more, 300, SEED);
+        let find = |all: &[AgentStats], id: &str| all.iter().find(|s| s.id == id).cloned().unwrap();
+        for before in &first {
+            let after = find(&fresh, &before.id);
+            let own =
+                |s: &AgentStats| (s.final_success, s.execution_success, s.uplift, s.reliability.clone());
+            assert_eq!(own(before), own(&after), "{}", before.id);
+        }
+        assert_ne!(find(&first, "a0").rank, find(&fresh, "a0").rank, "the newcomer moves the ranks");
+
+        let earlier = |x: &AgentCells| first.iter().find(|s| s.id == x.id).cloned();
+        assert_eq!(analyse_set_after(&more, 300, SEED, &earlier), fresh);
     }
 
     #[test]
