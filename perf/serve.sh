@@ -11,7 +11,8 @@
 #      second page), a run with its trajectory, the failures, a comparison, the changes,
 #      the keys, the submit and about pages; and of every answer of the API that reads
 #      (the maintainers' with the admin token), an artifact and the CSV; the slowest
-#      three; the server's memory after them;
+#      three, with the statements each sends and their query plans (perf/plans.sh); the
+#      server's memory after them;
 #   c. ingest throughput of the demo bundles against gzip -d + sha256sum of them;
 #   d. the server's memory after loading the data and serving (a): its own (anonymous)
 #      and resident, with the mapped database pages resident counts.
@@ -190,6 +191,10 @@ CONF
   printf 'b. server memory after answering them: own (anonymous) %.0f MB, resident %.0f MB\n' \
     "$(echo "$anon/1024" | bc -l)" "$(echo "$rss/1024" | bc -l)"
   kill "$pid"; wait "$pid" 2>/dev/null || true
+  # The statements of the slowest three, each with its query plan (perf/plans.sh).
+  local slowest; mapfile -t slowest < <(sort -k5 -n -r "$timings" | head -3 | awk '{print $4}')
+  echo "b. the slowest three's statements and query plans:"
+  BENCH_KEEP="" BENCH_DATABASE_URL="" bash perf/plans.sh "${slowest[@]}" | sed 's/^/   /'
 
   [ "${BENCH_ONLY:-}" = b ] && return
   # (c): the demo bundles through the API, one after another, into a fresh database.

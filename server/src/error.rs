@@ -211,7 +211,8 @@ impl From<StoreError> for ApiError {
             | StoreError::BrokenReferences(_)
             | StoreError::Io { .. }
             | StoreError::Background { .. }
-            | StoreError::BadKey(_) => ApiError::internal(chain(e)),
+            | StoreError::BadKey(_)
+            | StoreError::Unreadable(_) => ApiError::internal(chain(e)),
         }
     }
 }

@@ -42,6 +42,9 @@ pub enum StoreError {
     UnknownFinding(String),
     #[error("the registry holds an unreadable key {0}")]
     BadKey(String),
+    /// A stored row the store cannot read back (the database was changed by hand).
+    #[error("the database holds an unreadable {0}")]
+    Unreadable(String),
     /// A reproduction (spec §4d) the board does not take, and why, with the API's code.
     #[error("{message}")]
     ReproductionRefused { code: &'static str, message: String },
