@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: intervals, rank ranges and groups (the cluster bootstrap of
-# store/src/stats.rs) for 1,000 agents × 12 tasks × 3 conditions × 5 runs, on one core.
+# store/src/stats.rs) for 1,000 agents × 12 tasks × 3 conditions × 5 runs, on one core,
+# then again after one more agent came (the others' own numbers kept).
 # Goal (issue 6): under 2 s. Usage: bash perf/stats.sh [AGENTS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
