@@ -15,12 +15,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || { echo "usage: BENCH_KEEP=DIR bash perf/plans.sh PATH..." >&2; exit 1; }
 if [ -n "${BENCH_KEEP:-}" ]; then
-  if [ -n "${BENCH_DATABASE_URL:-}" ]; then
-    base=$BENCH_DATABASE_URL blobs=$BENCH_KEEP/blobs-postgres
-  else
-    [ -f "$BENCH_KEEP/db.sqlite" ] || { echo "no database in $BENCH_KEEP: make it with BENCH_KEEP=$BENCH_KEEP bash perf/serve.sh N" >&2; exit 1; }
-    base=sqlite://$BENCH_KEEP/db.sqlite blobs=$BENCH_KEEP/blobs-sqlite
-  fi
+  source perf/kept.sh
+  kept_database
+  base=$url
 else
   # As perf/serve.sh calls it: the database and blobs it is serving.
   base=${DATABASE_URL:?BENCH_KEEP names the folder perf/serve.sh kept its database in} blobs=${REXBENCH_BLOBS:?}

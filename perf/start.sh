@@ -11,13 +11,8 @@
 # Each run adds two agents to the kept database. Usage: BENCH_KEEP=DIR bash perf/start.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-keep=${BENCH_KEEP:?BENCH_KEEP names the folder perf/serve.sh kept its database in}
-if [ -n "${BENCH_DATABASE_URL:-}" ]; then
-  url=$BENCH_DATABASE_URL blobs=$keep/blobs-postgres
-else
-  [ -f "$keep/db.sqlite" ] || { echo "no database in $keep: make it with BENCH_KEEP=$keep bash perf/serve.sh N" >&2; exit 1; }
-  url=sqlite://$keep/db.sqlite blobs=$keep/blobs-sqlite
-fi
+source perf/kept.sh
+kept_database
 work=$(mktemp -d)
 pid=""
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; }

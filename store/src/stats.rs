@@ -417,15 +417,18 @@ enum Measure {
 
 /// One agent's replicated rate of `measure` under hint condition `h`: one per replicate
 /// over the shared task draws (`drawn`, see [`draw_tasks`]), each drawn task's runs
-/// redrawn from `rng` (NaN where the replicate drew no task the agent ran there).
+/// redrawn from the agent's own stream for that measure and condition
+/// ([`Sampler::for_agent`]); NaN where the replicate drew no task the agent ran there.
 fn replicate(
+    id: &str,
     cells: &[[ReadyCell; 3]],
     h: usize,
     measure: Measure,
     draws: &[Draw],
     drawn: &[usize],
-    mut rng: Sampler,
+    seed: u64,
 ) -> Vec<f64> {
+    let mut rng = Sampler::for_agent(seed, id, 2 * h as u64 + u64::from(measure == Measure::Executed));
     // Per task: the draw and the runs it counts, 0 runs where there is nothing to draw.
     let series: Vec<(usize, u32)> = cells
         .iter()
@@ -449,21 +452,6 @@ fn replicate(
             if n > 0 { f64::from(k) / f64::from(n) } else { f64::NAN }
         })
         .collect()
-}
-
-/// [`replicate`] on the agent's own stream for that measure and condition
-/// ([`Sampler::for_agent`]).
-fn replicate_agent(
-    id: &str,
-    cells: &[[ReadyCell; 3]],
-    h: usize,
-    measure: Measure,
-    prepared: &Prepared,
-    drawn: &[usize],
-    seed: u64,
-) -> Vec<f64> {
-    let stream = 2 * h as u64 + u64::from(measure == Measure::Executed);
-    replicate(cells, h, measure, &prepared.draws, drawn, Sampler::for_agent(seed, id, stream))
 }
 
 /// The 2.5th and 97.5th percentiles (nearest rank) of the values that are numbers.
@@ -588,7 +576,7 @@ fn analyse_on(
     // groups), and its own numbers: kept from before, or made from its replicates.
     let (mut stats, success): (Vec<AgentStats>, Vec<Vec<f64>>) = each_agent(agents, threads, |a, agent| {
         let rates = |h: usize, measure: Measure| {
-            replicate_agent(&agent.id, &prepared.cells[a], h, measure, &prepared, &drawn, seed)
+            replicate(&agent.id, &prepared.cells[a], h, measure, &prepared.draws, &drawn, seed)
         };
         let none = rates(0, Measure::Success);
         let own = earlier(agent).unwrap_or_else(|| {
@@ -668,7 +656,7 @@ fn rank_ranges(success: &[Vec<f64>], replicates: usize, threads: usize) -> Vec<O
         }
         ranks
     };
-    let threads = threads.min(agents * replicates / (AT_LEAST * 1000)).max(1);
+    let threads = threads.min(agents * replicates / (AT_LEAST * REPLICATES)).max(1);
     let share = replicates.div_ceil(threads).max(1);
     // [replicate][agent], in parts of consecutive replicates.
     let parts: Vec<Vec<u32>> = std::thread::scope(|scope| {
@@ -759,7 +747,7 @@ pub fn compare(a: &AgentCells, b: &AgentCells, replicates: usize, seed: u64) -> 
     let diff = |h: usize| {
         let est = Some(pooled(&b2.cells, h)? - pooled(&a2.cells, h)?);
         let rates = |i: usize, x: &AgentCells| {
-            replicate_agent(&x.id, &prepared.cells[i], h, Measure::Success, &prepared, &drawn, seed)
+            replicate(&x.id, &prepared.cells[i], h, Measure::Success, &prepared.draws, &drawn, seed)
         };
         interval(est, &difference(&rates(0, &a2), &rates(1, &b2)))
     };
