@@ -38,7 +38,7 @@ pid=""
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-cargo build --release -q -p rexbench-server
+cargo build --release -q -p rexbench-server -p rexbench-runner
 srv=$PWD/target/release/rexbench-server
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 DATABASE_URL=$url REXBENCH_BLOBS=$blobs REXBENCH_TASKS=$PWD/tasks REXBENCH_ADDR=127.0.0.1:$port \
@@ -48,10 +48,11 @@ until curl -sf "http://127.0.0.1:$port/readyz" >/dev/null; do
   kill -0 "$pid" 2>/dev/null || { cat "$work/log" >&2; exit 1; }
   sleep 0.1
 done
-# The start's own reads (its garbage collection lists every blob, 500 names a statement)
-# end before the first answer is asked: the log is left quiet for 3 s, but for the
-# server's poll of the change log (once a second, on every server; with its plan, on
+# The start's own reads end before the first answer is asked: its garbage collection
+# (every blob listed, 500 names a statement), then 3 s with no statement in the log but
+# the server's poll of the change log (once a second, on every server; with its plan, on
 # PostgreSQL).
+until curl -sf "http://127.0.0.1:$port/metrics" | grep -qx 'rexbench_start_collection_pending 0'; do sleep 0.5; done
 quiet=0 lines=-1
 while [ "$quiet" -lt 30 ]; do
   now=$(grep 'sqlx::query' "$work/log" | grep -vc 'FROM changes' || true)

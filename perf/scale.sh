@@ -28,7 +28,7 @@ trap cleanup EXIT
 cargo build --release -q -p rexbench-server -p rexbench-runner
 srv=$PWD/target/release/rexbench-server
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_ready() { for _ in $(seq 300); do curl -sf "$1/readyz" >/dev/null && return 0; sleep 0.1; done; echo "server not ready" >&2; exit 1; }
+wait_ready() { for _ in $(seq 1200); do curl -sf "$1/readyz" >/dev/null && return 0; sleep 0.1; done; echo "server not ready" >&2; exit 1; }
 
 export DATABASE_URL=$BENCH_DATABASE_URL REXBENCH_BLOBS="$work/blobs" REXBENCH_TASKS=$PWD/tasks RUST_LOG=warn \
   REXBENCH_SUBMISSIONS_PER_HOUR=1000000 REXBENCH_KEY_SUBMISSIONS_PER_HOUR=1000000

@@ -44,7 +44,11 @@ cargo build --release -q -p rexbench-server -p rexbench-runner
 srv=$PWD/target/release/rexbench-server
 rexbench=$PWD/target/release/rexbench
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_ready() { for _ in $(seq 300); do curl -sf "$1/readyz" >/dev/null && return 0; sleep 0.1; done; echo "server not ready" >&2; exit 1; }
+# Ready once the board's reads are made (seconds, at 10,000 agents).
+wait_ready() { for _ in $(seq 1200); do curl -sf "$1/readyz" >/dev/null && return 0; sleep 0.1; done; echo "server not ready" >&2; exit 1; }
+# The start's garbage collection lists every blob (minutes, for millions): the cold
+# renders are measured after it, on a quiet server.
+wait_collected() { until curl -sf "$1/metrics" | grep -qx 'rexbench_start_collection_pending 0'; do sleep 0.5; done; }
 ms() { python3 -c "import sys; print(f'{float(sys.argv[1])*1000:.1f}')" "$1"; }
 
 # wrk's summary: requests/s, p50, p99. Further arguments go to wrk (headers).
@@ -163,6 +167,7 @@ CONF
   port=$(free_port)
   REXBENCH_ADMIN_TOKEN=bench-admin REXBENCH_RENDER_CACHE=off REXBENCH_ADDR=127.0.0.1:$port "$srv" serve & pid=$!; pids+=("$pid")
   wait_ready "http://127.0.0.1:$port"
+  wait_collected "http://127.0.0.1:$port"
   local run; run=$(curl -sf "http://127.0.0.1:$port/agents/synthetic-00000?task=cogs&hint=none" | grep -o 'href="/runs/[0-9]*"' | head -1 | grep -o '[0-9]*')
   local bundle; bundle=$(curl -sf "http://127.0.0.1:$port/api/v1/agents/synthetic-00000" | python3 -c 'import json,sys; print(json.load(sys.stdin)["submissions"][0]["bundle_id"])')
   local digest; digest=$(curl -sf "http://127.0.0.1:$port/api/v1/runs/$run" | python3 -c 'import json,sys; print(json.load(sys.stdin)["artifacts"][0]["digest"])')

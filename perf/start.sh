@@ -7,8 +7,13 @@
 #   - the first answers after a start (the render cache off), which make the statistics:
 #     the CSV (every task) and the public tasks' view, then each again (the median of five);
 #   - the same after a change (one more agent's submission): the statistics made again,
-#     every other agent's own numbers kept from before.
-# Each run adds two agents to the kept database. Usage: BENCH_KEEP=DIR bash perf/start.sh
+#     every other agent's own numbers kept from before;
+#   - the server makes the board's reads itself at a start and after each change
+#     (server/src/warm.rs): how long that takes, and the first answers once it is done,
+#     after a change and after a start.
+# The answers right after a start or a change wait for the reads being made; with
+# BENCH_WARM=off the first request makes them itself, as before the warm-up.
+# Each run adds three agents to the kept database. Usage: BENCH_KEEP=DIR bash perf/start.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source perf/kept.sh
@@ -23,10 +28,10 @@ srv=$PWD/target/release/rexbench-server
 rexbench=$PWD/target/release/rexbench
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 export DATABASE_URL=$url REXBENCH_BLOBS=$blobs REXBENCH_TASKS=$PWD/tasks RUST_LOG=warn REXBENCH_ADDR=127.0.0.1:$port \
-  REXBENCH_RENDER_CACHE=off REXBENCH_SUBMISSIONS_PER_HOUR=1000000 REXBENCH_KEY_SUBMISSIONS_PER_HOUR=1000000
+  REXBENCH_WARM=${BENCH_WARM:-on} REXBENCH_RENDER_CACHE=off REXBENCH_SUBMISSIONS_PER_HOUR=1000000 REXBENCH_KEY_SUBMISSIONS_PER_HOUR=1000000
 $rexbench keygen --out "$work/key" >/dev/null
-# Two new agents' bundles of 180 runs: one sent first after the start, one as the change.
-for which in first change; do
+# Three new agents' bundles of 180 runs: one sent first after the start, two as changes.
+for which in first change again; do
   SEED=$RANDOM python3 perf/gen_results.py "$work/results-$which" 20 180 >/dev/null
   printf 'id = "start-bench-%s-%s"\nframework = "Bench"\nmodel = "Synthetic"\n' "$which" "$(date +%s)" > "$work/agent-$which.toml"
   $rexbench pack "$work/results-$which" --agent "$work/agent-$which.toml" --key "$work/key.pem" --out "$work/$which.tar.gz" >/dev/null
@@ -61,11 +66,32 @@ pages() {
   done
 }
 
+base=http://127.0.0.1:$port
+metric() { curl -sf "$base/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
+# Until the board's reads are made at the change log's newest position.
+made_ready() {
+  local newest
+  newest=$(curl -sf "$base/api/v1/changes?limit=1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["changes"][0]["seq"])')
+  until [ "$(metric rexbench_board_ready_generation)" = "$newest" ]; do sleep 0.2; done
+  printf '  the board made ready (change %s) in %.2f s\n' "$newest" "$(metric rexbench_board_ready_seconds)"
+}
+
 start
 submit first "the first submission after the start"
-echo "the first answers after the start:"
+echo "the first answers right after the start:"
 pages
 submit change "a change: one more agent's submission"
-echo "the first answers after the change:"
+echo "the first answers right after the change:"
 pages
+if [ "${BENCH_WARM:-on}" != off ]; then
+  submit again "another change"
+  made_ready
+  echo "the first answers once the change is made ready:"
+  pages
+  stop
+  start
+  made_ready
+  echo "the first answers once the start is made ready:"
+  pages
+fi
 stop

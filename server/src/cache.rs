@@ -288,13 +288,21 @@ fn answer(entry: Entry, accept: Option<&HeaderValue>, if_none_match: Option<&Hea
 }
 
 /// Follows the change log, so that ingests by other processes invalidate this one's
-/// cache within `every`.
-pub async fn follow(store: Arc<store::Store>, cache: Arc<RenderCache>, every: Duration) {
+/// cache within `every`; `changes` is told each new position (for [`crate::warm`]).
+pub async fn follow(
+    store: Arc<store::Store>,
+    cache: Arc<RenderCache>,
+    every: Duration,
+    changes: tokio::sync::watch::Sender<i64>,
+) {
     let mut tick = tokio::time::interval(every);
     loop {
         tick.tick().await;
         match store.generation().await {
-            Ok(g) => cache.advance(u64::try_from(g).unwrap_or(0)),
+            Ok(g) => {
+                cache.advance(u64::try_from(g).unwrap_or(0));
+                changes.send_if_modified(|seen| std::mem::replace(seen, g) != g);
+            }
             Err(e) => {
                 tracing::warn!(error = %crate::error::chain(e), "could not read the change log's position")
             }

@@ -49,6 +49,10 @@ pub struct Settings {
     /// `off` renders every request afresh (for measuring).
     #[arg(long, global = true, env = "REXBENCH_RENDER_CACHE", value_name = "REXBENCH_RENDER_CACHE", default_value = "on", num_args = 0..=1, default_missing_value = "on", action = clap::ArgAction::Set, value_parser = on_unless_off)]
     render_cache: bool,
+    /// `off` leaves the board's reads to the first request that needs them, rather than
+    /// making them at the start and after each change (for measuring that request).
+    #[arg(long, global = true, env = "REXBENCH_WARM", value_name = "REXBENCH_WARM", default_value = "on", num_args = 0..=1, default_missing_value = "on", action = clap::ArgAction::Set, value_parser = on_unless_off)]
+    warm: bool,
     /// Submissions an hour from one client address.
     #[arg(long, global = true, env = "REXBENCH_SUBMISSIONS_PER_HOUR", value_name = "REXBENCH_SUBMISSIONS_PER_HOUR", default_value = "60", value_parser = whole::<u32>)]
     submissions_per_hour: u32,
@@ -109,6 +113,10 @@ pub struct Config {
     pub admin_token: Option<String>,
     /// `REXBENCH_RENDER_CACHE=off` renders every request afresh (for measuring).
     pub render_cache: bool,
+    /// `REXBENCH_WARM=off` leaves the board's reads (the leaderboard's rows and
+    /// statistics) to the first request that needs them (for measuring it); on, they are
+    /// made at the start and after each change ([`crate::warm`]).
+    pub warm: bool,
     /// What one client may make the server do (`REXBENCH_SUBMISSIONS_PER_HOUR`,
     /// `REXBENCH_KEY_SUBMISSIONS_PER_HOUR`, `REXBENCH_CONCURRENT_INGESTS`,
     /// `REXBENCH_BODY_IDLE_SECS`, `REXBENCH_BODY_SECS`, `REXBENCH_HEADER_SECS`,
@@ -135,6 +143,7 @@ impl TryFrom<Settings> for Config {
             limits: bundle::Limits::default(),
             admin_token: s.admin_token.filter(|t| !t.is_empty()),
             render_cache: s.render_cache,
+            warm: s.warm,
             guard: crate::guard::Limits {
                 per_address_hourly: s.submissions_per_hour,
                 per_key_hourly: s.key_submissions_per_hour,
@@ -197,7 +206,8 @@ mod tests {
         }
         assert_eq!(env("trust_forwarded").0.as_deref(), Some("REXBENCH_TRUST_FORWARDED"));
         assert_eq!(env("render_cache").0.as_deref(), Some("REXBENCH_RENDER_CACHE"));
-        assert_eq!(args.len(), 14, "every setting is checked above");
+        assert_eq!(env("warm").0.as_deref(), Some("REXBENCH_WARM"));
+        assert_eq!(args.len(), 15, "every setting is checked above");
     }
 
     #[test]
@@ -206,11 +216,21 @@ mod tests {
             parse(&["--addr", "0.0.0.0:8080", "--blobs", "s3://results/blobs", "--staging", "st"]).unwrap();
         assert_eq!(c.addr.port(), 8080);
         assert_eq!(c.blobs, BlobLocation::S3 { url: "s3://results/blobs".into(), staging: "st".into() });
-        let c = parse(&["--body-idle-secs", "3", "--render-cache", "off", "--trust-forwarded", "1"]).unwrap();
+        let c = parse(&[
+            "--body-idle-secs",
+            "3",
+            "--render-cache",
+            "off",
+            "--trust-forwarded",
+            "1",
+            "--warm",
+            "off",
+        ])
+        .unwrap();
         assert_eq!(c.guard.body_idle, Duration::from_secs(3));
-        assert!(!c.render_cache && c.guard.trust_forwarded);
+        assert!(!c.render_cache && c.guard.trust_forwarded && !c.warm);
         let c = parse(&["--render-cache", "yes", "--trust-forwarded", "no"]).unwrap();
-        assert!(c.render_cache && !c.guard.trust_forwarded);
+        assert!(c.render_cache && !c.guard.trust_forwarded && c.warm);
         assert_eq!(c.tasks_dir, None, "the built-in cards");
         assert_eq!(parse(&["--tasks", "cards"]).unwrap().tasks_dir, Some(PathBuf::from("cards")));
         // Given as nothing (as a variable set to nothing is), an optional setting is unset.

@@ -1,9 +1,10 @@
 //! `/metrics` in the Prometheus text format: requests by status class, ingests by
-//! result, ingest duration, and reads refused by reason.
+//! result, ingest duration, reads refused by reason, and the board's reads made ready
+//! ahead of requests ([`crate::warm`]).
 
 use std::fmt::Write as _;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::extract::{Request, State};
@@ -13,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 const BUCKETS: [f64; 11] = [0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
 const RESULTS: [&str; 4] = ["stored", "already_stored", "refused", "failed"];
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Metrics {
     /// By status class: 1xx … 5xx.
     requests: [AtomicU64; 5],
@@ -23,6 +24,30 @@ pub struct Metrics {
     duration_micros: AtomicU64,
     /// Reads refused, by [`Refusal`].
     refused: [AtomicU64; 2],
+    /// The change-log position the board's reads were last made ready at (-1: never),
+    /// and how long that took.
+    ready_generation: AtomicI64,
+    ready_micros: AtomicU64,
+    /// The start's first round of making them is under way: `/readyz` says not yet.
+    starting: AtomicBool,
+    /// The start's collection of blobs left by unfinished ingests has not ended.
+    collecting: AtomicBool,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics {
+            requests: Default::default(),
+            ingests: Default::default(),
+            duration_buckets: Default::default(),
+            duration_micros: Default::default(),
+            refused: Default::default(),
+            ready_generation: AtomicI64::new(-1),
+            ready_micros: Default::default(),
+            starting: AtomicBool::new(false),
+            collecting: AtomicBool::new(false),
+        }
+    }
 }
 
 /// Why a read was refused.
@@ -48,6 +73,32 @@ pub enum IngestResult {
 }
 
 impl Metrics {
+    /// The board's reads were made ready at change-log position `generation`, in `took`.
+    pub fn made_ready(&self, generation: i64, took: Duration) {
+        self.ready_micros.store(took.as_micros() as u64, Ordering::Relaxed);
+        self.ready_generation.store(generation, Ordering::Relaxed);
+    }
+
+    /// Whether the start's first round of making the board's reads is under way (set by
+    /// the server's start, cleared when the round ends, well or not).
+    pub fn set_starting(&self, starting: bool) {
+        self.starting.store(starting, Ordering::Relaxed);
+    }
+
+    pub fn starting(&self) -> bool {
+        self.starting.load(Ordering::Relaxed)
+    }
+
+    /// Whether the start's garbage collection has yet to end (set by the server's start).
+    pub fn set_collecting(&self, collecting: bool) {
+        self.collecting.store(collecting, Ordering::Relaxed);
+    }
+
+    /// The change-log position the board's reads were last made ready at, if ever.
+    pub fn ready_generation(&self) -> Option<i64> {
+        Some(self.ready_generation.load(Ordering::Relaxed)).filter(|g| *g >= 0)
+    }
+
     pub fn refused(&self, why: Refusal) {
         self.refused[why as usize].fetch_add(1, Ordering::Relaxed);
     }
@@ -64,7 +115,8 @@ impl Metrics {
         self.duration_micros.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
     }
 
-    fn render(&self) -> String {
+    /// `made`: the board's reads the store has made rather than found kept.
+    fn render(&self, made: u64) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "# HELP rexbench_http_requests_total HTTP requests answered, by status class.");
         let _ = writeln!(out, "# TYPE rexbench_http_requests_total counter");
@@ -105,6 +157,40 @@ impl Metrics {
         let sum = self.duration_micros.load(Ordering::Relaxed) as f64 / 1e6;
         let _ = writeln!(out, "rexbench_ingest_duration_seconds_sum {sum}");
         let _ = writeln!(out, "rexbench_ingest_duration_seconds_count {count}");
+        let ready = self.ready_generation.load(Ordering::Relaxed);
+        let ready_seconds = self.ready_micros.load(Ordering::Relaxed) as f64 / 1e6;
+        let pending = u8::from(self.collecting.load(Ordering::Relaxed));
+        for (name, kind, help, value) in [
+            (
+                "rexbench_board_ready_generation",
+                "gauge",
+                "The change-log position the board's reads were last made ready at, before any request asked \
+                 (-1: not yet).",
+                ready.to_string(),
+            ),
+            (
+                "rexbench_board_ready_seconds",
+                "gauge",
+                "How long making the board's reads ready took, the last time.",
+                ready_seconds.to_string(),
+            ),
+            (
+                "rexbench_board_reads_made_total",
+                "counter",
+                "Reads of the whole board (rows, statistics, task sets) made rather than found kept: a request \
+                 answered from what was made ready adds none.",
+                made.to_string(),
+            ),
+            (
+                "rexbench_start_collection_pending",
+                "gauge",
+                "1 until the start's collection of blobs left by unfinished ingests has ended (it lists every \
+                 blob: minutes, for millions).",
+                pending.to_string(),
+            ),
+        ] {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}");
+        }
         out
     }
 }
@@ -117,7 +203,10 @@ pub async fn count_requests(State(metrics): State<Arc<Metrics>>, request: Reques
     response
 }
 
-pub async fn metrics(State(metrics): State<Arc<Metrics>>) -> Response {
-    ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], metrics.render())
-        .into_response()
+pub async fn metrics(
+    State(metrics): State<Arc<Metrics>>,
+    State(store): State<Arc<store::Store>>,
+) -> Response {
+    let text = metrics.render(store.board_reads_made());
+    ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], text).into_response()
 }

@@ -42,6 +42,12 @@ impl FromRef<ServerState> for LeptosOptions {
     }
 }
 
+impl FromRef<ServerState> for Arc<store::Store> {
+    fn from_ref(s: &ServerState) -> Arc<store::Store> {
+        s.app.store.clone()
+    }
+}
+
 impl FromRef<ServerState> for Arc<Metrics> {
     fn from_ref(s: &ServerState) -> Arc<Metrics> {
         s.app.metrics.clone()
@@ -119,6 +125,8 @@ pub(crate) fn router(shared: Shared) -> Router {
         .layer(axum::middleware::from_fn_with_state(shared.metrics.clone(), metrics::count_requests))
         .with_state(ServerState { app: shared, leptos: options })
         .layer(axum::middleware::map_response_with_state(policy, headers::secure))
-        .layer(TraceLayer::new_for_http())
+        // Failed answers are logged once, where they are made (`error.rs`), not again here:
+        // a 503 from `/readyz` while the board is made at a start is no error.
+        .layer(TraceLayer::new_for_http().on_failure(()))
         .layer(CompressionLayer::new())
 }

@@ -19,19 +19,38 @@ pub async fn serve(config: Config, state: AppState) -> std::io::Result<()> {
     let header_timeout = state.guard.limits().headers;
     tracing::info!(addr = %listener.local_addr()?, database = %config.backend, "serving");
     let shared = Arc::new(state);
-    // Blobs left by unfinished ingests are collected in the background: a large blob
-    // store must not delay serving.
-    if let Ok(g) = shared.store.generation().await {
+    let start = shared.store.generation().await.ok();
+    if let Some(g) = start {
         shared.cache.advance(u64::try_from(g).unwrap_or(0));
     }
-    tokio::spawn(crate::cache::follow(shared.store.clone(), shared.cache.clone(), Duration::from_secs(1)));
+    let (changes, changed) = tokio::sync::watch::channel(start.unwrap_or(-1));
+    tokio::spawn(crate::cache::follow(
+        shared.store.clone(),
+        shared.cache.clone(),
+        Duration::from_secs(1),
+        changes,
+    ));
+    // The board's reads are made before anyone asks (at the start and after each change),
+    // unless measuring the request that makes them.
+    let (first, made) = tokio::sync::oneshot::channel();
+    if config.warm {
+        shared.metrics.set_starting(true);
+        tokio::spawn(crate::warm::follow(shared.clone(), changed, first));
+    } else {
+        drop((changed, first));
+    }
+    // Blobs left by unfinished ingests are collected in the background, once the board is
+    // ready: a large blob store must not delay serving, nor the first page.
     let background = shared.clone();
+    shared.metrics.set_collecting(true);
     tokio::spawn(async move {
+        let _ = made.await;
         match background.store.collect_garbage(Duration::from_secs(600)).await {
             Ok(0) => {}
             Ok(n) => tracing::info!(removed = n, "collected blobs left by unfinished ingests"),
             Err(e) => tracing::warn!(error = %crate::error::chain(e), "could not collect garbage blobs"),
         }
+        background.metrics.set_collecting(false);
     });
     let app = crate::router::router(shared);
     // Each connection speaks HTTP/1, as axum's own server would, but with a deadline

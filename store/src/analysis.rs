@@ -272,6 +272,13 @@ impl Store {
             .collect())
     }
 
+    /// How many reads of the whole board (the leaderboard's rows, the statistics, the
+    /// task sets, …) this store has made rather than answered from what it keeps: a
+    /// page whose reads were all made ready before it was asked leaves it as it was.
+    pub fn board_reads_made(&self) -> u64 {
+        self.memo.made()
+    }
+
     /// The newest change's sequence number: moves with every ingest.
     pub async fn generation(&self) -> Result<i64, StoreError> {
         let (generation,) = db::query_as("SELECT CAST(COALESCE(MAX(seq), 0) AS BIGINT) AS g FROM changes")

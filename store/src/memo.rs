@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 use std::hash::Hash;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::StoreError;
@@ -26,11 +27,13 @@ type Slot<V> = Arc<tokio::sync::Mutex<Option<(i64, Arc<V>)>>>;
 #[derive(Debug)]
 pub(crate) struct Memo<K, V> {
     slots: Mutex<HashMap<K, Slot<V>>>,
+    /// Values made (not kept) since the store opened.
+    made: AtomicU64,
 }
 
 impl<K, V> Default for Memo<K, V> {
     fn default() -> Self {
-        Memo { slots: Mutex::new(HashMap::new()) }
+        Memo { slots: Mutex::new(HashMap::new()), made: AtomicU64::new(0) }
     }
 }
 
@@ -71,7 +74,12 @@ impl<K: Eq + Hash + Clone, V> Memo<K, V> {
         }
         let value = Arc::new(make(held.as_ref().map(|(_, earlier)| earlier.clone())).await?);
         *held = Some((generation, value.clone()));
+        self.made.fetch_add(1, Ordering::Relaxed);
         Ok(value)
+    }
+
+    fn made(&self) -> u64 {
+        self.made.load(Ordering::Relaxed)
     }
 
     /// Forgets every entry: what the server knows besides the database changed.
@@ -96,6 +104,18 @@ pub(crate) struct Memos {
 }
 
 impl Memos {
+    /// Values made by every kind since the store opened: a read answered from what is
+    /// kept leaves it as it was.
+    pub(crate) fn made(&self) -> u64 {
+        self.stats.made()
+            + self.board.made()
+            + self.task_sets.made()
+            + self.task_places.made()
+            + self.task_rows.made()
+            + self.current_agents.made()
+            + self.integrity.made()
+    }
+
     pub(crate) fn clear(&self) {
         self.stats.clear();
         self.board.clear();

@@ -204,6 +204,11 @@ pub fn seconds(s: f64) -> String {
 pub fn fixed4(value: f64, out: &mut String) {
     const SCALE: u128 = 10_000;
     let bits = value.to_bits();
+    // Common (no success at all), and below the exact path's range.
+    if bits == 0 {
+        out.push_str("0.0000");
+        return;
+    }
     let biased = ((bits >> 52) & 0x7ff) as i32;
     let fraction = bits & ((1 << 52) - 1);
     // value = mantissa · 2^exponent

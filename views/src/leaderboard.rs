@@ -133,7 +133,13 @@ mod answers {
 
         /// Every row kept, in order.
         pub fn each(&self) -> impl Iterator<Item = EntryRef<'_>> {
-            self.kept.iter().map(|&i| {
+            self.those(0..self.kept.len())
+        }
+
+        /// The rows kept at these places (of [`Entries::total`]), in order.
+        pub fn those(&self, places: std::ops::Range<usize>) -> impl Iterator<Item = EntryRef<'_>> {
+            let places = places.start.min(self.kept.len())..places.end.min(self.kept.len());
+            self.kept[places].iter().map(|&i| {
                 let row = &self.board[i];
                 let tasks = self.counted.get(&row.task_set_digest).map_or(&[][..], Vec::as_slice);
                 EntryRef {
@@ -206,7 +212,11 @@ mod answers {
             });
         };
         let tasks = counted_tasks(catalog, &chosen.tasks, query.tasks);
-        let scope = (query.tasks == TaskScope::Public).then_some(tasks.as_slice());
+        // The store narrows each set to the public tasks it has: asked for all of them (as
+        // the API and the CSV ask), the chosen set's rows and statistics are these tasks',
+        // and are made once for both.
+        let public = (query.tasks == TaskScope::Public).then(|| catalog.public_tasks());
+        let scope = public.as_deref();
         // Every current row, read once per change of the data; narrowed, ordered and
         // cut into pages here, with the rules the browser's island applies to them.
         let (board, unscoped, stats) = futures::try_join!(

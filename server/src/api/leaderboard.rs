@@ -73,8 +73,7 @@ pub async fn leaderboard_csv(
     ApiQuery(q): ApiQuery<LeaderboardParams>,
 ) -> Result<Response, ApiError> {
     let entries = views::leaderboard::entries(&app.store, &app.catalog, &q.view()?).await?;
-    // About 430 bytes a row.
-    let mut w = csv::Writer::from_writer(Vec::with_capacity(512 * (entries.total() + 1)));
+    let mut w = csv::Writer::from_writer(Vec::new());
     let mut head: Vec<String> = [
         "agent_id",
         "display_name",
@@ -114,8 +113,44 @@ pub async fn leaderboard_csv(
             head.push(format!("{m}_{hint}"));
         }
     }
-    let internal = ApiError::internal;
-    w.write_record(&head).map_err(internal)?;
+    w.write_record(&head).map_err(ApiError::internal)?;
+    let mut bytes = w.into_inner().map_err(ApiError::internal)?;
+    // The rows (4.3 MB at 10,000 agents) are written in as many parts as there are cores,
+    // off the async workers, and joined: the same bytes as one writer's.
+    let parts = tokio::task::spawn_blocking(move || {
+        let total = entries.total();
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        let parts = cores.min(total.div_ceil(ROWS_A_PART)).max(1);
+        let each = total.div_ceil(parts);
+        std::thread::scope(|scope| {
+            let written: Vec<_> = (0..parts)
+                .map(|p| {
+                    let entries = &entries;
+                    scope.spawn(move || csv_rows(entries.those(p * each..(p + 1) * each), each))
+                })
+                .collect();
+            written
+                .into_iter()
+                .map(|w| w.join().expect("a CSV part's thread panicked"))
+                .collect::<Result<Vec<_>, _>>()
+        })
+    })
+    .await
+    .map_err(ApiError::internal)?
+    .map_err(ApiError::internal)?;
+    for part in parts {
+        bytes.extend_from_slice(&part);
+    }
+    Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], bytes).into_response())
+}
+
+/// The fewest rows of the CSV worth a thread of their own (a row takes about 5 µs).
+const ROWS_A_PART: usize = 64;
+
+/// The CSV's rows for `entries` (about `rows` of them), without the header.
+fn csv_rows<'a>(entries: impl Iterator<Item = EntryRef<'a>>, rows: usize) -> Result<Vec<u8>, csv::Error> {
+    // About 430 bytes a row.
+    let mut w = csv::Writer::from_writer(Vec::with_capacity(512 * rows));
     // Each field is written as it is made, through one buffer: no row is built, and no
     // number goes through the formatting machinery (4.3 MB at 10,000 agents).
     let mut field = String::new();
@@ -128,41 +163,40 @@ pub async fn leaderboard_csv(
     };
     let mut int = itoa::Buffer::new();
     let mut count = |w: &mut csv::Writer<Vec<u8>>, n: i64| w.write_field(int.format(n));
-    for EntryRef { row: r, stats, tasks, ranked } in entries.each() {
+    for EntryRef { row: r, stats, tasks, ranked } in entries {
         for text in [&r.agent_id, &r.display_name, &r.framework, &r.model] {
-            w.write_field(text).map_err(internal)?;
+            w.write_field(text)?;
         }
-        w.write_field(r.tier.as_str()).map_err(internal)?;
-        w.write_field(r.provenance.as_str()).map_err(internal)?;
-        w.write_field(&r.harness.name).map_err(internal)?;
-        w.write_field(r.harness.version.as_deref().unwrap_or_default()).map_err(internal)?;
-        w.write_field(if ranked { "true" } else { "false" }).map_err(internal)?;
-        count(&mut w, tasks.len() as i64).map_err(internal)?;
+        w.write_field(r.tier.as_str())?;
+        w.write_field(r.provenance.as_str())?;
+        w.write_field(&r.harness.name)?;
+        w.write_field(r.harness.version.as_deref().unwrap_or_default())?;
+        w.write_field(if ranked { "true" } else { "false" })?;
+        count(&mut w, tasks.len() as i64)?;
         for text in [&r.benchmark_name, &r.benchmark_version, &r.task_set_digest, &r.bundle_id] {
-            w.write_field(text).map_err(internal)?;
+            w.write_field(text)?;
         }
         for n in [r.sample.sampled, r.sample.reproduced, r.sample.differed] {
-            count(&mut w, n).map_err(internal)?;
+            count(&mut w, n)?;
         }
         for hint in bundle::Hint::ALL {
             let rates = r.by_hint.get(&hint).copied().unwrap_or_default();
             let coverage = r.coverage.get(&hint).copied().unwrap_or_default();
             let every_time = stats.and_then(|s| s.reliability.get(hint)?.every_time());
             for value in [rates.final_success, rates.execution_success, rates.file_recall] {
-                num(&mut w, value).map_err(internal)?;
+                num(&mut w, value)?;
             }
-            count(&mut w, rates.counted).map_err(internal)?;
-            count(&mut w, rates.flagged).map_err(internal)?;
+            count(&mut w, rates.counted)?;
+            count(&mut w, rates.flagged)?;
             for n in [coverage.tasks, coverage.fewest_attempts, coverage.most_attempts] {
-                count(&mut w, n).map_err(internal)?;
+                count(&mut w, n)?;
             }
-            num(&mut w, every_time.map(|i| i.estimate)).map_err(internal)?;
-            count(&mut w, rates.infra_errors).map_err(internal)?;
-            num(&mut w, rates.infra_error_share).map_err(internal)?;
-            count(&mut w, coverage.short_tasks).map_err(internal)?;
+            num(&mut w, every_time.map(|i| i.estimate))?;
+            count(&mut w, rates.infra_errors)?;
+            num(&mut w, rates.infra_error_share)?;
+            count(&mut w, coverage.short_tasks)?;
         }
-        w.write_record(None::<&[u8]>).map_err(internal)?;
+        w.write_record(None::<&[u8]>)?;
     }
-    let bytes = w.into_inner().map_err(ApiError::internal)?;
-    Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], bytes).into_response())
+    w.into_inner().map_err(|e| e.into_error().into())
 }

@@ -26,8 +26,12 @@ use axum::response::{IntoResponse, Response};
 use crate::error::ApiError;
 use crate::state::Shared;
 
-/// `/readyz`: whether the database and the blob store answer.
+/// `/readyz`: whether the database and the blob store answer, and the board's reads were
+/// made once since the start ([`crate::warm`]).
 pub async fn readyz(State(app): State<Shared>) -> Response {
+    if app.metrics.starting() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "the leaderboard is being made ready\n").into_response();
+    }
     if let Err(e) = app.store.ping().await {
         tracing::warn!(error = %crate::error::chain(e), "not ready");
         return (StatusCode::SERVICE_UNAVAILABLE, "database unreachable\n").into_response();

@@ -532,3 +532,44 @@ async fn all_rows(db: &std::path::Path) -> std::collections::BTreeMap<String, Ve
     pool.close().await;
     tables
 }
+
+/// The CSV is written in parts, one a core, and joined: its rows are the API's, each once,
+/// in the API's order (at a size written in more than one part on two cores).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_csv_gives_the_apis_rows_each_once_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
+    let state = state(&backend, &dir.path().join("blobs")).await;
+    state.store.bulk_load();
+    assert_eq!(server::synth::synth(&state, 70, 11, 16).await.unwrap(), 70);
+    state.store.flush().await.unwrap();
+    let app = server::build_app(state);
+    let mut api = Vec::new();
+    for page in 1.. {
+        let answer = get(&app, &format!("/api/v1/leaderboard?per_page=100&page={page}")).await.json();
+        let rows = answer["rows"].as_array().unwrap().clone();
+        if rows.is_empty() {
+            break;
+        }
+        api.extend(rows.iter().map(|r| {
+            (r["agent_id"].as_str().unwrap().to_owned(), r["bundle_id"].as_str().unwrap().to_owned())
+        }));
+    }
+    assert_eq!(api.len(), 70);
+    let csv = get(&app, "/leaderboard.csv").await;
+    let mut reader = csv::Reader::from_reader(csv.body.as_slice());
+    let head = reader.headers().unwrap().clone();
+    let (agent, bundle) = (
+        head.iter().position(|h| h == "agent_id").unwrap(),
+        head.iter().position(|h| h == "bundle_id").unwrap(),
+    );
+    let rows: Vec<(String, String)> = reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            assert_eq!(r.len(), head.len(), "a row as long as the header");
+            (r[agent].to_owned(), r[bundle].to_owned())
+        })
+        .collect();
+    assert_eq!(rows, api);
+}

@@ -384,3 +384,123 @@ async fn ingests_by_another_process_invalidate_the_render_cache() {
     })
     .await;
 }
+
+/// The value of the metric `name` (a line `name value`) on the server at `url`.
+fn metric(url: &str, name: &str) -> f64 {
+    let (status, body) = fetch(&format!("{url}/metrics"));
+    assert_eq!(status, 200);
+    let text = String::from_utf8(body).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("no `{name}` in\n{text}"))
+}
+
+/// The board's reads (the leaderboard's rows, task sets and statistics) are made at a
+/// start (before `/readyz` says ready) and again after each change, before anyone asks: the leaderboard's views, its
+/// CSV and its API answers, rendered afresh (the render cache off), then make none
+/// themselves. With `REXBENCH_WARM=off` the same requests make them, so the count is
+/// one that moves.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_boards_reads_are_made_ready_at_a_start_and_after_each_change() {
+    for_each_backend(|backend, blobs| async move {
+        let store = Store::open(&backend, &blobs).await.unwrap();
+        let key = SecretKey::generate();
+        store.add_key(&key.public_key(), "Team", Tier::Maintainer).await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let paths = [
+            "/",
+            "/?tasks=public",
+            "/leaderboard.csv",
+            "/api/v1/leaderboard",
+            "/api/v1/leaderboard?tasks=public",
+        ];
+        let read_all = |url: String| async move {
+            tokio::task::spawn_blocking(move || {
+                for path in paths {
+                    let (status, _) = fetch(&format!("{url}{path}"));
+                    assert_eq!(status, 200, "{path}");
+                }
+            })
+            .await
+            .unwrap()
+        };
+        // Until the server says its reads are made at the change log's position.
+        let ready = |url: String| {
+            let store = &store;
+            async move {
+                let deadline = Instant::now() + Duration::from_secs(120);
+                loop {
+                    let generation = store.generation().await.unwrap() as f64;
+                    let at = {
+                        let url = url.clone();
+                        tokio::task::spawn_blocking(move || metric(&url, "rexbench_board_ready_generation"))
+                            .await
+                            .unwrap()
+                    };
+                    if at == generation {
+                        return;
+                    }
+                    assert!(Instant::now() < deadline, "never made ready at {generation}: at {at}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        };
+        let made = |url: String| async move {
+            tokio::task::spawn_blocking(move || metric(&url, "rexbench_board_reads_made_total"))
+                .await
+                .unwrap()
+        };
+        let first = bundle_file(&key, "agent-first", 12, dir.path());
+        let second = bundle_file(&key, "agent-second", 12, dir.path());
+        assert!(matches!(
+            runner::submit::submit(&first, &Server::start(&backend, &blobs).url).unwrap(),
+            runner::submit::Verdict::Accepted { .. }
+        ));
+
+        let server = Server::start_with(&backend, &blobs, &[("REXBENCH_RENDER_CACHE", "off")]);
+        // At the start: the server says it is ready only once they are made.
+        assert_eq!(
+            metric(&server.url, "rexbench_board_ready_generation"),
+            store.generation().await.unwrap() as f64,
+            "ready before the board was"
+        );
+        let before = made(server.url.clone()).await;
+        assert!(before > 0.0, "nothing was made at the start");
+        let generation = store.generation().await.unwrap();
+        read_all(server.url.clone()).await;
+        assert_eq!(store.generation().await.unwrap(), generation, "the data changed meanwhile");
+        assert_eq!(made(server.url.clone()).await, before, "a request made a read the start did not");
+        // After a change.
+        let url = server.url.clone();
+        let verdict = tokio::task::spawn_blocking(move || runner::submit::submit(&second, &url).unwrap())
+            .await
+            .unwrap();
+        assert!(matches!(verdict, runner::submit::Verdict::Accepted { .. }));
+        ready(server.url.clone()).await;
+        let before = made(server.url.clone()).await;
+        read_all(server.url.clone()).await;
+        assert_eq!(
+            made(server.url.clone()).await,
+            before,
+            "a request made a read the change's round did not"
+        );
+        drop(server);
+
+        let cold = Server::start_with(
+            &backend,
+            &blobs,
+            &[("REXBENCH_RENDER_CACHE", "off"), ("REXBENCH_WARM", "off")],
+        );
+        assert_eq!(metric(&cold.url, "rexbench_board_ready_generation"), -1.0);
+        assert_eq!(made(cold.url.clone()).await, 0.0);
+        read_all(cold.url.clone()).await;
+        assert!(made(cold.url.clone()).await > 0.0, "the requests made nothing without the warm-up");
+        // The start's garbage collection says when it has ended (the benchmarks wait for it).
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while metric(&cold.url, "rexbench_start_collection_pending") != 0.0 {
+            assert!(Instant::now() < deadline, "the start's collection never ended");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+}
