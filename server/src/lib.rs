@@ -24,7 +24,7 @@ mod router;
 mod serve;
 mod state;
 pub mod synth;
-pub mod warm;
+mod warm;
 
 pub use config::{Config, ConfigError, Settings};
 pub use demo::seed_demo;

@@ -94,11 +94,6 @@ impl Metrics {
         self.collecting.store(collecting, Ordering::Relaxed);
     }
 
-    /// The change-log position the board's reads were last made ready at, if ever.
-    pub fn ready_generation(&self) -> Option<i64> {
-        Some(self.ready_generation.load(Ordering::Relaxed)).filter(|g| *g >= 0)
-    }
-
     pub fn refused(&self, why: Refusal) {
         self.refused[why as usize].fetch_add(1, Ordering::Relaxed);
     }

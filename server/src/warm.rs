@@ -25,7 +25,7 @@ use crate::state::Shared;
 /// the first round ends (well or not), `/readyz` answers 503, so that a load balancer
 /// keeps sending readers to the servers already running; `first` is told when it ends
 /// (the start's other background work waits for it: both want the cores).
-pub async fn follow(state: Shared, mut changes: watch::Receiver<i64>, first: oneshot::Sender<()>) {
+pub(crate) async fn follow(state: Shared, mut changes: watch::Receiver<i64>, first: oneshot::Sender<()>) {
     let mut first = Some(first);
     loop {
         let generation = *changes.borrow_and_update();
@@ -60,7 +60,7 @@ pub async fn follow(state: Shared, mut changes: watch::Receiver<i64>, first: one
 }
 
 /// The reads of the leaderboard's two views, made (or found kept) once each.
-pub async fn board(state: &Shared) -> Result<(), views::ViewError> {
+async fn board(state: &Shared) -> Result<(), views::ViewError> {
     for tasks in [None, Some(views::board::TaskScope::Public)] {
         let params = LeaderboardParams { tasks: tasks.map(|t| t.as_str().to_owned()), ..Default::default() };
         let query = params.view().expect("the leaderboard's own views are valid queries");

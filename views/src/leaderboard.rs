@@ -138,8 +138,8 @@ mod answers {
 
         /// The rows kept at these places (of [`Entries::total`]), in order.
         pub fn those(&self, places: std::ops::Range<usize>) -> impl Iterator<Item = EntryRef<'_>> {
-            let places = places.start.min(self.kept.len())..places.end.min(self.kept.len());
-            self.kept[places].iter().map(|&i| {
+            let end = places.end.min(self.kept.len());
+            self.kept[places.start.min(end)..end].iter().map(|&i| {
                 let row = &self.board[i];
                 let tasks = self.counted.get(&row.task_set_digest).map_or(&[][..], Vec::as_slice);
                 EntryRef {
@@ -154,9 +154,7 @@ mod answers {
         /// The rows of page `(page, per page)`, as the API gives them.
         pub fn page(&self, window: (usize, usize)) -> Vec<LeaderboardEntry> {
             let (skip, take) = crate::query::cut(window);
-            self.each()
-                .skip(skip)
-                .take(take)
+            self.those(skip..skip.saturating_add(take))
                 .map(|e| LeaderboardEntry {
                     row: e.row.clone(),
                     stats: e.stats.cloned(),
