@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-CRATES = ["vocab", "bundle", "benchmark", "store", "views", "app", "server", "runner", "web", "web-verify"]
+CRATES = ["vocab", "bundle", "benchmark", "stats", "store", "views", "app", "server", "runner", "web", "web-verify"]
 MOD_DECL = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+([a-z_][a-z0-9_]*)\s*;", re.M)
 PATH = re.compile(r"\b(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
 USE_GROUP = re.compile(r"\buse\s+(crate|super|self)::\{([^;]*)\};", re.S)

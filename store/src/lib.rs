@@ -7,7 +7,8 @@
 
 pub mod model;
 pub mod parity;
-pub mod stats;
+/// Intervals, rank ranges and paired comparisons (the crate `rexbench-stats`).
+pub use stats;
 
 pub use model::*;
 /// The vocabulary the model is written in.

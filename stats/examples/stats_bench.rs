@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use std::collections::HashMap;
 
-use store::stats::{self, AgentCells, AgentStats, Cell};
+use stats::{self, AgentCells, AgentStats, Cell};
 
 fn main() {
     let agents: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1000);
