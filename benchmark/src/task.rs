@@ -120,11 +120,25 @@ pub struct Evaluation {
     /// `<--codebases DIR>/<task id>`.
     #[serde(default)]
     pub codebase: Option<PathBuf>,
+    /// The experiment needs the network: without this its sandbox has none.
+    #[serde(default)]
+    pub network: bool,
+    /// Variables the experiment reads from the environment it is run in (`CUDA_VISIBLE_DEVICES`,
+    /// …): the only ones its sandbox passes in, by name; the runner's own (`REXBENCH_…`)
+    /// never.
+    #[serde(default)]
+    pub env: Vec<String>,
 }
 
 impl Default for Evaluation {
     fn default() -> Self {
-        Evaluation { command: default_command(), timeout_s: default_timeout(), codebase: None }
+        Evaluation {
+            command: default_command(),
+            timeout_s: default_timeout(),
+            codebase: None,
+            network: false,
+            env: Vec::new(),
+        }
     }
 }
 
@@ -217,6 +231,18 @@ pub fn load(task_dir: &Path) -> Result<TaskCard, TaskError> {
     }
     if card.evaluation.command.is_empty() {
         return Err(TaskError::Invalid { path, detail: "evaluation.command is empty".into() });
+    }
+    if let Some(name) = card.evaluation.env.iter().find(|n| {
+        n.is_empty()
+            || n.starts_with("REXBENCH_")
+            || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    }) {
+        return Err(TaskError::Invalid {
+            path,
+            detail: format!(
+                "evaluation.env names {name:?}: a variable's name (letters, digits, _), never one of the runner's own (REXBENCH_…)"
+            ),
+        });
     }
     if let Some(check) = &card.check {
         check.validate().map_err(|detail| TaskError::Invalid { path: path.clone(), detail })?;

@@ -24,6 +24,7 @@ use crate::outputs::{AgentRun, discover};
 use crate::results::{Evaluation, RunRecord, run_dir};
 pub use crate::run::{INTERRUPTED, Summary};
 use crate::run::{Prepared, Progress, Setting, finish, stage, write_atomically};
+use crate::sandbox::Confinement;
 use crate::task::{Gold, TaskCard, TaskError, load_all, load_gold};
 use crate::taskset::task_set_digest;
 
@@ -38,6 +39,9 @@ pub struct Options {
     pub jobs: usize,
     /// How the task's command runs: as a child, or in a container.
     pub executor: Executor,
+    /// Whether the local executor runs each experiment in a sandbox (always, but for
+    /// `evaluate --unsandboxed`).
+    pub confinement: Confinement,
     /// Hand the runs to Slurm instead of running them here.
     pub slurm: Option<crate::slurm::Options>,
     /// The task cards are the ones built into the binary, unpacked where only this
@@ -94,8 +98,12 @@ pub fn evaluate(opts: &Options) -> Result<Summary, Error> {
     let mut summary = Summary { skipped: done.len(), ..Summary::default() };
     let result = match cluster {
         Some(cluster) => {
-            let setting =
-                Setting { out: &opts.out, executor: &opts.executor, builtin_tasks: opts.builtin_tasks };
+            let setting = Setting {
+                out: &opts.out,
+                executor: &opts.executor,
+                confinement: &opts.confinement,
+                builtin_tasks: opts.builtin_tasks,
+            };
             cluster.evaluate(&todo, &tasks, &outputs, &setting, &progress, &mut summary)
         }
         None => evaluate_here_all(&todo, &tasks, &outputs, opts, &progress, &mut summary),
@@ -255,6 +263,7 @@ fn evaluate_here(
             name: &format!("rexbench-{}-{}-{}-{}", run.task, run.hint, run.attempt, std::process::id()),
             results: &task.result_files(),
             inputs: &task.card.integrity.inputs,
+            confinement: &opts.confinement.for_task(&task.card),
         };
         match experiment.run(&workdir, &staged.dir, &INTERRUPTED).map_err(Error::io_at(&staged.dir))? {
             Ran::Cancelled => {

@@ -34,6 +34,8 @@ pub struct Job<'a> {
     pub name: &'a str,
     /// The task's inputs, which the provenance record keeps whatever else it must cut.
     pub inputs: &'a [String],
+    /// The sandbox the command runs in (the local executor; a container is its own).
+    pub sandbox: Option<&'a crate::sandbox::Sandbox>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,7 +80,12 @@ impl Executor {
         let mut unset = String::from("the trace could not be set up");
         let mut recording = match &tracer {
             Ok(_) => match Recording::start(job.workdir, job.inputs) {
-                Ok(r) => Some(r),
+                Ok(r) => {
+                    if job.sandbox.is_some() {
+                        r.model.lock().expect("not poisoned").wrapper = crate::sandbox::WRAPPER_PROCESSES;
+                    }
+                    Some(r)
+                }
                 Err(e) => {
                     unset = format!("the trace could not be set up: {e}");
                     None
@@ -88,7 +95,7 @@ impl Executor {
         };
         let report_dir = tempfile::Builder::new().prefix("rexbench-keep-").tempdir()?;
         let report = report_dir.path().join("report.json");
-        let mut argv: Vec<OsString> = self.argv(job).into_iter().map(OsString::from).collect();
+        let mut argv: Vec<OsString> = self.argv(job);
         if let (Some(recording), Ok(tracer)) = (&recording, &tracer) {
             argv = recording.argv(tracer, &argv);
         }
@@ -106,8 +113,11 @@ impl Executor {
         // Orphans of the run become our children, so that we can reap them at the end.
         #[cfg(target_os = "linux")]
         let _ = nix::sys::prctl::set_child_subreaper(true);
-        let shown =
-            if keeper.is_some() { self.argv(job)[0].clone() } else { argv[0].to_string_lossy().into_owned() };
+        let shown = if keeper.is_some() {
+            self.argv(job)[0].to_string_lossy().into_owned()
+        } else {
+            argv[0].to_string_lossy().into_owned()
+        };
         let mut child =
             cmd.spawn().map_err(|e| io::Error::new(e.kind(), format!("cannot start {shown:?}: {e}")))?;
         let started = Instant::now();
@@ -221,7 +231,19 @@ impl Executor {
         Ok((exit, watch))
     }
 
-    fn argv(&self, job: &Job<'_>) -> Vec<String> {
+    /// The command line of the job: the task's command in the sandbox, or in the
+    /// container.
+    fn argv(&self, job: &Job<'_>) -> Vec<OsString> {
+        match (self, job.sandbox) {
+            (Executor::Local, Some(sandbox)) => {
+                let command: Vec<OsString> = job.command.iter().map(OsString::from).collect();
+                sandbox.argv(job.workdir, &command)
+            }
+            _ => self.words(job).into_iter().map(OsString::from).collect(),
+        }
+    }
+
+    fn words(&self, job: &Job<'_>) -> Vec<String> {
         match self {
             Executor::Local => job.command.to_vec(),
             Executor::Container { template } => template
@@ -359,9 +381,10 @@ mod tests {
             timeout: Duration::from_secs(1),
             name: "rexbench-x",
             inputs: &[],
+            sandbox: None,
         };
         assert_eq!(
-            e.argv(&job),
+            e.words(&job),
             [
                 "docker",
                 "run",
@@ -395,6 +418,7 @@ mod tests {
             timeout: Duration::from_secs(10),
             name: "n",
             inputs: &[],
+            sandbox: None,
         };
         let exit = e.run(&job, &AtomicBool::new(false)).unwrap();
         assert_eq!(exit.0, Exit::Finished { success: true, description: "exit status 0".into() });

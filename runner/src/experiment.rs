@@ -16,6 +16,7 @@ use benchmark::check::ResultFiles;
 use serde::{Deserialize, Serialize};
 
 use crate::exec::{Executor, Exit, Job, Watch};
+use crate::sandbox::{Confinement, Sandbox};
 use bundle::ProvenanceRecord;
 
 /// What became of an experiment. Logs are in the folder it was given: `stdout.txt`,
@@ -64,6 +65,9 @@ pub struct Experiment<'a> {
     pub results: &'a ResultFiles,
     /// The task's inputs (its `integrity.toml`): what the provenance record keeps first.
     pub inputs: &'a [String],
+    /// Whether the local executor runs the command in a sandbox (`crate::sandbox`), and
+    /// with what; a container is its own.
+    pub confinement: &'a Confinement,
 }
 
 impl Experiment<'_> {
@@ -77,6 +81,33 @@ impl Experiment<'_> {
             return Ok(Ran::PatchFailed);
         }
         let before = self.results.snapshot(workdir);
+        let sandbox = match (self.executor, self.confinement) {
+            (Executor::Local, Confinement::Sandboxed(settings)) => {
+                let made = Sandbox::new(settings).and_then(|s| {
+                    s.prepare(workdir).map_err(|e| format!("the working copy cannot be given to it: {e}"))?;
+                    Ok(s)
+                });
+                match made {
+                    Ok(s) => Some(s),
+                    Err(why) => {
+                        return Ok(Ran::ExecutorFailed {
+                            message: format!("no sandbox could be made for the experiment: {why}"),
+                            duration_s: 0.0,
+                        });
+                    }
+                }
+            }
+            (Executor::Container { template }, Confinement::Sandboxed(_)) => {
+                if let Err(e) = crate::sandbox::give_to_container(template, workdir) {
+                    return Ok(Ran::ExecutorFailed {
+                        message: format!("the working copy cannot be given to the container's user: {e}"),
+                        duration_s: 0.0,
+                    });
+                }
+                None
+            }
+            _ => None,
+        };
         let (stdout, stderr) = (logs.join("stdout.txt"), logs.join("stderr.txt"));
         let job = Job {
             workdir,
@@ -86,6 +117,7 @@ impl Experiment<'_> {
             timeout: self.timeout,
             name: self.name,
             inputs: self.inputs,
+            sandbox: sandbox.as_ref(),
         };
         let started = Instant::now();
         let exit = self.executor.run(&job, cancel);

@@ -15,6 +15,7 @@ pub mod outputs;
 pub mod patch;
 pub mod reproduce;
 mod run;
+pub mod sandbox;
 pub mod slurm;
 pub mod submit;
 pub mod summary;

@@ -85,6 +85,12 @@ pub(crate) fn queue(api: &Api) -> Result<Vec<QueuedRun>, Error> {
 
 /// Re-runs the queue's runs, one reproduction per submission.
 pub fn reproduce(opts: &Options) -> Result<Vec<Report>, Error> {
+    if opts.evaluate.confinement == crate::sandbox::Confinement::Unsandboxed {
+        return Err(Error::Setup(
+            "reproduce never runs unsandboxed: a submitter's patch runs beside the maintainers' gold, keys and token"
+                .into(),
+        ));
+    }
     let api = Api::new(&opts.server, Some(&opts.token));
     let key = crate::keyfile::read_secret(&opts.key)?;
     let mut by_bundle: BTreeMap<String, Vec<QueuedRun>> = BTreeMap::new();

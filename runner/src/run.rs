@@ -66,6 +66,8 @@ pub(crate) struct Setting<'a> {
     pub out: &'a Path,
     /// How the task's command runs: as a child, or in a container.
     pub executor: &'a crate::exec::Executor,
+    /// Whether each experiment runs in a sandbox (the card adds its own settings).
+    pub confinement: &'a crate::sandbox::Confinement,
     /// The task cards are the ones built into the binary, unpacked where only this
     /// process sees them.
     pub builtin_tasks: bool,
@@ -184,13 +186,28 @@ pub(crate) fn finish(
         }
         Some(Ran::Finished { success: true, duration_s, before, .. }) => {
             record.duration_s = Some(duration_s);
-            let report = task.check.run(RunOutput {
+            // A check that runs a command (an evaluator, with the gold at hand) runs
+            // outside the experiment's sandbox: on a copy of the working copy that holds
+            // nothing but its folders and regular files.
+            let copy = match task.check.external {
+                Some(_) => Some(copy_for_check(workdir)?),
+                None => None,
+            };
+            let mut report = task.check.run(RunOutput {
                 task_dir: &task.card.dir,
                 gold_dir: task.gold_dir.as_deref(),
-                workdir,
+                workdir: copy.as_ref().map_or(workdir, |(dir, _)| dir.path()),
                 stdout: &staging.join("stdout.txt"),
                 stderr: &staging.join("stderr.txt"),
             });
+            if let Some((_, left_out)) = &copy
+                && *left_out > 0
+            {
+                report.log.push_str(&format!(
+                    "{left_out} entries of the working copy (links, special files, files over {} bytes) were not in the copy the check read\n",
+                    file_limit()
+                ));
+            }
             record.outcome = if report.passed { Outcome::Success } else { Outcome::WrongResult };
             record.metrics = report.metrics;
             if report.passed {
@@ -213,7 +230,49 @@ pub(crate) fn finish(
         let room = bundle::MAX_FINDINGS.saturating_sub(record.findings.len());
         record.findings.extend(found.into_iter().take(room));
     }
+    benchmark::integrity::merge_repeats(&mut record.findings);
     place(run, out, staged)
+}
+
+/// A copy of the working copy for a check that runs a command: its folders and regular
+/// files (each at most a bundle artifact's size, with its execute bits), and nothing
+/// else: no link, FIFO or device the experiment left reaches a checker that runs with
+/// the runner's rights. Returns the copy and how many entries it left out.
+fn copy_for_check(workdir: &Path) -> Result<(tempfile::TempDir, u64), Error> {
+    use std::os::unix::fs::PermissionsExt;
+    let copy = tempfile::Builder::new()
+        .prefix("rexbench-check-")
+        .tempdir()
+        .map_err(Error::io_at(Path::new("the check's copy")))?;
+    let root = Folder::open(workdir, "working copy")?;
+    let mut left_out = 0u64;
+    let mut todo = vec![PathBuf::new()];
+    while let Some(rel) = todo.pop() {
+        let here = copy.path().join(&rel);
+        fs::create_dir_all(&here).map_err(Error::io_at(&here))?;
+        for entry in root.entries(&rel)? {
+            // What the experiment left is judged by what it is, not by where a link points.
+            let meta = match fs::symlink_metadata(workdir.join(&entry.rel)) {
+                Ok(m) => m,
+                Err(_) => {
+                    left_out += 1;
+                    continue;
+                }
+            };
+            let to = copy.path().join(&entry.rel);
+            if meta.file_type().is_dir() {
+                todo.push(entry.rel);
+            } else if meta.file_type().is_file() && meta.len() <= file_limit() {
+                root.copy_to(&entry.rel, &to)?;
+                let mode = meta.permissions().mode() & 0o755;
+                fs::set_permissions(&to, fs::Permissions::from_mode(mode | 0o600))
+                    .map_err(Error::io_at(&to))?;
+            } else {
+                left_out += 1;
+            }
+        }
+    }
+    Ok((copy, left_out))
 }
 
 /// Writes run.json and moves the staging folder to the run's place.

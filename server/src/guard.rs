@@ -62,8 +62,14 @@ pub struct Guard {
     /// Sign-in attempts and refused credentials, per address, held to the submissions'
     /// allowance.
     sign_in: DefaultKeyedRateLimiter<IpAddr>,
+    /// Addresses whose sign-in allowance ran out, until when: every credential they send
+    /// meanwhile (the right one too) is answered 429, so the limit slows guessing.
+    locked: std::sync::Mutex<std::collections::HashMap<IpAddr, std::time::Instant>>,
     ingests: Arc<Semaphore>,
 }
+
+/// The most addresses held locked at once; past it, those whose lock has ended go.
+const MAX_LOCKED: usize = 100_000;
 
 /// A place among the ingests running at once, held until the ingest ends.
 #[derive(Debug)]
@@ -83,6 +89,7 @@ impl Guard {
             per_address: RateLimiter::keyed(quota(limits.per_address_hourly)),
             per_key: RateLimiter::keyed(quota(limits.per_key_hourly)),
             sign_in: RateLimiter::keyed(quota(limits.per_address_hourly)),
+            locked: Default::default(),
             ingests: Arc::new(Semaphore::new(limits.concurrent_ingests.max(1))),
         }
     }
@@ -126,8 +133,17 @@ impl Guard {
     /// One more sign-in attempt (or refused credential) from `client`, if its allowance
     /// (the submissions' per address) has room.
     pub fn admit_sign_in(&self, client: IpAddr) -> Result<(), ApiError> {
+        self.locked_out(client)?;
         self.sign_in.check_key(&client).map_err(|not_until| {
             let wait = not_until.wait_time_from(DefaultClock::default().now());
+            let mut locked = self.locked.lock().expect("not poisoned");
+            if locked.len() >= MAX_LOCKED {
+                let now = std::time::Instant::now();
+                locked.retain(|_, until| *until > now);
+            }
+            if locked.len() < MAX_LOCKED {
+                locked.insert(client, std::time::Instant::now() + wait);
+            }
             rate_limited(
                 format!(
                     "too many sign-in attempts from {client}: at most {} an hour; try again in {} s",
@@ -137,6 +153,28 @@ impl Guard {
                 wait,
             )
         })
+    }
+
+    /// A 429 while `client` is locked out (its sign-in allowance ran out and the wait is
+    /// not over): asked before any credential it sends is looked at, the right one
+    /// included. Spends nothing.
+    pub fn locked_out(&self, client: IpAddr) -> Result<(), ApiError> {
+        let mut locked = self.locked.lock().expect("not poisoned");
+        let Some(&until) = locked.get(&client) else { return Ok(()) };
+        let now = std::time::Instant::now();
+        if until <= now {
+            locked.remove(&client);
+            return Ok(());
+        }
+        let wait = until - now;
+        Err(rate_limited(
+            format!(
+                "too many refused credentials or sign-in attempts from {client}: every credential from it is refused \
+                 for {} s more",
+                wait.as_secs().max(1)
+            ),
+            wait,
+        ))
     }
 
     /// One more submission signed by each of `keyids`, if every one has room.

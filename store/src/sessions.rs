@@ -240,12 +240,17 @@ impl Store {
         Ok(())
     }
 
-    /// The sessions open at `now` (not ended, not expired), newest first.
+    /// The sessions that still work at `now`: not ended or expired, their key not
+    /// revoked, and the session each was opened from neither (the liveness rule
+    /// `server::auth::sessions` holds a request to); newest first.
     pub async fn open_sessions(&self, now: i64) -> Result<Vec<OpenSession>, StoreError> {
         let rows = db::query(
             "SELECT s.token_hash, s.kind, s.keyid, k.owner, s.maintainer, k.tier, s.created_at, s.expires_at \
              FROM sessions s LEFT JOIN keys k ON k.keyid = s.keyid \
-             WHERE s.ended_at IS NULL AND s.expires_at > $1 ORDER BY s.created_at DESC, s.token_hash",
+             LEFT JOIN sessions p ON p.token_hash = s.parent \
+             WHERE s.ended_at IS NULL AND s.expires_at > $1 AND k.revoked_at IS NULL \
+             AND (s.parent IS NULL OR (p.ended_at IS NULL AND p.expires_at > $1)) \
+             ORDER BY s.created_at DESC, s.token_hash",
         )
         .bind(now)
         .fetch_all(&self.pool)

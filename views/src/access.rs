@@ -94,11 +94,13 @@ impl Access {
     }
 
     /// Whether an artifact playing `role` for a run of `task` (`in_reproduction`: in a
-    /// maintainers' re-run of it) shows the task's success criteria where its check is
-    /// private: the checker's log (what it read, what it expected, within what), and the
-    /// words of a re-run's findings (made with the gold check).
+    /// maintainers' re-run of it) may show the task's success criteria where its check is
+    /// private: the checker's log (what it read, what it expected, within what), and
+    /// everything a re-run made on the maintainers' machine beside their gold (its
+    /// stdout, stderr, provenance record, the words of its findings): what a hostile patch
+    /// could have printed there is the maintainers' alone.
     pub fn reveals_gold(&self, task: &str, role: &str, in_reproduction: bool) -> bool {
-        self.gold.contains(task) && (role == CHECKER_LOG || (in_reproduction && role == store::FINDINGS_ROLE))
+        self.gold.contains(task) && (role == CHECKER_LOG || in_reproduction)
     }
 
     /// Whether the reader may read what plays `role` for a run of `task` in `bundle`:
@@ -382,8 +384,14 @@ mod tests {
         let rerun_words = [used("cogs", "mine", store::FINDINGS_ROLE, true)];
         assert!(!gold(submitter()).may_read_artifact(&rerun_words));
         assert!(gold(submitter()).may_read_artifact(&[used("cogs", "mine", store::FINDINGS_ROLE, false)]));
-        // The re-run's own outputs stay the submitter's.
-        assert!(gold(submitter()).may_read_artifact(&[used("cogs", "mine", "stdout", true)]));
+        // Everything else a re-run made beside the gold is the maintainers' too: a patch
+        // could print the gold into its stdout.
+        for role in ["stdout", "stderr", "x-provenance"] {
+            assert!(!gold(submitter()).may_read_artifact(&[used("cogs", "mine", role, true)]), "{role}");
+            assert!(gold(maintainer()).may_read_artifact(&[used("cogs", "mine", role, true)]), "{role}");
+        }
+        // The submitted run's own outputs stay the submitter's.
+        assert!(gold(submitter()).may_read_artifact(&[used("cogs", "mine", "stdout", false)]));
         // A public check shows nothing secret.
         assert!(access(submitter()).may_read_artifact(&log));
     }

@@ -289,8 +289,30 @@ pub fn named_with_harness(name: &str, harness: &store::Harness) -> String {
     }
 }
 
+/// A text cell of an export as no spreadsheet runs it (OWASP's CSV-injection rule): a
+/// cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return is a formula to
+/// Excel, LibreOffice and Google Sheets, so it is written after a `'`, which they show
+/// as text. Every free text a submitter chose goes through this in every export.
+pub fn spreadsheet_text(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.as_bytes().first() {
+        Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r') => std::borrow::Cow::Owned(format!("'{text}")),
+        _ => std::borrow::Cow::Borrowed(text),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_exported_cell_never_begins_a_formula() {
+        for cell in ["=1+2", "+1", "-2+3", "@SUM(1,2)", "\t=1", "\r=1", "=HYPERLINK(\"http://x\")"] {
+            let safe = spreadsheet_text(cell);
+            assert_eq!(safe, format!("'{cell}"), "{cell:?}");
+        }
+        for cell in ["aider", "gpt-4o", "", "1.5", "'quoted"] {
+            assert_eq!(spreadsheet_text(cell), cell);
+        }
+    }
     use super::*;
 
     #[test]

@@ -164,28 +164,57 @@ pub fn add_timing(findings: &mut Vec<Finding>, card: &TaskCard, outcome: Outcome
 
 /// Adds to a run's `findings` the result files that held their final content (`after`,
 /// once the experiment ended) before its command started (`before`, once the patch was
-/// applied) and that the patch, not the base codebase (`base`), put there.
+/// applied) and that the patch, not the base codebase (`base`), put there: one finding,
+/// naming each (the spec allows a check one finding per place).
 pub fn add_results_before_run(
     findings: &mut Vec<Finding>,
     base: &BTreeMap<String, String>,
     before: &BTreeMap<String, String>,
     after: &BTreeMap<String, String>,
 ) {
-    for (path, digest) in after {
-        let unwritten = before.get(path) == Some(digest) && base.get(path) != Some(digest);
-        if unwritten && findings.len() < MAX_FINDINGS {
-            findings.push(Finding {
-                check: RESULTS_BEFORE_RUN.slug.to_owned(),
-                message: clip(format!(
-                    "`{path}`, which the check read, held its final content before the experiment's command \
-                     started: the patch put it there, and the run did not write it"
-                )),
-                artifact: None,
-                line: None,
-                text_digest: None,
-            });
+    let unwritten: Vec<String> = after
+        .iter()
+        .filter(|(path, digest)| before.get(*path) == Some(digest) && base.get(*path) != Some(digest))
+        .map(|(path, _)| format!("`{path}`"))
+        .collect();
+    if unwritten.is_empty() || findings.len() >= MAX_FINDINGS {
+        return;
+    }
+    let (which, held) = if unwritten.len() == 1 {
+        (format!("{}, which the check read,", unwritten[0]), "held its final content")
+    } else {
+        (format!("{}, which the check read,", unwritten.join(", ")), "each held its final content")
+    };
+    findings.push(Finding {
+        check: RESULTS_BEFORE_RUN.slug.to_owned(),
+        message: clip(format!(
+            "{which} {held} before the experiment's command started: the patch put {} there, and the run did not \
+             write {}",
+            if unwritten.len() == 1 { "it" } else { "them" },
+            if unwritten.len() == 1 { "it" } else { "them" },
+        )),
+        artifact: None,
+        line: None,
+        text_digest: None,
+    });
+}
+
+/// Makes one finding of those that name the same check, artifact and line (the spec
+/// allows each place once per check): the first keeps its place, and the words of the
+/// others join its own. Two result files a patch put in place are one finding of
+/// `results-before-run`, naming both.
+pub fn merge_repeats(findings: &mut Vec<Finding>) {
+    let mut merged: Vec<Finding> = Vec::with_capacity(findings.len());
+    for f in findings.drain(..) {
+        match merged.iter_mut().find(|m| m.check == f.check && m.artifact == f.artifact && m.line == f.line) {
+            Some(first) if first.text_digest.is_none() && f.text_digest.is_none() => {
+                first.message = clip(format!("{}; {}", first.message, f.message));
+            }
+            Some(_) => {}
+            None => merged.push(f),
         }
     }
+    *findings = merged;
 }
 
 /// Whether `duration_s`, the experiment's, is implausibly short for the task.
@@ -589,4 +618,30 @@ fn clip(message: String) -> String {
 
 fn seconds(s: f64) -> String {
     if s < 120.0 { format!("{s:.1} s") } else { format!("{:.1} min", s / 60.0) }
+}
+
+#[cfg(test)]
+mod merge_tests {
+    use super::*;
+
+    #[test]
+    fn findings_at_one_place_are_merged_into_one() {
+        let f = |check: &str, message: &str, line: Option<u64>| Finding {
+            check: check.into(),
+            message: message.into(),
+            artifact: None,
+            line,
+            text_digest: None,
+        };
+        let mut findings = vec![
+            f("results-before-run", "`a.txt` held", None),
+            f("implausibly-fast", "fast", None),
+            f("results-before-run", "`b.txt` held", None),
+            f("results-before-run", "at a line", Some(3)),
+        ];
+        merge_repeats(&mut findings);
+        assert_eq!(findings.len(), 3);
+        assert_eq!(findings[0].message, "`a.txt` held; `b.txt` held");
+        assert_eq!(findings[2].line, Some(3));
+    }
 }

@@ -33,7 +33,7 @@ pub(super) fn import_published(
 
 /// Evaluates an agent's outputs; 130 when interrupted (a second run resumes).
 pub(super) fn evaluate_outputs(outputs: PathBuf, out: PathBuf, run: RunArgs) -> anyhow::Result<ExitCode> {
-    let (opts, _tasks) = run.options(outputs, out.clone())?;
+    let (opts, _tasks) = run.options(outputs, out.clone(), super::Purpose::Evaluate)?;
     catch_interrupts(stop_evaluating)?;
     match evaluate::evaluate(&opts) {
         Ok(s) => {
@@ -72,7 +72,7 @@ pub(super) fn reproduce(
     dry_run: bool,
     run: RunArgs,
 ) -> anyhow::Result<ExitCode> {
-    let (evaluate, _tasks) = run.options(PathBuf::new(), PathBuf::new())?;
+    let (evaluate, _tasks) = run.options(PathBuf::new(), out.clone(), super::Purpose::Reproduce)?;
     catch_interrupts(stop_evaluating)?;
     let opts = crate::reproduce::Options { server, token, key, out, bundle, dry_run, evaluate };
     let reports = crate::reproduce::reproduce(&opts)?;

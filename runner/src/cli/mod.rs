@@ -14,6 +14,7 @@ use time::format_description::well_known::Rfc3339;
 use benchmark::builtin::TaskDir;
 
 use crate::exec::Executor;
+use crate::sandbox::{self, Confinement};
 use crate::{evaluate, keyfile, pack, summary};
 
 #[derive(Debug, Parser)]
@@ -271,22 +272,105 @@ struct RunArgs {
     #[arg(long)]
     jobs: Option<usize>,
     /// Run experiments in a container: a command template with {workdir}, {name} and
-    /// {command}, e.g. 'docker run --rm --name {name} -v {workdir}:/work -w /work IMAGE {command}'
-    /// or, inside Slurm jobs, 'apptainer exec --nv --bind {workdir}:/work --pwd /work IMAGE {command}'.
+    /// {command}, e.g. 'podman run --rm --name {name} --user 65534:65534 --network none --read-only
+    /// --cap-drop ALL --security-opt no-new-privileges -v {workdir}:/work -w /work IMAGE {command}'
+    /// or, inside Slurm jobs, 'apptainer exec --containall --no-home --net --network none --nv
+    /// --bind {workdir}:/work --pwd /work IMAGE {command}'. A template without the flags that
+    /// sandbox the experiment is refused (the runner's README, "The sandbox").
     #[arg(long)]
     container: Option<String>,
+    /// Run the agent's code without a sandbox, with your rights (`evaluate` only: your
+    /// own agent on your own machine; `reproduce` never runs unsandboxed).
+    #[arg(long)]
+    unsandboxed: bool,
+    /// A folder the sandbox mounts read-only at its own path, beside the system (a
+    /// Python or CUDA installation outside /usr); repeatable. Never one that is or holds
+    /// the gold, the results, the outputs, a home or the root.
+    #[arg(long = "sandbox-ro", value_name = "DIR")]
+    sandbox_ro: Vec<PathBuf>,
+    /// A device the sandbox passes through (/dev/nvidia0, …); repeatable.
+    #[arg(long = "sandbox-dev", value_name = "DEVICE")]
+    sandbox_dev: Vec<PathBuf>,
+    /// A variable of this environment the sandbox passes in, beside those the task's
+    /// card declares; repeatable. Never one of the runner's own (REXBENCH_…).
+    #[arg(long = "sandbox-env", value_name = "NAME")]
+    sandbox_env: Vec<String>,
     #[command(flatten)]
     slurm: Box<SlurmArgs>,
+}
+
+/// Which command the run arguments are for: `reproduce` never runs unsandboxed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    Evaluate,
+    Reproduce,
 }
 
 impl RunArgs {
     /// The evaluation's options (its outputs and results folders to be set), and the
     /// task cards' folder, which must live as long as they are used.
-    fn options(self, outputs: PathBuf, out: PathBuf) -> anyhow::Result<(evaluate::Options, TaskDir)> {
+    fn options(
+        self,
+        outputs: PathBuf,
+        out: PathBuf,
+        purpose: Purpose,
+    ) -> anyhow::Result<(evaluate::Options, TaskDir)> {
+        if self.unsandboxed && purpose == Purpose::Reproduce {
+            anyhow::bail!(
+                "reproduce never runs unsandboxed: a submitter's patch runs on the maintainers' machine, beside \
+                 their gold, keys and token (SECURITY.md, \"The sandbox\")"
+            );
+        }
+        let private: Vec<&Path> = [self.gold.as_deref(), Some(out.as_path()), Some(outputs.as_path())]
+            .into_iter()
+            .flatten()
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect();
+        let confinement = if self.unsandboxed {
+            if !(self.sandbox_ro.is_empty() && self.sandbox_dev.is_empty() && self.sandbox_env.is_empty()) {
+                anyhow::bail!(
+                    "--sandbox-ro, --sandbox-dev and --sandbox-env shape the sandbox: not with --unsandboxed"
+                );
+            }
+            Confinement::Unsandboxed
+        } else {
+            let settings = sandbox::Settings {
+                network: false,
+                env: self.sandbox_env,
+                readonly: self.sandbox_ro,
+                devices: self.sandbox_dev,
+            };
+            sandbox::check_settings(&settings, &private).map_err(anyhow::Error::msg)?;
+            Confinement::Sandboxed(settings)
+        };
         let executor = match self.container {
-            Some(t) => Executor::container(&t)?,
+            Some(t) => {
+                let executor = Executor::container(&t)?;
+                if let (Executor::Container { template }, Confinement::Sandboxed(_)) =
+                    (&executor, &confinement)
+                {
+                    sandbox::lint_container(template, &private).map_err(anyhow::Error::msg)?;
+                }
+                executor
+            }
             None => Executor::Local,
         };
+        // Here, and so before anything is written, unless the runs go to Slurm's nodes
+        // (each job makes its own sandbox, and a node without one fails its runs).
+        if let (Executor::Local, Confinement::Sandboxed(s), ExecutorKind::Local) =
+            (&executor, &confinement, self.executor)
+        {
+            sandbox::Sandbox::new(s).map_err(|why| {
+                anyhow::anyhow!(
+                    "no sandbox can be made here: {why}; install bubblewrap (apt-get install bubblewrap){}",
+                    if purpose == Purpose::Evaluate {
+                        ", or, for your own agent on your own machine, run with --unsandboxed"
+                    } else {
+                        ""
+                    }
+                )
+            })?;
+        }
         let slurm = match self.executor {
             ExecutorKind::Slurm if self.jobs.is_some() => anyhow::bail!(
                 "--jobs is for --executor local; under Slurm, --max-jobs limits the runs queued or running at once"
@@ -299,10 +383,10 @@ impl RunArgs {
                 None
             }
         };
-        if matches!(executor, Executor::Local) && io::stderr().is_terminal() {
+        if confinement == Confinement::Unsandboxed && io::stderr().is_terminal() {
             eprintln!(
-                "warning: without --container, each experiment runs the agent's code with your rights \
-                 (see \"Evaluating outside code\" in the runner's README)"
+                "warning: --unsandboxed: each experiment runs the agent's code with your rights \
+                 (see \"The sandbox\" in the runner's README)"
             );
         }
         let builtin_tasks = self.tasks.is_none();
@@ -315,6 +399,7 @@ impl RunArgs {
             codebases: self.codebases,
             jobs: self.jobs.unwrap_or(1),
             executor,
+            confinement,
             slurm,
             builtin_tasks,
         };

@@ -17,6 +17,7 @@ use benchmark::confined::{Folder, Refused, Why};
 use crate::Error;
 use crate::exec::Executor;
 use crate::experiment::{Experiment, Ran};
+use crate::sandbox::Confinement;
 
 /// What the runner tells a job to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,6 +36,14 @@ pub struct Spec {
     /// The task's inputs (its `integrity.toml`), for the provenance record.
     #[serde(default)]
     pub inputs: Vec<String>,
+    /// The sandbox the node's runner makes for the experiment (a job folder that says
+    /// nothing of it gets the default one: sandboxed).
+    #[serde(default = "sandboxed")]
+    pub confinement: Confinement,
+}
+
+fn sandboxed() -> Confinement {
+    Confinement::Sandboxed(crate::sandbox::Settings::default())
 }
 
 pub const SPEC: &str = "job.json";
@@ -76,6 +85,7 @@ pub fn run(dir: &Path, cancel: &AtomicBool) -> Result<Ran, Error> {
         name: &spec.name,
         results: &spec.results,
         inputs: &spec.inputs,
+        confinement: &spec.confinement,
     };
     // A cancelled job has Slurm's KillWait (seconds) to write its status before it is
     // killed, and the experiment's clean-up may take longer on a loaded node: once
@@ -187,6 +197,7 @@ mod tests {
             name: "n".into(),
             results: ResultFiles::default(),
             inputs: Vec::new(),
+            confinement: sandboxed(),
         };
         fs::write(dir.join(SPEC), serde_json::to_vec(&spec).unwrap()).unwrap();
         fs::write(dir.join(PATCH), "--- a/f.txt\n+++ b/f.txt\n@@ -1 +1 @@\n-one\n+two\n").unwrap();

@@ -477,6 +477,7 @@ impl Queue<'_> {
             name: name.clone(),
             results: task.result_files(),
             inputs: task.card.integrity.inputs.clone(),
+            confinement: self.opts.confinement.for_task(&task.card),
         };
         let spec_json = serde_json::to_vec_pretty(&spec).expect("serializes");
         fs::write(dir.join(job::SPEC), spec_json).map_err(Error::io_at(&dir))?;

@@ -134,6 +134,9 @@ impl Recording {
             "-q".into(),
             "-ttt".into(),
             "-y".into(),
+            // A clone inside the sandbox's PID namespace returns the child's id there:
+            // this adds the id the trace's lines name it by.
+            "--pidns-translation".into(),
             "-X".into(),
             "raw".into(),
             "-s".into(),
@@ -255,15 +258,23 @@ pub(crate) fn record(
         cut: model.cut.clone(),
         duration_ms,
         results: results.into_iter().take(MAX_LIST).collect(),
+        // The sandbox's own processes (bubblewrap and its namespace's first process)
+        // are not the experiment's: the task's command is the record's first.
         processes: model
             .procs
             .iter()
+            .skip(model.wrapper)
             .enumerate()
             .map(|(i, p)| Process {
                 id: i as u32 + 1,
                 // A process whose start its parent's trace did not show (a call cut
                 // short) is put beneath the command.
-                parent: (i > 0).then(|| p.parent.filter(|&q| q < i).map_or(1, |q| q as u32 + 1)),
+                parent: (i > 0).then(|| {
+                    p.parent
+                        .and_then(|q| q.checked_sub(model.wrapper))
+                        .filter(|&q| q < i)
+                        .map_or(1, |q| q as u32 + 1)
+                }),
                 program: if p.program.is_empty() { "?".to_owned() } else { p.program.clone() },
                 argv: p.argv.clone(),
                 start_ms: model.ms(p.start),

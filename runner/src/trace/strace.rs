@@ -80,6 +80,10 @@ pub struct Model {
     /// When the runner began killing what outlived the command: processes that end by
     /// SIGKILL after it were killed by it.
     pub sweep_from: Option<f64>,
+    /// How many processes at the start are the sandbox's (`crate::sandbox`), not the
+    /// experiment's: bubblewrap and its PID namespace's first process. The record
+    /// leaves them out; the task's command is the one after them.
+    pub wrapper: usize,
 }
 
 impl Model {
@@ -98,6 +102,7 @@ impl Model {
             cut: Cut::default(),
             ignored: HashSet::new(),
             sweep_from: None,
+            wrapper: 0,
         }
     }
 
@@ -106,9 +111,10 @@ impl Model {
         ((t - self.t0.unwrap_or(t)).max(0.0) * 1000.0).round() as u64
     }
 
-    /// Whether the first process (the task's command) has ended, and how.
+    /// Whether the task's command (the first process after the sandbox's own) has
+    /// ended, and how.
     pub fn root_exit(&self) -> Option<&str> {
-        let root = self.procs.first()?;
+        let root = self.procs.get(self.wrapper)?;
         root.end.and(root.exit.as_deref())
     }
 
@@ -218,8 +224,13 @@ impl Model {
         } else {
             how.to_owned()
         };
+        // In the sandbox, the kernel kills what is left in its PID namespace when the
+        // task's command ends (its namespace's first process ends with it): the sweep's
+        // doing as much as the keeper's.
+        let command_ended =
+            self.wrapper > 0 && self.procs.get(self.wrapper).and_then(|c| c.end).is_some_and(|e| t >= e);
         let p = &mut self.procs[i];
-        p.killed = exit == "SIGKILL" && self.sweep_from.is_some_and(|s| t >= s);
+        p.killed = exit == "SIGKILL" && (self.sweep_from.is_some_and(|s| t >= s) || command_ended);
         p.end = Some(t);
         p.exit = Some(exit);
     }
@@ -314,7 +325,9 @@ impl Model {
                 self.set_fd(i, target as usize, fd);
             }
             "clone" | "clone3" | "fork" | "vfork" => {
-                let child = value as i32;
+                // Inside the sandbox's PID namespace a clone returns the child's id
+                // there; `--pidns-translation` adds the id the trace's lines carry.
+                let child = translated_pid(ret).unwrap_or(value as i32);
                 let flags = args.split("flags=").nth(1).and_then(number).unwrap_or(0);
                 if flags & CLONE_THREAD != 0 {
                     let pid = self.procs[i].pid;
@@ -533,6 +546,14 @@ fn result_value(ret: &str) -> (Option<i64>, Option<String>) {
     let value = number(&ret[..end]);
     let annotation = annotation_of(ret);
     (value, annotation)
+}
+
+/// The id in the tracer's PID namespace that `--pidns-translation` adds to a return
+/// value from another: `2 /* 8295 in strace's PID NS */` → 8295.
+fn translated_pid(ret: &str) -> Option<i32> {
+    let comment = ret.split_once("/* ")?.1;
+    let (number, rest) = comment.split_once(' ')?;
+    rest.starts_with("in strace's PID NS").then(|| number.parse().ok()).flatten()
 }
 
 /// The path in an fd's annotation: `3</work/x>` → `/work/x`.

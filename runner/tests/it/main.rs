@@ -7,6 +7,7 @@ mod hostile;
 mod parity;
 mod provenance;
 mod published;
+mod sandbox;
 mod slurm;
 mod submit;
 mod tasks;

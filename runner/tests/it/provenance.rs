@@ -150,10 +150,15 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// Evaluates `outputs` against the stand-ins, with the repository's task cards.
 fn evaluate(outputs: &Path, results: &Path, codebases: &Path) -> std::process::Output {
+    evaluate_with(outputs, results, codebases, &[])
+}
+
+fn evaluate_with(outputs: &Path, results: &Path, codebases: &Path, more: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_rexbench"))
         .args(["evaluate", outputs.to_str().unwrap(), "--out", results.to_str().unwrap()])
         .args(["--codebases", codebases.to_str().unwrap(), "--tasks", repo().join("tasks").to_str().unwrap()])
         .args(["--jobs", "2"])
+        .args(more)
         .current_dir(repo())
         .output()
         .unwrap()
@@ -289,7 +294,9 @@ fn nothing_an_experiment_starts_outlives_its_run() {
 }
 
 /// An experiment that kills its tracer, or the keeper above it, ends with its run
-/// marked, and leaves nothing behind.
+/// marked, and leaves nothing behind. Unsandboxed, it runs as the runner's user and
+/// can reach both; in the sandbox it cannot see either (another PID namespace), so
+/// the same script finds no tracer and its record is whole.
 #[test]
 fn an_experiment_cannot_stop_its_own_tracing() {
     let tmp = tempfile::tempdir().unwrap();
@@ -308,7 +315,7 @@ fn an_experiment_cannot_stop_its_own_tracing() {
         .collect();
     let outputs = outputs_of(tmp.path(), &codebases, &runs);
     let results = tmp.path().join("results");
-    let out = evaluate(&outputs, &results, &codebases);
+    let out = evaluate_with(&outputs, &results, &codebases, &["--unsandboxed"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     for (attempt, sleeper) in [(1, "4344"), (2, "4345")] {
         assert!(processes_running(&["sleep", sleeper]).is_empty(), "`sleep {sleeper}` outlived its run");
@@ -316,5 +323,16 @@ fn an_experiment_cannot_stop_its_own_tracing() {
         assert!(provenance_flags(&run).contains("tracing-interrupted"), "attempt {attempt}: {run:#}");
         let rec = record(&results, "cogs", attempt);
         assert!(rec.interrupted.is_some(), "{rec:?}");
+    }
+    // Sandboxed, the process that traces the experiment is not among those it sees.
+    let results = tmp.path().join("sandboxed");
+    let out = evaluate(&outputs, &results, &codebases);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for (attempt, sleeper) in [(1, "4344"), (2, "4345")] {
+        assert!(processes_running(&["sleep", sleeper]).is_empty(), "`sleep {sleeper}` outlived its run");
+        let run = run_json(&results, "cogs", attempt);
+        assert!(!provenance_flags(&run).contains("tracing-interrupted"), "attempt {attempt}: {run:#}");
+        let rec = record(&results, "cogs", attempt);
+        assert!(rec.interrupted.is_none() && rec.tracer.is_some(), "{rec:?}");
     }
 }

@@ -485,7 +485,12 @@ fn a_container_template_runs_inside_the_job() {
     .unwrap();
     fs::set_permissions(&engine, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let template = format!("{} {{workdir}} {{name}} {{command}}", engine.display());
+    // A stand-in engine is no sandbox the runner knows: it runs only unsandboxed.
     let out = cluster.evaluate(&outputs, &results, &["--container", &template]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("the container engine `engine`"), "{}", stderr(&out));
+    let args = ["--container", &template, "--unsandboxed"];
+    let out = cluster.evaluate(&outputs, &results, &args).output().unwrap();
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let got = records(&results);
     assert_eq!(got.len(), 2);
@@ -587,14 +592,15 @@ fn a_status_the_experiment_writes_beside_its_job_is_not_taken_for_the_jobs() {
     let tasks = reading_task(tmp.path());
     let outputs = tmp.path().join("outputs");
     // The experiment runs in the job folder's `codebase/`, beside the status its job
-    // writes when it ends: each writes one there first, then ends otherwise.
+    // writes when it ends: each tries to write one there first (its sandbox lets it
+    // write its working copy alone), then ends otherwise.
     for (attempt, script) in [
-        (1, r#"printf '{"state":"cancelled"}' > ../status.json && sleep 2 && echo 'ACC: 0.5' > result.txt"#),
+        (1, r#"printf '{"state":"cancelled"}' > ../status.json; sleep 2; echo 'ACC: 0.5' > result.txt"#),
         (
             2,
-            r#"printf '{"state":"timed_out","duration_s":1.0}' > ../status.json && sleep 2 && echo 'ACC: 1.0' > result.txt"#,
+            r#"printf '{"state":"timed_out","duration_s":1.0}' > ../status.json; sleep 2; echo 'ACC: 1.0' > result.txt"#,
         ),
-        (3, "mkfifo ../status.json && sleep 2 && exit 3"),
+        (3, "mkfifo ../status.json; sleep 2; exit 3"),
     ] {
         let dir = outputs.join(format!("leaky/none/{attempt}"));
         fs::create_dir_all(&dir).unwrap();
@@ -613,4 +619,19 @@ fn a_status_the_experiment_writes_beside_its_job_is_not_taken_for_the_jobs() {
     assert_eq!(got["leaky/none/2"]["outcome"], json!("success"), "{:?}", got["leaky/none/2"]);
     assert_eq!(got["leaky/none/3"]["outcome"], json!("execution_failed"), "{:?}", got["leaky/none/3"]);
     assert!(cluster.active().is_empty());
+}
+
+#[test]
+fn a_hostile_patch_sees_nothing_of_the_machine_in_a_slurm_job() {
+    use crate::sandbox::{ENV_MARKER, assert_confined, hostile};
+    let cluster = Cluster::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let h = hostile(tmp.path());
+    let results = tmp.path().join("results");
+    // The variable reaches the job (sbatch passes the runner's environment on) as a
+    // maintainer's token would; the node's runner keeps it from the experiment.
+    let mut cmd = cluster.evaluate(&h.outputs, &results, &["--tasks", h.tasks.to_str().unwrap()]);
+    let out = cmd.env("SANDBOX_TEST_MARKER", ENV_MARKER).output().unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert_confined(&h, &results, tmp.path(), "65534");
 }

@@ -8,6 +8,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::ToSchema;
 use views::board::LeaderboardParams;
+use views::format::spreadsheet_text;
 use views::leaderboard::{EntryRef, LeaderboardEntry};
 use views::query::PageParams;
 
@@ -164,17 +165,19 @@ fn csv_rows<'a>(entries: impl Iterator<Item = EntryRef<'a>>, rows: usize) -> Res
     let mut int = itoa::Buffer::new();
     let mut count = |w: &mut csv::Writer<Vec<u8>>, n: i64| w.write_field(int.format(n));
     for EntryRef { row: r, stats, tasks, ranked } in entries {
-        for text in [&r.agent_id, &r.display_name, &r.framework, &r.model] {
-            w.write_field(text)?;
+        // Every text a submitter chose, as no spreadsheet runs it.
+        let text = |w: &mut csv::Writer<Vec<u8>>, t: &str| w.write_field(spreadsheet_text(t).as_bytes());
+        for t in [&r.agent_id, &r.display_name, &r.framework, &r.model] {
+            text(&mut w, t)?;
         }
         w.write_field(r.tier.as_str())?;
         w.write_field(r.provenance.as_str())?;
-        w.write_field(&r.harness.name)?;
-        w.write_field(r.harness.version.as_deref().unwrap_or_default())?;
+        text(&mut w, &r.harness.name)?;
+        text(&mut w, r.harness.version.as_deref().unwrap_or_default())?;
         w.write_field(if ranked { "true" } else { "false" })?;
         count(&mut w, tasks.len() as i64)?;
-        for text in [&r.benchmark_name, &r.benchmark_version, &r.task_set_digest, &r.bundle_id] {
-            w.write_field(text)?;
+        for t in [&r.benchmark_name, &r.benchmark_version, &r.task_set_digest, &r.bundle_id] {
+            text(&mut w, t)?;
         }
         for n in [r.sample.sampled, r.sample.reproduced, r.sample.differed] {
             count(&mut w, n)?;

@@ -69,6 +69,11 @@ where
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
         let app = Shared::from_ref(state);
+        // An address locked out sends no credential that is looked at, the right one
+        // included; reading as anyone, without credentials, is no attempt.
+        if credentials::credentialed(&parts.headers) {
+            app.guard.locked_out(app.guard.client(&parts.headers, &parts.extensions))?;
+        }
         match reader_of(&app, &parts.headers).await {
             Ok(reader) => Ok(Reading(reader)),
             Err(e) => Err(count_refusal(&app, parts, e)),
@@ -112,13 +117,22 @@ where
                 "admin over HTTP is off: no REXBENCH_ADMIN_TOKEN is configured",
             ));
         }
+        let client = app.guard.client(&parts.headers, &parts.extensions);
+        if !parts.headers.contains_key(header::AUTHORIZATION) {
+            // No credential sent, none refused: nothing is spent of the allowance.
+            return Err(ApiError::unauthorized(
+                "admin_unauthorized",
+                "a valid admin token is needed (Authorization: Bearer …)",
+            ));
+        }
+        // During a lockout the right token is refused too: the limit slows guessing.
+        app.guard.locked_out(client)?;
         if is_admin_token(&app, credentials::bearer(&parts.headers).unwrap_or("")) {
             Ok(Admin)
         } else {
             // Counted and held to the address's sign-in allowance like every refused
             // credential: guessing the token is as slow as guessing a session.
             app.metrics.refused(Refusal::InvalidCredentials);
-            let client = app.guard.client(&parts.headers, &parts.extensions);
             app.guard.admit_sign_in(client)?;
             Err(ApiError::unauthorized(
                 "admin_unauthorized",
@@ -134,15 +148,19 @@ pub(crate) fn is_admin_token(app: &AppState, given: &str) -> bool {
 }
 
 /// Whether a form was sent from this site: `Sec-Fetch-Site: same-origin` where the
-/// browser says it, else an `Origin` naming this host.
+/// browser says it, else an `Origin` naming this scheme, host and port (an `http://`
+/// page of the same host is another origin than the `https://` site).
 pub(crate) fn same_site(headers: &HeaderMap) -> bool {
     if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
         return site == "same-origin";
     }
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
     let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
+    let scheme = if over_tls(headers) { "https" } else { "http" };
     match (origin, host) {
-        (Some(origin), Some(host)) => origin.split_once("://").is_some_and(|(_, rest)| rest == host),
+        (Some(origin), Some(host)) => {
+            origin.split_once("://").is_some_and(|(s, rest)| s.eq_ignore_ascii_case(scheme) && rest == host)
+        }
         _ => false,
     }
 }
@@ -172,5 +190,31 @@ where
             client: app.guard.client(&parts.headers, &parts.extensions),
             headers: parts.headers.clone(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(axum::http::HeaderName::from_bytes(k.as_bytes()).unwrap(), v.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn the_same_site_check_compares_scheme_host_and_port() {
+        let tls = ("x-forwarded-proto", "https");
+        assert!(same_site(&headers(&[("host", "board.org"), ("origin", "https://board.org"), tls])));
+        assert!(!same_site(&headers(&[("host", "board.org"), ("origin", "http://board.org"), tls])));
+        assert!(same_site(&headers(&[("host", "127.0.0.1:3000"), ("origin", "http://127.0.0.1:3000")])));
+        assert!(!same_site(&headers(&[("host", "127.0.0.1:3000"), ("origin", "https://127.0.0.1:3000")])));
+        assert!(!same_site(&headers(&[("host", "127.0.0.1:3000"), ("origin", "http://127.0.0.1:3001")])));
+        assert!(!same_site(&headers(&[("host", "board.org"), ("origin", "https://evil.org"), tls])));
+        assert!(!same_site(&headers(&[("host", "board.org"), ("sec-fetch-site", "same-site")])));
+        assert!(same_site(&headers(&[("host", "board.org"), ("sec-fetch-site", "same-origin")])));
     }
 }

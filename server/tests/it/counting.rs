@@ -536,3 +536,37 @@ async fn a_rexbench_result_with_four_of_five_attempts_on_one_task_is_partial_and
     })
     .await;
 }
+
+/// OWASP's CSV-injection rule: a submitter's framework `=1+2`, model `@SUM(1,2)` and
+/// display name `+cmd…` reach the CSV as text no spreadsheet runs.
+#[tokio::test]
+async fn the_csv_writes_no_cell_a_spreadsheet_would_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
+    let state = state(&backend, &dir.path().join("blobs")).await;
+    let key = SecretKey::generate();
+    state.store.add_key(&key.public_key(), "=HYPERLINK(\"http://x\")", Tier::Submitter).await.unwrap();
+    let app = server::build_app(state);
+    let results = example_results();
+    let out = tempfile::tempdir().unwrap();
+    let path = out.path().join("bundle.tar.gz");
+    let agent = bundle::Agent {
+        id: "formulas".into(),
+        framework: "=1+2".into(),
+        framework_version: None,
+        model: "@SUM(1,2)".into(),
+        model_id: None,
+        display_name: Some("+cmd|' /C calc'!A0".into()),
+        url: None,
+    };
+    let at = benchmark::pack::timestamp(time::OffsetDateTime::now_utc());
+    benchmark::pack::pack(results.path(), agent, &[&key], &at, &path).unwrap();
+    submitted(&app, std::fs::read(&path).unwrap()).await;
+    let row = csv_row(&app, "formulas").await;
+    assert_eq!(row["framework"], "'=1+2");
+    assert_eq!(row["model"], "'@SUM(1,2)");
+    assert_eq!(row["display_name"], "'+cmd|' /C calc'!A0");
+    for (column, cell) in &row {
+        assert!(!cell.starts_with(['=', '+', '-', '@', '\t', '\r']), "{column} = {cell:?} begins a formula");
+    }
+}

@@ -45,6 +45,7 @@ fn reproduce_with(
             codebases: None,
             jobs: 1,
             executor: runner::exec::Executor::Local,
+            confinement: runner::sandbox::Confinement::Sandboxed(Default::default()),
             slurm: None,
             builtin_tasks: true,
         },

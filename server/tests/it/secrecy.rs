@@ -159,6 +159,7 @@ async fn markers_in_findings_words_and_in_the_gold_reach_only_who_may_read_them(
                 codebases: None,
                 jobs: 1,
                 executor: runner::exec::Executor::Local,
+                confinement: runner::sandbox::Confinement::Sandboxed(Default::default()),
                 slurm: None,
                 builtin_tasks: true,
             },
@@ -428,8 +429,13 @@ async fn a_session_made_from_another_ends_with_it_and_any_session_can_be_revoked
             &format!("UPDATE sessions SET expires_at = 1 WHERE token_hash = '{hash}'"),
         )
         .await;
-        let expired = who(cookie).await;
+        let expired = who(cookie.clone()).await;
         assert_eq!((expired.status, expired.code().as_str()), (StatusCode::UNAUTHORIZED, "session_expired"));
+        // A session that no longer works (its token expired) is not listed as open.
+        let secret = cookie.split_once('=').unwrap().1;
+        let id = bundle::Digest::of(secret.as_bytes()).to_hex()[..12].to_owned();
+        let listed = store.open_sessions(time::OffsetDateTime::now_utc().unix_timestamp()).await.unwrap();
+        assert!(!listed.iter().any(|o| o.id == id), "a dead session is listed: {listed:?}");
         let third = login().await.unwrap();
         let out = Request::post("/api/v1/logout")
             .header(header::AUTHORIZATION, format!("Bearer {}", third.token))

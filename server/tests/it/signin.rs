@@ -424,6 +424,39 @@ async fn sign_in_attempts_are_rate_limited_per_address() {
     assert_eq!(get(&app, "/api/v1/leaderboard").await.status, StatusCode::OK);
 }
 
+/// Once an address has spent its allowance of refused credentials, every credential it
+/// sends is refused until the wait is over, the right admin token and sign-in included:
+/// the limit slows guessing. Requests that send no credential spend nothing.
+#[tokio::test]
+async fn during_a_lockout_the_right_admin_token_is_refused_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = crate::harness::guarded_app(dir.path()).await;
+    let keys = "/api/v1/admin/keys";
+    // Without credentials: refused, and nothing spent (the allowance is one at once).
+    for _ in 0..3 {
+        refused(&get(&app, keys).await, StatusCode::UNAUTHORIZED, "admin_unauthorized");
+    }
+    assert_eq!(send(&app, bearer(keys, "s3cret-token")).await.status, StatusCode::OK);
+    // A wrong token spends the allowance; then even the right one is refused.
+    refused(&send(&app, bearer(keys, "a-guess")).await, StatusCode::UNAUTHORIZED, "admin_unauthorized");
+    refused(&send(&app, bearer(keys, "a-guess")).await, StatusCode::TOO_MANY_REQUESTS, "rate_limited");
+    let right = send(&app, bearer(keys, "s3cret-token")).await;
+    refused(&right, StatusCode::TOO_MANY_REQUESTS, "rate_limited");
+    assert!(!right.header(header::RETRY_AFTER).is_empty());
+    refused(
+        &send(&app, bearer("/api/v1/runs/1", "rxs_guess")).await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "rate_limited",
+    );
+    refused(
+        &send(&app, post_json("/api/v1/login/challenge", json!({ "keyid": "ab" }))).await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "rate_limited",
+    );
+    // Reading as anyone sends no credential: it is answered.
+    assert_eq!(get(&app, "/api/v1/leaderboard").await.status, StatusCode::OK);
+}
+
 #[tokio::test]
 async fn a_session_opened_on_one_server_process_holds_on_another() {
     let Ok(url) = std::env::var("TEST_DATABASE_URL") else {
