@@ -144,6 +144,13 @@ pub async fn load_submit_setup() -> Result<crate::islands::SubmitSetup, AppError
         trusted: trusted.into_iter().map(|k| k.public_key).collect(),
         revoked: revoked.into_iter().filter_map(|k| Some((k.keyid, k.revoked_at?))).collect(),
         tasks: ctx.catalog.tasks.iter().map(|t| t.id.to_string()).collect(),
+        private_checks: ctx
+            .catalog
+            .tasks
+            .iter()
+            .filter(|t| t.check_private)
+            .map(|t| t.id.to_string())
+            .collect(),
         limits: ctx.limits,
         worker: ctx.pkg.map(|p| format!("/{p}/verify-worker.js")).unwrap_or_default(),
     })

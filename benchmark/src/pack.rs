@@ -126,6 +126,10 @@ pub fn pack_as(
     // the bundle's).
     if let Some(key) = keys.first() {
         builder.seal_findings(key);
+        // Spec §4j: a run's metrics are its task's gold where the check is private: they
+        // go into its x-metrics artifact, named by a salted digest.
+        let public = eval.public_checks.clone().unwrap_or_else(builtin_public_checks);
+        builder.seal_metrics(key, |task| !public.iter().any(|t| t == task));
     }
     let artifacts = builder.manifest_mut().artifacts.len();
 
@@ -196,6 +200,7 @@ fn read_run(
         duration_s: record.duration_s,
         cost_usd: record.cost_usd,
         metrics: record.metrics,
+        metrics_digest: None,
         artifacts,
         // A results folder an earlier runner wrote may name one place twice: packed as
         // one finding, as the spec asks.
@@ -206,6 +211,16 @@ fn read_run(
         },
         regraded: record.regraded,
     })
+}
+
+/// For results written before `evaluation.json` said which checks are public: the tasks
+/// whose card, among those built into the runner, carries its check. Any other task's
+/// metrics are sealed.
+fn builtin_public_checks() -> Vec<String> {
+    crate::builtin::TaskDir::builtin()
+        .and_then(|dir| dir.cards())
+        .map(|cards| cards.into_values().filter(|c| c.check.is_some()).map(|c| c.id).collect())
+        .unwrap_or_default()
 }
 
 /// The media type an artifact gets from its file extension.

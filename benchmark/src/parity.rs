@@ -177,6 +177,7 @@ fn reconstruct(data: &Parity, side: Side) -> Vec<Run> {
                 duration_s: None,
                 cost_usd: None,
                 metrics: BTreeMap::new(),
+                metrics_digest: None,
                 artifacts: BTreeMap::new(),
                 findings: Vec::new(),
                 regraded: None,

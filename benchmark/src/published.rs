@@ -214,6 +214,7 @@ fn reconstruct(agent: &PublishedAgent, cost: Option<&CostRow>) -> (Vec<Run>, Vec
                     duration_s: cost.map(|c| c.avg_duration_s),
                     cost_usd: cost.map(|c| c.avg_cost_usd),
                     metrics: BTreeMap::new(),
+                    metrics_digest: None,
                     artifacts: BTreeMap::new(),
                     findings: Vec::new(),
                     regraded: None,

@@ -17,6 +17,11 @@ pub struct Evaluation {
     /// Where the results come from; absent: `evaluated` by this runner.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Provenance>,
+    /// The tasks whose check is on their card (public): their runs' metrics stay in the
+    /// manifest; every other run's are sealed (spec §4j). Absent (results written before
+    /// it): every run's metrics are sealed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public_checks: Option<Vec<String>>,
 }
 
 /// `run.json`: one run's result. Where the run is comes from its directory.

@@ -214,6 +214,12 @@ pub enum BundleError {
     FindingTextInManifest { run: RunRef, index: usize, detail: &'static str },
     #[error("{run}: its findings' words (artifact x-findings) {detail}")]
     InvalidFindingText { run: RunRef, detail: String },
+    #[error("{run}: its sealed metrics (metrics_digest and artifact x-metrics, spec §4j) {detail}")]
+    InvalidMetricsText { run: RunRef, detail: String },
+    #[error(
+        "{run} states its metrics in the manifest, which anyone may read, but the check of task `{task}` is private: its metrics are its gold, and travel sealed in the run's x-metrics artifact (spec §4j; `rexbench pack` seals them)"
+    )]
+    PrivateMetricsInManifest { run: RunRef, task: String },
 }
 
 /// The most findings one run may carry.
@@ -292,6 +298,8 @@ impl BundleError {
         "invalid_reproduction",
         "finding_text_in_manifest",
         "invalid_finding_text",
+        "invalid_metrics_text",
+        "private_metrics_in_manifest",
     ];
 
     /// The stable machine code of the rule this error breaks.
@@ -368,6 +376,8 @@ impl BundleError {
             InvalidReproduction { .. } => "invalid_reproduction",
             FindingTextInManifest { .. } => "finding_text_in_manifest",
             InvalidFindingText { .. } => "invalid_finding_text",
+            InvalidMetricsText { .. } => "invalid_metrics_text",
+            PrivateMetricsInManifest { .. } => "private_metrics_in_manifest",
         }
     }
 

@@ -14,6 +14,7 @@ mod findings_text;
 mod keys;
 mod limits;
 mod manifest;
+mod metrics_text;
 mod provenance;
 mod reader;
 pub mod sample;
@@ -34,6 +35,10 @@ pub use limits::{CLOCK_TOLERANCE_S, Limits};
 pub use manifest::{
     Agent, ArtifactInfo, ArtifactRole, Benchmark, EXECUTORS, Finding, Hardware, Manifest, Provenance,
     Regraded, Reproduction, Run, RunnerInfo, SCHEMA,
+};
+pub use metrics_text::{
+    MAX_METRICS_TEXT_BYTES, METRICS_MEDIA_TYPE, METRICS_ROLE, METRICS_SCHEMA, MetricsText, is_metrics_digest,
+    metrics_digest, seal_metrics,
 };
 pub use provenance::{
     Cut, MAX_LIST, MAX_PROCESSES, MAX_PROVENANCE_BYTES, MAX_TEXT, PROVENANCE_MEDIA_TYPE, PROVENANCE_ROLE,

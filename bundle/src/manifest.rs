@@ -134,6 +134,10 @@ pub struct Run {
     pub cost_usd: Option<f64>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "unique_map")]
     pub metrics: BTreeMap<String, f64>,
+    /// Section 4j: where the task's check is private, the salted SHA-256 of the run's
+    /// metrics, which travel in its `x-metrics` artifact instead of `metrics`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_digest: Option<String>,
     /// role → digest.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "unique_map")]
     pub artifacts: BTreeMap<String, String>,

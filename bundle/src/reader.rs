@@ -17,6 +17,7 @@ use crate::findings_text::{FINDINGS_ROLE, FindingsText, unseal};
 use crate::keys::PublicKey;
 use crate::limits::Limits;
 use crate::manifest::{ArtifactInfo, Finding, Manifest};
+use crate::metrics_text::{METRICS_ROLE, MetricsText};
 use crate::provenance::{PROVENANCE_ROLE, ProvenanceRecord};
 use crate::validate::{clock, not_in_future, validate};
 
@@ -81,9 +82,20 @@ pub struct VerifiedBundle {
     /// Each run's findings' words (spec §4g), by the run's index, checked against the
     /// manifest's digests: private with the run's outputs.
     pub finding_texts: BTreeMap<usize, FindingsText>,
+    /// Each run's sealed metrics (spec §4j), by the run's index, checked against the
+    /// manifest's digests: private with the run's outputs.
+    pub metric_texts: BTreeMap<usize, MetricsText>,
 }
 
 impl VerifiedBundle {
+    /// Run `index`'s metrics: those its manifest states, or those it sealed.
+    pub fn metrics_of(&self, index: usize) -> BTreeMap<String, f64> {
+        match self.metric_texts.get(&index) {
+            Some(text) => text.metrics.clone(),
+            None => self.manifest.runs[index].metrics.clone(),
+        }
+    }
+
     /// Run `index`'s findings with their words put back, as the runner made them.
     pub fn findings_of(&self, index: usize) -> Vec<Finding> {
         let findings = &self.manifest.runs[index].findings;
@@ -100,6 +112,9 @@ pub struct Verifier {
     /// `None`: inspect without checking signatures.
     trusted: Option<Vec<PublicKey>>,
     tasks: Option<BTreeSet<String>>,
+    /// The tasks whose check is private (spec §4j): a run of one states no metrics in
+    /// the manifest. Empty where the verifier was not told.
+    private_checks: BTreeSet<String>,
     limits: Limits,
     /// The time a bundle's `created_at` may not be later than (by more than
     /// [`CLOCK_TOLERANCE_S`]); read when the verifier is made, or set with
@@ -122,9 +137,17 @@ impl Verifier {
         Verifier {
             trusted: Some(trusted),
             tasks: Some(known_tasks.into_iter().map(Into::into).collect()),
+            private_checks: BTreeSet::new(),
             limits: Limits::default(),
             now: clock(),
         }
+    }
+
+    /// The tasks whose check is private (not on their cards): a manifest that states
+    /// the metrics of a run of one is refused (spec §4j: they are its gold).
+    pub fn with_private_checks<T: Into<String>>(mut self, tasks: impl IntoIterator<Item = T>) -> Verifier {
+        self.private_checks = tasks.into_iter().map(Into::into).collect();
+        self
     }
 
     /// Checks `created_at` against `now` instead of the clock read when it was made.
@@ -136,7 +159,13 @@ impl Verifier {
     /// Every rule except the two that need outside knowledge: who is trusted, and
     /// which tasks exist. For looking at a bundle, never for accepting one.
     pub fn inspector() -> Verifier {
-        Verifier { trusted: None, tasks: None, limits: Limits::default(), now: None }
+        Verifier {
+            trusted: None,
+            tasks: None,
+            private_checks: BTreeSet::new(),
+            limits: Limits::default(),
+            now: None,
+        }
     }
 
     pub fn with_limits(mut self, limits: Limits) -> Verifier {
@@ -198,7 +227,14 @@ impl Verifier {
             return Err(BundleError::CorruptArchive("there is data after the end of the gzip stream".into()));
         }
         let Expecting {
-            manifest, manifest_bytes, envelope, signatures, artifact_bytes, finding_texts, ..
+            manifest,
+            manifest_bytes,
+            envelope,
+            signatures,
+            artifact_bytes,
+            finding_texts,
+            metric_texts,
+            ..
         } = result;
         Ok(VerifiedBundle {
             id: Digest::of(&manifest_bytes),
@@ -209,6 +245,7 @@ impl Verifier {
             compressed_bytes: compressed.count.get(),
             artifact_bytes,
             finding_texts,
+            metric_texts,
         })
     }
 }
@@ -230,6 +267,11 @@ struct Expecting {
     texts: BTreeMap<Digest, Vec<usize>>,
     /// Each run's findings' words, by run.
     finding_texts: BTreeMap<usize, FindingsText>,
+    /// Sealed metrics (spec §4j), by digest, with the runs that carry each: read whole
+    /// and checked against each run's metrics_digest.
+    sealed: BTreeMap<Digest, Vec<usize>>,
+    /// Each run's sealed metrics, by run.
+    metric_texts: BTreeMap<usize, MetricsText>,
 }
 
 struct Reading<'a> {
@@ -347,6 +389,16 @@ impl Reading<'_> {
         };
         let manifest = Manifest::parse(&manifest_bytes)?;
         validate(&manifest, self.verifier.tasks.as_ref(), &limits)?;
+        let private = &self.verifier.private_checks;
+        if let Some((index, run)) = manifest
+            .runs
+            .iter()
+            .enumerate()
+            .find(|(_, r)| !r.metrics.is_empty() && private.contains(r.task.as_str()))
+        {
+            let at = RunRef { index, key: Some((run.task.to_string(), run.hint.to_string(), run.attempt)) };
+            return Err(BundleError::PrivateMetricsInManifest { run: at, task: run.task.to_string() });
+        }
         if let Some(now) = self.verifier.now {
             not_in_future(&manifest.created_at, now)?;
         }
@@ -361,6 +413,7 @@ impl Reading<'_> {
         let signatures = envelope.signatures.iter().map(|s| s.keyid.clone()).zip(statuses).collect();
         let mut records = BTreeMap::new();
         let mut texts: BTreeMap<Digest, Vec<usize>> = BTreeMap::new();
+        let mut sealed: BTreeMap<Digest, Vec<usize>> = BTreeMap::new();
         for (index, run) in manifest.runs.iter().enumerate() {
             if let Some(hex) = run.artifacts.get(PROVENANCE_ROLE) {
                 let at =
@@ -370,11 +423,16 @@ impl Reading<'_> {
             if let Some(hex) = run.artifacts.get(FINDINGS_ROLE) {
                 texts.entry(Digest::from_hex(hex).expect("validated")).or_default().push(index);
             }
+            if let Some(hex) = run.artifacts.get(METRICS_ROLE) {
+                sealed.entry(Digest::from_hex(hex).expect("validated")).or_default().push(index);
+            }
         }
         self.state = Some(Expecting {
             records,
             texts,
             finding_texts: BTreeMap::new(),
+            sealed,
+            metric_texts: BTreeMap::new(),
             manifest,
             manifest_bytes,
             envelope: bytes,
@@ -402,8 +460,9 @@ impl Reading<'_> {
         let mut content = HashingReader::new(entry.take(limit + 1));
         let record = state.records.get(&digest).cloned();
         let texts = state.texts.get(&digest).cloned();
+        let sealed = state.sealed.get(&digest).cloned();
         let mut kept = Vec::new();
-        let stored = match record.is_some() || texts.is_some() {
+        let stored = match record.is_some() || texts.is_some() || sealed.is_some() {
             // Validated: a record's (and a findings text's) listed size is within its bound.
             true => Keeping { inner: (&mut content).take(listed), kept: &mut kept }
                 .sink_into(self.sink, &digest, info),
@@ -445,6 +504,16 @@ impl Reading<'_> {
                     detail: format!("are not its findings': {detail}"),
                 })?;
             state.finding_texts.insert(index, parsed);
+        }
+        for index in sealed.into_iter().flatten() {
+            let run = &state.manifest.runs[index];
+            let at = RunRef { index, key: Some((run.task.to_string(), run.hint.to_string(), run.attempt)) };
+            let digest = run.metrics_digest.as_deref().expect("validated: sealed metrics name their digest");
+            let parsed =
+                MetricsText::parse(&kept).and_then(|t| t.check(digest).map(|()| t)).map_err(|detail| {
+                    BundleError::InvalidMetricsText { run: at, detail: format!("are not its own: {detail}") }
+                })?;
+            state.metric_texts.insert(index, parsed);
         }
         state.artifact_bytes += listed;
         Ok(())

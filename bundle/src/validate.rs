@@ -13,6 +13,7 @@ use crate::findings_text::{
 };
 use crate::limits::{CLOCK_TOLERANCE_S, Limits};
 use crate::manifest::{ArtifactRole, EXECUTORS, Manifest, Reproduction, Run, SCHEMA};
+use crate::metrics_text::{MAX_METRICS_TEXT_BYTES, METRICS_MEDIA_TYPE, METRICS_ROLE, is_metrics_digest};
 use crate::provenance::{MAX_PROVENANCE_BYTES, PROVENANCE_MEDIA_TYPE, PROVENANCE_ROLE};
 use vocab::{ProvenanceKind, is_slug};
 
@@ -94,6 +95,7 @@ pub fn validate(
         }
         validate_evidence(m, run, &at, limits)?;
         validate_finding_text(m, run, &at)?;
+        validate_metrics_text(m, run, &at)?;
         for (role, digest) in &run.artifacts {
             if ArtifactRole::parse(role).is_none() {
                 return Err(BundleError::InvalidArtifactRole { run: at, role: role.clone() });
@@ -326,6 +328,32 @@ fn validate_finding_text(m: &Manifest, run: &Run, at: &RunRef) -> Result<(), Bun
             _ => Ok(()),
         },
         (true, None) => Ok(()),
+    }
+}
+
+/// Section 4j: a run that seals its metrics names them by `metrics_digest` (64
+/// lowercase hex digits) and states none in `metrics`; its `x-metrics` artifact (JSON
+/// within its bound) holds them, and a run that seals none carries no such artifact.
+/// (That the artifact hashes to the digest is checked when its bytes are read.)
+fn validate_metrics_text(m: &Manifest, run: &Run, at: &RunRef) -> Result<(), BundleError> {
+    let bad = |detail: String| Err(BundleError::InvalidMetricsText { run: at.clone(), detail });
+    match (&run.metrics_digest, run.artifacts.get(METRICS_ROLE)) {
+        (Some(d), _) if !is_metrics_digest(d) => bad("name them by a metrics_digest that is not 64 lowercase hex digits".into()),
+        (Some(_), _) if !run.metrics.is_empty() => bad(
+            "are beside metrics stated in the manifest: a run whose metrics are sealed states none in `metrics`".into(),
+        ),
+        (Some(_), None) => bad("are missing: a run with a metrics_digest carries its values as its x-metrics artifact".into()),
+        (None, Some(_)) => bad("are there, but the run names no metrics_digest".into()),
+        (Some(_), Some(digest)) => match m.artifacts.get(digest) {
+            Some(info) if info.media_type != METRICS_MEDIA_TYPE => {
+                bad(format!("have media_type `{}`, not `{METRICS_MEDIA_TYPE}`", info.media_type))
+            }
+            Some(info) if info.size > MAX_METRICS_TEXT_BYTES => {
+                bad(format!("are {} bytes, over the bound of {MAX_METRICS_TEXT_BYTES}", info.size))
+            }
+            _ => Ok(()),
+        },
+        (None, None) => Ok(()),
     }
 }
 

@@ -45,7 +45,13 @@ pub struct Vector {
 }
 
 /// Codes no vector carries, and why: the rule is tested in `bundle/tests/it` instead.
-pub const NOT_VECTORS: [(&str, &str); 6] = [
+pub const NOT_VECTORS: [(&str, &str); 7] = [
+    (
+        "private_metrics_in_manifest",
+        "a verifier needs the board's word on which tasks' checks are private, which the vectors' contract \
+         (the tasks cogs and othello, whose checks are public) does not give: the server's and the runner's \
+         tests hold it",
+    ),
     ("io_error", "a failure to read, not a property of the bundle"),
     ("artifact_store_failed", "a failure of the server's artifact store, not of the bundle"),
     ("storage_full", "a full disk on the server, not a property of the bundle"),
@@ -109,6 +115,20 @@ pub fn all(trusted: &SecretKey, stranger: &SecretKey) -> Vec<Vector> {
         },
     });
 
+    // A run whose metrics are sealed (spec §4j), as `rexbench pack` seals a private
+    // check's.
+    let (manifest_bytes, members) = base.with_sealed_metrics(trusted, false);
+    out.push(Vector {
+        name: "valid-sealed-metrics.tar.gz".into(),
+        bytes: base.signed(&manifest_bytes, trusted, &members),
+        expected: Expected {
+            valid: true,
+            code: None,
+            why: "a run whose metrics are named by a salted digest, their values in x-metrics".into(),
+            bundle_id: Some(Digest::of(&manifest_bytes).to_hex()),
+        },
+    });
+
     // A run with its provenance record (spec §4b), as the runner writes one.
     let record = crate::ProvenanceRecord::parse(PROVENANCE_EXAMPLE.as_bytes()).expect("the example is valid");
     let (manifest_bytes, members) = base.with_record(&record.to_bytes());
@@ -161,6 +181,13 @@ pub fn all(trusted: &SecretKey, stranger: &SecretKey) -> Vec<Vector> {
         "provenance-record",
         "invalid_provenance_record",
         "a provenance record that names a file outside the working copy",
+        base.signed(&manifest_bytes, trusted, &members),
+    );
+    let (manifest_bytes, members) = base.with_sealed_metrics(trusted, true);
+    bad(
+        "metrics-text",
+        "invalid_metrics_text",
+        "an x-metrics artifact whose values are not those its run's metrics_digest names",
         base.signed(&manifest_bytes, trusted, &members),
     );
     let (manifest_bytes, members) = base.with_findings(trusted, 2, true);
@@ -755,6 +782,29 @@ impl Base {
         m["runs"][0]["findings"] = serde_json::to_value(&sealed).expect("serializes");
         m["runs"][0]["artifacts"][crate::FINDINGS_ROLE] = json!(digest);
         m["artifacts"][&digest] = json!({"media_type": crate::FINDINGS_MEDIA_TYPE, "size": bytes.len()});
+        let mut members = self.members();
+        members.push(Member::file(&format!("artifacts/{digest}"), bytes));
+        (pretty(&m), members)
+    }
+
+    /// The base manifest with its first run's metrics sealed into an x-metrics artifact
+    /// as `rexbench pack` seals them (salt from `key`); `changed`: the artifact's value is
+    /// not the one its digest names.
+    fn with_sealed_metrics(&self, key: &SecretKey, changed: bool) -> (Vec<u8>, Vec<Member>) {
+        let metrics: std::collections::BTreeMap<String, f64> =
+            serde_json::from_value(self.manifest["runs"][0]["metrics"].clone()).expect("metrics parse");
+        let (digest_of_values, mut text) =
+            crate::seal_metrics(metrics, key.salt(b"metrics\ncogs\nnone\n1\n"));
+        if changed {
+            text.metrics.insert("gen_accuracy".into(), 0.5);
+        }
+        let bytes = text.to_bytes();
+        let digest = Digest::of(&bytes).to_hex();
+        let mut m = self.manifest.clone();
+        m["runs"][0].as_object_mut().expect("a run").remove("metrics");
+        m["runs"][0]["metrics_digest"] = json!(digest_of_values);
+        m["runs"][0]["artifacts"][crate::METRICS_ROLE] = json!(digest);
+        m["artifacts"][&digest] = json!({"media_type": crate::METRICS_MEDIA_TYPE, "size": bytes.len()});
         let mut members = self.members();
         members.push(Member::file(&format!("artifacts/{digest}"), bytes));
         (pretty(&m), members)

@@ -135,6 +135,29 @@ impl BundleBuilder {
         }
     }
 
+    /// Spec §4j: the metrics of every run whose task `private` names (its check is the
+    /// maintainers') leave the manifest for the run's `x-metrics` artifact, named by a
+    /// salted digest. The salt comes from `key` (HMAC-SHA-256 of the run's place), so
+    /// that sealing the same results twice gives the same bundle.
+    pub fn seal_metrics(&mut self, key: &SecretKey, private: impl Fn(&str) -> bool) {
+        for i in 0..self.manifest.runs.len() {
+            let run = &mut self.manifest.runs[i];
+            if run.metrics.is_empty() || !private(run.task.as_str()) {
+                continue;
+            }
+            let context = format!("metrics\n{}\n{}\n{}\n", run.task, run.hint, run.attempt);
+            let (digest, text) = crate::metrics_text::seal_metrics(
+                std::mem::take(&mut run.metrics),
+                key.salt(context.as_bytes()),
+            );
+            run.metrics_digest = Some(digest);
+            let artifact = self.add_bytes(text.to_bytes(), crate::metrics_text::METRICS_MEDIA_TYPE);
+            self.manifest.runs[i]
+                .artifacts
+                .insert(crate::metrics_text::METRICS_ROLE.to_owned(), artifact.to_hex());
+        }
+    }
+
     fn list(&mut self, digest: Digest, size: u64, media_type: &str) {
         self.manifest
             .artifacts

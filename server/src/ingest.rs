@@ -79,6 +79,7 @@ async fn check_as(
         trusted.into_iter().map(|(k, _)| k).collect(),
         app.catalog.tasks.iter().map(|t| t.id.clone()),
     )
+    .with_private_checks(app.catalog.tasks.iter().filter(|t| t.check_private).map(|t| t.id.clone()))
     .with_limits(app.limits);
     let mut staging = app.store.blobs().stage();
     let (verified, staging) = tokio::task::spawn_blocking(move || {

@@ -291,6 +291,11 @@ async fn write_runs(
     found: &ServerFindings,
 ) -> Result<(), StoreError> {
     let m = &bundle.manifest;
+    // Spec §4j: each run's metrics as the verifier read them, sealed or not.
+    let metrics: Vec<String> = (0..m.runs.len())
+        .map(|i| serde_json::to_string(&bundle.metrics_of(i)).expect("serializes"))
+        .collect();
+    let mut first = 0;
     for chunk in batches(&m.runs, 12) {
         let sql = insert_rows(
             "INSERT INTO runs (bundle_id, task, hint, attempt, outcome, error_type, file_recall, \
@@ -300,7 +305,7 @@ async fn write_runs(
             "",
         );
         let mut q = db::query(&sql);
-        for run in chunk {
+        for (i, run) in chunk.iter().enumerate() {
             q = q
                 .bind(bundle_id)
                 .bind(run.task.as_str())
@@ -312,10 +317,11 @@ async fn write_runs(
                 .bind(run.files_changed.as_ref().map(|f| serde_json::to_string(f).expect("serializes")))
                 .bind(run.duration_s)
                 .bind(run.cost_usd)
-                .bind(serde_json::to_string(&run.metrics).expect("serializes"))
+                .bind(&metrics[first + i])
                 .bind(run.regraded.map(|r| r.from.as_str()));
         }
         q.execute(&mut **tx).await?;
+        first += chunk.len();
     }
     // The ids the database gave the runs, by the key the bundle gives them: only needed
     // to link artifacts (which published results do not have) and findings.

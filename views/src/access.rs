@@ -103,6 +103,21 @@ impl Access {
         self.gold.contains(task) && (role == CHECKER_LOG || in_reproduction)
     }
 
+    /// Whether the reader may read the metrics of a run of `task` in `bundle`
+    /// (`in_reproduction`: of the maintainers' re-run of it). Where the task's check is
+    /// private its metrics are its gold (bundle spec §4j): a submitted run's follow its
+    /// outputs (the submitter's and the maintainers'), a re-run's are the maintainers'
+    /// (as everything else it made beside the gold). A public check's are anyone's.
+    pub fn may_read_metrics(&self, task: &str, bundle: &str, in_reproduction: bool) -> bool {
+        if !self.gold.contains(task) {
+            true
+        } else if in_reproduction {
+            self.is_maintainer()
+        } else {
+            self.may_read(task, bundle)
+        }
+    }
+
     /// Whether the reader may read what plays `role` for a run of `task` in `bundle`:
     /// the outputs' rule, and what shows the gold for the maintainers only.
     pub fn may_read_role(&self, task: &str, bundle: &str, role: &str, in_reproduction: bool) -> bool {
@@ -208,15 +223,22 @@ impl Access {
     }
 }
 
-/// Spec §4g: the runs of a signed manifest whose findings still hold their words (a
-/// finding without `text_digest`: stored before the words left the manifest), each as
-/// its task and `task/hint/attempt`. An envelope with none is anyone's.
+/// The runs of a signed manifest stored before what they say left manifests, each as
+/// its task and `task/hint/attempt`: findings that still hold their words (spec §4g: a
+/// finding without `text_digest`), and metrics stated of a task whose check is private
+/// (`private_check`; spec §4j). An envelope with none is anyone's.
 #[cfg(feature = "db")]
-pub fn quoting_runs(manifest: &bundle::Manifest) -> Vec<(TaskId, String)> {
+pub fn quoting_runs(
+    manifest: &bundle::Manifest,
+    private_check: impl Fn(&str) -> bool,
+) -> Vec<(TaskId, String)> {
     manifest
         .runs
         .iter()
-        .filter(|r| r.findings.iter().any(|f| f.text_digest.is_none()))
+        .filter(|r| {
+            r.findings.iter().any(|f| f.text_digest.is_none())
+                || (!r.metrics.is_empty() && private_check(r.task.as_str()))
+        })
         .map(|r| (r.task.clone(), format!("{}/{}/{}", r.task, r.hint, r.attempt)))
         .collect()
 }
@@ -394,6 +416,18 @@ mod tests {
         assert!(gold(submitter()).may_read_artifact(&[used("cogs", "mine", "stdout", false)]));
         // A public check shows nothing secret.
         assert!(access(submitter()).may_read_artifact(&log));
+    }
+
+    #[test]
+    fn a_private_checks_metrics_follow_the_outputs_and_a_reruns_are_the_maintainers() {
+        let gold = |r: Reader| access(r).with_gold(["cogs".into()]);
+        assert!(!gold(Reader::Public).may_read_metrics("cogs", "mine", false));
+        assert!(gold(submitter()).may_read_metrics("cogs", "mine", false));
+        assert!(!gold(submitter()).may_read_metrics("cogs", "theirs", false));
+        assert!(!gold(submitter()).may_read_metrics("cogs", "mine", true));
+        assert!(gold(maintainer()).may_read_metrics("cogs", "theirs", true));
+        // A public check's metrics are anyone's.
+        assert!(gold(Reader::Public).may_read_metrics("othello", "theirs", true));
     }
 
     #[test]

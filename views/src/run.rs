@@ -173,8 +173,17 @@ mod answers {
     ) -> Result<(Outline, Option<bundle::ProvenanceRecord>), ViewError> {
         access.findings(run.task.as_str(), &run.bundle_id, &mut run.findings);
         access.mark(run.task.as_str(), &mut run.artifacts, false);
+        // Spec §4j: a private check's metrics are its gold.
+        if !access.may_read_metrics(run.task.as_str(), &run.bundle_id, false) {
+            run.metrics.clear();
+            run.metrics_withheld = true;
+        }
         if let Some(r) = run.reproduction.as_mut() {
             access.mark(run.task.as_str(), &mut r.artifacts, true);
+            if !access.may_read_metrics(run.task.as_str(), &run.bundle_id, true) {
+                r.metrics.clear();
+                r.metrics_withheld = true;
+            }
         }
         let mut record = None;
         let mut outline = Outline {

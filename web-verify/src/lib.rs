@@ -24,6 +24,8 @@ struct Setup {
     trusted: Vec<String>,
     revoked: Vec<(String, String)>,
     tasks: Vec<String>,
+    #[serde(default)]
+    private_checks: Vec<String>,
     limits: Limits,
 }
 
@@ -77,7 +79,10 @@ fn check(file: Blob, setup: &Setup, progress: &js_sys::Function) -> Answer {
     // later than it is refused here as the server would refuse it.
     let now = time::OffsetDateTime::from_unix_timestamp_nanos(js_sys::Date::now() as i128 * 1_000_000)
         .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
-    let verifier = Verifier::new(trusted, setup.tasks.iter().cloned()).with_limits(setup.limits).at(now);
+    let verifier = Verifier::new(trusted, setup.tasks.iter().cloned())
+        .with_private_checks(setup.private_checks.iter().cloned())
+        .with_limits(setup.limits)
+        .at(now);
     match verifier.verify(source) {
         Ok(v) => Answer::Valid { runs: v.manifest.runs.len() as u64, agent: v.manifest.agent.name() },
         Err(e) => invalid(&e, &setup.revoked),

@@ -20,6 +20,8 @@ pub struct SubmitSetup {
     pub revoked: Vec<(String, String)>,
     /// The task ids results may name.
     pub tasks: Vec<String>,
+    /// Those whose check is private: a run of one states no metrics in the manifest.
+    pub private_checks: Vec<String>,
     /// This server's size limits.
     pub limits: bundle::Limits,
     /// The verifier worker's script, versioned with the rest of the WebAssembly.

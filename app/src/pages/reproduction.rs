@@ -65,6 +65,11 @@ pub(super) fn Reproduction(
                 {format!(" · received {}", r.received_at)}
             </dd>
         </dl>
+        {r.metrics_withheld.then(|| view! {
+            <p class="empty">
+                "This task's check is private: the values it read on the re-run are the maintainers' to read."
+            </p>
+        })}
         {(!names.is_empty()).then(|| view! {
             <table>
                 <caption>"The values the checker read: as submitted, and on the re-run."</caption>

@@ -122,7 +122,14 @@ fn Run(data: RunData) -> impl IntoView {
         })}
 
         <h2>"Metrics"</h2>
-        {if r.metrics.is_empty() {
+        {if r.metrics_withheld {
+            view! {
+                <p class="empty">
+                    "This task's check is private: what it read is its gold, so this run's metrics are its submitter's "
+                    "and the maintainers' to read. Its outcome above is public."
+                </p>
+            }.into_any()
+        } else if r.metrics.is_empty() {
             view! { <p class="empty">"No metrics were read for this run."</p> }.into_any()
         } else {
             view! {

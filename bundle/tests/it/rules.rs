@@ -667,6 +667,84 @@ fn findings_words_live_in_x_findings_and_match_their_digests() {
     assert_eq!(case(m, members).code(), "invalid_finding_text");
 }
 
+/// Spec §4j: run 0's metrics sealed as `rexbench pack` seals a private check's, the
+/// x-metrics artifact as `edit` leaves it; the manifest and its members.
+fn sealed_metrics(
+    s: &Sample,
+    edit: impl FnOnce(&mut bundle::MetricsText),
+) -> (Value, Vec<(String, Vec<u8>)>) {
+    let metrics = serde_json::from_value(s.manifest["runs"][0]["metrics"].clone()).unwrap();
+    let (digest_of_values, mut text) = bundle::seal_metrics(metrics, [9; 16]);
+    edit(&mut text);
+    let bytes = text.to_bytes();
+    let digest = Digest::of(&bytes).to_hex();
+    let mut m = s.manifest.clone();
+    run0(&mut m).as_object_mut().unwrap().remove("metrics");
+    run0(&mut m)["metrics_digest"] = json!(digest_of_values);
+    run0(&mut m)["artifacts"][bundle::METRICS_ROLE] = json!(digest);
+    m["artifacts"][&digest] = json!({"media_type": bundle::METRICS_MEDIA_TYPE, "size": bytes.len()});
+    let mut members = s.members();
+    members.push((format!("artifacts/{digest}"), bytes));
+    (m, members)
+}
+
+/// Spec §4j: a private check's metrics are sealed, read back as they were, and refused
+/// in the manifest; sealed metrics that are not the digest's, or half there, refused.
+#[test]
+fn a_private_checks_metrics_are_sealed_and_read_back() {
+    let s = sample();
+    let verify = |m: &Value, members: &[(String, Vec<u8>)], verifier: &Verifier| {
+        verifier.verify(s.bundle_with(&serde_json::to_vec_pretty(m).unwrap(), members).as_slice())
+    };
+    let (m, members) = sealed_metrics(&s, |_| {});
+    let verified = verify(&m, &members, &s.verifier()).unwrap();
+    assert_eq!(verified.metrics_of(0), [("gen_accuracy".to_owned(), 0.4562857142857143)].into());
+    assert!(verified.manifest.runs[0].metrics.is_empty());
+    assert!(!String::from_utf8_lossy(&verified.manifest_bytes).contains("0.456"));
+    // A verifier told that cogs's check is private refuses the metrics in the manifest,
+    // naming the run and the task, and takes them sealed.
+    let private = s.verifier().with_private_checks(["cogs"]);
+    let e = verify(&s.manifest, &s.members(), &private).unwrap_err();
+    assert_eq!(e.code(), "private_metrics_in_manifest");
+    assert!(e.to_string().contains("runs[0]") && e.to_string().contains("`cogs`"), "{e}");
+    verify(&m, &members, &private).unwrap();
+    // Values that are not the digest's; another schema; not 32 hex digits of salt.
+    for edit in [
+        Box::new(|t: &mut bundle::MetricsText| {
+            t.metrics.insert("gen_accuracy".into(), 0.5);
+        }) as Box<dyn Fn(&mut bundle::MetricsText)>,
+        Box::new(|t: &mut bundle::MetricsText| t.schema = "rexbench.metrics/v0".into()),
+        Box::new(|t: &mut bundle::MetricsText| t.salt = "00".into()),
+    ] {
+        let (m, members) = sealed_metrics(&s, edit);
+        let e = verify(&m, &members, &s.verifier()).unwrap_err();
+        assert_eq!(e.code(), "invalid_metrics_text", "{e}");
+        assert!(e.to_string().contains("x-metrics"), "{e}");
+    }
+    // Half there: metrics beside the digest, a digest without x-metrics, x-metrics
+    // without a digest, a digest that is not hex, another media type.
+    let (sealed, members) = sealed_metrics(&s, |_| {});
+    let digest = sealed["runs"][0]["artifacts"][bundle::METRICS_ROLE].as_str().unwrap().to_owned();
+    for edit in [
+        Box::new(|m: &mut Value| run0(m)["metrics"] = json!({"gen_accuracy": 0.4}))
+            as Box<dyn Fn(&mut Value)>,
+        Box::new(|m: &mut Value| {
+            run0(m)["artifacts"].as_object_mut().unwrap().remove(bundle::METRICS_ROLE);
+        }),
+        Box::new(|m: &mut Value| {
+            run0(m).as_object_mut().unwrap().remove("metrics_digest");
+        }),
+        Box::new(|m: &mut Value| run0(m)["metrics_digest"] = json!("AB".repeat(32))),
+        Box::new(|m: &mut Value| m["artifacts"][&digest]["media_type"] = json!("text/plain")),
+    ] {
+        let mut m = sealed.clone();
+        edit(&mut m);
+        let got = verify(&m, &members, &s.verifier()).unwrap_err().code();
+        // An x-metrics no run names is also an unused artifact: either says what is wrong.
+        assert!(got == "invalid_metrics_text" || got == "artifact_unused", "{got}");
+    }
+}
+
 /// The codes exercised here and in `limits` together cover every rule.
 #[test]
 fn every_code_is_exercised() {
@@ -675,6 +753,9 @@ fn every_code_is_exercised() {
         // findings_words_live_in_x_findings_and_match_their_digests
         "finding_text_in_manifest",
         "invalid_finding_text",
+        // a_private_checks_metrics_are_sealed_and_read_back
+        "invalid_metrics_text",
+        "private_metrics_in_manifest",
         // archive_rules_each_have_their_code, envelope_rules_each_have_their_code,
         // a_key_twice…, io_failures…, a_failing_sink…
         "not_gzip",

@@ -549,10 +549,17 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             let keys: Vec<PublicKey> =
                 trust.iter().map(|p| keyfile::read_public(p)).collect::<Result<_, _>>()?;
             let mut known: Vec<String> = REXBENCH_TASKS.iter().map(|t| t.to_string()).chain(tasks).collect();
+            // Spec §4j: the runs of a task whose check is private state no metrics.
+            let private = |cards: std::collections::BTreeMap<String, crate::task::TaskCard>| -> Vec<String> {
+                cards.into_values().filter(|c| c.check.is_none()).map(|c| c.id).collect()
+            };
+            let mut private_checks = private(TaskDir::builtin()?.cards()?);
             if let Some(dir) = tasks_dir {
-                known.extend(TaskDir::given(&dir)?.cards()?.into_keys());
+                let cards = TaskDir::given(&dir)?.cards()?;
+                known.extend(cards.keys().cloned());
+                private_checks.extend(private(cards));
             }
-            report(&Verifier::new(keys, known), &bundle, "VALID", json)
+            report(&Verifier::new(keys, known).with_private_checks(private_checks), &bundle, "VALID", json)
         }
         Command::Submit { bundle, server } => match crate::submit::submit(&bundle, &server)? {
             crate::submit::Verdict::Accepted { status, body } => {

@@ -218,6 +218,8 @@ pub fn import(opts: &Options) -> Result<Imported, Error> {
             version: env!("CARGO_PKG_VERSION").into(),
         }),
         provenance: Some(Provenance::new(ProvenanceKind::Imported, Some(source.clone()))),
+        // Harbor's runs carry no metrics (its reward is the outcome): nothing to seal.
+        public_checks: None,
     };
     write(
         &staging.path().join("evaluation.json"),

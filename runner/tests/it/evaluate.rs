@@ -169,6 +169,29 @@ fn the_example_tasks_evaluate_into_a_bundle_that_verifies() {
     // Without the example tasks known, the bundle names a task the benchmark lacks.
     let out = runner(&["verify", "b.tar.gz", "--trust", "k.pub.pem"], dir);
     assert!(stdout(&out).starts_with("INVALID  unknown_task: "), "{}", stdout(&out));
+    // Spec §4j: csvstats's check is private, so its metrics are sealed; a results folder
+    // that says otherwise packs them into the manifest, and verify refuses that.
+    let packed = fs::read(dir.join("b.tar.gz")).unwrap();
+    let manifest = bundle::Verifier::inspector().verify(packed.as_slice()).unwrap().manifest;
+    for run in &manifest.runs {
+        match run.task.as_str() {
+            "csvstats" => assert!(run.metrics.is_empty(), "{run:?}"),
+            _ => assert!(run.metrics_digest.is_none(), "a public check's metrics stay: {run:?}"),
+        }
+    }
+    assert!(manifest.runs.iter().any(|r| r.metrics_digest.is_some()));
+    assert!(manifest.runs.iter().any(|r| !r.metrics.is_empty()));
+    let evaluation = dir.join("results/evaluation.json");
+    let mut e: Value = serde_json::from_slice(&fs::read(&evaluation).unwrap()).unwrap();
+    e["public_checks"] = json!(["csvstats", "wordfreq"]);
+    fs::write(&evaluation, serde_json::to_vec(&e).unwrap()).unwrap();
+    let out =
+        runner(&["pack", "results", "--agent", "agent.toml", "--key", "k.pem", "--out", "b.tar.gz"], dir);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out =
+        runner(&["verify", "b.tar.gz", "--trust", "k.pub.pem", "--tasks", tasks.to_str().unwrap()], dir);
+    assert!(stdout(&out).starts_with("INVALID  private_metrics_in_manifest: "), "{}", stdout(&out));
+    assert!(stdout(&out).contains("`csvstats`"), "{}", stdout(&out));
 }
 
 #[test]

@@ -45,7 +45,7 @@ pub async fn keys(State(app): State<Shared>) -> Result<Json<KeysAnswer>, ApiErro
     responses(
         (status = 200, body = bundle::Envelope),
         PathRefusals,
-        (status = 401, description = "A manifest stored before spec §4g whose findings quote private outputs, and no credentials (`envelope_withheld`); or credentials that are not valid (`invalid_credentials`, `session_expired`, `session_ended`, `key_revoked`)", body = ErrorAnswer),
+        (status = 401, description = "A manifest stored before spec §4g and §4j whose findings quote private outputs or whose runs state a private check's metrics, and no credentials (`envelope_withheld`); or credentials that are not valid (`invalid_credentials`, `session_expired`, `session_ended`, `key_revoked`)", body = ErrorAnswer),
         (status = 403, description = "Such a manifest, and outputs that are not the signed-in reader's (`envelope_withheld`)", body = ErrorAnswer),
         (status = 404, body = ErrorAnswer),
         (status = 429, description = TOO_MANY_REFUSED, body = ErrorAnswer),
@@ -65,7 +65,9 @@ pub async fn envelope(
         .and_then(|e| e.payload(app.limits.manifest))
         .and_then(|m| bundle::Manifest::parse(&m))
         .map_err(|e| ApiError::internal(format!("the stored envelope of {bundle_id}: {e}")))?;
-    let quoting = views::access::quoting_runs(&manifest);
+    let quoting = views::access::quoting_runs(&manifest, |task| {
+        app.catalog.tasks.iter().any(|t| t.check_private && t.id.as_str() == task)
+    });
     let of = manifest.reproduction.as_ref().map(|r| r.of.as_str());
     let cache = if quoting.is_empty() {
         // Nothing in it can become private: it is the same bytes for ever.
@@ -79,9 +81,11 @@ pub async fn envelope(
                 &reader,
                 "envelope_withheld",
                 format!(
-                    "the manifest of {bundle_id} was stored before findings' words left manifests (spec §4g), and \
-                     the findings of {} run(s) ({}) quote outputs you may not read: only the bundle's submitter \
-                     and the maintainers are served this envelope. Every number it signs is on the run pages",
+                    "the manifest of {bundle_id} was stored before findings' words and private checks' metrics left \
+                     manifests (spec §4g, §4j), and {} of its run(s) ({}) say what you may not read (their \
+                     findings quote private outputs, or their metrics are a private check's): only the bundle's \
+                     submitter and the maintainers are served this envelope. Every public number it signs is on \
+                     the run pages",
                     withheld.len(),
                     withheld.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
                 ),

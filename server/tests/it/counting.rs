@@ -570,3 +570,61 @@ async fn the_csv_writes_no_cell_a_spreadsheet_would_run() {
         assert!(!cell.starts_with(['=', '+', '-', '@', '\t', '\r']), "{column} = {cell:?} begins a formula");
     }
 }
+
+/// Spec §4j: a private check's metrics are its gold. A submitter whose results folder
+/// says csvstats's check is public (so that `pack` leaves its metrics in the manifest) is
+/// refused, naming the run and the task; packed as the runner packs them, the same
+/// results are accepted, and anyone reads no csvstats metric while its submitter does.
+#[tokio::test]
+async fn a_private_checks_metrics_stated_in_the_manifest_are_refused() {
+    for_each_backend(|backend, blobs| async move {
+        let state = state(&backend, &blobs).await;
+        let key = SecretKey::generate();
+        state.store.add_key(&key.public_key(), "a submitter", Tier::Submitter).await.unwrap();
+        let store = state.store.clone();
+        let app = server::build_app(state);
+        let claimed = example_results();
+        let evaluation = claimed.path().join("evaluation.json");
+        let mut e: Value = serde_json::from_slice(&std::fs::read(&evaluation).unwrap()).unwrap();
+        e["public_checks"] = json!(["csvstats", "wordfreq"]);
+        std::fs::write(&evaluation, serde_json::to_vec_pretty(&e).unwrap()).unwrap();
+        let answer = post_bundle(&app, pack(claimed.path(), "claims-public", &key).unwrap()).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{}",
+            String::from_utf8_lossy(&answer.body)
+        );
+        let said = answer.json();
+        assert_eq!(answer.code(), "private_metrics_in_manifest", "{said}");
+        assert!(said["error"]["message"].as_str().unwrap().contains("`csvstats`"), "{said}");
+
+        let honest = example_results();
+        let bundle = submitted(&app, pack(honest.path(), "sealed-agent", &key).unwrap()).await;
+        let envelope = get(&app, &format!("/api/v1/submissions/{bundle}/envelope")).await;
+        assert_eq!(envelope.status, StatusCode::OK);
+        let payload = crate::reproductions::base64_decode(envelope.json()["payload"].as_str().unwrap());
+        let manifest: bundle::Manifest = serde_json::from_slice(&payload).unwrap();
+        for run in &manifest.runs {
+            match run.task.as_str() {
+                "csvstats" => assert!(run.metrics.is_empty(), "{run:?}"),
+                _ => assert!(run.metrics_digest.is_none(), "a public check's metrics stay: {run:?}"),
+            }
+        }
+        let runs = store.runs_of(&bundle, Some("csvstats"), None).await.unwrap();
+        let mut seen = 0;
+        for r in runs.iter().filter(|r| r.outcome == bundle::Outcome::Success) {
+            let id = r.id;
+            let anyone = get(&app, &format!("/api/v1/runs/{id}")).await.json();
+            assert_eq!(anyone["metrics"], json!({}), "{anyone}");
+            assert_eq!(anyone["metrics_withheld"], true, "{anyone}");
+            let maintainer =
+                crate::harness::get_as_maintainer(&app, &format!("/api/v1/runs/{id}")).await.json();
+            assert_eq!(maintainer["metrics"]["count"], 4.0, "{maintainer}");
+            assert_eq!(maintainer["metrics_withheld"], false);
+            seen += 1;
+        }
+        assert!(seen > 0, "{runs:?}");
+    })
+    .await;
+}

@@ -22,6 +22,8 @@ const PATCH_MARKER: &str = "MARKERPATCH7f3a0c";
 const TRAJECTORY_MARKER: &str = "MARKERTRAJ9c2e41";
 /// A tolerance of the private check of csvstats: the checker's log says it.
 const GOLD_MARKER: &str = "0.000313579";
+/// A metric a csvstats run read (its check is private: its metrics are its gold).
+const METRIC_MARKER: &str = "7.3141592653";
 
 fn with(path: &str, name: &str, value: &str) -> Request<Body> {
     Request::get(path).header(name, value).body(Body::empty()).unwrap()
@@ -42,7 +44,7 @@ fn markers(answers: &[(String, Answer)]) -> BTreeMap<&'static str, String> {
         }
         for body in bodies {
             let text = String::from_utf8_lossy(&body);
-            for m in [PATCH_MARKER, TRAJECTORY_MARKER, GOLD_MARKER] {
+            for m in [PATCH_MARKER, TRAJECTORY_MARKER, GOLD_MARKER, METRIC_MARKER] {
                 if text.contains(m) {
                     found.entry(m).or_insert_with(|| path.clone());
                 }
@@ -75,6 +77,7 @@ fn planted_results(dir: &std::path::Path) -> std::path::PathBuf {
         {"check": "trajectory-evidence",
          "message": format!("step 3: the agent's `bash` call runs `cat /tests/{TRAJECTORY_MARKER}`")},
     ]);
+    record["metrics"] = json!({"mean": METRIC_MARKER.parse::<f64>().unwrap(), "count": 4});
     std::fs::write(&run, serde_json::to_vec_pretty(&record).unwrap()).unwrap();
     for hint in ["none", "hints"] {
         let log = out.join(format!("runs/csvstats/{hint}/1/checker_log.txt"));
@@ -130,6 +133,8 @@ async fn markers_in_findings_words_and_in_the_gold_reach_only_who_may_read_them(
         .unwrap();
     let manifest = String::from_utf8(verified.manifest_bytes.clone()).unwrap();
     assert!(!manifest.contains(PATCH_MARKER) && !manifest.contains(TRAJECTORY_MARKER), "{manifest}");
+    // Spec §4j: csvstats's check is private, so its metrics are sealed.
+    assert!(!manifest.contains(METRIC_MARKER) && manifest.contains("metrics_digest"), "{manifest}");
     assert!(manifest.contains(bundle::SEE_TEXT), "{manifest}");
     let bundle_id = verified.id.to_hex();
     let link = server::auth::link(&state, Some(&keyid), false, 10).await.unwrap();
@@ -187,6 +192,7 @@ async fn markers_in_findings_words_and_in_the_gold_reach_only_who_may_read_them(
     let own = crate::privacy::crawl_as(&app, Some(("cookie", cookie.as_str()))).await;
     let seen = markers(&own);
     assert!(seen.contains_key(PATCH_MARKER) && seen.contains_key(TRAJECTORY_MARKER), "{seen:?}");
+    assert!(seen.contains_key(METRIC_MARKER), "the submitter reads their own run's metrics: {seen:?}");
     assert!(!seen.contains_key(GOLD_MARKER), "the submitter read the gold at {seen:?}");
     // Their re-run's checker log is named, not linked, and refused.
     let reproduced = get(&app, "/api/v1/agents/marker-agent").await.json()["reproduced"].clone();
@@ -216,7 +222,7 @@ async fn markers_in_findings_words_and_in_the_gold_reach_only_who_may_read_them(
     // The maintainers: all of it.
     let all = crate::privacy::crawl_as(&app, Some(("authorization", "Bearer s3cret-token"))).await;
     let seen = markers(&all);
-    assert_eq!(seen.len(), 3, "the maintainers read every marker: {seen:?}");
+    assert_eq!(seen.len(), 4, "the maintainers read every marker: {seen:?}");
 }
 
 /// A bundle as servers stored them before spec §4g: its findings' words in the signed
@@ -227,6 +233,26 @@ pub(crate) async fn store_old_bundle(
     task: &str,
     agent: &str,
 ) -> String {
+    let findings = json!([{"check": "result-line-literal", "artifact": "patch", "line": 1,
+                           "message": format!("line 1 prints `acc: 0.91` {PATCH_MARKER}")}]);
+    store_old(store, key, task, agent, findings, json!({})).await
+}
+
+/// A bundle as servers stored them before spec §4j: a private check's metrics in the
+/// signed manifest (no finding).
+async fn store_old_metrics(store: &store::Store, key: &SecretKey, task: &str, agent: &str) -> String {
+    let metrics = json!({"mean": METRIC_MARKER.parse::<f64>().unwrap()});
+    store_old(store, key, task, agent, json!([]), metrics).await
+}
+
+async fn store_old(
+    store: &store::Store,
+    key: &SecretKey,
+    task: &str,
+    agent: &str,
+    findings: Value,
+    metrics: Value,
+) -> String {
     let patch = format!("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-x = 1\n+x = 2 # {agent}\n").into_bytes();
     let digest = bundle::Digest::of(&patch);
     let manifest: bundle::Manifest = serde_json::from_value(json!({
@@ -235,9 +261,7 @@ pub(crate) async fn store_old_bundle(
         "runner": {"name": "rexbench-runner", "version": "0.0.9"}, "provenance": {"kind": "evaluated"},
         "agent": {"id": agent, "framework": "F", "model": "M"},
         "runs": [{"task": task, "hint": "none", "attempt": 1, "outcome": "success",
-                  "artifacts": {"patch": digest.to_hex()},
-                  "findings": [{"check": "result-line-literal", "artifact": "patch", "line": 1,
-                                "message": format!("line 1 prints `acc: 0.91` {PATCH_MARKER}")}]}],
+                  "artifacts": {"patch": digest.to_hex()}, "findings": findings, "metrics": metrics}],
         "artifacts": {digest.to_hex(): {"media_type": "text/x-diff", "size": patch.len()}},
     }))
     .unwrap();
@@ -252,6 +276,7 @@ pub(crate) async fn store_old_bundle(
         compressed_bytes: 0,
         artifact_bytes: patch.len() as u64,
         finding_texts: Default::default(),
+        metric_texts: Default::default(),
     };
     let mut staging = store.blobs().stage();
     let info = bundle::ArtifactInfo { media_type: "text/x-diff".into(), size: patch.len() as u64 };
@@ -270,6 +295,7 @@ async fn an_envelope_stored_before_findings_words_left_manifests_is_served_as_th
         // othello's outputs are private (RExBench's); wordfreq's are public.
         let private = store_old_bundle(&state.store, &a, "othello", "old-private").await;
         let public = store_old_bundle(&state.store, &a, "wordfreq", "old-public").await;
+        let store = state.store.clone();
         let links = [
             server::auth::link(&state, Some(&a.public_key().keyid().to_string()), false, 10).await.unwrap(),
             server::auth::link(&state, Some(&b.public_key().keyid().to_string()), false, 10).await.unwrap(),
@@ -301,6 +327,16 @@ async fn an_envelope_stored_before_findings_words_left_manifests_is_served_as_th
         let m = bundle::Manifest::parse(&payload).unwrap();
         let refused = bundle::validate(&m, None, &bundle::Limits::default()).unwrap_err();
         assert_eq!(refused.code(), "finding_text_in_manifest");
+        // One that states a private check's metrics (stored before spec §4j) is withheld
+        // the same way, and a maintainer is served it.
+        let metrics = store_old_metrics(&store, &a, "csvstats", "old-metrics").await;
+        let path = format!("/api/v1/submissions/{metrics}/envelope");
+        let anyone = get(&app, &path).await;
+        assert_eq!((anyone.status, anyone.code().as_str()), (StatusCode::UNAUTHORIZED, "envelope_withheld"));
+        assert!(String::from_utf8_lossy(&anyone.body).contains("csvstats/none/1"));
+        assert!(!String::from_utf8_lossy(&anyone.body).contains(METRIC_MARKER));
+        assert_eq!(send(&app, with(&path, "cookie", &cookies[0])).await.status, StatusCode::OK);
+        assert_eq!(get_as_maintainer(&app, &path).await.status, StatusCode::OK);
         // One whose words quote public outputs is anyone's, but never kept for ever.
         let open = get(&app, &format!("/api/v1/submissions/{public}/envelope")).await;
         assert_eq!(open.status, StatusCode::OK);

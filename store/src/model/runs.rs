@@ -18,6 +18,10 @@ pub struct RunReproduction {
     pub error_type: Option<String>,
     pub duration_s: f64,
     pub metrics: BTreeMap<String, f64>,
+    /// The metrics are a private check's (its gold, bundle spec §4j) and not the
+    /// reader's to read: `metrics` is empty.
+    #[serde(default)]
+    pub metrics_withheld: bool,
     /// The same final success as submitted.
     pub held: bool,
     pub executor: String,
@@ -69,6 +73,10 @@ pub struct RunDetail {
     pub duration_s: Option<f64>,
     pub cost_usd: Option<f64>,
     pub metrics: BTreeMap<String, f64>,
+    /// The metrics are a private check's (its gold, bundle spec §4j) and not the
+    /// reader's to read: `metrics` is empty. Outcomes and rates stay public.
+    #[serde(default)]
+    pub metrics_withheld: bool,
     pub artifacts: Vec<ArtifactRef>,
     /// Why a reader should doubt the outcome, the submitter's findings first.
     pub findings: Vec<RunFinding>,

@@ -60,6 +60,7 @@ impl Store {
             duration_s: r.try_get("duration_s")?,
             cost_usd: r.try_get("cost_usd")?,
             metrics: serde_json::from_str(&metrics).unwrap_or_default(),
+            metrics_withheld: false,
             artifacts,
             findings,
             sampled,

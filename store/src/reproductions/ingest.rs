@@ -95,7 +95,7 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         let mut differed = Vec::new();
-        for (run, target) in m.runs.iter().zip(&targets) {
+        for (index, (run, target)) in m.runs.iter().zip(&targets).enumerate() {
             let held = run.outcome.succeeded() == target.outcome.succeeded();
             db::query(
                 "INSERT INTO reproduced_runs (run_id, reproduction, outcome, error_type, duration_s, metrics, held) \
@@ -106,7 +106,8 @@ impl Store {
             .bind(run.outcome.as_str())
             .bind(&run.error_type)
             .bind(run.duration_s.unwrap_or(0.0))
-            .bind(serde_json::to_string(&run.metrics).expect("serializes"))
+            // Spec §4j: sealed or not, the values the verifier read.
+            .bind(serde_json::to_string(&bundle.metrics_of(index)).expect("serializes"))
             .bind(i64::from(held))
             .execute(&mut *tx)
             .await?;

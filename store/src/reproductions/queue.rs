@@ -189,6 +189,7 @@ impl Store {
                 error_type: row.try_get("error_type")?,
                 duration_s: row.try_get("duration_s")?,
                 metrics: serde_json::from_str(&metrics).unwrap_or_default(),
+                metrics_withheld: false,
                 held: row.try_get::<i64, _>("held")? != 0,
                 executor: row.try_get("executor")?,
                 hardware: hardware.description,
