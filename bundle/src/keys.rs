@@ -29,6 +29,16 @@ impl fmt::Debug for SecretKey {
     }
 }
 
+/// 16 bytes from the operating system's random number generator: a salt nobody else
+/// can guess (spec §4k).
+#[cfg(feature = "keygen")]
+pub fn fresh_salt() -> [u8; 16] {
+    use rand_core::RngCore as _;
+    let mut salt = [0u8; 16];
+    rand_core::OsRng.fill_bytes(&mut salt);
+    salt
+}
+
 impl SecretKey {
     /// A new key from the operating system's random number generator.
     #[cfg(feature = "keygen")]

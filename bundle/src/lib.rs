@@ -30,6 +30,8 @@ pub use findings_text::{
     FINDINGS_MEDIA_TYPE, FINDINGS_ROLE, FINDINGS_SCHEMA, FindingText, FindingsText, MAX_FINDINGS_TEXT_BYTES,
     SEE_TEXT, is_text_digest, seal, text_digest, unseal,
 };
+#[cfg(feature = "keygen")]
+pub use keys::fresh_salt;
 pub use keys::{KeyError, KeyId, PublicKey, SecretKey};
 pub use limits::{CLOCK_TOLERANCE_S, Limits};
 pub use manifest::{

@@ -51,6 +51,10 @@ pub struct ProvenanceRecord {
     /// The result files the check read, as paths in the working copy.
     #[serde(default)]
     pub results: Vec<String>,
+    /// Spec §4k: 32 lowercase hex digits nobody else can guess, so that the record's
+    /// public digest and size cannot confirm a guess of what it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub salt: Option<String>,
     /// Every process, in the order they started: ids 1, 2, …; the first is the task's
     /// command.
     pub processes: Vec<Process>,
@@ -123,6 +127,7 @@ impl ProvenanceRecord {
             cut: Cut::default(),
             duration_ms,
             results: Vec::new(),
+            salt: None,
             processes: Vec::new(),
         }
     }
@@ -180,6 +185,11 @@ impl ProvenanceRecord {
             if let Some(text) = value {
                 bounded_text(field, text)?;
             }
+        }
+        if let Some(salt) = &self.salt
+            && !(salt.len() == 32 && salt.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+        {
+            return Err("salt is not 32 lowercase hex digits".into());
         }
         list("results", &self.results)?;
         for (i, r) in self.results.iter().enumerate() {
@@ -297,8 +307,20 @@ mod tests {
             cut: Cut::default(),
             duration_ms: 41,
             results: vec!["eval_results.txt".into()],
+            salt: Some("0123456789abcdef0123456789abcdef".into()),
             processes: vec![process(1, None), process(2, Some(1))],
         }
+    }
+
+    #[test]
+    fn a_salt_is_32_lowercase_hex_digits() {
+        for bad in ["00", "0123456789ABCDEF0123456789ABCDEF", "0123456789abcdef0123456789abcdeg"] {
+            let r = ProvenanceRecord { salt: Some(bad.into()), ..record() };
+            assert!(ProvenanceRecord::parse(&r.to_bytes()).unwrap_err().contains("salt"), "{bad}");
+        }
+        // Before spec §4k records had none; they read as they were.
+        let r = ProvenanceRecord { salt: None, ..record() };
+        assert_eq!(ProvenanceRecord::parse(&r.to_bytes()).unwrap(), r);
     }
 
     #[test]

@@ -139,7 +139,7 @@ impl Executor {
                 let root = recording
                     .as_ref()
                     .filter(|_| swept)
-                    .and_then(|r| r.model.lock().expect("not poisoned").root_exit().map(str::to_owned));
+                    .and_then(|r| r.model.lock().expect("not poisoned").first_exit().map(str::to_owned));
                 forced = root.is_some();
                 break match root {
                     Some(exit) => Exit::Finished {
@@ -155,7 +155,10 @@ impl Executor {
                 && !swept
             {
                 let mut model = recording.model.lock().expect("not poisoned");
-                if model.root_exit().is_some() {
+                // The first process: in the sandbox, bubblewrap, which outlives the
+                // command until its namespace is empty (sweeping when the command alone
+                // has ended would kill bubblewrap before it says how the command ended).
+                if model.first_exit().is_some() {
                     model.sweep_from = Some(model.last);
                     swept = true;
                     signal(&child, Sig::Usr1);
@@ -200,7 +203,10 @@ impl Executor {
         // Whatever happened, nothing the run started may outlive it.
         kill_group(&mut child);
         if let (Executor::Container { template }, Exit::TimedOut | Exit::Cancelled) = (self, &exit) {
+            // The engine with its global options (`podman --storage-driver=vfs run …`).
+            let engine = template.iter().position(|w| w == "run" || w == "exec").unwrap_or(1).max(1);
             let _ = Command::new(&template[0])
+                .args(&template[1..engine])
                 .args(["kill", job.name])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())

@@ -231,8 +231,52 @@ pub(crate) fn finish(
         record.findings.extend(found.into_iter().take(room));
     }
     benchmark::integrity::merge_repeats(&mut record.findings);
+    salt_logs(staging)?;
     place(run, out, staged)
 }
+
+/// The logs the runner keeps of a run: what its experiment printed, what the check and
+/// the patch tools said, and the runner's own note.
+pub(crate) const RUNNER_LOGS: [&str; 6] =
+    ["stdout.txt", "stderr.txt", "checker_log.txt", "x-runner.txt", "x-apply.txt", "x-exception.txt"];
+
+/// Spec §4k: each log the runner keeps of a run ends with a line of 128 secret bits
+/// (`rexbench-salt: <32 hex>`), and its provenance record carries its own, so that the
+/// public digest and size of a private one cannot confirm a guess of what it says (a
+/// checker's log that reads "mean: read 8, expected 7.5 ± 0.001: FAIL" was recovered
+/// from its digest in 99,053 guesses).
+pub(crate) fn salt_logs(dir: &Path) -> Result<(), Error> {
+    use std::io::{Read as _, Seek as _, Write as _};
+    let hex = |salt: [u8; 16]| salt.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    for name in RUNNER_LOGS {
+        let path = dir.join(name);
+        if !fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+            continue;
+        }
+        let mut file =
+            fs::OpenOptions::new().read(true).append(true).open(&path).map_err(Error::io_at(&path))?;
+        let size = file.metadata().map_err(Error::io_at(&path))?.len();
+        let mut last = [b'\n'];
+        if size > 0 {
+            file.seek(std::io::SeekFrom::Start(size - 1)).map_err(Error::io_at(&path))?;
+            file.read_exact(&mut last).map_err(Error::io_at(&path))?;
+        }
+        let newline = if last[0] == b'\n' { "" } else { "\n" };
+        write!(file, "{newline}{SALT_PREFIX}{}\n", hex(bundle::fresh_salt())).map_err(Error::io_at(&path))?;
+    }
+    let record = dir.join(crate::experiment::PROVENANCE_FILE);
+    if record.exists() {
+        let bytes = fs::read(&record).map_err(Error::io_at(&record))?;
+        let mut parsed = bundle::ProvenanceRecord::parse(&bytes)
+            .map_err(|detail| Error::Invalid { path: record.clone(), detail })?;
+        parsed.salt = Some(hex(bundle::fresh_salt()));
+        fs::write(&record, parsed.to_bytes()).map_err(Error::io_at(&record))?;
+    }
+    Ok(())
+}
+
+/// How a log's salt line begins.
+pub(crate) const SALT_PREFIX: &str = "rexbench-salt: ";
 
 /// A copy of the working copy for a check that runs a command: its folders and regular
 /// files (each at most a bundle artifact's size, with its execute bits), and nothing

@@ -336,6 +336,7 @@ mod tests {
             cut: Cut::default(),
             duration_ms: 1,
             results: vec!["eval_results.txt".into()],
+            salt: None,
             processes,
         }
     }

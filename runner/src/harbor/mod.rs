@@ -205,6 +205,9 @@ pub fn import(opts: &Options) -> Result<Imported, Error> {
                 Content::AgentLogs(logs) => write_agent_logs(job, logs, &to)?,
             }
         }
+        // Spec §4k: the verifier's logs and the importer's checker log are salted as the
+        // runner's own are (the agent's files are kept as the agent made them).
+        crate::run::salt_logs(&dir)?;
         *outcomes.entry(trial.record.outcome).or_default() += 1;
     }
     let evaluation = Evaluation {

@@ -258,6 +258,7 @@ pub(crate) fn record(
         cut: model.cut.clone(),
         duration_ms,
         results: results.into_iter().take(MAX_LIST).collect(),
+        salt: None,
         // The sandbox's own processes (bubblewrap and its namespace's first process)
         // are not the experiment's: the task's command is the record's first.
         processes: model

@@ -118,6 +118,14 @@ impl Model {
         root.end.and(root.exit.as_deref())
     }
 
+    /// Whether the first process traced (the sandbox's, which ends with the status of
+    /// the task's command once everything in it has ended; the command itself where
+    /// there is no sandbox) has ended, and how: what the keeper's command ends with.
+    pub fn first_exit(&self) -> Option<&str> {
+        let first = self.procs.first()?;
+        first.end.and(first.exit.as_deref())
+    }
+
     /// The processes the trace shows alive, by process id.
     pub fn alive(&self) -> Vec<i32> {
         self.live.keys().copied().collect()
@@ -264,7 +272,9 @@ impl Model {
                         .filter_map(|w| unquote(w))
                         .map(|w| cut_text(&w))
                         .collect();
-                    if words.len() > bundle::MAX_LIST || argv.contains("...") {
+                    // The sandbox's own processes are not in the record: nothing of theirs
+                    // is cut from it.
+                    if (words.len() > bundle::MAX_LIST || argv.contains("...")) && i >= self.wrapper {
                         self.cut.entries += 1;
                     }
                     self.procs[i].argv = kept;

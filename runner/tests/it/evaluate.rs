@@ -181,6 +181,36 @@ fn the_example_tasks_evaluate_into_a_bundle_that_verifies() {
     }
     assert!(manifest.runs.iter().any(|r| r.metrics_digest.is_some()));
     assert!(manifest.runs.iter().any(|r| !r.metrics.is_empty()));
+    // Spec §4k: the checker's log of a private check carries a salt, so its public digest
+    // confirms no guess. A million logs of the checker's form, every mean (in halves up
+    // to 500) with every count up to 500, the log's own words among them: none has the
+    // digest the manifest commits to. Unsalted, the log's own words would have.
+    let log_of = |run: &bundle::Run| run.artifacts["checker_log"].clone();
+    let failed = manifest
+        .runs
+        .iter()
+        .find(|r| r.task.as_str() == "csvstats" && r.outcome == bundle::Outcome::WrongResult)
+        .expect("the example's failing csvstats run");
+    let committed = log_of(failed);
+    let text = fs::read_to_string(dir.join("results/runs/csvstats/hints/1/checker_log.txt")).unwrap();
+    let (words, salt) = text.rsplit_once("rexbench-salt: ").expect("a salted log");
+    assert_eq!(salt.trim_end().len(), 32, "{text}");
+    assert!(words.starts_with("mean: read 8, expected 7.5 ± 0.001: FAIL\ncount: read 3,"), "{words}");
+    let form = words.replacen("read 8,", "read {mean},", 1).replacen("read 3,", "read {count},", 1);
+    let mut tried = 0u32;
+    let mut unsalted_among_them = false;
+    for half in 0..2000u32 {
+        let mean = f64::from(half) / 2.0;
+        for count in 0..500u32 {
+            let guess = form.replace("{mean}", &mean.to_string()).replace("{count}", &count.to_string());
+            let digest = bundle::Digest::of(guess.as_bytes()).to_hex();
+            assert_ne!(digest, committed, "a guess confirmed the private log: {guess}");
+            unsalted_among_them |= guess == words;
+            tried += 1;
+        }
+    }
+    assert_eq!(tried, 1_000_000);
+    assert!(unsalted_among_them, "the guesses hold the log's own words: without its salt it would be found");
     let evaluation = dir.join("results/evaluation.json");
     let mut e: Value = serde_json::from_slice(&fs::read(&evaluation).unwrap()).unwrap();
     e["public_checks"] = json!(["csvstats", "wordfreq"]);

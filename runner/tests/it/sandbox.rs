@@ -160,10 +160,11 @@ fn rootfs(root: &Path) -> PathBuf {
 }
 
 /// podman's sandboxing flags, as `lint_container` asks them, with the limits this
-/// machine's nested runc can set.
+/// machine's nested runc can set, on the storage every test here uses (vfs: the image
+/// test's).
 pub fn podman_template(rootfs: &Path) -> String {
     format!(
-        "podman run --rm --name {{name}} --user 65534:65534 --network none --read-only --cap-drop ALL \
+        "podman --storage-driver=vfs run --rm --name {{name}} --user 65534:65534 --network none --read-only --cap-drop ALL \
          --security-opt no-new-privileges --ulimit nofile=1024:1024 --ulimit nproc=1000:1000 \
          -v /usr:/usr:ro -v {{workdir}}:{{workdir}} -w {{workdir}} --rootfs {} {{command}}",
         rootfs.display()

@@ -563,6 +563,7 @@ fn cogs_record(writer: &[&str], read: &[&str], interrupted: Option<&str>) -> Vec
         cut: Default::default(),
         duration_ms: 900,
         results: vec!["eval_results.txt".into()],
+        salt: None,
         processes: vec![
             process(
                 1,

@@ -35,8 +35,9 @@ fn hostile(key: &SecretKey, agent: &str) -> Vec<u8> {
                  "artifact": "patch", "line": 7},
                 {"check": "implausibly-fast", "message": "done in 2 s"},
                 {"check": "result-line-literal", "message": "in the log", "artifact": "stdout", "line": 250}]},
+            // checkeval's check is private: its metrics would be its gold (spec §4j).
             {"task": "checkeval", "hint": "none", "attempt": 1, "outcome": "execution_failed",
-             "error_type": "<svg onload=alert(5)>Error", "metrics": {"score": 0.5}},
+             "error_type": "<svg onload=alert(5)>Error"},
         ],
     }))
     .unwrap();

@@ -621,3 +621,136 @@ async fn no_artifact_is_answered_immutable_for_who_may_read_it_can_change() {
     assert_eq!(public.status, StatusCode::OK);
     assert_eq!(public.header(header::CACHE_CONTROL), "public, max-age=300");
 }
+
+/// The csvstats patch of the example agent, changed as a hostile submitter would: before
+/// its work it prints every process's command line (where a runner's `--gold` would
+/// show) and the maintainers' gold, at `gold` (as if found there).
+fn gold_printing_patch(gold: &std::path::Path) -> String {
+    let gold = gold.display();
+    format!(
+        "--- a/run.sh\n+++ b/run.sh\n@@ -4,7 +4,9 @@\n set -e\n sleep 0.2  # stands in for the experiment's real work\n \
+         mkdir -p results\n+for f in /proc/[0-9]*/cmdline; do tr '\\000' ' ' < \"$f\"; echo; done 2>/dev/null || true\n\
+         +cat {gold}/csvstats/gold.toml {gold}/csvstats/evaluate.sh 2>&1 || true\n\
+         -awk -F, 'NR > 1 {{ n += 1; sum += $2 }} END {{\n+awk -F, 'NR > 1 && $2 != \"\" {{ n += 1; sum += $2 }} END {{\n   \
+         printf \"{{\\\"count\\\": %d, \\\"mean\\\": %.4f}}\\n\", n, sum / n > \"results/metrics.json\"\n   \
+         printf \"count,mean\\n%d,%.4f\\n\", n, sum / n > \"results/summary.csv\"\n }}' data.csv\n"
+    )
+}
+
+/// A submitter's patch that prints the maintainers' gold is re-run by `reproduce` on
+/// their machine: its sandbox keeps the gold out of its reach (what it printed holds
+/// none), and what it printed is the maintainers' alone; the submitter, crawling every
+/// page and answer, meets no byte of the gold.
+#[tokio::test]
+async fn a_patch_that_prints_the_gold_shows_its_submitter_none_of_it_when_re_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = Backend::Sqlite { path: dir.path().join("db.sqlite") };
+    let state = state(&backend, &dir.path().join("blobs")).await;
+    let (submitter, maintainer) = (SecretKey::generate(), SecretKey::generate());
+    state.store.add_key(&submitter.public_key(), "Team G", Tier::Submitter).await.unwrap();
+    state.store.add_key(&maintainer.public_key(), "Maintainers (test)", Tier::Maintainer).await.unwrap();
+    let keyid = submitter.public_key().keyid().to_string();
+    let gold = planted_gold(dir.path());
+
+    // The example results' csvstats runs, the sampled success's patch the hostile one.
+    let examples = crate::harness::repo().join("tasks/examples/results");
+    let results = dir.path().join("results");
+    std::fs::create_dir_all(results.join("runs")).unwrap();
+    std::fs::copy(examples.join("evaluation.json"), results.join("evaluation.json")).unwrap();
+    let copied = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(examples.join("runs/csvstats"))
+        .arg(results.join("runs/csvstats"))
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    std::fs::write(results.join("runs/csvstats/none/1/patch.diff"), gold_printing_patch(&gold)).unwrap();
+    let agent = bundle::Agent {
+        id: "gold-printer".into(),
+        framework: "F".into(),
+        framework_version: None,
+        model: "M".into(),
+        model_id: None,
+        display_name: None,
+        url: None,
+    };
+    let packed = dir.path().join("gold-printer.tar.gz");
+    let at = benchmark::pack::timestamp(time::OffsetDateTime::now_utc());
+    benchmark::pack::pack(&results, agent, &[&submitter], &at, &packed).unwrap();
+    let link = server::auth::link(&state, Some(&keyid), false, 10).await.unwrap();
+    let app = server::build_app(state);
+    let posted = crate::harness::post_bundle(&app, std::fs::read(&packed).unwrap()).await;
+    assert_eq!(posted.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&posted.body));
+
+    let (url, served) = crate::reproductions::served(app.clone()).await;
+    let key_file = dir.path().join("maintainer.pem");
+    std::fs::write(&key_file, maintainer.to_pem()).unwrap();
+    let (out, gold_dir) = (dir.path().join("repro"), gold.clone());
+    let reports = tokio::task::spawn_blocking(move || {
+        runner::reproduce::reproduce(&runner::reproduce::Options {
+            server: url,
+            token: TOKEN.into(),
+            key: key_file,
+            out,
+            bundle: None,
+            dry_run: false,
+            evaluate: runner::evaluate::Options {
+                tasks_dir: benchmark::builtin::TaskDir::builtin().unwrap().path().to_owned(),
+                outputs: Default::default(),
+                out: Default::default(),
+                gold: Some(gold_dir),
+                codebases: None,
+                jobs: 1,
+                executor: runner::exec::Executor::Local,
+                confinement: runner::sandbox::Confinement::Sandboxed(Default::default()),
+                slurm: None,
+                builtin_tasks: true,
+            },
+        })
+        .unwrap()
+    })
+    .await
+    .unwrap();
+    served.abort();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert!(reports[0].runs.iter().any(|(run, _, _)| run == "csvstats/none/1"), "{reports:?}");
+
+    // What the patch printed on the maintainers' machine: no gold (its sandbox has none),
+    // and the maintainers' alone.
+    let reproduced = get(&app, "/api/v1/agents/gold-printer").await.json()["reproduced"].clone();
+    let run_id = reproduced
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["task"] == "csvstats" && r["hint"] == "none")
+        .unwrap_or_else(|| panic!("{reproduced}"))["run_id"]
+        .as_i64()
+        .unwrap();
+    let run = get_as_maintainer(&app, &format!("/api/v1/runs/{run_id}")).await.json();
+    let stdout = run["reproduction"]["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["role"] == "stdout")
+        .unwrap_or_else(|| panic!("{run}"))
+        .clone();
+    assert_eq!(stdout["maintainers_only"], true, "{stdout}");
+    let printed =
+        get_as_maintainer(&app, &format!("/artifacts/{}", stdout["digest"].as_str().unwrap())).await;
+    let printed = String::from_utf8_lossy(&printed.body).into_owned();
+    assert!(printed.contains("No such file"), "the patch ran: {printed}");
+    for gold_text in [GOLD_MARKER, "expected = 7.5", "summary_rows", "--gold"] {
+        assert!(!printed.contains(gold_text), "{gold_text:?} reached the experiment: {printed}");
+    }
+
+    // The submitter (and anyone): no byte of the gold, no re-run output.
+    let opened = open_link(&app, &link, &[]).await;
+    let cookie = opened.header(header::SET_COOKIE).split(';').next().unwrap().to_owned();
+    for (who, reader) in [("the submitter", Some(("cookie", cookie.as_str()))), ("anyone", None)] {
+        let answers = crate::privacy::crawl_as(&app, reader).await;
+        assert!(!markers(&answers).contains_key(GOLD_MARKER), "{who} read the gold");
+    }
+    let path = format!("/artifacts/{}", stdout["digest"].as_str().unwrap());
+    assert_eq!(send(&app, with(&path, "cookie", &cookie)).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(get(&app, &path).await.status, StatusCode::UNAUTHORIZED);
+}
