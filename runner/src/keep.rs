@@ -60,7 +60,43 @@ pub fn argv(keeper: &Path, report: &Path, command: &[OsString]) -> Vec<OsString>
 
 /// Runs `command` as the keeper; returns the exit code to leave with (after raising
 /// the command's signal on itself, where a signal ended it).
+/// The descriptors above the standard three the keeper was handed, open still: what its
+/// callers held open without close-on-exec (a CI's pipe, a jobserver, a lock, a file a
+/// wrapper opened on the gold).
+fn inherited() -> Vec<String> {
+    let Ok(listing) = fs::read_dir("/proc/self/fd") else { return Vec::new() };
+    let listed: Vec<u32> =
+        listing.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).filter(|fd| *fd > 2).collect();
+    // The listing's own descriptor is among them, and closed by now.
+    listed
+        .into_iter()
+        .filter(|fd| fs::symlink_metadata(format!("/proc/self/fd/{fd}")).is_ok())
+        .map(|fd| fd.to_string())
+        .collect()
+}
+
+/// `command`, started so that no descriptor the keeper inherited reaches it: where there
+/// are any, bash closes each (it reads descriptors of any number; the project forbids
+/// `unsafe`, which closing them here would need) and then becomes the command.
+fn without_inherited(command: &[OsString]) -> Vec<OsString> {
+    let fds = inherited();
+    if fds.is_empty() {
+        return command.to_vec();
+    }
+    let bash = ["/usr/bin/bash", "/bin/bash"].into_iter().find(|b| Path::new(b).is_file()).unwrap_or("bash");
+    let closes: Vec<String> = fds.iter().map(|fd| format!("{fd}<&-")).collect();
+    let mut argv: Vec<OsString> = vec![
+        bash.into(),
+        "-c".into(),
+        format!("exec {}; exec \"$@\"", closes.join(" ")).into(),
+        "rexbench-keep".into(),
+    ];
+    argv.extend(command.iter().cloned());
+    argv
+}
+
 pub fn run(report: &Path, command: &[OsString]) -> i32 {
+    let command = &without_inherited(command);
     #[cfg(target_os = "linux")]
     {
         let _ = nix::sys::prctl::set_child_subreaper(true);

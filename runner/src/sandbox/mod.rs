@@ -359,8 +359,15 @@ pub fn check_settings(settings: &Settings, private: &[&Path]) -> Result<(), Stri
         }
     }
     for path in &settings.devices {
-        if !path.starts_with("/dev/") {
-            return Err(format!("--sandbox-dev {}: only a device under /dev", path.display()));
+        use std::os::unix::fs::FileTypeExt;
+        // Read through links and `..` first: `/dev/../work/gold` is not under /dev.
+        let canonical = path.canonicalize().ok();
+        let device = canonical.as_ref().filter(|c| c.starts_with("/dev/")).and_then(|c| fs::metadata(c).ok());
+        if !device.is_some_and(|m| m.file_type().is_char_device() || m.file_type().is_block_device()) {
+            return Err(format!(
+                "--sandbox-dev {}: only a device under /dev (a character or block device)",
+                path.display()
+            ));
         }
     }
     Ok(())
@@ -390,7 +397,12 @@ mod tests {
         assert!(check_settings(&s, &[gold.path()]).unwrap_err().contains("overlaps"));
         let s = Settings { env: vec!["REXBENCH_ADMIN_TOKEN".into()], ..Settings::default() };
         assert!(check_settings(&s, &[]).unwrap_err().contains("REXBENCH_"));
-        let s = Settings { devices: vec!["/etc/shadow".into()], ..Settings::default() };
-        assert!(check_settings(&s, &[]).unwrap_err().contains("/dev"));
+        // Not a device, or one only by its name's beginning.
+        for path in ["/etc/shadow", "/dev/../etc", "/dev/shm", "/dev/missing"] {
+            let s = Settings { devices: vec![path.into()], ..Settings::default() };
+            assert!(check_settings(&s, &[]).unwrap_err().contains("/dev"), "{path}");
+        }
+        let s = Settings { devices: vec!["/dev/null".into()], ..Settings::default() };
+        check_settings(&s, &[]).unwrap();
     }
 }

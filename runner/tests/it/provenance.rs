@@ -267,9 +267,12 @@ fn nothing_an_experiment_starts_outlives_its_run() {
     stand_ins(&codebases);
     // Each lets go of the pipe into `tee` (as a daemon does), or the command would wait
     // for it until its time was up.
+    // The command ends once all three run (a loaded machine may start them late): what
+    // is left running when it ends is what the run must not leave.
     let script = "setsid nohup sleep 4341 > /dev/null 2>&1 &\n\
                   ( ( sleep 4342 > /dev/null 2>&1 & ) & )\n\
                   ( trap '' TERM; exec sleep 4343 > /dev/null 2>&1 ) &\n\
+                  for n in 4341 4342 4343; do until pgrep -x -f \"sleep $n\" > /dev/null; do sleep 0.05; done; done\n\
                   python3 score.py\n";
     let files = BTreeMap::from([("run_final.sh".to_owned(), script.to_owned())]);
     let outputs = outputs_of(tmp.path(), &codebases, &[("cogs", files, BTreeMap::new())]);

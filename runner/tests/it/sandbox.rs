@@ -49,6 +49,8 @@ pub fn hostile(root: &Path) -> Hostile {
         format!("cat {} 2>&1", gold.display()),
         "cat $HOME/../../../../../../root/.ssh/id_ed25519 2>&1".to_owned(),
         format!("echo pwned > {} 2>&1", outside.display()),
+        // Descriptors the runner's caller left open (on the gold, and on a file outside).
+        "cat <&7 2>&1; echo pwned >&8 2>&1".to_owned(),
         format!(
             "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 2); print('connected')\" 2>&1 | tail -1"
         ),
@@ -83,6 +85,8 @@ pub fn assert_confined(h: &Hostile, results: &Path, root: &Path, uid: &str) {
         "the listener on 127.0.0.1 was connected to"
     );
     assert!(!h.outside.exists(), "the experiment wrote outside its working copy");
+    let inherited = std::fs::read_to_string(root.join("host").join("inherited")).unwrap_or_default();
+    assert!(!inherited.contains("pwned"), "the experiment wrote through a descriptor it inherited");
     let got = records(results);
     assert_eq!(got["leaky/none/1"]["outcome"], json!("success"), "{:?}", got["leaky/none/1"]);
     assert_secret_nowhere(root);
@@ -133,9 +137,16 @@ fn evaluate_env(h: &Hostile, results: &Path, more: &[&str]) -> std::process::Out
 }
 
 fn evaluate_with_env(outputs: &Path, results: &Path, more: &[&str]) -> std::process::Output {
-    let scratch = results.parent().unwrap().join("tmp");
+    let root = results.parent().unwrap();
+    let scratch = root.join("tmp");
     fs::create_dir_all(&scratch).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_rexbench"))
+    // Started with descriptors open that its caller did not mean it to hand on, as a CI
+    // job or a wrapper script leaves them: 7 on the gold, 8 on a file outside.
+    let gold = repo().join("tasks/examples/gold/csvstats/gold.toml");
+    let inherited = root.join("host").join("inherited");
+    let open = format!("exec 7<'{}' 8>>'{}'; exec \"$0\" \"$@\"", gold.display(), inherited.display());
+    Command::new("sh")
+        .args(["-c", &open, env!("CARGO_BIN_EXE_rexbench")])
         .args(["evaluate", outputs.to_str().unwrap(), "--out", results.to_str().unwrap()])
         .args(["--gold", "tasks/examples/gold"])
         .args(more)

@@ -143,37 +143,8 @@ async fn markers_in_findings_words_and_in_the_gold_reach_only_who_may_read_them(
     assert_eq!(posted.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&posted.body));
 
     // The maintainers re-run its sample with their gold.
-    let (url, served) = crate::reproductions::served(app.clone()).await;
-    let key_file = dir.path().join("maintainer.pem");
-    std::fs::write(&key_file, maintainer.to_pem()).unwrap();
     let gold = planted_gold(dir.path());
-    let (out, id) = (dir.path().join("repro"), bundle_id.clone());
-    let reports = tokio::task::spawn_blocking(move || {
-        runner::reproduce::reproduce(&runner::reproduce::Options {
-            server: url,
-            token: TOKEN.into(),
-            key: key_file,
-            out,
-            bundle: Some(id),
-            dry_run: false,
-            evaluate: runner::evaluate::Options {
-                tasks_dir: benchmark::builtin::TaskDir::builtin().unwrap().path().to_owned(),
-                outputs: Default::default(),
-                out: Default::default(),
-                gold: Some(gold),
-                codebases: None,
-                jobs: 1,
-                executor: runner::exec::Executor::Local,
-                confinement: runner::sandbox::Confinement::Sandboxed(Default::default()),
-                slurm: None,
-                builtin_tasks: true,
-            },
-        })
-        .unwrap()
-    })
-    .await
-    .unwrap();
-    served.abort();
+    let reports = rerun(&app, dir.path(), &maintainer, gold, Some(bundle_id.clone())).await;
     assert_eq!(reports.len(), 1, "{reports:?}");
     assert!(reports[0].runs.len() >= 2, "{reports:?}");
 
@@ -223,6 +194,48 @@ async fn markers_in_findings_words_and_in_the_gold_reach_only_who_may_read_them(
     let all = crate::privacy::crawl_as(&app, Some(("authorization", "Bearer s3cret-token"))).await;
     let seen = markers(&all);
     assert_eq!(seen.len(), 4, "the maintainers read every marker: {seen:?}");
+}
+
+/// The maintainers' `rexbench reproduce` of what waits in the queue (of `bundle`, or
+/// all), with `gold`, signed by `maintainer`, against `app` served on loopback.
+async fn rerun(
+    app: &axum::Router,
+    dir: &std::path::Path,
+    maintainer: &SecretKey,
+    gold: std::path::PathBuf,
+    bundle: Option<String>,
+) -> Vec<runner::reproduce::Report> {
+    let (url, served) = crate::reproductions::served(app.clone()).await;
+    let key_file = dir.join("maintainer.pem");
+    std::fs::write(&key_file, maintainer.to_pem()).unwrap();
+    let out = dir.join("repro");
+    let reports = tokio::task::spawn_blocking(move || {
+        runner::reproduce::reproduce(&runner::reproduce::Options {
+            server: url,
+            token: TOKEN.into(),
+            key: key_file,
+            out,
+            bundle,
+            dry_run: false,
+            evaluate: runner::evaluate::Options {
+                tasks_dir: benchmark::builtin::TaskDir::builtin().unwrap().path().to_owned(),
+                outputs: Default::default(),
+                out: Default::default(),
+                gold: Some(gold),
+                codebases: None,
+                jobs: 1,
+                executor: runner::exec::Executor::Local,
+                confinement: runner::sandbox::Confinement::Sandboxed(Default::default()),
+                slurm: None,
+                builtin_tasks: true,
+            },
+        })
+        .unwrap()
+    })
+    .await
+    .unwrap();
+    served.abort();
+    reports
 }
 
 /// A bundle as servers stored them before spec §4g: its findings' words in the signed
@@ -682,36 +695,7 @@ async fn a_patch_that_prints_the_gold_shows_its_submitter_none_of_it_when_re_run
     let posted = crate::harness::post_bundle(&app, std::fs::read(&packed).unwrap()).await;
     assert_eq!(posted.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&posted.body));
 
-    let (url, served) = crate::reproductions::served(app.clone()).await;
-    let key_file = dir.path().join("maintainer.pem");
-    std::fs::write(&key_file, maintainer.to_pem()).unwrap();
-    let (out, gold_dir) = (dir.path().join("repro"), gold.clone());
-    let reports = tokio::task::spawn_blocking(move || {
-        runner::reproduce::reproduce(&runner::reproduce::Options {
-            server: url,
-            token: TOKEN.into(),
-            key: key_file,
-            out,
-            bundle: None,
-            dry_run: false,
-            evaluate: runner::evaluate::Options {
-                tasks_dir: benchmark::builtin::TaskDir::builtin().unwrap().path().to_owned(),
-                outputs: Default::default(),
-                out: Default::default(),
-                gold: Some(gold_dir),
-                codebases: None,
-                jobs: 1,
-                executor: runner::exec::Executor::Local,
-                confinement: runner::sandbox::Confinement::Sandboxed(Default::default()),
-                slurm: None,
-                builtin_tasks: true,
-            },
-        })
-        .unwrap()
-    })
-    .await
-    .unwrap();
-    served.abort();
+    let reports = rerun(&app, dir.path(), &maintainer, gold.clone(), None).await;
     assert_eq!(reports.len(), 1, "{reports:?}");
     assert!(reports[0].runs.iter().any(|(run, _, _)| run == "csvstats/none/1"), "{reports:?}");
 

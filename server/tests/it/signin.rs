@@ -432,9 +432,12 @@ async fn during_a_lockout_the_right_admin_token_is_refused_too() {
     let dir = tempfile::tempdir().unwrap();
     let app = crate::harness::guarded_app(dir.path()).await;
     let keys = "/api/v1/admin/keys";
-    // Without credentials: refused, and nothing spent (the allowance is one at once).
+    // Without credentials: refused, and nothing spent (the allowance is one at once);
+    // the same for an artifact read without them.
     for _ in 0..3 {
         refused(&get(&app, keys).await, StatusCode::UNAUTHORIZED, "admin_unauthorized");
+        let artifact = get(&app, &format!("/artifacts/{}", "ab".repeat(32))).await;
+        assert_ne!(artifact.status, StatusCode::TOO_MANY_REQUESTS);
     }
     assert_eq!(send(&app, bearer(keys, "s3cret-token")).await.status, StatusCode::OK);
     // A wrong token spends the allowance; then even the right one is refused.
