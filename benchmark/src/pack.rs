@@ -219,7 +219,7 @@ fn read_run(
 fn builtin_public_checks() -> Vec<String> {
     crate::builtin::TaskDir::builtin()
         .and_then(|dir| dir.cards())
-        .map(|cards| cards.into_values().filter(|c| c.check.is_some()).map(|c| c.id).collect())
+        .map(|cards| cards.into_values().filter(|c| !c.check_is_private()).map(|c| c.id).collect())
         .unwrap_or_default()
 }
 

@@ -19,7 +19,7 @@ pub struct Evaluation {
     pub provenance: Option<Provenance>,
     /// The tasks whose check is on their card (public): their runs' metrics stay in the
     /// manifest; every other run's are sealed (spec §4j). Absent (results written before
-    /// it): every run's metrics are sealed.
+    /// it): `pack` asks the cards built into the runner.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_checks: Option<Vec<String>>,
 }

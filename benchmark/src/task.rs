@@ -154,6 +154,25 @@ fn default_timeout() -> f64 {
     DEFAULT_TIMEOUT_S
 }
 
+/// Whether an experiment's sandbox may pass in the variable `name`: a variable's name
+/// alone (a letter or `_`, then letters, digits and `_`; no pattern, no value), and never
+/// one of the runner's own (`REXBENCH_…`). The card's `[evaluation] env`, `evaluate
+/// --sandbox-env` and a container template's `--env` are each held to it.
+pub fn passable_variable(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with("REXBENCH_")
+}
+
+impl TaskCard {
+    /// Whether the task's check is private: not on its card, but in the maintainers'
+    /// gold. Its runs' metrics are then its gold (bundle spec §4j).
+    pub fn check_is_private(&self) -> bool {
+        self.check.is_none()
+    }
+}
+
 /// `GOLD/<task>/gold.toml`: what only the maintainers know.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -232,11 +251,7 @@ pub fn load(task_dir: &Path) -> Result<TaskCard, TaskError> {
     if card.evaluation.command.is_empty() {
         return Err(TaskError::Invalid { path, detail: "evaluation.command is empty".into() });
     }
-    if let Some(name) = card.evaluation.env.iter().find(|n| {
-        n.is_empty()
-            || n.starts_with("REXBENCH_")
-            || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    }) {
+    if let Some(name) = card.evaluation.env.iter().find(|n| !passable_variable(n)) {
         return Err(TaskError::Invalid {
             path,
             detail: format!(

@@ -97,7 +97,7 @@ pub fn is_metrics_digest(s: &str) -> bool {
 /// A run's metrics sealed with `salt`: the digest the manifest carries, and the
 /// artifact that holds the values.
 pub fn seal_metrics(metrics: BTreeMap<String, f64>, salt: [u8; 16]) -> (String, MetricsText) {
-    let salt: String = salt.iter().map(|b| format!("{b:02x}")).collect();
+    let salt = hex::encode(salt);
     let digest = metrics_digest(&salt, &metrics);
     (digest, MetricsText { schema: METRICS_SCHEMA.to_owned(), salt, metrics })
 }

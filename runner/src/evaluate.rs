@@ -89,7 +89,7 @@ pub fn evaluate(opts: &Options) -> Result<Summary, Error> {
             version: env!("CARGO_PKG_VERSION").into(),
         }),
         provenance: None,
-        public_checks: Some(cards.values().filter(|c| c.check.is_some()).map(|c| c.id.clone()).collect()),
+        public_checks: Some(cards.values().filter(|c| !c.check_is_private()).map(|c| c.id.clone()).collect()),
     };
     write_evaluation(&opts.out, &evaluation)?;
 

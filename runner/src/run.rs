@@ -247,7 +247,6 @@ pub(crate) const RUNNER_LOGS: [&str; 6] =
 /// from its digest in 99,053 guesses).
 pub(crate) fn salt_logs(dir: &Path) -> Result<(), Error> {
     use std::io::{Read as _, Seek as _, Write as _};
-    let hex = |salt: [u8; 16]| salt.iter().map(|b| format!("{b:02x}")).collect::<String>();
     for name in RUNNER_LOGS {
         let path = dir.join(name);
         if !fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
@@ -262,14 +261,15 @@ pub(crate) fn salt_logs(dir: &Path) -> Result<(), Error> {
             file.read_exact(&mut last).map_err(Error::io_at(&path))?;
         }
         let newline = if last[0] == b'\n' { "" } else { "\n" };
-        write!(file, "{newline}{SALT_PREFIX}{}\n", hex(bundle::fresh_salt())).map_err(Error::io_at(&path))?;
+        write!(file, "{newline}{SALT_PREFIX}{}\n", hex::encode(bundle::fresh_salt()))
+            .map_err(Error::io_at(&path))?;
     }
     let record = dir.join(crate::experiment::PROVENANCE_FILE);
     if record.exists() {
         let bytes = fs::read(&record).map_err(Error::io_at(&record))?;
         let mut parsed = bundle::ProvenanceRecord::parse(&bytes)
             .map_err(|detail| Error::Invalid { path: record.clone(), detail })?;
-        parsed.salt = Some(hex(bundle::fresh_salt()));
+        parsed.salt = Some(hex::encode(bundle::fresh_salt()));
         fs::write(&record, parsed.to_bytes()).map_err(Error::io_at(&record))?;
     }
     Ok(())

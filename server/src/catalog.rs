@@ -52,7 +52,7 @@ fn info(card: &TaskCard, dir: &Path) -> TaskInfo {
         license: card.license.clone(),
         readme,
         public: !card.public_expected.is_empty(),
-        check_private: card.check.is_none(),
+        check_private: card.check_is_private(),
         outputs: card.outputs,
         attempts: card.attempts,
         public_expected,

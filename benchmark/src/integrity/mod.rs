@@ -180,18 +180,13 @@ pub fn add_results_before_run(
     if unwritten.is_empty() || findings.len() >= MAX_FINDINGS {
         return;
     }
-    let (which, held) = if unwritten.len() == 1 {
-        (format!("{}, which the check read,", unwritten[0]), "held its final content")
-    } else {
-        (format!("{}, which the check read,", unwritten.join(", ")), "each held its final content")
-    };
+    let (held, it) = if unwritten.len() == 1 { ("held", "it") } else { ("each held", "them") };
     findings.push(Finding {
         check: RESULTS_BEFORE_RUN.slug.to_owned(),
         message: clip(format!(
-            "{which} {held} before the experiment's command started: the patch put {} there, and the run did not \
-             write {}",
-            if unwritten.len() == 1 { "it" } else { "them" },
-            if unwritten.len() == 1 { "it" } else { "them" },
+            "{}, which the check read, {held} its final content before the experiment's command started: the \
+             patch put {it} there, and the run did not write {it}",
+            unwritten.join(", ")
         )),
         artifact: None,
         line: None,

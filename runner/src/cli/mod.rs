@@ -551,7 +551,7 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             let mut known: Vec<String> = REXBENCH_TASKS.iter().map(|t| t.to_string()).chain(tasks).collect();
             // Spec §4j: the runs of a task whose check is private state no metrics.
             let private = |cards: std::collections::BTreeMap<String, crate::task::TaskCard>| -> Vec<String> {
-                cards.into_values().filter(|c| c.check.is_none()).map(|c| c.id).collect()
+                cards.into_values().filter(|c| c.check_is_private()).map(|c| c.id).collect()
             };
             let mut private_checks = private(TaskDir::builtin()?.cards()?);
             if let Some(dir) = tasks_dir {

@@ -215,13 +215,6 @@ pub fn give_to_container(words: &[String], workdir: &Path) -> std::io::Result<()
     }
 }
 
-/// Whether `name` is a variable's name alone (no pattern, no value).
-fn variable_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 /// Checks a template against the sandbox's guarantees (runner/README.md, "The
 /// sandbox", has the table): every option one the runner knows, each required one
 /// there once, each value one that keeps the sandbox; `private` are the folders no
@@ -313,7 +306,7 @@ pub fn lint_container(words: &[String], private: &[&Path]) -> Result<(), String>
     }
     for e in p.all("--env").flatten() {
         let name = e.split_once('=').map_or(e, |(n, _)| n);
-        if !variable_name(name) || name.starts_with("REXBENCH_") {
+        if !benchmark::task::passable_variable(name) {
             undoing.push(format!("--env {name} (a runner variable, REXBENCH_…, or a pattern of names)"));
         }
     }

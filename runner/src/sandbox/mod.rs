@@ -333,9 +333,9 @@ pub(crate) fn chown_tree(root: &Path, uid: u32, gid: u32) -> std::io::Result<()>
 /// home, nor the root; no runner variable.
 pub fn check_settings(settings: &Settings, private: &[&Path]) -> Result<(), String> {
     for name in &settings.env {
-        if name.starts_with("REXBENCH_") || name.is_empty() || name.contains('=') {
+        if !benchmark::task::passable_variable(name) {
             return Err(format!(
-                "--sandbox-env {name}: the runner's own variables (REXBENCH_…) never enter the sandbox"
+                "--sandbox-env {name}: a variable's name alone, never one of the runner's own (REXBENCH_…)"
             ));
         }
     }
