@@ -19,8 +19,9 @@ pub(super) fn PrivateNotice(bundle_id: String) -> impl IntoView {
             <p>
                 "RExBench's dataset terms forbid making agent outputs public, to keep the tasks out of training data. "
                 "So this run's patch, logs and trajectory are shown only to the submitter who signed its bundle and to "
-                "the benchmark's maintainers. Everything else is public: the outcome and metrics above, the files the "
-                "patch touched, each output's size and SHA-256 below, and the integrity findings by check and place."
+                "the benchmark's maintainers. Everything else is public: the outcome above (and the metrics, where the "
+                "task's check is public), the files the patch touched, each output's size and SHA-256 below, and the "
+                "integrity findings by check and place."
             </p>
             <p>
                 "Each SHA-256 is what the submission's signed manifest commits to: whoever holds a copy of an output "
