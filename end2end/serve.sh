@@ -77,6 +77,11 @@ export REXBENCH_SUBMISSIONS_PER_HOUR=1000
 $srv keys add --public-key "$work/e2e.pub.pem" --owner "End-to-end tests" --tier submitter >/dev/null
 # The conformance vectors' key, so that /submit's check in the browser meets each vector.
 $srv keys add --public-key vectors/test-key/key.pub.pem --owner "Conformance vectors" --tier submitter >/dev/null
+# The task sets the tests' own bundles and the vectors name (spec §5a), registered as a
+# board's maintainers would register them.
+$srv task-sets add --digest "$digest" --name "RExBench examples" --version 1.0 --note "the end-to-end tests' hostile bundle" >/dev/null
+$srv task-sets add --digest "$digest" --name RExBench --version 1.0 --note "the conformance vectors" >/dev/null
+$srv task-sets add --digest "$(printf 'ef%.0s' $(seq 32))" --name RExBench --version 1.0 --note "the end-to-end tests' regraded job" >/dev/null
 # One-time links that sign a browser in as a maintainer, two for each project of the
 # tests (a private run's page as its readers see it, and the regraded run's); they may
 # be opened for two hours.

@@ -29,6 +29,10 @@ pub enum PackError {
     NoRuns(PathBuf),
     #[error(transparent)]
     Write(#[from] bundle::WriteError),
+    /// The results claim what their task cards refuse (bundle spec §5a): a board would
+    /// refuse the bundle, so it is not signed.
+    #[error("{}: the results break what their task cards ask (bundle spec §5a)", path.display())]
+    Claims { path: PathBuf, source: bundle::BundleError },
 }
 
 /// What a pack produced.
@@ -131,6 +135,16 @@ pub fn pack_as(
         let public = eval.public_checks.clone().unwrap_or_else(builtin_public_checks);
         builder.seal_metrics(key, |task| !public.iter().any(|t| t == task));
     }
+    // Spec §5a: what the cards say of these tasks (the runner's own), held before signing
+    // once the format's own rules hold (each keeps its code; the findings and the private
+    // metrics are sealed by now).
+    if !keys.is_empty() {
+        bundle::validate(builder.manifest(), None, &bundle::Limits::default())
+            .map_err(bundle::WriteError::from)?;
+    }
+    if let Err(source) = bundle::check_runs(builder.manifest(), &builtin_rules(), &BTreeMap::new()) {
+        return Err(PackError::Claims { path: results.to_owned(), source });
+    }
     let artifacts = builder.manifest_mut().artifacts.len();
 
     let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -220,6 +234,14 @@ fn builtin_public_checks() -> Vec<String> {
     crate::builtin::TaskDir::builtin()
         .and_then(|dir| dir.cards())
         .map(|cards| cards.into_values().filter(|c| !c.check_is_private()).map(|c| c.id).collect())
+        .unwrap_or_default()
+}
+
+/// What the cards built into the runner ask of each of their tasks (bundle spec §5a).
+fn builtin_rules() -> BTreeMap<String, bundle::TaskRule> {
+    crate::builtin::TaskDir::builtin()
+        .and_then(|dir| dir.cards())
+        .map(|cards| cards.into_iter().map(|(id, card)| (id, card.rule())).collect())
         .unwrap_or_default()
 }
 

@@ -86,6 +86,12 @@ pub struct Integrity {
     /// (`crate::integrity::INPUTS_UNREAD`, `crate::integrity::RESULT_NOT_FROM_INPUTS`).
     #[serde(default)]
     pub inputs: Vec<String>,
+    /// Passages of the hints the benchmark gives an agent under the hinted conditions: a
+    /// run labelled `none` whose agent record quotes one is flagged
+    /// (`crate::integrity::HINT_IN_TRANSCRIPT`). Each at least 30 characters, so that
+    /// no common phrase is one.
+    #[serde(default)]
+    pub hint_passages: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -170,6 +176,27 @@ impl TaskCard {
     /// gold. Its runs' metrics are then its gold (bundle spec §4j).
     pub fn check_is_private(&self) -> bool {
         self.check.is_none()
+    }
+
+    /// One of the small example tasks (a card in an `examples` folder), which make a
+    /// task set of their own.
+    pub fn is_example(&self) -> bool {
+        self.dir.parent().and_then(std::path::Path::file_name).is_some_and(|n| n == "examples")
+    }
+
+    /// What the board holds a bundle's runs of this task to (bundle spec §5a): the
+    /// attempts the card asks, and the bounds of its check that the card makes public
+    /// (`public_expected`: any other is not said to anyone, in a refusal either).
+    pub fn rule(&self) -> bundle::TaskRule {
+        let bounds = self.check.as_ref().map(CheckSpec::expectations).unwrap_or_default();
+        bundle::TaskRule {
+            attempts: self.attempts,
+            bounds: bounds
+                .into_iter()
+                .filter(|(metric, _)| self.public_expected.contains(metric))
+                .map(|(metric, expectation)| bundle::Bound { metric, expectation })
+                .collect(),
+        }
     }
 }
 
@@ -308,6 +335,16 @@ fn load_integrity(task_dir: &Path) -> Result<Integrity, TaskError> {
     }
     if let Some(bad) = integrity.watched.iter().find(|p| glob::Pattern::new(p).is_err() || p.is_empty()) {
         return Err(TaskError::Invalid { path, detail: format!("watched path `{bad}` is not a glob") });
+    }
+    if let Some(bad) =
+        integrity.hint_passages.iter().find(|p| p.split_whitespace().collect::<String>().len() < 30)
+    {
+        return Err(TaskError::Invalid {
+            path,
+            detail: format!(
+                "hint passage {bad:?} is shorter than 30 characters: a common phrase would match it"
+            ),
+        });
     }
     if let Some(f) = integrity.min_runtime_fraction
         && !(f > 0.0 && f <= 1.0)

@@ -25,6 +25,41 @@ use bundle::{Digest, Hasher};
 
 use crate::task::TaskCard;
 
+/// The benchmark's name for the task set `cards` make, as results name it.
+pub const BENCHMARK_NAME: &str = "RExBench";
+/// The examples' task set's name.
+pub const EXAMPLES_NAME: &str = "RExBench examples";
+/// The version both sets carry.
+pub const VERSION: &str = "1.0";
+
+/// The task sets `cards` make, as results name them: the benchmark's tasks, and the
+/// examples (each set's digest covers all of its cards, so results on a subset rank with
+/// the rest). A set without cards is left out.
+pub fn sets(cards: &std::collections::BTreeMap<String, TaskCard>) -> io::Result<Vec<bundle::TaskSet>> {
+    let mut out = Vec::new();
+    for (examples, name) in [(false, BENCHMARK_NAME), (true, EXAMPLES_NAME)] {
+        let set: Vec<&TaskCard> = cards.values().filter(|c| c.is_example() == examples).collect();
+        if set.is_empty() {
+            continue;
+        }
+        out.push(bundle::TaskSet {
+            digest: task_set_digest(set)?.to_hex(),
+            name: name.to_owned(),
+            version: VERSION.to_owned(),
+        });
+    }
+    Ok(out)
+}
+
+/// What a board whose cards are `cards` holds a bundle's claims to (bundle spec §5a):
+/// their task sets and each task's rule. A board adds the sets its maintainers register.
+pub fn claims(cards: &std::collections::BTreeMap<String, TaskCard>) -> io::Result<bundle::Claims> {
+    Ok(bundle::Claims {
+        task_sets: sets(cards)?.into_iter().collect(),
+        tasks: cards.iter().map(|(id, card)| (id.clone(), card.rule())).collect(),
+    })
+}
+
 pub fn task_set_digest<'a>(cards: impl IntoIterator<Item = &'a TaskCard>) -> io::Result<Digest> {
     let mut cards: Vec<&TaskCard> = cards.into_iter().collect();
     cards.sort_by(|a, b| a.id.cmp(&b.id));

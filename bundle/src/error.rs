@@ -220,6 +220,23 @@ pub enum BundleError {
         "{run} states its metrics in the manifest, which anyone may read, but the check of task `{task}` is private: its metrics are its gold, and travel sealed in the run's x-metrics artifact (spec §4j; `rexbench pack` seals them)"
     )]
     PrivateMetricsInManifest { run: RunRef, task: String },
+    #[error(
+        "benchmark names the task set {digest} as {name} {version}, which this board does not know{}: results rank only on a task set the board's cards give or its maintainers registered (spec §5a)",
+        known.as_ref().map(|k| format!(" (that digest is {k})")).unwrap_or_default()
+    )]
+    UnknownTaskSet { digest: String, name: String, version: String, known: Option<String> },
+    #[error(
+        "task {task}, hint {hint}: {valid} valid attempts, but its card asks {asked}: a bundle has exactly the attempts the benchmark asks per task and hint condition (spec §4f; an infra_error attempt may come in addition)"
+    )]
+    TooManyAttempts { task: String, hint: String, valid: u32, asked: u32 },
+    #[error(
+        "{run} is a success of a {kind} bundle but carries neither an `agent_log` nor an `x-trajectory` artifact, or only an empty one: a success carries the agent's own record of the work as well as its patch (spec §5a)"
+    )]
+    AgentRecordMissing { run: RunRef, kind: ProvenanceKind },
+    #[error(
+        "{run} is a success, but its own signed metric `{metric}` is {value}, and its task's check holds it to {bound}: the outcome contradicts the numbers it rests on (spec §5a)"
+    )]
+    SuccessAgainstCheck { run: RunRef, metric: String, value: f64, bound: String },
 }
 
 /// The most findings one run may carry.
@@ -300,6 +317,10 @@ impl BundleError {
         "invalid_finding_text",
         "invalid_metrics_text",
         "private_metrics_in_manifest",
+        "unknown_task_set",
+        "too_many_attempts",
+        "agent_record_missing",
+        "success_against_check",
     ];
 
     /// The stable machine code of the rule this error breaks.
@@ -378,6 +399,10 @@ impl BundleError {
             InvalidFindingText { .. } => "invalid_finding_text",
             InvalidMetricsText { .. } => "invalid_metrics_text",
             PrivateMetricsInManifest { .. } => "private_metrics_in_manifest",
+            UnknownTaskSet { .. } => "unknown_task_set",
+            TooManyAttempts { .. } => "too_many_attempts",
+            AgentRecordMissing { .. } => "agent_record_missing",
+            SuccessAgainstCheck { .. } => "success_against_check",
         }
     }
 

@@ -7,6 +7,7 @@
 //!
 //! Pure: no web, no database, no async.
 
+mod claims;
 mod digest;
 mod envelope;
 mod error;
@@ -23,6 +24,7 @@ mod validate;
 pub mod vectors;
 mod writer;
 
+pub use claims::{AGENT_RECORD_ROLES, Bound, Claims, Expectation, TaskRule, TaskSet, check_runs};
 pub use digest::{Digest, Hasher, HashingReader};
 pub use envelope::{Envelope, EnvelopeSignature, PAYLOAD_TYPE, SignatureStatus, pae};
 pub use error::{BundleError, ErrorClass, MAX_FINDINGS, RunRef};

@@ -115,6 +115,8 @@ pub struct Verifier {
     /// The tasks whose check is private (spec §4j): a run of one states no metrics in
     /// the manifest. Empty where the verifier was not told.
     private_checks: BTreeSet<String>,
+    /// The board's rules its claims are held to (spec §5a); `None`: the format alone.
+    claims: Option<crate::Claims>,
     limits: Limits,
     /// The time a bundle's `created_at` may not be later than (by more than
     /// [`CLOCK_TOLERANCE_S`]); read when the verifier is made, or set with
@@ -138,6 +140,7 @@ impl Verifier {
             trusted: Some(trusted),
             tasks: Some(known_tasks.into_iter().map(Into::into).collect()),
             private_checks: BTreeSet::new(),
+            claims: None,
             limits: Limits::default(),
             now: clock(),
         }
@@ -147,6 +150,14 @@ impl Verifier {
     /// the metrics of a run of one is refused (spec §4j: they are its gold).
     pub fn with_private_checks<T: Into<String>>(mut self, tasks: impl IntoIterator<Item = T>) -> Verifier {
         self.private_checks = tasks.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Holds a bundle's claims to the board's rules (spec §5a): a known task set, no more
+    /// valid attempts than each card asks, the agent's record with every success, and a
+    /// success that agrees with its own metrics where its task's check is public.
+    pub fn holding(mut self, claims: crate::Claims) -> Verifier {
+        self.claims = Some(claims);
         self
     }
 
@@ -163,6 +174,7 @@ impl Verifier {
             trusted: None,
             tasks: None,
             private_checks: BTreeSet::new(),
+            claims: None,
             limits: Limits::default(),
             now: None,
         }
@@ -236,6 +248,11 @@ impl Verifier {
             metric_texts,
             ..
         } = result;
+        // Spec §5a, last: a bundle is held to the board's rules once it is known to be a
+        // well-formed bundle, so that each of the format's rules keeps its own code.
+        if let Some(claims) = &self.claims {
+            crate::claims::check(&manifest, claims, &metric_texts)?;
+        }
         Ok(VerifiedBundle {
             id: Digest::of(&manifest_bytes),
             manifest,

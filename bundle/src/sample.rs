@@ -4,11 +4,12 @@
 //! secret then); anyone can check it afterwards (the key, once revealed, must hash to
 //! the commitment published before the submission, and recomputes every sample).
 //!
-//! The rule: for each hint condition, among the runs that carry a patch, the success
-//! with the smallest keyed hash, the run of another counted outcome with the smallest
-//! keyed hash, and the `infra_error` run with the smallest keyed hash: an attempt the
-//! submitter says did not run is re-run too, or relabelling a failure would keep it
-//! from ever being checked. The keyed hash of a run is
+//! The rule: for each hint condition, the success with the smallest keyed hash and the
+//! run of another counted outcome with the smallest keyed hash, among the runs that
+//! carry a patch, and the `infra_error` run with the smallest keyed hash, whether or not
+//! it carries one: an attempt the submitter says did not run is re-run too, or
+//! relabelling a failure would keep it from ever being checked (one with nothing to
+//! re-run is so marked in the maintainers' queue, and counts as a failure strictly). The keyed hash of a run is
 //! `HMAC-SHA256(key, "rexbench.sample/v1\n" + bundle id + "\n" + task + "\n" + hint + "\n" + attempt)`,
 //! compared as bytes.
 
@@ -30,7 +31,8 @@ pub struct Candidate {
     pub hint: Hint,
     pub attempt: u32,
     pub outcome: Outcome,
-    /// Whether the run carries a `patch` artifact: a run without one cannot be re-run.
+    /// Whether the run carries a `patch` artifact: a run without one cannot be re-run
+    /// (an `infra_error` run is sampled all the same).
     pub has_patch: bool,
 }
 
@@ -49,13 +51,19 @@ impl Candidate {
             .collect()
     }
 
-    /// Which of a condition's three slots the run competes for, if it can be re-run.
+    /// Which of a condition's three slots the run competes for: a success or another
+    /// counted outcome if it can be re-run, an `infra_error` run always.
     fn slot(&self) -> Option<Slot> {
-        self.has_patch.then_some(match self.outcome {
-            Outcome::Success => Slot::Success,
-            Outcome::InfraError => Slot::InfraError,
-            _ => Slot::Failure,
-        })
+        match self.outcome {
+            Outcome::InfraError => Some(Slot::InfraError),
+            Outcome::Success => self.has_patch.then_some(Slot::Success),
+            _ => self.has_patch.then_some(Slot::Failure),
+        }
+    }
+
+    /// Whether the rule may choose the run.
+    pub fn eligible(&self) -> bool {
+        self.slot().is_some()
     }
 }
 
@@ -130,12 +138,14 @@ mod tests {
     }
 
     #[test]
-    fn runs_without_a_patch_are_never_chosen() {
+    fn counted_runs_without_a_patch_are_never_chosen_and_an_infra_error_always_may_be() {
         let runs = vec![
             Candidate { has_patch: false, ..run("cogs", Hint::None, 1, Outcome::Success) },
-            Candidate { has_patch: false, ..run("cogs", Hint::None, 2, Outcome::InfraError) },
+            Candidate { has_patch: false, ..run("cogs", Hint::None, 2, Outcome::WrongResult) },
         ];
         assert!(choose(&[7; 32], "b", &runs).is_empty());
+        let runs = vec![Candidate { has_patch: false, ..run("cogs", Hint::None, 2, Outcome::InfraError) }];
+        assert_eq!(choose(&[7; 32], "b", &runs), [0]);
     }
 
     #[test]

@@ -65,7 +65,7 @@ pub fn validate(
         .map_err(|detail| BundleError::InvalidRunner { field: "name", detail })?;
     text("version", &m.runner.version, 100)
         .map_err(|detail| BundleError::InvalidRunner { field: "version", detail })?;
-    let published = m.provenance.kind == ProvenanceKind::Published;
+    let published = !m.provenance.kind.rule().carries_evidence;
     match &m.provenance.source {
         None if m.provenance.kind != ProvenanceKind::Evaluated => {
             return Err(BundleError::ProvenanceSourceMissing { kind: m.provenance.kind });

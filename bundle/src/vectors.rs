@@ -6,7 +6,8 @@
 //!
 //! `cargo run -p rexbench-bundle --features vectors --example vectors -- vectors` writes
 //! them, with `expected.json` (each vector's verdict, the rule's code and why). A verifier
-//! is to trust `test-key/key.pub.pem` and know the tasks `cogs` and `othello`.
+//! is to trust `test-key/key.pub.pem`, know the tasks `cogs` and `othello`, and hold the
+//! bundles' claims to [`claims`].
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -21,6 +22,49 @@ use crate::{BundleBuilder, Digest, Envelope, Limits, Manifest, SecretKey};
 
 /// The tasks a verifier of the vectors knows.
 pub const TASKS: [&str; 2] = ["cogs", "othello"];
+
+/// The board's rules a verifier of the vectors holds them to (spec §5a): the task set
+/// `ab…ab` as RExBench 1.0, and the rules the cards of `cogs` and `othello` give (five
+/// attempts each; their public bounds).
+pub fn claims() -> crate::Claims {
+    use crate::{Bound, Expectation, TaskRule};
+    let othello = [0.88211, 0.91916, 0.94318, 0.95633, 0.96581, 0.97177, 0.97266, 0.96966];
+    crate::Claims {
+        task_sets: [crate::TaskSet {
+            digest: "ab".repeat(32),
+            name: "RExBench".into(),
+            version: "1.0".into(),
+        }]
+        .into(),
+        tasks: [
+            (
+                "cogs".to_owned(),
+                TaskRule {
+                    attempts: 5,
+                    bounds: vec![Bound {
+                        metric: "pred_acc".into(),
+                        expectation: Expectation::Equals(0.4562857142857143),
+                    }],
+                },
+            ),
+            (
+                "othello".to_owned(),
+                TaskRule {
+                    attempts: 5,
+                    bounds: othello
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &expected)| Bound {
+                            metric: format!("layer{}_test_acc", k + 1),
+                            expectation: Expectation::Within { expected, tolerance: 0.002 },
+                        })
+                        .collect(),
+                },
+            ),
+        ]
+        .into(),
+    }
+}
 
 /// What a verifier must say of a vector.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -508,6 +552,42 @@ fn manifest_breakages(base: &Base) -> Vec<(&'static str, &'static str, &'static 
             change(|m| {
                 run0(m)["artifacts"].as_object_mut().expect("artifacts").remove("patch");
             }),
+        ),
+        // Spec §5a: the claims a board holds a bundle to (`claims()`).
+        (
+            "unknown-task-set",
+            "unknown_task_set",
+            "a task set the board does not know (a made-up digest sheds the history of the real one)",
+            change(|m| m["benchmark"]["task_set_digest"] = json!("cd".repeat(32))),
+        ),
+        (
+            "too-many-attempts",
+            "too_many_attempts",
+            "six valid attempts of a task and hint condition whose card asks five",
+            change(|m| {
+                let patch = m["runs"][0]["artifacts"]["patch"].clone();
+                let runs = m["runs"].as_array_mut().expect("runs");
+                for attempt in 2..=6 {
+                    runs.push(json!({"task": "cogs", "hint": "none", "attempt": attempt,
+                                     "outcome": "wrong_result", "artifacts": {"patch": patch}}));
+                }
+            }),
+        ),
+        (
+            "agent-record-missing",
+            "agent_record_missing",
+            "an evaluated success with its patch but without the agent's log or trajectory (its log kept under another role)",
+            change(|m| {
+                let artifacts = run0(m)["artifacts"].as_object_mut().expect("artifacts");
+                let log = artifacts.remove("agent_log").expect("an agent log");
+                artifacts.insert("x-notes".into(), log);
+            }),
+        ),
+        (
+            "success-against-check",
+            "success_against_check",
+            "a success whose own metric pred_acc is 0.5, where the card's check holds it to exactly 0.4562857142857143",
+            change(|m| run0(m)["metrics"]["pred_acc"] = json!(0.5)),
         ),
         (
             "unknown-field",

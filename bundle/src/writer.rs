@@ -75,6 +75,10 @@ impl BundleBuilder {
         self
     }
 
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
     pub fn manifest_mut(&mut self) -> &mut Manifest {
         &mut self.manifest
     }

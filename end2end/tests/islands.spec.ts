@@ -267,7 +267,7 @@ test("a page notices results that arrive after it was shown, and offers to reloa
   const polls = requests(page);
   // Another client submits while the page is open.
   const answer = await request.post("/api/v1/submissions", {
-    data: fs.readFileSync(path.join(VECTORS, "valid-published.tar.gz")),
+    data: fs.readFileSync(path.join(VECTORS, "valid-provenance.tar.gz")),
     headers: { "Content-Type": "application/gzip" },
   });
   expect(answer.status()).toBe(201);

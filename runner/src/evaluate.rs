@@ -194,7 +194,7 @@ pub(crate) fn benchmark_for<'a>(
     cards: &BTreeMap<String, TaskCard>,
     tasks: impl Iterator<Item = &'a TaskCard>,
 ) -> Result<Benchmark, Error> {
-    let is_example = |c: &TaskCard| c.dir.parent().and_then(Path::file_name).is_some_and(|n| n == "examples");
+    let is_example = TaskCard::is_example;
     let (mut examples, mut count) = (0, 0);
     for card in tasks {
         count += 1;
@@ -207,8 +207,12 @@ pub(crate) fn benchmark_for<'a>(
     }
     let set = cards.values().filter(|c| is_example(c) == (examples != 0));
     let digest = task_set_digest(set).map_err(|source| Error::Io { path: PathBuf::from("tasks"), source })?;
-    let name = if examples != 0 { "RExBench examples" } else { "RExBench" };
-    Ok(Benchmark { name: name.into(), version: "1.0".into(), task_set_digest: digest.to_hex() })
+    let name = if examples != 0 { crate::taskset::EXAMPLES_NAME } else { crate::taskset::BENCHMARK_NAME };
+    Ok(Benchmark {
+        name: name.into(),
+        version: crate::taskset::VERSION.into(),
+        task_set_digest: digest.to_hex(),
+    })
 }
 
 fn write_evaluation(out: &Path, evaluation: &Evaluation) -> Result<(), Error> {

@@ -95,6 +95,17 @@ pub fn reproduce(opts: &Options) -> Result<Vec<Report>, Error> {
     let key = crate::keyfile::read_secret(&opts.key)?;
     let mut by_bundle: BTreeMap<String, Vec<QueuedRun>> = BTreeMap::new();
     for run in queue(&api)? {
+        // A sampled infra_error run without a patch has nothing to re-run (spec §4e): the
+        // queue keeps it, marked so, and the strict view counts it as a failure.
+        if run.patch.is_none() {
+            eprintln!(
+                "run {} of {} ({}): sampled, but it carries no patch: nothing to re-run",
+                label(&run),
+                run.bundle_id,
+                run.agent_id
+            );
+            continue;
+        }
         if opts.bundle.as_ref().is_none_or(|b| *b == run.bundle_id) {
             by_bundle.entry(run.bundle_id.clone()).or_default().push(run);
         }

@@ -28,7 +28,9 @@ pub fn load(tasks: &TaskDir) -> anyhow::Result<(Catalog, Cards)> {
         .iter()
         .map(|side| (side.agent_id().to_owned(), parity.runs(*side)))
         .collect();
-    Ok((Catalog { tasks: infos, paper, checks, parity_runs }, cards))
+    // Spec §5a: the task sets and rules a bundle's claims are held to, as the cards give them.
+    let claims = benchmark::taskset::claims(&cards).context("the task sets of the cards")?;
+    Ok((Catalog { tasks: infos, paper, checks, parity_runs, claims }, cards))
 }
 
 fn info(card: &TaskCard, dir: &Path) -> TaskInfo {

@@ -88,9 +88,11 @@ pub async fn seed_demo(app: &AppState) -> anyhow::Result<Option<Seeded>> {
 pub const TAMPERED: [(&str, &str, &str); 2] = [("wordfreq", "none", "2"), ("csvstats", "hints", "1")];
 
 /// A results folder in `out` holding only the [`TAMPERED`] runs of `results`, each
-/// claiming a success: a submitter's edit of `run.json` after the evaluation. Each is
-/// its task and condition's only run, so it is attempt 1 there (a bundle's attempts are
-/// numbered without a gap, spec §4f).
+/// claiming a success: a submitter's edit of `run.json` after the evaluation, its metrics
+/// left out (they would refute it, spec §5a) and an agent's log made up where the run
+/// had none (a success carries one). Each is its task and condition's only run, so it
+/// is attempt 1 there (a bundle's attempts are numbered without a gap, spec §4f). Only
+/// the maintainers' re-run of the sample can tell.
 fn tamper(results: &Path, out: &Path) -> anyhow::Result<std::path::PathBuf> {
     std::fs::create_dir_all(out)?;
     std::fs::copy(results.join("evaluation.json"), out.join("evaluation.json"))?;
@@ -105,7 +107,14 @@ fn tamper(results: &Path, out: &Path) -> anyhow::Result<std::path::PathBuf> {
         let run = to.join("run.json");
         let mut record: serde_json::Value = serde_json::from_slice(&std::fs::read(&run)?)?;
         record["outcome"] = serde_json::json!("success");
+        if let Some(fields) = record.as_object_mut() {
+            fields.remove("metrics");
+        }
         std::fs::write(&run, serde_json::to_vec_pretty(&record)?)?;
+        let log = to.join("agent_log.txt");
+        if !log.exists() {
+            std::fs::write(&log, format!("Implemented the extension of {task} ({hint}).\n"))?;
+        }
     }
     Ok(out.to_owned())
 }

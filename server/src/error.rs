@@ -195,9 +195,9 @@ impl From<StoreError> for ApiError {
                 ApiError::not_found(e.to_string())
             }
             StoreError::KeyExists(_) => ApiError::new(StatusCode::CONFLICT, "key_exists", e.to_string()),
-            StoreError::ReproductionRefused { code, .. } => {
+            StoreError::Refused { code, .. } => {
                 let status = match code {
-                    "reproduction_not_maintainer" => StatusCode::FORBIDDEN,
+                    "reproduction_not_maintainer" | "provenance_not_maintainer" => StatusCode::FORBIDDEN,
                     "run_already_reproduced" => StatusCode::CONFLICT,
                     _ => StatusCode::UNPROCESSABLE_ENTITY,
                 };

@@ -34,7 +34,9 @@ pub async fn server_findings(
         if app.cards.get(run.task.as_str()).is_none() {
             continue;
         }
-        for role in [patch_role.as_str(), TRAJECTORY, PROVENANCE_ROLE] {
+        // The agent's log too where the run says it had no hints: the hint check reads it.
+        let log = (run.hint == Hint::None).then_some("agent_log");
+        for role in [patch_role.as_str(), TRAJECTORY, PROVENANCE_ROLE].into_iter().chain(log) {
             if let Some(hex) = run.artifacts.get(role)
                 && !read.contains_key(hex)
             {
@@ -56,7 +58,43 @@ pub async fn server_findings(
     if tier == Some(Tier::Submitter) {
         flag_infra_error_share(bundle, &mut found);
     }
+    flag_copied_attempts(app, bundle, &mut found).await?;
     Ok(found)
+}
+
+/// Spec §5a: attempts whose agent records are byte for byte another's, in this bundle or
+/// under another agent id stored before, each carry the server's `copied-attempt` finding.
+async fn flag_copied_attempts(
+    app: &AppState,
+    bundle: &VerifiedBundle,
+    found: &mut ServerFindings,
+) -> Result<(), ApiError> {
+    let runs = &bundle.manifest.runs;
+    let records: Vec<String> = runs
+        .iter()
+        .filter(|r| r.outcome == Outcome::Success)
+        .filter_map(benchmark::integrity::record_of)
+        .map(|(_, d)| d.to_owned())
+        .collect();
+    let elsewhere = app
+        .store
+        .record_uses(&records)
+        .await?
+        .into_iter()
+        .map(|(digest, uses)| {
+            let uses = uses.into_iter().map(|(agent_id, task, hint, attempt)| {
+                benchmark::integrity::RecordUse { agent_id, task: task.to_string(), hint, attempt }
+            });
+            (digest, uses.collect())
+        })
+        .collect();
+    for (i, finding) in benchmark::integrity::copied_attempts(runs, &bundle.manifest.agent.id, &elsewhere) {
+        let findings = found.entry(i).or_default();
+        if findings.len() < MAX_FINDINGS {
+            findings.push(finding);
+        }
+    }
+    Ok(())
 }
 
 /// The findings of each run of a bundle of provenance `kind`, its artifacts `read`.
@@ -70,10 +108,13 @@ fn judge(
     let mut found = ServerFindings::new();
     for (i, run) in runs.iter().enumerate() {
         let Some(card) = cards.get(run.task.as_str()) else { continue };
-        let bytes = |role: &str| run.artifacts.get(role).map(|hex| read[hex].as_slice());
+        let bytes = |role: &str| run.artifacts.get(role).and_then(|hex| read.get(hex)).map(Vec::as_slice);
         let patch = bytes(&patch_role).map(String::from_utf8_lossy).unwrap_or_default();
         let mut findings =
             benchmark::integrity::run_findings(card, card.check.as_ref(), &patch, bytes(TRAJECTORY));
+        // A run labelled `none` whose agent record quotes the task's hints.
+        let record = benchmark::integrity::record_of(run).and_then(|(role, _)| bytes(role));
+        findings.extend(benchmark::integrity::hint_in_transcript(card, run, record));
         // A published run's duration is its agent's average over all runs (all the paper
         // gives), not the run's own: it says nothing about one experiment.
         if kind != ProvenanceKind::Published {

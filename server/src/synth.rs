@@ -216,6 +216,12 @@ fn agent_bundle(
                 let log = b.add_bytes(logs[rng.below(logs.len())].clone(), "text/plain");
                 let mut artifacts: std::collections::BTreeMap<String, String> =
                     [("patch".to_owned(), patch.to_hex()), ("stdout".to_owned(), log.to_hex())].into();
+                // A success carries the agent's own record, each its own (spec §5a).
+                if outcome == Outcome::Success {
+                    let record = format!("synthetic-{a:05}: {task}, {hint}, attempt {attempt}: done\n");
+                    let record = b.add_bytes(record.into_bytes(), "text/plain");
+                    artifacts.insert("agent_log".to_owned(), record.to_hex());
+                }
                 if attempt == 1 {
                     let t =
                         b.add_bytes(trajectories[rng.below(trajectories.len())].clone(), "application/json");

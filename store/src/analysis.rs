@@ -306,7 +306,7 @@ impl Store {
         let mut query = format!(
             "SELECT MAX(s.task_set_digest) AS task_set_digest, g.bundle_id, {join}(g.task || ' ' || g.hint || ' ' || g.successes || ' ' || \
              g.flagged || ' ' || g.executed || ' ' || g.counted || ' ' || g.exec_counted || ' ' || g.shortfall || ' ' || \
-             g.refuted, ';') AS cells FROM aggregates g JOIN submissions s ON s.bundle_id = g.bundle_id \
+             g.runs, ';') AS cells FROM aggregates g JOIN submissions s ON s.bundle_id = g.bundle_id \
              WHERE s.superseded_by IS NULL"
         );
         if only.is_some() {
@@ -370,7 +370,7 @@ impl Store {
 struct StoredCell<'a> {
     task: &'a str,
     hint: &'a str,
-    /// successes, flagged, executed, counted, exec_counted, shortfall, refuted.
+    /// successes, flagged, executed, counted, exec_counted, shortfall, runs.
     counts: [u32; 7],
 }
 
@@ -388,17 +388,17 @@ impl<'a> StoredCell<'a> {
     }
 
     /// The cell, its successes counted as `integrity` says: strictly, flagged successes
-    /// and refuted infrastructure errors are failures.
+    /// and every infrastructure error are failures.
     fn cell(&self, integrity: Integrity) -> Cell {
-        let [successes, flagged, executed, counted, exec_counted, shortfall, refuted] = self.counts;
-        let (flagged, refuted) = match integrity {
-            Integrity::Reported => (0, 0),
-            Integrity::Strict => (flagged, refuted),
+        let [successes, flagged, executed, counted, exec_counted, shortfall, runs] = self.counts;
+        let (flagged, counted) = match integrity {
+            Integrity::Reported => (0, counted),
+            Integrity::Strict => (flagged, runs.max(counted)),
         };
         Cell {
             successes: successes.saturating_sub(flagged),
             executed,
-            counted: counted + refuted,
+            counted,
             exec_counted,
             short: shortfall > 0,
         }
@@ -428,7 +428,8 @@ mod tests {
     /// is refused, not read as zeros.
     #[test]
     fn a_stored_aggregate_reads_back_whole_or_not_at_all() {
-        let stored = StoredCell::parse("cogs hints 3 1 4 5 5 0 2").unwrap();
+        // Seven runs, five counted: strictly the two infra_error runs are failures too.
+        let stored = StoredCell::parse("cogs hints 3 1 4 5 5 0 7").unwrap();
         assert_eq!((stored.task, stored.hint), ("cogs", "hints"));
         let reported = Cell { successes: 3, executed: 4, counted: 5, exec_counted: 5, short: false };
         assert_eq!(stored.cell(Integrity::Reported), reported);

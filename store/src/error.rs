@@ -45,9 +45,10 @@ pub enum StoreError {
     /// A stored row the store cannot read back (the database was changed by hand).
     #[error("the database holds an unreadable {0}")]
     Unreadable(String),
-    /// A reproduction (spec §4d) the board does not take, and why, with the API's code.
+    /// A bundle the board does not take for what it claims against the board's records
+    /// (a reproduction, spec §4d, or a submission, spec §5a), and why, with the API's code.
     #[error("{message}")]
-    ReproductionRefused { code: &'static str, message: String },
+    Refused { code: &'static str, message: String },
 }
 
 impl StoreError {

@@ -99,14 +99,13 @@ impl Store {
             return Ok(Ingested::AlreadyStored { bundle_id, agent_id });
         }
         let signer = signer(tx, bundle).await?;
+        check_kind(bundle, &signer)?;
         write_agent(tx, bundle, &signer).await?;
         let received_at = now();
         let execution_known = self.execution_known(m);
         write_submission(tx, bundle, &bundle_id, &signer, &received_at, execution_known).await?;
         write_artifacts(tx, bundle, &received_at).await?;
-        let carried =
-            crate::reproductions::not_reproduced_before(tx, &agent_id, &m.benchmark.version, &bundle_id)
-                .await?;
+        let carried = crate::reproductions::not_reproduced_before(tx, bundle, &bundle_id).await?;
         let found = &carry_not_reproduced(tx, bundle, &bundle_id, &carried, found).await?;
         write_runs(tx, bundle, &bundle_id, found).await?;
         crate::reproductions::write_sample(tx, bundle, &bundle_id, &signer, &received_at, &carried).await?;
@@ -154,10 +153,9 @@ async fn carry_not_reproduced<'f>(
         .bind(bundle_id)
         .execute(&mut **tx)
         .await?;
+    let agent = &bundle.manifest.agent.id;
     for (i, run) in bundle.manifest.runs.iter().enumerate() {
-        let before = carried
-            .iter()
-            .find(|c| c.task == run.task.as_str() && c.hint == run.hint && c.attempt == run.attempt);
+        let before = carried.iter().find(|c| c.reaches(agent, run));
         // A success claims what did not reproduce; an infra_error says the run proves
         // nothing, where the same run's re-run ended in a counted outcome.
         if let Some(c) = before
@@ -168,13 +166,9 @@ async fn carry_not_reproduced<'f>(
                 findings.push(Finding {
                     check: crate::NOT_REPRODUCED.to_owned(),
                     message: format!(
-                        "The same run (task {}, hint {}, attempt {}) of this agent's earlier submission {} did not \
-                         reproduce when the maintainers re-ran it: this run counts as a failure in the strict view \
-                         until a maintainer dismisses this finding.",
-                        c.task,
-                        c.hint.as_str(),
-                        c.attempt,
-                        c.from
+                        "{} did not reproduce when the maintainers re-ran it: this run counts as a failure in the \
+                         strict view until a maintainer dismisses this finding.",
+                        c.source(agent, run)
                     ),
                     artifact: None,
                     line: None,
@@ -184,6 +178,26 @@ async fn carry_not_reproduced<'f>(
         }
     }
     Ok(std::borrow::Cow::Owned(found))
+}
+
+/// Spec §5a: a kind that skips what holds a submitter's claims to account (evidence, the
+/// sample, the attempts rule: `published`) is the maintainers' to sign.
+fn check_kind(bundle: &VerifiedBundle, signer: &KeyRecord) -> Result<(), StoreError> {
+    let kind = bundle.manifest.provenance.kind;
+    if kind.rule().maintainers_only && signer.tier != vocab::Tier::Maintainer {
+        return Err(StoreError::Refused {
+            code: "provenance_not_maintainer",
+            message: format!(
+                "provenance.kind `{}` is signed only by a maintainer key: it is not re-run nor held to the \
+                 attempts rule; {} ({}) is a {} key",
+                kind.as_str(),
+                signer.keyid,
+                signer.owner,
+                signer.tier.as_str()
+            ),
+        });
+    }
+    Ok(())
 }
 
 async fn already_stored(tx: &mut Tx<'_>, bundle_id: &str) -> Result<bool, StoreError> {
@@ -453,7 +467,7 @@ async fn write_aggregates(
     // How many valid attempts each cell lacks of what the benchmark asks (published
     // results keep their source's design).
     let rules = crate::attempts::rules(tx).await?;
-    let published = m.provenance.kind == vocab::ProvenanceKind::Published;
+    let published = !m.provenance.kind.rule().held_to_attempts;
     let aggregates: Vec<_> = aggregates
         .into_iter()
         .map(|(cell, c)| {

@@ -51,6 +51,8 @@ mod sessions;
 mod steps;
 #[cfg(feature = "db")]
 mod store;
+#[cfg(feature = "db")]
+mod task_sets;
 #[cfg(feature = "testing")]
 pub mod testing;
 
@@ -80,3 +82,5 @@ pub use steps::Ingested;
 pub use store::Store;
 #[cfg(feature = "db")]
 pub(crate) use store::now;
+#[cfg(feature = "db")]
+pub use task_sets::RegisteredTaskSet;

@@ -24,6 +24,12 @@ pub struct AgentData {
     pub elsewhere: Vec<(String, String, store::Harness)>,
     /// What its current submission covers of its task set.
     pub coverage: Option<Coverage>,
+    /// Who submitted its current submission, their other rows with the same framework and
+    /// model, and the maintainers' re-runs of all their rows (spec §5a).
+    pub submitted_by: Option<crate::submitter::Submitter>,
+    /// Per task and hint condition of its current submission where two or more attempts
+    /// made the same patch: the most that share one, of the attempts with a patch.
+    pub same_patches: Vec<(store::TaskId, store::Hint, i64, i64)>,
 }
 
 /// What a submission covers of its task set of `of` tasks: in words where it is less
@@ -127,6 +133,23 @@ mod answers {
         flagged.retain(|f| flagging.contains(&f.run_id) && f.finding.flags());
         crate::access::load(store, catalog, reader).await?.finding_records(&mut flagged);
         let elsewhere = store.same_agent_elsewhere(id).await?;
+        let submitted_by = match &current {
+            None => None,
+            Some(bundle) => {
+                let board = store.board_rows(store::Integrity::Reported, None).await?;
+                let row = board.iter().find(|r| &r.bundle_id == bundle);
+                row.map(|row| crate::submitter::Submitters::of(&board).of_row(row))
+            }
+        };
+        let same_patches = match &current {
+            None => Vec::new(),
+            Some(bundle) => store
+                .same_patches(bundle)
+                .await?
+                .into_iter()
+                .map(|((t, h), (most, of))| (t, h, most, of))
+                .collect(),
+        };
         let coverage = match &current {
             None => None,
             Some(bundle) => {
@@ -156,6 +179,8 @@ mod answers {
             flagged,
             elsewhere,
             coverage,
+            submitted_by,
+            same_patches,
         })
     }
 

@@ -53,6 +53,11 @@ pub struct Catalog {
     /// of its reconstructed submission (Harbor's parity experiment): reconstructed
     /// attempts cannot give them.
     pub parity_runs: std::collections::BTreeMap<String, Vec<f64>>,
+    /// What a bundle's claims are held to, as the cards give it (bundle spec §5a): their
+    /// task sets and each task's attempts and public bounds. The maintainers may register
+    /// more task sets (`Store::task_sets`).
+    #[serde(default)]
+    pub claims: bundle::Claims,
 }
 
 impl Catalog {

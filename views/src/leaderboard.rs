@@ -38,6 +38,8 @@ pub struct LeaderboardData {
     pub rows: Vec<LeaderboardRow>,
     /// Intervals, rank ranges and groups of those rows, by bundle id.
     pub stats: BTreeMap<String, AgentStats>,
+    /// Who submitted each of those rows, by bundle id (spec §5a).
+    pub submitters: BTreeMap<String, crate::submitter::Submitter>,
     /// Known issues of the paper that touch a shown number (an agent's rate over all
     /// tasks under a condition), by agent id.
     pub issues: BTreeMap<String, Vec<crate::paper::KnownIssue>>,
@@ -67,6 +69,9 @@ pub struct TaskSet {
 pub struct LeaderboardEntry {
     #[serde(flatten)]
     pub row: LeaderboardRow,
+    /// Who submitted it, their other rows with the same framework and model, and the
+    /// maintainers' re-runs of all their rows.
+    pub submitted_by: crate::submitter::Submitter,
     pub stats: Option<AgentStats>,
     /// The tasks of its set this view counts (all, or the public ones).
     pub tasks: Vec<TaskId>,
@@ -113,6 +118,7 @@ mod answers {
         counted: BTreeMap<String, Vec<TaskId>>,
         /// The rows kept, by their place in `board`.
         kept: Vec<usize>,
+        submitters: crate::submitter::Submitters,
     }
 
     /// One entry, borrowed: the row, its statistics, the tasks counted and whether it
@@ -120,6 +126,7 @@ mod answers {
     #[derive(Debug)]
     pub struct EntryRef<'a> {
         pub row: &'a LeaderboardRow,
+        pub submitted_by: crate::submitter::Submitter,
         pub stats: Option<&'a AgentStats>,
         pub tasks: &'a [TaskId],
         pub ranked: bool,
@@ -144,6 +151,7 @@ mod answers {
                 let tasks = self.counted.get(&row.task_set_digest).map_or(&[][..], Vec::as_slice);
                 EntryRef {
                     row,
+                    submitted_by: self.submitters.of_row(row),
                     stats: self.stats.by_bundle.get(&row.bundle_id),
                     tasks,
                     ranked: row.ranked(tasks.len()),
@@ -157,6 +165,7 @@ mod answers {
             self.those(skip..skip.saturating_add(take))
                 .map(|e| LeaderboardEntry {
                     row: e.row.clone(),
+                    submitted_by: e.submitted_by,
                     stats: e.stats.cloned(),
                     tasks: e.tasks.to_vec(),
                     ranked: e.ranked,
@@ -178,7 +187,8 @@ mod answers {
             sets.iter().map(|s| (s.digest.clone(), counted_tasks(catalog, &s.tasks, scope))).collect();
         // In the database's order: by agent, then bundle.
         let kept = board.iter().enumerate().filter(|(_, r)| query.keeps(r)).map(|(i, _)| i).collect();
-        Ok(Entries { board, stats, counted, kept })
+        let submitters = crate::submitter::Submitters::of(&board);
+        Ok(Entries { board, stats, counted, kept, submitters })
     }
 
     /// The leaderboard page a URL asks for: one task set, its rows narrowed, ordered and
@@ -206,6 +216,7 @@ mod answers {
                 pages: 1,
                 rows: vec![],
                 stats: BTreeMap::new(),
+                submitters: BTreeMap::new(),
                 issues: BTreeMap::new(),
             });
         };
@@ -267,6 +278,8 @@ mod answers {
             .iter()
             .filter_map(|r| Some((r.bundle_id.clone(), stats.by_bundle.get(&r.bundle_id)?.clone())))
             .collect();
+        let everyone = crate::submitter::Submitters::of(&unscoped);
+        let submitters = rows.iter().map(|r| (r.bundle_id.clone(), everyone.of_row(r))).collect();
         let issues = rows
             .iter()
             .filter(|r| r.provenance == store::ProvenanceKind::Published)
@@ -287,6 +300,7 @@ mod answers {
             pages,
             rows,
             stats,
+            submitters,
             issues,
         })
     }

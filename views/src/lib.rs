@@ -29,6 +29,7 @@ pub mod leaderboard;
 pub mod markdown;
 pub mod parity;
 pub mod run;
+pub mod submitter;
 pub mod task;
 
 /// Task id → name, for the tasks a view mentions.

@@ -226,6 +226,42 @@ impl ProvenanceKind {
             ProvenanceKind::Published => "published",
         }
     }
+
+    /// What a bundle of this kind claims, and so who may sign it and what the board holds
+    /// it to: the one statement of each kind's rule (spec §5a, docs/method.md).
+    pub const fn rule(self) -> KindRule {
+        match self {
+            ProvenanceKind::Evaluated | ProvenanceKind::Imported => KindRule {
+                maintainers_only: false,
+                carries_evidence: true,
+                sampled: true,
+                held_to_attempts: true,
+            },
+            // A paper's numbers have no runs behind them to carry or re-run, and keep
+            // their source's design: only the maintainers vouch for them.
+            ProvenanceKind::Published => KindRule {
+                maintainers_only: true,
+                carries_evidence: false,
+                sampled: false,
+                held_to_attempts: false,
+            },
+        }
+    }
+}
+
+/// A provenance kind's rule ([`ProvenanceKind::rule`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KindRule {
+    /// Only a maintainer key may sign a bundle of this kind: it skips evidence, sampling
+    /// or the attempts rule, which hold a submitter's claims to account.
+    pub maintainers_only: bool,
+    /// Its runs carry their artifacts (a success its patch and the agent's record); a
+    /// kind without evidence carries none at all.
+    pub carries_evidence: bool,
+    /// A submitter's bundle of this kind gets a reproduction sample (spec §4e).
+    pub sampled: bool,
+    /// Each task and hint condition has exactly the card's attempts (spec §4f).
+    pub held_to_attempts: bool,
 }
 
 names!(ProvenanceKind, "provenance", "evaluated, imported, published");

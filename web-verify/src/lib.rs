@@ -26,6 +26,8 @@ struct Setup {
     tasks: Vec<String>,
     #[serde(default)]
     private_checks: Vec<String>,
+    /// What the server holds a bundle's claims to (spec §5a).
+    claims: bundle::Claims,
     limits: Limits,
 }
 
@@ -81,6 +83,7 @@ fn check(file: Blob, setup: &Setup, progress: &js_sys::Function) -> Answer {
         .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
     let verifier = Verifier::new(trusted, setup.tasks.iter().cloned())
         .with_private_checks(setup.private_checks.iter().cloned())
+        .holding(setup.claims.clone())
         .with_limits(setup.limits)
         .at(now);
     match verifier.verify(source) {

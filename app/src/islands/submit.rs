@@ -22,6 +22,9 @@ pub struct SubmitSetup {
     pub tasks: Vec<String>,
     /// Those whose check is private: a run of one states no metrics in the manifest.
     pub private_checks: Vec<String>,
+    /// What a bundle's claims are held to (bundle spec §5a): the task sets this server
+    /// takes, each task's attempts and its public bounds.
+    pub claims: bundle::Claims,
     /// This server's size limits.
     pub limits: bundle::Limits,
     /// The verifier worker's script, versioned with the rest of the WebAssembly.

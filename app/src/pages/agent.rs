@@ -6,7 +6,7 @@ use leptos_meta::{Meta, Title};
 
 use super::{
     AgentUrl, Chart, FailureRow, FailureTable, FlaggedRuns, HarnessBadge, IntervalNote, IssueMark,
-    KnownIssues, OutcomeLabel, ProvenanceBadge, Rate, TierBadge, interval_text, loaded, param,
+    KnownIssues, OutcomeLabel, ProvenanceBadge, Rate, SubmittedBy, TierBadge, interval_text, loaded, param,
     points_interval, query,
 };
 use crate::charts;
@@ -119,6 +119,10 @@ fn Agent(data: AgentData) -> impl IntoView {
                     </dd>
                 })}
             })}
+            {data.submitted_by.clone().map(|s| view! {
+                <dt>"Submitted"</dt>
+                <dd><SubmittedBy submitter=s/></dd>
+            })}
             <dt>"Compare"</dt>
             <dd><a href=href("/compare", &[("a", Some(a.id.as_str()))])>"Compare with another agent"</a></dd>
             {(!data.elsewhere.is_empty()).then(|| view! {
@@ -143,7 +147,7 @@ fn Agent(data: AgentData) -> impl IntoView {
 
         {view! { <CostSection grid=grid.clone() names=data.names.clone() published=data.published.clone()/> }.into_any()}
 
-        <SuccessByTask grid=grid.clone() names=data.names.clone() issues=issues.clone() base=base.clone() heat=heat/>
+        <SuccessByTask grid=grid.clone() names=data.names.clone() issues=issues.clone() same=data.same_patches.clone() base=base.clone() heat=heat/>
 
         <FailureTable
             caption="Runs that did not succeed, by outcome and error type (published results carry outcomes only)."
@@ -260,6 +264,8 @@ fn SuccessByTask(
     grid: TaskGrid,
     names: TaskNames,
     issues: Vec<KnownIssue>,
+    /// Where attempts made the same patch: task, condition, the most sharing one, of how many.
+    same: Vec<(store::TaskId, Hint, i64, i64)>,
     base: String,
     heat: String,
 ) -> impl IntoView {
@@ -300,6 +306,9 @@ fn SuccessByTask(
                                                 {format!(" exec {}", format::pct(r.and_then(|r| r.execution_success)))}
                                             </span>
                                             {notes.into_iter().map(|i| view! { <IssueMark issue=i/> }).collect_view()}
+                                            {same.iter().find(|(task, hint, ..)| task == t && *hint == h).map(|(_, _, most, of)| view! {
+                                                <div class="small same-patch">{format!("{most} of {of} attempts made the same patch")}</div>
+                                            })}
                                         </td>
                                     }
                                 }).collect_view()}

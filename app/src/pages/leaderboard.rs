@@ -7,8 +7,8 @@ use store::stats::AgentStats;
 use store::{Hint, Integrity, LeaderboardRow, ProvenanceKind, Rates, Tier};
 
 use super::{
-    AgentUrl, Chart, HarnessBadge, IntervalNote, IssueMark, ProvenanceBadge, Rate, TierBadge, interval_text,
-    loaded, points_interval, query,
+    AgentUrl, Chart, HarnessBadge, IntervalNote, IssueMark, ProvenanceBadge, Rate, SubmittedBy, TierBadge,
+    interval_text, loaded, points_interval, query,
 };
 use crate::board::{BoardQuery, Columns, Metric, PER_PAGE, Sort, TaskScope, uplift};
 use crate::charts;
@@ -83,8 +83,9 @@ fn Board(data: LeaderboardData) -> impl IntoView {
     let board_row = |row: &LeaderboardRow| {
         let stats = data.stats.get(&row.bundle_id).cloned();
         let issues = data.issues.get(&row.agent_id).cloned().unwrap_or_default();
+        let submitter = data.submitters.get(&row.bundle_id).cloned();
         view! {
-            <BoardRow row=row.clone() stats=stats issues=issues integrity=view.integrity of=of columns=view.columns.clone()/>
+            <BoardRow row=row.clone() stats=stats issues=issues submitter=submitter integrity=view.integrity of=of columns=view.columns.clone()/>
         }
         .into_any()
     };
@@ -373,6 +374,8 @@ fn BoardRow(
     row: LeaderboardRow,
     stats: Option<AgentStats>,
     issues: Vec<KnownIssue>,
+    /// Who submitted it, and their other rows with the same model.
+    submitter: Option<views::submitter::Submitter>,
     integrity: Integrity,
     /// The tasks counted in this view.
     of: usize,
@@ -459,6 +462,7 @@ fn BoardRow(
                     <input type="checkbox" class="pick" form="pick" name="agent" value=row.agent_id.clone() aria-label=format!("Compare {}", row.display_name)/>
                 </div>
                 <div class="muted small"><AgentUrl url=row.url.clone()/></div>
+                {submitter.map(|s| view! { <SubmittedBy submitter=s/> })}
                 {coverage.map(|c| view! { <div class="coverage small">{c}</div> })}
                 <SampleBadge sample=row.sample agent=agent.clone()/>
                 {row.not_reproduced_before.clone().map(|before| view! {

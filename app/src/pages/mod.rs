@@ -367,3 +367,38 @@ pub(crate) fn FlaggedRuns(
         </div>
     }
 }
+
+/// Who submitted a row (the key's owner), the owner's other rows with the same
+/// framework and model, each linked, and the maintainers' re-runs of all their rows.
+#[component]
+pub fn SubmittedBy(submitter: views::submitter::Submitter) -> impl IntoView {
+    const SHOWN: usize = 5;
+    let n = submitter.rows_with_model();
+    let others = submitter.same_model.clone();
+    let more = others.len().saturating_sub(SHOWN);
+    let sample = submitter.sample;
+    view! {
+        <div class="submitter small">
+            {format!("by {}", submitter.owner)}
+            {(n > 1).then(|| view! {
+                <span class="kin">
+                    {format!(" · one of {n} rows from this submitter with this model: ")}
+                    {others.iter().take(SHOWN).enumerate().map(|(i, a)| view! {
+                        {(i > 0).then_some(", ")}
+                        <a href=format!("/agents/{}", format::segment(a))>{a.clone()}</a>
+                    }).collect_view()}
+                    {(more > 0).then(|| format!(" and {more} more"))}
+                </span>
+            })}
+            {(sample.reproduced > 0).then(|| view! {
+                <span class="kin-sample">
+                    {format!(
+                        " · this submitter's re-runs: {} of {} reproduced",
+                        sample.reproduced - sample.differed,
+                        sample.reproduced
+                    )}
+                </span>
+            })}
+        </div>
+    }
+}

@@ -167,38 +167,9 @@ pub struct RunOutput<'a> {
     pub stderr: &'a Path,
 }
 
-/// What a value must be.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Expectation {
-    Equals(f64),
-    Within { expected: f64, tolerance: f64 },
-    Range { min: f64, max: f64 },
-}
-
-impl Expectation {
-    /// Compared as the official evaluators compare, in double precision:
-    /// `expected - tolerance <= v <= expected + tolerance`, not `|v - expected| <= tolerance`,
-    /// which rounds differently at the edges.
-    pub fn accepts(self, v: f64) -> bool {
-        match self {
-            Expectation::Equals(e) => v == e,
-            Expectation::Within { expected, tolerance } => {
-                expected - tolerance <= v && v <= expected + tolerance
-            }
-            Expectation::Range { min, max } => min <= v && v <= max,
-        }
-    }
-}
-
-impl std::fmt::Display for Expectation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Expectation::Equals(e) => write!(f, "exactly {e}"),
-            Expectation::Within { expected, tolerance } => write!(f, "{expected} ± {tolerance}"),
-            Expectation::Range { min, max } => write!(f, "within [{min}, {max}]"),
-        }
-    }
-}
+/// What a value must be: one definition with the bundle crate, which re-judges a
+/// success from its signed metrics by it (spec §5a).
+pub use bundle::Expectation;
 
 /// How a metric's number is taken out of its text.
 #[derive(Debug, Clone, Copy)]

@@ -22,8 +22,13 @@ use crate::check::{CheckSpec, Expectation};
 use crate::diff::{self, FileDiff};
 use crate::task::TaskCard;
 
+mod claims;
 mod provenance;
 mod trajectory;
+
+pub use claims::{
+    COPIED_ATTEMPT, HINT_IN_TRANSCRIPT, RecordUse, copied_attempts, hint_in_transcript, record_of,
+};
 
 pub use provenance::{
     Flow, INFRA_ERROR_SHARE, INPUTS_UNREAD, MAX_INFRA_ERROR_SHARE, PATCH_MISSING, PROVENANCE_CUT,
@@ -97,7 +102,7 @@ pub const IMPLAUSIBLY_FAST: Check = Check {
 };
 
 /// Every check, in the order their findings are listed.
-pub const CHECKS: [Check; 15] = [
+pub const CHECKS: [Check; 17] = [
     RESULT_LINE_LITERAL,
     EXPECTED_VALUE_LITERAL,
     RESULT_FILE_IN_PATCH,
@@ -113,6 +118,8 @@ pub const CHECKS: [Check; 15] = [
     PROVENANCE_MISSING,
     PATCH_MISSING,
     INFRA_ERROR_SHARE,
+    COPIED_ATTEMPT,
+    HINT_IN_TRANSCRIPT,
 ];
 
 /// The share of the gold run's runtime below which an experiment is implausibly fast.

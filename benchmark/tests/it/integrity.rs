@@ -133,6 +133,9 @@ fn the_suite_gets_the_findings_it_lists() {
         "provenance-missing",
         "patch-missing",
         "infra-error-share",
+        // Across runs, and the agent's own words: the server's tests (`claims.rs`).
+        "copied-attempt",
+        "hint-in-transcript",
     ];
     for check in benchmark::integrity::CHECKS.iter().filter(|c| !elsewhere.contains(&c.slug)) {
         assert!(kinds.contains(check.slug), "no hack in the suite is caught by `{}`", check.slug);

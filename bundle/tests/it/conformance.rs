@@ -48,18 +48,23 @@ fn the_repository_s_vectors_are_what_the_generator_makes() {
     }
 }
 
-/// Verifies each vector in `dir` (trusting its `test-key/key.pub.pem`, knowing `tasks`)
+/// Verifies each vector in `dir` (trusting its `test-key/key.pub.pem`, knowing `tasks`, holding
+/// its claims to `claims` where given)
 /// against its `expected.json`: a valid one verifies (with its bundle id, where given),
 /// an invalid one is refused with `code(name, expected)`. Returns what was expected.
 fn verdicts(
     dir: &Path,
     tasks: &[&str],
+    claims: Option<bundle::Claims>,
     code: impl Fn(&str, &vectors::Expected) -> String,
 ) -> BTreeMap<String, vectors::Expected> {
     let expected: BTreeMap<String, vectors::Expected> =
         serde_json::from_slice(&fs::read(dir.join("expected.json")).unwrap()).unwrap();
     let key = PublicKey::from_pem(&fs::read_to_string(dir.join("test-key/key.pub.pem")).unwrap()).unwrap();
-    let verifier = Verifier::new(vec![key], tasks.iter().copied());
+    let mut verifier = Verifier::new(vec![key], tasks.iter().copied());
+    if let Some(claims) = claims {
+        verifier = verifier.holding(claims);
+    }
     let mut on_disk: Vec<String> = fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -96,7 +101,8 @@ fn verdicts(
 
 #[test]
 fn every_repository_vector_gets_its_verdict_and_every_rule_has_one() {
-    let expected = verdicts(&vectors_dir(), &vectors::TASKS, |name, want| {
+    // Ours are held to a board's claims too (spec §5a); the spec's own know only the format.
+    let expected = verdicts(&vectors_dir(), &vectors::TASKS, Some(vectors::claims()), |name, want| {
         want.code.clone().unwrap_or_else(|| panic!("{name}: an invalid vector without its code"))
     });
     // Every code a bundle can be refused with has a vector, or a reason it has none.
@@ -113,7 +119,7 @@ fn every_repository_vector_gets_its_verdict_and_every_rule_has_one() {
 fn every_shared_vector_gets_its_expected_verdict() {
     let Some(shared) = shared_dir() else { return };
     let codes: BTreeMap<&str, &str> = CODES.into_iter().collect();
-    verdicts(&shared.join("vectors"), &TASKS, |name, _| {
+    verdicts(&shared.join("vectors"), &TASKS, None, |name, _| {
         codes.get(name).unwrap_or_else(|| panic!("{name}: no expected code recorded")).to_string()
     });
 }

@@ -745,6 +745,130 @@ fn a_private_checks_metrics_are_sealed_and_read_back() {
     }
 }
 
+/// Spec §5a: a board's claims, each broken as a submitter with a key of their own would
+/// break it, and what stays within them.
+#[test]
+fn a_bundles_claims_are_held_to_the_boards_rules_where_it_is_told_them() {
+    let s = sample();
+    let claims = || {
+        let mut c = bundle::Claims::default();
+        c.task_sets.insert(bundle::TaskSet {
+            digest: "ab".repeat(32),
+            name: "RExBench".into(),
+            version: "1.0".into(),
+        });
+        c.tasks.insert(
+            "cogs".into(),
+            bundle::TaskRule {
+                attempts: 2,
+                bounds: vec![
+                    bundle::Bound {
+                        metric: "gen_accuracy".into(),
+                        expectation: bundle::Expectation::Equals(0.4562857142857143),
+                    },
+                    bundle::Bound { metric: "one".into(), expectation: bundle::Expectation::Equals(1.0) },
+                ],
+            },
+        );
+        c
+    };
+    let holding = s.verifier().holding(claims());
+    let case = |edit: &dyn Fn(&mut Value)| -> Result<(), BundleError> {
+        let mut m = s.manifest.clone();
+        edit(&mut m);
+        holding.verify(s.bundle_with(&serde_json::to_vec(&m).unwrap(), &s.members()).as_slice()).map(|_| ())
+    };
+    let code = |edit: &dyn Fn(&mut Value)| case(edit).map_err(|e| (e.code(), e.to_string()));
+    // The sample is within them.
+    assert_eq!(code(&|_| {}), Ok(()));
+    // A task set the board does not know, by digest or by its name and version.
+    let err = code(&|m| m["benchmark"]["task_set_digest"] = json!("0".repeat(64))).unwrap_err();
+    assert_eq!(err.0, "unknown_task_set");
+    let err = code(&|m| m["benchmark"]["version"] = json!("2.0")).unwrap_err();
+    assert_eq!(err.0, "unknown_task_set");
+    assert!(err.1.contains("(that digest is RExBench 1.0"), "{}", err.1);
+    // More valid attempts than the card asks; infra_error attempts come in addition.
+    let patch = s.manifest["runs"][0]["artifacts"]["patch"].clone();
+    let add = |m: &mut Value, attempt: u32, outcome: &str| {
+        let run = json!({"task": "cogs", "hint": "none", "attempt": attempt, "outcome": outcome,
+                         "artifacts": {"patch": patch.clone()}});
+        m["runs"].as_array_mut().unwrap().push(run);
+    };
+    assert_eq!(code(&|m| add(m, 2, "wrong_result")), Ok(()));
+    let err = code(&|m| {
+        add(m, 2, "wrong_result");
+        add(m, 3, "wrong_result");
+    })
+    .unwrap_err();
+    assert_eq!(err.0, "too_many_attempts");
+    assert!(err.1.contains("task cogs, hint none: 3 valid attempts, but its card asks 2"), "{}", err.1);
+    assert_eq!(
+        code(&|m| {
+            add(m, 2, "infra_error");
+            add(m, 3, "wrong_result");
+        }),
+        Ok(())
+    );
+    // A success without the agent's record; a trajectory serves as well as a log.
+    let err = code(&|m| {
+        let log = run0(m)["artifacts"].as_object_mut().unwrap().remove("agent_log").unwrap();
+        run0(m)["artifacts"]["x-notes"] = log;
+    })
+    .unwrap_err();
+    assert_eq!(err.0, "agent_record_missing");
+    assert_eq!(
+        code(&|m| {
+            let log = run0(m)["artifacts"].as_object_mut().unwrap().remove("agent_log").unwrap();
+            run0(m)["artifacts"]["x-trajectory"] = log;
+        }),
+        Ok(())
+    );
+    // A success against its own metric, named with its value and the bound; a metric
+    // the check does not hold, or a failure's, says nothing.
+    let err = code(&|m| run0(m)["metrics"]["gen_accuracy"] = json!(0.5)).unwrap_err();
+    assert_eq!(err.0, "success_against_check");
+    assert!(
+        err.1.contains("`gen_accuracy` is 0.5") && err.1.contains("exactly 0.4562857142857143"),
+        "{}",
+        err.1
+    );
+    assert_eq!(code(&|m| run0(m)["metrics"] = json!({"other": 0.5})), Ok(()));
+    // A number is read as the double its text names: one unit below 1 is not 1.
+    assert_eq!(code(&|m| run0(m)["metrics"]["one"] = json!(1.0)), Ok(()));
+    let err = code(&|m| run0(m)["metrics"]["one"] = json!(0.9999999999999999)).unwrap_err();
+    assert_eq!(err.0, "success_against_check", "{}", err.1);
+    // An empty record is none.
+    let empty = Digest::of(b"");
+    let mut m = s.manifest.clone();
+    m["runs"][0]["artifacts"]["agent_log"] = json!(empty.to_hex());
+    m["artifacts"][empty.to_hex()] = json!({"media_type": "text/plain", "size": 0});
+    let log = s.artifacts[2].0.to_hex();
+    m["artifacts"].as_object_mut().unwrap().remove(&log);
+    let mut members: Vec<(String, Vec<u8>)> =
+        s.members().into_iter().filter(|(n, _)| !n.ends_with(&log)).collect();
+    members.push((format!("artifacts/{}", empty.to_hex()), Vec::new()));
+    let err =
+        holding.verify(s.bundle_with(&serde_json::to_vec(&m).unwrap(), &members).as_slice()).unwrap_err();
+    assert_eq!(err.code(), "agent_record_missing", "{err}");
+    assert_eq!(
+        code(&|m| {
+            run0(m)["metrics"]["gen_accuracy"] = json!(0.5);
+            run0(m)["outcome"] = json!("wrong_result");
+        }),
+        Ok(())
+    );
+    // Without the board's claims, none of this is a rule of the format.
+    let loose = |edit: &dyn Fn(&mut Value)| {
+        let mut m = s.manifest.clone();
+        edit(&mut m);
+        s.verifier()
+            .verify(s.bundle_with(&serde_json::to_vec(&m).unwrap(), &s.members()).as_slice())
+            .map(|_| ())
+    };
+    assert!(loose(&|m| m["benchmark"]["task_set_digest"] = json!("0".repeat(64))).is_ok());
+    assert!(loose(&|m| run0(m)["metrics"]["gen_accuracy"] = json!(0.5)).is_ok());
+}
+
 /// The codes exercised here and in `limits` together cover every rule.
 #[test]
 fn every_code_is_exercised() {
@@ -756,6 +880,11 @@ fn every_code_is_exercised() {
         // a_private_checks_metrics_are_sealed_and_read_back
         "invalid_metrics_text",
         "private_metrics_in_manifest",
+        // a_bundles_claims_are_held_to_the_boards_rules_where_it_is_told_them
+        "unknown_task_set",
+        "too_many_attempts",
+        "agent_record_missing",
+        "success_against_check",
         // archive_rules_each_have_their_code, envelope_rules_each_have_their_code,
         // a_key_twice…, io_failures…, a_failing_sink…
         "not_gzip",

@@ -9,6 +9,7 @@
 //! so that a fault in either shows as a difference.
 
 pub(crate) mod api;
+mod claims;
 mod sample;
 mod tally;
 
@@ -280,6 +281,7 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey], token: Option<&str>
                     }
                 }
             }
+            claims::audit(&manifest, listed.map(|k| k.tier), &tasks, &detail, &bundle_id, &mut check);
             check(
                 found.is_empty(),
                 if found.is_empty() {
@@ -452,8 +454,11 @@ fn integrity(
                 ));
             }
             if view == "strict" {
+                // Strictly, flagged successes are failures, and so is every
+                // infra_error run (spec §4f): every run is counted.
                 let mut strict = *signed;
                 strict.successes -= expected;
+                strict.counted = strict.runs;
                 found.extend(
                     strict.differences(&served).into_iter().map(|d| format!("strict, {}: {d}", hint.label())),
                 );
@@ -465,7 +470,7 @@ fn integrity(
         found.is_empty(),
         if found.is_empty() {
             format!(
-                "flagged: {total} successes with a finding not dismissed, counted so on the leaderboard; its strict view counts them as failures"
+                "flagged: {total} successes with a finding not dismissed, counted so on the leaderboard; its strict view counts them, and every infra_error run, as failures"
             )
         } else {
             format!("flagged: {}", found.join("; "))

@@ -64,16 +64,17 @@ pub(super) fn audit(
             format!("sample: epoch {:?} is not among the server's sampling epochs", sample.epoch),
         ),
         None => {
-            let eligible = Candidate::of(manifest).iter().any(|c| c.has_patch);
+            let eligible = Candidate::of(manifest).iter().any(Candidate::eligible);
             let kind = manifest.provenance.kind;
             let due = submitter && eligible && kind != bundle::ProvenanceKind::Published;
             check(
                 !due,
                 if due {
-                    "sample: a self-reported submission with patches, but the server sampled none of its runs"
+                    "sample: a self-reported submission with runs to sample, but the server sampled none of them"
                         .into()
                 } else {
-                    "sample: none (only self-reported submissions with patches are sampled)".into()
+                    "sample: none (only self-reported submissions with patches or infra_error runs are sampled)"
+                        .into()
                 },
             );
         }

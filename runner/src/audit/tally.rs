@@ -12,6 +12,9 @@ use super::api::Rates;
 pub(super) struct Tally {
     pub(super) runs: i64,
     pub(super) counted: i64,
+    /// The runs execution success is over: the counted ones, in either view (the strict
+    /// view counts every run for final success only).
+    pub(super) exec_counted: i64,
     pub(super) successes: i64,
     pub(super) executed: i64,
     pub(super) recall_sum: f64,
@@ -36,6 +39,7 @@ impl Tally {
         }
         if let (Some(succeeded), Some(executed)) = (run.outcome.succeeded(), run.outcome.executed()) {
             self.counted += 1;
+            self.exec_counted += 1;
             self.successes += i64::from(succeeded);
             self.executed += i64::from(executed);
             if let Some(r) = run.file_recall {
@@ -59,7 +63,7 @@ impl Tally {
         count("counted runs", served.counted, self.counted);
         count("successes", served.successes, self.successes);
         // A server that knows the source tells only successes shows no execution.
-        let execution_known = served.exec_counted != Some(0) || self.counted == 0;
+        let execution_known = served.exec_counted != Some(0) || self.exec_counted == 0;
         if execution_known {
             count("executed", served.executed, self.executed);
         }
@@ -78,7 +82,7 @@ impl Tally {
         // Both sides divide the same whole numbers: equal to the last bit.
         rate("final success", served.final_success, ratio(self.successes, self.counted), 0.0);
         if execution_known {
-            rate("execution success", served.execution_success, ratio(self.executed, self.counted), 0.0);
+            rate("execution success", served.execution_success, ratio(self.executed, self.exec_counted), 0.0);
         }
         // A mean of decimals summed in another order may differ in the last bits.
         rate("file recall", served.file_recall, recall, 1e-9);

@@ -176,6 +176,10 @@ enum Command {
         /// the examples).
         #[arg(long = "tasks")]
         tasks_dir: Option<PathBuf>,
+        /// A task set to accept besides those the cards give, as a board's maintainers
+        /// register one: "NAME VERSION DIGEST" (e.g. "RExBench 1.0 ab…"); repeat for several.
+        #[arg(long = "task-set", value_parser = parse_task_set)]
+        task_sets: Vec<bundle::TaskSet>,
         /// Print the verdict as JSON.
         #[arg(long)]
         json: bool,
@@ -545,7 +549,7 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Pack { results, agent, keys, out, created_at } => {
             commands::pack_results(results, agent, keys, out, created_at)
         }
-        Command::Verify { bundle, trust, tasks, tasks_dir, json } => {
+        Command::Verify { bundle, trust, tasks, tasks_dir, task_sets, json } => {
             let keys: Vec<PublicKey> =
                 trust.iter().map(|p| keyfile::read_public(p)).collect::<Result<_, _>>()?;
             let mut known: Vec<String> = REXBENCH_TASKS.iter().map(|t| t.to_string()).chain(tasks).collect();
@@ -553,13 +557,23 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             let private = |cards: std::collections::BTreeMap<String, crate::task::TaskCard>| -> Vec<String> {
                 cards.into_values().filter(|c| c.check_is_private()).map(|c| c.id).collect()
             };
-            let mut private_checks = private(TaskDir::builtin()?.cards()?);
+            // Spec §5a: the claims a board holds a bundle to, as the cards give them.
+            // The built-in cards' folder goes when its `TaskDir` does: the digests read it.
+            let builtin_dir = TaskDir::builtin()?;
+            let builtin = builtin_dir.cards()?;
+            let mut claims = crate::taskset::claims(&builtin)?;
+            let mut private_checks = private(builtin);
             if let Some(dir) = tasks_dir {
                 let cards = TaskDir::given(&dir)?.cards()?;
                 known.extend(cards.keys().cloned());
+                let given = crate::taskset::claims(&cards)?;
+                claims.task_sets.extend(given.task_sets);
+                claims.tasks.extend(given.tasks);
                 private_checks.extend(private(cards));
             }
-            report(&Verifier::new(keys, known).with_private_checks(private_checks), &bundle, "VALID", json)
+            claims.task_sets.extend(task_sets);
+            let verifier = Verifier::new(keys, known).with_private_checks(private_checks).holding(claims);
+            report(&verifier, &bundle, "VALID", json)
         }
         Command::Submit { bundle, server } => match crate::submit::submit(&bundle, &server)? {
             crate::submit::Verdict::Accepted { status, body } => {
@@ -673,4 +687,20 @@ fn report(verifier: &Verifier, path: &Path, verdict: &str, json: bool) -> anyhow
             Ok(ExitCode::from(1))
         }
     }
+}
+
+/// `--task-set "NAME VERSION DIGEST"`: the name may hold spaces, the version and digest not.
+fn parse_task_set(text: &str) -> Result<bundle::TaskSet, String> {
+    let mut words = text.rsplitn(3, ' ');
+    let (Some(digest), Some(version), Some(name)) = (words.next(), words.next(), words.next()) else {
+        return Err(format!("a task set is \"NAME VERSION DIGEST\", not {text:?}"));
+    };
+    if bundle::Digest::from_hex(digest).is_none() {
+        return Err(format!("{digest:?} is not a task-set digest (64 lowercase hex digits)"));
+    }
+    Ok(bundle::TaskSet {
+        digest: digest.to_owned(),
+        name: name.trim().to_owned(),
+        version: version.to_owned(),
+    })
 }

@@ -18,13 +18,24 @@ fn verify_accepts_the_valid_vectors_and_names_the_rule_each_invalid_one_breaks()
     let expected: serde_json::Map<String, Value> =
         serde_json::from_slice(&fs::read(dir.join("expected.json")).unwrap()).unwrap();
     let key = dir.join("test-key/key.pub.pem");
+    // The vectors name a task set a board's maintainers register (vectors/README.md).
+    let set = format!("RExBench 1.0 {}", "ab".repeat(32));
+    // The built-in cards' folder goes when the `TaskDir` does.
+    let builtin = benchmark::builtin::TaskDir::builtin().unwrap();
+    let mut claims = runner::taskset::claims(&builtin.cards().unwrap()).unwrap();
+    claims.task_sets.insert(bundle::TaskSet {
+        digest: "ab".repeat(32),
+        name: "RExBench".into(),
+        version: "1.0".into(),
+    });
     let library = bundle::Verifier::new(
         vec![bundle::PublicKey::from_pem(&fs::read_to_string(&key).unwrap()).unwrap()],
         bundle::REXBENCH_TASKS,
-    );
+    )
+    .holding(claims);
     for (name, want) in &expected {
         let path = dir.join(name);
-        let args = ["verify", path.to_str().unwrap(), "--trust", key.to_str().unwrap()];
+        let args = ["verify", path.to_str().unwrap(), "--trust", key.to_str().unwrap(), "--task-set", &set];
         let out = runner(&args, &dir);
         let text = stdout(&out);
         if want["valid"] == json!(true) {
@@ -50,7 +61,20 @@ fn verify_accepts_the_valid_vectors_and_names_the_rule_each_invalid_one_breaks()
 #[test]
 fn verify_summarises_what_the_bundle_holds() {
     let dir = vectors();
-    let out = runner(&["verify", "valid-basic.tar.gz", "--trust", "test-key/key.pub.pem", "--json"], &dir);
+    // Without the vectors' task set, the board's rules refuse it (spec §5a).
+    let out = runner(&["verify", "valid-basic.tar.gz", "--trust", "test-key/key.pub.pem"], &dir);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stdout(&out).starts_with("INVALID  unknown_task_set: "), "{}", stdout(&out));
+    let out = runner(
+        &["verify", "valid-basic.tar.gz", "--trust", "test-key/key.pub.pem", "--task-set", "x 1.0 zz"],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let set = format!("RExBench 1.0 {}", "ab".repeat(32));
+    let out = runner(
+        &["verify", "valid-basic.tar.gz", "--trust", "test-key/key.pub.pem", "--task-set", &set, "--json"],
+        &dir,
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let expected: Value = serde_json::from_slice(&fs::read(dir.join("expected.json")).unwrap()).unwrap();
@@ -175,8 +199,18 @@ fn keygen_then_pack_then_verify() {
     let bundle_path = root.join("openhands-claude-4-sonnet.rexb.tar.gz");
     assert!(bundle_path.is_file());
 
+    // The task set the results name, as a board's maintainers would register it.
+    let set = format!("RExBench 1.0 {}", "cd".repeat(32));
     let out = runner(
-        &["verify", "openhands-claude-4-sonnet.rexb.tar.gz", "--trust", "team.pub.pem", "--json"],
+        &[
+            "verify",
+            "openhands-claude-4-sonnet.rexb.tar.gz",
+            "--trust",
+            "team.pub.pem",
+            "--task-set",
+            &set,
+            "--json",
+        ],
         root,
     );
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));

@@ -93,6 +93,11 @@ pub async fn leaderboard_csv(
         "runs_sampled",
         "runs_reproduced",
         "runs_not_reproduced",
+        "submitter",
+        "submitter_keyid",
+        "submitter_rows_same_model",
+        "submitter_runs_reproduced",
+        "submitter_runs_not_reproduced",
     ]
     .map(str::to_owned)
     .to_vec();
@@ -164,7 +169,7 @@ fn csv_rows<'a>(entries: impl Iterator<Item = EntryRef<'a>>, rows: usize) -> Res
     };
     let mut int = itoa::Buffer::new();
     let mut count = |w: &mut csv::Writer<Vec<u8>>, n: i64| w.write_field(int.format(n));
-    for EntryRef { row: r, stats, tasks, ranked } in entries {
+    for EntryRef { row: r, submitted_by: by, stats, tasks, ranked } in entries {
         // Every text a submitter chose, as no spreadsheet runs it.
         let text = |w: &mut csv::Writer<Vec<u8>>, t: &str| w.write_field(spreadsheet_text(t).as_bytes());
         for t in [&r.agent_id, &r.display_name, &r.framework, &r.model] {
@@ -180,6 +185,12 @@ fn csv_rows<'a>(entries: impl Iterator<Item = EntryRef<'a>>, rows: usize) -> Res
             text(&mut w, t)?;
         }
         for n in [r.sample.sampled, r.sample.reproduced, r.sample.differed] {
+            count(&mut w, n)?;
+        }
+        text(&mut w, &by.owner)?;
+        w.write_field(&by.keyid)?;
+        count(&mut w, by.rows_with_model() as i64)?;
+        for n in [by.sample.reproduced, by.sample.differed] {
             count(&mut w, n)?;
         }
         for hint in bundle::Hint::ALL {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use super::{FindingsCommand, KeysCommand, OutputsCommand, SessionsCommand, base_url};
+use super::{FindingsCommand, KeysCommand, OutputsCommand, SessionsCommand, TaskSetsCommand, base_url};
 use crate::{AppState, Config};
 
 const DONE: anyhow::Result<ExitCode> = Ok(ExitCode::SUCCESS);
@@ -58,6 +58,9 @@ pub(super) async fn reproductions(state: &AppState, all: bool) -> anyhow::Result
         let status = match (r.reproduced, r.held) {
             (Some(o), Some(true)) => format!("reproduced: {o}, held"),
             (Some(o), _) => format!("reproduced: {o}, DIFFERENT"),
+            (None, _) if r.patch.is_none() => {
+                "nothing to re-run (no patch; a failure in the strict view)".to_owned()
+            }
             (None, _) => "waiting".to_owned(),
         };
         println!(
@@ -129,6 +132,32 @@ pub(super) async fn keys(state: &AppState, command: KeysCommand) -> anyhow::Resu
         KeysCommand::Revoke { keyid } => {
             let k = state.store.revoke_key(&keyid).await?;
             println!("revoked {} ({}) at {}", k.keyid, k.owner, k.revoked_at.unwrap_or_default());
+        }
+    }
+    DONE
+}
+
+/// `task-sets list|add`.
+pub(super) async fn task_sets(state: &AppState, command: TaskSetsCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        TaskSetsCommand::List => {
+            for set in &state.catalog.claims.task_sets {
+                println!("{}  {} {}  (the task cards')", set.digest, set.name, set.version);
+            }
+            for r in state.store.registered_task_sets().await? {
+                println!(
+                    "{}  {} {}  registered {}: {}",
+                    r.set.digest, r.set.name, r.set.version, r.registered_at, r.note
+                );
+            }
+        }
+        TaskSetsCommand::Add { digest, name, version, note } => {
+            let set = bundle::TaskSet { digest, name, version };
+            if state.store.register_task_set(&set, &note).await? {
+                println!("registered {set}");
+            } else {
+                println!("{set} was registered already");
+            }
         }
     }
     DONE

@@ -44,6 +44,12 @@ enum Command {
         #[command(subcommand)]
         command: KeysCommand,
     },
+    /// The task sets bundles may name beside those the cards give: list them, or register
+    /// one (the change log records each registration).
+    TaskSets {
+        #[command(subcommand)]
+        command: TaskSetsCommand,
+    },
     /// Review integrity findings: list them, confirm or dismiss one.
     Findings {
         #[command(subcommand)]
@@ -134,6 +140,27 @@ enum KeysCommand {
     /// Revoke a key: from now on it verifies nothing.
     Revoke {
         keyid: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum TaskSetsCommand {
+    /// Every task set a bundle may name: the cards' own, then those registered.
+    List,
+    /// Register a task set: results that name its digest, benchmark name and version are
+    /// taken from now on (they rank apart from every other set's).
+    Add {
+        /// Its digest (64 hex digits), as results name it in `benchmark.task_set_digest`.
+        #[arg(long)]
+        digest: String,
+        /// The benchmark's name results give it (e.g. "RExBench").
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        version: String,
+        /// Why: what the set is (the change log shows it).
+        #[arg(long)]
+        note: String,
     },
 }
 
@@ -251,6 +278,7 @@ async fn run(command: Command, settings: crate::Settings) -> anyhow::Result<Exit
         Command::Sampling { reveal } => commands::sampling(&state, reveal).await,
         Command::Backup { .. } | Command::Restore { .. } | Command::Health => unreachable!("handled above"),
         Command::Keys { command } => commands::keys(&state, command).await,
+        Command::TaskSets { command } => commands::task_sets(&state, command).await,
         Command::Findings { command } => commands::findings(&state, command).await,
         Command::Outputs { command } => commands::outputs(&state, command).await,
         Command::SignInLink { keyid, base, valid_for } => {

@@ -15,13 +15,13 @@ use store::testing::for_each_backend;
 use crate::harness::{get, post_bundle, repo, state};
 
 /// A copy of the committed example results, to edit as a submitter would.
-fn example_results() -> tempfile::TempDir {
+pub(crate) fn example_results() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     copy(&repo().join("tasks/examples/results"), dir.path());
     dir
 }
 
-fn copy(from: &Path, to: &Path) {
+pub(crate) fn copy(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
@@ -34,8 +34,21 @@ fn copy(from: &Path, to: &Path) {
     }
 }
 
+/// The results made `agent`'s own: each agent's log says whose it is, as two agents' logs
+/// would (the same log under two agent ids is a copy, spec §5a).
+pub(crate) fn personalise(results: &Path, agent: &str) {
+    for dir in run_dirs(results) {
+        let log = dir.join("agent_log.txt");
+        if log.exists() {
+            let mut text = std::fs::read(&log).unwrap();
+            text.extend_from_slice(format!("(the log of {agent})\n").as_bytes());
+            std::fs::write(&log, text).unwrap();
+        }
+    }
+}
+
 /// Every run folder (`runs/<task>/<hint>/<attempt>`) of a results folder.
-fn run_dirs(results: &Path) -> Vec<PathBuf> {
+pub(crate) fn run_dirs(results: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for task in std::fs::read_dir(results.join("runs")).unwrap() {
         for hint in std::fs::read_dir(task.unwrap().path()).unwrap() {
@@ -64,12 +77,16 @@ fn relabel_failures(results: &Path) -> usize {
 }
 
 /// The results packed and signed for `agent`, dated now.
-fn pack(results: &Path, agent: &str, key: &SecretKey) -> Result<Vec<u8>, benchmark::pack::PackError> {
+pub(crate) fn pack(
+    results: &Path,
+    agent: &str,
+    key: &SecretKey,
+) -> Result<Vec<u8>, benchmark::pack::PackError> {
     pack_at(results, agent, key, &benchmark::pack::timestamp(time::OffsetDateTime::now_utc()))
 }
 
 /// The same, dated `at`.
-fn pack_at(
+pub(crate) fn pack_at(
     results: &Path,
     agent: &str,
     key: &SecretKey,
@@ -90,26 +107,26 @@ fn pack_at(
     Ok(std::fs::read(&path).unwrap())
 }
 
-async fn submitted(app: &Router, bytes: Vec<u8>) -> String {
+pub(crate) async fn submitted(app: &Router, bytes: Vec<u8>) -> String {
     let answer = post_bundle(app, bytes).await;
     assert_eq!(answer.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&answer.body));
     answer.json()["bundle_id"].as_str().unwrap().to_owned()
 }
 
 /// The API's leaderboard row of `agent`.
-async fn row(app: &Router, agent: &str) -> Value {
+pub(crate) async fn row(app: &Router, agent: &str) -> Value {
     let board = get(app, "/api/v1/leaderboard").await.json();
     board["rows"].as_array().unwrap().iter().find(|r| r["agent_id"] == agent).cloned().unwrap()
 }
 
 /// The API's leaderboard row of `agent` in the strict view.
-async fn strict(app: &Router, agent: &str) -> Value {
+pub(crate) async fn strict(app: &Router, agent: &str) -> Value {
     let board = get(app, "/api/v1/leaderboard?integrity=strict").await.json();
     board["rows"].as_array().unwrap().iter().find(|r| r["agent_id"] == agent).cloned().unwrap()
 }
 
 /// The CSV's record of `agent`, by column name.
-async fn csv_row(app: &Router, agent: &str) -> std::collections::BTreeMap<String, String> {
+pub(crate) async fn csv_row(app: &Router, agent: &str) -> std::collections::BTreeMap<String, String> {
     let csv = get(app, "/leaderboard.csv").await;
     let mut reader = csv::Reader::from_reader(csv.body.as_slice());
     let head: Vec<String> = reader.headers().unwrap().iter().map(str::to_owned).collect();
@@ -133,6 +150,7 @@ async fn failures_relabelled_infra_error_are_shown_flagged_sampled_and_not_ranke
         let honest = example_results();
         submitted(&app, pack(honest.path(), "honest-agent", &key).unwrap()).await;
         let relabelled = example_results();
+        personalise(relabelled.path(), "relabelled-agent");
         assert_eq!(relabel_failures(relabelled.path()), 7);
         let bundle = submitted(&app, pack(relabelled.path(), "relabelled-agent", &key).unwrap()).await;
 
@@ -242,8 +260,9 @@ async fn failures_relabelled_infra_error_are_shown_flagged_sampled_and_not_ranke
         )
         .await;
         assert_eq!(answer.status, StatusCode::OK, "{}", String::from_utf8_lossy(&answer.body));
+        // Strictly, every infra_error run is a failure all the same (spec §4f).
         let strict_row = strict(&app, "relabelled-agent").await;
-        assert_eq!(strict_row["by_hint"]["none"]["counted"], 2, "{strict_row}");
+        assert_eq!(strict_row["by_hint"]["none"]["counted"], 3, "{strict_row}");
 
         // Once the key is revealed, the rule written again from the spec's words (in
         // Python) picks the same runs from the public envelope, and `rexbench audit`
@@ -295,36 +314,15 @@ async fn a_failed_reproduction_follows_the_agent_across_a_resubmission() {
         let run_json = claimed.path().join("runs/wordfreq/none/2/run.json");
         let mut run: Value = serde_json::from_slice(&std::fs::read(&run_json).unwrap()).unwrap();
         run["outcome"] = json!("success");
+        // Its metrics would refute it (spec §5a): the submitter leaves them out.
+        run.as_object_mut().unwrap().remove("metrics");
         std::fs::write(&run_json, serde_json::to_vec_pretty(&run).unwrap()).unwrap();
         let at = |s: &str| format!("2026-11-2{s}T00:00:00Z");
         let first = submitted(&app, pack_at(claimed.path(), "claiming-agent", &key, &at("0")).unwrap()).await;
 
         // The maintainers re-run it (put in the sample here, whichever success the key
         // chose) and it ends a wrong result: not reproduced.
-        let target = store
-            .runs_of(&first, Some("wordfreq"), Some(store::Hint::None))
-            .await
-            .unwrap()
-            .into_iter()
-            .find(|r| r.attempt == 2)
-            .unwrap();
-        crate::evidence::tamper(
-            &backend,
-            &format!(
-                "INSERT INTO samples (run_id, bundle_id, epoch, sampled_at) SELECT {id}, '{first}', 1, 't' \
-                 WHERE NOT EXISTS (SELECT 1 FROM samples WHERE run_id = {id})",
-                id = target.id
-            ),
-        )
-        .await;
-        let detail = store.run(target.id).await.unwrap().unwrap();
-        let patch_digest = detail.artifacts.iter().find(|a| a.role == "patch").unwrap().digest.clone();
-        let patch = crate::reproductions::blob(&store, &patch_digest).await;
-        let digest = store.submission(&first).await.unwrap().unwrap().task_set_digest;
-        let rerun = [("wordfreq", "none", 2, &patch[..], "wrong_result")];
-        let b = crate::reproductions::reproduction(&first, "claiming-agent", &digest, &rerun);
-        let answer = post_bundle(&app, crate::reproductions::signed(b, &maintainer)).await;
-        assert_eq!(answer.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&answer.body));
+        refute_wordfreq_attempt_2(&app, &store, &backend, &first, "claiming-agent", &maintainer).await;
         let before = row(&app, "claiming-agent").await;
         assert_eq!(before["sample"]["differed"], 1);
 
@@ -627,4 +625,42 @@ async fn a_private_checks_metrics_stated_in_the_manifest_are_refused() {
         assert!(seen > 0, "{runs:?}");
     })
     .await;
+}
+
+/// The maintainers re-run wordfreq's attempt 2 without hints of submission `first` (put in
+/// its sample here, whichever run the key chose) and it ends a wrong result: not
+/// reproduced (spec §4d). Returns the patch's digest.
+pub(crate) async fn refute_wordfreq_attempt_2(
+    app: &Router,
+    store: &store::Store,
+    backend: &store::Backend,
+    first: &str,
+    agent: &str,
+    maintainer: &SecretKey,
+) -> String {
+    let target = store
+        .runs_of(first, Some("wordfreq"), Some(store::Hint::None))
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|r| r.attempt == 2)
+        .unwrap();
+    crate::evidence::tamper(
+        backend,
+        &format!(
+            "INSERT INTO samples (run_id, bundle_id, epoch, sampled_at) SELECT {id}, '{first}', 1, 't' \
+             WHERE NOT EXISTS (SELECT 1 FROM samples WHERE run_id = {id})",
+            id = target.id
+        ),
+    )
+    .await;
+    let detail = store.run(target.id).await.unwrap().unwrap();
+    let patch_digest = detail.artifacts.iter().find(|a| a.role == "patch").unwrap().digest.clone();
+    let patch = crate::reproductions::blob(store, &patch_digest).await;
+    let digest = store.submission(first).await.unwrap().unwrap().task_set_digest;
+    let rerun = [("wordfreq", "none", 2, &patch[..], "wrong_result")];
+    let b = crate::reproductions::reproduction(first, agent, &digest, &rerun);
+    let answer = post_bundle(app, crate::reproductions::signed(b, maintainer)).await;
+    assert_eq!(answer.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&answer.body));
+    patch_digest
 }

@@ -86,6 +86,7 @@ fn a_full_blob_store_is_a_507_and_nothing_partial() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let store = rt.block_on(Store::open(&backend, &blobs.0)).unwrap();
     rt.block_on(store.add_key(&key.public_key(), "Team", Tier::Submitter)).unwrap();
+    rt.block_on(crate::harness::know_test_set(&store));
     let server = Server::start(&backend, &blobs.0);
     let small = bundle_file(&key, "small", 12, files.path());
     assert!(matches!(
@@ -206,6 +207,7 @@ fn postgres_restarted_under_load_and_the_server_recovers_by_itself() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let store = rt.block_on(Store::open(&backend, blobs.path())).unwrap();
     rt.block_on(store.add_key(&key.public_key(), "load", Tier::Submitter)).unwrap();
+    rt.block_on(crate::harness::know_test_set(&store));
     drop(store);
     let server = Server::start(&backend, blobs.path());
 

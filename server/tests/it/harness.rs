@@ -58,6 +58,28 @@ pub fn shared() -> Option<PathBuf> {
     }
 }
 
+/// The benchmark's own task set, as the built-in cards give it.
+pub fn rexbench_task_set() -> bundle::TaskSet {
+    // The built-in cards' folder goes when the `TaskDir` does.
+    let dir = benchmark::builtin::TaskDir::builtin().unwrap();
+    let cards = dir.cards().unwrap();
+    benchmark::taskset::sets(&cards).unwrap().into_iter().find(|s| s.name == "RExBench").unwrap()
+}
+
+/// Registers [`test_task_set`] in `store`, as the maintainers of a board the tests' own
+/// bundles go to would (for a server the tests start as a process).
+pub async fn know_test_set(store: &Store) {
+    store
+        .register_task_set(&test_task_set(), "the tests' bundles and the conformance vectors")
+        .await
+        .unwrap();
+}
+
+/// The task set the tests' hand-made bundles and the conformance vectors name.
+pub fn test_task_set() -> bundle::TaskSet {
+    bundle::TaskSet { digest: "ab".repeat(32), name: "RExBench".into(), version: "1.0".into() }
+}
+
 pub async fn state(backend: &Backend, blobs: &Path) -> AppState {
     state_with(backend, store::Blobs::dir(blobs).unwrap()).await
 }
@@ -68,6 +90,12 @@ pub async fn state_with(backend: &Backend, blobs: store::Blobs) -> AppState {
     let tasks = benchmark::builtin::TaskDir::builtin().unwrap();
     let (catalog, cards) = server::catalog::load(&tasks).unwrap();
     server::know_benchmark(&store, &cards).await.unwrap();
+    // The task set the tests' own bundles and the conformance vectors name (spec §5a), as
+    // a board's maintainers would register it.
+    store
+        .register_task_set(&test_task_set(), "the tests' bundles and the conformance vectors")
+        .await
+        .unwrap();
     AppState {
         store: std::sync::Arc::new(store),
         limits: bundle::Limits::default(),
@@ -201,10 +229,25 @@ pub fn check_scripts(path: &str, html: &str, policy: &str) -> usize {
 
 /// Gives every run of `b` that got past applying its patch what a runner gives it (spec
 /// §4c): a patch, and a provenance record (one that says nothing was traced, so that it
-/// adds no finding of its own).
+/// adds no finding of its own); and every success the agent's log of it (spec §5a), each
+/// its own.
 pub fn with_patches(b: &mut bundle::BundleBuilder) {
     if b.manifest_mut().provenance.kind == bundle::ProvenanceKind::Published {
         return;
+    }
+    let agent = b.manifest_mut().agent.id.clone();
+    let lacking: Vec<usize> = (b.manifest_mut().runs.iter().enumerate())
+        .filter(|(_, r)| {
+            r.outcome == bundle::Outcome::Success
+                && !bundle::AGENT_RECORD_ROLES.iter().any(|role| r.artifacts.contains_key(*role))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    for i in lacking {
+        let run = &b.manifest_mut().runs[i];
+        let log = format!("{agent}: worked on {} ({}, attempt {})\n", run.task, run.hint, run.attempt);
+        let log = b.add_bytes(log.into_bytes(), "text/plain");
+        b.manifest_mut().runs[i].artifacts.insert("agent_log".into(), log.to_hex());
     }
     // Each agent's own, so that no two submissions share an artifact.
     let agent = b.manifest_mut().agent.id.clone();

@@ -38,7 +38,7 @@ fn suite() -> Vec<Case> {
 fn manifest(agent: &str, runs: Value) -> Manifest {
     serde_json::from_value(json!({
         "schema": "rexbench.manifest/v1", "created_at": "2026-11-01T00:00:00Z",
-        "benchmark": {"name": "RExBench", "version": "1.0", "task_set_digest": "cd".repeat(32)},
+        "benchmark": {"name": "RExBench", "version": "1.0", "task_set_digest": "ab".repeat(32)},
         "runner": {"name": "rexbench-runner", "version": "0.1.0"}, "provenance": {"kind": "evaluated"},
         "agent": {"id": agent, "framework": "OpenHands", "model": agent},
         "runs": runs,
@@ -158,6 +158,9 @@ async fn the_server_flags_every_hack_of_the_suite_from_the_bundle_alone() {
 #[tokio::test]
 async fn only_a_run_s_own_duration_is_timed() {
     let site = site().await;
+    // A paper's numbers are the maintainers' to sign (spec §5a).
+    let maintainers = SecretKey::generate();
+    site.store.add_key(&maintainers.public_key(), "Maintainers", Tier::Maintainer).await.unwrap();
     for (agent, kind, source, flagged) in [
         ("fast-evaluated", "evaluated", None, true),
         ("fast-imported", "imported", Some("harbor 0.3.1, job j"), true),
@@ -170,7 +173,8 @@ async fn only_a_run_s_own_duration_is_timed() {
         let mut bytes = Vec::new();
         let mut b = bundle::BundleBuilder::new(m);
         crate::harness::with_patches(&mut b);
-        b.write(&[&site.key], &mut bytes).unwrap();
+        let signer = if kind == "published" { &maintainers } else { &site.key };
+        b.write(&[signer], &mut bytes).unwrap();
         let bundle_id = stored(&site.app, bytes).await;
         let runs = runs_of(&site, &bundle_id).await;
         let findings = runs.values().next().unwrap()["findings"].as_array().unwrap().clone();
@@ -193,7 +197,8 @@ fn ending(k: usize, t: usize, h: usize, attempt: u32) -> (Outcome, bool) {
     (outcome, flagged)
 }
 
-const TASKS: [&str; 3] = ["cogs", "othello", "wordfreq"];
+// Each asks five attempts (spec §4f: no more is taken), in the order the board sorts them.
+const TASKS: [&str; 3] = ["cogs", "othello", "winodict"];
 const HINTS: [Hint; 2] = [Hint::None, Hint::Hints];
 
 /// The cells of every agent as the strict view must count them, made from the runs sent
@@ -663,6 +668,9 @@ async fn the_server_judges_provenance_from_the_bundle_alone() {
             let digest = b.add_bytes(record, "application/json");
             b.manifest_mut().runs[0].artifacts.insert("x-provenance".into(), digest.to_hex());
         }
+        // The agent's own record, which every success carries (spec §5a).
+        let log = b.add_bytes(format!("{agent}: wrote run_final.sh\n").into_bytes(), "text/plain");
+        b.manifest_mut().runs[0].artifacts.insert("agent_log".into(), log.to_hex());
         let mut bytes = Vec::new();
         b.write(&[key], &mut bytes).unwrap();
         let bundle_id = stored(app, bytes).await;

@@ -4,6 +4,7 @@
 mod abuse;
 mod api;
 mod backup;
+mod claims;
 mod contract;
 mod counting;
 mod coverage;

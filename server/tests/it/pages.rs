@@ -694,7 +694,11 @@ async fn a_regraded_run_says_what_it_was_judged_before_the_regrade() {
     }))
     .unwrap();
     let mut bytes = Vec::new();
-    bundle::BundleBuilder::new(manifest).write(&[&key], &mut bytes).unwrap();
+    let mut b = bundle::BundleBuilder::new(manifest);
+    // The agent's log its success carries (spec §5a).
+    let log = b.add_bytes(b"regraded-agent: lower-cased the tokens\n".to_vec(), "text/plain");
+    b.manifest_mut().runs[0].artifacts.insert("agent_log".into(), log.to_hex());
+    b.write(&[&key], &mut bytes).unwrap();
     let stored = post_bundle(&app, bytes).await;
     assert_eq!(stored.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&stored.body));
     let bundle_id = stored.json()["bundle_id"].as_str().unwrap().to_owned();

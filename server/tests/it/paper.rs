@@ -178,7 +178,7 @@ fn with_trajectories(key: &SecretKey, trajectories: &[Vec<u8>]) -> Vec<u8> {
         .collect();
     let manifest: bundle::Manifest = serde_json::from_value(json!({
         "schema": "rexbench.manifest/v1", "created_at": "2026-11-01T00:00:00Z",
-        "benchmark": {"name": "RExBench", "version": "1.0", "task_set_digest": "cd".repeat(32)},
+        "benchmark": {"name": "RExBench", "version": "1.0", "task_set_digest": "ab".repeat(32)},
         "runner": {"name": "t", "version": "1"}, "provenance": {"kind": "evaluated"},
         "agent": {"id": "trajectory-agent", "framework": "F", "model": "M"},
         "runs": runs,

@@ -175,6 +175,7 @@ async fn sigkill_during_ingests_loses_nothing_acknowledged_and_leaves_nothing_pa
     let key = SecretKey::generate();
     let store = Store::open(&backend, &blobs).await.unwrap();
     store.add_key(&key.public_key(), "load", Tier::Submitter).await.unwrap();
+    crate::harness::know_test_set(&store).await;
     let files = tempfile::tempdir().unwrap();
     let bundles: Vec<_> =
         (0..400).map(|i| bundle_file(&key, &format!("agent-{i:03}"), 36, files.path())).collect();
@@ -265,6 +266,7 @@ async fn twenty_submitters_and_a_hundred_readers_for_thirty_seconds(backend: Bac
     let key = SecretKey::generate();
     let store = Store::open(&backend, &blobs).await.unwrap();
     store.add_key(&key.public_key(), "load", Tier::Submitter).await.unwrap();
+    crate::harness::know_test_set(&store).await;
     let files = tempfile::tempdir().unwrap();
     // Twenty at once: the cap on ingests at once has its own test.
     let server = Server::start_with(&backend, &blobs, &[("REXBENCH_CONCURRENT_INGESTS", "32")]);
@@ -344,6 +346,7 @@ async fn ingests_by_another_process_invalidate_the_render_cache() {
         let store = Store::open(&backend, &blobs).await.unwrap();
         let key = SecretKey::generate();
         store.add_key(&key.public_key(), "Team", Tier::Maintainer).await.unwrap();
+        crate::harness::know_test_set(&store).await;
         let dir = tempfile::tempdir().unwrap();
         let first = bundle_file(&key, "agent-first", 12, dir.path());
         let second = bundle_file(&key, "agent-second", 12, dir.path());
@@ -407,6 +410,7 @@ async fn the_boards_reads_are_made_ready_at_a_start_and_after_each_change() {
         let store = Store::open(&backend, &blobs).await.unwrap();
         let key = SecretKey::generate();
         store.add_key(&key.public_key(), "Team", Tier::Maintainer).await.unwrap();
+        crate::harness::know_test_set(&store).await;
         let dir = tempfile::tempdir().unwrap();
         let paths = [
             "/",

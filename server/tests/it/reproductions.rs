@@ -71,7 +71,7 @@ import hashlib, hmac, json, sys
 key, bundle_id, manifest = bytes.fromhex(sys.argv[1]), sys.argv[2], json.load(sys.stdin)
 best = {}
 for run in manifest["runs"]:
-    if "patch" not in run.get("artifacts", {}):
+    if run["outcome"] != "infra_error" and "patch" not in run.get("artifacts", {}):
         continue
     message = "rexbench.sample/v1\n%s\n%s\n%s\n%d" % (bundle_id, run["task"], run["hint"], run["attempt"])
     mac = hmac.new(key, message.encode(), hashlib.sha256).digest()
@@ -362,6 +362,14 @@ async fn a_reproduction_that_does_not_fit_its_submission_is_refused_whole() {
         let submitter = SecretKey::generate();
         state.store.add_key(&maintainer.public_key(), "Maintainers (test)", Tier::Maintainer).await.unwrap();
         state.store.add_key(&submitter.public_key(), "Someone", Tier::Submitter).await.unwrap();
+        // Another task set the board knows, so that a reproduction naming it is held to
+        // the submission it names (spec §4d) rather than refused as unknown (§5a).
+        let other = bundle::TaskSet {
+            digest: "ef".repeat(32),
+            name: "RExBench examples".into(),
+            version: "1.0".into(),
+        };
+        state.store.register_task_set(&other, "another release of the examples").await.unwrap();
         let store = state.store.clone();
         let app = server::build_app(state);
         let queue = store.reproduction_queue(true).await.unwrap();

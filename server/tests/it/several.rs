@@ -57,6 +57,7 @@ async fn two_servers_on_one_database_and_one_bucket() {
         let store = Store::open_with(&backend, s3.blobs(&dir.path().join("test-staging"))).await.unwrap();
         let key = SecretKey::generate();
         store.add_key(&key.public_key(), "Team", Tier::Submitter).await.unwrap();
+        crate::harness::know_test_set(&store).await;
         let (env_a, env_b) = (env_for(&s3, &dir.path().join("a")), env_for(&s3, &dir.path().join("b")));
         let a = start(&backend, &env_a);
         let b = start(&backend, &env_b);

@@ -159,8 +159,9 @@ async fn a_submitter_signs_in_with_their_key_and_reads_their_own_private_outputs
             .await
             .unwrap()
             .unwrap();
-        // The patch, the log, and the provenance record an evaluated success carries.
-        assert_eq!(files.len(), 3);
+        // The patch, the log, the agent's log and the provenance record an evaluated
+        // success carries.
+        assert_eq!(files.len(), 4);
         assert!(
             std::fs::read_to_string(dir.path().join("a/stdout"))
                 .unwrap()
@@ -474,6 +475,7 @@ async fn a_session_opened_on_one_server_process_holds_on_another() {
     let key = SecretKey::generate();
     let store = store::Store::open(&backend, &blobs).await.unwrap();
     store.add_key(&key.public_key(), "Team", Tier::Submitter).await.unwrap();
+    crate::harness::know_test_set(&store).await;
     let dir2 = tempfile::tempdir().unwrap();
     let bundle = dir2.path().join("b.rexb.tar.gz");
     std::fs::write(&bundle, bundle_of(&key, "agent-x")).unwrap();

@@ -9,8 +9,9 @@ pub struct Change {
     pub seq: i64,
     pub at: String,
     /// `accepted`, `superseded`, `retracted`, `reviewed`, `reproduced` (a submission's),
-    /// `outputs` (a task's outputs published or made private), or `sampling` (a sampling
-    /// epoch began, or its key was revealed).
+    /// `outputs` (a task's outputs published or made private), `sampling` (a sampling
+    /// epoch began, or its key was revealed), `key` (a key registered or revoked), or
+    /// `task_set` (the maintainers registered a task set results may name).
     pub kind: String,
     /// The submission it is about; none for a task's outputs.
     pub bundle_id: Option<String>,

@@ -19,6 +19,9 @@ pub struct LeaderboardRow {
     pub model: String,
     pub url: Option<String>,
     pub tier: Tier,
+    /// Who submitted it: the key that signed it, and the owner the registry names.
+    pub keyid: String,
+    pub submitter: String,
     pub provenance: ProvenanceKind,
     /// What `imported` and `published` results name as their source.
     pub provenance_source: Option<String>,

@@ -39,8 +39,9 @@ pub struct Rates {
     /// view these count as failures (and `successes` leaves them out).
     pub flagged: i64,
     /// Runs that ended `infra_error` but whose re-run by the maintainers ended in a
-    /// counted outcome (a `not-reproduced` finding no maintainer has dismissed): in the
-    /// strict view these count as failures (and `counted` takes them in).
+    /// counted outcome (a `not-reproduced` finding no maintainer has dismissed). In the
+    /// strict view every `infra_error` run counts as a failure (`counted` is `runs`), so
+    /// no relabelling lifts it; this says how many were shown to be relabelled.
     pub refuted: i64,
 }
 
@@ -99,11 +100,11 @@ impl Sums {
     }
 
     /// The rates as `integrity` counts them: strictly, flagged successes are failures,
-    /// and so are `infra_error` runs whose re-run ended in a counted outcome.
+    /// and so is every `infra_error` run (pass@1 with errors as 0).
     pub fn rates(&self, integrity: Integrity) -> Rates {
         let (successes, counted) = match integrity {
             Integrity::Reported => (self.successes, self.counted),
-            Integrity::Strict => (self.successes - self.flagged, self.counted + self.refuted),
+            Integrity::Strict => (self.successes - self.flagged, self.runs),
         };
         let ratio = |n: i64, d: i64| (d > 0).then(|| n as f64 / d as f64);
         let mean = |sum: f64, n: i64| (n > 0).then(|| sum / n as f64);

@@ -47,6 +47,28 @@ impl Store {
             .collect())
     }
 
+    /// Where attempts of submission `bundle_id` made the same patch (the same digest): per
+    /// task and hint condition, the most attempts that share one patch and the attempts
+    /// with a patch, where two or more share one. Shown, not flagged: honest agents can
+    /// make the same small change (bundle spec §5a).
+    pub async fn same_patches(
+        &self,
+        bundle_id: &str,
+    ) -> Result<std::collections::BTreeMap<(TaskId, Hint), (i64, i64)>, StoreError> {
+        let rows: Vec<(String, String, i64, i64)> = db::query_as(
+            "SELECT task, hint, CAST(MAX(n) AS BIGINT), CAST(SUM(n) AS BIGINT) FROM (SELECT r.task, r.hint, ra.digest, COUNT(*) AS n FROM runs r \
+             JOIN run_artifacts ra ON ra.run_id = r.id AND ra.role = 'patch' WHERE r.bundle_id = $1 \
+             GROUP BY r.task, r.hint, ra.digest) p GROUP BY task, hint HAVING MAX(n) > 1",
+        )
+        .bind(bundle_id)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(task, hint, most, of)| Some(((TaskId::new(task), hint.parse().ok()?), (most, of))))
+            .collect())
+    }
+
     /// The agents with a current submission, as (id, name), by name.
     /// Read once per change of the data.
     pub async fn current_agents(&self) -> Result<Vec<(String, String)>, StoreError> {

@@ -25,7 +25,8 @@ pub(super) fn board_query<'f>(
     let columns = by_hint_joins("totals", false).0;
     (
         format!(
-            "{with}SELECT s.bundle_id, s.agent_id, a.display_name, a.framework, a.model, a.url, s.tier, s.provenance, \
+            "{with}SELECT s.bundle_id, s.agent_id, a.display_name, a.framework, a.model, a.url, s.tier, s.keyid, \
+             (SELECT k.owner FROM keys k WHERE k.keyid = s.keyid) AS submitter, s.provenance, \
              s.provenance_source, s.harness, s.harness_version, s.benchmark_name, s.benchmark_version, \
              s.task_set_digest, s.sampled, s.reproduced, s.differed, s.not_reproduced_before, {columns}{from}{order}"
         ),
@@ -125,6 +126,8 @@ pub(super) fn board_row(row: &AnyRow, integrity: Integrity) -> Result<Leaderboar
         model: row.try_get("model")?,
         url: row.try_get("url")?,
         tier: name(row, "tier")?,
+        keyid: row.try_get("keyid")?,
+        submitter: row.try_get("submitter")?,
         provenance: name(row, "provenance")?,
         provenance_source: row.try_get("provenance_source")?,
         benchmark_name: row.try_get("benchmark_name")?,
@@ -207,7 +210,7 @@ impl Store {
         };
         let counted = |h: Hint| match filter.integrity {
             Integrity::Reported => format!("{h}.counted"),
-            Integrity::Strict => format!("({h}.counted + {h}.refuted)"),
+            Integrity::Strict => format!("{h}.runs"),
         };
         let expression = match key {
             None => "NULL".to_owned(),

@@ -76,4 +76,41 @@ impl Store {
             .await?;
         row.map(|r| Ok((r.try_get("size")?, r.try_get("media_type")?))).transpose()
     }
+
+    /// The successes stored whose agent record (role `agent_log` or `x-trajectory`) is one
+    /// of `digests`: each digest's runs as (agent id, task, hint, attempt), for the
+    /// server's `copied-attempt` check (bundle spec §5a). At most 1,000 digests are asked
+    /// at once.
+    pub async fn record_uses(
+        &self,
+        digests: &[String],
+    ) -> Result<std::collections::BTreeMap<String, Vec<(String, TaskId, Hint, u32)>>, StoreError> {
+        let mut out: std::collections::BTreeMap<String, Vec<(String, TaskId, Hint, u32)>> =
+            Default::default();
+        for chunk in digests.chunks(1000) {
+            let list = db::Placeholders::default().list(chunk.len());
+            let sql = format!(
+                "SELECT ra.digest, s.agent_id, r.task, r.hint, r.attempt FROM run_artifacts ra \
+                 JOIN runs r ON r.id = ra.run_id JOIN submissions s ON s.bundle_id = r.bundle_id \
+                 WHERE ra.role IN ('agent_log', 'x-trajectory') AND r.outcome = 'success' AND ra.digest IN ({list}) \
+                 ORDER BY ra.digest, s.agent_id, r.task, r.hint, r.attempt"
+            );
+            let mut q = db::query(&sql);
+            for d in chunk {
+                q = q.bind(d);
+            }
+            for row in q.fetch_all(&self.pool).await? {
+                let hint: String = row.try_get("hint")?;
+                let Ok(hint) = hint.parse::<Hint>() else { continue };
+                let attempt: i64 = row.try_get("attempt")?;
+                out.entry(row.try_get("digest")?).or_default().push((
+                    row.try_get("agent_id")?,
+                    TaskId::from(row.try_get::<String, _>("task")?),
+                    hint,
+                    u32::try_from(attempt).unwrap_or(u32::MAX),
+                ));
+            }
+        }
+        Ok(out)
+    }
 }

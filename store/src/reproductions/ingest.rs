@@ -19,7 +19,7 @@ use super::*;
 
 /// A reproduction the server refuses, with the code the API answers.
 fn refused(code: &'static str, message: String) -> StoreError {
-    StoreError::ReproductionRefused { code, message }
+    StoreError::Refused { code, message }
 }
 
 /// The submission a reproduction names, as the reproduction needs it.

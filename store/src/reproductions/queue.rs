@@ -22,30 +22,94 @@ pub(crate) struct Carried {
     pub attempt: u32,
     /// The earlier submission.
     pub from: String,
+    /// Its agent.
+    pub agent: String,
+    /// The patch that did not reproduce, where the run had one: a later run of the same
+    /// task with the same patch carries the finding whatever its agent or key.
+    pub patch: Option<String>,
 }
 
-/// The runs of the agent's earlier submissions (for the same benchmark version) that
-/// did not reproduce, no maintainer having dismissed the finding; oldest submission
-/// first.
+impl Carried {
+    /// Whether `run` of a submission of `agent` carries what did not reproduce: it is
+    /// the same run of the same agent, or the same patch on the same task.
+    pub fn reaches(&self, agent: &str, run: &bundle::Run) -> bool {
+        let same_run = self.agent == agent
+            && self.task == run.task.as_str()
+            && self.hint == run.hint
+            && self.attempt == run.attempt;
+        let same_patch = self.task == run.task.as_str()
+            && self
+                .patch
+                .as_deref()
+                .is_some_and(|p| run.artifacts.get("patch").map(String::as_str) == Some(p));
+        same_run || same_patch
+    }
+
+    /// Where it came from, in words.
+    pub fn source(&self, agent: &str, run: &bundle::Run) -> String {
+        if self.agent == agent && self.hint == run.hint && self.attempt == run.attempt {
+            format!(
+                "The same run (task {}, hint {}, attempt {}) of this agent's earlier submission {}",
+                self.task,
+                self.hint.as_str(),
+                self.attempt,
+                self.from
+            )
+        } else {
+            format!(
+                "The same patch ({}) on task {}, in attempt {} ({}) of agent {}'s submission {},",
+                self.patch.as_deref().unwrap_or_default(),
+                self.task,
+                self.attempt,
+                self.hint.as_str(),
+                self.agent,
+                self.from
+            )
+        }
+    }
+}
+
+/// The runs stored before that did not reproduce, no maintainer having dismissed the
+/// finding, which `bundle` may carry: its agent's earlier submissions' (for the same
+/// benchmark version), and any agent's whose patch one of its runs has; oldest
+/// submission first.
 pub(crate) async fn not_reproduced_before(
     tx: &mut Tx<'_>,
-    agent: &str,
-    version: &str,
+    bundle: &bundle::VerifiedBundle,
     bundle_id: &str,
 ) -> Result<Vec<Carried>, StoreError> {
-    let rows = db::query(
-        "SELECT DISTINCT r.task, r.hint, r.attempt, r.bundle_id, s.received_at FROM findings f \
-         JOIN runs r ON r.id = f.run_id JOIN submissions s ON s.bundle_id = r.bundle_id \
-         WHERE s.agent_id = $1 AND s.benchmark_version = $2 AND r.bundle_id <> $3 AND f.check_name = $4 \
+    let m = &bundle.manifest;
+    let patches: Vec<&str> = {
+        let mut p: Vec<&str> =
+            m.runs.iter().filter_map(|r| r.artifacts.get("patch").map(String::as_str)).collect();
+        p.sort_unstable();
+        p.dedup();
+        p
+    };
+    // The patches are bound after the four fixed parameters, a thousand at most (a
+    // bundle's runs have fewer distinct patches than that in any real case; beyond, the
+    // first thousand are asked).
+    let patches = &patches[..patches.len().min(1000)];
+    let by_patch = if patches.is_empty() {
+        String::new()
+    } else {
+        format!(" OR p.digest IN ({})", db::Placeholders::after(4).list(patches.len()))
+    };
+    let sql = format!(
+        "SELECT DISTINCT r.task, r.hint, r.attempt, r.bundle_id, s.agent_id, s.received_at, p.digest AS patch \
+         FROM findings f JOIN runs r ON r.id = f.run_id JOIN submissions s ON s.bundle_id = r.bundle_id \
+         LEFT JOIN run_artifacts p ON p.run_id = r.id AND p.role = 'patch' \
+         WHERE r.bundle_id <> $3 AND f.check_name = $4 \
          AND f.found_by = 'server' AND (f.review IS NULL OR f.review <> 'dismissed') \
-         ORDER BY s.received_at, r.bundle_id, r.task, r.hint, r.attempt",
-    )
-    .bind(agent)
-    .bind(version)
-    .bind(bundle_id)
-    .bind(NOT_REPRODUCED)
-    .fetch_all(&mut **tx)
-    .await?;
+         AND ((s.agent_id = $1 AND s.benchmark_version = $2){by_patch}) \
+         ORDER BY s.received_at, r.bundle_id, r.task, r.hint, r.attempt"
+    );
+    let mut q =
+        db::query(&sql).bind(&m.agent.id).bind(&m.benchmark.version).bind(bundle_id).bind(NOT_REPRODUCED);
+    for p in patches {
+        q = q.bind(*p);
+    }
+    let rows = q.fetch_all(&mut **tx).await?;
     rows.iter()
         .map(|r| {
             Ok(Carried {
@@ -53,6 +117,8 @@ pub(crate) async fn not_reproduced_before(
                 hint: name(r, "hint")?,
                 attempt: u32::try_from(r.try_get::<i64, _>("attempt")?).unwrap_or(u32::MAX),
                 from: r.try_get("bundle_id")?,
+                agent: r.try_get("agent_id")?,
+                patch: r.try_get("patch")?,
             })
         })
         .collect()

@@ -8,7 +8,7 @@ use bundle::VerifiedBundle;
 use bundle::sample::{self, Candidate};
 use rand_core::{OsRng, RngCore};
 use sqlx::Row;
-use vocab::{Hint, ProvenanceKind, Tier};
+use vocab::{Hint, Tier};
 
 use crate::db;
 use crate::error::StoreError;
@@ -24,7 +24,7 @@ use super::*;
 fn sampled_kind(bundle: &VerifiedBundle, signer: &KeyRecord) -> bool {
     signer.tier == Tier::Submitter
         && bundle.manifest.reproduction.is_none()
-        && matches!(bundle.manifest.provenance.kind, ProvenanceKind::Evaluated | ProvenanceKind::Imported)
+        && bundle.manifest.provenance.kind.rule().sampled
 }
 
 /// The current epoch and its key, beginning the first if there is none.
@@ -100,8 +100,9 @@ pub(crate) async fn write_sample(
     // not reproduce (spec §4e), where this bundle has them.
     let mut chosen: BTreeMap<usize, Option<&str>> =
         sample::choose(&key, bundle_id, &runs).into_iter().map(|i| (i, None)).collect();
+    let agent = &bundle.manifest.agent.id;
     for c in carried {
-        let same = runs.iter().position(|r| r.task == c.task && r.hint == c.hint && r.attempt == c.attempt);
+        let same = bundle.manifest.runs.iter().position(|r| c.reaches(agent, r));
         // Carried is said even where the key chose it too: that it is sampled follows
         // from public facts, so saying so tells a submitter nothing of the key's choice.
         if let Some(i) = same {
