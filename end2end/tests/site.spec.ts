@@ -214,7 +214,7 @@ test("a flagged success: counted on the leaderboard, a failure in the strict vie
 
 test("sorting and filtering change the rows and the URL", async ({ page }) => {
   await page.goto("/");
-  const first = () => page.locator("table.board tbody tr th a").first().innerText();
+  const first = () => page.locator("table.board tbody tr th.agent > a").first().innerText();
   expect(await first()).toBe("OpenHands + Claude 4.5 Opus");
 
   await page.locator("thead").getByRole("link", { name: "Agent" }).click();
@@ -228,7 +228,7 @@ test("sorting and filtering change the rows and the URL", async ({ page }) => {
   await page.getByRole("button", { name: "Apply" }).click();
   await expect(page).toHaveURL(/framework=aider/);
   await expect(page).toHaveURL(/sort=agent/);
-  const names = await page.locator("table.board tbody tr th a").allInnerTexts();
+  const names = await page.locator("table.board tbody tr th.agent > a").allInnerTexts();
   expect(names.length).toBe(7);
   for (const n of names) expect(n).toMatch(/^aider \+ /);
   await expect(page.getByText("7 of 16 agents")).toBeVisible();
@@ -312,7 +312,7 @@ test("cost: a column, a chart with its frontier, and sorting cheapest first", as
   await expect(page.locator("svg.chart title").filter({ hasText: "Final success against mean cost per run" })).toHaveCount(1);
   await expect(page.locator("figcaption").filter({ hasText: "cost–success frontier" })).toBeVisible();
   await page.goto("/?sort=cost-none");
-  expect(await page.locator("table.board tbody tr th a").first().innerText()).toBe("aider + DeepSeek-R1");
+  expect(await page.locator("table.board tbody tr th.agent > a").first().innerText()).toBe("aider + DeepSeek-R1");
   await shot(page, "leaderboard-by-cost");
 });
 
@@ -399,7 +399,7 @@ test("the public-tasks view ranks on cogs and othello, and the harness is a filt
   await page.getByRole("button", { name: "Apply" }).click();
   await expect(page).toHaveURL(/harness=harbor/);
   await expect(page).toHaveURL(/tasks=public/);
-  await expect(page.locator("table.board tbody tr th a")).toHaveText(["OpenHands 1.4.0 + Claude Sonnet 4.5 (Harbor)"]);
+  await expect(page.locator("table.board tbody tr th.agent > a")).toHaveText(["OpenHands 1.4.0 + Claude Sonnet 4.5 (Harbor)"]);
 });
 
 test("the solved-every-time column orders the board, and the agent page draws pass@k and pass^k", async ({ page }) => {

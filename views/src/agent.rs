@@ -133,14 +133,7 @@ mod answers {
         flagged.retain(|f| flagging.contains(&f.run_id) && f.finding.flags());
         crate::access::load(store, catalog, reader).await?.finding_records(&mut flagged);
         let elsewhere = store.same_agent_elsewhere(id).await?;
-        let submitted_by = match &current {
-            None => None,
-            Some(bundle) => {
-                let board = store.board_rows(store::Integrity::Reported, None).await?;
-                let row = board.iter().find(|r| &r.bundle_id == bundle);
-                row.map(|row| crate::submitter::Submitters::of(&board).of_row(row))
-            }
-        };
+        let submitted_by = crate::submitter::of_agent(store, id).await?;
         let same_patches = match &current {
             None => Vec::new(),
             Some(bundle) => store

@@ -81,3 +81,12 @@ impl Submitters {
         }
     }
 }
+
+/// Who submitted `agent`'s current submission on the board (none if it has no current
+/// row): read from the board's rows, kept between changes.
+#[cfg(feature = "db")]
+pub async fn of_agent(store: &store::Store, agent: &str) -> Result<Option<Submitter>, crate::ViewError> {
+    let board = store.board_rows(store::Integrity::Reported, None).await?;
+    let row = board.iter().find(|r| r.agent_id == agent);
+    Ok(row.map(|row| Submitters::of(&board).of_row(row)))
+}

@@ -20,6 +20,10 @@ pub struct AgentAnswer {
     pub agent: AgentDetail,
     /// By run (task, hint, attempt), the submitter's first; reviewed ones included.
     pub findings: Vec<FindingRecord>,
+    /// Who submitted its current submission (the key's owner), their other rows with the
+    /// same framework and model, and the maintainers' re-runs of all their rows; none
+    /// without a current submission.
+    pub submitted_by: Option<views::submitter::Submitter>,
 }
 
 /// One agent: its submissions (newest first, superseded ones included) and, for each
@@ -43,5 +47,6 @@ pub async fn agent(
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<AgentAnswer>, ApiError> {
     let (agent, findings) = views::agent::answer(&app.store, &app.catalog, &reader, &id).await?;
-    Ok(Json(AgentAnswer { agent, findings }))
+    let submitted_by = views::submitter::of_agent(&app.store, &id).await?;
+    Ok(Json(AgentAnswer { agent, findings, submitted_by }))
 }

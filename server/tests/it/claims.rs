@@ -471,6 +471,9 @@ async fn one_keys_rows_name_their_submitter_and_link_those_of_the_same_model() {
             )
             .await;
         }
+        let agent = get(&app, "/api/v1/agents/draw-2").await.json();
+        assert_eq!(agent["submitted_by"]["owner"], "a submitter", "{agent}");
+        assert_eq!(agent["submitted_by"]["same_model"].as_array().unwrap().len(), 4, "{agent}");
         let r = row(&app, "draw-2").await;
         assert_eq!(r["submitter"], "a submitter", "{r}");
         assert_eq!(r["submitted_by"]["owner"], "a submitter", "{r}");
