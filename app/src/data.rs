@@ -151,11 +151,7 @@ pub async fn load_submit_setup() -> Result<crate::islands::SubmitSetup, AppError
             .filter(|t| t.check_private)
             .map(|t| t.id.to_string())
             .collect(),
-        claims: {
-            let mut claims = ctx.catalog.claims.clone();
-            claims.task_sets.extend(ctx.store.registered_task_sets().await?.into_iter().map(|r| r.set));
-            claims
-        },
+        claims: views::catalog::claims(&ctx.store, &ctx.catalog).await?,
         limits: ctx.limits,
         worker: ctx.pkg.map(|p| format!("/{p}/verify-worker.js")).unwrap_or_default(),
     })

@@ -128,11 +128,16 @@ pub fn pack_as(
     // its outputs; the public manifest keeps each finding's check, place and salted digest
     // (sealed with the first key: `write` would seal them too, but the count below is
     // the bundle's).
+    // The cards built into the runner: which checks are public (for older results) and
+    // what each of their tasks asks (spec §5a).
+    let builtin = builtin_cards();
+    let rules: BTreeMap<String, bundle::TaskRule> =
+        builtin.iter().map(|(id, card)| (id.clone(), card.rule())).collect();
     if let Some(key) = keys.first() {
         builder.seal_findings(key);
         // Spec §4j: a run's metrics are its task's gold where the check is private: they
         // go into its x-metrics artifact, named by a salted digest.
-        let public = eval.public_checks.clone().unwrap_or_else(builtin_public_checks);
+        let public = eval.public_checks.clone().unwrap_or_else(|| public_checks_of(&builtin));
         builder.seal_metrics(key, |task| !public.iter().any(|t| t == task));
     }
     // Spec §5a: what the cards say of these tasks (the runner's own), held before signing
@@ -142,7 +147,7 @@ pub fn pack_as(
         bundle::validate(builder.manifest(), None, &bundle::Limits::default())
             .map_err(bundle::WriteError::from)?;
     }
-    if let Err(source) = bundle::check_runs(builder.manifest(), &builtin_rules(), &BTreeMap::new()) {
+    if let Err(source) = bundle::check_runs(builder.manifest(), &rules, &BTreeMap::new()) {
         return Err(PackError::Claims { path: results.to_owned(), source });
     }
     let artifacts = builder.manifest_mut().artifacts.len();
@@ -227,22 +232,15 @@ fn read_run(
     })
 }
 
-/// For results written before `evaluation.json` said which checks are public: the tasks
-/// whose card, among those built into the runner, carries its check. Any other task's
-/// metrics are sealed.
-fn builtin_public_checks() -> Vec<String> {
-    crate::builtin::TaskDir::builtin()
-        .and_then(|dir| dir.cards())
-        .map(|cards| cards.into_values().filter(|c| !c.check_is_private()).map(|c| c.id).collect())
-        .unwrap_or_default()
+/// The cards built into the runner (read once a pack: they are unpacked to read them).
+fn builtin_cards() -> BTreeMap<String, crate::task::TaskCard> {
+    crate::builtin::TaskDir::builtin().and_then(|dir| dir.cards()).unwrap_or_default()
 }
 
-/// What the cards built into the runner ask of each of their tasks (bundle spec §5a).
-fn builtin_rules() -> BTreeMap<String, bundle::TaskRule> {
-    crate::builtin::TaskDir::builtin()
-        .and_then(|dir| dir.cards())
-        .map(|cards| cards.into_iter().map(|(id, card)| (id, card.rule())).collect())
-        .unwrap_or_default()
+/// For results written before `evaluation.json` said which checks are public: the tasks
+/// whose card, among `cards`, carries its check. Any other task's metrics are sealed.
+fn public_checks_of(cards: &BTreeMap<String, crate::task::TaskCard>) -> Vec<String> {
+    cards.values().filter(|c| !c.check_is_private()).map(|c| c.id.clone()).collect()
 }
 
 /// The media type an artifact gets from its file extension.

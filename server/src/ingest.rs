@@ -80,7 +80,7 @@ async fn check_as(
         app.catalog.tasks.iter().map(|t| t.id.clone()),
     )
     .with_private_checks(app.catalog.tasks.iter().filter(|t| t.check_private).map(|t| t.id.clone()))
-    .holding(claims(app).await?)
+    .holding(views::catalog::claims(&app.store, &app.catalog).await?)
     .with_limits(app.limits);
     let mut staging = app.store.blobs().stage();
     let (verified, staging) = tokio::task::spawn_blocking(move || {
@@ -112,15 +112,6 @@ async fn check_as(
         Some(crate::integrity::server_findings(app, &verified, &staging, tier).await?)
     };
     Ok(Checked { bundle: verified, staging, found })
-}
-
-/// What a bundle's claims are held to (spec §5a): the cards' task sets and rules, and the
-/// task sets the maintainers registered (read at each ingest, so that servers sharing a
-/// database agree).
-pub async fn claims(app: &AppState) -> Result<bundle::Claims, ApiError> {
-    let mut claims = app.catalog.claims.clone();
-    claims.task_sets.extend(app.store.registered_task_sets().await?.into_iter().map(|r| r.set));
-    Ok(claims)
 }
 
 /// The second half: records a checked bundle in one transaction and refreshes the pages.

@@ -72,3 +72,14 @@ impl Catalog {
         out
     }
 }
+
+/// What a bundle's claims are held to on this board (bundle spec §5a): the cards' task
+/// sets and rules in `catalog`, and the task sets the maintainers registered (read each
+/// time, so that servers sharing a database agree). The server's ingest and the browser's
+/// check on `/submit` both hold a bundle to this.
+#[cfg(feature = "db")]
+pub async fn claims(store: &store::Store, catalog: &Catalog) -> Result<bundle::Claims, crate::ViewError> {
+    let mut claims = catalog.claims.clone();
+    claims.task_sets.extend(store.registered_task_sets().await?.into_iter().map(|r| r.set));
+    Ok(claims)
+}
