@@ -68,6 +68,12 @@ pub struct Model {
     pub procs: Vec<Proc>,
     /// Process id → its process, while it lives.
     live: HashMap<i32, usize>,
+    /// Processes that ended before their parent's `clone` returned (a loaded machine
+    /// prints a child's lines first): claimed by that parent when it does.
+    unclaimed: HashMap<i32, usize>,
+    /// Ends of ids with no line before them: a process that ended before its parent's
+    /// `clone` returned, its first line its end (or a thread's, dropped when its clone returns).
+    ended_unseen: HashMap<i32, (f64, String)>,
     /// Thread id → the id of its process.
     threads: HashMap<i32, i32>,
     /// A call's first half, by thread.
@@ -96,6 +102,8 @@ impl Model {
             last: 0.0,
             procs: Vec::new(),
             live: HashMap::new(),
+            unclaimed: HashMap::new(),
+            ended_unseen: HashMap::new(),
             threads: HashMap::new(),
             pending: HashMap::new(),
             pipes: HashMap::new(),
@@ -219,7 +227,15 @@ impl Model {
         if self.threads.remove(&tid).is_some() {
             return;
         }
-        let Some(i) = self.live.remove(&tid) else { return };
+        let Some(i) = self.live.remove(&tid) else {
+            if !self.ignored.contains(&tid) && self.ended_unseen.len() < MAX_TRACKED {
+                self.ended_unseen.insert(tid, (t, how.to_owned()));
+            }
+            return;
+        };
+        if self.procs[i].parent.is_none() && i != 0 && self.unclaimed.len() < MAX_TRACKED {
+            self.unclaimed.insert(tid, i);
+        }
         // A process that ran no program of its own (a subshell, a forked worker) used the
         // fds it inherited.
         if !self.procs[i].execd {
@@ -344,6 +360,7 @@ impl Model {
                     if self.threads.len() < MAX_TRACKED {
                         self.threads.insert(child, pid);
                     }
+                    self.ended_unseen.remove(&child);
                     return;
                 }
                 self.forked(i, child, t);
@@ -387,8 +404,9 @@ impl Model {
 
     /// A new process forked by process `i` (its first line may have come already).
     fn forked(&mut self, i: usize, child: i32, t: f64) {
-        let c = match self.live.get(&child) {
-            Some(&c) => {
+        let seen = self.live.get(&child).copied().or_else(|| self.unclaimed.remove(&child));
+        let c = match seen {
+            Some(c) => {
                 // Its lines came before its parent's return: it is the parent's all the same.
                 if self.procs[c].parent.is_none() && c != 0 {
                     self.procs[c].parent = Some(i);
@@ -411,6 +429,13 @@ impl Model {
             {
                 self.procs[c].fds[fd] = Some(inherited);
             }
+        }
+        // Where it ran its program (or ended) before this return, it did so with them.
+        if self.procs[c].execd || self.procs[c].end.is_some() {
+            self.note_fds(c);
+        }
+        if let Some((end, how)) = self.ended_unseen.remove(&child) {
+            self.ended(child, end, &how);
         }
     }
 
@@ -700,6 +725,36 @@ mod tests {
         assert_eq!(tee.exit.as_deref(), Some("SIGKILL"));
         assert_eq!(m.root_exit(), Some("exit 1"));
         assert_eq!(m.ms(tee.start), 3);
+    }
+
+    /// On a loaded machine a child's lines come before its parent's `clone` returns:
+    /// its program, or its end, still used the pipes it inherited.
+    #[test]
+    fn a_child_seen_before_its_fork_returns_keeps_the_pipes_it_inherited() {
+        let m = model(
+            r#"10 1.000000 execve("/usr/bin/bash", ["bash", "-c", "sh run.sh | tee out.txt"], 0x7ffd /* 35 vars */) = 0
+10 1.001000 pipe2([3<pipe:[900]>, 4<pipe:[900]>], 0) = 0
+10 1.002000 clone(child_stack=NULL, flags=0x1200000|17, child_tidptr=0x7f3f) = 11
+11 1.002500 dup2(4<pipe:[900]>, 1</tmp/out>) = 1<pipe:[900]>
+11 1.003000 clone(child_stack=NULL, flags=0x1200000|17, child_tidptr=0x7f3f <unfinished ...>
+13 1.003100 execve("/usr/bin/python3", ["python3", "s.py"], 0x55 /* 35 vars */) = 0
+13 1.003200 openat(-100</w>, "data/gen.tsv", 0x80000) = 3</w/data/gen.tsv>
+11 1.003300 <... clone resumed>) = 13
+11 1.003400 clone(child_stack=NULL, flags=0x1200000|17, child_tidptr=0x7f3f <unfinished ...>
+14 1.003500 +++ exited with 0 +++
+11 1.003600 <... clone resumed>) = 14
+13 1.004000 +++ exited with 0 +++
+11 1.009000 +++ exited with 0 +++
+10 1.011000 +++ exited with 0 +++"#,
+        );
+        assert_eq!(m.procs.len(), 4, "{:#?}", m.procs);
+        let (py, sub) = (&m.procs[2], &m.procs[3]);
+        assert_eq!((py.program.as_str(), py.parent), ("/usr/bin/python3", Some(1)));
+        assert_eq!(py.read, ["data/gen.tsv"]);
+        assert_eq!(py.pipes_out, BTreeSet::from([1]));
+        // The subshell that ended before the return is the same process, not a second.
+        assert_eq!((sub.pid, sub.parent, sub.exit.as_deref()), (14, Some(1), Some("exit 0")));
+        assert_eq!(sub.pipes_out, BTreeSet::from([1]));
     }
 
     #[test]
