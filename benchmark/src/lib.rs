@@ -8,6 +8,7 @@ pub mod builtin;
 pub mod check;
 pub mod confined;
 pub mod diff;
+pub mod heldout;
 pub mod integrity;
 pub mod pack;
 pub mod parity;

@@ -92,6 +92,18 @@ pub struct Integrity {
     /// no common phrase is one.
     #[serde(default)]
     pub hint_passages: Vec<String>,
+    /// How the task's maintainers make a held-out variant of it (spec §4l), and what a
+    /// re-run on one costs: public words, never a variant's contents.
+    #[serde(default)]
+    pub heldout: Option<HeldOutGuide>,
+}
+
+/// `integrity.toml`'s `[heldout]`: how a held-out variant of the task is made.
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HeldOutGuide {
+    pub how: String,
+    pub cost: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -37,8 +37,8 @@ pub use keys::fresh_salt;
 pub use keys::{KeyError, KeyId, PublicKey, SecretKey};
 pub use limits::{CLOCK_TOLERANCE_S, Limits};
 pub use manifest::{
-    Agent, ArtifactInfo, ArtifactRole, Benchmark, EXECUTORS, Finding, Hardware, Manifest, Provenance,
-    Regraded, Reproduction, Run, RunnerInfo, SCHEMA,
+    Agent, ArtifactInfo, ArtifactRole, Benchmark, EXECUTORS, Finding, Hardware, HeldOut, Manifest,
+    Provenance, Regraded, Reproduction, Run, RunnerInfo, SCHEMA,
 };
 pub use metrics_text::{
     MAX_METRICS_TEXT_BYTES, METRICS_MEDIA_TYPE, METRICS_ROLE, METRICS_SCHEMA, MetricsText, is_metrics_digest,

@@ -70,6 +70,26 @@ pub struct Reproduction {
     /// How the runs were executed: `local`, `container` or `slurm`.
     pub executor: String,
     pub hardware: Hardware,
+    /// The runs re-run a second time on a held-out variant of their task (spec §4l).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub heldout: Vec<HeldOut>,
+}
+
+/// A run re-run on a held-out variant of its task: files the submitter never saw in
+/// place of the codebase's, checked by the variant's own gold (spec §4l). Only its
+/// digest and the outcome are told; its files, gold and logs stay the maintainers'.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeldOut {
+    pub task: String,
+    pub hint: Hint,
+    pub attempt: u32,
+    /// The variant's digest (64 lowercase hex): SHA-256 of its folder.
+    pub variant: String,
+    pub outcome: Outcome,
+    /// What the held-out run took, where its experiment ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
 }
 
 /// The executor's hardware, as a reproduction records it: what its runs cost.

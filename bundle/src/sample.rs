@@ -99,6 +99,40 @@ pub fn choose(key: &[u8], bundle_id: &str, runs: &[Candidate]) -> Vec<usize> {
     chosen
 }
 
+/// What the held-out variant's keyed hash is over, before the run's facts (spec §4l).
+pub const HELDOUT_DOMAIN: &str = "rexbench.heldout/v1";
+
+/// The keyed hash of variant `variant` (its digest) for run `(task, hint, attempt)` of
+/// bundle `bundle_id`: `HMAC-SHA256(key, "rexbench.heldout/v1\n" + bundle id + "\n" +
+/// task + "\n" + hint + "\n" + attempt + "\n" + variant digest)`.
+pub fn heldout_hash(
+    key: &[u8],
+    bundle_id: &str,
+    task: &str,
+    hint: Hint,
+    attempt: u32,
+    variant: &str,
+) -> [u8; 32] {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes a key of any length");
+    let message = format!("{HELDOUT_DOMAIN}\n{bundle_id}\n{task}\n{}\n{attempt}\n{variant}", hint.as_str());
+    mac.update(message.as_bytes());
+    mac.finalize().into_bytes().into()
+}
+
+/// The held-out variant a sampled success is re-run on (spec §4l): of the variants of
+/// its task the board had registered when the bundle arrived (their digests), the one
+/// with the smallest keyed hash; none where there were none.
+pub fn choose_variant<'a>(
+    key: &[u8],
+    bundle_id: &str,
+    task: &str,
+    hint: Hint,
+    attempt: u32,
+    variants: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    variants.into_iter().min_by_key(|v| (heldout_hash(key, bundle_id, task, hint, attempt, v), *v))
+}
+
 /// The commitment to a key that the server publishes before using it: the lowercase
 /// hex SHA-256 of its bytes.
 pub fn commitment(key: &[u8]) -> String {
@@ -171,6 +205,24 @@ mod tests {
         }
         // Which infra_error run is the key's choice, as for the others.
         assert!((0..20u8).any(|k| choose(&[k; 32], "b", &runs) != a));
+    }
+
+    #[test]
+    fn the_variant_is_the_keys_choice_among_those_registered() {
+        let variants = ["aa".repeat(32), "bb".repeat(32), "cc".repeat(32)];
+        let of = |k: u8, b: &str| {
+            choose_variant(&[k; 32], b, "cogs", Hint::None, 1, variants.iter().map(String::as_str))
+        };
+        let a = of(1, "b").unwrap();
+        assert!(variants.iter().any(|v| v == a));
+        // The smallest keyed hash, whatever the order the variants come in.
+        let reversed =
+            choose_variant(&[1; 32], "b", "cogs", Hint::None, 1, variants.iter().rev().map(String::as_str));
+        assert_eq!(reversed, Some(a));
+        let h = |v: &str| heldout_hash(&[1; 32], "b", "cogs", Hint::None, 1, v);
+        assert!(variants.iter().all(|v| h(a) <= h(v)));
+        assert!((0..20u8).any(|k| of(k, "b") != Some(a)));
+        assert_eq!(choose_variant(&[1; 32], "b", "cogs", Hint::None, 1, []), None);
     }
 
     #[test]

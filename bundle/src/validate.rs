@@ -191,6 +191,37 @@ fn validate_reproduction(m: &Manifest, r: &Reproduction) -> Result<(), BundleErr
             ));
         }
     }
+    // Spec §4l: each held-out re-run is of a run this reproduction re-ran, once.
+    let mut seen = BTreeSet::new();
+    for (index, h) in r.heldout.iter().enumerate() {
+        let at = format!("heldout[{index}] ({}/{}/{})", h.task, h.hint, h.attempt);
+        if !m
+            .runs
+            .iter()
+            .any(|run| run.task.as_str() == h.task && run.hint == h.hint && run.attempt == h.attempt)
+        {
+            return bad(format!(
+                "{at} names no run of this reproduction: a held-out re-run is of a run it re-ran"
+            ));
+        }
+        if !seen.insert((h.task.as_str(), h.hint, h.attempt)) {
+            return bad(format!("{at}: that run has a held-out re-run already"));
+        }
+        if Digest::from_hex(&h.variant).is_none() {
+            return bad(format!(
+                "{at}: `variant` must be a digest (64 lowercase hex digits), not {:?}",
+                h.variant
+            ));
+        }
+        if h.outcome == vocab::Outcome::InfraError {
+            return bad(format!(
+                "{at} ended `infra_error`, which proves nothing either way: re-run it rather than submit it"
+            ));
+        }
+        if h.duration_s.is_some_and(|d| !d.is_finite() || d < 0.0) {
+            return bad(format!("{at}: duration_s must be a finite number of seconds, at least 0"));
+        }
+    }
     Ok(())
 }
 

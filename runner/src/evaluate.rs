@@ -47,6 +47,17 @@ pub struct Options {
     /// The task cards are the ones built into the binary, unpacked where only this
     /// process sees them: Slurm jobs get their codebases from a shared copy.
     pub builtin_tasks: bool,
+    /// Evaluate on a held-out variant of its task instead (`rexbench reproduce`, spec
+    /// §4l): the runs of that task on its codebase with the variant's files in place,
+    /// judged by the variant's check.
+    pub heldout: Option<HeldOutRun>,
+}
+
+/// A held-out evaluation: the variant, and where its codebase is made (once).
+#[derive(Debug, Clone)]
+pub struct HeldOutRun {
+    pub variant: benchmark::heldout::Variant,
+    pub codebase: PathBuf,
 }
 
 pub fn evaluate(opts: &Options) -> Result<Summary, Error> {
@@ -184,6 +195,23 @@ fn prepare(mut card: TaskCard, opts: &Options) -> Result<Prepared, Error> {
             card.id,
             codebase.display()
         )));
+    }
+    if let Some(h) = opts.heldout.as_ref().filter(|h| h.variant.task == card.id) {
+        // The variant's files in place of the codebase's, before the patch is applied.
+        if !h.codebase.is_dir() {
+            let tmp = h.codebase.with_extension("partial");
+            let _ = fs::remove_dir_all(&tmp);
+            h.variant.codebase(&codebase, &tmp).map_err(Error::io_at(&tmp))?;
+            fs::rename(&tmp, &h.codebase).map_err(Error::io_at(&h.codebase))?;
+        }
+        let dir = h.variant.dir.canonicalize().map_err(Error::io_at(&h.variant.dir))?;
+        return Ok(Prepared {
+            card,
+            codebase: h.codebase.clone(),
+            check: h.variant.check.clone(),
+            gold_dir: Some(dir),
+            gold_files: gold.files,
+        });
     }
     Ok(Prepared { card, codebase, check, gold_dir, gold_files: gold.files })
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::PathBuf;
 
-use bundle::{Digest, Hardware, Hint, Outcome, Reproduction, SecretKey};
+use bundle::{Digest, Hardware, HeldOut, Hint, Outcome, Reproduction, SecretKey};
 use serde::Deserialize;
 
 use crate::Error;
@@ -49,6 +49,10 @@ pub struct QueuedRun {
     pub attempt: u32,
     pub outcome: Outcome,
     pub patch: Option<String>,
+    /// The held-out variant (its digest) this run is re-run on as well (spec §4l): a
+    /// sampled success, where its task had variants when it was sampled.
+    #[serde(default)]
+    pub heldout_variant: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -65,6 +69,8 @@ pub struct Report {
     pub runs: Vec<(String, Outcome, Outcome)>,
     /// Runs that ended `infra_error`, set aside to be re-run by the next `reproduce`.
     pub inconclusive: Vec<String>,
+    /// Each run re-run on a held-out variant: its key, the variant's digest, its outcome there.
+    pub heldout: Vec<(String, String, Outcome)>,
     /// The reproduction bundle, and the server's verdict on it.
     pub bundle: Option<PathBuf>,
     pub verdict: Option<Verdict>,
@@ -118,6 +124,7 @@ pub fn reproduce(opts: &Options) -> Result<Vec<Report>, Error> {
                 runs: runs.iter().map(|r| (label(r), r.outcome, r.outcome)).collect(),
                 bundle_id,
                 inconclusive: Vec::new(),
+                heldout: Vec::new(),
                 bundle: None,
                 verdict: None,
                 skipped: Some("--dry-run".into()),
@@ -134,6 +141,7 @@ pub fn reproduce(opts: &Options) -> Result<Vec<Report>, Error> {
                 bundle_id,
                 runs: Vec::new(),
                 inconclusive: Vec::new(),
+                heldout: Vec::new(),
                 bundle: None,
                 verdict: None,
                 skipped: Some(why),
@@ -236,11 +244,16 @@ fn reproduce_one(
             done.push((label(r), r.outcome, record.outcome));
         }
     }
+    let heldout = heldout_runs(opts, &dir, &results, runs, &mut done, &mut inconclusive)?;
     let mut report = Report {
         bundle_id: bundle_id.to_owned(),
         agent_id: manifest.agent.id.clone(),
         runs: done,
         inconclusive,
+        heldout: heldout
+            .iter()
+            .map(|h| (format!("{}/{}/{}", h.task, h.hint, h.attempt), h.variant.clone(), h.outcome))
+            .collect(),
         bundle: None,
         verdict: None,
         skipped: None,
@@ -251,7 +264,7 @@ fn reproduce_one(
     }
 
     let (executor, hardware) = hardware(&opts.evaluate);
-    let reproduction = Reproduction { of: bundle_id.to_owned(), executor, hardware };
+    let reproduction = Reproduction { of: bundle_id.to_owned(), executor, hardware, heldout };
     let path = dir.join("reproduction.rexb.tar.gz");
     let created_at = benchmark::pack::timestamp(time::OffsetDateTime::now_utc());
     benchmark::pack::pack_as(
@@ -266,6 +279,95 @@ fn reproduce_one(
     report.verdict = Some(crate::submit::submit(&path, &opts.server)?);
     report.bundle = Some(path);
     Ok(report)
+}
+
+/// Spec §4l: each run the server assigned a held-out variant, whose re-run above was
+/// conclusive, is re-run once more on its task's codebase with the variant's files in
+/// place, judged by the variant's check (from the maintainers' gold folder). What is
+/// told of it is the variant's digest and the outcome; its logs stay in
+/// `<out>/<bundle>/heldout/`. A held-out run that ends `infra_error` sets its run aside
+/// whole (both re-runs), for the next `reproduce`.
+fn heldout_runs(
+    opts: &Options,
+    dir: &std::path::Path,
+    results: &std::path::Path,
+    runs: &[QueuedRun],
+    done: &mut Vec<(String, Outcome, Outcome)>,
+    inconclusive: &mut Vec<String>,
+) -> Result<Vec<HeldOut>, Skip> {
+    let mut by_variant: BTreeMap<(String, String), Vec<&QueuedRun>> = BTreeMap::new();
+    for r in runs {
+        if let Some(v) = &r.heldout_variant
+            && done.iter().any(|(l, _, _)| *l == label(r))
+        {
+            by_variant.entry((r.task.clone(), v.clone())).or_default().push(r);
+        }
+    }
+    let mut out = Vec::new();
+    for ((task, digest), group) in by_variant {
+        let gold = opts.evaluate.gold.as_deref().ok_or_else(|| {
+            Skip(format!(
+                "run {} is to be re-run on held-out variant {digest} of task {task}: give --gold DIR with {task}/{}/",
+                label(group[0]),
+                benchmark::heldout::DIR
+            ))
+        })?;
+        let variant = benchmark::heldout::find(gold, &task, &digest)
+            .map_err(|e| Skip(format!("the held-out variants of task {task}: {e}")))?
+            .ok_or_else(|| {
+                Skip(format!(
+                    "the gold folder {} has no held-out variant {digest} of task {task} (`rexbench variants --gold {}`                      lists those it has)",
+                    gold.display(),
+                    gold.display()
+                ))
+            })?;
+        let vdir = dir.join("heldout").join(&digest);
+        let voutputs = vdir.join("outputs");
+        for r in &group {
+            let rel = std::path::Path::new(&r.task).join(r.hint.as_str()).join(r.attempt.to_string());
+            let at = voutputs.join(&rel);
+            fs::create_dir_all(&at).map_err(Error::io_at(&at))?;
+            let patch = dir.join("outputs").join(&rel).join("patch.diff");
+            let bytes = fs::read(&patch).map_err(Error::io_at(&patch))?;
+            crate::run::write_atomically(&at.join("patch.diff"), &bytes)?;
+        }
+        let vresults = vdir.join("results");
+        let heldout = evaluate::HeldOutRun { variant, codebase: vdir.join("codebase") };
+        let eval = evaluate::Options {
+            outputs: voutputs,
+            out: vresults.clone(),
+            heldout: Some(heldout),
+            ..opts.evaluate.clone()
+        };
+        evaluate::evaluate(&eval)?;
+        for r in group {
+            let at = run_dir(&vresults, &r.task, r.hint, r.attempt);
+            let record: RunRecord =
+                serde_json::from_slice(&fs::read(at.join("run.json")).map_err(Error::io_at(&at))?)
+                    .map_err(|e| Skip(format!("{}: {e}", at.display())))?;
+            if record.outcome == Outcome::InfraError {
+                let name = format!("{}-{}-{}", r.task, r.hint, r.attempt);
+                let aside = dir.join("infra_error").join(&name);
+                let _ = fs::remove_dir_all(&aside);
+                fs::create_dir_all(&aside).map_err(Error::io_at(&aside))?;
+                let main = run_dir(results, &r.task, r.hint, r.attempt);
+                fs::rename(&main, aside.join("reproduced")).map_err(Error::io_at(&main))?;
+                fs::rename(&at, aside.join("heldout")).map_err(Error::io_at(&at))?;
+                done.retain(|(l, _, _)| *l != label(r));
+                inconclusive.push(format!("{} (its held-out re-run)", label(r)));
+                continue;
+            }
+            out.push(HeldOut {
+                task: r.task.clone(),
+                hint: r.hint,
+                attempt: r.attempt,
+                variant: digest.clone(),
+                outcome: record.outcome,
+                duration_s: record.duration_s,
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// An error with its causes, as one line.

@@ -57,6 +57,7 @@ fn info(card: &TaskCard, dir: &Path) -> TaskInfo {
         check_private: card.check_is_private(),
         outputs: card.outputs,
         attempts: card.attempts,
+        heldout: card.integrity.heldout.as_ref().map(|h| (h.how.clone(), h.cost.clone())),
         public_expected,
         example: card.dir.parent().is_some_and(|p| p.ends_with("examples")) && card.dir.starts_with(dir),
     }

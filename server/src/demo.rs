@@ -48,6 +48,13 @@ pub async fn seed_demo(app: &AppState) -> anyhow::Result<Option<Seeded>> {
         ingest_file(app, &bundle.path).await?;
     }
 
+    // The example tasks' held-out variants (spec §4l), registered before the submissions
+    // they may be chosen for: their gold is in the repository, as no real task's is.
+    for v in benchmark::heldout::all(&app.tasks.path().join("examples/gold"))? {
+        let note = "a held-out variant of the example task, kept with its gold in tasks/examples/gold";
+        store.register_variant(&v.task, &v.digest.to_hex(), note).await?;
+    }
+
     // The example tasks as the runner evaluated them (`tasks/examples/results`, which a
     // runner test re-evaluates and compares), signed as a submitter would; and an agent
     // that took a shortcut on one run, which the runner flagged.

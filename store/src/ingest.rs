@@ -155,19 +155,26 @@ async fn carry_not_reproduced<'f>(
         .await?;
     let agent = &bundle.manifest.agent.id;
     for (i, run) in bundle.manifest.runs.iter().enumerate() {
-        let before = carried.iter().find(|c| c.reaches(agent, run));
-        // A success claims what did not reproduce; an infra_error says the run proves
-        // nothing, where the same run's re-run ended in a counted outcome.
-        if let Some(c) = before
-            && matches!(run.outcome, Outcome::Success | Outcome::InfraError)
-        {
+        // A success claims what did not reproduce or generalise; an infra_error says the
+        // run proves nothing, where the same run's re-run ended in a counted outcome.
+        let before = carried.iter().find(|c| {
+            c.reaches(agent, run)
+                && (run.outcome == Outcome::Success
+                    || (run.outcome == Outcome::InfraError && c.check == crate::NOT_REPRODUCED))
+        });
+        if let Some(c) = before {
             let findings = found.entry(i).or_default();
+            let what = if c.check == crate::NOT_GENERALISED {
+                "was no success on a held-out variant of its task when the maintainers re-ran it there"
+            } else {
+                "did not reproduce when the maintainers re-ran it"
+            };
             if findings.len() < bundle::MAX_FINDINGS {
                 findings.push(Finding {
-                    check: crate::NOT_REPRODUCED.to_owned(),
+                    check: c.check.clone(),
                     message: format!(
-                        "{} did not reproduce when the maintainers re-ran it: this run counts as a failure in the \
-                         strict view until a maintainer dismisses this finding.",
+                        "{} {what}: this run counts as a failure in the strict view until a maintainer dismisses \
+                         this finding.",
                         c.source(agent, run)
                     ),
                     artifact: None,

@@ -34,6 +34,8 @@ mod error;
 #[cfg(feature = "db")]
 mod findings;
 #[cfg(feature = "db")]
+mod heldout;
+#[cfg(feature = "db")]
 mod ingest;
 #[cfg(feature = "db")]
 mod keys;
@@ -67,6 +69,8 @@ pub use bundle::Digest;
 pub use error::StoreError;
 #[cfg(feature = "db")]
 pub use findings::FindingsFilter;
+#[cfg(feature = "db")]
+pub use heldout::NOT_GENERALISED;
 #[cfg(feature = "db")]
 pub use ingest::ServerFindings;
 #[cfg(feature = "db")]

@@ -33,6 +33,10 @@ pub struct TaskInfo {
     /// The attempts per hint condition the benchmark asks on it: a result ranks only
     /// with that many valid attempts wherever it has runs (spec §4f).
     pub attempts: u32,
+    /// How its maintainers make a held-out variant (spec §4l) and what a re-run on one
+    /// costs, as its `integrity.toml` says: (how, cost).
+    #[serde(default)]
+    pub heldout: Option<(String, String)>,
 }
 
 /// A public expected value of a metric, in words (e.g. `0.88211 ± 0.002`).

@@ -440,6 +440,12 @@ pub fn reproduction_words(submitted: Outcome, reproduced: Outcome, held: bool) -
     }
 }
 
+/// A submission's held-out re-runs in words (spec §4l): "held out: 1 of 2
+/// generalised"; none where none was re-run on a variant.
+pub fn heldout_words(heldout: i64, generalised: i64) -> Option<String> {
+    (heldout > 0).then(|| format!("held out: {generalised} of {heldout} generalised"))
+}
+
 /// A submission's sample in words: "reproduced 3 of 4 sampled", with the runs that
 /// differed.
 pub fn sample_words(sampled: i64, reproduced: i64, differed: i64) -> String {

@@ -404,6 +404,7 @@ fn Submissions(submissions: Vec<store::SubmissionRecord>) -> impl IntoView {
                         <td>
                             <a href=format!("/api/v1/submissions/{}/sample", s.bundle_id)>
                                 {format::sample_words(s.sample.sampled, s.sample.reproduced, s.sample.differed)}
+                                {format::heldout_words(s.sample.heldout, s.sample.generalised).map(|w| format!("; {w}"))}
                             </a>
                         </td>
                         <td><a href=format!("/api/v1/submissions/{}/envelope", s.bundle_id)>"signed envelope"</a></td>
@@ -668,12 +669,15 @@ fn Reproduced(runs: Vec<store::ReproducedRun>, sample: Option<store::SampleCount
                     .to_owned()
             } else {
                 format!(
-                    "Its current submission: {}. The maintainers re-run a sample of every self-reported submission, \
-                     chosen by a keyed hash the submitter could not predict.",
-                    format::sample_words(sample.sampled, sample.reproduced, sample.differed)
+                    "Its current submission: {}{}. The maintainers re-run a sample of every self-reported submission, \
+                     chosen by a keyed hash the submitter could not predict, and each sampled success once more on a \
+                     held-out variant of its task: inputs no submitter sees.",
+                    format::sample_words(sample.sampled, sample.reproduced, sample.differed),
+                    format::heldout_words(sample.heldout, sample.generalised).map(|w| format!("; {w}")).unwrap_or_default()
                 )
             }}
             " "<a href="/about#reproductions">"How the sample is chosen and checked"</a>
+            " · "<a href="/about#heldout">"held-out re-runs"</a>
         </p>
         {(!runs.is_empty()).then(|| view! {
             <div class="table-wrap">
@@ -688,6 +692,7 @@ fn Reproduced(runs: Vec<store::ReproducedRun>, sample: Option<store::SampleCount
                             <th scope="col">"Submitted"</th>
                             <th scope="col">"Re-run"</th>
                             <th scope="col">"Verdict"</th>
+                            <th scope="col">"Held out"</th>
                         </tr>
                     </thead>
                     <tbody>
@@ -702,6 +707,18 @@ fn Reproduced(runs: Vec<store::ReproducedRun>, sample: Option<store::SampleCount
                                 <td class=if r.held { "repro held" } else { "repro differed" }>
                                     {format::reproduction_words(r.submitted, r.reproduced, r.held)}
                                 </td>
+                                {match r.heldout {
+                                    None => view! { <td>"—"</td> }.into_any(),
+                                    Some(o) => {
+                                        let generalised = o == store::Outcome::Success;
+                                        view! {
+                                            <td class=if generalised { "repro held" } else { "repro differed" }>
+                                                <OutcomeLabel outcome=o/>
+                                                {if generalised { " (generalised)" } else { " (did not generalise)" }}
+                                            </td>
+                                        }.into_any()
+                                    }
+                                }}
                             </tr>
                         }).collect_view()}
                     </tbody>

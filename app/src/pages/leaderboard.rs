@@ -613,6 +613,9 @@ pub(super) fn SampleBadge(sample: store::SampleCounts, agent: String) -> impl In
         (_, d) if d > 0 => {
             ("repro differed", "✗", "a sampled run the maintainers re-ran ended with another final success")
         }
+        _ if sample.generalised < sample.heldout => {
+            ("repro differed", "✗", "a sampled success was no success on a held-out variant of its task")
+        }
         (0, _) => ("repro pending", "◷", "sampled runs the maintainers have not re-run yet"),
         _ => ("repro held", "✓", "every sampled run the maintainers re-ran ended as submitted"),
     };
@@ -622,6 +625,7 @@ pub(super) fn SampleBadge(sample: store::SampleCounts, agent: String) -> impl In
                 <a href=format!("{agent}#reproduction") title=title>
                     <span aria-hidden="true">{symbol}" "</span>
                     {format::sample_words(sample.sampled, sample.reproduced, sample.differed)}
+                    {format::heldout_words(sample.heldout, sample.generalised).map(|w| format!("; {w}"))}
                 </a>
             </div>
         }

@@ -51,6 +51,19 @@ pub(super) fn Reproduction(
         <dl class="facts">
             <dt>"Re-run outcome"</dt>
             <dd><OutcomeLabel outcome=r.outcome/></dd>
+            {r.heldout.clone().map(|h| view! {
+                <dt>"Held out"</dt>
+                <dd class=if h.generalised { "repro held" } else { "repro differed" }>
+                    <OutcomeLabel outcome=h.outcome/>
+                    {if h.generalised {
+                        " on a held-out variant of its task: it generalised"
+                    } else {
+                        " on a held-out variant of its task: it did not generalise (not-generalised)"
+                    }}
+                    " · variant "<code title=h.variant.clone()>{format::short(&h.variant).to_owned()}</code>
+                    " ("<a href="/about#heldout">"what this is"</a>")"
+                </dd>
+            })}
             <dt>"Error type"</dt>
             <dd>{r.error_type.clone().unwrap_or_else(|| "–".into())}</dd>
             <dt>"Duration"</dt>

@@ -187,5 +187,13 @@ fn Task(data: TaskData) -> impl IntoView {
                 runs: f.runs,
             }).collect()
         />
+        {t.heldout.clone().map(|(how, cost)| view! {
+            <h2 id="heldout">"Held-out re-runs"</h2>
+            <p>
+                "The maintainers re-run each sampled success once more on a held-out variant of this task: inputs "
+                "no submitter sees, kept with their gold ("<a href="/about#heldout">"how"</a>"). "
+                {how}" "{cost}
+            </p>
+        })}
     }
 }

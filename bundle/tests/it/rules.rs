@@ -216,6 +216,17 @@ fn reproduction(m: &mut Value) {
     }
 }
 
+/// A held-out re-run of the manifest's first run, with `changes` made to it.
+fn heldout(m: &mut Value, changes: Value) {
+    let run = run0(m).clone();
+    let mut h = json!({"task": run["task"], "hint": run["hint"], "attempt": run["attempt"],
+        "variant": "ef".repeat(32), "outcome": "wrong_result", "duration_s": 3.5});
+    for (k, v) in changes.as_object().unwrap() {
+        h[k] = v.clone();
+    }
+    m["reproduction"]["heldout"] = json!([h]);
+}
+
 /// Section 4d: a reproduction is held to each of its rules, and its error says which.
 #[test]
 fn a_reproduction_says_what_it_reran_where_and_on_what() {
@@ -234,6 +245,21 @@ fn a_reproduction_says_what_it_reran_where_and_on_what() {
         (
             Box::new(|m| m["provenance"] = json!({"kind": "published", "source": "paper"})),
             Some("provenance.kind is `published`"),
+        ),
+        // Section 4l: each held-out re-run is of one of its runs, once, on a variant named
+        // by its digest, and shows something either way.
+        (Box::new(|m| heldout(m, json!({}))), None),
+        (Box::new(|m| heldout(m, json!({"task": "othello"}))), Some("names no run of this reproduction")),
+        (Box::new(|m| heldout(m, json!({"variant": "AB".repeat(32)}))), Some("`variant` must be a digest")),
+        (Box::new(|m| heldout(m, json!({"outcome": "infra_error"}))), Some("ended `infra_error`")),
+        (Box::new(|m| heldout(m, json!({"duration_s": -1.0}))), Some("duration_s must be")),
+        (
+            Box::new(|m| {
+                heldout(m, json!({}));
+                let again = m["reproduction"]["heldout"][0].clone();
+                m["reproduction"]["heldout"].as_array_mut().unwrap().push(again);
+            }),
+            Some("has a held-out re-run already"),
         ),
     ];
     for (mutate, refused) in cases {

@@ -55,11 +55,24 @@ pub(crate) struct ReproducedAnswer {
     pub(crate) attempt: u32,
     pub(crate) reproduced: bundle::Outcome,
     pub(crate) held: bool,
+    /// Its re-run on a held-out variant (spec §4l).
+    #[serde(default)]
+    pub(crate) heldout: Option<bundle::Outcome>,
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct SamplingAnswer {
     pub(crate) epochs: Vec<EpochAnswer>,
+    /// The held-out variants registered (spec §4l).
+    #[serde(default)]
+    pub(crate) variants: Vec<VariantAnswer>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct VariantAnswer {
+    pub(crate) task: String,
+    pub(crate) digest: String,
+    pub(crate) registered_at: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -83,6 +96,10 @@ pub(crate) struct SampleCounts {
     pub(crate) sampled: i64,
     pub(crate) reproduced: i64,
     pub(crate) differed: i64,
+    #[serde(default)]
+    pub(crate) heldout: i64,
+    #[serde(default)]
+    pub(crate) generalised: i64,
 }
 
 #[derive(Debug, Deserialize)]

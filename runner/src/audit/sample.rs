@@ -58,6 +58,7 @@ pub(super) fn audit(
         );
     }
 
+    let mut revealed_key: Option<Vec<u8>> = None;
     match sample.epoch.and_then(|e| sampling.epochs.iter().find(|x| x.epoch == e)) {
         None if sample.epoch.is_some() => check(
             false,
@@ -104,6 +105,7 @@ pub(super) fn audit(
                         epoch.committed_at, submission.received_at
                     ),
                 );
+                revealed_key = Some(key.clone());
                 let runs = Candidate::of(manifest);
                 let mut mine: BTreeSet<(String, String, u32)> = choose(&key, bundle_id, &runs)
                     .into_iter()
@@ -145,6 +147,7 @@ pub(super) fn audit(
     let mut found = Vec::new();
     let mut reran = 0;
     let mut differed = 0;
+    let (mut heldout, mut generalised, mut variants_checked) = (0, 0, 0);
     for id in &reproductions {
         let bytes = api.bytes(&format!("/api/v1/submissions/{id}/envelope"))?;
         let opened = Envelope::parse(&bytes).and_then(|e| Ok((e.payload(Limits::default().manifest)?, e)));
@@ -167,6 +170,41 @@ pub(super) fn audit(
         };
         if m.reproduction.as_ref().is_none_or(|r| &r.of != bundle_id) {
             found.push(format!("{id}: it does not say it reproduces {bundle_id}"));
+        }
+        // Spec §4l: each held-out re-run, on the variant the key chose among those of
+        // its task registered before the submission arrived.
+        for h in m.reproduction.iter().flat_map(|r| r.heldout.iter()) {
+            let label = format!("{}/{}/{}", h.task, h.hint, h.attempt);
+            heldout += 1;
+            generalised += usize::from(h.outcome == bundle::Outcome::Success);
+            let on_board = shown_reruns.iter().find(|r| {
+                r.reproduction == **id && r.task == h.task && r.hint == h.hint && r.attempt == h.attempt
+            });
+            if on_board.and_then(|r| r.heldout) != Some(h.outcome) {
+                found.push(format!(
+                    "{label}: its signed held-out re-run ended {}, the server shows {:?}",
+                    h.outcome,
+                    on_board.and_then(|r| r.heldout)
+                ));
+            }
+            if let Some(key) = &revealed_key {
+                let registered: Vec<&str> = sampling
+                    .variants
+                    .iter()
+                    .filter(|v| v.task == h.task && v.registered_at <= submission.received_at)
+                    .map(|v| v.digest.as_str())
+                    .collect();
+                let chosen =
+                    bundle::sample::choose_variant(key, bundle_id, &h.task, h.hint, h.attempt, registered);
+                variants_checked += 1;
+                if chosen != Some(h.variant.as_str()) {
+                    found.push(format!(
+                        "{label}: re-run on the held-out variant {}, where the key chooses {}",
+                        h.variant,
+                        chosen.unwrap_or("none")
+                    ));
+                }
+            }
         }
         for run in &m.runs {
             let key = (run.task.to_string(), run.hint.to_string(), run.attempt);
@@ -203,13 +241,24 @@ pub(super) fn audit(
             sample.counts.reproduced, sample.counts.differed
         ));
     }
+    if sample.counts.heldout != heldout as i64 || sample.counts.generalised != generalised as i64 {
+        found.push(format!(
+            "the server counts {} of {} held-out re-runs generalised, the signed reproductions {generalised} of {heldout}",
+            sample.counts.generalised, sample.counts.heldout
+        ));
+    }
     check(
         found.is_empty(),
         if found.is_empty() {
             format!(
                 "reproductions: {} signed by maintainers re-ran {reran} sampled runs with their submitted patches; \
-                 {differed} ended otherwise, as the server shows",
-                reproductions.len()
+                 {differed} ended otherwise; held out: {generalised} of {heldout} generalised{}, as the server shows",
+                reproductions.len(),
+                if variants_checked > 0 {
+                    format!(" (each variant the revealed key's choice, recomputed for {variants_checked})")
+                } else {
+                    String::new()
+                }
             )
         } else {
             format!("reproductions: {}", found.join("; "))

@@ -92,6 +92,14 @@ pub(super) fn reproduce(
             };
             println!("  {run}: {verdict}");
         }
+        for (run, variant, outcome) in &r.heldout {
+            let verdict =
+                if outcome.succeeded() == Some(true) { "generalised" } else { "DID NOT GENERALISE" };
+            println!(
+                "  {run} on held-out variant {}…: {outcome}: {verdict}",
+                &variant[..12.min(variant.len())]
+            );
+        }
         for run in &r.inconclusive {
             println!("  {run}: infra_error, set aside: the next `rexbench reproduce` re-runs it");
         }

@@ -75,6 +75,13 @@ enum Command {
         #[command(flatten)]
         run: RunArgs,
     },
+    /// List the held-out variants in a gold folder (GOLD/<task>/heldout/<name>/), each
+    /// with the digest a maintainer registers on the server (`rexbench-server variants add`).
+    Variants {
+        /// The maintainers' private gold directory.
+        #[arg(long)]
+        gold: PathBuf,
+    },
     /// Keep a run's processes: start COMMAND as their subreaper and kill every one left
     /// when it ends (what the executors run each experiment beneath).
     #[command(hide = true)]
@@ -406,6 +413,7 @@ impl RunArgs {
             confinement,
             slurm,
             builtin_tasks,
+            heldout: None,
         };
         Ok((opts, tasks))
     }
@@ -526,6 +534,27 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Evaluate { outputs, out, run } => commands::evaluate_outputs(outputs, out, run),
         Command::Reproduce { server, token, key, out, bundle, dry_run, run } => {
             commands::reproduce(server, token, key, out, bundle, dry_run, run)
+        }
+        Command::Variants { gold } => {
+            let all = benchmark::heldout::all(&gold)?;
+            if all.is_empty() {
+                println!(
+                    "no held-out variants under {} (<task>/{}/<name>/)",
+                    gold.display(),
+                    benchmark::heldout::DIR
+                );
+            }
+            for v in &all {
+                println!(
+                    "{} {} {}  ({} replaced: {})",
+                    v.task,
+                    v.digest,
+                    v.name,
+                    v.files.len(),
+                    v.files.join(", ")
+                );
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Command::Keep { report, command } => {
             let code = crate::keep::run(&report, &command);

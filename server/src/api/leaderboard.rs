@@ -93,6 +93,8 @@ pub async fn leaderboard_csv(
         "runs_sampled",
         "runs_reproduced",
         "runs_not_reproduced",
+        "runs_heldout",
+        "runs_generalised",
         "submitter",
         "submitter_keyid",
         "submitter_rows_same_model",
@@ -184,7 +186,9 @@ fn csv_rows<'a>(entries: impl Iterator<Item = EntryRef<'a>>, rows: usize) -> Res
         for t in [&r.benchmark_name, &r.benchmark_version, &r.task_set_digest, &r.bundle_id] {
             text(&mut w, t)?;
         }
-        for n in [r.sample.sampled, r.sample.reproduced, r.sample.differed] {
+        for n in
+            [r.sample.sampled, r.sample.reproduced, r.sample.differed, r.sample.heldout, r.sample.generalised]
+        {
             count(&mut w, n)?;
         }
         text(&mut w, &by.owner)?;

@@ -8,7 +8,7 @@ use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use store::{Hint, QueuedRun, SampleCounts, SamplingEpoch};
+use store::{Hint, QueuedRun, RegisteredVariant, SampleCounts, SamplingEpoch};
 
 use crate::api::extract::{ApiPath, ApiQuery};
 use crate::api::responses::{AdminOff, AdminRefusals, ErrorAnswer, PathRefusals};
@@ -22,6 +22,10 @@ pub struct SamplingAnswer {
     /// Where the rule is written: the keyed hash, and what it picks.
     pub rule: String,
     pub epochs: Vec<SamplingEpoch>,
+    /// The held-out variants registered (spec §4l), oldest first: a sampled success is
+    /// re-run on the key's choice among its task's variants registered before its
+    /// submission arrived. Their digests only.
+    pub variants: Vec<RegisteredVariant>,
 }
 
 /// The sampling epochs (spec §4e): each one's key commitment, published from its start,
@@ -29,7 +33,11 @@ pub struct SamplingAnswer {
 /// submission's envelope, anyone can recompute that submission's sample.
 #[utoipa::path(get, path = "/api/v1/sampling", tag = "reproductions", responses((status = 200, body = SamplingAnswer)))]
 pub async fn sampling(State(app): State<Shared>) -> Result<Json<SamplingAnswer>, ApiError> {
-    Ok(Json(SamplingAnswer { rule: RULE.into(), epochs: app.store.sampling_epochs().await? }))
+    Ok(Json(SamplingAnswer {
+        rule: RULE.into(),
+        epochs: app.store.sampling_epochs().await?,
+        variants: app.store.registered_variants().await?,
+    }))
 }
 
 pub const RULE: &str = "/about#reproductions";

@@ -50,7 +50,7 @@ const GZIP_TYPES: [&str; 2] = ["application/gzip", "application/x-gzip"];
         (status = 409, description = "A reproduction of a run reproduced already (`run_already_reproduced`)", body = ErrorAnswer),
         (status = 413, description = "Over a size limit", body = ErrorAnswer),
         (status = 415, description = "Not sent as application/gzip", body = ErrorAnswer),
-        (status = 422, description = "A rule of the bundle spec is broken (its claims held to the board's rules too, spec §5a: `unknown_task_set`, `too_many_attempts`, `agent_record_missing`, `success_against_check`), or a reproduction does not fit the submission it names (`reproduction_unknown_submission`, `reproduction_mismatch`, `reproduction_not_sampled`, `reproduction_patch_mismatch`); the code names it", body = ErrorAnswer),
+        (status = 422, description = "A rule of the bundle spec is broken (its claims held to the board's rules too, spec §5a: `unknown_task_set`, `too_many_attempts`, `agent_record_missing`, `success_against_check`), or a reproduction does not fit the submission it names (`reproduction_unknown_submission`, `reproduction_mismatch`, `reproduction_not_sampled`, `reproduction_patch_mismatch`, `reproduction_heldout_mismatch`); the code names it", body = ErrorAnswer),
         (status = 429, description = "A rate limit, or the server busy with other ingests", body = ErrorAnswer),
         (status = 500, description = "The server's fault", body = ErrorAnswer),
         (status = 503, description = "The artifact store did not answer; nothing was stored (`blob_store_unavailable`, with Retry-After)", body = ErrorAnswer),

@@ -6,7 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use super::{FindingsCommand, KeysCommand, OutputsCommand, SessionsCommand, TaskSetsCommand, base_url};
+use super::{
+    FindingsCommand, KeysCommand, OutputsCommand, SessionsCommand, TaskSetsCommand, VariantsCommand, base_url,
+};
 use crate::{AppState, Config};
 
 const DONE: anyhow::Result<ExitCode> = Ok(ExitCode::SUCCESS);
@@ -157,6 +159,28 @@ pub(super) async fn task_sets(state: &AppState, command: TaskSetsCommand) -> any
                 println!("registered {set}");
             } else {
                 println!("{set} was registered already");
+            }
+        }
+    }
+    DONE
+}
+
+/// `variants list|add`.
+pub(super) async fn variants(state: &AppState, command: VariantsCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        VariantsCommand::List => {
+            for v in state.store.registered_variants().await? {
+                println!("{} {}  registered {}: {}", v.task, v.digest, v.registered_at, v.note);
+            }
+        }
+        VariantsCommand::Add { task, digest, note } => {
+            if !state.catalog.tasks.iter().any(|t| t.id.as_str() == task) {
+                anyhow::bail!("no task `{task}` among the server's task cards");
+            }
+            if state.store.register_variant(&task, &digest, &note).await? {
+                println!("registered a held-out variant of {task}: {digest}");
+            } else {
+                println!("the variant {digest} of {task} was registered already");
             }
         }
     }

@@ -50,6 +50,12 @@ enum Command {
         #[command(subcommand)]
         command: TaskSetsCommand,
     },
+    /// The held-out variants sampled successes are re-run on (spec §4l): list them, or
+    /// register one by its digest (`rexbench variants --gold DIR` prints them).
+    Variants {
+        #[command(subcommand)]
+        command: VariantsCommand,
+    },
     /// Review integrity findings: list them, confirm or dismiss one.
     Findings {
         #[command(subcommand)]
@@ -159,6 +165,24 @@ enum TaskSetsCommand {
         #[arg(long)]
         version: String,
         /// Why: what the set is (the change log shows it).
+        #[arg(long)]
+        note: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum VariantsCommand {
+    /// Every registered variant: its task, digest, when and why.
+    List,
+    /// Register a held-out variant of a task: sampled successes of submissions that
+    /// arrive from now on may be re-run on it (the change log says when).
+    Add {
+        #[arg(long)]
+        task: String,
+        /// Its digest (64 hex digits), as `rexbench variants --gold DIR` prints it.
+        #[arg(long)]
+        digest: String,
+        /// Why, in words the change log shows (never the variant's contents).
         #[arg(long)]
         note: String,
     },
@@ -279,6 +303,7 @@ async fn run(command: Command, settings: crate::Settings) -> anyhow::Result<Exit
         Command::Backup { .. } | Command::Restore { .. } | Command::Health => unreachable!("handled above"),
         Command::Keys { command } => commands::keys(&state, command).await,
         Command::TaskSets { command } => commands::task_sets(&state, command).await,
+        Command::Variants { command } => commands::variants(&state, command).await,
         Command::Findings { command } => commands::findings(&state, command).await,
         Command::Outputs { command } => commands::outputs(&state, command).await,
         Command::SignInLink { keyid, base, valid_for } => {

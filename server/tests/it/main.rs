@@ -11,6 +11,7 @@ mod coverage;
 mod evidence;
 mod faults;
 mod harness;
+mod heldout;
 mod image;
 mod integrity;
 mod pages;

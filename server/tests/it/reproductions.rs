@@ -48,6 +48,7 @@ fn reproduce_with(
             confinement: runner::sandbox::Confinement::Sandboxed(Default::default()),
             slurm: None,
             builtin_tasks: true,
+            heldout: None,
         },
     };
     runner::reproduce::reproduce(&opts).unwrap()
@@ -116,7 +117,11 @@ async fn the_demo_sample_is_rerun_and_the_board_shows_what_held() {
         assert_eq!(get(&app, "/api/v1/admin/reproductions").await.status, StatusCode::UNAUTHORIZED);
         let tampered = store.agent("tampered-agent").await.unwrap().unwrap().submissions[0].clone();
         let sample = get(&app, &format!("/api/v1/submissions/{}/sample", tampered.bundle_id)).await.json();
-        assert_eq!(sample["counts"], json!({"sampled": 2, "reproduced": 0, "differed": 0}), "{sample}");
+        assert_eq!(
+            sample["counts"],
+            json!({"sampled": 2, "reproduced": 0, "differed": 0, "heldout": 0, "generalised": 0}),
+            "{sample}"
+        );
         assert_eq!(sample["runs"], json!([]), "the sample is secret until re-run or revealed");
         // The paper's numbers and Harbor's parity runs (a maintainer's) are not sampled.
         let published =
@@ -166,6 +171,19 @@ async fn the_demo_sample_is_rerun_and_the_board_shows_what_held() {
             0,
             "the shortcut reproduces: its findings say why to doubt it"
         );
+        // Each sampled success re-run on a held-out variant of its task (spec §4l): the
+        // example's honest success generalises, the tampered ones do not, and the
+        // shortcut's does only where the key chose its honest success, not the one that
+        // prints its result line.
+        let heldout = |agent: &str| of(agent).heldout.iter().map(|(_, _, o)| *o).collect::<Vec<_>>();
+        assert_eq!(heldout("example-agent"), [bundle::Outcome::Success]);
+        assert!(
+            heldout("tampered-agent").iter().all(|o| *o != bundle::Outcome::Success),
+            "{:?}",
+            of("tampered-agent")
+        );
+        assert_eq!(heldout("tampered-agent").len(), 2);
+        let shortcut_generalised = heldout("shortcut-agent") == [bundle::Outcome::Success];
         let t = of("tampered-agent");
         assert_eq!((t.runs.len(), t.differed()), (2, 2), "{t:?}");
         assert!(t.runs.iter().all(|(_, submitted, rerun)| {
@@ -175,7 +193,10 @@ async fn the_demo_sample_is_rerun_and_the_board_shows_what_held() {
         // The board: k of n per submission, a badge and a filter, the run's verdict with
         // the re-run's own evidence, and a finding.
         let agent = get(&app, "/api/v1/agents/tampered-agent").await.json();
-        assert_eq!(agent["submissions"][0]["sample"], json!({"sampled": 2, "reproduced": 2, "differed": 2}));
+        assert_eq!(
+            agent["submissions"][0]["sample"],
+            json!({"sampled": 2, "reproduced": 2, "differed": 2, "heldout": 2, "generalised": 0})
+        );
         let reran = agent["reproduced"].as_array().unwrap();
         assert_eq!(reran.len(), 2);
         let run_id = reran[0]["run_id"].as_i64().unwrap();
@@ -207,7 +228,11 @@ async fn the_demo_sample_is_rerun_and_the_board_shows_what_held() {
         let api = get(&app, "/api/v1/leaderboard?reproduced=held").await.json();
         let rows: BTreeSet<&str> =
             api["rows"].as_array().unwrap().iter().map(|r| r["agent_id"].as_str().unwrap()).collect();
-        assert_eq!(rows, BTreeSet::from(["example-agent", "shortcut-agent"]));
+        let mut held_rows = BTreeSet::from(["example-agent"]);
+        if shortcut_generalised {
+            held_rows.insert("shortcut-agent");
+        }
+        assert_eq!(rows, held_rows);
         assert_eq!(get(&app, "/api/v1/leaderboard?reproduced=maybe").await.status, StatusCode::BAD_REQUEST);
         // A tampered success is now flagged: the strict view counts it as a failure.
         let strict = get(&app, "/api/v1/leaderboard?integrity=strict").await.json();
@@ -335,6 +360,26 @@ pub(crate) fn reproduction(
         b.manifest_mut().runs.push(run);
     }
     b
+}
+
+/// Where the sample chose a held-out variant for run `run_id` (spec §4l), a held-out
+/// re-run on it that generalised, as the reproduction must carry.
+fn generalised(b: &mut BundleBuilder, queue: &[store::QueuedRun], run_id: i64) {
+    let Some(variant) = queue.iter().find(|q| q.run_id == run_id).and_then(|q| q.heldout_variant.clone())
+    else {
+        return;
+    };
+    let m = b.manifest_mut();
+    let run = &m.runs[0];
+    let heldout = bundle::HeldOut {
+        task: run.task.to_string(),
+        hint: run.hint,
+        attempt: run.attempt,
+        variant,
+        outcome: bundle::Outcome::Success,
+        duration_s: Some(1.0),
+    };
+    m.reproduction.as_mut().unwrap().heldout.push(heldout);
 }
 
 pub(crate) async fn blob(store: &store::Store, hex: &str) -> Vec<u8> {
@@ -593,7 +638,8 @@ async fn a_success_that_did_not_reproduce_is_flagged_once() {
         let patch = blob(&store, shortcut.patch.as_deref().unwrap()).await;
         let (task, hint) = (shortcut.task.to_string(), shortcut.hint.to_string());
         let rerun = [(task.as_str(), hint.as_str(), shortcut.attempt as u32, &patch[..], "wrong_result")];
-        let b = reproduction(&shortcut.bundle_id, "shortcut-agent", &shortcut.task_set_digest, &rerun);
+        let mut b = reproduction(&shortcut.bundle_id, "shortcut-agent", &shortcut.task_set_digest, &rerun);
+        generalised(&mut b, &queue, shortcut.run_id);
         assert_eq!(post_bundle(&app, signed(b, &maintainer)).await.status, StatusCode::CREATED);
         assert_eq!(flagged(store.clone(), shortcut.bundle_id.clone()).await, before);
         let run = store.run(shortcut.run_id).await.unwrap().unwrap();
@@ -607,7 +653,8 @@ async fn a_success_that_did_not_reproduce_is_flagged_once() {
         let patch = blob(&store, tampered.patch.as_deref().unwrap()).await;
         let (task, hint) = (tampered.task.to_string(), tampered.hint.to_string());
         let rerun = [(task.as_str(), hint.as_str(), tampered.attempt as u32, &patch[..], "wrong_result")];
-        let b = reproduction(&tampered.bundle_id, "tampered-agent", &tampered.task_set_digest, &rerun);
+        let mut b = reproduction(&tampered.bundle_id, "tampered-agent", &tampered.task_set_digest, &rerun);
+        generalised(&mut b, &queue, tampered.run_id);
         assert_eq!(post_bundle(&app, signed(b, &maintainer)).await.status, StatusCode::CREATED);
         assert_eq!(flagged(store.clone(), tampered.bundle_id.clone()).await, before + i64::from(!was));
     })

@@ -228,6 +228,7 @@ async fn rerun(
                 confinement: runner::sandbox::Confinement::Sandboxed(Default::default()),
                 slurm: None,
                 builtin_tasks: true,
+                heldout: None,
             },
         })
         .unwrap()

@@ -11,7 +11,8 @@ pub struct Change {
     /// `accepted`, `superseded`, `retracted`, `reviewed`, `reproduced` (a submission's),
     /// `outputs` (a task's outputs published or made private), `sampling` (a sampling
     /// epoch began, or its key was revealed), `key` (a key registered or revoked), or
-    /// `task_set` (the maintainers registered a task set results may name).
+    /// `task_set` (the maintainers registered a task set results may name) or
+    /// `heldout_variant` (they registered a held-out variant of a task, spec §4l).
     pub kind: String,
     /// The submission it is about; none for a task's outputs.
     pub bundle_id: Option<String>,

@@ -41,6 +41,11 @@ pub struct QueuedRun {
     pub reproduced: Option<Outcome>,
     /// Whether that reproduction had the same final success.
     pub held: Option<bool>,
+    /// The held-out variant (its digest) the sampling key chose for it, a sampled
+    /// success (spec §4l), where its task had variants when it was sampled.
+    pub heldout_variant: Option<String>,
+    /// How its re-run on that variant ended, once there is one.
+    pub heldout: Option<Outcome>,
 }
 
 /// A run the maintainers re-ran, as an agent's page lists it.
@@ -59,4 +64,17 @@ pub struct ReproducedRun {
     pub held: bool,
     pub duration_s: f64,
     pub received_at: String,
+    /// How its re-run on a held-out variant ended (spec §4l), where it had one.
+    pub heldout: Option<Outcome>,
+}
+
+/// A held-out variant the maintainers registered (spec §4l): its task and digest only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RegisteredVariant {
+    pub task: String,
+    /// The variant's digest (64 lowercase hex): all anyone but the maintainers learns of it.
+    pub digest: String,
+    pub registered_at: String,
+    pub note: String,
 }

@@ -39,11 +39,17 @@ pub struct SampleCounts {
     pub sampled: i64,
     pub reproduced: i64,
     pub differed: i64,
+    /// Of the reproduced runs, how many were re-run on a held-out variant (spec §4l),
+    /// and how many of those were a success there too.
+    #[serde(default)]
+    pub heldout: i64,
+    #[serde(default)]
+    pub generalised: i64,
 }
 
 impl SampleCounts {
-    /// Re-run, and every re-run held.
+    /// Re-run, every re-run held, and every held-out re-run generalised.
     pub fn held(&self) -> bool {
-        self.reproduced > 0 && self.differed == 0
+        self.reproduced > 0 && self.differed == 0 && self.generalised == self.heldout
     }
 }

@@ -28,7 +28,7 @@ pub(super) fn board_query<'f>(
             "{with}SELECT s.bundle_id, s.agent_id, a.display_name, a.framework, a.model, a.url, s.tier, s.keyid, \
              (SELECT k.owner FROM keys k WHERE k.keyid = s.keyid) AS submitter, s.provenance, \
              s.provenance_source, s.harness, s.harness_version, s.benchmark_name, s.benchmark_version, \
-             s.task_set_digest, s.sampled, s.reproduced, s.differed, s.not_reproduced_before, {columns}{from}{order}"
+             s.task_set_digest, s.sampled, s.reproduced, s.differed, s.heldout, s.generalised, s.not_reproduced_before, {columns}{from}{order}"
         ),
         binds,
     )
@@ -90,7 +90,7 @@ pub(super) fn board_from<'f>(
         " FROM submissions s JOIN agents a ON a.id = s.agent_id{joins} WHERE s.superseded_by IS NULL"
     );
     if filter.reproduced {
-        from.push_str(" AND s.reproduced > 0 AND s.differed = 0");
+        from.push_str(" AND s.reproduced > 0 AND s.differed = 0 AND s.generalised = s.heldout");
     }
     // Counting only some tasks, a submission with no run on them without hints has
     // nothing to show.

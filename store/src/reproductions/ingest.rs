@@ -36,6 +36,8 @@ struct Target {
     sampled: bool,
     reproduced: bool,
     patch: Option<String>,
+    /// The held-out variant the key chose for it at ingest (spec §4l).
+    heldout_variant: Option<String>,
 }
 
 impl Store {
@@ -75,6 +77,7 @@ impl Store {
         }
         let of = reproduced(&mut tx, &r.of, m).await?;
         let targets = targets(&mut tx, &r.of, m).await?;
+        let heldout = heldout_of(r, m, &targets, &r.of)?;
         let received_at = now();
         write_artifacts(&mut tx, bundle, &received_at).await?;
         let hardware = serde_json::to_string(&r.hardware).expect("serializes");
@@ -95,6 +98,7 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         let mut differed = Vec::new();
+        let mut not_generalised = Vec::new();
         for (index, (run, target)) in m.runs.iter().zip(&targets).enumerate() {
             let held = run.outcome.succeeded() == target.outcome.succeeded();
             db::query(
@@ -124,13 +128,41 @@ impl Store {
                     .await?;
                 differed.push(format!("{}/{}/{}", run.task, run.hint, run.attempt));
             }
+            if let Some(h) = heldout[index] {
+                db::query(
+                    "UPDATE reproduced_runs SET heldout_variant = $1, heldout_outcome = $2, heldout_duration_s = $3 \
+                     WHERE run_id = $4",
+                )
+                .bind(&h.variant)
+                .bind(h.outcome.as_str())
+                .bind(h.duration_s)
+                .bind(target.run_id)
+                .execute(&mut *tx)
+                .await?;
+                if h.outcome != Outcome::Success {
+                    let cell = Cell {
+                        bundle_id: &r.of,
+                        task: run.task.as_str(),
+                        hint: run.hint,
+                        current: of.superseded_by.is_none(),
+                    };
+                    write_not_generalised(&mut tx, target, h, &cell, &bundle_id).await?;
+                    not_generalised.push(format!("{}/{}/{}", run.task, run.hint, run.attempt));
+                }
+            }
         }
-        db::query("UPDATE submissions SET reproduced = reproduced + $1, differed = differed + $2 WHERE bundle_id = $3")
-            .bind(m.runs.len() as i64)
-            .bind(differed.len() as i64)
-            .bind(&r.of)
-            .execute(&mut *tx)
-            .await?;
+        let tried = heldout.iter().flatten().count() as i64;
+        db::query(
+            "UPDATE submissions SET reproduced = reproduced + $1, differed = differed + $2, heldout = heldout + $3, \
+             generalised = generalised + $4 WHERE bundle_id = $5",
+        )
+        .bind(m.runs.len() as i64)
+        .bind(differed.len() as i64)
+        .bind(tried)
+        .bind(tried - not_generalised.len() as i64)
+        .bind(&r.of)
+        .execute(&mut *tx)
+        .await?;
         let gpu_hours: f64 = m.runs.iter().filter_map(|x| x.duration_s).sum::<f64>() / 3600.0;
         let mut detail = format!(
             "maintainers ({}) re-ran {} sampled runs of {} ({}): {} held",
@@ -142,6 +174,15 @@ impl Store {
         );
         if !differed.is_empty() {
             detail.push_str(&format!("; {} did not reproduce ({})", differed.len(), differed.join(", ")));
+        }
+        if tried > 0 {
+            detail.push_str(&format!(
+                "; held out: {} of {tried} generalised",
+                tried - not_generalised.len() as i64
+            ));
+            if !not_generalised.is_empty() {
+                detail.push_str(&format!(" ({} did not)", not_generalised.join(", ")));
+            }
         }
         detail.push_str(&format!(
             "; {:.2} hours on {} ({}), reproduction {bundle_id}",
@@ -196,7 +237,7 @@ async fn targets(tx: &mut Tx<'_>, of: &str, m: &bundle::Manifest) -> Result<Vec<
     let rows = db::query(
         "SELECT r.id, r.task, r.hint, r.attempt, r.outcome, p.digest AS patch, \
          CASE WHEN x.run_id IS NULL THEN 0 ELSE 1 END AS sampled, \
-         CASE WHEN rr.run_id IS NULL THEN 0 ELSE 1 END AS reproduced \
+         CASE WHEN rr.run_id IS NULL THEN 0 ELSE 1 END AS reproduced, x.heldout_variant \
          FROM runs r LEFT JOIN run_artifacts p ON p.run_id = r.id AND p.role = 'patch' \
          LEFT JOIN samples x ON x.run_id = r.id LEFT JOIN reproduced_runs rr ON rr.run_id = r.id \
          WHERE r.bundle_id = $1",
@@ -215,6 +256,7 @@ async fn targets(tx: &mut Tx<'_>, of: &str, m: &bundle::Manifest) -> Result<Vec<
                 sampled: row.try_get::<i64, _>("sampled")? != 0,
                 reproduced: row.try_get::<i64, _>("reproduced")? != 0,
                 patch: row.try_get("patch")?,
+                heldout_variant: row.try_get("heldout_variant")?,
             },
         );
     }
@@ -251,6 +293,97 @@ async fn targets(tx: &mut Tx<'_>, of: &str, m: &bundle::Manifest) -> Result<Vec<
         out.push(target);
     }
     Ok(out)
+}
+
+/// Spec §4l: the reproduction's held-out re-run of each of its runs, in the manifest's
+/// order: one for each run the key chose a variant for, on that variant, and none for
+/// another.
+fn heldout_of<'a>(
+    r: &'a bundle::Reproduction,
+    m: &bundle::Manifest,
+    targets: &[Target],
+    of: &str,
+) -> Result<Vec<Option<&'a bundle::HeldOut>>, StoreError> {
+    let mut out = Vec::with_capacity(m.runs.len());
+    for (run, target) in m.runs.iter().zip(targets) {
+        let label = format!("run {}/{}/{}", run.task, run.hint, run.attempt);
+        let h = r
+            .heldout
+            .iter()
+            .find(|h| h.task == run.task.as_str() && h.hint == run.hint && h.attempt == run.attempt);
+        match (&target.heldout_variant, h) {
+            (Some(chosen), None) => {
+                return Err(refused(
+                    "reproduction_heldout_mismatch",
+                    format!(
+                        "{label} of {of} was to be re-run on the held-out variant {chosen} as well, and the reproduction \
+                         has no heldout entry for it"
+                    ),
+                ));
+            }
+            (Some(chosen), Some(h)) if h.variant != *chosen => {
+                return Err(refused(
+                    "reproduction_heldout_mismatch",
+                    format!(
+                        "{label} of {of}: the reproduction re-ran it on the held-out variant {}, but the sample chose {chosen}",
+                        h.variant
+                    ),
+                ));
+            }
+            (None, Some(h)) => {
+                return Err(refused(
+                    "reproduction_heldout_mismatch",
+                    format!(
+                        "{label} of {of}: the reproduction re-ran it on the held-out variant {}, but the sample chose no \
+                         variant for it",
+                        h.variant
+                    ),
+                ));
+            }
+            _ => out.push(h),
+        }
+    }
+    Ok(out)
+}
+
+/// The server's `not-generalised` finding on a sampled success whose re-run on a
+/// held-out variant of its task was not a success: the success is flagged (a failure in
+/// the strict view), as a different re-run flags it.
+async fn write_not_generalised(
+    tx: &mut Tx<'_>,
+    target: &Target,
+    h: &bundle::HeldOut,
+    cell: &Cell<'_>,
+    reproduction: &str,
+) -> Result<(), StoreError> {
+    let was = flagging_checks(tx, target.run_id).await?;
+    let (next,): (i64,) = db::query_as(
+        "SELECT CAST(COALESCE(MAX(position) + 1, 0) AS BIGINT) FROM findings WHERE run_id = $1 AND found_by = 'server'",
+    )
+    .bind(target.run_id)
+    .fetch_one(&mut **tx)
+    .await?;
+    let message = format!(
+        "The maintainers re-ran this run's patch on a held-out variant of its task (inputs no submitter sees, variant \
+         {}) and it ended {}, not a success: the result did not generalise (reproduction {reproduction}).",
+        h.variant,
+        h.outcome.as_str()
+    );
+    db::query(
+        "INSERT INTO findings (run_id, found_by, position, check_name, message, artifact, line) \
+         VALUES ($1, 'server', $2, $3, $4, NULL, NULL)",
+    )
+    .bind(target.run_id)
+    .bind(next)
+    .bind(crate::NOT_GENERALISED)
+    .bind(&message)
+    .execute(&mut **tx)
+    .await?;
+    if target.outcome == Outcome::Success {
+        let is = flagging_checks(tx, target.run_id).await?;
+        move_flags(tx, cell, &was, &is).await?;
+    }
+    Ok(())
 }
 
 /// The server's `not-reproduced` finding on a submitted run whose final success the

@@ -7,7 +7,7 @@ use vocab::Hint;
 use crate::Store;
 use crate::db;
 use crate::error::StoreError;
-use crate::model::{ArtifactRef, QueuedRun, ReproducedRun, RunReproduction};
+use crate::model::{ArtifactRef, HeldOutRun, QueuedRun, ReproducedRun, RunReproduction};
 use crate::reads::name;
 use crate::steps::Tx;
 
@@ -27,6 +27,9 @@ pub(crate) struct Carried {
     /// The patch that did not reproduce, where the run had one: a later run of the same
     /// task with the same patch carries the finding whatever its agent or key.
     pub patch: Option<String>,
+    /// What it failed: `not-reproduced` (a re-run of its patch ended with another final
+    /// success) or `not-generalised` (it was no success on a held-out variant).
+    pub check: String,
 }
 
 impl Carried {
@@ -93,19 +96,23 @@ pub(crate) async fn not_reproduced_before(
     let by_patch = if patches.is_empty() {
         String::new()
     } else {
-        format!(" OR p.digest IN ({})", db::Placeholders::after(4).list(patches.len()))
+        format!(" OR p.digest IN ({})", db::Placeholders::after(5).list(patches.len()))
     };
     let sql = format!(
-        "SELECT DISTINCT r.task, r.hint, r.attempt, r.bundle_id, s.agent_id, s.received_at, p.digest AS patch \
+        "SELECT DISTINCT r.task, r.hint, r.attempt, r.bundle_id, s.agent_id, s.received_at, p.digest AS patch, f.check_name \
          FROM findings f JOIN runs r ON r.id = f.run_id JOIN submissions s ON s.bundle_id = r.bundle_id \
          LEFT JOIN run_artifacts p ON p.run_id = r.id AND p.role = 'patch' \
-         WHERE r.bundle_id <> $3 AND f.check_name = $4 \
+         WHERE r.bundle_id <> $3 AND f.check_name IN ($4, $5) \
          AND f.found_by = 'server' AND (f.review IS NULL OR f.review <> 'dismissed') \
          AND ((s.agent_id = $1 AND s.benchmark_version = $2){by_patch}) \
-         ORDER BY s.received_at, r.bundle_id, r.task, r.hint, r.attempt"
+         ORDER BY s.received_at, r.bundle_id, r.task, r.hint, r.attempt, f.check_name"
     );
-    let mut q =
-        db::query(&sql).bind(&m.agent.id).bind(&m.benchmark.version).bind(bundle_id).bind(NOT_REPRODUCED);
+    let mut q = db::query(&sql)
+        .bind(&m.agent.id)
+        .bind(&m.benchmark.version)
+        .bind(bundle_id)
+        .bind(NOT_REPRODUCED)
+        .bind(crate::NOT_GENERALISED);
     for p in patches {
         q = q.bind(*p);
     }
@@ -119,6 +126,7 @@ pub(crate) async fn not_reproduced_before(
                 from: r.try_get("bundle_id")?,
                 agent: r.try_get("agent_id")?,
                 patch: r.try_get("patch")?,
+                check: r.try_get("check_name")?,
             })
         })
         .collect()
@@ -132,7 +140,7 @@ impl Store {
         let rows = db::query(&format!(
             "SELECT r.id, r.bundle_id, s.agent_id, s.task_set_digest, s.benchmark_name, s.superseded_by, \
              r.task, r.hint, r.attempt, r.outcome, r.duration_s, p.digest AS patch, x.epoch, x.sampled_at, \
-             rr.outcome AS reproduced_outcome, rr.held \
+             rr.outcome AS reproduced_outcome, rr.held, x.heldout_variant, rr.heldout_outcome \
              FROM samples x JOIN runs r ON r.id = x.run_id JOIN submissions s ON s.bundle_id = r.bundle_id \
              LEFT JOIN run_artifacts p ON p.run_id = r.id AND p.role = 'patch' \
              LEFT JOIN reproduced_runs rr ON rr.run_id = r.id{only} \
@@ -165,6 +173,8 @@ impl Store {
                         },
                     )?,
                     held: r.try_get::<Option<i64>, _>("held")?.map(|h| h != 0),
+                    heldout_variant: r.try_get("heldout_variant")?,
+                    heldout: optional_outcome(r, "heldout_outcome")?,
                 })
             })
             .collect()
@@ -174,7 +184,7 @@ impl Store {
     pub async fn reproduced_runs_of(&self, agent: &str) -> Result<Vec<ReproducedRun>, StoreError> {
         let rows = db::query(
             "SELECT r.id, r.bundle_id, rr.reproduction, r.task, r.hint, r.attempt, r.outcome, rr.outcome AS reproduced, rr.held, \
-             rr.duration_s, rp.received_at FROM reproduced_runs rr JOIN runs r ON r.id = rr.run_id \
+             rr.duration_s, rp.received_at, rr.heldout_outcome FROM reproduced_runs rr JOIN runs r ON r.id = rr.run_id \
              JOIN submissions s ON s.bundle_id = r.bundle_id JOIN reproductions rp ON rp.bundle_id = rr.reproduction \
              WHERE s.agent_id = $1 ORDER BY rp.received_at DESC, r.task, r.hint, r.attempt",
         )
@@ -195,6 +205,7 @@ impl Store {
                     held: r.try_get::<i64, _>("held")? != 0,
                     duration_s: r.try_get("duration_s")?,
                     received_at: r.try_get("received_at")?,
+                    heldout: optional_outcome(r, "heldout_outcome")?,
                 })
             })
             .collect()
@@ -222,6 +233,7 @@ impl Store {
     pub async fn run_sample(&self, run_id: i64) -> Result<(bool, Option<RunReproduction>), StoreError> {
         let row = db::query(
             "SELECT k.revealed_at, rr.outcome, rr.error_type, rr.duration_s, rr.metrics, rr.held, \
+             rr.heldout_variant, rr.heldout_outcome, \
              rp.bundle_id, rp.executor, rp.hardware, rp.gpus, rp.received_at \
              FROM samples x JOIN sampling_keys k ON k.epoch = x.epoch \
              LEFT JOIN reproduced_runs rr ON rr.run_id = x.run_id \
@@ -262,7 +274,25 @@ impl Store {
                 gpus: row.try_get("gpus")?,
                 received_at: row.try_get("received_at")?,
                 artifacts,
+                heldout: match (
+                    row.try_get::<Option<String>, _>("heldout_variant")?,
+                    optional_outcome(&row, "heldout_outcome")?,
+                ) {
+                    (Some(variant), Some(outcome)) => {
+                        Some(HeldOutRun { variant, generalised: outcome == vocab::Outcome::Success, outcome })
+                    }
+                    _ => None,
+                },
             }),
         ))
     }
+}
+
+/// An outcome column that may be NULL.
+fn optional_outcome(row: &sqlx::any::AnyRow, column: &str) -> Result<Option<vocab::Outcome>, StoreError> {
+    let text: Option<String> = row.try_get(column)?;
+    Ok(text.map(|o| o.parse()).transpose().map_err(|e: vocab::UnknownName| sqlx::Error::ColumnDecode {
+        index: column.into(),
+        source: e.into(),
+    })?)
 }

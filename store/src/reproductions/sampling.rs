@@ -109,11 +109,23 @@ pub(crate) async fn write_sample(
             chosen.insert(i, Some(c.from.as_str()));
         }
     }
+    // Spec §4l: each sampled success is re-run on a held-out variant of its task too,
+    // the key's choice among the variants registered by now.
+    let registered: Vec<(String, String)> =
+        db::query_as("SELECT task, digest FROM heldout_variants ORDER BY task, digest")
+            .fetch_all(&mut **tx)
+            .await?;
     for (i, from) in &chosen {
         let c = &runs[*i];
+        let variant = if c.outcome == vocab::Outcome::Success && c.has_patch {
+            let of_task = registered.iter().filter(|(t, _)| *t == c.task).map(|(_, d)| d.as_str());
+            sample::choose_variant(&key, bundle_id, &c.task, c.hint, c.attempt, of_task)
+        } else {
+            None
+        };
         db::query(
-            "INSERT INTO samples (run_id, bundle_id, epoch, sampled_at, carried_from) \
-             SELECT id, bundle_id, $1, $2, $7 FROM runs WHERE bundle_id = $3 AND task = $4 AND hint = $5 AND attempt = $6",
+            "INSERT INTO samples (run_id, bundle_id, epoch, sampled_at, carried_from, heldout_variant) \
+             SELECT id, bundle_id, $1, $2, $7, $8 FROM runs WHERE bundle_id = $3 AND task = $4 AND hint = $5 AND attempt = $6",
         )
         .bind(epoch)
         .bind(at)
@@ -122,6 +134,7 @@ pub(crate) async fn write_sample(
         .bind(c.hint.as_str())
         .bind(i64::from(c.attempt))
         .bind(*from)
+        .bind(variant)
         .execute(&mut **tx)
         .await?;
     }
