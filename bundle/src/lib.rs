@@ -18,6 +18,7 @@ mod manifest;
 mod metrics_text;
 mod provenance;
 mod reader;
+mod reproduction;
 pub mod sample;
 mod validate;
 #[cfg(feature = "vectors")]

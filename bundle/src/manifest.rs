@@ -369,3 +369,12 @@ where
     }
     d.deserialize_map(UniqueMap(PhantomData))
 }
+
+/// A manifest's text field: 1 to `max` characters, or the error's words.
+pub(crate) fn text(name: &str, value: &str, max: usize) -> Result<(), String> {
+    let n = value.chars().count();
+    if n == 0 || n > max {
+        return Err(format!("{name} must be 1 to {max} characters"));
+    }
+    Ok(())
+}

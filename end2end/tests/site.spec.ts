@@ -429,8 +429,12 @@ test("reproductions: each row's sample, the held filter, and a run that did not 
   await expect(rowOfAgent("TamperedFramework + Example Model").locator(".repro.differed")).toContainText(
     "reproduced 2 of 2 sampled; 2 different",
   );
+  // Its sampled success was re-run on a held-out variant too, and generalised.
   await expect(rowOfAgent("ExampleFramework + Example Model").locator(".repro.held")).toContainText(
-    /^✓ reproduced (\d) of \1 sampled$/,
+    /^✓ reproduced (\d) of \1 sampled; held out: 1 of 1 generalised$/,
+  );
+  await expect(rowOfAgent("TamperedFramework + Example Model").locator(".repro.differed")).toContainText(
+    "held out: 0 of 2 generalised",
   );
 
   await page.getByLabel("Reproduced").selectOption("held");
@@ -446,12 +450,18 @@ test("reproductions: each row's sample, the held filter, and a run that did not 
   await expect(reran.locator("tbody tr")).toHaveCount(2);
   await expect(reran.locator("tbody tr").first()).toContainText("different: success → wrong result");
   await expect(page.locator("table").filter({ hasText: "Signed as" })).toContainText("reproduced 2 of 2 sampled; 2 different");
+  await expect(reran.locator("thead")).toContainText("Held out");
+  await expect(reran.locator("tbody tr").first()).toContainText("did not generalise");
   // The public task's run: its re-run's outputs are readable, as its own are.
   await reran.locator("tbody tr", { hasText: "wordfreq" }).getByRole("link", { name: /^#\d+$/ }).click();
   await expect(page).toHaveURL(/\/runs\/\d+#reproduction$/);
   await expect(page.locator("dl.facts").first()).toContainText("different: success → wrong result");
   await expect(page.locator("p.notice.reproduced.differed")).toContainText("different: success → wrong result");
   await expect(page.locator("table.findings")).toContainText("not-reproduced");
+  await expect(page.locator("table.findings")).toContainText("not-generalised");
+  await expect(page.locator("dl.facts").filter({ hasText: "Held out" })).toContainText(
+    "on a held-out variant of its task: it did not generalise",
+  );
   await expect(page.locator("table.findings")).toContainText("this server");
   await expect(page.getByText("This success is flagged")).toBeVisible();
   const artifacts = page.locator("table.rerun-artifacts", { has: page.locator("caption", { hasText: "The re-run's outputs" }) });

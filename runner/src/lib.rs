@@ -8,6 +8,7 @@ pub mod evaluate;
 pub mod exec;
 pub mod experiment;
 pub mod harbor;
+pub mod hardware;
 pub mod keep;
 pub mod keyfile;
 pub mod login;
