@@ -27,6 +27,14 @@ pub enum PackError {
     Parse { path: PathBuf, detail: String },
     #[error("{}: no runs found under runs/<task>/<hint>/<attempt>/", .0.display())]
     NoRuns(PathBuf),
+    /// Results evaluated on a held-out variant (spec §4l): what the runs printed is the
+    /// variant's, the maintainers' alone.
+    #[error(
+        "{}: these results were evaluated on the held-out variant {variant}: they are the maintainers' own, \
+         and are never packed (a reproduction records the outcome on a variant, nothing else)",
+        path.display()
+    )]
+    HeldOut { path: PathBuf, variant: String },
     #[error(transparent)]
     Write(#[from] bundle::WriteError),
     /// The results claim what their task cards refuse (bundle spec §5a): a board would
@@ -83,6 +91,9 @@ pub fn pack_as(
 ) -> Result<Packed, PackError> {
     let folder = Rc::new(Folder::open(results, "results folder")?);
     let eval: Evaluation = read_json(&folder, Path::new("evaluation.json"))?;
+    if let Some(variant) = eval.heldout {
+        return Err(PackError::HeldOut { path: results.to_owned(), variant });
+    }
     let manifest = Manifest {
         schema: bundle::SCHEMA.to_owned(),
         created_at: created_at.to_owned(),

@@ -22,6 +22,10 @@ pub struct Evaluation {
     /// it): `pack` asks the cards built into the runner.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_checks: Option<Vec<String>>,
+    /// The held-out variant (its digest, spec §4l) the runs were evaluated on: such
+    /// results are the maintainers' own, and `pack` never signs them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heldout: Option<String>,
 }
 
 /// `run.json`: one run's result. Where the run is comes from its directory.

@@ -73,6 +73,14 @@ pub fn evaluate(opts: &Options) -> Result<Summary, Error> {
         return Err(Error::Setup(format!("no agent outputs found under {}", opts.outputs.display())));
     }
 
+    if let Some(h) = &opts.heldout
+        && let Some(other) = runs.iter().find(|r| r.task != h.variant.task)
+    {
+        return Err(Error::Setup(format!(
+            "the outputs hold runs of task `{}`: an evaluation on a held-out variant of `{}` is of that task's runs only",
+            other.task, h.variant.task
+        )));
+    }
     // Refuse up front anything that would fail every run of a task.
     let mut tasks: BTreeMap<String, Prepared> = BTreeMap::new();
     for run in &runs {
@@ -101,6 +109,7 @@ pub fn evaluate(opts: &Options) -> Result<Summary, Error> {
         }),
         provenance: None,
         public_checks: Some(cards.values().filter(|c| !c.check_is_private()).map(|c| c.id.clone()).collect()),
+        heldout: opts.heldout.as_ref().map(|h| h.variant.digest.to_hex()),
     };
     write_evaluation(&opts.out, &evaluation)?;
 
@@ -255,6 +264,17 @@ fn write_evaluation(out: &Path, evaluation: &Evaluation) -> Result<(), Error> {
                 out.display(),
                 p.kind,
                 p.source.as_deref().unwrap_or("no source")
+            )));
+        }
+        if existing.heldout != evaluation.heldout {
+            let words = |h: &Option<String>| {
+                h.as_ref().map_or("no held-out variant".to_owned(), |d| format!("held-out variant {d}"))
+            };
+            return Err(Error::Setup(format!(
+                "{} holds results on {}, not {}; use a new --out directory",
+                out.display(),
+                words(&existing.heldout),
+                words(&evaluation.heldout)
             )));
         }
         if existing.benchmark != evaluation.benchmark {

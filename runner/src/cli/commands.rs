@@ -32,8 +32,28 @@ pub(super) fn import_published(
 }
 
 /// Evaluates an agent's outputs; 130 when interrupted (a second run resumes).
-pub(super) fn evaluate_outputs(outputs: PathBuf, out: PathBuf, run: RunArgs) -> anyhow::Result<ExitCode> {
-    let (opts, _tasks) = run.options(outputs, out.clone(), super::Purpose::Evaluate)?;
+pub(super) fn evaluate_outputs(
+    outputs: PathBuf,
+    out: PathBuf,
+    heldout: Option<String>,
+    run: RunArgs,
+) -> anyhow::Result<ExitCode> {
+    let (mut opts, _tasks) = run.options(outputs, out.clone(), super::Purpose::Evaluate)?;
+    if let Some(digest) = heldout {
+        let Some(gold) = opts.gold.as_deref() else {
+            anyhow::bail!("--heldout {digest} names a variant in the maintainers' gold: give --gold DIR");
+        };
+        let variant = benchmark::heldout::all(gold)?.into_iter().find(|v| v.digest.to_hex() == digest);
+        let Some(variant) = variant else {
+            anyhow::bail!(
+                "no held-out variant {digest} under {} (`rexbench variants --gold {}` lists them)",
+                gold.display(),
+                gold.display()
+            );
+        };
+        let codebase = out.join(".heldout").join(&digest).join("codebase");
+        opts.heldout = Some(evaluate::HeldOutRun { variant, codebase });
+    }
     catch_interrupts(stop_evaluating)?;
     match evaluate::evaluate(&opts) {
         Ok(s) => {

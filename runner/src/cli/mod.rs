@@ -46,6 +46,12 @@ enum Command {
         /// The results directory to write (resumable).
         #[arg(long)]
         out: PathBuf,
+        /// Evaluate on this held-out variant (its digest, from `rexbench variants`) of
+        /// the outputs' task, from --gold: a maintainer's check that a variant's gold
+        /// holds (the gold solution's patch passes it) before registering it. Such
+        /// results are never packed.
+        #[arg(long, value_name = "DIGEST")]
+        heldout: Option<String>,
         #[command(flatten)]
         run: RunArgs,
     },
@@ -531,7 +537,9 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::ImportPublished { keys, out, tasks, created_at } => {
             commands::import_published(keys, out, tasks, created_at)
         }
-        Command::Evaluate { outputs, out, run } => commands::evaluate_outputs(outputs, out, run),
+        Command::Evaluate { outputs, out, heldout, run } => {
+            commands::evaluate_outputs(outputs, out, heldout, run)
+        }
         Command::Reproduce { server, token, key, out, bundle, dry_run, run } => {
             commands::reproduce(server, token, key, out, bundle, dry_run, run)
         }

@@ -211,6 +211,7 @@ pub fn import(opts: &Options) -> Result<Imported, Error> {
         *outcomes.entry(trial.record.outcome).or_default() += 1;
     }
     let evaluation = Evaluation {
+        heldout: None,
         benchmark: Benchmark {
             name: if changed { "RExBench, changed tasks".into() } else { "RExBench".into() },
             version: "1.0".into(),

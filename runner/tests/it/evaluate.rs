@@ -609,3 +609,97 @@ fn a_success_that_prints_its_result_is_flagged() {
     let v: Value = serde_json::from_slice(&verify(true).stdout).unwrap();
     assert_eq!(v["findings"][0]["findings"][0]["line"], json!(7));
 }
+
+/// The wordfreq example's honest patch (none/1) and the shortcut's stored result line
+/// (none/2): both succeed on the task's own test set.
+pub fn honest_and_stored(dir: &Path) -> PathBuf {
+    let outputs = dir.join("outputs");
+    copy(&repo().join("tasks/examples/outputs/wordfreq/none/1"), &outputs.join("wordfreq/none/1"));
+    copy(&repo().join("tasks/examples/shortcut/outputs/wordfreq/none/2"), &outputs.join("wordfreq/none/2"));
+    outputs
+}
+
+/// The digest `rexbench variants` gives the example gold's variant of `task`.
+pub fn variant_of(task: &str) -> String {
+    let out = runner(&["variants", "--gold", "tasks/examples/gold"], &repo());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let line = stdout(&out).lines().find(|l| l.starts_with(&format!("{task} "))).map(str::to_owned);
+    let line = line.unwrap_or_else(|| panic!("{}", stdout(&out)));
+    let digest = line.split(' ').nth(1).unwrap().to_owned();
+    assert_eq!(digest.len(), 64, "{line}");
+    digest
+}
+
+/// Spec §4l: `evaluate --heldout` runs the outputs on the variant's codebase (its files
+/// in place of the task's, the patch applied after) with the variant's check; the stored
+/// result line that passed on the task fails there, the honest patch does not; such
+/// results are never packed, and nothing else is taken for a variant.
+#[test]
+fn a_held_out_evaluation_catches_a_stored_answer_and_is_never_packed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outputs = honest_and_stored(tmp.path());
+    let digest = variant_of("wordfreq");
+    let plain = tmp.path().join("plain");
+    let out = evaluate(&outputs, &plain, "2");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let outcomes = |results: &Path| -> BTreeMap<String, Value> {
+        records(results).into_iter().map(|(k, v)| (k, v["outcome"].clone())).collect()
+    };
+    assert_eq!(
+        outcomes(&plain),
+        BTreeMap::from([
+            ("wordfreq/none/1".into(), json!("success")),
+            ("wordfreq/none/2".into(), json!("success"))
+        ])
+    );
+
+    let dir = tmp.path().join("held");
+    fs::create_dir_all(&dir).unwrap();
+    let results = dir.join("results");
+    let out = evaluate_with(&outputs, &results, "2", &["--heldout", &digest]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        outcomes(&results),
+        BTreeMap::from([
+            ("wordfreq/none/1".into(), json!("success")),
+            ("wordfreq/none/2".into(), json!("wrong_result"))
+        ])
+    );
+    let run = records(&results)["wordfreq/none/2"].clone();
+    assert_eq!(run["metrics"]["accuracy"], json!(1.0), "{run}");
+    let stdout_of = fs::read_to_string(results.join("runs/wordfreq/none/1/stdout.txt")).unwrap();
+    assert!(stdout_of.contains("ACCURACY: 0.875"), "the variant's test set: {stdout_of}");
+    let evaluation: Value =
+        serde_json::from_slice(&fs::read(results.join("evaluation.json")).unwrap()).unwrap();
+    assert_eq!(evaluation["heldout"], json!(digest));
+
+    let card = "id = \"held\"\nframework = \"Example\"\nmodel = \"Example Model\"\n";
+    fs::write(dir.join("agent.toml"), card).unwrap();
+    assert!(runner(&["keygen", "--out", "k"], &dir).status.success());
+    let out =
+        runner(&["pack", "results", "--agent", "agent.toml", "--key", "k.pem", "--out", "b.tar.gz"], &dir);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains(&format!("evaluated on the held-out variant {digest}")),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.join("b.tar.gz").exists());
+
+    // The same folder on another variant, or none, is refused; so is another task's run.
+    let out = evaluate(&outputs, &results, "2");
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains(&format!("holds results on held-out variant {digest}")),
+        "{}",
+        stderr(&out)
+    );
+    let mixed = tmp.path().join("mixed");
+    copy(&outputs, &mixed);
+    copy(&repo().join("tasks/examples/outputs/wordfreq/hints/1"), &mixed.join("wordfreq/hints/1"));
+    copy(&repo().join("tasks/examples/outputs/wordfreq/none/1"), &mixed.join("csvstats/none/1"));
+    let out = evaluate_with(&mixed, &tmp.path().join("m/results"), "1", &["--heldout", &digest]);
+    assert!(stderr(&out).contains("the outputs hold runs of task `csvstats`"), "{}", stderr(&out));
+    let out = evaluate_with(&outputs, &tmp.path().join("u/results"), "1", &["--heldout", &"ab".repeat(32)]);
+    assert!(stderr(&out).contains("no held-out variant abab"), "{}", stderr(&out));
+}

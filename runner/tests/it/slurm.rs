@@ -239,6 +239,28 @@ fn forty_runs_through_slurm_give_the_results_of_the_local_executor() {
     assert!(cluster.active().is_empty());
 }
 
+/// Spec §4l under Slurm: held-out runs are jobs like the others, on the variant's
+/// codebase, with the local executor's outcomes.
+#[test]
+fn held_out_runs_through_slurm_give_the_results_of_the_local_executor() {
+    let cluster = Cluster::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let outputs = crate::evaluate::honest_and_stored(tmp.path());
+    let digest = crate::evaluate::variant_of("wordfreq");
+    let heldout = ["--heldout", digest.as_str()];
+    let local = tmp.path().join("local");
+    let out = crate::evaluate::evaluate_with(&outputs, &local, "2", &heldout);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let slurm = tmp.path().join("slurm");
+    let out = cluster.evaluate(&outputs, &slurm, &heldout).output().unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let (here, there) = (without_durations(records(&local)), without_durations(records(&slurm)));
+    assert_eq!(here, there);
+    assert_eq!(here["wordfreq/none/2"]["outcome"], "wrong_result", "{here:?}");
+    assert_eq!(here["wordfreq/none/1"]["outcome"], "success", "{here:?}");
+    assert_eq!(cluster.completed().len(), 2);
+}
+
 #[test]
 fn a_runner_killed_while_jobs_queue_and_run_resumes_and_runs_each_once() {
     let cluster = Cluster::start();
