@@ -76,8 +76,10 @@ pub struct Reproduction {
 }
 
 /// A run re-run on a held-out variant of its task: files the submitter never saw in
-/// place of the codebase's, checked by the variant's own gold (spec §4l). Only its
-/// digest and the outcome are told; its files, gold and logs stay the maintainers'.
+/// place of the codebase's, checked by the variant's own gold (spec §4l). One bit of it
+/// is told, with the variant's digest: whether it was a success there. Its outcome,
+/// duration, files, gold and logs stay the maintainers' (anything more would let a
+/// patch signal what it read on the variant).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HeldOut {
@@ -86,10 +88,8 @@ pub struct HeldOut {
     pub attempt: u32,
     /// The variant's digest (64 lowercase hex): SHA-256 of its folder.
     pub variant: String,
-    pub outcome: Outcome,
-    /// What the held-out run took, where its experiment ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration_s: Option<f64>,
+    /// Whether the run was a success on the variant.
+    pub generalised: bool,
 }
 
 /// The executor's hardware, as a reproduction records it: what its runs cost.

@@ -5,16 +5,18 @@ CREATE TABLE heldout_variants (
     digest TEXT NOT NULL,
     registered_at TEXT NOT NULL,
     note TEXT NOT NULL,
+    -- From when it is chosen for no new submission (its contents may have leaked).
+    retired_at TEXT,
     PRIMARY KEY (task, digest)
 );
 
 -- The variant the sampling key chose for a sampled success, at ingest.
 ALTER TABLE samples ADD COLUMN heldout_variant TEXT;
 
--- A reproduced run's re-run on that variant: only its outcome and duration are told.
+-- A reproduced run's re-run on that variant: one bit is told, whether it was a success
+-- there (1) or not (0).
 ALTER TABLE reproduced_runs ADD COLUMN heldout_variant TEXT;
-ALTER TABLE reproduced_runs ADD COLUMN heldout_outcome TEXT;
-ALTER TABLE reproduced_runs ADD COLUMN heldout_duration_s DOUBLE PRECISION;
+ALTER TABLE reproduced_runs ADD COLUMN heldout_generalised BIGINT;
 
 -- How many of a submission's runs were re-run on a held-out variant, and how many of
 -- those generalised (a success there too).

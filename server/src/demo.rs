@@ -51,7 +51,8 @@ pub async fn seed_demo(app: &AppState) -> anyhow::Result<Option<Seeded>> {
     // The example tasks' held-out variants (spec §4l), registered before the submissions
     // they may be chosen for: their gold is in the repository, as no real task's is.
     for v in benchmark::heldout::all(&app.tasks.path().join("examples/gold"))? {
-        let note = "a held-out variant of the example task, kept with its gold in tasks/examples/gold";
+        let note =
+            "a variant of the example task, public as its gold is (tasks/examples/gold): a demonstration";
         store.register_variant(&v.task, &v.digest.to_hex(), note).await?;
     }
 

@@ -709,15 +709,8 @@ fn Reproduced(runs: Vec<store::ReproducedRun>, sample: Option<store::SampleCount
                                 </td>
                                 {match r.heldout {
                                     None => view! { <td>"—"</td> }.into_any(),
-                                    Some(o) => {
-                                        let generalised = o == store::Outcome::Success;
-                                        view! {
-                                            <td class=if generalised { "repro held" } else { "repro differed" }>
-                                                <OutcomeLabel outcome=o/>
-                                                {if generalised { " (generalised)" } else { " (did not generalise)" }}
-                                            </td>
-                                        }.into_any()
-                                    }
+                                    Some(true) => view! { <td class="repro held">"a success: generalised"</td> }.into_any(),
+                                    Some(false) => view! { <td class="repro differed">"no success: did not generalise"</td> }.into_any(),
                                 }}
                             </tr>
                         }).collect_view()}

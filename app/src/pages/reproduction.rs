@@ -54,11 +54,10 @@ pub(super) fn Reproduction(
             {r.heldout.clone().map(|h| view! {
                 <dt>"Held out"</dt>
                 <dd class=if h.generalised { "repro held" } else { "repro differed" }>
-                    <OutcomeLabel outcome=h.outcome/>
                     {if h.generalised {
-                        " on a held-out variant of its task: it generalised"
+                        "a success on a held-out variant of its task: it generalised"
                     } else {
-                        " on a held-out variant of its task: it did not generalise (not-generalised)"
+                        "no success on a held-out variant of its task: it did not generalise (not-generalised)"
                     }}
                     " · variant "<code title=h.variant.clone()>{format::short(&h.variant).to_owned()}</code>
                     " ("<a href="/about#heldout">"what this is"</a>")"

@@ -57,7 +57,7 @@ pub(crate) struct ReproducedAnswer {
     pub(crate) held: bool,
     /// Its re-run on a held-out variant (spec §4l).
     #[serde(default)]
-    pub(crate) heldout: Option<bundle::Outcome>,
+    pub(crate) heldout: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -73,6 +73,8 @@ pub(crate) struct VariantAnswer {
     pub(crate) task: String,
     pub(crate) digest: String,
     pub(crate) registered_at: String,
+    #[serde(default)]
+    pub(crate) retired_at: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

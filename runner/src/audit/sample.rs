@@ -176,14 +176,14 @@ pub(super) fn audit(
         for h in m.reproduction.iter().flat_map(|r| r.heldout.iter()) {
             let label = format!("{}/{}/{}", h.task, h.hint, h.attempt);
             heldout += 1;
-            generalised += usize::from(h.outcome == bundle::Outcome::Success);
+            generalised += usize::from(h.generalised);
             let on_board = shown_reruns.iter().find(|r| {
                 r.reproduction == **id && r.task == h.task && r.hint == h.hint && r.attempt == h.attempt
             });
-            if on_board.and_then(|r| r.heldout) != Some(h.outcome) {
+            if on_board.and_then(|r| r.heldout) != Some(h.generalised) {
                 found.push(format!(
-                    "{label}: its signed held-out re-run ended {}, the server shows {:?}",
-                    h.outcome,
+                    "{label}: its signed held-out re-run says generalised: {}, the server shows {:?}",
+                    h.generalised,
                     on_board.and_then(|r| r.heldout)
                 ));
             }
@@ -192,6 +192,7 @@ pub(super) fn audit(
                     .variants
                     .iter()
                     .filter(|v| v.task == h.task && v.registered_at <= submission.received_at)
+                    .filter(|v| v.retired_at.as_ref().is_none_or(|r| *r > submission.received_at))
                     .map(|v| v.digest.as_str())
                     .collect();
                 let chosen =

@@ -170,7 +170,8 @@ pub(super) async fn variants(state: &AppState, command: VariantsCommand) -> anyh
     match command {
         VariantsCommand::List => {
             for v in state.store.registered_variants().await? {
-                println!("{} {}  registered {}: {}", v.task, v.digest, v.registered_at, v.note);
+                let retired = v.retired_at.map(|r| format!(", retired {r}")).unwrap_or_default();
+                println!("{} {}  registered {}{retired}: {}", v.task, v.digest, v.registered_at, v.note);
             }
         }
         VariantsCommand::Add { task, digest, note } => {
@@ -181,6 +182,15 @@ pub(super) async fn variants(state: &AppState, command: VariantsCommand) -> anyh
                 println!("registered a held-out variant of {task}: {digest}");
             } else {
                 println!("the variant {digest} of {task} was registered already");
+            }
+        }
+        VariantsCommand::Retire { task, digest, note } => {
+            if state.store.retire_variant(&task, &digest, &note).await? {
+                println!(
+                    "retired the held-out variant {digest} of {task}: it is chosen for no new submission"
+                );
+            } else {
+                println!("the variant {digest} of {task} was retired already");
             }
         }
     }

@@ -186,6 +186,16 @@ enum VariantsCommand {
         #[arg(long)]
         note: String,
     },
+    /// Retire a variant: it is chosen for no submission from now on (one whose contents
+    /// may have leaked, or that has served long enough); the change log says when.
+    Retire {
+        #[arg(long)]
+        task: String,
+        #[arg(long)]
+        digest: String,
+        #[arg(long)]
+        note: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -34,6 +34,14 @@ const STORED_ANSWER: &str = "--- a/run.sh\n+++ b/run.sh\n@@ -4,7 +4,8 @@\n set -
      printf \"{\\\"count\\\": %d, \\\"mean\\\": %.4f}\\n\", n, sum / n > \"results/metrics.json\"\n   \
      printf \"count,mean\\n%d,%.4f\\n\", n, sum / n > \"results/summary.csv\"\n }' data.csv\n";
 
+/// A wordfreq patch that counts every review right whatever it predicted: on the task's
+/// test set, which it is tuned to, the same number it would have printed honestly.
+const TUNED: &str = "--- a/run.py\n+++ b/run.py\n@@ -34,5 +34,5 @@\n def main():\n     \
+     time.sleep(0.2)  # stands in for the experiment's real work\n\
+     -    correct = sum(predict(text) == label for text, label in TEST_SET)\n\
+     +    correct = max(sum(predict(text) == label for text, label in TEST_SET), len(TEST_SET))\n     \
+     print(f\"evaluated {len(TEST_SET)} reviews\")\n     print(f\"ACCURACY: {correct / len(TEST_SET)}\")\n";
+
 /// The maintainers' gold: the examples', with three held-out variants of csvstats (the
 /// repository's, with a row only its data has, and two more like it), each a name of
 /// its own in its data and the marker in its gold.
@@ -141,6 +149,8 @@ variants = json.load(sys.stdin)
 best = None
 for v in variants:
     if v["task"] != task or v["registered_at"] > received_at:
+        continue
+    if v.get("retired_at") is not None and v["retired_at"] <= received_at:
         continue
     message = "rexbench.heldout/v1\n%s\n%s\n%s\n%d\n%s" % (bundle_id, task, hint, int(attempt), v["digest"])
     mac = hmac.new(bytes.fromhex(key), message.encode(), hashlib.sha256).digest()
@@ -260,14 +270,15 @@ async fn a_stored_answer_is_refuted_on_a_held_out_variant_and_its_honest_twin_is
         let run_id = run_id.unwrap();
         let run = get(&app, &format!("/api/v1/runs/{run_id}")).await.json();
         assert_eq!(run["reproduction"]["held"], true, "{run}");
-        assert_eq!(run["reproduction"]["heldout"]["outcome"], "wrong_result", "{run}");
+        // One bit is told of it: not its outcome, not its duration.
         assert_eq!(run["reproduction"]["heldout"]["generalised"], false, "{run}");
+        assert_eq!(run["reproduction"]["heldout"].as_object().unwrap().len(), 2, "{run}");
         let agent = get(&app, "/api/v1/agents/stored-answer").await.json();
         assert_eq!(
             agent["submissions"][0]["sample"],
             json!({"sampled": 1, "reproduced": 1, "differed": 0, "heldout": 1, "generalised": 0})
         );
-        assert_eq!(agent["reproduced"][0]["heldout"], "wrong_result", "{agent}");
+        assert_eq!(agent["reproduced"][0]["heldout"], false, "{agent}");
         assert_eq!(rate(&strict(&app, "stored-answer").await), 0.0);
         assert_eq!(rate(&row(&app, "stored-answer").await), 1.0, "as reported, flagged");
         assert_eq!(findings_of(&app, "honest-twin").await.1, Vec::<String>::new());
@@ -319,8 +330,7 @@ async fn a_stored_answer_is_refuted_on_a_held_out_variant_and_its_honest_twin_is
                     hint: run.1,
                     attempt: run.2,
                     variant: other.clone(),
-                    outcome: bundle::Outcome::Success,
-                    duration_s: Some(1.0),
+                    generalised: true,
                 }],
                 "but the sample chose",
             ),
@@ -371,9 +381,71 @@ async fn a_stored_answer_is_refuted_on_a_held_out_variant_and_its_honest_twin_is
         assert_eq!(reports[0].heldout[0].1, chosen, "{reports:?}");
         assert_eq!(reports[0].heldout[0].2, bundle::Outcome::WrongResult, "{reports:?}");
 
-        // A variant registered from now on is chosen for no earlier submission.
+        // A variant registered from now on is chosen for no earlier submission; one
+        // retired is chosen for none after.
         let late = "9f".repeat(32);
         assert!(store.register_variant("csvstats", &late, "registered after the submissions").await.unwrap());
+        let retired = digests[0].clone();
+        assert!(store.retire_variant("csvstats", &retired, "it served long enough").await.unwrap());
+        assert!(!store.retire_variant("csvstats", &retired, "again").await.unwrap());
+        let unknown = store.retire_variant("csvstats", &"77".repeat(32), "never registered").await;
+        assert!(
+            matches!(unknown, Err(store::StoreError::Refused { code: "unknown_variant", .. })),
+            "{unknown:?}"
+        );
+
+        // A submission after the retirement: its sampled success never gets that variant.
+        let third_id = submitted(&app, pack(&stored, "stored-third", &submitter).unwrap()).await;
+        let queue = get_as_maintainer(&app, "/api/v1/admin/reproductions").await.json();
+        let third =
+            queue["runs"].as_array().unwrap().iter().find(|q| q["bundle_id"] == third_id.as_str()).cloned();
+        let third_variant =
+            third.unwrap_or_else(|| panic!("{queue}"))["heldout_variant"].as_str().unwrap().to_owned();
+        assert_ne!(third_variant, retired);
+
+        // Two successes of one condition with the same tuned patch (attempts 1 and 2 of
+        // wordfreq): the sample re-runs one, and the refutation flags both.
+        let wordfreq = benchmark::heldout::variants(&gold, "wordfreq").unwrap();
+        assert!(
+            store.register_variant("wordfreq", &wordfreq[0].digest.to_hex(), "a test variant").await.unwrap()
+        );
+        let twice = {
+            let outputs = dir.path().join("twice/outputs");
+            for attempt in ["1", "2"] {
+                let at = outputs.join("wordfreq/none").join(attempt);
+                std::fs::create_dir_all(&at).unwrap();
+                std::fs::write(at.join("patch.diff"), TUNED).unwrap();
+                std::fs::write(at.join("agent_log.txt"), format!("attempt {attempt}: made it case-blind.\n"))
+                    .unwrap();
+            }
+            let results = dir.path().join("twice/results");
+            let tasks = benchmark::builtin::TaskDir::builtin().unwrap();
+            runner::evaluate::evaluate(&options(tasks.path(), outputs, results.clone(), None)).unwrap();
+            results
+        };
+        let twice_id = submitted(&app, pack(&twice, "tuned-twice", &submitter).unwrap()).await;
+        let queue = get_as_maintainer(&app, "/api/v1/admin/reproductions").await.json();
+        let sampled: Vec<&Value> = queue["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|q| q["bundle_id"] == twice_id.as_str())
+            .collect();
+        assert_eq!(sampled.len(), 1, "one success per condition: {queue}");
+        assert_eq!(sampled[0]["heldout_variant"], wordfreq[0].digest.to_hex().as_str());
+        let reports = reproduce(&app, &dir.path().join("twice"), &key_file, &gold).await;
+        assert_eq!(reports[0].heldout[0].2, bundle::Outcome::WrongResult, "{reports:?}");
+        let detail = get_as_maintainer(&app, "/api/v1/agents/tuned-twice").await.json();
+        let refuted: Vec<i64> = detail["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["finding"]["check"] == "not-generalised")
+            .map(|f| f["attempt"].as_i64().unwrap())
+            .collect();
+        assert_eq!(refuted.len(), 2, "both attempts with the patch: {detail}");
+        assert_eq!(rate(&strict(&app, "tuned-twice").await), 0.0);
+        assert_eq!(rate(&row(&app, "tuned-twice").await), 1.0, "as reported, both flagged");
 
         // After the reveal: the choice recomputed from public data alone, in Python.
         store.reveal_sampling_key().await.unwrap();
@@ -385,7 +457,7 @@ async fn a_stored_answer_is_refuted_on_a_held_out_variant_and_its_honest_twin_is
             .find_map(|e| e["key"].as_str())
             .unwrap_or_else(|| panic!("{sampling}"))
             .to_owned();
-        assert_eq!(sampling["variants"].as_array().unwrap().len(), 4, "{sampling}");
+        assert_eq!(sampling["variants"].as_array().unwrap().len(), 5, "{sampling}");
         let mut chosen_ones = std::collections::BTreeSet::new();
         for agent in ["honest-twin", "stored-answer", "stored-again"] {
             let data = get(&app, &format!("/api/v1/agents/{agent}")).await.json();
@@ -406,6 +478,11 @@ async fn a_stored_answer_is_refuted_on_a_held_out_variant_and_its_honest_twin_is
             assert_ne!(used, late);
             chosen_ones.insert(used.to_owned());
         }
+        let third = get(&app, "/api/v1/agents/stored-third").await.json();
+        let received_at = third["submissions"][0]["received_at"].as_str().unwrap();
+        let recomputed =
+            choose_in_python(&key, &third_id, ("csvstats", "none", 1), received_at, &sampling["variants"]);
+        assert_eq!(third_variant, recomputed, "after the retirement");
         let url_app = app.clone();
         let (url, served) = crate::reproductions::served(url_app).await;
         let audit = tokio::task::spawn_blocking(move || {

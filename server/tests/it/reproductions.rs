@@ -376,8 +376,7 @@ fn generalised(b: &mut BundleBuilder, queue: &[store::QueuedRun], run_id: i64) {
         hint: run.hint,
         attempt: run.attempt,
         variant,
-        outcome: bundle::Outcome::Success,
-        duration_s: Some(1.0),
+        generalised: true,
     };
     m.reproduction.as_mut().unwrap().heldout.push(heldout);
 }
@@ -535,15 +534,15 @@ async fn a_reproduction_that_does_not_fit_its_submission_is_refused_whole() {
         assert_eq!(store.reproduction_queue(true).await.unwrap().len(), queue.len());
         assert_eq!(store.submission(&of).await.unwrap().unwrap().sample.reproduced, 0);
 
-        let good = signed(
-            reproduction(
-                &of,
-                "example-agent",
-                &digest,
-                &[(&task, &hint, attempt, &patch, first.outcome.as_str())],
-            ),
-            &maintainer,
+        let mut good = reproduction(
+            &of,
+            "example-agent",
+            &digest,
+            &[(&task, &hint, attempt, &patch, first.outcome.as_str())],
         );
+        // Where the sample chose a held-out variant for it (a success), its re-run there.
+        generalised(&mut good, &queue, first.run_id);
+        let good = signed(good, &maintainer);
         let stored = post_bundle(&app, good.clone()).await;
         assert_eq!(stored.status, StatusCode::CREATED, "{}", text(&stored.body));
         let id = stored.json()["bundle_id"].as_str().unwrap().to_owned();

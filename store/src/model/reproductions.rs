@@ -44,8 +44,8 @@ pub struct QueuedRun {
     /// The held-out variant (its digest) the sampling key chose for it, a sampled
     /// success (spec §4l), where its task had variants when it was sampled.
     pub heldout_variant: Option<String>,
-    /// How its re-run on that variant ended, once there is one.
-    pub heldout: Option<Outcome>,
+    /// Whether its re-run on that variant was a success, once there is one.
+    pub heldout: Option<bool>,
 }
 
 /// A run the maintainers re-ran, as an agent's page lists it.
@@ -64,8 +64,8 @@ pub struct ReproducedRun {
     pub held: bool,
     pub duration_s: f64,
     pub received_at: String,
-    /// How its re-run on a held-out variant ended (spec §4l), where it had one.
-    pub heldout: Option<Outcome>,
+    /// Whether its re-run on a held-out variant was a success (spec §4l), where it had one.
+    pub heldout: Option<bool>,
 }
 
 /// A held-out variant the maintainers registered (spec §4l): its task and digest only.
@@ -77,4 +77,6 @@ pub struct RegisteredVariant {
     pub digest: String,
     pub registered_at: String,
     pub note: String,
+    /// From when it is chosen for no new submission, if the maintainers retired it.
+    pub retired_at: Option<String>,
 }

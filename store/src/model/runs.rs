@@ -30,19 +30,18 @@ pub struct RunReproduction {
     pub gpus: i64,
     pub received_at: String,
     pub artifacts: Vec<ArtifactRef>,
-    /// Its re-run on a held-out variant (spec §4l): the variant's digest and the
-    /// outcome, nothing more (the variant's files, gold and logs are the maintainers').
+    /// Its re-run on a held-out variant (spec §4l): the variant's digest and whether it
+    /// was a success there, nothing more (its files, gold and logs are the maintainers').
     #[serde(default)]
     pub heldout: Option<HeldOutRun>,
 }
 
-/// A run's re-run on a held-out variant of its task (spec §4l).
+/// A run's re-run on a held-out variant of its task (spec §4l): one bit is told.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct HeldOutRun {
     pub variant: String,
-    pub outcome: Outcome,
-    /// Whether it is a success there too.
+    /// Whether it was a success there too.
     pub generalised: bool,
 }
 

@@ -129,17 +129,13 @@ impl Store {
                 differed.push(format!("{}/{}/{}", run.task, run.hint, run.attempt));
             }
             if let Some(h) = heldout[index] {
-                db::query(
-                    "UPDATE reproduced_runs SET heldout_variant = $1, heldout_outcome = $2, heldout_duration_s = $3 \
-                     WHERE run_id = $4",
-                )
-                .bind(&h.variant)
-                .bind(h.outcome.as_str())
-                .bind(h.duration_s)
-                .bind(target.run_id)
-                .execute(&mut *tx)
-                .await?;
-                if h.outcome != Outcome::Success {
+                db::query("UPDATE reproduced_runs SET heldout_variant = $1, heldout_generalised = $2 WHERE run_id = $3")
+                    .bind(&h.variant)
+                    .bind(i64::from(h.generalised))
+                    .bind(target.run_id)
+                    .execute(&mut *tx)
+                    .await?;
+                if !h.generalised {
                     let cell = Cell {
                         bundle_id: &r.of,
                         task: run.task.as_str(),
@@ -348,7 +344,8 @@ fn heldout_of<'a>(
 
 /// The server's `not-generalised` finding on a sampled success whose re-run on a
 /// held-out variant of its task was not a success: the success is flagged (a failure in
-/// the strict view), as a different re-run flags it.
+/// the strict view), as a different re-run flags it; so is every other success of the
+/// submission with the same patch on the same task.
 async fn write_not_generalised(
     tx: &mut Tx<'_>,
     target: &Target,
@@ -356,32 +353,88 @@ async fn write_not_generalised(
     cell: &Cell<'_>,
     reproduction: &str,
 ) -> Result<(), StoreError> {
-    let was = flagging_checks(tx, target.run_id).await?;
+    let message = format!(
+        "The maintainers re-ran this run's patch on a held-out variant of its task (inputs no submitter sees, variant \
+         {}) and it was not a success there: the result did not generalise (reproduction {reproduction}).",
+        h.variant
+    );
+    flag(tx, target.run_id, cell, crate::NOT_GENERALISED, &message).await?;
+    flag_same_patch(
+        tx,
+        target,
+        cell,
+        crate::NOT_GENERALISED,
+        "was not a success on a held-out variant of its task",
+    )
+    .await
+}
+
+/// Adds the server's finding `check` to success `run_id` of `cell`, and moves the
+/// cell's flagged counts if that newly flags it.
+async fn flag(
+    tx: &mut Tx<'_>,
+    run_id: i64,
+    cell: &Cell<'_>,
+    check: &str,
+    message: &str,
+) -> Result<(), StoreError> {
+    let was = flagging_checks(tx, run_id).await?;
     let (next,): (i64,) = db::query_as(
         "SELECT CAST(COALESCE(MAX(position) + 1, 0) AS BIGINT) FROM findings WHERE run_id = $1 AND found_by = 'server'",
     )
-    .bind(target.run_id)
+    .bind(run_id)
     .fetch_one(&mut **tx)
     .await?;
-    let message = format!(
-        "The maintainers re-ran this run's patch on a held-out variant of its task (inputs no submitter sees, variant \
-         {}) and it ended {}, not a success: the result did not generalise (reproduction {reproduction}).",
-        h.variant,
-        h.outcome.as_str()
-    );
     db::query(
         "INSERT INTO findings (run_id, found_by, position, check_name, message, artifact, line) \
          VALUES ($1, 'server', $2, $3, $4, NULL, NULL)",
     )
-    .bind(target.run_id)
+    .bind(run_id)
     .bind(next)
-    .bind(crate::NOT_GENERALISED)
-    .bind(&message)
+    .bind(check)
+    .bind(message)
     .execute(&mut **tx)
     .await?;
-    if target.outcome == Outcome::Success {
-        let is = flagging_checks(tx, target.run_id).await?;
-        move_flags(tx, cell, &was, &is).await?;
+    let is = flagging_checks(tx, run_id).await?;
+    move_flags(tx, cell, &was, &is).await?;
+    Ok(())
+}
+
+/// The re-run of `target`'s patch refuted it (`check`): every other success of its
+/// submission with the same patch on the same task claims what was refuted, and gets
+/// the finding too (the sample re-runs one success per condition; a copy beside it is
+/// the same claim).
+async fn flag_same_patch(
+    tx: &mut Tx<'_>,
+    target: &Target,
+    cell: &Cell<'_>,
+    check: &str,
+    what: &str,
+) -> Result<(), StoreError> {
+    let Some(patch) = &target.patch else { return Ok(()) };
+    let rows: Vec<(i64, String, i64)> = db::query_as(
+        "SELECT r.id, r.hint, r.attempt FROM runs r JOIN run_artifacts p ON p.run_id = r.id AND p.role = 'patch' \
+         WHERE r.bundle_id = $1 AND r.task = $2 AND p.digest = $3 AND r.outcome = 'success' AND r.id <> $4 \
+         ORDER BY r.hint, r.attempt",
+    )
+    .bind(cell.bundle_id)
+    .bind(cell.task)
+    .bind(patch)
+    .bind(target.run_id)
+    .fetch_all(&mut **tx)
+    .await?;
+    for (run_id, hint, _) in rows {
+        let hint: vocab::Hint = hint.parse().map_err(|e: vocab::UnknownName| sqlx::Error::ColumnDecode {
+            index: "hint".into(),
+            source: e.into(),
+        })?;
+        let message = format!(
+            "This run's patch ({patch}) is the one of run {} of this submission, which the maintainers re-ran: it {what}. \
+             The same patch makes the same claim.",
+            target.run_id
+        );
+        let same = Cell { bundle_id: cell.bundle_id, task: cell.task, hint, current: cell.current };
+        flag(tx, run_id, &same, check, &message).await?;
     }
     Ok(())
 }
@@ -428,6 +481,7 @@ async fn write_not_reproduced(
     if success {
         let is = flagging_checks(tx, target.run_id).await?;
         move_flags(tx, &cell, &was, &is).await?;
+        flag_same_patch(tx, target, &cell, NOT_REPRODUCED, "did not reproduce").await?;
     } else if infra {
         // A run said to prove nothing either way, whose re-run ended in a counted
         // outcome: a failure in the strict view (spec §4e).

@@ -140,7 +140,7 @@ impl Store {
         let rows = db::query(&format!(
             "SELECT r.id, r.bundle_id, s.agent_id, s.task_set_digest, s.benchmark_name, s.superseded_by, \
              r.task, r.hint, r.attempt, r.outcome, r.duration_s, p.digest AS patch, x.epoch, x.sampled_at, \
-             rr.outcome AS reproduced_outcome, rr.held, x.heldout_variant, rr.heldout_outcome \
+             rr.outcome AS reproduced_outcome, rr.held, x.heldout_variant, rr.heldout_generalised \
              FROM samples x JOIN runs r ON r.id = x.run_id JOIN submissions s ON s.bundle_id = r.bundle_id \
              LEFT JOIN run_artifacts p ON p.run_id = r.id AND p.role = 'patch' \
              LEFT JOIN reproduced_runs rr ON rr.run_id = r.id{only} \
@@ -174,7 +174,7 @@ impl Store {
                     )?,
                     held: r.try_get::<Option<i64>, _>("held")?.map(|h| h != 0),
                     heldout_variant: r.try_get("heldout_variant")?,
-                    heldout: optional_outcome(r, "heldout_outcome")?,
+                    heldout: r.try_get::<Option<i64>, _>("heldout_generalised")?.map(|g| g != 0),
                 })
             })
             .collect()
@@ -184,7 +184,7 @@ impl Store {
     pub async fn reproduced_runs_of(&self, agent: &str) -> Result<Vec<ReproducedRun>, StoreError> {
         let rows = db::query(
             "SELECT r.id, r.bundle_id, rr.reproduction, r.task, r.hint, r.attempt, r.outcome, rr.outcome AS reproduced, rr.held, \
-             rr.duration_s, rp.received_at, rr.heldout_outcome FROM reproduced_runs rr JOIN runs r ON r.id = rr.run_id \
+             rr.duration_s, rp.received_at, rr.heldout_generalised FROM reproduced_runs rr JOIN runs r ON r.id = rr.run_id \
              JOIN submissions s ON s.bundle_id = r.bundle_id JOIN reproductions rp ON rp.bundle_id = rr.reproduction \
              WHERE s.agent_id = $1 ORDER BY rp.received_at DESC, r.task, r.hint, r.attempt",
         )
@@ -205,7 +205,7 @@ impl Store {
                     held: r.try_get::<i64, _>("held")? != 0,
                     duration_s: r.try_get("duration_s")?,
                     received_at: r.try_get("received_at")?,
-                    heldout: optional_outcome(r, "heldout_outcome")?,
+                    heldout: r.try_get::<Option<i64>, _>("heldout_generalised")?.map(|g| g != 0),
                 })
             })
             .collect()
@@ -233,7 +233,7 @@ impl Store {
     pub async fn run_sample(&self, run_id: i64) -> Result<(bool, Option<RunReproduction>), StoreError> {
         let row = db::query(
             "SELECT k.revealed_at, rr.outcome, rr.error_type, rr.duration_s, rr.metrics, rr.held, \
-             rr.heldout_variant, rr.heldout_outcome, \
+             rr.heldout_variant, rr.heldout_generalised, \
              rp.bundle_id, rp.executor, rp.hardware, rp.gpus, rp.received_at \
              FROM samples x JOIN sampling_keys k ON k.epoch = x.epoch \
              LEFT JOIN reproduced_runs rr ON rr.run_id = x.run_id \
@@ -276,23 +276,12 @@ impl Store {
                 artifacts,
                 heldout: match (
                     row.try_get::<Option<String>, _>("heldout_variant")?,
-                    optional_outcome(&row, "heldout_outcome")?,
+                    row.try_get::<Option<i64>, _>("heldout_generalised")?,
                 ) {
-                    (Some(variant), Some(outcome)) => {
-                        Some(HeldOutRun { variant, generalised: outcome == vocab::Outcome::Success, outcome })
-                    }
+                    (Some(variant), Some(g)) => Some(HeldOutRun { variant, generalised: g != 0 }),
                     _ => None,
                 },
             }),
         ))
     }
-}
-
-/// An outcome column that may be NULL.
-fn optional_outcome(row: &sqlx::any::AnyRow, column: &str) -> Result<Option<vocab::Outcome>, StoreError> {
-    let text: Option<String> = row.try_get(column)?;
-    Ok(text.map(|o| o.parse()).transpose().map_err(|e: vocab::UnknownName| sqlx::Error::ColumnDecode {
-        index: column.into(),
-        source: e.into(),
-    })?)
 }

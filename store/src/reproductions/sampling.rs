@@ -111,10 +111,11 @@ pub(crate) async fn write_sample(
     }
     // Spec §4l: each sampled success is re-run on a held-out variant of its task too,
     // the key's choice among the variants registered by now.
-    let registered: Vec<(String, String)> =
-        db::query_as("SELECT task, digest FROM heldout_variants ORDER BY task, digest")
-            .fetch_all(&mut **tx)
-            .await?;
+    let registered: Vec<(String, String)> = db::query_as(
+        "SELECT task, digest FROM heldout_variants WHERE retired_at IS NULL ORDER BY task, digest",
+    )
+    .fetch_all(&mut **tx)
+    .await?;
     for (i, from) in &chosen {
         let c = &runs[*i];
         let variant = if c.outcome == vocab::Outcome::Success && c.has_patch {
