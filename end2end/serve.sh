@@ -102,4 +102,19 @@ $rexbench reproduce --server "http://$first_addr" --key "$work/maintainers.pem" 
   || { cat "$work/reproduce.log" "$work/first-start.log" >&2; kill "$first"; exit 1; }
 kill "$first"
 wait "$first" || true
-$srv serve --demo
+# The server the tests use. Should it end before Playwright stops it, the tests' output
+# says how (its status, or the signal that ended it), since every test after would only
+# meet a refused connection.
+$srv serve --demo &
+server=$!
+trap 'kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+status=0
+wait "$server" || status=$?
+if [ "$status" -gt 128 ]; then
+  echo "end2end/serve.sh: the server was ended by signal $(kill -l $((status - 128)))" >&2
+else
+  echo "end2end/serve.sh: the server ended with status $status" >&2
+fi
+exit "$status"

@@ -27,6 +27,13 @@ function problems(page: Page): string[] {
 
 const names = (page: Page) => page.locator("table.board tbody tr th.agent > a").allInnerTexts();
 
+/** Opens the leaderboard's filters, folded under "Filters" (a no-op when open). */
+async function openFilters(page: Page) {
+  const box = page.locator("details.filter-box");
+  if ((await box.getAttribute("open")) === null) await box.locator("summary").click();
+  await expect(box.locator("form.filters")).toBeVisible();
+}
+
 /** Waits until the leaderboard's island has hydrated and holds the set's rows. */
 async function liveBoard(page: Page, url = "/") {
   const rows = page.waitForResponse((r) => r.url().endsWith("/api/v1/leaderboard"));
@@ -74,8 +81,12 @@ test("the leaderboard sorts and filters in the browser, and the URL follows", as
   expect((await names(page))[0]).toBe("aider + Claude 3.7 Sonnet");
   await expect(page.locator("thead").getByRole("link", { name: "Agent ▲" })).toBeVisible();
 
-  await page.getByLabel("Framework").selectOption("aider");
+  await openFilters(page);
+  await page.getByLabel("Framework", { exact: true }).selectOption("aider");
   await expect(page).toHaveURL(/framework=aider/);
+  // The filters stay open as the table changes under them, and the chip says it.
+  await expect(page.locator("details.filter-box")).toHaveAttribute("open", "");
+  await expect(page.locator("a.chip")).toHaveText(["Framework: aider ×"]);
   await expect(page.getByText("7 of 16 agents")).toBeVisible();
   let shown = await names(page);
   expect(shown.length).toBe(7);
@@ -104,7 +115,8 @@ test("a view opened from a link is narrowed by the server, and widened without a
   await page.goto("/?tier=maintainer&sort=agent&dir=asc");
   await expect(page.locator(".live-board[data-ready]")).toBeAttached();
   const seen = requests(page);
-  await page.getByLabel("Tier").selectOption("");
+  await openFilters(page);
+  await page.getByLabel("Tier", { exact: true }).selectOption("");
   await expect(page.getByText("16 of 16 agents")).toBeVisible();
   expect((await names(page)).length).toBe(16);
   expect((await names(page))[0]).toBe("aider + Claude 3.7 Sonnet");
@@ -187,7 +199,7 @@ test("a valid bundle is checked, uploads with its progress, and appears on the l
 
 test("the strict view in the live leaderboard: the table is replaced without a new page, and the URL follows", async ({ page }) => {
   await page.goto("/");
-  const href = await page.getByRole("link", { name: /^Example tasks.* · 2 tasks/ }).getAttribute("href");
+  const href = await page.getByRole("link", { name: /^Example tasks · \d+ agents$/ }).getAttribute("href");
   // The shortcut agent ran one of the two example tasks: listed apart, so the server
   // renders every view of this set.
   await page.goto(href!);
@@ -199,7 +211,8 @@ test("the strict view in the live leaderboard: the table is replaced without a n
   const final = async () => (await row().locator("td").nth(1).innerText()).split("\n")[0].trim();
   expect(await final()).toBe("100%");
 
-  await page.getByLabel("Flagged successes").selectOption("strict");
+  await openFilters(page);
+  await page.getByLabel("Flagged successes", { exact: true }).selectOption("strict");
   await expect(page).toHaveURL(/integrity=strict/);
   await expect.poll(final).toBe("50%");
   await expect(page.locator("#board-notes")).toContainText("Strict: every success with an integrity finding");
@@ -209,7 +222,7 @@ test("the strict view in the live leaderboard: the table is replaced without a n
   await expect.poll(final).toBe("50%");
   expect(await page.evaluate(() => (window as unknown as { __kept?: number }).__kept)).toBe(1);
 
-  await page.getByLabel("Flagged successes").selectOption("reported");
+  await page.getByLabel("Flagged successes", { exact: true }).selectOption("reported");
   await expect.poll(final).toBe("100%");
   await expect(page).not.toHaveURL(/integrity=/);
   expect(await page.evaluate(() => (window as unknown as { __kept?: number }).__kept)).toBe(1);

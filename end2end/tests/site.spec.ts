@@ -84,6 +84,13 @@ async function pageScripts(page: Page) {
   );
 }
 
+/** Opens the leaderboard's filters, folded under "Filters" (a no-op when open). */
+async function openFilters(page: Page) {
+  const box = page.locator("details.filter-box");
+  if ((await box.getAttribute("open")) === null) await box.locator("summary").click();
+  await expect(box.locator("form.filters")).toBeVisible();
+}
+
 async function shot(page: Page, name: string) {
   await page.screenshot({ path: test.info().outputPath(`${name}.png`), fullPage: true });
 }
@@ -142,7 +149,7 @@ test("a run page, an unknown agent and an unknown path", async ({ page }) => {
 
 test("leaderboard → agent → task → run: a private run shows what it did, a public one its patch and log", async ({ page }) => {
   await page.goto("/");
-  await page.getByRole("link", { name: /^Example tasks.* · 2 tasks/ }).click();
+  await page.getByRole("link", { name: /^Example tasks · \d+ agents$/ }).click();
   await expect(page).toHaveURL(/set=/);
   await page.getByRole("link", { name: "ExampleFramework + Example Model", exact: true }).click();
   await expect(page).toHaveURL(/\/agents\/example-agent$/);
@@ -180,19 +187,20 @@ test("leaderboard → agent → task → run: a private run shows what it did, a
 
 test("a flagged success: counted on the leaderboard, a failure in the strict view, its evidence on the run page", async ({ page }) => {
   await page.goto("/");
-  await page.getByRole("link", { name: /^Example tasks.* · 2 tasks/ }).click();
+  await page.getByRole("link", { name: /^Example tasks · \d+ agents$/ }).click();
   const agent = "ShortcutFramework + Example Model";
   const row = page.locator("table.board tbody tr", { has: page.getByRole("link", { name: agent, exact: true }) });
   await expect(row.getByRole("link", { name: "⚑ 1 flagged" })).toBeVisible();
   // Final success with no hints: both runs succeeded as reported.
   expect((await rowOf(page, agent))[1]).toBe("100%");
 
-  await page.getByLabel("Flagged successes").selectOption("strict");
+  await openFilters(page);
+  await page.getByLabel("Flagged successes", { exact: true }).selectOption("strict");
   await page.getByRole("button", { name: "Apply" }).click();
   await expect(page).toHaveURL(/integrity=strict/);
   await expect(page.locator("#board-notes")).toContainText("Strict: every success with an integrity finding");
   await expect.poll(async () => (await rowOf(page, agent))[1]).toBe("50%");
-  await expect(page.getByLabel("Flagged successes")).toHaveValue("strict");
+  await expect(page.getByLabel("Flagged successes", { exact: true })).toHaveValue("strict");
 
   await row.getByRole("link", { name: "⚑ 1 flagged" }).click();
   await expect(page).toHaveURL(/\/agents\/shortcut-agent#flagged$/);
@@ -224,7 +232,8 @@ test("sorting and filtering change the rows and the URL", async ({ page }) => {
   await expect(page).toHaveURL(/sort=agent&dir=desc/);
   expect(await first()).toBe("OpenHands 1.4.0 + Claude Sonnet 4.5 (RExBench original harness)");
 
-  await page.getByLabel("Framework").selectOption("aider");
+  await openFilters(page);
+  await page.getByLabel("Framework", { exact: true }).selectOption("aider");
   await page.getByRole("button", { name: "Apply" }).click();
   await expect(page).toHaveURL(/framework=aider/);
   await expect(page).toHaveURL(/sort=agent/);
@@ -234,6 +243,7 @@ test("sorting and filtering change the rows and the URL", async ({ page }) => {
   await expect(page.getByText("7 of 16 agents")).toBeVisible();
   await shot(page, "leaderboard-filtered");
 
+  await openFilters(page);
   await page.getByRole("link", { name: "Clear" }).click();
   await expect(page.getByText("16 of 16 agents")).toBeVisible();
 });
@@ -393,8 +403,10 @@ test("the public-tasks view ranks on cogs and othello, and the harness is a filt
   await page.goto("/");
   await page.getByRole("link", { name: "Public tasks only" }).click();
   await expect(page).toHaveURL(/tasks=public/);
-  await expect(page.getByText("Counting cogs and othello only")).toBeVisible();
+  await expect(page.getByRole("link", { name: "Public tasks only: cogs, othello" })).toBeVisible();
+  await expect(page.locator("#board-notes")).toContainText("Counting cogs and othello only");
   await expect(page.locator("table.board tbody tr")).toHaveCount(16);
+  await openFilters(page);
   await page.getByLabel("Harness", { exact: true }).selectOption("harbor");
   await page.getByRole("button", { name: "Apply" }).click();
   await expect(page).toHaveURL(/harness=harbor/);
@@ -423,7 +435,7 @@ test("the solved-every-time column orders the board, and the agent page draws pa
 test("reproductions: each row's sample, the held filter, and a run that did not reproduce with its finding", async ({ page }) => {
   // serve.sh re-ran the demo's samples with `rexbench reproduce` before the tests.
   await page.goto("/");
-  await page.getByRole("link", { name: /^Example tasks.* · 2 tasks/ }).click();
+  await page.getByRole("link", { name: /^Example tasks · \d+ agents$/ }).click();
   const rowOfAgent = (name: string) =>
     page.locator("table.board tbody tr", { has: page.getByRole("link", { name, exact: true }) });
   await expect(rowOfAgent("TamperedFramework + Example Model").locator(".repro.differed")).toContainText(
@@ -437,12 +449,13 @@ test("reproductions: each row's sample, the held filter, and a run that did not 
     "held out: 0 of 2 generalised",
   );
 
-  await page.getByLabel("Reproduced").selectOption("held");
+  await openFilters(page);
+  await page.getByLabel("Reproduced", { exact: true }).selectOption("held");
   await page.getByRole("button", { name: "Apply" }).click();
   await expect(page).toHaveURL(/reproduced=held/);
   await expect(page.getByRole("link", { name: "ExampleFramework + Example Model", exact: true })).toBeVisible();
   await expect(page.getByRole("link", { name: "TamperedFramework + Example Model", exact: true })).toHaveCount(0);
-  await expect(page.getByLabel("Reproduced")).toHaveValue("held");
+  await expect(page.getByLabel("Reproduced", { exact: true })).toHaveValue("held");
 
   await page.goto("/agents/tampered-agent");
   await expect(page.getByRole("heading", { name: "Reproduction", exact: true })).toBeVisible();
@@ -477,6 +490,7 @@ for (const width of [390, 1280, 1920]) {
     await page.setViewportSize({ width, height: 900 });
     // Every column: wider than any of these windows but the widest.
     await page.goto(`/?${ALL_COLUMNS}`);
+    await page.locator("details.how-to-read summary").click();
     const notes = page.locator("#board-notes");
     await expect(notes).toContainText("Solved every time is pass^n");
     const inView = async (what: string, box: { x: number; width: number } | null) => {
@@ -521,6 +535,7 @@ test("the default columns fit a 1280-pixel window without scrolling sideways", a
 
 test("the column choice shows the numbers and conditions asked for, in the URL", async ({ page }, info) => {
   await page.goto("/?sort=agent&dir=asc");
+  await openFilters(page);
   await page.locator("details.columns summary").click();
   await page.getByLabel("Cost per run").uncheck();
   await page.getByLabel("File recall").check();
@@ -539,7 +554,7 @@ test("the column choice shows the numbers and conditions asked for, in the URL",
   const groups = board.locator("thead tr").first().locator("th");
   await expect(groups).toHaveText(["Rank", /^Agent/, "Final success", "Hints help", "Execution success", "File recall"]);
   await expect(board.locator("thead tr").nth(1).locator("th")).toHaveText([
-    "Tier · provenance", "None", "Hints", "Δ", "None", "Hints", "None", "Hints",
+    /^Tier · provenance\s*Compare$/, "None", "Hints", "Δ", "None", "Hints", "None", "Hints",
   ]);
   // A row has a cell per number shown: its rank, 2 + 1 + 2 + 2.
   await expect(board.locator("tbody tr").first().locator("td")).toHaveCount(8);

@@ -347,6 +347,20 @@ impl LeaderboardParams {
     }
 }
 
+/// A filter in force, as a chip above the table says it: "Framework: aider", with the
+/// link that removes it (the other filters, the order and the columns kept).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chip {
+    /// Its query parameter (`framework`, `q`, …): the filter form's field.
+    pub name: &'static str,
+    /// The filter's name, as the form labels it.
+    pub label: &'static str,
+    /// What it keeps, in words.
+    pub value: String,
+    /// This view without it.
+    pub remove: String,
+}
+
 /// The view a URL asks for. Values that name nothing (an unknown tier or order, page 0)
 /// are dropped rather than refused: a stale link still shows the leaderboard.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -498,6 +512,47 @@ impl BoardQuery {
     /// first page (the order changes).
     pub fn counted(&self, integrity: Integrity) -> String {
         BoardQuery { integrity, ..self.clone() }.link(self.sort, self.ascending, 1)
+    }
+
+    /// The filters in force, in the filter form's order, each with the link to this view
+    /// without it (from the first page): the chips above the table.
+    pub fn chips(&self) -> Vec<Chip> {
+        let without = |strip: fn(&mut BoardQuery)| {
+            let mut view = self.clone();
+            strip(&mut view);
+            view.link(view.sort, view.ascending, 1)
+        };
+        let mut chips = Vec::new();
+        let mut push =
+            |name: &'static str, label: &'static str, value: Option<String>, strip: fn(&mut BoardQuery)| {
+                if let Some(value) = value {
+                    chips.push(Chip { name, label, value, remove: without(strip) });
+                }
+            };
+        push("framework", "Framework", self.framework.clone(), |v| v.framework = None);
+        push("model", "Model", self.model.clone(), |v| v.model = None);
+        push("tier", "Tier", self.tier.map(|t| t.label().to_owned()), |v| v.tier = None);
+        push(
+            "provenance",
+            "Provenance",
+            self.provenance.map(|p| crate::format::provenance_label(p).to_owned()),
+            |v| v.provenance = None,
+        );
+        push("harness", "Harness", self.harness.clone(), |v| v.harness = None);
+        push("benchmark_version", "Benchmark version", self.benchmark_version.clone(), |v| {
+            v.benchmark_version = None
+        });
+        push("reproduced", "Reproduced", self.reproduced.then(|| "re-run and held".to_owned()), |v| {
+            v.reproduced = false
+        });
+        push(
+            "integrity",
+            "Flagged successes",
+            (self.integrity == Integrity::Strict).then(|| "count as failures".to_owned()),
+            |v| v.integrity = Integrity::default(),
+        );
+        push("q", "Agent", self.search.as_ref().map(|q| format!("“{q}”")), |v| v.search = None);
+        chips
     }
 
     /// Whether the view narrows the set at all.
@@ -783,5 +838,45 @@ mod tests {
             LeaderboardParams { tier: Some(String::new()), ..Default::default() }.view().unwrap().tier,
             None
         );
+    }
+
+    #[test]
+    fn each_chip_removes_its_filter_and_keeps_the_rest() {
+        let q = BoardQuery::from_query(
+            params(&[
+                ("set", "abc"),
+                ("framework", "aider"),
+                ("tier", "submitter"),
+                ("q", "claude"),
+                ("integrity", "strict"),
+                ("reproduced", "held"),
+                ("sort", "agent"),
+                ("page", "2"),
+            ]),
+            |name| if name == "col" { vec!["recall".to_owned()] } else { Vec::new() },
+        );
+        let chips = q.chips();
+        let names: Vec<&str> = chips.iter().map(|c| c.name).collect();
+        assert_eq!(names, ["framework", "tier", "reproduced", "integrity", "q"]);
+        assert_eq!(chips[1].value, "Self-reported");
+        assert_eq!(chips[4].value, "“claude”");
+        for chip in &chips {
+            let pairs: Vec<(String, String)> = chip
+                .remove
+                .trim_start_matches("/?")
+                .split('&')
+                .filter_map(|p| p.split_once('='))
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect();
+            let get = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+            let all = |name: &str| pairs.iter().filter(|(k, _)| k == name).map(|(_, v)| v.clone()).collect();
+            let back = BoardQuery::from_query(get, all);
+            let left: Vec<&str> = back.chips().iter().map(|c| c.name).collect();
+            let expected: Vec<&str> = names.iter().copied().filter(|n| *n != chip.name).collect();
+            assert_eq!(left, expected, "{} removes itself only: {}", chip.name, chip.remove);
+            assert_eq!((back.set.as_deref(), back.sort, back.page), (Some("abc"), Sort::Agent, 1));
+            assert_eq!(back.columns, q.columns, "the columns stay");
+        }
+        assert!(BoardQuery::from_params(params(&[("set", "abc")])).chips().is_empty());
     }
 }

@@ -134,6 +134,24 @@ pub fn provenance_label(provenance: ProvenanceKind) -> &'static str {
     }
 }
 
+/// A provenance in a word, as a leaderboard row's badge says it.
+pub fn provenance_short(provenance: ProvenanceKind) -> &'static str {
+    match provenance {
+        ProvenanceKind::Published => "Paper",
+        ProvenanceKind::Imported => "Imported",
+        ProvenanceKind::Evaluated => "Evaluated",
+    }
+}
+
+/// A harness in a few words, as a leaderboard row's badge says it: its name without its
+/// version, and RExBench's own harness as the original one.
+pub fn harness_short(harness: &store::Harness) -> String {
+    match harness.name.as_str() {
+        store::Harness::ORIGINAL => "Original harness".to_owned(),
+        _ => harness.title(),
+    }
+}
+
 /// The badge's words where the source is known: an import names its harness
 /// (`harbor 0.3.1, job …` → "Imported from Harbor").
 pub fn provenance_badge(provenance: ProvenanceKind, source: Option<&str>) -> String {

@@ -21,6 +21,32 @@ pub fn to_html(markdown: &str) -> String {
     without_empty_heads(out)
 }
 
+/// A task card's README for its page, which has its own heading: the README without
+/// its title (a first line `# …`), and the papers it extends (its `## Extends` section,
+/// long citations) folded.
+pub fn task_readme(markdown: &str) -> String {
+    let body = match markdown.trim_start().strip_prefix("# ") {
+        Some(rest) => rest.split_once('\n').map_or("", |(_, after)| after),
+        None => markdown,
+    };
+    fold_section(to_html(body), "Extends", "Extends: the papers this task builds on")
+}
+
+/// The section under `<h2>{heading}</h2>` (up to the next level-two heading) as a
+/// disclosure whose summary says `summary`.
+fn fold_section(html: String, heading: &str, summary: &str) -> String {
+    let head = format!("<h2>{heading}</h2>");
+    let Some(start) = html.find(&head) else { return html };
+    let after = start + head.len();
+    let end = html[after..].find("<h2").map_or(html.len(), |i| after + i);
+    format!(
+        "{}<details class=\"sources\"><summary>{summary}</summary>{}</details>\n{}",
+        &html[..start],
+        &html[after..end],
+        &html[end..]
+    )
+}
+
 /// A key–value table written with an empty header row (`| | |`) reads better without
 /// it, and a header cell with nothing in it tells a screen reader nothing.
 fn without_empty_heads(html: String) -> String {
@@ -56,7 +82,23 @@ fn safe_target(url: CowStr<'_>) -> CowStr<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::to_html;
+    use super::{task_readme, to_html};
+
+    #[test]
+    fn a_task_readme_loses_its_title_and_folds_its_citations() {
+        let html = task_readme(
+            "# Othello\n\n**The extension:** x\n\n## How a run is judged\n\ny\n\n## Extends\n\n- A. 2023. Paper.\n\n## After\n\nz\n",
+        );
+        assert!(!html.contains("<h1"), "{html}");
+        assert!(html.starts_with("<p><strong>The extension:</strong>"), "{html}");
+        assert!(
+            html.contains("<details class=\"sources\"><summary>Extends: the papers this task builds on</summary>\n<ul>\n<li>A. 2023. Paper.</li>\n</ul>\n</details>\n<h2>After</h2>"),
+            "{html}"
+        );
+        assert!(html.contains("<h2>How a run is judged</h2>"), "{html}");
+        // Without a title or the section, the README is as it was.
+        assert_eq!(task_readme("Plain text.\n"), to_html("Plain text.\n"));
+    }
 
     #[test]
     fn renders_markdown() {

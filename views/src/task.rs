@@ -13,7 +13,8 @@ pub struct TasksData {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskData {
     pub task: TaskInfo,
-    /// The card's README as HTML (raw HTML in it shown as text).
+    /// The card's README as HTML without its title (raw HTML in it shown as text), its
+    /// citations folded.
     pub readme_html: String,
     /// The rates of the agents on the page asked for, best without hints first.
     pub agents: Vec<TaskAgentRow>,
@@ -190,7 +191,7 @@ mod answers {
         agents.sort_by_key(|a| shown.iter().position(|b| *b == a.bundle_id));
         let hinted: Vec<&store::TaskPlace> = places.iter().filter(|p| p.hinted_only).collect();
         Ok(TaskData {
-            readme_html: crate::markdown::to_html(&task.readme),
+            readme_html: crate::markdown::task_readme(&task.readme),
             hinted_only: hinted
                 .iter()
                 .take(HINTED_ONLY_SHOWN)

@@ -80,7 +80,7 @@ pub fn LiveBoard(
             Some(all) => {
                 let shown = ROWS.with_borrow(|trs| arrange(&root, &view, &all, trs));
                 status.set(format!("{shown} agents shown, sorted by {}", view.sort.label().to_lowercase()));
-                refresh_charts(url);
+                refresh_around(url);
             }
             None => {
                 let n = asked.get_value() + 1;
@@ -164,6 +164,22 @@ pub fn LiveBoard(
                 view.sort = sort;
             }
             apply(view);
+        } else if let Some(chip) = closest(&ev, "a.chip") {
+            // The chip's field back to "any" (the first choice; the flagged successes'
+            // first is "as reported"), then the view without it.
+            ev.prevent_default();
+            let name = chip.get_attribute("data-filter").unwrap_or_default();
+            for field in all(&root, &format!("form.filters [name={name}]")) {
+                match field.dyn_into::<HtmlSelectElement>() {
+                    Ok(select) => select.set_selected_index(0),
+                    Err(field) => {
+                        if let Ok(input) = field.dyn_into::<HtmlInputElement>() {
+                            input.set_value("");
+                        }
+                    }
+                }
+            }
+            apply(read_form(&root));
         } else if closest(&ev, "form.filters a.clear").is_some() {
             ev.prevent_default();
             for select in all(&root, "form.filters select") {
@@ -313,17 +329,22 @@ fn arrange(root: &Element, view: &BoardQuery, rows: &[LeaderboardRow], trs: &[El
     keys.len()
 }
 
-/// The charts follow the table's rows: they are drawn on the server, so fetch the view
-/// and take its charts.
-fn refresh_charts(url: String) {
+/// The charts and the chips of the filters in force follow the table's rows: they are
+/// made on the server, so fetch the view and take them from it.
+fn refresh_around(url: String) {
     leptos::task::spawn_local(async move {
         let Ok(page) = get(&url, None).await else { return };
         let Some(fresh) = parse(&page.body) else { return };
-        let old = all(&document().document_element().expect("a root element"), "div.board-body figure.chart");
-        let new = all(&fresh, "div.board-body figure.chart");
-        for (o, n) in old.iter().zip(new.iter()) {
-            if let Some(parent) = o.parent_node() {
-                let _ = parent.replace_child(n, o);
+        let here = document().document_element().expect("a root element");
+        for selector in [
+            "div.board-body figure.chart",
+            "div.board-body ul.chips",
+            "div.board-body details.filter-box > summary",
+        ] {
+            for (o, n) in all(&here, selector).iter().zip(all(&fresh, selector).iter()) {
+                if let Some(parent) = o.parent_node() {
+                    let _ = parent.replace_child(n, o);
+                }
             }
         }
     });
@@ -334,12 +355,17 @@ fn refresh_charts(url: String) {
 fn replace_body(root: &Element, html: &str) -> Option<bool> {
     let fresh = parse(html)?.query_selector("div.board-body").ok().flatten()?;
     let old = root.query_selector("div.board-body").ok().flatten()?;
-    // The reader is still where they were: the column choice open, the same control focused.
-    let open = old.query_selector("details.columns[open]").ok().flatten().is_some();
+    // The reader is still where they were: the filters, the column choice and the notes
+    // open as they were, the same control focused.
+    const FOLDS: [&str; 3] = ["details.filter-box", "details.columns", "details.how-to-read"];
+    let open: Vec<bool> =
+        FOLDS.iter().map(|f| old.query_selector(&format!("{f}[open]")).ok().flatten().is_some()).collect();
     let focused = document().active_element().map(|e| e.id()).filter(|id| !id.is_empty());
     old.parent_node()?.replace_child(&fresh, &old).ok()?;
-    if open && let Some(details) = fresh.query_selector("details.columns").ok().flatten() {
-        let _ = details.set_attribute("open", "");
+    for (fold, open) in FOLDS.iter().zip(open) {
+        if open && let Some(details) = fresh.query_selector(fold).ok().flatten() {
+            let _ = details.set_attribute("open", "");
+        }
     }
     if let Some(id) = focused
         && let Some(again) = document().get_element_by_id(&id)
@@ -364,7 +390,7 @@ fn update_picks(root: &Element, picked: &[String]) {
         }
     }
     if let Some(button) = root
-        .query_selector("form#pick button")
+        .query_selector("button[form=pick]")
         .ok()
         .flatten()
         .and_then(|b| b.dyn_into::<web_sys::HtmlButtonElement>().ok())

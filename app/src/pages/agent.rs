@@ -77,6 +77,19 @@ fn Agent(data: AgentData) -> impl IntoView {
         })}
         <nav class="crumbs" aria-label="Breadcrumb"><a href="/">"Leaderboard"</a>" › "{a.display_name.clone()}</nav>
         <h1>{a.display_name.clone()}</h1>
+        // Its rates first; what the results are and where they come from follow them.
+        <p class="lede badges">
+            {current.clone().map(|s| view! {
+                <TierBadge tier=s.tier/>
+                <ProvenanceBadge provenance=s.provenance source=s.provenance_source.clone()/>
+                <HarnessBadge harness=s.harness.clone()/>
+            })}
+            <span>{format!("{} · {}", a.framework, a.model)}</span>
+            <a href="#about-results">"About these results"</a>
+        </p>
+        {data.stats.clone().map(|st| view! { <Overall st=st/> }.into_any())}
+
+        <h2 id="about-results">"About these results"</h2>
         {view! {
         <dl class="facts">
             <dt>"Framework"</dt>
@@ -143,7 +156,7 @@ fn Agent(data: AgentData) -> impl IntoView {
         </dl>
         }.into_any()}
 
-        {data.stats.clone().map(|st| view! { <Overall st=st/> }.into_any())}
+        {data.stats.clone().map(|st| view! { <Reliability reliability=st.reliability/> }.into_any())}
 
         {view! { <CostSection grid=grid.clone() names=data.names.clone() published=data.published.clone()/> }.into_any()}
 
@@ -204,7 +217,7 @@ fn Overall(st: store::stats::AgentStats) -> impl IntoView {
     view! {
         <h2>"Overall, with uncertainty"</h2>
         <p>{placed}</p>
-        <table class="overall">
+        <table class="overall primary">
             <caption>"Final and execution success under each hint condition, each with its 95% interval; and the change that hints make."</caption>
             <thead>
                 <tr>
@@ -252,7 +265,6 @@ fn Overall(st: store::stats::AgentStats) -> impl IntoView {
                 }
             })).collect_view()}
         </ul>
-        <Reliability reliability=st.reliability.clone()/>
         <IntervalNote/>
     }
 }

@@ -78,10 +78,12 @@ fn Failures(data: FailuresData) -> impl IntoView {
         </p>
 
         <h2>"Failed runs by agent"</h2>
-        <Chart
-            svg=chart
-            caption="Failed runs per agent, stacked by outcome; the legend names each colour and the table below gives every count.".to_owned()
-        />
+        <div class="primary">
+            <Chart
+                svg=chart
+                caption="Failed runs per agent, stacked by outcome; the legend names each colour and the table below gives every count.".to_owned()
+            />
+        </div>
         <div class="table-wrap">
             <table>
                 <caption>

@@ -106,60 +106,75 @@ fn Board(data: LeaderboardData) -> impl IntoView {
         }
     };
 
+    let chips = view.chips();
+    let harness_words = |name: &str| {
+        data.harnesses.iter().find(|h| h.name == name).map(|h| h.title()).unwrap_or_else(|| name.to_owned())
+    };
+    let chips: Vec<_> = chips
+        .into_iter()
+        .map(|mut c| {
+            if c.name == "harness" {
+                c.value = harness_words(&c.value);
+            }
+            c
+        })
+        .collect();
+    let shown_set = data.set.clone();
+    let no_chips = chips.is_empty();
+
     view! {
         <section class="intro">
             <h1>"RExBench leaderboard"</h1>
-            <p>
-                "Can coding agents implement extensions of real AI research papers? Each of RExBench's 12 tasks "
-                "gives an agent a paper's codebase and an extension to build. Every agent runs every task 5 times "
-                "with no hints, with hints and with detailed hints; a run succeeds when its experiment reproduces "
-                "the gold results. Every number below links to the runs behind it."
+            <p class="lede">
+                "Can coding agents implement extensions of real AI research papers? "
+                <a href="/about">"How the board counts"</a>
             </p>
         </section>
 
-        <SetsAndScopes sets=data.sets.clone() set=set.clone() shown=data.set.clone() view=view.clone() set_tasks=set_tasks public=public.clone()/>
-
         <LiveBoard set=set.clone() complete=complete integrity=view.integrity columns=view.columns.clone()>
         <div class="board-body" data-complete=complete.to_string()>
-        <Filters view=view.clone() set=set.clone() frameworks=data.frameworks.clone() models=data.models.clone() harnesses=data.harnesses.clone()/>
-
-        <p class="count">
-            {format!("{shown} of {total} agents")}
-            {(pages > 1).then(|| format!(" · showing {}–{} (page {page} of {pages})", first + 1, first + rows.len()))}
-        </p>
-
-        <form id="pick" class="compare-bar" method="get" action="/compare">
-            <button type="submit">"Compare the ticked agents"</button>
-            " Tick two agents in the table to see them side by side, task by task."
-        </form>
-        <div class="board-notes" id="board-notes">
-            <p>
-                {format!("Ranked rows cover all {of} tasks counted here without hints, with the valid attempts the benchmark asks \
-                 on every task and condition they have runs on (5 by RExBench's design; a row says where it has fewer); rates \
-                 are over their valid runs. A run that ended infra_error counts in no rate and in no attempt: ")}
-                {match data.with_infra_errors {
-                    0 => "no row here has one. ".to_owned(),
-                    1 => "1 row here has some, and says how many. ".to_owned(),
-                    n => format!("{n} rows here have some, and each says how many. "),
-                }}
-                "The small figures under a rate are its 95% interval; – marks a number with no runs counted. "
-                "Solved every time is pass^n: the share of tasks an agent solved in every one of its n attempts (n = 5 by design), with its 95% interval; its agent's page draws pass@k and pass^k for every k. "
-                "Δ is the change in final success from no hints to hints, in percentage points. "
-                "Rank is the plausible range of ranks by final success without hints; agents in one group cannot be told apart. "
-                "Cost per run is the mean over the runs that report one, in US dollars (– where none does). "
-                {match view.integrity {
-                    Integrity::Reported => "Successes are counted as their runs reported them; ⚑ counts an agent's successes with an integrity finding no maintainer has dismissed.",
-                    Integrity::Strict => "Strict: every success with an integrity finding no maintainer has dismissed (⚑) counts as a failure, and intervals and ranks are computed from those counts.",
-                }}
+        // One line at a laptop's width: the sets, the tasks counted, the filters (folded)
+        // and those in force, the count, and how to read the table (folded).
+        <div class="board-bar">
+            <SetsAndScopes sets=data.sets.clone() set=set.clone() view=view.clone() set_tasks=set_tasks public=public.clone()/>
+            <details class="filter-box">
+                <summary>
+                    "Filters"
+                    {(!chips.is_empty()).then(|| view! { <span class="muted">{format!(" · {} in force", chips.len())}</span> })}
+                </summary>
+                <Filters view=view.clone() set=set.clone() frameworks=data.frameworks.clone() models=data.models.clone() harnesses=data.harnesses.clone()/>
+            </details>
+            <ul class="chips" aria-label="Filters in force" hidden=no_chips>
+                {chips.into_iter().map(|c| {
+                    let words = format!("{}: {}", c.label, c.value);
+                    let label = format!("Remove the filter {words}");
+                    view! {
+                        <li>
+                            <a class="chip" href=c.remove data-filter=c.name aria-label=label>
+                                {words}<span aria-hidden="true">" ×"</span>
+                            </a>
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+            <p class="count">
+                {format!("{shown} of {total} agents")}
+                {(pages > 1).then(|| format!(" · showing {}–{} (page {page} of {pages})", first + 1, first + rows.len()))}
             </p>
+            <details class="how-to-read">
+                <summary>"How to read this table"</summary>
+                <BoardNotes set=shown_set public=public.clone() view=view.clone() of=of with_infra_errors=data.with_infra_errors/>
+            </details>
         </div>
+        // The ticked agents' boxes and the button in the table's head belong to it.
+        <form id="pick" method="get" action="/compare"></form>
         <div class="table-wrap">
             <table class="board" aria-describedby="board-notes">
                 <caption>
                     {columns_words(&view.columns)}
                     ", sorted by "
                     <span class="sorted-by">{view.order_words()}</span>
-                    ". How to read it: above the table."
+                    ". How to read it: the notes above the table."
                 </caption>
                 <thead>
                     <tr>
@@ -170,7 +185,18 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                         }).collect_view()}
                     </tr>
                     <tr>
-                        <th scope="col" class="sub agent-head">"Tier · provenance"</th>
+                        <th scope="col" class="sub agent-head">
+                            <span class="sub-words">"Tier · provenance"</span>
+                            <button
+                                type="submit"
+                                form="pick"
+                                class="compare"
+                                aria-label="Compare the ticked agents"
+                                title="Tick two agents in the table to see them side by side, task by task"
+                            >
+                                "Compare"
+                            </button>
+                        </th>
                         {view.columns.metrics.iter().map(|m| match m.per_hint() {
                             true => view.columns.hints.iter().map(|h| sort_link(m.sort(*h), short_label(*h))).collect_view().into_any(),
                             false => sort_link(m.sort(Hint::None), "Δ").into_any(),
@@ -258,57 +284,101 @@ fn Board(data: LeaderboardData) -> impl IntoView {
     }
 }
 
-/// The task sets to choose from, the one shown, and which of its tasks count.
+/// The task sets to choose from and which of the shown one's tasks count: one row of
+/// links.
 #[component]
 fn SetsAndScopes(
     sets: Vec<crate::data::TaskSet>,
     set: Option<String>,
-    shown: Option<crate::data::TaskSet>,
     view: BoardQuery,
     set_tasks: usize,
     public: Vec<String>,
 ) -> impl IntoView {
-    let data_sets = sets;
     view! {
-        <nav class="sets" aria-label="Task sets">
-            {data_sets.iter().map(|s| {
-                let selected = Some(&s.digest) == set.as_ref();
-                let link = href("/", &[("set", Some(s.digest.as_str()))]);
-                view! {
-                    <a href=link aria-current=selected.then_some("page") class:selected=selected>
-                        {s.label.clone()}
-                        <span class="muted">{format!(" · {} tasks · {} agents", s.tasks.len(), s.agents)}</span>
-                    </a>
-                }
-            }).collect_view()}
-        </nav>
-        {shown.clone().map(|s| view! {
-            <p class="muted small">
-                "Task set "<code title=s.digest.clone()>{format::short(&s.digest).to_owned()}</code>
-                ". Results evaluated on different task sets are never ranked together."
-            </p>
-        })}
-        <nav class="scopes" aria-label="Tasks counted">
-            <a href=view.scoped(TaskScope::All) aria-current=(view.tasks == TaskScope::All).then_some("page")>
-                {format!("All {set_tasks} tasks")}
-            </a>
-            <a href=view.scoped(TaskScope::Public) aria-current=(view.tasks == TaskScope::Public).then_some("page")>
-                "Public tasks only"
-            </a>
-            {(view.tasks == TaskScope::Public).then(|| view! {
-                <span class="muted small">
-                    {if public.is_empty() {
-                        " No task of this set is public.".to_owned()
-                    } else {
-                        format!(
-                            " Counting {} only: the tasks anyone can run, on which outside results are ranked beside \
-                             everyone's results on the same tasks (the paper's agents from their per-task results).",
-                            public.join(" and ")
-                        )
+            <nav class="sets" aria-label="Task sets">
+                {sets.iter().map(|s| {
+                    let selected = Some(&s.digest) == set.as_ref();
+                    let link = href("/", &[("set", Some(s.digest.as_str()))]);
+                    view! {
+                        <a href=link aria-current=selected.then_some("page") class:selected=selected title=format!("{} tasks; task set {}", s.tasks.len(), s.digest)>
+                            {s.label.clone()}
+                            <span class="muted">{format!(" · {} agents", s.agents)}</span>
+                        </a>
+                    }
+                }).collect_view()}
+            </nav>
+            <nav class="scopes" aria-label="Tasks counted">
+                <a href=view.scoped(TaskScope::All) aria-current=(view.tasks == TaskScope::All).then_some("page")>
+                    {format!("All {set_tasks} tasks")}
+                </a>
+                <a href=view.scoped(TaskScope::Public) aria-current=(view.tasks == TaskScope::Public).then_some("page")>
+                    {match (view.tasks, public.as_slice()) {
+                        (TaskScope::Public, []) => "Public tasks: none in this set".to_owned(),
+                        (TaskScope::Public, names) => format!("Public tasks only: {}", names.join(", ")),
+                        _ => "Public tasks only".to_owned(),
                     }}
-                </span>
-            })}
-        </nav>
+                </a>
+            </nav>
+    }
+}
+
+/// How to read the table: what the board is, what its rows and numbers mean, and how the
+/// view counts; folded above the table, and what the table's `aria-describedby` names.
+#[component]
+fn BoardNotes(
+    set: Option<crate::data::TaskSet>,
+    public: Vec<String>,
+    view: BoardQuery,
+    /// The tasks counted.
+    of: usize,
+    /// Rows of this view with runs that ended infra_error.
+    with_infra_errors: usize,
+) -> impl IntoView {
+    view! {
+        <div class="board-notes" id="board-notes">
+            <p>
+                "Each of RExBench's 12 tasks gives an agent a paper's codebase and an extension to build. Every agent "
+                "runs every task 5 times with no hints, with hints and with detailed hints; a run succeeds when its "
+                "experiment reproduces the gold results. Every number links to the runs behind it."
+                {set.map(|s| view! {
+                    " Task set "<code title=s.digest.clone()>{format::short(&s.digest).to_owned()}</code>
+                    ": results evaluated on different task sets are never ranked together."
+                })}
+                {(view.tasks == TaskScope::Public).then(|| if public.is_empty() {
+                    " No task of this set is public.".to_owned()
+                } else {
+                    format!(
+                        " Counting {} only: the tasks anyone can run, on which outside results are ranked beside \
+                         everyone's results on the same tasks (the paper's agents from their per-task results).",
+                        public.join(" and ")
+                    )
+                })}
+            </p>
+            <p>
+                {format!("Ranked rows cover all {of} tasks counted here without hints, with the valid attempts the benchmark asks \
+                 on every task and condition they have runs on (5 by RExBench's design; a row says where it has fewer); rates \
+                 are over their valid runs. A run that ended infra_error counts in no rate and in no attempt: ")}
+                {match with_infra_errors {
+                    0 => "no row here has one. ".to_owned(),
+                    1 => "1 row here has some, and says how many. ".to_owned(),
+                    n => format!("{n} rows here have some, and each says how many. "),
+                }}
+                "The small figures under a rate are its 95% interval; – marks a number with no runs counted. "
+                "Solved every time is pass^n: the share of tasks an agent solved in every one of its n attempts (n = 5 by design), with its 95% interval; its agent's page draws pass@k and pass^k for every k. "
+                "Δ is the change in final success from no hints to hints, in percentage points. "
+                "Rank is the plausible range of ranks by final success without hints; agents in one group cannot be told apart. "
+                "Cost per run is the mean over the runs that report one, in US dollars (– where none does). "
+                {match view.integrity {
+                    Integrity::Reported => "Successes are counted as their runs reported them; ⚑ counts an agent's successes with an integrity finding no maintainer has dismissed.",
+                    Integrity::Strict => "Strict: every success with an integrity finding no maintainer has dismissed (⚑) counts as a failure, and intervals and ranks are computed from those counts.",
+                }}
+            </p>
+            <p>
+                "Badges: the tier (✔ Verified: signed by a maintainer's key; Self-reported: by the submitter's, with a sample "
+                "re-run by the maintainers), where the results come from (the paper, imported from another harness, or evaluated "
+                "by this project's runner) and the harness that ran them. Tick two agents' boxes to compare them task by task."
+            </p>
+        </div>
     }
 }
 
@@ -354,14 +424,18 @@ fn Filters(
                 options=vec![(crate::board::REPRODUCED_HELD.to_owned(), "re-run by the maintainers, and held".to_owned())]
                 chosen=view.reproduced.then(|| crate::board::REPRODUCED_HELD.to_owned())
             />
-            <label for="filter-integrity">"Flagged successes"</label>
-            <select id="filter-integrity" name="integrity">
-                {Integrity::ALL.map(|i| view! {
-                    <option value=i.as_str() selected=view.integrity == i>{integrity_label(i)}</option>
-                }).collect_view()}
-            </select>
-            <label for="filter-q">"Agent"</label>
-            <input id="filter-q" type="search" name="q" value=view.search.clone().unwrap_or_default() placeholder="name contains…"/>
+            <span class="field">
+                <label for="filter-integrity">"Flagged successes"</label>
+                <select id="filter-integrity" name="integrity">
+                    {Integrity::ALL.map(|i| view! {
+                        <option value=i.as_str() selected=view.integrity == i>{integrity_label(i)}</option>
+                    }).collect_view()}
+                </select>
+            </span>
+            <span class="field">
+                <label for="filter-q">"Agent"</label>
+                <input id="filter-q" type="search" name="q" value=view.search.clone().unwrap_or_default() placeholder="name contains…"/>
+            </span>
             <ColumnChoice columns=view.columns.clone()/>
             <button type="submit">"Apply"</button>
             <a class="clear" href=href("/", &[("set", set.as_deref())])>"Clear"</a>
@@ -455,14 +529,16 @@ fn BoardRow(
             </td>
             <th scope="row" class="agent">
                 <a href=agent.clone()>{row.display_name.clone()}</a>
+                // One line: the box first, so that a narrow column cuts a badge's end and
+                // never the box.
                 <div class="badges">
-                    <TierBadge tier=row.tier/>
-                    <ProvenanceBadge provenance=row.provenance source=row.provenance_source.clone()/>
-                    <HarnessBadge harness=row.harness.clone()/>
                     <input type="checkbox" class="pick" form="pick" name="agent" value=row.agent_id.clone() aria-label=format!("Compare {}", row.display_name)/>
+                    <TierBadge tier=row.tier/>
+                    <ProvenanceBadge provenance=row.provenance source=row.provenance_source.clone() short=true/>
+                    <HarnessBadge harness=row.harness.clone() short=true/>
+                    {submitter.map(|s| view! { <SubmittedBy submitter=s inline=true/> })}
                 </div>
-                <div class="muted small"><AgentUrl url=row.url.clone()/></div>
-                {submitter.map(|s| view! { <SubmittedBy submitter=s/> })}
+                {row.url.clone().map(|url| view! { <div class="muted small"><AgentUrl url=Some(url)/></div> })}
                 {coverage.map(|c| view! { <div class="coverage small">{c}</div> })}
                 <SampleBadge sample=row.sample agent=agent.clone()/>
                 {row.not_reproduced_before.clone().map(|before| view! {
@@ -642,14 +718,17 @@ fn Select(
     chosen: Option<String>,
 ) -> impl IntoView {
     let id = format!("filter-{name}");
+    // A label and its control are one box, which the form's line never breaks.
     view! {
-        <label for=id.clone()>{label}</label>
-        <select id=id name=name>
-            <option value="">"Any"</option>
-            {options.into_iter().map(|(value, text)| {
-                let selected = chosen.as_deref() == Some(value.as_str());
-                view! { <option value=value selected=selected>{text}</option> }
-            }).collect_view()}
-        </select>
+        <span class="field">
+            <label for=id.clone()>{label}</label>
+            <select id=id name=name>
+                <option value="">"Any"</option>
+                {options.into_iter().map(|(value, text)| {
+                    let selected = chosen.as_deref() == Some(value.as_str());
+                    view! { <option value=value selected=selected>{text}</option> }
+                }).collect_view()}
+            </select>
+        </span>
     }
 }

@@ -144,26 +144,39 @@ pub(crate) fn TierBadge(tier: Tier) -> impl IntoView {
     view! { <span class=class title=format::tier_title(tier)>{symbol}{tier.label()}</span> }
 }
 
+/// Where a submission's results come from, as a badge; `short` in a leaderboard row
+/// ("Paper", "Imported", "Evaluated"), the whole words in its title.
 #[component]
-pub(crate) fn ProvenanceBadge(provenance: ProvenanceKind, source: Option<String>) -> impl IntoView {
+pub(crate) fn ProvenanceBadge(
+    provenance: ProvenanceKind,
+    source: Option<String>,
+    #[prop(optional)] short: bool,
+) -> impl IntoView {
     let class = match provenance {
         ProvenanceKind::Published => "badge paper",
         ProvenanceKind::Imported => "badge imported",
         ProvenanceKind::Evaluated => "badge evaluated",
     };
     let source = source.as_deref();
+    let words = match short {
+        true => format::provenance_short(provenance).to_owned(),
+        false => format::provenance_badge(provenance, source),
+    };
     view! {
-        <span class=class title=format::provenance_title(provenance, source)>
-            {format::provenance_badge(provenance, source)}
-        </span>
+        <span class=class title=format::provenance_title(provenance, source)>{words}</span>
     }
 }
 
-/// The harness that executed a submission's runs, as a badge.
+/// The harness that executed a submission's runs, as a badge; `short` in a leaderboard
+/// row (without its version, which its title says).
 #[component]
-pub(crate) fn HarnessBadge(harness: store::Harness) -> impl IntoView {
+pub(crate) fn HarnessBadge(harness: store::Harness, #[prop(optional)] short: bool) -> impl IntoView {
+    let words = match short {
+        true => format::harness_short(&harness),
+        false => harness.label(),
+    };
     view! {
-        <span class="badge harness">{harness.label()}</span>
+        <span class="badge harness" title=format!("run by {}", harness.label())>{words}</span>
     }
 }
 
@@ -371,34 +384,51 @@ pub(crate) fn FlaggedRuns(
 /// Who submitted a row (the key's owner), the owner's other rows with the same
 /// framework and model, each linked, and the maintainers' re-runs of all their rows.
 #[component]
-pub fn SubmittedBy(submitter: views::submitter::Submitter) -> impl IntoView {
+pub fn SubmittedBy(
+    submitter: views::submitter::Submitter,
+    /// Within a leaderboard row's line of badges: one line, cut short where the column
+    /// ends, its whole words in its title.
+    #[prop(optional)]
+    inline: bool,
+) -> impl IntoView {
     const SHOWN: usize = 5;
     let n = submitter.rows_with_model();
     let others = submitter.same_model.clone();
     let more = others.len().saturating_sub(SHOWN);
     let sample = submitter.sample;
-    view! {
-        <div class="submitter small">
-            {format!("by {}", submitter.owner)}
-            {(n > 1).then(|| view! {
-                <span class="kin">
-                    {format!(" · one of {n} rows from this submitter with this model: ")}
-                    {others.iter().take(SHOWN).enumerate().map(|(i, a)| view! {
-                        {(i > 0).then_some(", ")}
-                        <a href=format!("/agents/{}", format::segment(a))>{a.clone()}</a>
-                    }).collect_view()}
-                    {(more > 0).then(|| format!(" and {more} more"))}
-                </span>
-            })}
-            {(sample.reproduced > 0).then(|| view! {
-                <span class="kin-sample">
-                    {format!(
-                        " · this submitter's re-runs: {} of {} reproduced",
-                        sample.reproduced - sample.differed,
-                        sample.reproduced
-                    )}
-                </span>
-            })}
-        </div>
+    let kin_words = format!(" · one of {n} rows from this submitter with this model: ");
+    let sample_words = format!(
+        " · this submitter's re-runs: {} of {} reproduced",
+        sample.reproduced - sample.differed,
+        sample.reproduced
+    );
+    let mut whole = format!("by {}", submitter.owner);
+    if n > 1 {
+        whole.push_str(&kin_words);
+        whole.push_str(&others.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", "));
+        if more > 0 {
+            whole.push_str(&format!(" and {more} more"));
+        }
+    }
+    if sample.reproduced > 0 {
+        whole.push_str(&sample_words);
+    }
+    let words = view! {
+        {format!("by {}", submitter.owner)}
+        {(n > 1).then(|| view! {
+            <span class="kin">
+                {kin_words}
+                {others.iter().take(SHOWN).enumerate().map(|(i, a)| view! {
+                    {(i > 0).then_some(", ")}
+                    <a href=format!("/agents/{}", format::segment(a))>{a.clone()}</a>
+                }).collect_view()}
+                {(more > 0).then(|| format!(" and {more} more"))}
+            </span>
+        })}
+        {(sample.reproduced > 0).then(|| view! { <span class="kin-sample">{sample_words}</span> })}
+    };
+    match inline {
+        true => view! { <span class="submitter small" title=whole>{words}</span> }.into_any(),
+        false => view! { <div class="submitter small">{words}</div> }.into_any(),
     }
 }

@@ -59,59 +59,14 @@ fn Task(data: TaskData) -> impl IntoView {
         <Title text=t.name.clone()/>
         <Meta name="description" content=description/>
         <nav class="crumbs" aria-label="Breadcrumb"><a href="/tasks">"Tasks"</a>" › "{t.name.clone()}</nav>
-        // Every page has one level-one heading: the README's, or the task's name.
-        {(!data.readme_html.contains("<h1")).then(|| view! { <h1>{t.name.clone()}</h1> })}
-        <article class="readme" inner_html=data.readme_html></article>
-        {t.repository.clone().map(|r| {
-            let url = format!("https://github.com/{r}");
-            view! { <p>"Codebase: "<a href=url rel="noopener">{r}</a>{t.license.clone().map(|l| format!(" (licence: {l})"))}</p> }
-        })}
-        {(!t.public_expected.is_empty()).then(|| view! {
-            <h2>"Expected results"</h2>
-            <table>
-                <caption>"This task's expected values are public."</caption>
-                <thead><tr><th scope="col">"Metric"</th><th scope="col">"Expected"</th></tr></thead>
-                <tbody>
-                    {t.public_expected.iter().map(|e| view! {
-                        <tr><th scope="row"><code>{e.metric.clone()}</code></th><td class="num">{e.value.clone()}</td></tr>
-                    }).collect_view()}
-                </tbody>
-            </table>
-        })}
-
+        <h1>{t.name.clone()}</h1>
+        // What the reader came for first: each agent's results; what the task asks and how
+        // a run is judged follow them.
+        <p class="lede">
+            {t.summary.clone()}
+            " "<a href="#task">"What the task asks, and how a run is judged"</a>
+        </p>
         <h2 id="results">"Results by agent"</h2>
-        {(!only_hinted.is_empty()).then(|| {
-            let more = hinted_count.saturating_sub(only_hinted.len());
-            view! {
-                <p>
-                    <strong>"Solved only with hints: "</strong>
-                    {only_hinted.iter().enumerate().map(|(i, (id, name))| view! {
-                        {(i > 0).then_some(", ")}
-                        <a href=format!("/agents/{}", format::segment(id))>{name.clone()}</a>
-                    }).collect_view()}
-                    {(more > 0).then(|| format!(" and {more} more"))}
-                    " — no successful run without hints, at least one with hints or detailed hints."
-                </p>
-            }
-        })}
-        {(!data.every_time.is_empty()).then(|| view! {
-            <p><strong>"Solved every time"</strong>" (every attempt succeeded; pass^n = 100%):"</p>
-            <ul class="every-time">
-                {data.every_time.iter().map(|(hint, named, count)| {
-                    let more = count.saturating_sub(named.len());
-                    view! {
-                        <li>
-                            {format!("With {}: ", hint.label().to_lowercase())}
-                            {named.iter().enumerate().map(|(i, (id, name))| view! {
-                                {(i > 0).then_some(", ")}
-                                <a href=format!("/agents/{}", format::segment(id))>{name.clone()}</a>
-                            }).collect_view()}
-                            {(more > 0).then(|| format!(" and {more} more"))}
-                        </li>
-                    }
-                }).collect_view()}
-            </ul>
-        })}
         {(pages > 1).then(|| view! {
             <p class="count">{format!("Agents {}–{} of {total}, best without hints first.", first + 1, first + agents.len())}</p>
         })}
@@ -119,11 +74,7 @@ fn Task(data: TaskData) -> impl IntoView {
             view! { <p class="empty">"No agent has results for this task yet."</p> }.into_any()
         } else {
             view! {
-                <Chart
-                    svg=chart
-                    caption="Final success of each agent on this task: ● no hints, ▲ hints, ■ detailed hints. The table below holds the same numbers and every attempt.".to_owned()
-                />
-                <div class="table-wrap">
+                <div class="table-wrap primary">
                     <table class="attempts">
                         <caption>"Final success per hint condition, and the outcome of each attempt (✓ success; ✗, ◔, ⊘, ∅ failures); each links to its run."</caption>
                         <thead>
@@ -169,6 +120,10 @@ fn Task(data: TaskData) -> impl IntoView {
                         </tbody>
                     </table>
                 </div>
+                <Chart
+                    svg=chart
+                    caption="Final success of each agent on this task: ● no hints, ▲ hints, ■ detailed hints. The table above holds the same numbers and every attempt.".to_owned()
+                />
             }.into_any()
         }}
         {(pages > 1).then(|| view! {
@@ -176,6 +131,57 @@ fn Task(data: TaskData) -> impl IntoView {
                 {(page > 1).then(|| view! { <a rel="prev" href=page_link(page - 1)>"← Better agents"</a> })}
                 {(page < pages).then(|| view! { <a rel="next" href=page_link(page + 1)>"More agents →"</a> })}
             </nav>
+        })}
+
+        {(!only_hinted.is_empty()).then(|| {
+            let more = hinted_count.saturating_sub(only_hinted.len());
+            view! {
+                <p>
+                    <strong>"Solved only with hints: "</strong>
+                    {only_hinted.iter().enumerate().map(|(i, (id, name))| view! {
+                        {(i > 0).then_some(", ")}
+                        <a href=format!("/agents/{}", format::segment(id))>{name.clone()}</a>
+                    }).collect_view()}
+                    {(more > 0).then(|| format!(" and {more} more"))}
+                    " — no successful run without hints, at least one with hints or detailed hints."
+                </p>
+            }
+        })}
+        {(!data.every_time.is_empty()).then(|| view! {
+            <p><strong>"Solved every time"</strong>" (every attempt succeeded; pass^n = 100%):"</p>
+            <ul class="every-time">
+                {data.every_time.iter().map(|(hint, named, count)| {
+                    let more = count.saturating_sub(named.len());
+                    view! {
+                        <li>
+                            {format!("With {}: ", hint.label().to_lowercase())}
+                            {named.iter().enumerate().map(|(i, (id, name))| view! {
+                                {(i > 0).then_some(", ")}
+                                <a href=format!("/agents/{}", format::segment(id))>{name.clone()}</a>
+                            }).collect_view()}
+                            {(more > 0).then(|| format!(" and {more} more"))}
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+        })}
+        <h2 id="task">"The task"</h2>
+        <article class="readme" inner_html=data.readme_html></article>
+        {t.repository.clone().map(|r| {
+            let url = format!("https://github.com/{r}");
+            view! { <p>"Codebase: "<a href=url rel="noopener">{r}</a>{t.license.clone().map(|l| format!(" (licence: {l})"))}</p> }
+        })}
+        {(!t.public_expected.is_empty()).then(|| view! {
+            <h2>"Expected results"</h2>
+            <table>
+                <caption>"This task's expected values are public."</caption>
+                <thead><tr><th scope="col">"Metric"</th><th scope="col">"Expected"</th></tr></thead>
+                <tbody>
+                    {t.public_expected.iter().map(|e| view! {
+                        <tr><th scope="row"><code>{e.metric.clone()}</code></th><td class="num">{e.value.clone()}</td></tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
         })}
 
         <FailureTable

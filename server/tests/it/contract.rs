@@ -230,12 +230,14 @@ async fn every_answer_matches_the_openapi_document() {
     let patch = crate::reproductions::blob(&store, first.patch.as_deref().unwrap()).await;
     let rerun = (first.task.as_str(), first.hint.as_str(), first.attempt as u32, &patch[..]);
     for (outcome, status) in [("success", StatusCode::CREATED), ("wrong_result", StatusCode::CONFLICT)] {
-        let b = crate::reproductions::reproduction(
+        let mut b = crate::reproductions::reproduction(
             &first.bundle_id,
             "example-agent",
             &first.task_set_digest,
             &[(rerun.0, rerun.1, rerun.2, rerun.3, outcome)],
         );
+        // Its held-out re-run, where the sample chose a variant (spec §4l).
+        crate::reproductions::generalised(&mut b, &waiting, first.run_id);
         let bytes = crate::reproductions::signed(b, &maintainer);
         assert_eq!(r.submit(&app, gz, Body::from(bytes)).await.status, status, "{outcome}");
     }

@@ -52,7 +52,8 @@ impl Server {
             .env("REXBENCH_TASKS", crate::harness::repo().join("tasks"))
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            // Its warnings, and why it ended if it ends, with the test's own output.
+            .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
         let url = format!("http://127.0.0.1:{port}");

@@ -364,7 +364,7 @@ pub(crate) fn reproduction(
 
 /// Where the sample chose a held-out variant for run `run_id` (spec §4l), a held-out
 /// re-run on it that generalised, as the reproduction must carry.
-fn generalised(b: &mut BundleBuilder, queue: &[store::QueuedRun], run_id: i64) {
+pub(crate) fn generalised(b: &mut BundleBuilder, queue: &[store::QueuedRun], run_id: i64) {
     let Some(variant) = queue.iter().find(|q| q.run_id == run_id).and_then(|q| q.heldout_variant.clone())
     else {
         return;

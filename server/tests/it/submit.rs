@@ -100,7 +100,12 @@ async fn a_harbor_job_reaches_the_leaderboard_as_imported_results() {
         assert_eq!(none["final_success"], 0.2);
 
         let page = String::from_utf8(get(&app, "/").await.body).unwrap();
-        assert!(page.contains("Imported from Harbor"), "no imported badge on the leaderboard");
+        // A row's badges are short ("Imported", "Harbor"); their titles say the rest.
+        assert!(
+            page.contains(r#"title="Run and judged by another harness (harbor 0.3.1, job"#)
+                && page.contains(">Imported</span>"),
+            "no imported badge on the leaderboard"
+        );
         let agent_page =
             String::from_utf8(get(&app, "/agents/openhands-claude-sonnet-4-5").await.body).unwrap();
         assert!(agent_page.contains("harbor 0.3.1, job 2026-02-25__10-06-58"), "the job is named");
