@@ -7,6 +7,7 @@
 pub mod builtin;
 pub mod check;
 pub mod confined;
+pub mod cost;
 pub mod diff;
 pub mod heldout;
 pub mod integrity;

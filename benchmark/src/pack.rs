@@ -229,6 +229,7 @@ fn read_run(
         files_changed: record.files_changed,
         duration_s: record.duration_s,
         cost_usd: record.cost_usd,
+        tokens: record.tokens,
         metrics: record.metrics,
         metrics_digest: None,
         artifacts,

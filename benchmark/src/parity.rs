@@ -176,6 +176,7 @@ fn reconstruct(data: &Parity, side: Side) -> Vec<Run> {
                 files_changed: None,
                 duration_s: None,
                 cost_usd: None,
+                tokens: None,
                 metrics: BTreeMap::new(),
                 metrics_digest: None,
                 artifacts: BTreeMap::new(),

@@ -212,7 +212,9 @@ fn reconstruct(agent: &PublishedAgent, cost: Option<&CostRow>) -> (Vec<Run>, Vec
                     file_recall: Some(cell.file_recall),
                     files_changed: None,
                     duration_s: cost.map(|c| c.avg_duration_s),
+                    // The paper's average per run, as it printed it: no tokens to check it by.
                     cost_usd: cost.map(|c| c.avg_cost_usd),
+                    tokens: None,
                     metrics: BTreeMap::new(),
                     metrics_digest: None,
                     artifacts: BTreeMap::new(),

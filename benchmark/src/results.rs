@@ -43,6 +43,10 @@ pub struct RunRecord {
     pub duration_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// The tokens the agent's model read and wrote, as the agent recorded them (the bundle
+    /// format's section 4m).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<bundle::Tokens>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metrics: BTreeMap<String, f64>,
     /// Integrity findings about the run (the bundle format's section 4a).

@@ -172,8 +172,8 @@ pub enum BundleError {
     InvalidFileRecall { run: RunRef, value: f64 },
     #[error("{run}: files_changed entry `{path}` is not a relative path inside the repository")]
     InvalidFilesChanged { run: RunRef, path: String },
-    #[error("{run}: {field} {value} must be a finite number ≥ 0")]
-    InvalidNumber { run: RunRef, field: &'static str, value: f64 },
+    #[error("{run}: {field} {value} must be {range}")]
+    InvalidNumber { run: RunRef, field: &'static str, value: f64, range: &'static str },
     #[error("{run}: metric name `{name}` must be 1 to 200 characters")]
     InvalidMetric { run: RunRef, name: String },
     #[error(

@@ -39,7 +39,7 @@ pub use keys::{KeyError, KeyId, PublicKey, SecretKey};
 pub use limits::{CLOCK_TOLERANCE_S, Limits};
 pub use manifest::{
     Agent, ArtifactInfo, ArtifactRole, Benchmark, EXECUTORS, Finding, Hardware, HeldOut, Manifest,
-    Provenance, Regraded, Reproduction, Run, RunnerInfo, SCHEMA,
+    Provenance, Regraded, Reproduction, Run, RunnerInfo, SCHEMA, Tokens,
 };
 pub use metrics_text::{
     MAX_METRICS_TEXT_BYTES, METRICS_MEDIA_TYPE, METRICS_ROLE, METRICS_SCHEMA, MetricsText, is_metrics_digest,

@@ -214,7 +214,24 @@ fn validate_run(run: &Run, at: &RunRef, known_tasks: Option<&BTreeSet<String>>) 
         if let Some(v) = value
             && (!v.is_finite() || v < 0.0)
         {
-            return Err(BundleError::InvalidNumber { run: at.clone(), field, value: v });
+            return Err(BundleError::InvalidNumber {
+                run: at.clone(),
+                field,
+                value: v,
+                range: "a finite number ≥ 0",
+            });
+        }
+    }
+    if let Some(tokens) = &run.tokens {
+        for (field, n) in tokens.fields() {
+            if n > crate::manifest::Tokens::MOST {
+                return Err(BundleError::InvalidNumber {
+                    run: at.clone(),
+                    field,
+                    value: n as f64,
+                    range: "a whole number of tokens from 0 to 10^12",
+                });
+            }
         }
     }
     for name in run.metrics.keys() {

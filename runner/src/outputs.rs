@@ -36,6 +36,9 @@ pub struct AgentRun {
     pub patch: PathBuf,
     pub agent_log: Option<PathBuf>,
     pub cost_usd: Option<f64>,
+    /// The tokens `cost.json` states (else the trajectory's are taken when the run is
+    /// staged).
+    pub tokens: Option<bundle::Tokens>,
     /// The agent's trajectory (ATIF JSON), kept as the run's `x-trajectory` artifact.
     pub trajectory: Option<PathBuf>,
 }
@@ -51,10 +54,14 @@ impl AgentRun {
     }
 }
 
+/// `cost.json`: what the agent's run cost, and the tokens it was billed for (the bundle
+/// format's section 4m: input, output, cache_read, cache_write).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Cost {
     cost_usd: f64,
+    #[serde(default)]
+    tokens: Option<bundle::Tokens>,
 }
 
 /// How an agent's outputs were laid out.
@@ -203,6 +210,7 @@ fn from_attempt_dir(
     let mut patch = None;
     let mut agent_log = None;
     let mut cost_usd = None;
+    let mut tokens = None;
     let mut trajectory = None;
     for file in outputs.entries(&dir.rel)? {
         let name = file.name_lossy();
@@ -219,6 +227,7 @@ fn from_attempt_dir(
                 let cost: Cost =
                     serde_json::from_slice(&bytes).map_err(|e| layout(outputs, &file.rel, &e.to_string()))?;
                 cost_usd = Some(cost.cost_usd);
+                tokens = cost.tokens;
             }
             _ => {
                 return Err(layout(
@@ -231,7 +240,7 @@ fn from_attempt_dir(
     }
     let patch =
         patch.ok_or_else(|| layout(outputs, &dir.rel, "no patch file (patch.diff) in this attempt"))?;
-    Ok(AgentRun { task: task.to_owned(), hint, attempt, patch, agent_log, cost_usd, trajectory })
+    Ok(AgentRun { task: task.to_owned(), hint, attempt, patch, agent_log, cost_usd, tokens, trajectory })
 }
 
 /// `<agent>_<level>_run<N>.patch`, with the log beside it as `.log` and the
@@ -265,6 +274,7 @@ fn from_rexbench_name(outputs: &Folder, task: &str, path: &Path) -> Result<Agent
         patch: path.to_owned(),
         agent_log: beside("log")?,
         cost_usd: None,
+        tokens: None,
         trajectory: beside("json")?,
     })
 }

@@ -237,6 +237,7 @@ fn agent_bundle(
                     files_changed: Some(vec![format!("src/{task}.py")]),
                     duration_s: Some(60.0 + rng.unit() * 3600.0),
                     cost_usd: Some((rng.unit() * 500.0).round() / 100.0),
+                    tokens: None,
                     // Drawn for every run (so the rest of the draws are as they were), and
                     // stated for the two tasks whose check is public: the others' would be
                     // their gold, sealed into an artifact of their own (spec §4j), which a

@@ -96,6 +96,18 @@ fn manifest_rules() -> Vec<(&'static str, &'static str)> {
         (manifest_case(|m| run0(m)["files_changed"] = json!(["../../etc/passwd"])), "invalid_files_changed"),
         (manifest_case(|m| run0(m)["duration_s"] = json!(-3.0)), "invalid_number"),
         (manifest_case(|m| run0(m)["cost_usd"] = json!(-0.01)), "invalid_number"),
+        // Section 4m: tokens are whole numbers up to 10^12, of four known kinds.
+        (
+            manifest_case(|m| run0(m)["tokens"] = json!({"input": 1_000_000_000_001_u64, "output": 1})),
+            "invalid_number",
+        ),
+        (manifest_case(|m| run0(m)["tokens"] = json!({"input": -1, "output": 1})), "manifest_malformed"),
+        (manifest_case(|m| run0(m)["tokens"] = json!({"input": 1.5, "output": 1})), "manifest_malformed"),
+        (manifest_case(|m| run0(m)["tokens"] = json!({"input": 1})), "manifest_malformed"),
+        (
+            manifest_case(|m| run0(m)["tokens"] = json!({"input": 1, "output": 1, "reasoning": 5})),
+            "unknown_field",
+        ),
         (manifest_case(|m| run0(m)["metrics"] = json!({"": 1.0})), "invalid_metric"),
         (
             manifest_case(|m| {
@@ -988,4 +1000,29 @@ fn attempts_without_a_gap_and_a_created_at_no_later_than_the_clock_are_accepted(
     );
     // An inspector has no clock to hold it to.
     bundle::Verifier::inspector().verify(dated("2999-01-01T00:00:00Z").as_slice()).unwrap();
+}
+
+/// Section 4m: a run's tokens, every kind or the two required ones, verify and are read
+/// back as signed.
+#[test]
+fn a_runs_tokens_are_read_as_signed() {
+    for tokens in [
+        json!({"input": 182_000, "output": 9_400, "cache_read": 1_250_000, "cache_write": 64_000}),
+        json!({"input": 0, "output": 0}),
+        json!({"input": 1_000_000_000_000_u64, "output": 1}),
+    ] {
+        let s = sample();
+        let mut m = s.manifest.clone();
+        run0(&mut m)["tokens"] = tokens.clone();
+        let verified = s
+            .verifier()
+            .verify(s.bundle_with(&serde_json::to_vec_pretty(&m).unwrap(), &s.members()).as_slice())
+            .unwrap_or_else(|e| panic!("{tokens}: {e}"));
+        let read = verified.manifest.runs[0].tokens.expect("tokens kept");
+        let want = |k: &str| tokens.get(k).and_then(Value::as_u64).unwrap_or(0);
+        assert_eq!(
+            (read.input, read.output, read.cache_read, read.cache_write),
+            (want("input"), want("output"), want("cache_read"), want("cache_write"))
+        );
+    }
 }

@@ -125,6 +125,33 @@ pub(super) struct ModelInfo {
 pub(super) struct AgentContext {
     #[serde(default)]
     pub(super) cost_usd: Option<f64>,
+    /// The prompt's tokens, cached ones included.
+    #[serde(default)]
+    pub(super) n_input_tokens: Option<u64>,
+    /// Of those, the ones read from a cache.
+    #[serde(default)]
+    pub(super) n_cache_tokens: Option<u64>,
+    #[serde(default)]
+    pub(super) n_output_tokens: Option<u64>,
+}
+
+impl AgentContext {
+    /// The tokens as the bundle format counts them (section 4m): the prompt's uncached
+    /// tokens are `input`, its cached ones `cache_read`. None where Harbor recorded
+    /// neither prompt nor output tokens.
+    pub(super) fn tokens(&self) -> Option<bundle::Tokens> {
+        if self.n_input_tokens.is_none() && self.n_output_tokens.is_none() {
+            return None;
+        }
+        let prompt = self.n_input_tokens.unwrap_or(0);
+        let cached = self.n_cache_tokens.unwrap_or(0).min(prompt);
+        Some(bundle::Tokens {
+            input: prompt - cached,
+            output: self.n_output_tokens.unwrap_or(0),
+            cache_read: cached,
+            cache_write: 0,
+        })
+    }
 }
 
 #[derive(Deserialize)]

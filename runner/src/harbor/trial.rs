@@ -417,11 +417,18 @@ pub(super) fn read_trial(
         files_changed: (!changed.is_empty()).then_some(changed),
         duration_s,
         cost_usd,
+        tokens: t.agent_result.as_ref().and_then(AgentContext::tokens),
         metrics: BTreeMap::new(),
         findings: Vec::new(),
         regraded: None,
     };
     let agent = agent_files(job, dir)?;
+    // Harbor's own count, else the agent's trajectory's (read beneath the job, bounded).
+    if record.tokens.is_none()
+        && let Some(rel) = &agent.trajectory
+    {
+        record.tokens = benchmark::cost::atif_tokens(&job.read(rel)?);
+    }
     // What the job kept shows: the patch, the agent's trajectory, and the trial's duration
     // (the agent's time and the verifier's together, so never shorter than the
     // experiment's).

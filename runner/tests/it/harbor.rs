@@ -556,6 +556,15 @@ fn a_trial_and_its_regrade_count_one_attempt_with_the_regrade_s_verdict() {
     assert_eq!(cogs["outcome"], "success", "the regrade's verdict counts");
     assert_eq!(cogs["regraded"], json!({"from": "wrong_result"}));
     assert_eq!(cogs["duration_s"], json!(4800.0), "the agent run's time, not the verifier's alone");
+    // Section 4m: Harbor's token counts, the prompt's cached ones apart from the rest.
+    for run in ["cogs/none/1", "othello/none/1"] {
+        assert_eq!(got[run].0["cost_usd"], json!(0.11), "{run}");
+        assert_eq!(
+            got[run].0["tokens"],
+            json!({"input": 7000, "output": 1100, "cache_read": 20000}),
+            "{run}"
+        );
+    }
     let log = fs::read_to_string(out.join("runs/cogs/none/1/checker_log.txt")).unwrap();
     assert!(
         log.contains("a regrade of trial `rexbench__cogs__At1vF8a`, which Harbor judged wrong_result"),

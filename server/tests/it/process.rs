@@ -119,6 +119,7 @@ pub fn bundle_file(key: &SecretKey, agent: &str, runs: u32, dir: &Path) -> std::
             files_changed: None,
             duration_s: Some(1.0),
             cost_usd: None,
+            tokens: None,
             metrics: Default::default(),
             metrics_digest: None,
             artifacts: [("agent_log".to_owned(), log.to_hex())].into(),

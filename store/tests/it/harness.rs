@@ -59,6 +59,7 @@ pub fn bundle_ending(
             files_changed: Some(vec!["x.py".into()]),
             duration_s: Some(1.5),
             cost_usd: None,
+            tokens: None,
             metrics: [("acc".to_owned(), 0.25)].into(),
             metrics_digest: None,
             artifacts: [("patch".to_owned(), patch.to_hex()), ("agent_log".to_owned(), log.to_hex())].into(),
