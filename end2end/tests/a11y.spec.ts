@@ -141,7 +141,7 @@ test("axe-core finds no violation on a reproduced agent's page and on a run that
 test("axe-core finds no violation on the leaderboard with its filters, a chip, its column choice and its notes open", async ({ page, browser }) => {
   const opened = await open(page, browser, "/?framework=aider");
   // The filters, their chip, the column choice and the notes, all open.
-  await opened.locator("details.filter-box summary").click();
+  await opened.locator("details.filter-box > summary").click();
   await opened.locator("details.columns summary").click();
   await opened.locator("details.how-to-read summary").click();
   await expect(opened.locator("a.chip")).toHaveText(["Framework: aider ×"]);

@@ -74,7 +74,7 @@ for (const size of SIZES) {
     // The filters fold; open, no label sits on another line than its control.
     const filters = page.locator("details.filter-box");
     await expect(filters.locator("form.filters")).toBeHidden();
-    await filters.locator("summary").click();
+    await filters.locator("xpath=./summary").click();
     await expect(page.getByLabel("Framework")).toBeVisible();
     const apart = await page.locator("form.filters label[for]").evaluateAll((labels) =>
       labels.flatMap((label) => {
@@ -94,7 +94,7 @@ for (const size of SIZES) {
     // The notes fold beside the count, and the table says where they are.
     const notes = page.locator("details.how-to-read");
     await expect(notes.locator("#board-notes")).toBeHidden();
-    await notes.locator("summary").click();
+    await notes.locator("xpath=./summary").click();
     await expect(page.locator("#board-notes")).toContainText("Δ is the change in final success");
     await expect(page.locator("#board-notes")).toBeVisible();
   });
@@ -119,7 +119,7 @@ test("the filters in force are chips, each one removing itself and keeping the r
   if (test.info().project.name === "js") await expect(page.locator(".live-board[data-ready]")).toBeAttached();
   const chips = page.locator("ul.chips a.chip");
   await expect(chips).toHaveText(["Framework: OpenHands ×", "Tier: Verified ×", "Agent: “claude” ×"]);
-  await expect(page.locator("details.filter-box summary")).toHaveText("Filters · 3 in force");
+  await expect(page.locator("details.filter-box > summary")).toHaveText("Filters · 3 in force");
   await page.getByRole("link", { name: "Remove the filter Tier: Verified" }).click();
   await expect(page).toHaveURL(/framework=OpenHands/);
   await expect(page).toHaveURL(/q=claude/);
@@ -135,5 +135,5 @@ test("the filters in force are chips, each one removing itself and keeping the r
   await page.getByRole("link", { name: "Remove the filter Agent: “claude”" }).click();
   await expect(chips).toHaveCount(0);
   await expect(page.locator("ul.chips")).toBeHidden();
-  await expect(page.locator("details.filter-box summary")).toHaveText("Filters");
+  await expect(page.locator("details.filter-box > summary")).toHaveText("Filters");
 });

@@ -30,7 +30,7 @@ const names = (page: Page) => page.locator("table.board tbody tr th.agent > a").
 /** Opens the leaderboard's filters, folded under "Filters" (a no-op when open). */
 async function openFilters(page: Page) {
   const box = page.locator("details.filter-box");
-  if ((await box.getAttribute("open")) === null) await box.locator("summary").click();
+  if ((await box.getAttribute("open")) === null) await box.locator("xpath=./summary").click();
   await expect(box.locator("form.filters")).toBeVisible();
 }
 
@@ -199,7 +199,7 @@ test("a valid bundle is checked, uploads with its progress, and appears on the l
 
 test("the strict view in the live leaderboard: the table is replaced without a new page, and the URL follows", async ({ page }) => {
   await page.goto("/");
-  const href = await page.getByRole("link", { name: /^Example tasks · \d+ agents$/ }).getAttribute("href");
+  const href = await page.getByRole("link", { name: /^Example tasks · \d+ agents$/, includeHidden: true }).getAttribute("href");
   // The shortcut agent ran one of the two example tasks: listed apart, so the server
   // renders every view of this set.
   await page.goto(href!);

@@ -84,10 +84,17 @@ async function pageScripts(page: Page) {
   );
 }
 
+/** Opens the leaderboard's other task sets, folded beside the one shown (a no-op when open). */
+async function openSets(page: Page) {
+  const box = page.locator("details.set-box");
+  if ((await box.getAttribute("open")) === null) await box.locator("xpath=./summary").click();
+  await expect(box.locator("nav.sets")).toBeVisible();
+}
+
 /** Opens the leaderboard's filters, folded under "Filters" (a no-op when open). */
 async function openFilters(page: Page) {
   const box = page.locator("details.filter-box");
-  if ((await box.getAttribute("open")) === null) await box.locator("summary").click();
+  if ((await box.getAttribute("open")) === null) await box.locator("xpath=./summary").click();
   await expect(box.locator("form.filters")).toBeVisible();
 }
 
@@ -149,6 +156,7 @@ test("a run page, an unknown agent and an unknown path", async ({ page }) => {
 
 test("leaderboard → agent → task → run: a private run shows what it did, a public one its patch and log", async ({ page }) => {
   await page.goto("/");
+  await openSets(page);
   await page.getByRole("link", { name: /^Example tasks · \d+ agents$/ }).click();
   await expect(page).toHaveURL(/set=/);
   await page.getByRole("link", { name: "ExampleFramework + Example Model", exact: true }).click();
@@ -187,6 +195,7 @@ test("leaderboard → agent → task → run: a private run shows what it did, a
 
 test("a flagged success: counted on the leaderboard, a failure in the strict view, its evidence on the run page", async ({ page }) => {
   await page.goto("/");
+  await openSets(page);
   await page.getByRole("link", { name: /^Example tasks · \d+ agents$/ }).click();
   const agent = "ShortcutFramework + Example Model";
   const row = page.locator("table.board tbody tr", { has: page.getByRole("link", { name: agent, exact: true }) });
@@ -267,7 +276,9 @@ test("markup in a bundle is shown as text and no script runs", async ({ page }, 
   await expect(page.getByRole("status")).toContainText("was verified and stored");
   const h1 = page.getByRole("heading", { level: 1 });
   await expect(h1).toHaveText("<script>window.__xss=6</script> Hostile agent");
-  await expect(page.getByText("<img src=x onerror=window.__xss=1>")).toBeVisible();
+  // The framework, as text, in the line under the name and in the facts.
+  await expect(page.locator("p.lede")).toContainText("<img src=x onerror=window.__xss=1> · M<script>window.__xss=2</script>");
+  await expect(page.getByText("<img src=x onerror=window.__xss=1>", { exact: true })).toBeVisible();
   await expect(page.getByText("<img src=x onerror=window.__xss=3>").first()).toBeVisible();
   await expect(page).toHaveTitle("<script>window.__xss=6</script> Hostile agent · RExBench leaderboard");
   await shot(page, "hostile-agent");
@@ -435,6 +446,7 @@ test("the solved-every-time column orders the board, and the agent page draws pa
 test("reproductions: each row's sample, the held filter, and a run that did not reproduce with its finding", async ({ page }) => {
   // serve.sh re-ran the demo's samples with `rexbench reproduce` before the tests.
   await page.goto("/");
+  await openSets(page);
   await page.getByRole("link", { name: /^Example tasks · \d+ agents$/ }).click();
   const rowOfAgent = (name: string) =>
     page.locator("table.board tbody tr", { has: page.getByRole("link", { name, exact: true }) });

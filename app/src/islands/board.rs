@@ -355,9 +355,10 @@ fn refresh_around(url: String) {
 fn replace_body(root: &Element, html: &str) -> Option<bool> {
     let fresh = parse(html)?.query_selector("div.board-body").ok().flatten()?;
     let old = root.query_selector("div.board-body").ok().flatten()?;
-    // The reader is still where they were: the filters, the column choice and the notes
-    // open as they were, the same control focused.
-    const FOLDS: [&str; 3] = ["details.filter-box", "details.columns", "details.how-to-read"];
+    // The reader is still where they were: the sets, the filters, the column choice and
+    // the notes open as they were, the same control focused.
+    const FOLDS: [&str; 4] =
+        ["details.set-box", "details.filter-box", "details.columns", "details.how-to-read"];
     let open: Vec<bool> =
         FOLDS.iter().map(|f| old.query_selector(&format!("{f}[open]")).ok().flatten().is_some()).collect();
     let focused = document().active_element().map(|e| e.id()).filter(|id| !id.is_empty());

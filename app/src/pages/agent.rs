@@ -217,7 +217,8 @@ fn Overall(st: store::stats::AgentStats) -> impl IntoView {
     view! {
         <h2>"Overall, with uncertainty"</h2>
         <p>{placed}</p>
-        <table class="overall primary">
+        <div class="table-wrap primary">
+        <table class="overall">
             <caption>"Final and execution success under each hint condition, each with its 95% interval; and the change that hints make."</caption>
             <thead>
                 <tr>
@@ -244,6 +245,7 @@ fn Overall(st: store::stats::AgentStats) -> impl IntoView {
                 }).collect_view()}
             </tbody>
         </table>
+        </div>
         <ul class="uplift">
             {[Hint::Hints, Hint::Detailed].into_iter().map(|hint| st.uplift.get(hint).map(|u| {
                 let what = hint.label().to_lowercase();

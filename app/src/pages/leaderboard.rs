@@ -295,18 +295,38 @@ fn SetsAndScopes(
     public: Vec<String>,
 ) -> impl IntoView {
     view! {
-            <nav class="sets" aria-label="Task sets">
-                {sets.iter().map(|s| {
-                    let selected = Some(&s.digest) == set.as_ref();
-                    let link = href("/", &[("set", Some(s.digest.as_str()))]);
-                    view! {
-                        <a href=link aria-current=selected.then_some("page") class:selected=selected title=format!("{} tasks; task set {}", s.tasks.len(), s.digest)>
-                            {s.label.clone()}
-                            <span class="muted">{format!(" · {} agents", s.agents)}</span>
-                        </a>
-                    }
-                }).collect_view()}
-            </nav>
+            // The set shown, and the others folded: however many sets the board knows,
+            // they take one place in the bar.
+            {match sets.iter().find(|s| Some(&s.digest) == set.as_ref()).cloned() {
+                Some(current) if sets.len() == 1 => view! {
+                    <span class="set-one" title=format!("{} tasks; task set {}", current.tasks.len(), current.digest)>
+                        {current.label.clone()}<span class="muted">{format!(" · {} agents", current.agents)}</span>
+                    </span>
+                }.into_any(),
+                current => view! {
+                    <details class="set-box">
+                        <summary>
+                            {current.as_ref().map(|c| c.label.clone()).unwrap_or_else(|| "Task sets".to_owned())}
+                            <span class="muted">
+                                {current.as_ref().map(|c| format!(" · {} agents", c.agents))}
+                                {format!(" · {} task sets", sets.len())}
+                            </span>
+                        </summary>
+                        <nav class="sets" aria-label="Task sets">
+                            {sets.iter().map(|s| {
+                                let selected = Some(&s.digest) == set.as_ref();
+                                let link = href("/", &[("set", Some(s.digest.as_str()))]);
+                                view! {
+                                    <a href=link aria-current=selected.then_some("page") class:selected=selected title=format!("{} tasks; task set {}", s.tasks.len(), s.digest)>
+                                        {s.label.clone()}
+                                        <span class="muted">{format!(" · {} agents", s.agents)}</span>
+                                    </a>
+                                }
+                            }).collect_view()}
+                        </nav>
+                    </details>
+                }.into_any(),
+            }}
             <nav class="scopes" aria-label="Tasks counted">
                 <a href=view.scoped(TaskScope::All) aria-current=(view.tasks == TaskScope::All).then_some("page")>
                     {format!("All {set_tasks} tasks")}

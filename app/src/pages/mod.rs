@@ -427,8 +427,10 @@ pub fn SubmittedBy(
         })}
         {(sample.reproduced > 0).then(|| view! { <span class="kin-sample">{sample_words}</span> })}
     };
+    // Only words long enough to be cut get a title (each row's bytes count at 10,000 rows).
+    let title = (n > 1 || sample.reproduced > 0).then_some(whole);
     match inline {
-        true => view! { <span class="submitter small" title=whole>{words}</span> }.into_any(),
+        true => view! { <span class="submitter small" title=title>{words}</span> }.into_any(),
         false => view! { <div class="submitter small">{words}</div> }.into_any(),
     }
 }

@@ -375,11 +375,15 @@ async fn a_stored_answer_is_refuted_on_a_held_out_variant_and_its_honest_twin_is
         assert!(copied.success());
         std::fs::remove_dir_all(bare.join("csvstats/heldout")).unwrap();
         let skipped = reproduce(&app, &dir.path().join("bare"), &key_file, &bare).await;
-        let why = skipped[0].skipped.clone().unwrap_or_default();
-        assert!(why.contains(&format!("has no held-out variant {chosen} of task csvstats")), "{skipped:?}");
+        let why = skipped.iter().find(|r| r.bundle_id == again_id).and_then(|r| r.skipped.clone());
+        assert!(
+            why.is_some_and(|why| why.contains(&format!("has no held-out variant {chosen} of task csvstats"))),
+            "{skipped:?}"
+        );
         let reports = reproduce(&app, &dir.path().join("again"), &key_file, &gold).await;
-        assert_eq!(reports[0].heldout[0].1, chosen, "{reports:?}");
-        assert_eq!(reports[0].heldout[0].2, bundle::Outcome::WrongResult, "{reports:?}");
+        let report = reports.iter().find(|r| r.bundle_id == again_id).unwrap_or_else(|| panic!("{reports:?}"));
+        assert_eq!(report.heldout[0].1, chosen, "{reports:?}");
+        assert_eq!(report.heldout[0].2, bundle::Outcome::WrongResult, "{reports:?}");
 
         // A variant registered from now on is chosen for no earlier submission; one
         // retired is chosen for none after.
@@ -433,8 +437,10 @@ async fn a_stored_answer_is_refuted_on_a_held_out_variant_and_its_honest_twin_is
             .collect();
         assert_eq!(sampled.len(), 1, "one success per condition: {queue}");
         assert_eq!(sampled[0]["heldout_variant"], wordfreq[0].digest.to_hex().as_str());
+        // Other submissions' runs may wait in the queue too: this one's report is its own.
         let reports = reproduce(&app, &dir.path().join("twice"), &key_file, &gold).await;
-        assert_eq!(reports[0].heldout[0].2, bundle::Outcome::WrongResult, "{reports:?}");
+        let report = reports.iter().find(|r| r.bundle_id == twice_id).unwrap_or_else(|| panic!("{reports:?}"));
+        assert_eq!(report.heldout[0].2, bundle::Outcome::WrongResult, "{reports:?}");
         let detail = get_as_maintainer(&app, "/api/v1/agents/tuned-twice").await.json();
         let refuted: Vec<i64> = detail["findings"]
             .as_array()
