@@ -75,7 +75,7 @@ for (const size of SIZES) {
     const filters = page.locator("details.filter-box");
     await expect(filters.locator("form.filters")).toBeHidden();
     await filters.locator("xpath=./summary").click();
-    await expect(page.getByLabel("Framework")).toBeVisible();
+    await expect(page.getByLabel("Framework", { exact: true })).toBeVisible();
     const apart = await page.locator("form.filters label[for]").evaluateAll((labels) =>
       labels.flatMap((label) => {
         const control = document.getElementById(label.getAttribute("for") ?? "");
@@ -126,8 +126,8 @@ test("the filters in force are chips, each one removing itself and keeping the r
   await expect(page).not.toHaveURL(/tier=/);
   await expect(chips).toHaveText(["Framework: OpenHands ×", "Agent: “claude” ×"]);
   // The form says the same: the tier is any again, the framework still chosen.
-  await expect(page.getByLabel("Tier")).toHaveValue("");
-  await expect(page.getByLabel("Framework")).toHaveValue("OpenHands");
+  await expect(page.getByLabel("Tier", { exact: true })).toHaveValue("");
+  await expect(page.getByLabel("Framework", { exact: true })).toHaveValue("OpenHands");
   for (const name of await page.locator("table.board tbody tr th.agent > a").allInnerTexts()) {
     expect(name.toLowerCase()).toContain("claude");
   }

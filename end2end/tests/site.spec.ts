@@ -218,8 +218,10 @@ test("a flagged success: counted on the leaderboard, a failure in the strict vie
   await expect(page).toHaveURL(/\/runs\/\d+#findings$/);
   const findings = page.locator("table.findings");
   await expect(page.getByText("This success is flagged")).toBeVisible();
-  // The runner's finding, signed, and the server's own, found again from the patch.
-  await expect(findings.locator("tbody tr")).toHaveCount(2);
+  // The runner's finding, signed, and the server's own, found again from the patch;
+  // and, where the sample chose this run, its stored answer's re-run on a held-out
+  // variant, which did not generalise.
+  await expect(findings.locator("tbody tr").filter({ hasNotText: "not-generalised" })).toHaveCount(2);
   await expect(findings).toContainText("result-line-literal");
   await expect(findings).toContainText("the submitter, signed in the bundle");
   await expect(findings).toContainText("this server");

@@ -660,8 +660,10 @@ fn ColumnChoice(columns: Columns) -> impl IntoView {
                 {Metric::ALL.map(|m| {
                     let id = format!("col-{}", m.key());
                     view! {
-                        <input type="checkbox" id=id.clone() name="col" value=m.key() checked=columns.shows(m)/>
-                        <label for=id>{m.label()}</label>
+                        <span class="field">
+                            <input type="checkbox" id=id.clone() name="col" value=m.key() checked=columns.shows(m)/>
+                            <label for=id>{m.label()}</label>
+                        </span>
                     }
                 }).collect_view()}
             </fieldset>
@@ -670,8 +672,10 @@ fn ColumnChoice(columns: Columns) -> impl IntoView {
                 {Hint::ALL.map(|h| {
                     let id = format!("cond-{}", h.as_str());
                     view! {
-                        <input type="checkbox" id=id.clone() name="cond" value=h.as_str() checked=columns.hints.contains(&h)/>
-                        <label for=id>{h.label()}</label>
+                        <span class="field">
+                            <input type="checkbox" id=id.clone() name="cond" value=h.as_str() checked=columns.hints.contains(&h)/>
+                            <label for=id>{h.label()}</label>
+                        </span>
                     }
                 }).collect_view()}
             </fieldset>
