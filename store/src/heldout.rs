@@ -25,12 +25,7 @@ impl Store {
                 message: format!("{task:?} is not a task id"),
             });
         }
-        if note.trim().is_empty() || note.chars().count() > 200 {
-            return Err(StoreError::Refused {
-                code: "invalid_variant",
-                message: format!("a variant's note is 1 to 200 characters, not {note:?}"),
-            });
-        }
+        check_note(note)?;
         let _one_writer = self.write_lock.lock().await;
         let mut tx = self.pool.begin().await?;
         let at = now();
@@ -66,12 +61,7 @@ impl Store {
     /// change log says when and why), as when a variant may have leaked. False if it was
     /// retired already; refused if it was never registered.
     pub async fn retire_variant(&self, task: &str, digest: &str, note: &str) -> Result<bool, StoreError> {
-        if note.trim().is_empty() || note.chars().count() > 200 {
-            return Err(StoreError::Refused {
-                code: "invalid_variant",
-                message: format!("a variant's note is 1 to 200 characters, not {note:?}"),
-            });
-        }
+        check_note(note)?;
         let _one_writer = self.write_lock.lock().await;
         let mut tx = self.pool.begin().await?;
         let at = now();
@@ -128,4 +118,15 @@ impl Store {
             })
             .collect())
     }
+}
+
+/// A registration's or a retirement's words for the change log: 1 to 200 characters.
+fn check_note(note: &str) -> Result<(), StoreError> {
+    if note.trim().is_empty() || note.chars().count() > 200 {
+        return Err(StoreError::Refused {
+            code: "invalid_variant",
+            message: format!("a variant's note is 1 to 200 characters, not {note:?}"),
+        });
+    }
+    Ok(())
 }
