@@ -6,6 +6,7 @@
 
 use std::sync::LazyLock;
 
+pub use bundle::CostMark;
 use bundle::Tokens;
 use serde::Deserialize;
 use time::{Date, Month};
@@ -177,40 +178,17 @@ pub fn atif_tokens(bytes: &[u8]) -> Option<Tokens> {
     })
 }
 
-/// Why a run's stated cost is not borne out (never a finding about its success: this is
-/// about cost alone).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CostMark {
-    /// The stated cost is off its tokens' price by more than the tolerance.
-    Differs,
-    /// A cost is stated with no tokens to price.
-    NoTokens,
-    /// The run's tokens differ from its own trajectory's.
-    TrajectoryDisagrees,
-}
-
-impl CostMark {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CostMark::Differs => "differs",
-            CostMark::NoTokens => "no-tokens",
-            CostMark::TrajectoryDisagrees => "trajectory-disagrees",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<CostMark> {
-        [CostMark::Differs, CostMark::NoTokens, CostMark::TrajectoryDisagrees]
-            .into_iter()
-            .find(|m| m.as_str() == s)
-    }
-}
-
 /// A run's cost as the board counts it: the price of its tokens where they can be
-/// priced (`computed`), and what, if anything, is wrong with what it states.
+/// priced (`computed`), what, if anything, is wrong with what it states (`mark`), and
+/// the cost its rates sum (`counted`): the computed one where the tokens are borne out
+/// (`checked`), else the stated one; where its tokens and its trajectory's disagree, the
+/// most that any of the three says, so that under-reporting never lowers a row's cost.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Checked {
     pub computed: Option<f64>,
     pub mark: Option<CostMark>,
+    pub counted: Option<f64>,
+    pub checked: bool,
 }
 
 /// Checks a run's stated cost against its tokens priced at `price` (its model's on its
@@ -223,17 +201,48 @@ pub fn check(
     trajectory: Option<&Tokens>,
 ) -> Checked {
     let computed = tokens.zip(price).map(|(t, p)| p.cost(t));
+    let disagrees = trajectory.is_some_and(|from_trajectory| tokens != Some(from_trajectory));
     let mark = match (stated, tokens, computed) {
-        _ if trajectory.is_some_and(|from_trajectory| tokens != Some(from_trajectory)) => {
-            Some(CostMark::TrajectoryDisagrees)
-        }
+        _ if disagrees => Some(CostMark::TrajectoryDisagrees),
         (Some(_), None, _) => Some(CostMark::NoTokens),
         (Some(s), Some(_), Some(c)) if (s - c).abs() > (TOLERANCE * c).max(TOLERANCE_USD) => {
             Some(CostMark::Differs)
         }
         _ => None,
     };
-    Checked { computed, mark }
+    let checked = computed.is_some() && !disagrees;
+    let counted = if checked {
+        computed
+    } else if disagrees {
+        let traced = trajectory.zip(price).map(|(t, p)| p.cost(t));
+        [stated, computed, traced].into_iter().flatten().reduce(f64::max)
+    } else {
+        stated
+    };
+    Checked { computed, mark, counted, checked }
+}
+
+/// [`check`] of run `run` of a manifest: priced at the price the table gives its
+/// agent's `model_id` or `model` on the day the manifest was made, its tokens held to
+/// those of its ATIF `trajectory` where it has one. A published run's cost is its source's
+/// average (spec §4m): counted as stated, neither checked nor marked.
+pub fn check_run(
+    prices: &Prices,
+    manifest: &bundle::Manifest,
+    run: &bundle::Run,
+    trajectory: Option<&[u8]>,
+) -> Checked {
+    if manifest.provenance.kind == bundle::ProvenanceKind::Published {
+        return Checked { computed: None, mark: None, counted: run.cost_usd, checked: false };
+    }
+    let day =
+        time::OffsetDateTime::parse(&manifest.created_at, &time::format_description::well_known::Rfc3339)
+            .map(|t| t.date())
+            .ok();
+    let names = manifest.agent.model_id.iter().chain([&manifest.agent.model]).map(String::as_str);
+    let price = day.and_then(|day| prices.find(names, day));
+    let traced = trajectory.and_then(atif_tokens);
+    check(run.cost_usd, run.tokens.as_ref(), price, traced.as_ref())
 }
 
 #[cfg(test)]
@@ -334,17 +343,22 @@ mod tests {
         assert!((price_of - 0.45).abs() < 1e-9);
         assert_eq!(
             check(Some(0.45), Some(&t), Some(price), None),
-            Checked { computed: Some(price_of), mark: None }
+            Checked { computed: Some(price_of), mark: None, counted: Some(price_of), checked: true }
         );
         assert_eq!(check(Some(0.48), Some(&t), Some(price), None).mark, None, "within a tenth");
         assert_eq!(
-            check(Some(0.045), Some(&t), Some(price), None).mark,
-            Some(CostMark::Differs),
-            "a tenth of it"
+            check(Some(0.045), Some(&t), Some(price), None),
+            Checked {
+                computed: Some(price_of),
+                mark: Some(CostMark::Differs),
+                counted: Some(price_of),
+                checked: true
+            },
+            "a tenth of it: the price counts"
         );
         assert_eq!(
             check(Some(0.045), None, Some(price), None),
-            Checked { computed: None, mark: Some(CostMark::NoTokens) }
+            Checked { computed: None, mark: Some(CostMark::NoTokens), counted: Some(0.045), checked: false }
         );
         assert_eq!(
             check(None, Some(&t), Some(price), None).mark,
@@ -353,7 +367,7 @@ mod tests {
         );
         assert_eq!(
             check(Some(0.45), Some(&t), None, None),
-            Checked { computed: None, mark: None },
+            Checked { computed: None, mark: None, counted: Some(0.45), checked: false },
             "no price: unchecked"
         );
         let other = Tokens { input: 1, ..t };
@@ -361,6 +375,11 @@ mod tests {
             check(Some(0.45), Some(&t), Some(price), Some(&other)).mark,
             Some(CostMark::TrajectoryDisagrees)
         );
+        // Tokens stated at a tenth of what the trajectory counts: the most any says counts.
+        let tenth = Tokens { input: 10_000, output: 1_000, cache_read: 0, cache_write: 0 };
+        let under = check(Some(0.045), Some(&tenth), Some(price), Some(&t));
+        assert_eq!((under.mark, under.checked), (Some(CostMark::TrajectoryDisagrees), false));
+        assert!((under.counted.unwrap() - price_of).abs() < 1e-12);
         assert_eq!(check(Some(0.45), Some(&t), Some(price), Some(&t)).mark, None);
     }
 }

@@ -230,6 +230,7 @@ fn read_run(
         duration_s: record.duration_s,
         cost_usd: record.cost_usd,
         tokens: record.tokens,
+        task_folder: record.task_folder.clone(),
         metrics: record.metrics,
         metrics_digest: None,
         artifacts,

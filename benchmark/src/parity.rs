@@ -177,6 +177,7 @@ fn reconstruct(data: &Parity, side: Side) -> Vec<Run> {
                 duration_s: None,
                 cost_usd: None,
                 tokens: None,
+                task_folder: None,
                 metrics: BTreeMap::new(),
                 metrics_digest: None,
                 artifacts: BTreeMap::new(),

@@ -215,6 +215,7 @@ fn reconstruct(agent: &PublishedAgent, cost: Option<&CostRow>) -> (Vec<Run>, Vec
                     // The paper's average per run, as it printed it: no tokens to check it by.
                     cost_usd: cost.map(|c| c.avg_cost_usd),
                     tokens: None,
+                    task_folder: None,
                     metrics: BTreeMap::new(),
                     metrics_digest: None,
                     artifacts: BTreeMap::new(),

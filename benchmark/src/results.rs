@@ -47,6 +47,9 @@ pub struct RunRecord {
     /// format's section 4m).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<bundle::Tokens>,
+    /// The task folder the harness ran, as it recorded it (bundle spec §4n).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_folder: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metrics: BTreeMap<String, f64>,
     /// Integrity findings about the run (the bundle format's section 4a).

@@ -230,6 +230,10 @@ pub enum BundleError {
     )]
     TooManyAttempts { task: String, hint: String, valid: u32, asked: u32 },
     #[error(
+        "task {task}: its runs ran two task folders, {first} and {second}: one task, one folder in a bundle (spec §4n); import the results of each folder apart"
+    )]
+    TaskFolderSplit { task: String, first: String, second: String },
+    #[error(
         "{run} is a success of a {kind} bundle but carries neither an `agent_log` nor an `x-trajectory` artifact, or only an empty one: a success carries the agent's own record of the work as well as its patch (spec §5a)"
     )]
     AgentRecordMissing { run: RunRef, kind: ProvenanceKind },
@@ -319,6 +323,7 @@ impl BundleError {
         "private_metrics_in_manifest",
         "unknown_task_set",
         "too_many_attempts",
+        "task_folder_split",
         "agent_record_missing",
         "success_against_check",
     ];
@@ -401,6 +406,7 @@ impl BundleError {
             PrivateMetricsInManifest { .. } => "private_metrics_in_manifest",
             UnknownTaskSet { .. } => "unknown_task_set",
             TooManyAttempts { .. } => "too_many_attempts",
+            TaskFolderSplit { .. } => "task_folder_split",
             AgentRecordMissing { .. } => "agent_record_missing",
             SuccessAgainstCheck { .. } => "success_against_check",
         }

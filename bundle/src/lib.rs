@@ -12,6 +12,7 @@ mod digest;
 mod envelope;
 mod error;
 mod findings_text;
+mod folder;
 mod keys;
 mod limits;
 mod manifest;
@@ -33,6 +34,7 @@ pub use findings_text::{
     FINDINGS_MEDIA_TYPE, FINDINGS_ROLE, FINDINGS_SCHEMA, FindingText, FindingsText, MAX_FINDINGS_TEXT_BYTES,
     SEE_TEXT, is_text_digest, seal, text_digest, unseal,
 };
+pub use folder::is_task_folder;
 #[cfg(feature = "keygen")]
 pub use keys::fresh_salt;
 pub use keys::{KeyError, KeyId, PublicKey, SecretKey};
@@ -53,7 +55,7 @@ pub use reader::{ArtifactSink, Discard, VerifiedBundle, Verifier};
 pub use validate::{MAX_RUNS, validate};
 /// The vocabulary bundles are written in, so that users of bundles need only this crate.
 pub use vocab::{
-    BENCHMARK_ATTEMPTS, DiffLine, Harness, Hint, Outcome, Outputs, ProvenanceKind, REXBENCH_TASKS, TaskId,
-    Tier, UnknownName, is_slug,
+    BENCHMARK_ATTEMPTS, CostMark, DiffLine, Harness, Hint, Outcome, Outputs, ProvenanceKind, REXBENCH_TASKS,
+    TaskId, Tier, UnknownName, is_slug,
 };
 pub use writer::{BundleBuilder, WriteError};

@@ -156,6 +156,10 @@ pub struct Run {
     /// recorded them; the board prices them to check `cost_usd`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<Tokens>,
+    /// Section 4n: the task folder the harness ran, as it recorded it (a Harbor lock's
+    /// `sha256:` digest, or a trial's `task_checksum`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_folder: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "unique_map")]
     pub metrics: BTreeMap<String, f64>,
     /// Section 4j: where the task's check is private, the salted SHA-256 of the run's
@@ -175,53 +179,8 @@ pub struct Run {
     pub regraded: Option<Regraded>,
 }
 
-/// A run's tokens by how they are billed (section 4m): `input` read at the input price
-/// (neither read from a prompt cache nor written to one), `output` written by the model,
-/// `cache_read` read from a cache, `cache_write` written to one.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Tokens {
-    pub input: u64,
-    pub output: u64,
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub cache_read: u64,
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub cache_write: u64,
-}
-
-impl Tokens {
-    /// More than any run could use (a trillion of one kind): a larger count is a mistake
-    /// or a lie, refused.
-    pub const MOST: u64 = 1_000_000_000_000;
-
-    /// Every kind, named as the manifest names it.
-    pub fn kinds(&self) -> [(&'static str, u64); 4] {
-        [
-            ("input", self.input),
-            ("output", self.output),
-            ("cache_read", self.cache_read),
-            ("cache_write", self.cache_write),
-        ]
-    }
-
-    /// Every kind, named as a field of the run (`tokens.input`, …).
-    pub fn fields(&self) -> [(&'static str, u64); 4] {
-        [
-            ("tokens.input", self.input),
-            ("tokens.output", self.output),
-            ("tokens.cache_read", self.cache_read),
-            ("tokens.cache_write", self.cache_write),
-        ]
-    }
-
-    pub fn total(&self) -> u64 {
-        self.kinds().iter().map(|(_, n)| n).fold(0u64, |a, n| a.saturating_add(*n))
-    }
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
+/// A run's tokens (section 4m): one vocabulary from the manifest to the API.
+pub use vocab::Tokens;
 
 /// A regrade's earlier verdict (section 4i).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

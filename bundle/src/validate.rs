@@ -116,6 +116,7 @@ pub fn validate(
             used.insert(digest);
         }
     }
+    crate::folder::validate(m)?;
     // A reproduction re-runs the sampled runs only, so its attempts have gaps by design.
     if m.reproduction.is_none() {
         validate_attempts(seen.keys().copied())?;
@@ -233,6 +234,18 @@ fn validate_run(run: &Run, at: &RunRef, known_tasks: Option<&BTreeSet<String>>) 
                 });
             }
         }
+    }
+    if let Some(folder) = &run.task_folder
+        && !crate::folder::is_task_folder(folder)
+    {
+        return Err(BundleError::ManifestMalformed {
+            path: format!("runs[{}].task_folder", at.index),
+            detail: format!(
+                "`{}` is neither a Harbor lock's task digest (sha256: and 64 lowercase hex digits) nor a \
+                 task_checksum (1 to 128 hex digits) (spec §4n)",
+                folder.chars().take(140).collect::<String>()
+            ),
+        });
     }
     for name in run.metrics.keys() {
         if name.is_empty() || name.chars().count() > 200 {

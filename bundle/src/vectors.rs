@@ -573,6 +573,20 @@ fn manifest_breakages(base: &Base) -> Vec<(&'static str, &'static str, &'static 
                 }
             }),
         ),
+        // Spec §4n: one task, one folder.
+        (
+            "task-folder-split",
+            "task_folder_split",
+            "two runs of cogs that ran two task folders",
+            change(|m| {
+                let patch = m["runs"][0]["artifacts"]["patch"].clone();
+                run0(m)["task_folder"] = json!(format!("sha256:{}", "a".repeat(64)));
+                m["runs"].as_array_mut().expect("runs").push(json!({
+                    "task": "cogs", "hint": "none", "attempt": 2, "outcome": "wrong_result",
+                    "artifacts": {"patch": patch}, "task_folder": format!("sha256:{}", "b".repeat(64)),
+                }));
+            }),
+        ),
         (
             "agent-record-missing",
             "agent_record_missing",

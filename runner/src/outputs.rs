@@ -4,7 +4,7 @@
 //! ```text
 //! outputs/<task>/<hint>/<attempt>/patch.diff       hint: none | hints | detailed
 //!                                 agent_log.txt    optional
-//!                                 cost.json        optional: {"cost_usd": 1.23}
+//!                                 cost.json        optional: {"cost_usd": 1.23, "tokens": {…}}
 //!                                 trajectory.json  optional: the agent's steps (Harbor's ATIF)
 //! outputs/<task>/<agent>_<level>_run<N>.patch      RExBench's own naming; level:
 //! outputs/<task>/<agent>_<level>_run<N>.log        default | hints | more_detailed_hints

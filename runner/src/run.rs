@@ -123,6 +123,7 @@ pub(crate) fn stage(run: &AgentRun, task: &Prepared, outputs: &Folder, out: &Pat
         cost_usd: run.cost_usd,
         // What cost.json states, else what the agent's trajectory counted.
         tokens: run.tokens.or_else(|| trajectory_bytes.as_deref().and_then(benchmark::cost::atif_tokens)),
+        task_folder: None,
         metrics: BTreeMap::new(),
         regraded: None,
         findings: benchmark::integrity::run_findings(

@@ -54,9 +54,9 @@ pub async fn ingest(app: &AppState, reader: impl io::Read + Send + 'static) -> R
 pub struct Checked {
     bundle: bundle::VerifiedBundle,
     staging: store::Staging,
-    /// The server's findings; none for a reproduction, which is judged against the
+    /// The server's findings and cost checks; none for a reproduction, which is judged against the
     /// submission it re-ran instead.
-    found: Option<store::ServerFindings>,
+    found: Option<store::ServerChecks>,
 }
 
 /// The first half of an ingest: verifies the bundle `reader` yields against the registry
@@ -109,7 +109,7 @@ async fn check_as(
         let tier = signers
             .filter_map(|(keyid, _)| tiers.get(keyid).copied())
             .min_by_key(|t| *t != store::Tier::Maintainer);
-        Some(crate::integrity::server_findings(app, &verified, &staging, tier).await?)
+        Some(crate::integrity::server_checks(app, &verified, &staging, tier).await?)
     };
     Ok(Checked { bundle: verified, staging, found })
 }

@@ -2,7 +2,8 @@
 //! and the task cards (the patch's, the trajectory's and the experiment's duration), run
 //! on each run's staged artifacts. Their findings are stored as the server's, beside the
 //! submitter's, so a bundle whose findings were deleted and re-signed is flagged all the
-//! same.
+//! same. Each run's cost is checked here too (spec §4m): its tokens priced with the
+//! repository's price table, and held to its trajectory's.
 
 use std::collections::BTreeMap;
 
@@ -13,23 +14,29 @@ use bundle::{
     ArtifactRole, Digest, Finding, Hint, MAX_FINDINGS, Outcome, PROVENANCE_ROLE, ProvenanceKind,
     ProvenanceRecord, Tier, VerifiedBundle,
 };
-use store::{ServerFindings, Staging};
+use store::{CostCheck, ServerChecks, ServerFindings, Staging};
 
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// What the server finds about each run of `bundle`, whose artifacts `staging` holds;
-/// `tier` is its signer's.
-pub async fn server_findings(
+/// What the server finds about each run of `bundle`, whose artifacts `staging` holds,
+/// and what it makes of each run's cost; `tier` is its signer's.
+pub async fn server_checks(
     app: &AppState,
     bundle: &VerifiedBundle,
     staging: &Staging,
     tier: Option<Tier>,
-) -> Result<ServerFindings, ApiError> {
+) -> Result<ServerChecks, ApiError> {
     let patch_role = ArtifactRole::Patch.to_string();
     // Runs of one bundle may share an artifact (the same outputs judged twice): read each once.
     let mut read: BTreeMap<String, Vec<u8>> = BTreeMap::new();
     for run in &bundle.manifest.runs {
+        // Every run's trajectory, for its tokens.
+        if let Some(hex) = run.artifacts.get(TRAJECTORY)
+            && !read.contains_key(hex)
+        {
+            read.insert(hex.clone(), read_staged(app, staging, hex).await?);
+        }
         // The verifier has checked that every run's task is a card's.
         if app.cards.get(run.task.as_str()).is_none() {
             continue;
@@ -40,26 +47,55 @@ pub async fn server_findings(
             if let Some(hex) = run.artifacts.get(role)
                 && !read.contains_key(hex)
             {
-                let digest = Digest::from_hex(hex)
-                    .ok_or_else(|| ApiError::internal(format!("an artifact digest `{hex}` not in hex")))?;
-                // The bundle's limits bound an artifact's size already.
-                let bytes = staging.read(&digest, app.limits.artifact).await.map_err(ApiError::internal)?;
-                read.insert(hex.clone(), bytes);
+                read.insert(hex.clone(), read_staged(app, staging, hex).await?);
             }
         }
     }
     // Reading patches, trajectories and provenance records is work for a core, not for
     // the workers that answer requests.
-    let (cards, kind, runs) =
-        (app.cards.clone(), bundle.manifest.provenance.kind, bundle.manifest.runs.clone());
-    let mut found = tokio::task::spawn_blocking(move || judge(&cards, kind, &runs, &read))
-        .await
-        .map_err(ApiError::internal)??;
+    let (cards, manifest) = (app.cards.clone(), bundle.manifest.clone());
+    let (mut found, costs) = tokio::task::spawn_blocking(move || {
+        let costs = costs(&manifest, &read);
+        judge(&cards, manifest.provenance.kind, &manifest.runs, &read).map(|found| (found, costs))
+    })
+    .await
+    .map_err(ApiError::internal)??;
     if tier == Some(Tier::Submitter) {
         flag_infra_error_share(bundle, &mut found);
     }
     flag_copied_attempts(app, bundle, &mut found).await?;
-    Ok(found)
+    Ok(ServerChecks { findings: found, costs })
+}
+
+/// A staged artifact's bytes (the bundle's limits bound its size already).
+async fn read_staged(app: &AppState, staging: &Staging, hex: &str) -> Result<Vec<u8>, ApiError> {
+    let digest = Digest::from_hex(hex)
+        .ok_or_else(|| ApiError::internal(format!("an artifact digest `{hex}` not in hex")))?;
+    staging.read(&digest, app.limits.artifact).await.map_err(ApiError::internal)
+}
+
+/// Spec §4m: each run's cost as the board counts it, from the repository's price table
+/// and the run's trajectory (`read` holds every run's).
+fn costs(manifest: &bundle::Manifest, read: &BTreeMap<String, Vec<u8>>) -> BTreeMap<usize, CostCheck> {
+    let prices = benchmark::cost::Prices::builtin();
+    manifest
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(i, run)| {
+            let trajectory = run.artifacts.get(TRAJECTORY).and_then(|hex| read.get(hex)).map(Vec::as_slice);
+            let c = benchmark::cost::check_run(prices, manifest, run, trajectory);
+            (
+                i,
+                CostCheck {
+                    computed_usd: c.computed,
+                    mark: c.mark,
+                    counted_usd: c.counted,
+                    checked: c.checked,
+                },
+            )
+        })
+        .collect()
 }
 
 /// Spec §5a: attempts whose agent records are byte for byte another's, in this bundle or

@@ -222,22 +222,37 @@ fn agent_bundle(
                     let record = b.add_bytes(record.into_bytes(), "text/plain");
                     artifacts.insert("agent_log".to_owned(), record.to_hex());
                 }
+                let mut traced = None;
                 if attempt == 1 {
-                    let t =
-                        b.add_bytes(trajectories[rng.below(trajectories.len())].clone(), "application/json");
+                    let bytes = &trajectories[rng.below(trajectories.len())];
+                    traced = benchmark::cost::atif_tokens(bytes);
+                    let t = b.add_bytes(bytes.clone(), "application/json");
                     artifacts.insert("x-trajectory".to_owned(), t.to_hex());
                 }
+                // Drawn in the order they always were.
+                let file_recall = (rng.unit() * 4.0).round() / 4.0;
+                let duration_s = 60.0 + rng.unit() * 3600.0;
+                let cost_usd = (rng.unit() * 500.0).round() / 100.0;
+                // Tokens as the trajectory counts them where there is one, else in
+                // proportion to the stated cost (no draw of their own): most stated costs
+                // are then off their price, as a board would see of made-up numbers.
                 b.manifest_mut().runs.push(bundle::Run {
                     task: (*task).into(),
                     hint: *hint,
                     attempt,
                     outcome,
                     error_type: error_type.map(str::to_owned),
-                    file_recall: Some((rng.unit() * 4.0).round() / 4.0),
+                    file_recall: Some(file_recall),
                     files_changed: Some(vec![format!("src/{task}.py")]),
-                    duration_s: Some(60.0 + rng.unit() * 3600.0),
-                    cost_usd: Some((rng.unit() * 500.0).round() / 100.0),
-                    tokens: None,
+                    duration_s: Some(duration_s),
+                    cost_usd: Some(cost_usd),
+                    tokens: traced.or(Some(bundle::Tokens {
+                        input: (cost_usd * 150_000.0) as u64,
+                        output: (cost_usd * 10_000.0) as u64,
+                        cache_read: 0,
+                        cache_write: 0,
+                    })),
+                    task_folder: None,
                     // Drawn for every run (so the rest of the draws are as they were), and
                     // stated for the two tasks whose check is public: the others' would be
                     // their gold, sealed into an artifact of their own (spec §4j), which a

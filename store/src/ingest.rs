@@ -9,7 +9,7 @@ use vocab::{FoundBy, Hint, Outcome, TaskId, Tier};
 use crate::blobs::Staging;
 use crate::db;
 use crate::error::StoreError;
-use crate::model::{KeyRecord, Sums};
+use crate::model::{CostCheck, KeyRecord, Sums};
 use crate::steps::{Ingested, Tx, batches, insert_rows, signer, write_artifacts, write_change};
 use crate::{Store, now};
 
@@ -17,6 +17,28 @@ use crate::{Store, now};
 /// the manifest: stored beside the submitter's, so that deleting a finding from a
 /// bundle does not hide it.
 pub type ServerFindings = BTreeMap<usize, Vec<Finding>>;
+
+/// What the server makes of a bundle's runs at ingest, by the run's position in the
+/// manifest: its own integrity findings, and each run's cost as it checked it (a run
+/// with none counts the cost it states, unchecked and unmarked).
+#[derive(Debug, Clone, Default)]
+pub struct ServerChecks {
+    pub findings: ServerFindings,
+    pub costs: BTreeMap<usize, CostCheck>,
+}
+
+impl From<ServerFindings> for ServerChecks {
+    fn from(findings: ServerFindings) -> ServerChecks {
+        ServerChecks { findings, costs: BTreeMap::new() }
+    }
+}
+
+impl ServerChecks {
+    /// Run `i`'s cost as the board counts it.
+    fn cost(&self, i: usize, run: &bundle::Run) -> CostCheck {
+        self.costs.get(&i).copied().unwrap_or(CostCheck { counted_usd: run.cost_usd, ..CostCheck::default() })
+    }
+}
 
 impl Store {
     /// Records `bundle`, whose artifacts `staging` holds. The signer must be a trusted
@@ -27,7 +49,7 @@ impl Store {
         &self,
         bundle: &VerifiedBundle,
         staging: Staging,
-        found: &ServerFindings,
+        found: &ServerChecks,
     ) -> Result<Ingested, StoreError> {
         let mut ingested = self.ingest_together(vec![(bundle, staging, found)]).await?;
         Ok(ingested.pop().expect("one result for each bundle"))
@@ -39,7 +61,7 @@ impl Store {
     /// the rows are the same.
     pub async fn ingest_together(
         &self,
-        bundles: Vec<(&VerifiedBundle, Staging, &ServerFindings)>,
+        bundles: Vec<(&VerifiedBundle, Staging, &ServerChecks)>,
     ) -> Result<Vec<Ingested>, StoreError> {
         // SQLite has one writer; queueing here beats retrying on SQLITE_BUSY.
         let _one_writer = self.write_lock.lock().await;
@@ -62,7 +84,7 @@ impl Store {
     async fn record_all(
         &self,
         conn: &mut sqlx::pool::PoolConnection<sqlx::Any>,
-        bundles: Vec<(&VerifiedBundle, Staging, &ServerFindings)>,
+        bundles: Vec<(&VerifiedBundle, Staging, &ServerChecks)>,
         flush: bool,
     ) -> Result<Vec<Ingested>, StoreError> {
         let mut tx = sqlx::Connection::begin(&mut **conn).await?;
@@ -90,9 +112,10 @@ impl Store {
         &self,
         tx: &mut Tx<'_>,
         bundle: &VerifiedBundle,
-        found: &ServerFindings,
+        checks: &ServerChecks,
     ) -> Result<Ingested, StoreError> {
         let m = &bundle.manifest;
+        let found = &checks.findings;
         let bundle_id = bundle.id.to_hex();
         let agent_id = m.agent.id.clone();
         if already_stored(tx, &bundle_id).await? {
@@ -107,9 +130,9 @@ impl Store {
         write_artifacts(tx, bundle, &received_at).await?;
         let carried = crate::reproductions::not_reproduced_before(tx, bundle, &bundle_id).await?;
         let found = &carry_not_reproduced(tx, bundle, &bundle_id, &carried, found).await?;
-        write_runs(tx, bundle, &bundle_id, found).await?;
+        write_runs(tx, bundle, &bundle_id, found, checks).await?;
         crate::reproductions::write_sample(tx, bundle, &bundle_id, &signer, &received_at, &carried).await?;
-        write_aggregates(tx, bundle, &bundle_id, found, execution_known).await?;
+        write_aggregates(tx, bundle, &bundle_id, found, checks, execution_known).await?;
         let superseded = supersede(tx, bundle, &bundle_id, &received_at).await?;
         update_current_totals(tx, Some(&bundle_id), &superseded).await?;
         let mut detail = format!(
@@ -310,6 +333,7 @@ async fn write_runs(
     bundle: &VerifiedBundle,
     bundle_id: &str,
     found: &ServerFindings,
+    checks: &ServerChecks,
 ) -> Result<(), StoreError> {
     let m = &bundle.manifest;
     // Spec §4j: each run's metrics as the verifier read them, sealed or not.
@@ -317,16 +341,21 @@ async fn write_runs(
         .map(|i| serde_json::to_string(&bundle.metrics_of(i)).expect("serializes"))
         .collect();
     let mut first = 0;
-    for chunk in batches(&m.runs, 12) {
+    // Spec §4m: a count is at most 10^12, well within a BIGINT.
+    let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    for chunk in batches(&m.runs, 19) {
         let sql = insert_rows(
             "INSERT INTO runs (bundle_id, task, hint, attempt, outcome, error_type, file_recall, \
-             files_changed, duration_s, cost_usd, metrics, regraded_from)",
-            12,
+             files_changed, duration_s, cost_usd, metrics, regraded_from, tokens_input, tokens_output, \
+             tokens_cache_read, tokens_cache_write, cost_computed_usd, cost_mark, task_folder)",
+            19,
             chunk.len(),
             "",
         );
         let mut q = db::query(&sql);
         for (i, run) in chunk.iter().enumerate() {
+            let cost = checks.cost(first + i, run);
+            let tokens = run.tokens.as_ref();
             q = q
                 .bind(bundle_id)
                 .bind(run.task.as_str())
@@ -339,7 +368,14 @@ async fn write_runs(
                 .bind(run.duration_s)
                 .bind(run.cost_usd)
                 .bind(&metrics[first + i])
-                .bind(run.regraded.map(|r| r.from.as_str()));
+                .bind(run.regraded.map(|r| r.from.as_str()))
+                .bind(tokens.map(|t| count(t.input)))
+                .bind(tokens.map(|t| count(t.output)))
+                .bind(tokens.map(|t| count(t.cache_read)))
+                .bind(tokens.map(|t| count(t.cache_write)))
+                .bind(cost.computed_usd)
+                .bind(cost.mark.map(|m| m.as_str()))
+                .bind(run.task_folder.as_deref());
         }
         q.execute(&mut **tx).await?;
         first += chunk.len();
@@ -426,6 +462,8 @@ fn bind_sums<'q>(q: db::Statement<'q>, c: &Sums) -> db::Statement<'q> {
         .bind(c.flagged)
         .bind(c.exec_counted)
         .bind(c.refuted)
+        .bind(c.cost_checked)
+        .bind(c.cost_marked)
 }
 
 /// What the pages read instead of the runs: counts per task and hint condition, per
@@ -435,6 +473,7 @@ async fn write_aggregates(
     bundle: &VerifiedBundle,
     bundle_id: &str,
     found: &ServerFindings,
+    checks: &ServerChecks,
     execution_known: bool,
 ) -> Result<(), StoreError> {
     let m = &bundle.manifest;
@@ -462,10 +501,13 @@ async fn write_aggregates(
         {
             c.refuted += 1;
         }
-        if let Some(cost) = run.cost_usd {
-            c.cost_sum += cost;
+        let cost = checks.cost(i, run);
+        if let Some(counted) = cost.counted_usd {
+            c.cost_sum += counted;
             c.cost_runs += 1;
+            c.cost_checked += i64::from(cost.checked);
         }
+        c.cost_marked += i64::from(cost.mark.is_some());
         if let Some(duration) = run.duration_s {
             c.duration_sum += duration;
             c.duration_runs += 1;
@@ -473,6 +515,9 @@ async fn write_aggregates(
     }
     // How many valid attempts each cell lacks of what the benchmark asks (published
     // results keep their source's design).
+    // Spec §4n: the folder each task's runs ran (one per task: the verifier saw to it).
+    let folders: BTreeMap<&str, &str> =
+        m.runs.iter().filter_map(|r| Some((r.task.as_str(), r.task_folder.as_deref()?))).collect();
     let rules = crate::attempts::rules(tx).await?;
     let published = !m.provenance.kind.rule().held_to_attempts;
     let aggregates: Vec<_> = aggregates
@@ -484,16 +529,17 @@ async fn write_aggregates(
         })
         .collect();
     let columns = Sums::COLUMNS.join(", ");
-    for chunk in batches(&aggregates, 4 + Sums::COLUMNS.len()) {
+    for chunk in batches(&aggregates, 5 + Sums::COLUMNS.len()) {
         let sql = insert_rows(
-            &format!("INSERT INTO aggregates (bundle_id, task, hint, shortfall, {columns})"),
-            4 + Sums::COLUMNS.len(),
+            &format!("INSERT INTO aggregates (bundle_id, task, hint, shortfall, task_folder, {columns})"),
+            5 + Sums::COLUMNS.len(),
             chunk.len(),
             "",
         );
         let mut q = db::query(&sql);
         for ((task, hint), c, shortfall) in chunk {
-            q = bind_sums(q.bind(bundle_id).bind(*task).bind(hint.as_str()).bind(*shortfall), c);
+            let folder = folders.get(task).copied();
+            q = bind_sums(q.bind(bundle_id).bind(*task).bind(hint.as_str()).bind(*shortfall).bind(folder), c);
         }
         q.execute(&mut **tx).await?;
     }

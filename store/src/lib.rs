@@ -13,8 +13,8 @@ pub use stats;
 pub use model::*;
 /// The vocabulary the model is written in.
 pub use vocab::{
-    BENCHMARK_ATTEMPTS, DiffLine, FINDINGS_ROLE, FoundBy, Harness, Hint, Integrity, Outcome, Outputs,
-    ProvenanceKind, Review, TaskId, Tier, is_slug,
+    BENCHMARK_ATTEMPTS, CostMark, DiffLine, FINDINGS_ROLE, FoundBy, Harness, Hint, Integrity, Outcome,
+    Outputs, ProvenanceKind, Review, TaskId, Tier, Tokens, is_slug,
 };
 
 #[cfg(feature = "db")]
@@ -72,7 +72,7 @@ pub use findings::FindingsFilter;
 #[cfg(feature = "db")]
 pub use heldout::NOT_GENERALISED;
 #[cfg(feature = "db")]
-pub use ingest::ServerFindings;
+pub use ingest::{ServerChecks, ServerFindings};
 #[cfg(feature = "db")]
 #[cfg(feature = "db")]
 pub use outputs::OutputsChange;

@@ -26,13 +26,15 @@ pub enum Sort {
     Recall(Hint),
     /// Mean cost per run.
     Cost(Hint),
+    /// What a success cost: the runs' cost over the successes.
+    CostPerSuccess(Hint),
     /// pass^n: the share of tasks solved in every attempt (from the statistics).
     EveryTime(Hint),
 }
 
 impl Sort {
     /// Every order, as the table's columns stand.
-    pub const ALL: [Sort; 17] = [
+    pub const ALL: [Sort; 20] = [
         Sort::Agent,
         Sort::Final(Hint::None),
         Sort::Final(Hint::Hints),
@@ -50,6 +52,9 @@ impl Sort {
         Sort::Cost(Hint::None),
         Sort::Cost(Hint::Hints),
         Sort::Cost(Hint::Detailed),
+        Sort::CostPerSuccess(Hint::None),
+        Sort::CostPerSuccess(Hint::Hints),
+        Sort::CostPerSuccess(Hint::Detailed),
     ];
 
     /// Final success without hints, best first: the benchmark's main number.
@@ -64,6 +69,7 @@ impl Sort {
             Sort::Execution(h) => format!("exec-{h}"),
             Sort::Recall(h) => format!("recall-{h}"),
             Sort::Cost(h) => format!("cost-{h}"),
+            Sort::CostPerSuccess(h) => format!("per-success-{h}"),
             Sort::EveryTime(h) => format!("every-{h}"),
         }
     }
@@ -82,13 +88,14 @@ impl Sort {
             Sort::Execution(h) => format!("Execution success, {}", hint(h)),
             Sort::Recall(h) => format!("File recall, {}", hint(h)),
             Sort::Cost(h) => format!("Cost per run, {}", hint(h)),
+            Sort::CostPerSuccess(h) => format!("Cost per success, {}", hint(h)),
             Sort::EveryTime(h) => format!("Solved every time, {}", hint(h)),
         }
     }
 
     /// Names read best A→Z, rates best first, costs cheapest first.
     pub fn natural_ascending(self) -> bool {
-        matches!(self, Sort::Agent | Sort::Cost(_))
+        matches!(self, Sort::Agent | Sort::Cost(_) | Sort::CostPerSuccess(_))
     }
 
     /// Whether the value comes from the statistics, which only the server holds: the
@@ -109,6 +116,7 @@ impl Sort {
             Sort::Execution(h) => rates(h)?.execution_success,
             Sort::Recall(h) => rates(h)?.file_recall,
             Sort::Cost(h) => rates(h)?.mean_cost_usd,
+            Sort::CostPerSuccess(h) => rates(h)?.cost_per_success_usd,
         }
     }
 
@@ -121,6 +129,7 @@ impl Sort {
             Sort::Execution(h) => Some(RateKey::Execution(h)),
             Sort::Recall(h) => Some(RateKey::Recall(h)),
             Sort::Cost(h) => Some(RateKey::Cost(h)),
+            Sort::CostPerSuccess(h) => Some(RateKey::CostPerSuccess(h)),
             Sort::EveryTime(_) => None,
         }
     }
@@ -171,12 +180,20 @@ pub enum Metric {
     Execution,
     Recall,
     Cost,
+    CostPerSuccess,
 }
 
 impl Metric {
     /// In the table's order.
-    pub const ALL: [Metric; 6] =
-        [Metric::Final, Metric::Uplift, Metric::EveryTime, Metric::Execution, Metric::Recall, Metric::Cost];
+    pub const ALL: [Metric; 7] = [
+        Metric::Final,
+        Metric::Uplift,
+        Metric::EveryTime,
+        Metric::Execution,
+        Metric::Recall,
+        Metric::Cost,
+        Metric::CostPerSuccess,
+    ];
 
     /// Its name in a URL (`?col=exec`).
     pub fn key(self) -> &'static str {
@@ -187,6 +204,7 @@ impl Metric {
             Metric::Execution => "exec",
             Metric::Recall => "recall",
             Metric::Cost => "cost",
+            Metric::CostPerSuccess => "per-success",
         }
     }
 
@@ -199,6 +217,7 @@ impl Metric {
             Metric::Execution => "Execution success",
             Metric::Recall => "File recall",
             Metric::Cost => "Cost per run",
+            Metric::CostPerSuccess => "Cost per success",
         }
     }
 
@@ -216,6 +235,7 @@ impl Metric {
             Metric::Execution => Sort::Execution(hint),
             Metric::Recall => Sort::Recall(hint),
             Metric::Cost => Sort::Cost(hint),
+            Metric::CostPerSuccess => Sort::CostPerSuccess(hint),
         }
     }
 }

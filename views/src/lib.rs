@@ -10,6 +10,7 @@
 pub mod access;
 pub mod board;
 pub mod catalog;
+pub mod cost;
 pub mod format;
 pub mod paper;
 pub mod query;

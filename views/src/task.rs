@@ -32,6 +32,10 @@ pub struct TaskData {
     /// The runs of the agents on that page.
     pub runs: Vec<RunSummary>,
     pub failures: Vec<FailurePattern>,
+    /// Spec §4n: the task sets on which current submissions ran more than one folder of
+    /// the task, with the folders and how many submissions ran each.
+    #[serde(default)]
+    pub folder_splits: Vec<(String, Vec<(String, i64)>)>,
 }
 
 // The API's list of tasks (`/api/v1/tasks`). (Not a doc comment: the OpenAPI document
@@ -168,8 +172,11 @@ mod answers {
             catalog.get(id).cloned().ok_or_else(|| ViewError::NotFound(Missing::Task(id.to_owned())))?;
         // Every agent's place first (a narrow read), then the full rows and runs of the
         // page's agents only; independent reads go on two connections at once.
-        let (mut places, failures) =
-            futures::try_join!(store.task_places(id), store.failure_patterns(Some(id)))?;
+        let (mut places, failures, folders) = futures::try_join!(
+            store.task_places(id),
+            store.failure_patterns(Some(id)),
+            store.task_folders(id)
+        )?;
         // Ties go by name, then by agent: never by how the database returned the rows, or
         // a restored copy (or the next request) would page and list them otherwise.
         places.sort_by(|a, b| {
@@ -215,9 +222,21 @@ mod answers {
             total: places.len(),
             runs,
             failures,
+            folder_splits: folder_splits(folders),
             agents,
             page,
             task,
         })
     }
+}
+
+/// The task sets among `uses` on which more than one folder of the task was run.
+#[cfg(feature = "db")]
+fn folder_splits(uses: Vec<store::TaskFolderUse>) -> Vec<(String, Vec<(String, i64)>)> {
+    let mut by_set: std::collections::BTreeMap<String, Vec<(String, i64)>> =
+        std::collections::BTreeMap::new();
+    for u in uses {
+        by_set.entry(u.task_set_digest).or_default().push((u.folder, u.submissions));
+    }
+    by_set.into_iter().filter(|(_, folders)| folders.len() > 1).collect()
 }

@@ -397,6 +397,92 @@ impl FoundBy {
 
 names!(FoundBy, "finder", "submitter, server");
 
+/// A run's tokens by how they are billed (the bundle format's section 4m): `input` read at the input price
+/// (neither read from a prompt cache nor written to one), `output` written by the model,
+/// `cache_read` read from a cache, `cache_write` written to one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Tokens {
+    pub input: u64,
+    pub output: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write: u64,
+}
+
+impl Tokens {
+    /// More than any run could use (a trillion of one kind): a larger count is a mistake
+    /// or a lie, refused.
+    pub const MOST: u64 = 1_000_000_000_000;
+
+    /// Every kind, named as the manifest names it.
+    pub fn kinds(&self) -> [(&'static str, u64); 4] {
+        [
+            ("input", self.input),
+            ("output", self.output),
+            ("cache_read", self.cache_read),
+            ("cache_write", self.cache_write),
+        ]
+    }
+
+    /// Every kind, named as a field of the run (`tokens.input`, …).
+    pub fn fields(&self) -> [(&'static str, u64); 4] {
+        [
+            ("tokens.input", self.input),
+            ("tokens.output", self.output),
+            ("tokens.cache_read", self.cache_read),
+            ("tokens.cache_write", self.cache_write),
+        ]
+    }
+
+    pub fn total(&self) -> u64 {
+        self.kinds().iter().map(|(_, n)| n).fold(0u64, |a, n| a.saturating_add(*n))
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Why a run's stated cost is not borne out by what the board can price (never a finding
+/// about its success: it is about cost alone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum CostMark {
+    /// The stated cost is off its tokens' price by more than the tolerance.
+    Differs,
+    /// A cost is stated with no tokens to price.
+    NoTokens,
+    /// The run's tokens differ from those its own trajectory counts.
+    TrajectoryDisagrees,
+}
+
+impl CostMark {
+    pub const ALL: [CostMark; 3] = [CostMark::Differs, CostMark::NoTokens, CostMark::TrajectoryDisagrees];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CostMark::Differs => "differs",
+            CostMark::NoTokens => "no-tokens",
+            CostMark::TrajectoryDisagrees => "trajectory-disagrees",
+        }
+    }
+
+    /// What it says, in a sentence a reader sees beside the cost.
+    pub fn sentence(self) -> &'static str {
+        match self {
+            CostMark::Differs => "the stated cost is not what its tokens cost at its model's price",
+            CostMark::NoTokens => "a cost is stated with no tokens to price",
+            CostMark::TrajectoryDisagrees => "its tokens are not those its own trajectory counts",
+        }
+    }
+}
+
+names!(CostMark, "cost mark", "differs, no-tokens, trajectory-disagrees");
+
 /// The harness that executed a submission's runs and judged them: this project's runner
 /// (`rexbench`), another harness a result was imported from (`harbor`, …), or RExBench's
 /// own original harness (`rexbench-original`), which ran the paper's experiments. The

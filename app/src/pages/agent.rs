@@ -13,7 +13,7 @@ use crate::charts;
 use crate::data::{AgentData, ErrorCountRow, PublishedFacts, TaskNames, load_agent};
 use crate::format::{self, href};
 use crate::paper::{self, KnownIssue};
-use store::{Hint, Rates, TaskGrid};
+use store::{Hint, ProvenanceKind, Rates, TaskGrid};
 
 #[component]
 pub(crate) fn AgentPage() -> impl IntoView {
@@ -158,7 +158,7 @@ fn Agent(data: AgentData) -> impl IntoView {
 
         {data.stats.clone().map(|st| view! { <Reliability reliability=st.reliability/> }.into_any())}
 
-        {view! { <CostSection grid=grid.clone() names=data.names.clone() published=data.published.clone()/> }.into_any()}
+        {view! { <CostSection grid=grid.clone() names=data.names.clone() published=data.published.clone() marked=a.cost_marked.iter().filter(|m| task.as_deref().is_none_or(|t| m.task.as_str() == t) && hint.is_none_or(|h| m.hint == h)).cloned().collect() provenance=current.as_ref().map(|s| s.provenance)/> }.into_any()}
 
         <SuccessByTask grid=grid.clone() names=data.names.clone() issues=issues.clone() same=data.same_patches.clone() base=base.clone() heat=heat/>
 
@@ -432,7 +432,10 @@ fn Submissions(submissions: Vec<store::SubmissionRecord>) -> impl IntoView {
 /// What an agent's runs under one hint condition cost and took, over all tasks.
 struct Spent {
     runs: i64,
+    successes: i64,
     cost_runs: i64,
+    cost_checked: i64,
+    cost_marked: i64,
     cost: f64,
     duration_runs: i64,
     duration: f64,
@@ -443,7 +446,10 @@ impl Spent {
         let cells: Vec<&Rates> = grid.values().filter_map(|b| b.get(&hint)).collect();
         Spent {
             runs: cells.iter().map(|r| r.runs).sum(),
+            successes: cells.iter().map(|r| r.successes).sum(),
             cost_runs: cells.iter().map(|r| r.cost_runs).sum(),
+            cost_checked: cells.iter().map(|r| r.cost_checked).sum(),
+            cost_marked: cells.iter().map(|r| r.cost_marked).sum(),
             cost: cells.iter().filter_map(|r| r.total_cost_usd).sum(),
             duration_runs: cells.iter().map(|r| r.duration_runs).sum(),
             duration: cells.iter().filter_map(|r| r.total_duration_s).sum(),
@@ -451,16 +457,62 @@ impl Spent {
     }
 }
 
+/// The runs whose stated cost is not borne out, each beside what its tokens cost.
+#[component]
+fn CostMarked(marked: Vec<store::CostMarkedRun>, names: TaskNames) -> impl IntoView {
+    let shown = marked.len();
+    view! {
+        <div class="table-wrap">
+            <table id="cost-marked">
+                <caption>
+                    {format!("Runs whose stated cost is not borne out ({shown}{}): a mark about cost alone, not about success. ", if shown as i64 >= store::AgentDetail::COST_MARKED_SHOWN { ", the first shown" } else { "" })}
+                    <a href="/about#cost">"What the marks mean"</a>
+                </caption>
+                <thead>
+                    <tr>
+                        <th scope="col">"Run"</th>
+                        <th scope="col">"Task"</th>
+                        <th scope="col">"Hint condition"</th>
+                        <th scope="col">"Stated"</th>
+                        <th scope="col">"Its tokens cost"</th>
+                        <th scope="col">"Mark"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {marked.into_iter().map(|m| view! {
+                        <tr>
+                            <td><a href=format!("/runs/{}", m.run_id)>{format!("#{} (attempt {})", m.run_id, m.attempt)}</a></td>
+                            <td>{names.get(m.task.as_str()).cloned().unwrap_or_else(|| m.task.to_string())}</td>
+                            <td>{m.hint.label()}</td>
+                            <td class="num">{format::usd(m.cost_usd)}</td>
+                            <td class="num">{format::usd(m.cost_computed_usd)}</td>
+                            <td class="cost-mark" title=m.mark.sentence()>{m.mark.as_str()}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
 /// Cost and duration under each hint condition and per task, from the runs; for the
 /// paper's agents, Table 7 as printed beside them.
 #[component]
-fn CostSection(grid: TaskGrid, names: TaskNames, published: Option<PublishedFacts>) -> impl IntoView {
+fn CostSection(
+    grid: TaskGrid,
+    names: TaskNames,
+    published: Option<PublishedFacts>,
+    marked: Vec<store::CostMarkedRun>,
+    provenance: Option<ProvenanceKind>,
+) -> impl IntoView {
+    let from_paper = provenance == Some(ProvenanceKind::Published);
     let rows: Vec<(Hint, Spent)> = Hint::ALL.iter().map(|h| (*h, Spent::of(&grid, *h))).collect();
     let any = rows.iter().any(|(_, s)| s.cost_runs > 0 || s.duration_runs > 0);
     let all_runs: i64 = rows.iter().map(|(_, s)| s.runs).sum();
     let all_cost: f64 = rows.iter().map(|(_, s)| s.cost).sum();
     let cost_runs: i64 = rows.iter().map(|(_, s)| s.cost_runs).sum();
     let mean = |sum: f64, n: i64| (n > 0).then(|| sum / n as f64);
+    let names_marked = names.clone();
     let name_of = move |t: &str| names.get(t).cloned().unwrap_or_else(|| t.to_owned());
     view! {
         <h2 id="cost">"Cost and time"</h2>
@@ -469,12 +521,22 @@ fn CostSection(grid: TaskGrid, names: TaskNames, published: Option<PublishedFact
         } else {
             view! {
                 <table>
-                    <caption>"What a run cost and how long it took under each hint condition: the mean over the runs that report it, and their sum."</caption>
+                    <caption>
+                        "What a run cost and how long it took under each hint condition: the mean over the runs that report it, and their sum. "
+                        {if from_paper {
+                            "The costs are the paper's averages per run, as published: no run's tokens can be checked."
+                        } else {
+                            "A run's cost is its tokens priced at its model's price of its day where the board could check them, else what it states ("
+                        }}
+                        {(!from_paper).then(|| view! { <a href="/about#cost">"how cost is checked"</a>")." })}
+                    </caption>
                     <thead>
                         <tr>
                             <th scope="col">"Hint condition"</th>
                             <th scope="col">"Runs"</th>
                             <th scope="col">"Mean cost per run"</th>
+                            <th scope="col">"Cost per success"</th>
+                            <th scope="col">"Cost checked"</th>
                             <th scope="col">"Total cost"</th>
                             <th scope="col">"Mean duration"</th>
                             <th scope="col">"Total duration"</th>
@@ -486,6 +548,12 @@ fn CostSection(grid: TaskGrid, names: TaskNames, published: Option<PublishedFact
                                 <th scope="row">{h.label()}</th>
                                 <td class="num">{s.runs}</td>
                                 <td class="num" title=format!("over {} runs", s.cost_runs)>{format::usd(mean(s.cost, s.cost_runs))}</td>
+                                <td class="num" title=format!("over {} successes", s.successes)>{format::usd(store::cost_per_success(s.cost, s.cost_runs, s.runs, s.successes))}</td>
+                                <td class="num">{match (from_paper, s.cost_runs) {
+                                    (_, 0) => "–".to_owned(),
+                                    (true, _) => "paper's average".to_owned(),
+                                    (false, n) => format!("{} of {n}{}", s.cost_checked, if s.cost_marked > 0 { format!(" · {} marked", s.cost_marked) } else { String::new() }),
+                                }}</td>
                                 <td class="num">{format::usd((s.cost_runs > 0).then_some(s.cost))}</td>
                                 <td class="num" title=format!("over {} runs", s.duration_runs)>{mean(s.duration, s.duration_runs).map_or_else(|| "–".to_owned(), format::seconds)}</td>
                                 <td class="num">{(s.duration_runs > 0).then_some(s.duration).map_or_else(|| "–".to_owned(), format::seconds)}</td>
@@ -519,6 +587,7 @@ fn CostSection(grid: TaskGrid, names: TaskNames, published: Option<PublishedFact
                 </div>
             }.into_any()
         }}
+        {(!marked.is_empty()).then(|| view! { <CostMarked marked=marked names=names_marked/> })}
         {published.and_then(|p| p.cost.clone().map(|c| (p, c))).map(|(p, c)| {
             let reconstructed_total = (cost_runs > 0).then_some(all_cost);
             let run_count = issue_of(&p.issues, paper::issue::TABLE7_RUN_COUNT);

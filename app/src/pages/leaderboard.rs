@@ -79,6 +79,25 @@ fn Board(data: LeaderboardData) -> impl IntoView {
         )
     });
     let without_cost = rows.len() - cost_points.len();
+    // How much of the drawn cost the board checked (spec §4m), the paper's rows apart.
+    let drawn = |r: &&LeaderboardRow| r.by_hint.get(&Hint::None).is_some_and(|h| h.mean_cost_usd.is_some());
+    let (checked, of_runs, from_paper) = rows.iter().filter(drawn).fold((0, 0, 0), |(k, n, p), r| {
+        let rates = &r.by_hint[&Hint::None];
+        match r.provenance {
+            ProvenanceKind::Published => (k, n, p + 1),
+            _ => (k + rates.cost_checked, n + rates.cost_runs, p),
+        }
+    });
+    let checked_words = format!(
+        "Each run's cost is its tokens priced at its model's price of its day where the board could check them \
+         (cost checked for {checked} of {of_runs} run{} drawn), else what it states{}. ",
+        if of_runs == 1 { "" } else { "s" },
+        if from_paper > 0 {
+            format!("; the paper's {from_paper} agents are drawn at its average cost per run, as published")
+        } else {
+            String::new()
+        }
+    );
 
     let board_row = |row: &LeaderboardRow| {
         let stats = data.stats.get(&row.bundle_id).cloned();
@@ -266,7 +285,7 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                     caption=format!(
                         "Final success with no hints (the bar is its 95% interval) against the mean cost of a run with no hints, \
                          for the agents of this page that report costs. The line joins the cost–success frontier: agents \
-                         no other agent here beats on both counts ({}). {}The same numbers are in the table above.",
+                         no other agent here beats on both counts ({}). {checked_words}{}The same numbers are in the table above.",
                         frontier.join(", "),
                         if without_cost > 0 { format!("{without_cost} agents on this page report no cost and are not drawn. ") } else { String::new() },
                     )
@@ -387,7 +406,7 @@ fn BoardNotes(
                 "Solved every time is pass^n: the share of tasks an agent solved in every one of its n attempts (n = 5 by design), with its 95% interval; its agent's page draws pass@k and pass^k for every k. "
                 "Δ is the change in final success from no hints to hints, in percentage points. "
                 "Rank is the plausible range of ranks by final success without hints; agents in one group cannot be told apart. "
-                "Cost per run is the mean over the runs that report one, in US dollars (– where none does). "
+                "Cost per run is the mean over the runs with a cost, in US dollars (– where none has one): a run's tokens priced at its model's price of its day where the board could check them, else the cost it states; under each, how many of its runs were checked. The paper's rows carry its average cost per run, as published, which no token checks. Cost per success, among the columns to choose, is what the runs cost over the successes. "
                 {match view.integrity {
                     Integrity::Reported => "Successes are counted as their runs reported them; ⚑ counts an agent's successes with an integrity finding no maintainer has dismissed.",
                     Integrity::Strict => "Strict: every success with an integrity finding no maintainer has dismissed (⚑) counts as a failure, and intervals and ranks are computed from those counts.",
@@ -477,6 +496,7 @@ fn BoardRow(
     columns: Columns,
 ) -> impl IntoView {
     let agent = format!("/agents/{}", format::segment(&row.agent_id));
+    let provenance = row.provenance;
     // The marks of the known issues about one of the row's numbers, linking to the
     // agent's page, which lists them.
     let marks = |hint: Hint, metric: &str| {
@@ -607,13 +627,27 @@ fn BoardRow(
                     }).collect_view().into_any(),
                     Metric::Execution => hints.map(|h| cell(h, |r| r.execution_success, "execution_success")).collect_view().into_any(),
                     Metric::Recall => hints.map(|h| cell(h, |r| r.file_recall, "file_recall")).collect_view().into_any(),
-                    Metric::Cost => hints.map(|h| {
-                        let cost = row.by_hint.get(&h).and_then(|r| r.mean_cost_usd);
-                        view! { <td class="num">{format::usd(cost)}</td> }
-                    }).collect_view().into_any(),
+                    Metric::Cost => hints.map(|h| cost_cell(row.by_hint.get(&h), provenance, |r| r.mean_cost_usd)).collect_view().into_any(),
+                    Metric::CostPerSuccess => hints.map(|h| cost_cell(row.by_hint.get(&h), provenance, |r| r.cost_per_success_usd)).collect_view().into_any(),
                 }
             }).collect_view()}
         </tr>
+    }
+}
+
+/// A cost cell: the figure `value` takes from the rates, and how much of it was checked.
+fn cost_cell(
+    rates: Option<&Rates>,
+    provenance: ProvenanceKind,
+    value: fn(&Rates) -> Option<f64>,
+) -> impl IntoView {
+    // The words only (the notes say what they mean): a title per cell would weigh on every row.
+    let checked = rates.and_then(|r| views::cost::cost_checked(r, provenance));
+    view! {
+        <td class="num">
+            {format::usd(rates.and_then(value))}
+            {checked.map(|words| view! { <span class="ci">{words}</span> })}
+        </td>
     }
 }
 

@@ -82,7 +82,17 @@ fn Run(data: RunData) -> impl IntoView {
             <dt>"Duration"</dt>
             <dd>{r.duration_s.map_or_else(|| "–".into(), format::seconds)}</dd>
             <dt>"Cost"</dt>
-            <dd>{format::usd(r.cost_usd)}</dd>
+            <dd class="cost">
+                {views::cost::run_cost(&r)}
+                {r.cost_mark.map(|mark| view! {
+                    <span class="cost-mark" data-mark=mark.as_str()>
+                        <span aria-hidden="true">"✗ "</span>
+                        <a href="/about#cost" title="a mark about cost alone, not about the run's success">{format!("cost {}: {}", mark.as_str(), mark.sentence())}</a>
+                    </span>
+                })}
+            </dd>
+            <dt>"Tokens"</dt>
+            <dd>{r.tokens.as_ref().map_or_else(|| "–".to_owned(), views::cost::tokens)}</dd>
             <dt>"File recall"</dt>
             <dd>{format::pct(r.file_recall)}</dd>
             <dt>"Files changed"</dt>

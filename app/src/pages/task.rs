@@ -67,6 +67,17 @@ fn Task(data: TaskData) -> impl IntoView {
             " "<a href="#task">"What the task asks, and how a run is judged"</a>
         </p>
         <h2 id="results">"Results by agent"</h2>
+        {data.folder_splits.iter().map(|(set, folders)| view! {
+            <p class="notice folder-split" role="note">
+                {format!(
+                    "⚠ The current submissions on task set {} ran {} different folders of this task: {}. Their results are not of one task; ",
+                    format::short(set),
+                    folders.len(),
+                    folders.iter().map(|(f, n)| format!("{} ({n} submission{})", views::cost::task_folder(f), if *n == 1 { "" } else { "s" })).collect::<Vec<_>>().join(", ")
+                )}
+                <a href="/about#task-identity">"how a task's folder is checked"</a>"."
+            </p>
+        }).collect_view()}
         {(pages > 1).then(|| view! {
             <p class="count">{format!("Agents {}–{} of {total}, best without hints first.", first + 1, first + agents.len())}</p>
         })}
@@ -92,6 +103,9 @@ fn Task(data: TaskData) -> impl IntoView {
                                         <th scope="row">
                                             <a href=agent.clone()>{a.display_name.clone()}</a>
                                             <div class="badges"><TierBadge tier=a.tier/></div>
+                                            {a.task_folder.clone().map(|f| view! {
+                                                <div class="muted small folder" title=format!("the task folder its runs ran: {f}")>{format!("folder {}", views::cost::task_folder(&f))}</div>
+                                            })}
                                         </th>
                                         {Hint::ALL.map(|h| {
                                             let rate = a.by_hint.get(&h).and_then(|r| r.final_success);

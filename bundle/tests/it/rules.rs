@@ -108,6 +108,24 @@ fn manifest_rules() -> Vec<(&'static str, &'static str)> {
             manifest_case(|m| run0(m)["tokens"] = json!({"input": 1, "output": 1, "reasoning": 5})),
             "unknown_field",
         ),
+        // Section 4n: a task folder is a Harbor digest or checksum, and one per task.
+        (manifest_case(|m| run0(m)["task_folder"] = json!("SHA256:abc")), "manifest_malformed"),
+        (
+            manifest_case(|m| run0(m)["task_folder"] = json!(format!("sha256:{}", "a".repeat(63)))),
+            "manifest_malformed",
+        ),
+        (manifest_case(|m| run0(m)["task_folder"] = json!("f".repeat(129))), "manifest_malformed"),
+        (
+            manifest_case(|m| {
+                let patch = m["runs"][0]["artifacts"]["patch"].clone();
+                run0(m)["task_folder"] = json!("0123abcd");
+                m["runs"].as_array_mut().unwrap().push(json!({
+                    "task": "cogs", "hint": "hints", "attempt": 1, "outcome": "wrong_result",
+                    "artifacts": {"patch": patch}, "task_folder": "0123abce",
+                }));
+            }),
+            "task_folder_split",
+        ),
         (manifest_case(|m| run0(m)["metrics"] = json!({"": 1.0})), "invalid_metric"),
         (
             manifest_case(|m| {
@@ -1024,5 +1042,21 @@ fn a_runs_tokens_are_read_as_signed() {
             (read.input, read.output, read.cache_read, read.cache_write),
             (want("input"), want("output"), want("cache_read"), want("cache_write"))
         );
+    }
+}
+
+/// Section 4n: runs of one task that ran one folder, in either form, verify, and the
+/// folder is read back as signed.
+#[test]
+fn one_task_folder_per_task_is_accepted_and_read_as_signed() {
+    for folder in [format!("sha256:{}", "0f".repeat(32)), "9a3c".to_owned()] {
+        let s = sample();
+        let mut m = s.manifest.clone();
+        run0(&mut m)["task_folder"] = json!(folder);
+        let verified = s
+            .verifier()
+            .verify(s.bundle_with(&serde_json::to_vec_pretty(&m).unwrap(), &s.members()).as_slice())
+            .unwrap_or_else(|e| panic!("{folder}: {e}"));
+        assert_eq!(verified.manifest.runs[0].task_folder.as_deref(), Some(folder.as_str()));
     }
 }

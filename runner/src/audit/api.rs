@@ -27,6 +27,12 @@ pub(crate) struct Rates {
     pub(crate) file_recall: Option<f64>,
     pub(crate) cost_runs: i64,
     pub(crate) mean_cost_usd: Option<f64>,
+    /// Of the runs with a cost, those priced from their tokens (spec §4m).
+    #[serde(default)]
+    pub(crate) cost_checked: i64,
+    /// Runs whose stated cost carries a mark.
+    #[serde(default)]
+    pub(crate) cost_marked: i64,
     pub(crate) duration_runs: i64,
     pub(crate) mean_duration_s: Option<f64>,
     /// Successes with an integrity finding not dismissed.
@@ -44,6 +50,18 @@ pub(crate) struct AgentAnswer {
     /// The agent's runs the maintainers re-ran.
     #[serde(default)]
     pub(crate) reproduced: Vec<ReproducedAnswer>,
+    /// Its current submissions' runs whose stated cost carries a mark (spec §4m).
+    #[serde(default)]
+    pub(crate) cost_marked: Vec<CostMarkedAnswer>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct CostMarkedAnswer {
+    pub(crate) bundle_id: String,
+    pub(crate) task: String,
+    pub(crate) hint: Hint,
+    pub(crate) attempt: u32,
+    pub(crate) mark: bundle::CostMark,
 }
 
 #[derive(Debug, Deserialize)]
@@ -312,6 +330,30 @@ impl Api {
         let bytes = self.bytes(path)?;
         serde_json::from_slice(&bytes)
             .map_err(|e| Error::Answer { url: self.url(path), reason: e.to_string() })
+    }
+
+    /// An artifact's bytes (bounded); `None` where it is a private output the server
+    /// does not serve to this reader (401 `outputs_private`).
+    pub(crate) fn artifact(&self, digest: &str) -> Result<Option<Vec<u8>>, Error> {
+        let url = self.url(&format!("/artifacts/{digest}"));
+        let fetch = |reason: String| Error::Fetch { url: url.clone(), reason };
+        let mut response = self.get(&url).call().map_err(|e| fetch(e.to_string()))?;
+        let status = response.status().as_u16();
+        let body = response
+            .body_mut()
+            .with_config()
+            .limit(Limits::default().artifact)
+            .read_to_vec()
+            .map_err(|e| fetch(e.to_string()))?;
+        match status {
+            200 => Ok(Some(body)),
+            401 if serde_json::from_slice::<serde_json::Value>(&body)
+                .is_ok_and(|v| v["error"]["code"] == "outputs_private") =>
+            {
+                Ok(None)
+            }
+            _ => Err(fetch(format!("answered {status}"))),
+        }
     }
 
     /// An artifact's digest, hashed as it streams in; `None` where it is a private

@@ -10,6 +10,7 @@
 
 pub(crate) mod api;
 mod claims;
+mod cost;
 mod sample;
 mod tally;
 
@@ -182,12 +183,15 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey], token: Option<&str>
         },
     );
 
+    let (costs, words) = cost::priced(&api, &manifest, &detail, &bundle_id)?;
+    check(true, words);
+
     // The numbers.
     let mut cells: BTreeMap<(String, Hint), Tally> = BTreeMap::new();
     let mut totals: BTreeMap<Hint, Tally> = BTreeMap::new();
-    for run in &manifest.runs {
-        cells.entry((run.task.to_string(), run.hint)).or_default().add(run);
-        totals.entry(run.hint).or_default().add(run);
+    for (run, cost) in manifest.runs.iter().zip(&costs) {
+        cells.entry((run.task.to_string(), run.hint)).or_default().add(run, cost.as_ref());
+        totals.entry(run.hint).or_default().add(run, cost.as_ref());
     }
     let board = api.leaderboard("")?;
     match board.rows.iter().find(|r| r.bundle_id == bundle_id) {

@@ -21,17 +21,31 @@ pub(super) struct Tally {
     pub(super) recall_runs: i64,
     pub(super) cost_sum: f64,
     pub(super) cost_runs: i64,
+    pub(super) cost_checked: i64,
+    pub(super) cost_marked: i64,
+    /// A run's cost could not be recomputed (its trajectory, private, disagrees with its
+    /// tokens by the server's word): the cost is not compared.
+    pub(super) cost_unknown: bool,
     pub(super) duration_sum: f64,
     pub(super) duration_runs: i64,
 }
 
 impl Tally {
-    pub(super) fn add(&mut self, run: &bundle::Run) {
+    /// Adds `run`, whose cost as the board counts it is `cost` (spec §4m; none where it
+    /// cannot be recomputed).
+    pub(super) fn add(&mut self, run: &bundle::Run, cost: Option<&benchmark::cost::Checked>) {
         self.runs += 1;
         // What a run cost and took counts whatever its outcome.
-        if let Some(c) = run.cost_usd {
-            self.cost_sum += c;
-            self.cost_runs += 1;
+        match cost {
+            Some(c) => {
+                if let Some(counted) = c.counted {
+                    self.cost_sum += counted;
+                    self.cost_runs += 1;
+                    self.cost_checked += i64::from(c.checked);
+                }
+                self.cost_marked += i64::from(c.mark.is_some());
+            }
+            None => self.cost_unknown = true,
         }
         if let Some(d) = run.duration_s {
             self.duration_sum += d;
@@ -67,7 +81,11 @@ impl Tally {
         if execution_known {
             count("executed", served.executed, self.executed);
         }
-        count("runs with a cost", served.cost_runs, self.cost_runs);
+        if !self.cost_unknown {
+            count("runs with a cost", served.cost_runs, self.cost_runs);
+            count("runs with a checked cost", served.cost_checked, self.cost_checked);
+            count("runs with a cost mark", served.cost_marked, self.cost_marked);
+        }
         count("runs with a duration", served.duration_runs, self.duration_runs);
         let mut rate = |name: &str, served: Option<f64>, signed: Option<f64>, tolerance: f64| {
             let same = match (served, signed) {
@@ -87,7 +105,9 @@ impl Tally {
         // A mean of decimals summed in another order may differ in the last bits.
         rate("file recall", served.file_recall, recall, 1e-9);
         let mean = |sum: f64, n: i64| (n > 0).then(|| sum / n as f64);
-        rate("mean cost per run", served.mean_cost_usd, mean(self.cost_sum, self.cost_runs), 1e-9);
+        if !self.cost_unknown {
+            rate("mean cost per run", served.mean_cost_usd, mean(self.cost_sum, self.cost_runs), 1e-9);
+        }
         rate("mean duration", served.mean_duration_s, mean(self.duration_sum, self.duration_runs), 1e-6);
         out
     }

@@ -189,6 +189,15 @@ pub(super) enum Ran {
     Checksum(String),
 }
 
+impl Ran {
+    /// As a run's `task_folder` says it (bundle spec §4n).
+    pub(super) fn folder(&self) -> &str {
+        match self {
+            Ran::Digest(d) | Ran::Checksum(d) => d,
+        }
+    }
+}
+
 /// A 0.26 trial's `lock.json`: only the task it ran is read.
 #[derive(Deserialize)]
 pub(super) struct TrialLock {

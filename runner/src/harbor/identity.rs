@@ -6,7 +6,8 @@
 //! trial that ran another folder (easier tests, a changed instruction) did not run the
 //! benchmark's task: it is refused, naming the task and both digests, or, with
 //! `--foreign-tasks`, imported under a task set of its own, which never ranks with the
-//! benchmark's.
+//! benchmark's. Pinned or not, the trials of one task in one import ran one folder
+//! (bundle spec §4n): each run records it (`task_folder`), and a split is refused.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -105,6 +106,7 @@ impl Foreign {
 }
 
 /// A trial as the check sees it: which task, and which folder its files say it ran.
+#[derive(Clone)]
 pub(super) struct Seen<'a> {
     pub(super) task: &'a str,
     pub(super) name: &'a str,
@@ -146,7 +148,12 @@ pub(super) fn check<'a>(
         };
         if !pins.any() {
             said.entry(t.task.to_owned()).or_insert_with(|| {
-                format!("task {}: its card pins no Harbor digest, so the task folder the trials ran is not checked", t.task)
+                format!(
+                    "task {}: its card pins no Harbor digest: its trials ran one task folder, {}, recorded with each \
+                     run but not checked against the benchmark's",
+                    t.task,
+                    ran.folder()
+                )
             });
             continue;
         }
@@ -168,6 +175,32 @@ pub(super) fn check<'a>(
         }
     }
     (said.into_values().collect(), foreign)
+}
+
+/// Spec §4n: one task, one folder. The first two trials of one task that ran two task
+/// folders (as their locks or checksums say), pinned or not: their results are not
+/// attempts of one task, and a bundle refuses them (`task_folder_split`).
+pub(super) fn split<'a>(trials: impl IntoIterator<Item = Seen<'a>>) -> Option<Error> {
+    let mut first: BTreeMap<&str, (&str, &Ran)> = BTreeMap::new();
+    for t in trials {
+        let Some(ran) = t.ran else { continue };
+        let (name, folder) = *first.entry(t.task).or_insert((t.name, ran));
+        if folder.folder().to_ascii_lowercase() != ran.folder().to_ascii_lowercase() {
+            return Some(Error::Invalid {
+                path: t.result_path.to_owned(),
+                detail: format!(
+                    "task {}: trial `{name}` ran the task folder {} and trial `{}` ran {}: one import runs one \
+                     folder of a task, so that its trials are attempts at one task (spec §4n). Import the jobs \
+                     of each folder apart",
+                    t.task,
+                    folder.folder(),
+                    t.name,
+                    ran.folder()
+                ),
+            });
+        }
+    }
+    None
 }
 
 /// The refusal of a trial that ran another task folder.

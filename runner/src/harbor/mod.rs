@@ -161,6 +161,10 @@ pub fn import(opts: &Options) -> Result<Imported, Error> {
         result_path: &t.result_path,
         ran: t.ran.as_ref(),
     });
+    let seen: Vec<identity::Seen> = seen.collect();
+    if let Some(refusal) = identity::split(seen.iter().cloned()) {
+        return Err(refusal);
+    }
     let (said, foreign) = identity::check(seen, &pins);
     comparison.extend(said);
     let (digest, changed) = match (foreign.first(), opts.foreign_tasks) {

@@ -418,6 +418,7 @@ pub(super) fn read_trial(
         duration_s,
         cost_usd,
         tokens: t.agent_result.as_ref().and_then(AgentContext::tokens),
+        task_folder: None,
         metrics: BTreeMap::new(),
         findings: Vec::new(),
         regraded: None,
@@ -473,6 +474,9 @@ pub(super) fn read_trial(
         (None, Some(checksum)) => Some(Ran::Checksum(checksum.clone())),
         (None, None) => None,
     };
+    // Spec §4n: the folder it ran, in a form a bundle takes (else left out).
+    record.task_folder =
+        ran.as_ref().map(|r| r.folder().to_ascii_lowercase()).filter(|f| bundle::is_task_folder(f));
     Ok(Trial {
         job: index,
         ran,

@@ -792,3 +792,52 @@ fn a_trial_of_another_task_folder_is_refused_or_kept_apart() {
     assert_eq!(evaluation["benchmark"]["name"], "RExBench, changed tasks");
     assert_ne!(evaluation["benchmark"]["task_set_digest"], benchmark["benchmark"]["task_set_digest"]);
 }
+
+/// Spec §4n: one task, one folder. Every imported run says which task folder its trial
+/// ran; trials of one task that ran two folders are refused, pinned or not, with
+/// --foreign-tasks too, naming the task, both folders and a trial of each.
+#[test]
+fn trials_of_one_task_that_ran_two_folders_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("results");
+    let done = import(&[&fixture(JOB_0_26)], &out, &["--hint", "none"]);
+    assert!(done.status.success(), "{}", stderr(&done));
+    for (key, (run, _)) in runs(&out) {
+        assert_eq!(run["task_folder"], "4b7e21c9", "{key}: {run}");
+    }
+
+    let split = copy_job(JOB_0_26, &tmp.path().join("split"));
+    let result = split.join("rexbench__cogs__Wr0nG7a/result.json");
+    let mut value = read(&result);
+    value["task_checksum"] = json!("5c8f32da");
+    fs::write(&result, value.to_string()).unwrap();
+    let out = tmp.path().join("out").join("results");
+    fs::create_dir_all(out.parent().unwrap()).unwrap();
+    for extra in [&["--hint", "none"][..], &["--hint", "none", "--foreign-tasks"]] {
+        let err = refused(&[&split], &out, extra);
+        assert!(
+            err.contains("task cogs: trial `rexbench__cogs__")
+                && err.contains("ran the task folder 4b7e21c9 and trial `rexbench__cogs__")
+                && err.contains("ran 5c8f32da")
+                && err.contains("one import runs one folder of a task"),
+            "{err}"
+        );
+    }
+    // Othello's trials, all of one folder, are not what is refused.
+    let other = copy_job(JOB_0_26, &tmp.path().join("one-changed"));
+    for trial in [
+        "rexbench__othello__Cx2lD5c",
+        "rexbench__othello__Nz4eX6d",
+        "rexbench__othello__Ov7rR1e",
+        "rexbench__othello__Vt9oU3b",
+    ] {
+        let result = other.join(trial).join("result.json");
+        let mut value = read(&result);
+        value["task_checksum"] = json!("5c8f32da");
+        fs::write(&result, value.to_string()).unwrap();
+    }
+    let apart = tmp.path().join("apart");
+    let done = import(&[&other], &apart, &["--hint", "none"]);
+    assert!(done.status.success(), "{}", stderr(&done));
+    assert_eq!(runs(&apart)["othello/none/1"].0["task_folder"], "5c8f32da");
+}

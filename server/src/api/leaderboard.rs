@@ -117,6 +117,11 @@ pub async fn leaderboard_csv(
             "infra_errors",
             "infra_error_share",
             "short_tasks",
+            "mean_cost_usd",
+            "cost_per_success_usd",
+            "cost_runs",
+            "cost_checked_runs",
+            "cost_marked_runs",
         ] {
             head.push(format!("{m}_{hint}"));
         }
@@ -157,8 +162,8 @@ const ROWS_A_PART: usize = 64;
 
 /// The CSV's rows for `entries` (about `rows` of them), without the header.
 fn csv_rows<'a>(entries: impl Iterator<Item = EntryRef<'a>>, rows: usize) -> Result<Vec<u8>, csv::Error> {
-    // About 430 bytes a row.
-    let mut w = csv::Writer::from_writer(Vec::with_capacity(512 * rows));
+    // About 500 bytes a row.
+    let mut w = csv::Writer::from_writer(Vec::with_capacity(576 * rows));
     // Each field is written as it is made, through one buffer: no row is built, and no
     // number goes through the formatting machinery (4.3 MB at 10,000 agents).
     let mut field = String::new();
@@ -213,6 +218,11 @@ fn csv_rows<'a>(entries: impl Iterator<Item = EntryRef<'a>>, rows: usize) -> Res
             count(&mut w, rates.infra_errors)?;
             num(&mut w, rates.infra_error_share)?;
             count(&mut w, coverage.short_tasks)?;
+            num(&mut w, rates.mean_cost_usd)?;
+            num(&mut w, rates.cost_per_success_usd)?;
+            for n in [rates.cost_runs, rates.cost_checked, rates.cost_marked] {
+                count(&mut w, n)?;
+            }
         }
         w.write_record(None::<&[u8]>)?;
     }

@@ -6,6 +6,7 @@ mod api;
 mod backup;
 mod claims;
 mod contract;
+mod cost;
 mod counting;
 mod coverage;
 mod evidence;

@@ -120,6 +120,7 @@ pub fn bundle_file(key: &SecretKey, agent: &str, runs: u32, dir: &Path) -> std::
             duration_s: Some(1.0),
             cost_usd: None,
             tokens: None,
+            task_folder: None,
             metrics: Default::default(),
             metrics_digest: None,
             artifacts: [("agent_log".to_owned(), log.to_hex())].into(),

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use vocab::{Hint, TaskId};
+use vocab::{CostMark, Hint, TaskId};
 
 use super::rates::Rates;
 use super::reproductions::ReproducedRun;
@@ -30,9 +30,32 @@ pub struct AgentDetail {
     pub current: BTreeMap<String, TaskGrid>,
     /// Its runs the maintainers re-ran, of every submission, newest reproduction first.
     pub reproduced: Vec<ReproducedRun>,
+    /// Runs of its current submissions whose stated cost carries a mark (spec §4m), by
+    /// task, hint and attempt; at most [`AgentDetail::COST_MARKED_SHOWN`].
+    #[serde(default)]
+    pub cost_marked: Vec<CostMarkedRun>,
+}
+
+/// A run whose stated cost is not borne out: what it states beside what its tokens cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct CostMarkedRun {
+    pub run_id: i64,
+    pub bundle_id: String,
+    pub task: TaskId,
+    pub hint: Hint,
+    pub attempt: i64,
+    /// The cost it states.
+    pub cost_usd: Option<f64>,
+    /// Its tokens' price at its model's price of its day.
+    pub cost_computed_usd: Option<f64>,
+    pub mark: CostMark,
 }
 
 impl AgentDetail {
+    /// The most cost-marked runs an agent's answer lists (their count is in the rates).
+    pub const COST_MARKED_SHOWN: i64 = 200;
+
     /// The newest current submission and its grid: the one the agent's page shows.
     pub fn newest_current(&self) -> Option<(&str, &TaskGrid)> {
         let newest = self.submissions.iter().find(|s| s.superseded_by.is_none())?;

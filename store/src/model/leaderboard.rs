@@ -103,6 +103,8 @@ pub enum RateKey {
     Execution(Hint),
     Recall(Hint),
     Cost(Hint),
+    /// The runs' cost over the successes (`Rates::cost_per_success_usd`).
+    CostPerSuccess(Hint),
     /// Final success with hints minus without.
     Uplift,
 }

@@ -28,9 +28,20 @@ pub struct Rates {
     pub file_recall: Option<f64>,
     /// Runs that report what they cost (infrastructure failures included: they cost
     /// too), and the mean and sum of it in US dollars.
+    /// Each run's cost is the one the board counts (spec §4m): its tokens' price at its
+    /// model's price of its day where the board could check them, else what it states.
     pub cost_runs: i64,
     pub mean_cost_usd: Option<f64>,
     pub total_cost_usd: Option<f64>,
+    /// Of the `cost_runs`, those whose cost the board computed from tokens it could
+    /// check: "cost checked for `cost_checked` of `cost_runs` runs".
+    pub cost_checked: i64,
+    /// Runs whose stated cost carries a mark (`RunDetail::cost_mark`): not borne out by
+    /// their tokens, or stated with none.
+    pub cost_marked: i64,
+    /// What a success cost: the mean cost of a run times the runs, over the successes
+    /// (as the view counts them); none without a success or a cost.
+    pub cost_per_success_usd: Option<f64>,
     /// Runs that report how long they took, and the mean and sum in seconds.
     pub duration_runs: i64,
     pub mean_duration_s: Option<f64>,
@@ -45,6 +56,13 @@ pub struct Rates {
     pub refuted: i64,
 }
 
+/// What a success cost: `cost_sum` over `cost_runs` runs is the mean cost of a run;
+/// times all `runs` over the `successes`. Computed as the leaderboard's SQL orders by it
+/// (`store::reads::leaderboard`), operation for operation, so the two agree exactly.
+pub fn cost_per_success(cost_sum: f64, cost_runs: i64, runs: i64, successes: i64) -> Option<f64> {
+    (cost_runs > 0 && successes > 0).then(|| (cost_sum * runs as f64) / ((cost_runs * successes) as f64))
+}
+
 /// The sums a [`Rates`] is made of, as kept at ingest.
 #[cfg(feature = "db")]
 #[derive(Debug, Clone, Copy, Default)]
@@ -57,6 +75,8 @@ pub(crate) struct Sums {
     pub recall_runs: i64,
     pub cost_sum: f64,
     pub cost_runs: i64,
+    pub cost_checked: i64,
+    pub cost_marked: i64,
     pub duration_sum: f64,
     pub duration_runs: i64,
     pub flagged: i64,
@@ -67,7 +87,7 @@ pub(crate) struct Sums {
 #[cfg(feature = "db")]
 impl Sums {
     /// The columns kept for each of them (in `aggregates` and `totals`).
-    pub const COLUMNS: [&str; 13] = [
+    pub const COLUMNS: [&str; 15] = [
         "runs",
         "counted",
         "successes",
@@ -81,6 +101,8 @@ impl Sums {
         "flagged",
         "exec_counted",
         "refuted",
+        "cost_checked",
+        "cost_marked",
     ];
 
     pub fn add(&mut self, other: &Sums) {
@@ -97,6 +119,8 @@ impl Sums {
         self.flagged += other.flagged;
         self.exec_counted += other.exec_counted;
         self.refuted += other.refuted;
+        self.cost_checked += other.cost_checked;
+        self.cost_marked += other.cost_marked;
     }
 
     /// The rates as `integrity` counts them: strictly, flagged successes are failures,
@@ -122,6 +146,9 @@ impl Sums {
             cost_runs: self.cost_runs,
             mean_cost_usd: mean(self.cost_sum, self.cost_runs),
             total_cost_usd: (self.cost_runs > 0).then_some(self.cost_sum),
+            cost_checked: self.cost_checked,
+            cost_marked: self.cost_marked,
+            cost_per_success_usd: cost_per_success(self.cost_sum, self.cost_runs, self.runs, successes),
             duration_runs: self.duration_runs,
             mean_duration_s: mean(self.duration_sum, self.duration_runs),
             total_duration_s: (self.duration_runs > 0).then_some(self.duration_sum),

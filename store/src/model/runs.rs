@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use vocab::{Hint, Outcome, ProvenanceKind, TaskId, Tier};
+use vocab::{CostMark, Hint, Outcome, ProvenanceKind, TaskId, Tier, Tokens};
 
 use super::findings::RunFinding;
 
@@ -62,6 +62,18 @@ pub struct RunSummary {
     pub error_type: Option<String>,
 }
 
+/// What the server made of a run's cost at ingest (spec §4m).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CostCheck {
+    /// Its tokens' price at its model's price of its day.
+    pub computed_usd: Option<f64>,
+    pub mark: Option<CostMark>,
+    /// The cost its rates sum.
+    pub counted_usd: Option<f64>,
+    /// `counted_usd` is the computed cost, of tokens borne out.
+    pub checked: bool,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunDetail {
@@ -84,7 +96,15 @@ pub struct RunDetail {
     pub file_recall: Option<f64>,
     pub files_changed: Option<Vec<String>>,
     pub duration_s: Option<f64>,
+    /// The cost the run states, in US dollars.
     pub cost_usd: Option<f64>,
+    /// The tokens it states (spec §4m).
+    pub tokens: Option<Tokens>,
+    /// What those tokens cost at its model's price of its day, where the board's price
+    /// table has one: the cost its rates count.
+    pub cost_computed_usd: Option<f64>,
+    /// Why its stated cost is not borne out, if it is not.
+    pub cost_mark: Option<CostMark>,
     pub metrics: BTreeMap<String, f64>,
     /// The metrics are a private check's (its gold, bundle spec §4j) and not the
     /// reader's to read: `metrics` is empty. Outcomes and rates stay public.

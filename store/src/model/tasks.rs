@@ -40,4 +40,18 @@ pub struct TaskAgentRow {
     pub provenance: ProvenanceKind,
     pub bundle_id: String,
     pub by_hint: BTreeMap<Hint, Rates>,
+    /// The task folder its runs ran, where they say (spec §4n).
+    #[serde(default)]
+    pub task_folder: Option<String>,
+}
+
+/// A task folder that current submissions on a task set ran of a task (spec §4n).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TaskFolderUse {
+    pub task_set_digest: String,
+    /// A Harbor lock's `sha256:` digest, or a trial's `task_checksum`.
+    pub folder: String,
+    /// The current submissions on the task set whose runs ran it.
+    pub submissions: i64,
 }

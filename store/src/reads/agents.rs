@@ -97,7 +97,7 @@ impl Store {
         );
         // The four reads side by side (on PostgreSQL, each on a connection of its own); an
         // unknown agent's three others find nothing.
-        let (head, submissions, rows, reproduced) = tokio::try_join!(
+        let (head, submissions, rows, reproduced, cost_marked) = tokio::try_join!(
             async {
                 db::query_as::<AgentHead>(
                     "SELECT id, display_name, framework, framework_version, model, model_id, url, first_seen_at FROM agents WHERE id = $1",
@@ -110,6 +110,7 @@ impl Store {
             self.submissions_of(id),
             async { db::query(&grid).bind(id).fetch_all(&self.pool).await.map_err(StoreError::from) },
             self.reproduced_runs_of(id),
+            self.cost_marked_of(id),
         )?;
         let Some(a) = head else {
             return Ok(None);
@@ -140,7 +141,36 @@ impl Store {
             submissions,
             current,
             reproduced,
+            cost_marked,
         }))
+    }
+
+    /// The runs of `agent`'s current submissions whose cost carries a mark.
+    async fn cost_marked_of(&self, agent: &str) -> Result<Vec<CostMarkedRun>, StoreError> {
+        let rows = db::query(
+            "SELECT r.id, r.bundle_id, r.task, r.hint, r.attempt, r.cost_usd, r.cost_computed_usd, r.cost_mark \
+             FROM runs r JOIN submissions s ON s.bundle_id = r.bundle_id \
+             WHERE s.agent_id = $1 AND s.superseded_by IS NULL AND r.cost_mark IS NOT NULL \
+             ORDER BY r.id LIMIT $2",
+        )
+        .bind(agent)
+        .bind(AgentDetail::COST_MARKED_SHOWN)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(CostMarkedRun {
+                    run_id: r.try_get("id")?,
+                    bundle_id: r.try_get("bundle_id")?,
+                    task: task(r)?,
+                    hint: name(r, "hint")?,
+                    attempt: r.try_get("attempt")?,
+                    cost_usd: r.try_get("cost_usd")?,
+                    cost_computed_usd: r.try_get("cost_computed_usd")?,
+                    mark: name(r, "cost_mark")?,
+                })
+            })
+            .collect()
     }
 
     async fn submissions_of(&self, agent: &str) -> Result<Vec<SubmissionRecord>, StoreError> {

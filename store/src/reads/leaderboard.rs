@@ -218,6 +218,12 @@ impl Store {
             Some(RateKey::Execution(h)) => ratio(&format!("{h}.executed"), &format!("{h}.exec_counted")),
             Some(RateKey::Recall(h)) => ratio(&format!("{h}.recall_sum"), &format!("{h}.recall_runs")),
             Some(RateKey::Cost(h)) => ratio(&format!("{h}.cost_sum"), &format!("{h}.cost_runs")),
+            // As `rates::cost_per_success` computes it: (sum × runs) / (cost runs × successes).
+            Some(RateKey::CostPerSuccess(h)) => format!(
+                "CASE WHEN {h}.cost_runs > 0 AND {s} > 0 THEN ({h}.cost_sum * CAST({h}.runs AS DOUBLE PRECISION)) \
+                 / CAST({h}.cost_runs * {s} AS DOUBLE PRECISION) END",
+                s = successes(h)
+            ),
             Some(RateKey::Uplift) => format!(
                 "{} - {}",
                 ratio(&successes(Hint::Hints), &counted(Hint::Hints)),
@@ -228,11 +234,13 @@ impl Store {
         let mut hints = vec![Hint::None];
         match key {
             Some(RateKey::Uplift) => hints.push(Hint::Hints),
-            Some(RateKey::Final(h) | RateKey::Execution(h) | RateKey::Recall(h) | RateKey::Cost(h))
-                if h != Hint::None =>
-            {
-                hints.push(h)
-            }
+            Some(
+                RateKey::Final(h)
+                | RateKey::Execution(h)
+                | RateKey::Recall(h)
+                | RateKey::Cost(h)
+                | RateKey::CostPerSuccess(h),
+            ) if h != Hint::None => hints.push(h),
             _ => {}
         }
         let (with, from, mut binds, mut marks) = board_from(filter, None, &hints);

@@ -78,6 +78,8 @@ pub(super) fn sums_of(row: &AnyRow, prefix: &str) -> Result<Sums, StoreError> {
         recall_runs: int("recall_runs")?,
         cost_sum: float("cost_sum")?,
         cost_runs: int("cost_runs")?,
+        cost_checked: int("cost_checked")?,
+        cost_marked: int("cost_marked")?,
         duration_sum: float("duration_sum")?,
         duration_runs: int("duration_runs")?,
         flagged: int("flagged")?,

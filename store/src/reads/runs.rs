@@ -13,7 +13,8 @@ impl Store {
         let Some(r) = db::query(
             "SELECT r.id, r.bundle_id, s.agent_id, a.display_name, s.benchmark_version, s.tier, s.provenance, \
              s.provenance_source, r.task, \
-             r.hint, r.attempt, r.outcome, r.regraded_from, r.error_type, r.file_recall, r.files_changed, r.duration_s, r.cost_usd, r.metrics \
+             r.hint, r.attempt, r.outcome, r.regraded_from, r.error_type, r.file_recall, r.files_changed, r.duration_s, r.cost_usd, r.metrics, \
+             r.tokens_input, r.tokens_output, r.tokens_cache_read, r.tokens_cache_write, r.cost_computed_usd, r.cost_mark \
              FROM runs r JOIN submissions s ON s.bundle_id = r.bundle_id JOIN agents a ON a.id = s.agent_id WHERE r.id = $1",
         )
         .bind(id)
@@ -59,6 +60,14 @@ impl Store {
             files_changed: files.and_then(|f| serde_json::from_str(&f).ok()),
             duration_s: r.try_get("duration_s")?,
             cost_usd: r.try_get("cost_usd")?,
+            tokens: tokens(&r)?,
+            cost_computed_usd: r.try_get("cost_computed_usd")?,
+            cost_mark: r.try_get::<Option<String>, _>("cost_mark")?.map(|m| m.parse()).transpose().map_err(
+                |e: vocab::UnknownName| sqlx::Error::ColumnDecode {
+                    index: "cost_mark".into(),
+                    source: e.into(),
+                },
+            )?,
             metrics: serde_json::from_str(&metrics).unwrap_or_default(),
             metrics_withheld: false,
             artifacts,
@@ -113,4 +122,20 @@ impl Store {
         }
         Ok(out)
     }
+}
+
+/// A run's tokens, as stored (all four or none).
+fn tokens(r: &sqlx::any::AnyRow) -> Result<Option<vocab::Tokens>, StoreError> {
+    let count = |c: &str| -> Result<Option<u64>, StoreError> {
+        Ok(r.try_get::<Option<i64>, _>(c)?.map(|n| u64::try_from(n).unwrap_or(0)))
+    };
+    let (Some(input), Some(output)) = (count("tokens_input")?, count("tokens_output")?) else {
+        return Ok(None);
+    };
+    Ok(Some(vocab::Tokens {
+        input,
+        output,
+        cache_read: count("tokens_cache_read")?.unwrap_or(0),
+        cache_write: count("tokens_cache_write")?.unwrap_or(0),
+    }))
 }

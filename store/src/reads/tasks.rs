@@ -123,7 +123,8 @@ impl Store {
             format!(" AND s.bundle_id IN ({})", Placeholders::after(1).list(b.len()))
         });
         let sql = format!(
-            "SELECT s.agent_id, a.display_name, s.tier, s.provenance, s.bundle_id, {columns} \
+            "SELECT s.agent_id, a.display_name, s.tier, s.provenance, s.bundle_id, {columns}, \
+             (SELECT MAX(f.task_folder) FROM aggregates f WHERE f.bundle_id = s.bundle_id AND f.task = $1) AS task_folder \
              FROM submissions s JOIN agents a ON a.id = s.agent_id{joins} \
              WHERE s.superseded_by IS NULL AND (none.runs IS NOT NULL OR hints.runs IS NOT NULL \
              OR detailed.runs IS NOT NULL){only} ORDER BY s.agent_id, s.bundle_id"
@@ -143,6 +144,30 @@ impl Store {
                     provenance: name(row, "provenance")?,
                     bundle_id: row.try_get("bundle_id")?,
                     by_hint: by_hint(row, Integrity::Reported)?,
+                    task_folder: row.try_get("task_folder")?,
+                })
+            })
+            .collect()
+    }
+
+    /// Spec §4n: the task folders the current submissions ran of `task`, as their runs
+    /// state them, per task set: how many submissions ran each.
+    pub async fn task_folders(&self, task: &str) -> Result<Vec<TaskFolderUse>, StoreError> {
+        let rows = db::query(
+            "SELECT s.task_set_digest, g.task_folder, COUNT(DISTINCT s.bundle_id) AS submissions \
+             FROM aggregates g JOIN submissions s ON s.bundle_id = g.bundle_id \
+             WHERE g.task = $1 AND s.superseded_by IS NULL AND g.task_folder IS NOT NULL \
+             GROUP BY s.task_set_digest, g.task_folder ORDER BY s.task_set_digest, g.task_folder",
+        )
+        .bind(task)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(TaskFolderUse {
+                    task_set_digest: r.try_get("task_set_digest")?,
+                    folder: r.try_get("task_folder")?,
+                    submissions: r.try_get("submissions")?,
                 })
             })
             .collect()

@@ -60,6 +60,7 @@ pub fn bundle_ending(
             duration_s: Some(1.5),
             cost_usd: None,
             tokens: None,
+            task_folder: None,
             metrics: [("acc".to_owned(), 0.25)].into(),
             metrics_digest: None,
             artifacts: [("patch".to_owned(), patch.to_hex()), ("agent_log".to_owned(), log.to_hex())].into(),

@@ -503,7 +503,8 @@ async fn ingest_found(store: &store::Store, bytes: &[u8], server: &store::Server
     let verifier = bundle::Verifier::new(keys, bundle::REXBENCH_TASKS);
     let mut staging = store.blobs().stage();
     let verified = verifier.verify_into(bytes, &mut staging).unwrap();
-    let Ingested::Stored { bundle_id, .. } = store.ingest(&verified, staging, server).await.unwrap() else {
+    let checks = store::ServerChecks::from(server.clone());
+    let Ingested::Stored { bundle_id, .. } = store.ingest(&verified, staging, &checks).await.unwrap() else {
         panic!("stored")
     };
     bundle_id
@@ -679,11 +680,12 @@ async fn ordering_keys_equal_the_rates_shown() {
         };
         use store::RateKey;
         type Shown = fn(&store::Rates) -> Option<f64>;
-        let checks: [(RateKey, Shown); 4] = [
+        let checks: [(RateKey, Shown); 5] = [
             (RateKey::Final(Hint::None), |r| r.final_success),
             (RateKey::Execution(Hint::None), |r| r.execution_success),
             (RateKey::Recall(Hint::None), |r| r.file_recall),
             (RateKey::Cost(Hint::None), |r| r.mean_cost_usd),
+            (RateKey::CostPerSuccess(Hint::None), |r| r.cost_per_success_usd),
         ];
         for (k, f) in checks {
             let keys = store.leaderboard_keys(&filter, Some(k)).await.unwrap();

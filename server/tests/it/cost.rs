@@ -1,0 +1,267 @@
+//! Cost you can check (issue 68; spec §4m): a run's tokens are priced with the
+//! repository's price table at ingest, and what a bundle states is held to them. Made on
+//! the committed example results as a submitter who wants a cheaper row would make it,
+//! and submitted beside an honest twin to a server on each backend.
+
+use std::path::Path;
+
+use bundle::SecretKey;
+use serde_json::{Value, json};
+use store::Tier;
+use store::testing::for_each_backend;
+
+use crate::counting::{csv_row, example_results, pack, personalise, row, submitted};
+use crate::harness::{get, state};
+
+/// Sets what the run at `runs/<run>` states of its cost and tokens.
+fn state_cost(results: &Path, run: &str, cost: Option<f64>, tokens: Option<Value>) {
+    let path = results.join("runs").join(run).join("run.json");
+    let mut json: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let object = json.as_object_mut().unwrap();
+    match cost {
+        Some(c) => object.insert("cost_usd".into(), json!(c)),
+        None => object.remove("cost_usd"),
+    };
+    match tokens {
+        Some(t) => object.insert("tokens".into(), t),
+        None => object.remove("tokens"),
+    };
+    std::fs::write(&path, serde_json::to_vec_pretty(&json).unwrap()).unwrap();
+}
+
+const NONE_RUNS: [&str; 3] = ["csvstats/none/1", "wordfreq/none/1", "wordfreq/none/2"];
+
+/// The price of `input` and `output` tokens of the examples' model today.
+fn price(input: u64, output: u64) -> f64 {
+    let today = time::OffsetDateTime::now_utc().date();
+    let price = benchmark::cost::Prices::builtin().find(["Example Model"], today).expect("a price");
+    price.cost(&bundle::Tokens { input, output, cache_read: 0, cache_write: 0 })
+}
+
+#[tokio::test]
+async fn a_cost_its_tokens_do_not_bear_out_is_marked_and_the_frontier_counts_their_price() {
+    for_each_backend(|backend, blobs| async move {
+        let state = state(&backend, &blobs).await;
+        let key = SecretKey::generate();
+        state.store.add_key(&key.public_key(), "a submitter", Tier::Submitter).await.unwrap();
+        let app = server::build_app(state);
+
+        // The honest agent states what its tokens cost: $0.90 a run without hints.
+        let honest = example_results();
+        let (honest_cost, under_price) = (price(200_000, 20_000), price(2_000_000, 200_000));
+        assert!((honest_cost - 0.9).abs() < 1e-9 && (under_price - 9.0).abs() < 1e-9);
+        for run in NONE_RUNS {
+            state_cost(
+                honest.path(),
+                run,
+                Some(honest_cost),
+                Some(json!({"input": 200_000, "output": 20_000})),
+            );
+        }
+        submitted(&app, pack(honest.path(), "honest-agent", &key).unwrap()).await;
+
+        // The other states a tenth of what its tokens cost, so that its stated costs
+        // ($0.90 against $0.90) would tie... and a twentieth, cheaper than the honest
+        // agent's; on one run with hints it states fewer tokens than its trajectory counts.
+        let under = example_results();
+        personalise(under.path(), "under-agent");
+        let tokens = json!({"input": 2_000_000, "output": 200_000});
+        state_cost(under.path(), NONE_RUNS[0], Some(under_price / 10.0), Some(tokens.clone()));
+        for run in &NONE_RUNS[1..] {
+            state_cost(under.path(), run, Some(under_price / 20.0), Some(tokens.clone()));
+        }
+        state_cost(under.path(), "wordfreq/hints/1", Some(0.0001), Some(json!({"input": 292, "output": 36})));
+        submitted(&app, pack(under.path(), "under-agent", &key).unwrap()).await;
+
+        // The API: each stated cost beside its tokens' price, and the mark.
+        let agent = get(&app, "/api/v1/agents/under-agent").await.json();
+        let marked = agent["cost_marked"].as_array().unwrap();
+        let marks: Vec<(&str, &str)> =
+            marked.iter().map(|m| (m["task"].as_str().unwrap(), m["mark"].as_str().unwrap())).collect();
+        assert_eq!(
+            marks,
+            [
+                ("csvstats", "differs"),
+                ("wordfreq", "differs"),
+                ("wordfreq", "differs"),
+                ("wordfreq", "trajectory-disagrees")
+            ],
+            "{agent}"
+        );
+        let tenth = &marked[0];
+        assert_eq!(tenth["cost_usd"].as_f64().unwrap(), under_price / 10.0);
+        assert!((tenth["cost_computed_usd"].as_f64().unwrap() - under_price).abs() < 1e-9, "{tenth}");
+        let run = get(&app, &format!("/api/v1/runs/{}", tenth["run_id"])).await.json();
+        assert_eq!(
+            (run["cost_mark"].as_str(), run["tokens"]["input"].as_u64()),
+            (Some("differs"), Some(2_000_000))
+        );
+        assert!((run["cost_computed_usd"].as_f64().unwrap() - under_price).abs() < 1e-9, "{run}");
+        // The page says both, and the mark.
+        let page = get(&app, &format!("/runs/{}", tenth["run_id"])).await;
+        let html = String::from_utf8_lossy(&page.body);
+        assert!(
+            html.contains("$0.90 stated; its tokens cost $9.00 at its model&#x27;s price of its day")
+                || html.contains("$0.90 stated; its tokens cost $9.00 at its model's price of its day"),
+            "{html}"
+        );
+        assert!(html.contains("cost differs: the stated cost is not what its tokens cost"), "{html}");
+        // Tokens fewer than its trajectory counts: marked, and the most any says counts.
+        let fewer = &marked[3];
+        let run = get(&app, &format!("/api/v1/runs/{}", fewer["run_id"])).await.json();
+        assert_eq!(run["cost_mark"], "trajectory-disagrees", "{run}");
+        let page = String::from_utf8_lossy(&get(&app, &format!("/runs/{}", fewer["run_id"])).await.body)
+            .into_owned();
+        assert!(page.contains("cost trajectory-disagrees"), "{page}");
+
+        // The rates count the tokens' price, and say how much was checked.
+        let u = row(&app, "under-agent").await;
+        let h = row(&app, "honest-agent").await;
+        let none = |r: &Value, f: &str| r["by_hint"]["none"][f].clone();
+        assert!((none(&u, "mean_cost_usd").as_f64().unwrap() - under_price).abs() < 1e-9, "{u}");
+        assert!((none(&h, "mean_cost_usd").as_f64().unwrap() - honest_cost).abs() < 1e-9, "{h}");
+        assert_eq!(
+            (none(&u, "cost_checked"), none(&u, "cost_runs"), none(&u, "cost_marked")),
+            (json!(3), json!(3), json!(3))
+        );
+        assert_eq!((none(&h, "cost_checked"), none(&h, "cost_marked")), (json!(3), json!(0)));
+        // A run whose tokens disagree with its trajectory is not checked; it counts at
+        // the most any figure says, here its trajectory's tokens' price.
+        let hints = &u["by_hint"]["hints"];
+        assert_eq!((hints["cost_runs"].as_i64(), hints["cost_checked"].as_i64()), (Some(1), Some(0)), "{u}");
+        let traced = benchmark::cost::Prices::builtin()
+            .find(["Example Model"], time::OffsetDateTime::now_utc().date())
+            .unwrap()
+            .cost(&bundle::Tokens { input: 2920, output: 360, cache_read: 6400, cache_write: 0 });
+        assert!((hints["mean_cost_usd"].as_f64().unwrap() - traced).abs() < 1e-12, "{u}");
+        // Cost per success: 2 of 3 runs succeeded, so one success cost 1.5 runs' cost.
+        assert!((none(&h, "cost_per_success_usd").as_f64().unwrap() - honest_cost * 1.5).abs() < 1e-9, "{h}");
+
+        // The CSV says the same.
+        let csv = csv_row(&app, "under-agent").await;
+        assert_eq!(csv["mean_cost_usd_none"], "9.0000");
+        assert_eq!(
+            (
+                csv["cost_runs_none"].as_str(),
+                csv["cost_checked_runs_none"].as_str(),
+                csv["cost_marked_runs_none"].as_str()
+            ),
+            ("3", "3", "3")
+        );
+        assert_eq!(csv["cost_marked_runs_hints"], "1");
+        assert_eq!(csv_row(&app, "honest-agent").await["cost_marked_runs_none"], "0");
+
+        // The frontier and the cost order follow the checked cost: by what they state
+        // the under-reporting agent is the cheaper of two equally successful ones; by
+        // what their tokens cost, the honest one is, and alone on the frontier.
+        let board = String::from_utf8_lossy(&get(&app, "/?sort=cost-none&dir=asc").await.body).into_owned();
+        let at = |name: &str| board.find(&format!(">{name}<")).unwrap_or_else(|| panic!("{name} in {board}"));
+        assert!(at("honest-agent") < at("under-agent"), "cheapest first: {board}");
+        assert!(board.contains("no other agent here beats on both counts (honest-agent)"), "{board}");
+        assert!(board.contains("cost checked for 6 of 6 runs drawn"), "{board}");
+        let keys = get(&app, "/api/v1/leaderboard").await.json();
+        let names: Vec<&str> =
+            keys["rows"].as_array().unwrap().iter().filter_map(|r| r["agent_id"].as_str()).collect();
+        assert_eq!(names.len(), 2);
+        // The agent's page lists the marked runs beside their tokens' price.
+        let page = String::from_utf8_lossy(&get(&app, "/agents/under-agent").await.body).into_owned();
+        let table = &page[page.find("id=\"cost-marked\"").expect("the marked runs' table")..];
+        assert!(table.contains("$0.90") && table.contains("$9.00") && table.contains("differs"), "{table}");
+        assert!(page.contains("3 of 3 · 3 marked"), "{page}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_cost_stated_with_no_tokens_is_marked_and_counted_unchecked() {
+    for_each_backend(|backend, blobs| async move {
+        let state = state(&backend, &blobs).await;
+        let key = SecretKey::generate();
+        state.store.add_key(&key.public_key(), "a submitter", Tier::Submitter).await.unwrap();
+        let app = server::build_app(state);
+        // The committed examples: wordfreq/none/1 states $0.42 and no tokens;
+        // wordfreq/hints/1 states its trajectory's tokens and no cost.
+        let results = example_results();
+        submitted(&app, pack(results.path(), "example-agent", &key).unwrap()).await;
+        let agent = get(&app, "/api/v1/agents/example-agent").await.json();
+        let marked = agent["cost_marked"].as_array().unwrap();
+        assert_eq!(marked.len(), 1, "{agent}");
+        assert_eq!(
+            (marked[0]["mark"].as_str(), marked[0]["cost_usd"].as_f64()),
+            (Some("no-tokens"), Some(0.42))
+        );
+        assert_eq!(marked[0]["cost_computed_usd"], Value::Null);
+        let r = row(&app, "example-agent").await;
+        assert_eq!(
+            (r["by_hint"]["none"]["cost_runs"].as_i64(), r["by_hint"]["none"]["cost_checked"].as_i64()),
+            (Some(1), Some(0))
+        );
+        assert_eq!(r["by_hint"]["none"]["mean_cost_usd"], 0.42);
+        // The run with tokens and no cost is priced, checked and unmarked.
+        assert_eq!(
+            (r["by_hint"]["hints"]["cost_runs"].as_i64(), r["by_hint"]["hints"]["cost_checked"].as_i64()),
+            (Some(1), Some(1))
+        );
+        let board = String::from_utf8_lossy(&get(&app, "/").await.body).into_owned();
+        assert!(board.contains(r#"<span class="ci">unchecked</span>"#), "{board}");
+        assert!(board.contains("cost checked for 0 of 1 run drawn"), "{board}");
+    })
+    .await;
+}
+
+/// Spec §4n: each run says which task folder it ran; a task's page shows each agent's,
+/// and says when current submissions on one task set ran different folders of it. A
+/// bundle whose runs of one task ran two folders is refused at pack (and by the server).
+#[tokio::test]
+async fn the_task_folder_each_agent_ran_is_shown_and_a_split_is_said() {
+    for_each_backend(|backend, blobs| async move {
+        let state = state(&backend, &blobs).await;
+        let key = SecretKey::generate();
+        state.store.add_key(&key.public_key(), "a submitter", Tier::Submitter).await.unwrap();
+        let app = server::build_app(state);
+        let folder = |results: &Path, hex: &str| {
+            for dir in crate::counting::run_dirs(results).into_iter().filter(|d| d.to_string_lossy().contains("/wordfreq/")) {
+                let path = dir.join("run.json");
+                let mut run: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+                run["task_folder"] = json!(format!("sha256:{}", hex.repeat(32)));
+                std::fs::write(&path, serde_json::to_vec_pretty(&run).unwrap()).unwrap();
+            }
+        };
+        let first = example_results();
+        folder(first.path(), "aa");
+        submitted(&app, pack(first.path(), "first-agent", &key).unwrap()).await;
+        let page = String::from_utf8_lossy(&get(&app, "/tasks/wordfreq").await.body).into_owned();
+        assert!(page.contains("folder sha256:aaaaaaaaaaaa"), "{page}");
+        assert!(!page.contains("different folders of this task"), "{page}");
+
+        let second = example_results();
+        personalise(second.path(), "second-agent");
+        folder(second.path(), "bb");
+        submitted(&app, pack(second.path(), "second-agent", &key).unwrap()).await;
+        let page = String::from_utf8_lossy(&get(&app, "/tasks/wordfreq").await.body).into_owned();
+        assert!(page.contains("folder sha256:bbbbbbbbbbbb"), "{page}");
+        assert!(
+            page.contains("ran 2 different folders of this task: sha256:aaaaaaaaaaaa (1 submission), sha256:bbbbbbbbbbbb (1 submission)"),
+            "{page}"
+        );
+        // The other task's runs state no folder: nothing is said of it.
+        let page = String::from_utf8_lossy(&get(&app, "/tasks/csvstats").await.body).into_owned();
+        assert!(!page.contains("different folders") && !page.contains("folder sha256"), "{page}");
+        // The API's task answer carries each agent's folder.
+        let task = get(&app, "/api/v1/tasks/wordfreq").await.json();
+        let folders: Vec<&str> = task["agents"].as_array().unwrap().iter().filter_map(|a| a["task_folder"].as_str()).collect();
+        assert_eq!(folders.len(), 2, "{task}");
+
+        // One bundle, two folders of wordfreq: pack refuses it.
+        let split = example_results();
+        folder(split.path(), "cc");
+        let one = split.path().join("runs/wordfreq/none/1/run.json");
+        let mut run: Value = serde_json::from_slice(&std::fs::read(&one).unwrap()).unwrap();
+        run["task_folder"] = json!("0123abcd");
+        std::fs::write(&one, serde_json::to_vec_pretty(&run).unwrap()).unwrap();
+        let err = pack(split.path(), "split-agent", &key).unwrap_err();
+        let cause = std::error::Error::source(&err).map(ToString::to_string).unwrap_or_default();
+        assert!(cause.contains("task wordfreq: its runs ran two task folders"), "{err}: {cause}");
+    })
+    .await;
+}
