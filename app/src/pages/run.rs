@@ -91,6 +91,10 @@ fn Run(data: RunData) -> impl IntoView {
                     </span>
                 })}
             </dd>
+            {r.task_folder.clone().map(|f| view! {
+                <dt>"Task folder"</dt>
+                <dd><code class="digest">{f}</code>" ("<a href="/about#task-identity">"what the harness ran"</a>")"</dd>
+            })}
             <dt>"Tokens"</dt>
             <dd>{r.tokens.as_ref().map_or_else(|| "–".to_owned(), views::cost::tokens)}</dd>
             <dt>"File recall"</dt>

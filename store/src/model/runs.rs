@@ -105,6 +105,9 @@ pub struct RunDetail {
     pub cost_computed_usd: Option<f64>,
     /// Why its stated cost is not borne out, if it is not.
     pub cost_mark: Option<CostMark>,
+    /// The task folder its harness ran, where it says (spec §4n).
+    #[serde(default)]
+    pub task_folder: Option<String>,
     pub metrics: BTreeMap<String, f64>,
     /// The metrics are a private check's (its gold, bundle spec §4j) and not the
     /// reader's to read: `metrics` is empty. Outcomes and rates stay public.

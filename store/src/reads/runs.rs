@@ -14,7 +14,7 @@ impl Store {
             "SELECT r.id, r.bundle_id, s.agent_id, a.display_name, s.benchmark_version, s.tier, s.provenance, \
              s.provenance_source, r.task, \
              r.hint, r.attempt, r.outcome, r.regraded_from, r.error_type, r.file_recall, r.files_changed, r.duration_s, r.cost_usd, r.metrics, \
-             r.tokens_input, r.tokens_output, r.tokens_cache_read, r.tokens_cache_write, r.cost_computed_usd, r.cost_mark \
+             r.tokens_input, r.tokens_output, r.tokens_cache_read, r.tokens_cache_write, r.cost_computed_usd, r.cost_mark, r.task_folder \
              FROM runs r JOIN submissions s ON s.bundle_id = r.bundle_id JOIN agents a ON a.id = s.agent_id WHERE r.id = $1",
         )
         .bind(id)
@@ -62,6 +62,7 @@ impl Store {
             cost_usd: r.try_get("cost_usd")?,
             tokens: tokens(&r)?,
             cost_computed_usd: r.try_get("cost_computed_usd")?,
+            task_folder: r.try_get("task_folder")?,
             cost_mark: r.try_get::<Option<String>, _>("cost_mark")?.map(|m| m.parse()).transpose().map_err(
                 |e: vocab::UnknownName| sqlx::Error::ColumnDecode {
                     index: "cost_mark".into(),
