@@ -44,9 +44,22 @@ impl Price {
 
     /// Whether a manifest's model name (its `model` or `model_id`) is this row's model.
     pub fn names(&self, name: &str) -> bool {
-        let name = name.trim();
-        self.model.eq_ignore_ascii_case(name) || self.ids.iter().any(|id| id.eq_ignore_ascii_case(name))
+        let name = normal(name);
+        normal(&self.model) == name || self.ids.iter().any(|id| normal(id) == name)
     }
+}
+
+/// A model's name as names are compared: lower case, surrounding space trimmed. A name
+/// with an invisible or control character in it (a zero-width space, …) names no model.
+fn normal(name: &str) -> String {
+    let name = name.trim();
+    if name.chars().any(|c| {
+        c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{2060}'..='\u{2064}' | '\u{feff}' | '\u{00ad}')
+    }) {
+        return "\u{0}invisible".to_owned();
+    }
+    name.to_lowercase()
 }
 
 /// The price table.
@@ -114,6 +127,27 @@ impl Prices {
     }
 }
 
+impl Prices {
+    /// The price of a manifest's model on `day`: every name it gives (`model_id`,
+    /// `model`) must name one and the same model of the table, or there is none (a name
+    /// the table does not know beside one it does proves nothing about which was run).
+    /// Its row of that day; before its first row, its first row (a date before any
+    /// price is the submitter's claim, never a way around the table).
+    pub fn of_model<'a>(&self, names: impl IntoIterator<Item = &'a str>, day: Date) -> Option<&Price> {
+        let mut model: Option<&str> = None;
+        for name in names {
+            let row = self.rows.iter().find(|p| p.names(name))?;
+            match model {
+                Some(m) if m != row.model => return None,
+                _ => model = Some(&row.model),
+            }
+        }
+        let model = model?;
+        let rows = || self.rows.iter().filter(|p| p.model == model);
+        rows().filter(|p| p.from <= day).max_by_key(|p| p.from).or_else(|| rows().min_by_key(|p| p.from))
+    }
+}
+
 fn date<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Date, D::Error> {
     let text = toml::value::Datetime::deserialize(d)?;
     let day = text.date.ok_or_else(|| serde::de::Error::custom("a date, as 2025-01-31"))?;
@@ -121,61 +155,92 @@ fn date<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Date, D::Error> {
     Date::from_calendar_date(day.year.into(), month, day.day).map_err(serde::de::Error::custom)
 }
 
-/// An ATIF trajectory's tokens: its `final_metrics` totals, else its steps' metrics
-/// summed. ATIF counts cached tokens within the prompt's, and no cache writes: the
-/// prompt's uncached tokens are `input`, its cached ones `cache_read`. None for a file
-/// that is not ATIF or records no prompt or completion tokens.
-pub fn atif_tokens(bytes: &[u8]) -> Option<Tokens> {
-    #[derive(Deserialize, Default)]
-    struct Metrics {
-        #[serde(default, alias = "total_prompt_tokens")]
-        prompt_tokens: Option<u64>,
-        #[serde(default, alias = "total_completion_tokens")]
-        completion_tokens: Option<u64>,
-        #[serde(default, alias = "total_cached_tokens")]
-        cached_tokens: Option<u64>,
-    }
-    #[derive(Deserialize)]
-    struct Step {
-        #[serde(default)]
-        metrics: Option<Metrics>,
-    }
-    #[derive(Deserialize)]
-    struct Atif {
-        #[serde(default)]
-        steps: Vec<Step>,
-        #[serde(default)]
-        final_metrics: Option<Metrics>,
-    }
-    let file: Atif = serde_json::from_slice(bytes).ok()?;
-    let totals = match file.final_metrics {
-        Some(m) if m.prompt_tokens.is_some() || m.completion_tokens.is_some() => m,
-        _ => {
-            let mut sum = Metrics::default();
-            let add = |to: &mut Option<u64>, n: Option<u64>| {
-                if let Some(n) = n {
-                    *to = Some(to.unwrap_or(0).saturating_add(n));
-                }
-            };
-            for m in file.steps.iter().filter_map(|s| s.metrics.as_ref()) {
-                add(&mut sum.prompt_tokens, m.prompt_tokens);
-                add(&mut sum.completion_tokens, m.completion_tokens);
-                add(&mut sum.cached_tokens, m.cached_tokens);
-            }
-            sum
+/// What a trajectory says of a run's tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Traced {
+    /// Not an ATIF trajectory, or one that counts no tokens.
+    Nothing,
+    /// Its tokens.
+    Tokens(Tokens),
+    /// An ATIF trajectory whose counts do not read (not JSON, a count that is not a whole
+    /// number ≥ 0): what it counted cannot be told, so a run's tokens are not borne out.
+    Unreadable,
+}
+
+/// An ATIF trajectory's tokens: for each kind, the larger of its `final_metrics` total
+/// and its steps' metrics summed (an edited total never hides what the steps count).
+/// ATIF counts cached tokens within the prompt's, and no cache writes: the prompt's
+/// uncached tokens are `input`, its cached ones `cache_read`.
+pub fn trajectory_tokens(bytes: &[u8]) -> Traced {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    let atif_like = || {
+        let head = &bytes[..bytes.len().min(1 << 16)];
+        head.windows(7).any(|w| w == b"\"steps\"") || head.windows(4).any(|w| w == b"ATIF")
+    };
+    let Ok(file) = serde_json::from_slice::<serde_json::Value>(bytes) else {
+        return if atif_like() { Traced::Unreadable } else { Traced::Nothing };
+    };
+    // A count: absent, or a whole number ≥ 0 (9320.0 is 9320); anything else is unreadable.
+    let count = |m: &serde_json::Value, keys: &[&str]| -> Result<Option<u64>, ()> {
+        match keys.iter().find_map(|k| m.get(*k)) {
+            None | Some(serde_json::Value::Null) => Ok(None),
+            Some(v) => match (v.as_u64(), v.as_f64()) {
+                (Some(n), _) => Ok(Some(n)),
+                (None, Some(f)) if f >= 0.0 && f.fract() == 0.0 && f < 1e15 => Ok(Some(f as u64)),
+                _ => Err(()),
+            },
         }
     };
-    if totals.prompt_tokens.is_none() && totals.completion_tokens.is_none() {
-        return None;
+    let kinds = |m: &serde_json::Value| -> Result<[Option<u64>; 3], ()> {
+        Ok([
+            count(m, &["total_prompt_tokens", "prompt_tokens"])?,
+            count(m, &["total_completion_tokens", "completion_tokens"])?,
+            count(m, &["total_cached_tokens", "cached_tokens"])?,
+        ])
+    };
+    let read = || -> Result<[Option<u64>; 3], ()> {
+        let mut steps = [None::<u64>; 3];
+        for step in file.get("steps").and_then(|s| s.as_array()).into_iter().flatten() {
+            if let Some(m) = step.get("metrics").filter(|m| !m.is_null()) {
+                for (sum, n) in steps.iter_mut().zip(kinds(m)?) {
+                    if let Some(n) = n {
+                        *sum = Some(sum.unwrap_or(0).saturating_add(n));
+                    }
+                }
+            }
+        }
+        let totals = match file.get("final_metrics").filter(|m| !m.is_null()) {
+            Some(m) => kinds(m)?,
+            None => [None; 3],
+        };
+        let mut out = [None; 3];
+        for (o, (a, b)) in out.iter_mut().zip(totals.into_iter().zip(steps)) {
+            *o = a.max(b);
+        }
+        Ok(out)
+    };
+    match read() {
+        Err(()) => Traced::Unreadable,
+        Ok([None, None, _]) => Traced::Nothing,
+        Ok([prompt, completion, cached]) => {
+            let prompt = prompt.unwrap_or(0);
+            let cached = cached.unwrap_or(0).min(prompt);
+            Traced::Tokens(Tokens {
+                input: prompt - cached,
+                output: completion.unwrap_or(0),
+                cache_read: cached,
+                cache_write: 0,
+            })
+        }
     }
-    let prompt = totals.prompt_tokens.unwrap_or(0);
-    let cached = totals.cached_tokens.unwrap_or(0).min(prompt);
-    Some(Tokens {
-        input: prompt - cached,
-        output: totals.completion_tokens.unwrap_or(0),
-        cache_read: cached,
-        cache_write: 0,
-    })
+}
+
+/// An ATIF trajectory's tokens ([`trajectory_tokens`]), where it counts them readably.
+pub fn atif_tokens(bytes: &[u8]) -> Option<Tokens> {
+    match trajectory_tokens(bytes) {
+        Traced::Tokens(t) => Some(t),
+        Traced::Nothing | Traced::Unreadable => None,
+    }
 }
 
 /// A run's cost as the board counts it: the price of its tokens where they can be
@@ -192,30 +257,38 @@ pub struct Checked {
 }
 
 /// Checks a run's stated cost against its tokens priced at `price` (its model's on its
-/// day, if the table has one) and its tokens against those of its trajectory, where the
-/// board has one.
+/// day, if the table has one) and its tokens against what its trajectory says, where the
+/// board has one. A stated cost its tokens do not bear out counts at the higher of the
+/// two, and so does one whose trajectory disagrees (with its trajectory's price too).
 pub fn check(
     stated: Option<f64>,
     tokens: Option<&Tokens>,
     price: Option<&Price>,
-    trajectory: Option<&Tokens>,
+    trajectory: Traced,
 ) -> Checked {
     let computed = tokens.zip(price).map(|(t, p)| p.cost(t));
-    let disagrees = trajectory.is_some_and(|from_trajectory| tokens != Some(from_trajectory));
-    let mark = match (stated, tokens, computed) {
+    let disagrees = match trajectory {
+        Traced::Nothing => false,
+        Traced::Unreadable => true,
+        Traced::Tokens(from_trajectory) => tokens != Some(&from_trajectory),
+    };
+    let differs = matches!((stated, computed), (Some(s), Some(c)) if (s - c).abs() > (TOLERANCE * c).max(TOLERANCE_USD));
+    let mark = match (stated, tokens) {
         _ if disagrees => Some(CostMark::TrajectoryDisagrees),
-        (Some(_), None, _) => Some(CostMark::NoTokens),
-        (Some(s), Some(_), Some(c)) if (s - c).abs() > (TOLERANCE * c).max(TOLERANCE_USD) => {
-            Some(CostMark::Differs)
-        }
+        (Some(_), None) => Some(CostMark::NoTokens),
+        _ if differs => Some(CostMark::Differs),
         _ => None,
     };
     let checked = computed.is_some() && !disagrees;
-    let counted = if checked {
-        computed
-    } else if disagrees {
-        let traced = trajectory.zip(price).map(|(t, p)| p.cost(t));
-        [stated, computed, traced].into_iter().flatten().reduce(f64::max)
+    let most = |figures: &[Option<f64>]| figures.iter().flatten().copied().reduce(f64::max);
+    let counted = if disagrees {
+        let traced = match trajectory {
+            Traced::Tokens(t) => price.map(|p| p.cost(&t)),
+            Traced::Nothing | Traced::Unreadable => None,
+        };
+        most(&[stated, computed, traced])
+    } else if checked {
+        if differs { most(&[stated, computed]) } else { computed }
     } else {
         stated
     };
@@ -240,146 +313,10 @@ pub fn check_run(
             .map(|t| t.date())
             .ok();
     let names = manifest.agent.model_id.iter().chain([&manifest.agent.model]).map(String::as_str);
-    let price = day.and_then(|day| prices.find(names, day));
-    let traced = trajectory.and_then(atif_tokens);
-    check(run.cost_usd, run.tokens.as_ref(), price, traced.as_ref())
+    let price = day.and_then(|day| prices.of_model(names, day));
+    let traced = trajectory.map_or(Traced::Nothing, trajectory_tokens);
+    check(run.cost_usd, run.tokens.as_ref(), price, traced)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn day(y: i32, m: u8, d: u8) -> Date {
-        Date::from_calendar_date(y, Month::try_from(m).unwrap(), d).unwrap()
-    }
-
-    #[test]
-    fn the_table_reads_and_every_row_cites_a_source_and_a_date() {
-        let prices = Prices::builtin();
-        assert!(prices.rows().len() >= 9);
-        for p in prices.rows() {
-            assert!(p.source.len() > 20, "{} cites no source", p.model);
-            assert!(p.from >= day(2024, 1, 1), "{}", p.model);
-        }
-    }
-
-    #[test]
-    fn every_model_the_demo_shows_has_a_price() {
-        // The paper's agents' models (docs/data/rexbench-v3-results.json), the parity
-        // experiment's (docs/data/harbor-rexbench-parity-2026-02.json) and the example
-        // agents' (tasks/examples/*.toml), as the demo's manifests name them.
-        let paper: serde_json::Value =
-            serde_json::from_str(include_str!("../../docs/data/rexbench-v3-results.json")).unwrap();
-        let mut models: Vec<String> = paper["agents"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| a["model"].as_str().unwrap().to_owned())
-            .collect();
-        models.push("Claude Sonnet 4.5".into());
-        models.push("Example Model".into());
-        for model in models {
-            assert!(
-                Prices::builtin().find([model.as_str()], day(2026, 11, 28)).is_some(),
-                "no price for {model} in benchmark/prices.toml"
-            );
-        }
-    }
-
-    #[test]
-    fn a_run_is_priced_by_its_models_row_of_its_day() {
-        let prices = Prices::builtin();
-        let before = prices.find(["deepseek-reasoner"], day(2025, 9, 4)).unwrap();
-        let after = prices.find(["DeepSeek-R1"], day(2025, 9, 5)).unwrap();
-        assert_eq!((before.output, after.output), (2.19, 1.68));
-        assert!(prices.find(["Claude 4.5 Opus"], day(2025, 11, 1)).is_none(), "priced before it was sold");
-        assert!(prices.find(["no such model"], day(2026, 1, 1)).is_none());
-        let opus = prices.find(["CLAUDE-OPUS-4-5"], day(2026, 1, 1)).unwrap();
-        let t = Tokens { input: 1_000_000, output: 100_000, cache_read: 2_000_000, cache_write: 10_000 };
-        assert!((opus.cost(&t) - (5.0 + 2.5 + 1.0 + 0.0625)).abs() < 1e-9);
-    }
-
-    #[test]
-    fn a_table_without_sources_or_with_a_repeated_day_is_refused() {
-        let row = |source: &str, from: &str| {
-            format!(
-                "[[price]]\nmodel = \"M\"\nids = [\"m\"]\nfrom = {from}\ninput = 1.0\noutput = 2.0\ncache_read = 0.1\ncache_write = 1.0\nsource = \"{source}\"\n"
-            )
-        };
-        assert!(Prices::parse(&row("", "2025-01-01")).unwrap_err().contains("no source"));
-        let twice = row("a source", "2025-01-01") + &row("another", "2025-01-01");
-        assert!(Prices::parse(&twice).unwrap_err().contains("a second price"));
-        assert!(Prices::parse(&row("a source", "\"January\"")).is_err());
-        assert!(
-            Prices::parse(&row("a source", "2025-01-01").replace("2.0", "-2.0"))
-                .unwrap_err()
-                .contains("not a price")
-        );
-    }
-
-    #[test]
-    fn tokens_come_from_an_atif_trajectorys_totals_or_its_steps() {
-        let totals = br#"{"schema_version": "ATIF-v1.4", "steps": [{"metrics": {"prompt_tokens": 1}}],
-            "final_metrics": {"total_prompt_tokens": 1000, "total_completion_tokens": 50, "total_cached_tokens": 800}}"#;
-        assert_eq!(
-            atif_tokens(totals),
-            Some(Tokens { input: 200, output: 50, cache_read: 800, cache_write: 0 })
-        );
-        let steps = br#"{"steps": [{"metrics": {"prompt_tokens": 100, "completion_tokens": 5}},
-            {"source": "agent"}, {"metrics": {"prompt_tokens": 200, "completion_tokens": 7, "cached_tokens": 150}}]}"#;
-        assert_eq!(
-            atif_tokens(steps),
-            Some(Tokens { input: 150, output: 12, cache_read: 150, cache_write: 0 })
-        );
-        assert_eq!(atif_tokens(br#"{"steps": [{"metrics": {}}]}"#), None);
-        assert_eq!(atif_tokens(b"not json"), None);
-    }
-
-    #[test]
-    fn a_stated_cost_is_checked_against_its_tokens_and_its_trajectory() {
-        let price = Prices::builtin().find(["Example Model"], day(2026, 6, 1)).unwrap();
-        let t = Tokens { input: 100_000, output: 10_000, cache_read: 0, cache_write: 0 };
-        let price_of = price.cost(&t); // 0.30 + 0.15
-        assert!((price_of - 0.45).abs() < 1e-9);
-        assert_eq!(
-            check(Some(0.45), Some(&t), Some(price), None),
-            Checked { computed: Some(price_of), mark: None, counted: Some(price_of), checked: true }
-        );
-        assert_eq!(check(Some(0.48), Some(&t), Some(price), None).mark, None, "within a tenth");
-        assert_eq!(
-            check(Some(0.045), Some(&t), Some(price), None),
-            Checked {
-                computed: Some(price_of),
-                mark: Some(CostMark::Differs),
-                counted: Some(price_of),
-                checked: true
-            },
-            "a tenth of it: the price counts"
-        );
-        assert_eq!(
-            check(Some(0.045), None, Some(price), None),
-            Checked { computed: None, mark: Some(CostMark::NoTokens), counted: Some(0.045), checked: false }
-        );
-        assert_eq!(
-            check(None, Some(&t), Some(price), None).mark,
-            None,
-            "no cost stated: the price is the cost"
-        );
-        assert_eq!(
-            check(Some(0.45), Some(&t), None, None),
-            Checked { computed: None, mark: None, counted: Some(0.45), checked: false },
-            "no price: unchecked"
-        );
-        let other = Tokens { input: 1, ..t };
-        assert_eq!(
-            check(Some(0.45), Some(&t), Some(price), Some(&other)).mark,
-            Some(CostMark::TrajectoryDisagrees)
-        );
-        // Tokens stated at a tenth of what the trajectory counts: the most any says counts.
-        let tenth = Tokens { input: 10_000, output: 1_000, cache_read: 0, cache_write: 0 };
-        let under = check(Some(0.045), Some(&tenth), Some(price), Some(&t));
-        assert_eq!((under.mark, under.checked), (Some(CostMark::TrajectoryDisagrees), false));
-        assert!((under.counted.unwrap() - price_of).abs() < 1e-12);
-        assert_eq!(check(Some(0.45), Some(&t), Some(price), Some(&t)).mark, None);
-    }
-}
+mod tests;

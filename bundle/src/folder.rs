@@ -15,18 +15,20 @@ pub fn is_task_folder(s: &str) -> bool {
     }
 }
 
-/// Section 4n: one task, one folder. Every run of a task that states the folder it ran
-/// states the same one.
+/// Section 4n: one task, one folder. Where any run of a task states the folder it ran,
+/// every run of that task states the same one (a run that states none beside them could
+/// have run any).
 pub(crate) fn validate(m: &Manifest) -> Result<(), BundleError> {
-    let mut first: std::collections::BTreeMap<&str, &str> = std::collections::BTreeMap::new();
+    let mut first: std::collections::BTreeMap<&str, Option<&str>> = std::collections::BTreeMap::new();
     for run in &m.runs {
-        let Some(folder) = run.task_folder.as_deref() else { continue };
+        let folder = run.task_folder.as_deref();
         let seen = *first.entry(run.task.as_str()).or_insert(folder);
         if seen != folder {
+            let said = |f: Option<&str>| f.unwrap_or("none stated").to_owned();
             return Err(BundleError::TaskFolderSplit {
                 task: run.task.to_string(),
-                first: seen.to_owned(),
-                second: folder.to_owned(),
+                first: said(seen),
+                second: said(folder),
             });
         }
     }

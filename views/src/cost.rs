@@ -3,18 +3,21 @@
 
 use crate::format::{short, usd};
 
-/// How much of a cost the board checked (spec §4m), in a few words under the figure:
-/// "checked", "checked 54/60", "unchecked". None without a cost, and for a published
-/// row, whose cost is its source's average (its badge says where it comes from, and the
-/// table's notes what that means for its cost: a word per cell would weigh on each row).
+/// How much of a row's cost the board checked (spec §4m), in a few words under the
+/// figure, over all its runs: "checked" (every run priced from its tokens), "checked
+/// 2/5", "unchecked", and "2 of 5 runs" where some runs state no cost at all (the mean
+/// is over those that do). None without a cost, and for a published row, whose cost is
+/// its source's average (its badge says where it comes from, and the table's notes what
+/// that means for its cost: a word per cell would weigh on each row).
 pub fn cost_checked(rates: &store::Rates, provenance: store::ProvenanceKind) -> Option<String> {
     if rates.cost_runs == 0 || provenance == store::ProvenanceKind::Published {
         return None;
     }
-    Some(match (rates.cost_checked, rates.cost_runs) {
-        (0, _) => "unchecked".to_owned(),
-        (k, n) if k == n => "checked".to_owned(),
-        (k, n) => format!("checked {k}/{n}"),
+    Some(match (rates.cost_checked, rates.cost_runs, rates.runs) {
+        (k, c, n) if c < n => format!("{c} of {n} runs, {k} checked"),
+        (0, _, _) => "unchecked".to_owned(),
+        (k, _, n) if k == n => "checked".to_owned(),
+        (k, _, n) => format!("checked {k}/{n}"),
     })
 }
 

@@ -552,7 +552,13 @@ fn CostSection(
                                 <td class="num">{match (from_paper, s.cost_runs) {
                                     (_, 0) => "–".to_owned(),
                                     (true, _) => "paper's average".to_owned(),
-                                    (false, n) => format!("{} of {n}{}", s.cost_checked, if s.cost_marked > 0 { format!(" · {} marked", s.cost_marked) } else { String::new() }),
+                                    (false, n) => format!(
+                                        "{} of {}{}{}",
+                                        s.cost_checked,
+                                        s.runs,
+                                        if n < s.runs { format!(" · {} state none", s.runs - n) } else { String::new() },
+                                        if s.cost_marked > 0 { format!(" · {} marked", s.cost_marked) } else { String::new() }
+                                    ),
                                 }}</td>
                                 <td class="num">{format::usd((s.cost_runs > 0).then_some(s.cost))}</td>
                                 <td class="num" title=format!("over {} runs", s.duration_runs)>{mean(s.duration, s.duration_runs).map_or_else(|| "–".to_owned(), format::seconds)}</td>

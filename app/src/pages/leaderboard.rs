@@ -56,8 +56,18 @@ fn Board(data: LeaderboardData) -> impl IntoView {
         .collect();
     let chart =
         charts::hint_dots("Final success per agent with no hints, hints and detailed hints", &chart_rows);
+    // A row is drawn where every one of its runs without hints has a cost: a mean over
+    // the few runs that state one would draw a row cheaper than it ran.
+    let drawn = |r: &&LeaderboardRow| {
+        r.by_hint.get(&Hint::None).is_some_and(|h| h.mean_cost_usd.is_some() && h.cost_runs == h.runs)
+    };
+    let partial = rows
+        .iter()
+        .filter(|r| r.by_hint.get(&Hint::None).is_some_and(|h| h.cost_runs > 0 && h.cost_runs < h.runs))
+        .count();
     let cost_points: Vec<charts::CostPoint> = rows
         .iter()
+        .filter(drawn)
         .filter_map(|r| {
             let rates = r.by_hint.get(&Hint::None)?;
             let interval =
@@ -78,9 +88,8 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             &cost_points,
         )
     });
-    let without_cost = rows.len() - cost_points.len();
+    let without_cost = rows.len() - cost_points.len() - partial;
     // How much of the drawn cost the board checked (spec §4m), the paper's rows apart.
-    let drawn = |r: &&LeaderboardRow| r.by_hint.get(&Hint::None).is_some_and(|h| h.mean_cost_usd.is_some());
     let (checked, of_runs, from_paper) = rows.iter().filter(drawn).fold((0, 0, 0), |(k, n, p), r| {
         let rates = &r.by_hint[&Hint::None];
         match r.provenance {
@@ -285,13 +294,14 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                     caption=format!(
                         "Final success with no hints (the bar is its 95% interval) against the mean cost of a run with no hints, \
                          for the agents of this page that report costs. The line joins the cost–success frontier: agents \
-                         no other agent here beats on both counts ({}). {checked_words}{}The same numbers are in the table above.",
+                         no other agent here beats on both counts ({}). {checked_words}{}{}The same numbers are in the table above.",
                         frontier.join(", "),
                         if without_cost > 0 { format!("{without_cost} agents on this page report no cost and are not drawn. ") } else { String::new() },
+                        if partial > 0 { format!("{partial} report a cost for only some of their runs without hints and are not drawn either: the cost column says how many. ") } else { String::new() },
                     )
                 />
             }.into_any(),
-            None => view! { <p class="empty">"No agent on this page reports what its runs cost."</p> }.into_any(),
+            None => view! { <p class="empty">{if partial > 0 { format!("No agent on this page reports what all its runs without hints cost ({partial} report some: the cost column says how many).") } else { "No agent on this page reports what its runs cost.".to_owned() }}</p> }.into_any(),
         }}
         </div>
         </LiveBoard>

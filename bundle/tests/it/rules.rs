@@ -126,6 +126,17 @@ fn manifest_rules() -> Vec<(&'static str, &'static str)> {
             }),
             "task_folder_split",
         ),
+        (
+            manifest_case(|m| {
+                let patch = m["runs"][0]["artifacts"]["patch"].clone();
+                run0(m)["task_folder"] = json!("0123abcd");
+                m["runs"].as_array_mut().unwrap().push(json!({
+                    "task": "cogs", "hint": "hints", "attempt": 1, "outcome": "wrong_result",
+                    "artifacts": {"patch": patch},
+                }));
+            }),
+            "task_folder_split",
+        ),
         (manifest_case(|m| run0(m)["metrics"] = json!({"": 1.0})), "invalid_metric"),
         (
             manifest_case(|m| {

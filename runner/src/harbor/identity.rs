@@ -181,11 +181,12 @@ pub(super) fn check<'a>(
 /// folders (as their locks or checksums say), pinned or not: their results are not
 /// attempts of one task, and a bundle refuses them (`task_folder_split`).
 pub(super) fn split<'a>(trials: impl IntoIterator<Item = Seen<'a>>) -> Option<Error> {
-    let mut first: BTreeMap<&str, (&str, &Ran)> = BTreeMap::new();
+    let mut first: BTreeMap<&str, (&str, Option<&Ran>)> = BTreeMap::new();
+    let said = |r: Option<&Ran>| r.map_or_else(|| "none it records".to_owned(), |r| r.folder().to_owned());
     for t in trials {
-        let Some(ran) = t.ran else { continue };
-        let (name, folder) = *first.entry(t.task).or_insert((t.name, ran));
-        if folder.folder().to_ascii_lowercase() != ran.folder().to_ascii_lowercase() {
+        let (name, folder) = *first.entry(t.task).or_insert((t.name, t.ran));
+        let lower = |r: Option<&Ran>| r.map(|r| r.folder().to_ascii_lowercase());
+        if lower(folder) != lower(t.ran) {
             return Some(Error::Invalid {
                 path: t.result_path.to_owned(),
                 detail: format!(
@@ -193,9 +194,9 @@ pub(super) fn split<'a>(trials: impl IntoIterator<Item = Seen<'a>>) -> Option<Er
                      folder of a task, so that its trials are attempts at one task (spec §4n). Import the jobs \
                      of each folder apart",
                     t.task,
-                    folder.folder(),
+                    said(folder),
                     t.name,
-                    ran.folder()
+                    said(t.ran)
                 ),
             });
         }

@@ -823,6 +823,14 @@ fn trials_of_one_task_that_ran_two_folders_are_refused() {
             "{err}"
         );
     }
+    // A trial that records no folder beside others that do: refused too.
+    let bare = copy_job(JOB_0_26, &tmp.path().join("bare"));
+    let result = bare.join("rexbench__cogs__Wr0nG7a/result.json");
+    let mut value = read(&result);
+    value.as_object_mut().unwrap().remove("task_checksum");
+    fs::write(&result, value.to_string()).unwrap();
+    let err = refused(&[&bare], &out, &["--hint", "none"]);
+    assert!(err.contains("task cogs: trial `rexbench__cogs__") && err.contains("none it records"), "{err}");
     // Othello's trials, all of one folder, are not what is refused.
     let other = copy_job(JOB_0_26, &tmp.path().join("one-changed"));
     for trial in [

@@ -31,6 +31,14 @@ fn state_cost(results: &Path, run: &str, cost: Option<f64>, tokens: Option<Value
 
 const NONE_RUNS: [&str; 3] = ["csvstats/none/1", "wordfreq/none/1", "wordfreq/none/2"];
 
+/// A server on `backend` and a submitter's key it trusts.
+async fn board(backend: &store::Backend, blobs: &Path) -> (axum::Router, SecretKey) {
+    let state = state(backend, blobs).await;
+    let key = SecretKey::generate();
+    state.store.add_key(&key.public_key(), "a submitter", Tier::Submitter).await.unwrap();
+    (server::build_app(state), key)
+}
+
 /// The price of `input` and `output` tokens of the examples' model today.
 fn price(input: u64, output: u64) -> f64 {
     let today = time::OffsetDateTime::now_utc().date();
@@ -41,10 +49,7 @@ fn price(input: u64, output: u64) -> f64 {
 #[tokio::test]
 async fn a_cost_its_tokens_do_not_bear_out_is_marked_and_the_frontier_counts_their_price() {
     for_each_backend(|backend, blobs| async move {
-        let state = state(&backend, &blobs).await;
-        let key = SecretKey::generate();
-        state.store.add_key(&key.public_key(), "a submitter", Tier::Submitter).await.unwrap();
-        let app = server::build_app(state);
+        let (app, key) = board(&backend, &blobs).await;
 
         // The honest agent states what its tokens cost: $0.90 a run without hints.
         let honest = example_results();
@@ -175,10 +180,7 @@ async fn a_cost_its_tokens_do_not_bear_out_is_marked_and_the_frontier_counts_the
 #[tokio::test]
 async fn a_cost_stated_with_no_tokens_is_marked_and_counted_unchecked() {
     for_each_backend(|backend, blobs| async move {
-        let state = state(&backend, &blobs).await;
-        let key = SecretKey::generate();
-        state.store.add_key(&key.public_key(), "a submitter", Tier::Submitter).await.unwrap();
-        let app = server::build_app(state);
+        let (app, key) = board(&backend, &blobs).await;
         // The committed examples: wordfreq/none/1 states $0.42 and no tokens;
         // wordfreq/hints/1 states its trajectory's tokens and no cost.
         let results = example_results();
@@ -203,8 +205,15 @@ async fn a_cost_stated_with_no_tokens_is_marked_and_counted_unchecked() {
             (Some(1), Some(1))
         );
         let board = String::from_utf8_lossy(&get(&app, "/").await.body).into_owned();
-        assert!(board.contains(r#"<span class="ci">unchecked</span>"#), "{board}");
-        assert!(board.contains("cost checked for 0 of 1 run drawn"), "{board}");
+        // One of its three runs without hints states a cost: the mean is over that one,
+        // which the cell says, and the chart does not draw it as if it were the row's.
+        assert!(board.contains(r#"<span class="ci">1 of 3 runs, 0 checked</span>"#), "{board}");
+        assert!(
+            board.contains(
+                "No agent on this page reports what all its runs without hints cost (1 report some"
+            ),
+            "{board}"
+        );
     })
     .await;
 }
@@ -215,10 +224,7 @@ async fn a_cost_stated_with_no_tokens_is_marked_and_counted_unchecked() {
 #[tokio::test]
 async fn the_task_folder_each_agent_ran_is_shown_and_a_split_is_said() {
     for_each_backend(|backend, blobs| async move {
-        let state = state(&backend, &blobs).await;
-        let key = SecretKey::generate();
-        state.store.add_key(&key.public_key(), "a submitter", Tier::Submitter).await.unwrap();
-        let app = server::build_app(state);
+        let (app, key) = board(&backend, &blobs).await;
         let folder = |results: &Path, hex: &str| {
             for dir in crate::counting::run_dirs(results).into_iter().filter(|d| d.to_string_lossy().contains("/wordfreq/")) {
                 let path = dir.join("run.json");
@@ -262,6 +268,60 @@ async fn the_task_folder_each_agent_ran_is_shown_and_a_split_is_said() {
         let err = pack(split.path(), "split-agent", &key).unwrap_err();
         let cause = std::error::Error::source(&err).map(ToString::to_string).unwrap_or_default();
         assert!(cause.contains("task wordfreq: its runs ran two task folders"), "{err}: {cause}");
+    })
+    .await;
+}
+
+/// What a submitter with a key of their own tried (issue 68's attack): a model named so
+/// that only a cheap name of it is priced, and a trajectory made unreadable so that it
+/// bears nothing out. Neither is checked at the cheap price.
+#[tokio::test]
+async fn a_name_the_table_does_not_know_or_an_unreadable_trajectory_checks_nothing() {
+    for_each_backend(|backend, blobs| async move {
+        let (app, key) = board(&backend, &blobs).await;
+        let results = example_results();
+        for run in NONE_RUNS {
+            state_cost(results.path(), run, Some(0.01), Some(json!({"input": 1_000_000, "output": 100_000})));
+        }
+        // The trajectory of wordfreq/hints/1 does not read past its end, and its run
+        // states a tenth of its tokens.
+        let trajectory = results.path().join("runs/wordfreq/hints/1/x-trajectory.json");
+        let mut bytes = std::fs::read(&trajectory).unwrap();
+        bytes.extend_from_slice(b"}garbage");
+        std::fs::write(&trajectory, bytes).unwrap();
+        state_cost(
+            results.path(),
+            "wordfreq/hints/1",
+            Some(0.0001),
+            Some(json!({"input": 292, "output": 36})),
+        );
+        let out = tempfile::tempdir().unwrap();
+        let path = out.path().join("bundle.tar.gz");
+        let agent = bundle::Agent {
+            id: "renamed-agent".into(),
+            framework: "ExampleFramework".into(),
+            framework_version: None,
+            // Not a name the table knows, beside a cheap one it does.
+            model: "Claude Opus 4.5".into(),
+            model_id: Some("deepseek-r1".into()),
+            display_name: None,
+            url: None,
+        };
+        let at = benchmark::pack::timestamp(time::OffsetDateTime::now_utc());
+        benchmark::pack::pack(results.path(), agent, &[&key], &at, &path).unwrap();
+        submitted(&app, std::fs::read(&path).unwrap()).await;
+        let r = row(&app, "renamed-agent").await;
+        let none = &r["by_hint"]["none"];
+        assert_eq!(
+            (none["cost_checked"].as_i64(), none["mean_cost_usd"].as_f64()),
+            (Some(0), Some(0.01)),
+            "{r}"
+        );
+        let agent = get(&app, "/api/v1/agents/renamed-agent").await.json();
+        let marks: Vec<&str> =
+            agent["cost_marked"].as_array().unwrap().iter().filter_map(|m| m["mark"].as_str()).collect();
+        assert_eq!(marks, ["trajectory-disagrees"], "{agent}");
+        assert_eq!(r["by_hint"]["hints"]["cost_checked"], 0, "{r}");
     })
     .await;
 }
