@@ -3,18 +3,20 @@
 //! server serves it. Where the trajectory is private, its agreement is the server's word
 //! (its list of marked runs), and a run it says disagrees cannot be priced here.
 
+use std::collections::BTreeMap;
+
 use bundle::Manifest;
 
-use super::api::{AgentAnswer, Api, CostMarkedAnswer};
-use crate::Error;
+use super::api::{AgentAnswer, CostMarkedAnswer};
 
-/// Each run's cost (none where it cannot be recomputed), and what the audit says of it.
+/// Each run's cost (none where it cannot be recomputed), and what the audit says of it;
+/// `trajectories` holds each trajectory's bytes as served (none where private).
 pub(super) fn priced(
-    api: &Api,
+    trajectories: &BTreeMap<String, Option<Vec<u8>>>,
     manifest: &Manifest,
     detail: &AgentAnswer,
     bundle_id: &str,
-) -> Result<(Vec<Option<benchmark::cost::Checked>>, String), Error> {
+) -> (Vec<Option<benchmark::cost::Checked>>, String) {
     let prices = benchmark::cost::Prices::builtin();
     let marked: Vec<&CostMarkedAnswer> =
         detail.cost_marked.iter().filter(|m| m.bundle_id == bundle_id).collect();
@@ -23,10 +25,10 @@ pub(super) fn priced(
     for run in &manifest.runs {
         let trajectory = match run.artifacts.get(benchmark::integrity::TRAJECTORY) {
             None => Some(None),
-            Some(d) => api.artifact(d)?.map(Some),
+            Some(d) => trajectories.get(d).and_then(Option::as_deref).map(Some),
         };
         costs.push(match trajectory {
-            Some(bytes) => Some(benchmark::cost::check_run(prices, manifest, run, bytes.as_deref())),
+            Some(bytes) => Some(benchmark::cost::check_run(prices, manifest, run, bytes)),
             None => {
                 private_trajectories += 1;
                 let disagrees = marked.iter().any(|m| {
@@ -54,5 +56,5 @@ pub(super) fn priced(
             ),
         }
     );
-    Ok((costs, words))
+    (costs, words)
 }
