@@ -97,16 +97,19 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             _ => (k + rates.cost_checked, n + rates.cost_runs, p),
         }
     });
-    let checked_words = format!(
-        "Each run's cost is its tokens priced at its model's price of its day where the board could check them \
-         (cost checked for {checked} of {of_runs} run{} drawn), else what it states{}. ",
-        if of_runs == 1 { "" } else { "s" },
-        if from_paper > 0 {
-            format!("; the paper's {from_paper} agents are drawn at its average cost per run, as published")
-        } else {
-            String::new()
-        }
-    );
+    let paper_words = (from_paper > 0).then(|| {
+        format!("the paper's {from_paper} agents are drawn at its average cost per run, as published")
+    });
+    let checked_words = match (of_runs, paper_words) {
+        (0, None) => String::new(),
+        (0, Some(paper)) => format!("{}{}. ", paper[..1].to_uppercase(), &paper[1..]),
+        (_, paper) => format!(
+            "Each run's cost is its tokens priced at its model's price of its day where the board could check \
+             them (cost checked for {checked} of {of_runs} run{} drawn), else what it states{}. ",
+            if of_runs == 1 { "" } else { "s" },
+            paper.map(|p| format!("; {p}")).unwrap_or_default()
+        ),
+    };
 
     let board_row = |row: &LeaderboardRow| {
         let stats = data.stats.get(&row.bundle_id).cloned();
