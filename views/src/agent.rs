@@ -6,6 +6,31 @@ use store::stats::AgentStats;
 use store::{AgentDetail, FailureCount, RunSummary};
 
 use crate::TaskNames;
+use crate::query::{BadQuery, Params, Reading, lenient};
+
+/// What an agent's page reads of its URL: the task and hint condition its runs are
+/// narrowed to (`?task=`, `?hint=`), and the submission just sent (`?submitted=`, the
+/// bundle id the submit form comes back with).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentQuery {
+    pub task: Option<String>,
+    pub hint: Option<store::Hint>,
+    pub submitted: Option<String>,
+}
+
+impl AgentQuery {
+    /// From query parameters: strictly an unknown hint condition is refused; leniently
+    /// it narrows nothing.
+    pub fn read(get: impl Fn(&str) -> Option<String>, reading: Reading) -> Result<AgentQuery, BadQuery> {
+        let p = Params::new(get, reading);
+        Ok(AgentQuery { hint: p.name("hint")?, task: p.text("task"), submitted: p.text("submitted") })
+    }
+
+    /// The page's reading.
+    pub fn from_page(get: impl Fn(&str) -> Option<String>) -> AgentQuery {
+        lenient(AgentQuery::read(get, Reading::Lenient))
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentData {
@@ -75,30 +100,48 @@ pub struct ErrorCountRow {
     pub count: i64,
 }
 
+/// The API's agent (`/api/v1/agents/{id}`): its submissions, the task × hint grid of
+/// each current one, and every integrity finding about the runs of its current
+/// submissions.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AgentAnswer {
+    #[serde(flatten)]
+    pub agent: AgentDetail,
+    /// By run (task, hint, attempt), the submitter's first; reviewed ones included.
+    pub findings: Vec<store::FindingRecord>,
+    /// Who submitted its current submission (the key's owner), their other rows with the
+    /// same framework and model, and the maintainers' re-runs of all their rows; none
+    /// without a current submission.
+    pub submitted_by: Option<crate::submitter::Submitter>,
+}
+
 #[cfg(feature = "db")]
 pub use answers::*;
 
 #[cfg(feature = "db")]
 mod answers {
-    use store::{AgentDetail, FindingRecord, Hint, Store};
+    use store::{Hint, Store};
 
     use super::*;
     use crate::access::Reader;
     use crate::catalog::Catalog;
     use crate::{Missing, ViewError};
 
-    /// The API's agent: its submissions and every integrity finding on its runs.
+    /// The API's agent: its submissions, every integrity finding on its runs, and who
+    /// submitted it.
     pub async fn answer(
         store: &Store,
         catalog: &Catalog,
         reader: &Reader,
         id: &str,
-    ) -> Result<(AgentDetail, Vec<FindingRecord>), ViewError> {
+    ) -> Result<AgentAnswer, ViewError> {
         let agent =
             store.agent(id).await?.ok_or_else(|| ViewError::NotFound(Missing::Agent(id.to_owned())))?;
         let mut findings = store.agent_findings(id).await?;
         crate::access::load(store, catalog, reader).await?.finding_records(&mut findings);
-        Ok((agent, findings))
+        let submitted_by = crate::submitter::of_agent(store, id).await?;
+        Ok(AgentAnswer { agent, findings, submitted_by })
     }
 
     /// An agent's page: its submissions, the runs of `task` and `hint` (all where neither

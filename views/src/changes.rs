@@ -5,9 +5,10 @@ pub const PER_PAGE: i64 = 50;
 /// The most changes one API answer gives.
 pub const MAX_PER_ANSWER: i64 = 500;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use store::Change;
 
-use crate::query::{BadQuery, Params, Reading, lenient};
+use crate::query::{BadQuery, Params, Reading, Window, lenient};
 
 /// The API's `/api/v1/changes` query, as the OpenAPI document states it; the page reads
 /// `before` the same way ([`ChangesQuery::read`]).
@@ -23,13 +24,11 @@ pub struct ChangesParams {
     pub before: Option<i64>,
 }
 
-/// Which changes a page or an answer holds.
+/// Which changes a page or an answer holds: the newest [`Window::size`] before
+/// [`Window::before`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChangesQuery {
-    /// How many, newest first.
-    pub limit: i64,
-    /// Only those before this sequence number.
-    pub before: Option<i64>,
+    pub window: Window,
 }
 
 impl ChangesQuery {
@@ -37,15 +36,14 @@ impl ChangesQuery {
     /// leniently it is dropped (the first page, [`PER_PAGE`] changes).
     pub fn read(get: impl Fn(&str) -> Option<String>, reading: Reading) -> Result<ChangesQuery, BadQuery> {
         let p = Params::new(&get, reading);
-        let limit = p.number("limit", 1..=MAX_PER_ANSWER, &format!("from 1 to {MAX_PER_ANSWER}"))?;
-        let before = p.number("before", 1..=i64::MAX, "1 or more")?;
-        Ok(ChangesQuery { limit: limit.unwrap_or(PER_PAGE), before })
+        Ok(ChangesQuery { window: Window::newest(&p, PER_PAGE as usize, Some(MAX_PER_ANSWER))? })
     }
 
-    /// The page's reading: [`PER_PAGE`] changes, before `?before=` when it is a number.
+    /// The page's reading: [`PER_PAGE`] changes (a page's size is fixed), before
+    /// `?before=` when it is a number.
     pub fn from_page(get: impl Fn(&str) -> Option<String>) -> ChangesQuery {
-        let page = lenient(ChangesQuery::read(get, Reading::Lenient));
-        ChangesQuery { limit: PER_PAGE, ..page }
+        let p = Params::new(&get, Reading::Lenient);
+        ChangesQuery { window: lenient(Window::newest(&p, PER_PAGE as usize, None)) }
     }
 }
 
@@ -58,4 +56,18 @@ impl ChangesParams {
         };
         ChangesQuery::read(get, Reading::Strict)
     }
+}
+
+/// The API's change log (`/api/v1/changes`).
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ChangesAnswer {
+    /// Newest first.
+    pub changes: Vec<Change>,
+}
+
+/// The changes a query holds, newest first: the page's and the API's.
+#[cfg(feature = "db")]
+pub async fn list(store: &store::Store, query: ChangesQuery) -> Result<Vec<Change>, crate::ViewError> {
+    Ok(store.changes(query.window.limit(), query.window.before).await?)
 }

@@ -5,6 +5,30 @@ use store::AgentDetail;
 use store::stats::Comparison;
 
 use crate::TaskNames;
+use crate::query::{Params, Reading};
+
+/// The two agents a comparison shows: `a` and `b`, or (where either is not said) the
+/// first agents ticked on the leaderboard (`agent=…&agent=…`), in order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompareQuery {
+    pub a: Option<String>,
+    pub b: Option<String>,
+}
+
+impl CompareQuery {
+    /// The page's reading (nothing in it can be refused): `get` gives a parameter,
+    /// `get_all` every value of `agent`.
+    pub fn from_page(
+        get: impl Fn(&str) -> Option<String>,
+        get_all: impl Fn(&str) -> Vec<String>,
+    ) -> CompareQuery {
+        let p = Params::new(get, Reading::Lenient);
+        let mut ticked = get_all("agent").into_iter().filter(|t| !t.is_empty());
+        let a = p.text("a").or_else(|| ticked.next());
+        let b = p.text("b").or_else(|| ticked.next());
+        CompareQuery { a, b }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompareData {

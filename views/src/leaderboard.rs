@@ -159,9 +159,9 @@ mod answers {
             })
         }
 
-        /// The rows of page `(page, per page)`, as the API gives them.
-        pub fn page(&self, window: (usize, usize)) -> Vec<LeaderboardEntry> {
-            let (skip, take) = crate::query::cut(window);
+        /// The rows of a page, as the API gives them.
+        pub fn page(&self, window: crate::query::Window) -> Vec<LeaderboardEntry> {
+            let (skip, take) = window.cut();
             self.those(skip..skip.saturating_add(take))
                 .map(|e| LeaderboardEntry {
                     row: e.row.clone(),

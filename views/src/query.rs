@@ -140,6 +140,69 @@ pub const API_PER_PAGE: usize = 100;
 /// The most rows in one page of an API answer.
 pub const API_MOST_PER_PAGE: i64 = 500;
 
+/// Which part of a long list one page or API answer holds: the one pagination of every
+/// list. Ranked lists (the board, a task's agents) are read by numbered pages
+/// ([`Window::pages`]: `page`, and `per_page` where the reader may choose); logs read
+/// newest first (the changes, the findings, the reads of private outputs) by a sequence
+/// number to read before ([`Window::newest`]: `limit` and `before`), as rows are added
+/// at their head between two requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// The page, from 1 (always 1 for a log: `before` moves it on).
+    pub page: usize,
+    /// Rows a page.
+    pub size: usize,
+    /// Only rows before this sequence number (logs only).
+    pub before: Option<i64>,
+}
+
+impl Window {
+    /// A numbered page: `page` (1 or more; 1 if not said) and, where the reader may
+    /// choose (`most` is given), `per_page` (1 to `most`), else `size` rows.
+    pub fn pages<G: Fn(&str) -> Option<String>>(
+        p: &Params<G>,
+        size: usize,
+        most: Option<i64>,
+    ) -> Result<Window, BadQuery> {
+        let page = p.number("page", 1..=i64::MAX, "1 or more")?;
+        let per_page = match most {
+            Some(most) => p.number("per_page", 1..=most, &format!("from 1 to {most}"))?,
+            None => None,
+        };
+        Ok(Window { page: whole(page, 1), size: whole(per_page, size), before: None })
+    }
+
+    /// The newest rows of a log: `limit` of them (1 to `most`, `size` if not said; a
+    /// page's size is fixed, `most` not given), `before` a sequence number (1 or more).
+    pub fn newest<G: Fn(&str) -> Option<String>>(
+        p: &Params<G>,
+        size: usize,
+        most: Option<i64>,
+    ) -> Result<Window, BadQuery> {
+        let limit = match most {
+            Some(most) => p.number("limit", 1..=most, &format!("from 1 to {most}"))?,
+            None => None,
+        };
+        let before = p.number("before", 1..=i64::MAX, "1 or more")?;
+        Ok(Window { page: 1, size: whole(limit, size), before })
+    }
+
+    /// Of the rows in order, how many to skip and how many to take.
+    pub fn cut(self) -> (usize, usize) {
+        (self.page.saturating_sub(1).saturating_mul(self.size), self.size)
+    }
+
+    /// Rows a page, as the store's reads take it.
+    pub fn limit(self) -> i64 {
+        i64::try_from(self.size).unwrap_or(i64::MAX)
+    }
+}
+
+/// A number read, or `default`.
+fn whole(n: Option<i64>, default: usize) -> usize {
+    n.map_or(default, |n| usize::try_from(n).unwrap_or(usize::MAX))
+}
+
 /// Which page of an answer cut into pages (the API's leaderboard, a task's agents), as
 /// the OpenAPI document states it.
 #[derive(Debug, Default, serde::Deserialize)]
@@ -155,31 +218,15 @@ pub struct PageParams {
 }
 
 impl PageParams {
-    /// The page (from 1) and its rows a page, or the parameter out of range, named.
-    pub fn window(&self) -> Result<(usize, usize), BadQuery> {
-        window(self.page, self.per_page)
+    /// The page and its rows, read strictly: out of range, the parameter is named.
+    pub fn window(&self) -> Result<Window, BadQuery> {
+        let get = |name: &str| match name {
+            "page" => self.page.map(|n| n.to_string()),
+            "per_page" => self.per_page.map(|n| n.to_string()),
+            _ => None,
+        };
+        Window::pages(&Params::new(get, Reading::Strict), API_PER_PAGE, Some(API_MOST_PER_PAGE))
     }
-}
-
-/// An answer's page (from 1) and its rows a page, read strictly from `page` and
-/// `per_page`: out of range, the parameter is named.
-fn window(page: Option<i64>, per_page: Option<i64>) -> Result<(usize, usize), BadQuery> {
-    let get = |name: &str| match name {
-        "page" => page.map(|n| n.to_string()),
-        "per_page" => per_page.map(|n| n.to_string()),
-        _ => None,
-    };
-    let p = Params::new(&get, Reading::Strict);
-    let page = p.number("page", 1..=i64::MAX, "1 or more")?;
-    let per_page = p.number("per_page", 1..=API_MOST_PER_PAGE, &format!("from 1 to {API_MOST_PER_PAGE}"))?;
-    let size =
-        |n: Option<i64>, default: usize| n.map_or(default, |n| usize::try_from(n).unwrap_or(usize::MAX));
-    Ok((size(page, 1), size(per_page, API_PER_PAGE)))
-}
-
-/// Of `total` rows, those of `window`'s page: how many to skip, and to take.
-pub fn cut((page, per_page): (usize, usize)) -> (usize, usize) {
-    (page.saturating_sub(1).saturating_mul(per_page), per_page)
 }
 
 /// The OpenAPI schemas of parameters that take a vocabulary's names, or the empty
@@ -228,15 +275,40 @@ mod tests {
 
     #[test]
     fn a_page_is_read_strictly_with_its_defaults() {
-        let pages = |page, per_page| PageParams { page, per_page }.window();
+        let pages = |page, per_page| PageParams { page, per_page }.window().map(|w| (w.page, w.size));
         assert_eq!(pages(None, None).unwrap(), (1, API_PER_PAGE));
         assert_eq!(pages(Some(2), Some(10)).unwrap(), (2, 10));
         assert_eq!(pages(Some(3), Some(API_MOST_PER_PAGE)).unwrap(), (3, 500));
         assert_eq!(pages(Some(0), None).unwrap_err().parameter, "page");
         assert_eq!(pages(None, Some(0)).unwrap_err().parameter, "per_page");
         assert_eq!(pages(None, Some(501)).unwrap_err().parameter, "per_page");
-        assert_eq!(cut((3, 10)), (20, 10));
-        assert_eq!(cut((usize::MAX, 500)), (usize::MAX, 500), "no overflow");
+        assert_eq!(Window { page: 3, size: 10, before: None }.cut(), (20, 10));
+        assert_eq!(
+            Window { page: usize::MAX, size: 500, before: None }.cut(),
+            (usize::MAX, 500),
+            "no overflow"
+        );
+    }
+
+    #[test]
+    fn a_log_is_read_newest_first_before_a_number() {
+        let get = |k: &str| match k {
+            "limit" => Some("20".to_owned()),
+            "before" => Some("7".to_owned()),
+            "page" => Some("x".to_owned()),
+            _ => None,
+        };
+        let strict = Params::new(&get, Reading::Strict);
+        assert_eq!(
+            Window::newest(&strict, 50, Some(500)).unwrap(),
+            Window { page: 1, size: 20, before: Some(7) }
+        );
+        assert_eq!(Window::newest(&strict, 50, None).unwrap().size, 50, "a page's size is fixed");
+        assert_eq!(Window::pages(&strict, 50, None).unwrap(), Window { page: 1, size: 50, before: None });
+        let bad = |k: &str| (k == "before").then(|| "0".to_owned());
+        let e = Window::newest(&Params::new(&bad, Reading::Strict), 50, Some(500)).unwrap_err();
+        assert_eq!(e.message, "query parameter `before` must be 1 or more, not 0");
+        assert_eq!(Window::newest(&Params::new(&bad, Reading::Lenient), 50, None).unwrap().before, None);
     }
 
     #[test]

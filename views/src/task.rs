@@ -4,6 +4,22 @@ use serde::{Deserialize, Serialize};
 use store::{FailurePattern, Hint, RunSummary, TaskAgentRow, TaskRow};
 
 use crate::catalog::TaskInfo;
+use crate::query::{Params, Reading, Window, lenient};
+
+/// What a task's page reads of its URL: which page of its agents (`?page=`, from 1;
+/// one past the last shows the last).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskQuery {
+    pub window: Window,
+}
+
+impl TaskQuery {
+    /// The page's reading: a page that is not a number, or below 1, is the first.
+    pub fn from_page(get: impl Fn(&str) -> Option<String>) -> TaskQuery {
+        let p = Params::new(get, Reading::Lenient);
+        TaskQuery { window: lenient(Window::pages(&p, TASK_AGENTS_PER_PAGE, None)) }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TasksData {
@@ -138,11 +154,11 @@ mod answers {
         store: &Store,
         catalog: &Catalog,
         id: &str,
-        window: (usize, usize),
+        window: crate::query::Window,
     ) -> Result<TaskAnswer, ViewError> {
         let task = catalog.get(id).ok_or_else(|| ViewError::NotFound(Missing::Task(id.to_owned())))?;
         let all = store.task(id).await?;
-        let (skip, take) = crate::query::cut(window);
+        let (skip, take) = window.cut();
         let agents = all.iter().skip(skip).take(take).cloned().collect();
         Ok(TaskAnswer {
             id: task.id.clone(),
@@ -154,8 +170,8 @@ mod answers {
                 .map(|e| ExpectedValue { metric: e.metric.clone(), value: e.value.clone() })
                 .collect(),
             agents,
-            page: window.0,
-            per_page: window.1,
+            page: window.page,
+            per_page: window.size,
             total: all.len(),
         })
     }

@@ -18,7 +18,7 @@ use store::{Hint, ProvenanceKind, Rates, TaskGrid};
 #[component]
 pub(crate) fn AgentPage() -> impl IntoView {
     let id = param("id");
-    let (task, hint) = (query("task"), hint_query());
+    let views::agent::AgentQuery { task, hint, .. } = views::agent::AgentQuery::from_page(query);
     let data = Resource::new_blocking(
         move || (id.clone(), task.clone(), hint),
         |(id, task, hint)| load_agent(id, task, hint),
@@ -28,16 +28,11 @@ pub(crate) fn AgentPage() -> impl IntoView {
     }
 }
 
-/// The hint condition the URL narrows the runs to; an unknown one narrows nothing.
-fn hint_query() -> Option<Hint> {
-    query("hint").and_then(|h| h.parse().ok())
-}
-
 #[component]
 fn Agent(data: AgentData) -> impl IntoView {
     let a = data.agent;
     let base = format!("/agents/{}", format::segment(&a.id));
-    let (task, hint) = (query("task"), hint_query());
+    let views::agent::AgentQuery { task, hint, submitted } = views::agent::AgentQuery::from_page(query);
     let current = a.submissions.iter().find(|s| s.superseded_by.is_none()).cloned();
     let name_of = |t: &str| data.names.get(t).cloned().unwrap_or_else(|| t.to_owned());
     let grid = a.newest_current().map(|(_, g)| g.clone()).unwrap_or_default();
@@ -57,7 +52,6 @@ fn Agent(data: AgentData) -> impl IntoView {
         &Hint::ALL.map(Hint::label),
         &heat_rows,
     );
-    let submitted = query("submitted");
     let description = format!(
         "RExBench results of {}: success per task with no hints, hints and detailed hints, how its runs failed, and every run.",
         a.display_name

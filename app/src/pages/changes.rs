@@ -9,7 +9,7 @@ use crate::format;
 
 #[component]
 pub(crate) fn ChangesPage() -> impl IntoView {
-    let before = views::changes::ChangesQuery::from_page(query).before;
+    let before = views::changes::ChangesQuery::from_page(query).window.before;
     let data = Resource::new_blocking(move || before, load_changes);
     view! {
         <Title text="Changes"/>

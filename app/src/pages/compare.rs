@@ -6,17 +6,14 @@ use store::AgentDetail;
 
 use store::stats::Comparison;
 
-use super::{IntervalNote, Rate, loaded, points_interval, query};
+use super::{IntervalNote, Rate, loaded, points_interval, query, query_all};
 use crate::data::{CompareData, load_compare};
 use crate::format::{self, href};
 use store::{Hint, TaskId};
 
 #[component]
 pub(crate) fn ComparePage() -> impl IntoView {
-    // `a` and `b`, or the first two agents ticked on the leaderboard (`agent=…&agent=…`).
-    let ticked = leptos_router::hooks::use_query_map().read_untracked().get_all("agent").unwrap_or_default();
-    let mut ticked = ticked.into_iter().filter(|t| !t.is_empty());
-    let (a, b) = (query("a").or_else(|| ticked.next()), query("b").or_else(|| ticked.next()));
+    let views::compare::CompareQuery { a, b } = views::compare::CompareQuery::from_page(query, query_all);
     let data = Resource::new_blocking(move || (a.clone(), b.clone()), |(a, b)| load_compare(a, b));
     view! {
         <Meta name="description" content="Two RExBench agents side by side, task by task, with and without hints."/>

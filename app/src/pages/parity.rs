@@ -30,7 +30,8 @@ fn ParityView(data: ParityData) -> impl IntoView {
         Some(p) => format!("Parity: {} vs {}", side_name(&p.a), side_name(&p.b)),
         None => "Harness parity".to_owned(),
     };
-    let chosen = |side: &str| query(side);
+    let views::parity::ParityQuery { a, b, .. } = views::parity::ParityQuery::from_page(query);
+    let chosen = |side: &str| if side == "a" { a.clone() } else { b.clone() };
     let picker = |name: &'static str, label: &'static str| {
         let id = format!("parity-{name}");
         let chosen = chosen(name);

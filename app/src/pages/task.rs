@@ -15,7 +15,7 @@ use crate::format::{self, href};
 #[component]
 pub(crate) fn TaskPage() -> impl IntoView {
     let id = param("id");
-    let page = query("page").and_then(|p| p.parse::<usize>().ok()).unwrap_or(1);
+    let page = views::task::TaskQuery::from_page(query).window.page;
     let data = Resource::new_blocking(move || (id.clone(), page), |(id, page)| load_task(id, page));
     view! {
         {loaded(data, |data| view! { <Task data=data/> })}

@@ -2,29 +2,13 @@
 
 use axum::Json;
 use axum::extract::State;
-use serde::Serialize;
-use store::{AgentDetail, FindingRecord};
-use utoipa::ToSchema;
+use views::agent::AgentAnswer;
 
 use crate::api::extract::ApiPath;
 use crate::api::responses::{ErrorAnswer, PathRefusals, ReaderRefusals};
 use crate::auth::Reading;
 use crate::error::ApiError;
 use crate::state::Shared;
-
-/// One agent: its submissions, the task × hint grid of each current one, and every
-/// integrity finding about the runs of its current submissions.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct AgentAnswer {
-    #[serde(flatten)]
-    pub agent: AgentDetail,
-    /// By run (task, hint, attempt), the submitter's first; reviewed ones included.
-    pub findings: Vec<FindingRecord>,
-    /// Who submitted its current submission (the key's owner), their other rows with the
-    /// same framework and model, and the maintainers' re-runs of all their rows; none
-    /// without a current submission.
-    pub submitted_by: Option<views::submitter::Submitter>,
-}
 
 /// One agent: its submissions (newest first, superseded ones included) and, for each
 /// current submission, the task × hint grid of rates.
@@ -46,7 +30,5 @@ pub async fn agent(
     Reading(reader): Reading,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<AgentAnswer>, ApiError> {
-    let (agent, findings) = views::agent::answer(&app.store, &app.catalog, &reader, &id).await?;
-    let submitted_by = views::submitter::of_agent(&app.store, &id).await?;
-    Ok(Json(AgentAnswer { agent, findings, submitted_by }))
+    Ok(Json(views::agent::answer(&app.store, &app.catalog, &reader, &id).await?))
 }

@@ -2,21 +2,12 @@
 
 use axum::Json;
 use axum::extract::State;
-use serde::Serialize;
-use store::Change;
-use utoipa::ToSchema;
-use views::changes::ChangesParams;
+use views::changes::{ChangesAnswer, ChangesParams};
 
 use crate::api::extract::ApiQuery;
 use crate::api::responses::ErrorAnswer;
 use crate::error::ApiError;
 use crate::state::Shared;
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ChangesAnswer {
-    /// Newest first.
-    pub changes: Vec<Change>,
-}
 
 /// The change log, newest first: every submission stored and every one it superseded.
 #[utoipa::path(
@@ -33,7 +24,6 @@ pub async fn changes(
     State(app): State<Shared>,
     ApiQuery(q): ApiQuery<ChangesParams>,
 ) -> Result<Json<ChangesAnswer>, ApiError> {
-    let view = q.view()?;
-    let changes = app.store.changes(view.limit, view.before).await?;
+    let changes = views::changes::list(&app.store, q.view()?).await?;
     Ok(Json(ChangesAnswer { changes }))
 }

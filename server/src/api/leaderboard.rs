@@ -50,9 +50,10 @@ pub async fn leaderboard(
     ApiQuery(pages): ApiQuery<PageParams>,
 ) -> Result<Json<LeaderboardAnswer>, ApiError> {
     let view = q.view()?;
-    let (page, per_page) = pages.window()?;
+    let window = pages.window()?;
     let entries = views::leaderboard::entries(&app.store, &app.catalog, &view).await?;
-    let rows = entries.page((page, per_page));
+    let rows = entries.page(window);
+    let (page, per_page) = (window.page, window.size);
     Ok(Json(LeaderboardAnswer { rows, page, per_page, total: entries.total(), method: "/about".into() }))
 }
 
