@@ -23,6 +23,10 @@
 //! leaves them as they were (only ranks and groups move), and after a change only the
 //! changed agents' are made again.
 
+mod sign;
+
+pub use sign::sign_test;
+
 use serde::{Deserialize, Serialize};
 use vocab::Hint;
 

@@ -28,6 +28,8 @@ mod backup;
 #[cfg(feature = "db")]
 mod blobs;
 #[cfg(feature = "db")]
+mod cells;
+#[cfg(feature = "db")]
 mod db;
 #[cfg(feature = "db")]
 mod error;

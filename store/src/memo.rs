@@ -16,7 +16,7 @@ use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::StoreError;
+use crate::{Store, StoreError, db};
 
 /// Entries past this many (of one kind) are dropped when a new one comes: the keys are
 /// few (a task, an integrity and a task scope), so this only bounds a caller's mistake.
@@ -124,5 +124,22 @@ impl Memos {
         self.task_rows.clear();
         self.current_agents.clear();
         self.integrity.clear();
+    }
+}
+
+impl Store {
+    /// How many reads of the whole board (the leaderboard's rows, the statistics, the
+    /// task sets, …) this store has made rather than answered from what it keeps: a
+    /// page whose reads were all made ready before it was asked leaves it as it was.
+    pub fn board_reads_made(&self) -> u64 {
+        self.memo.made()
+    }
+
+    /// The newest change's sequence number: moves with every ingest.
+    pub async fn generation(&self) -> Result<i64, StoreError> {
+        let (generation,) = db::query_as("SELECT CAST(COALESCE(MAX(seq), 0) AS BIGINT) AS g FROM changes")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(generation)
     }
 }

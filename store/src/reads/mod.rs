@@ -1,12 +1,15 @@
 //! The queries behind the pages and the read API, by resource: the leaderboard, agents
-//! and their submissions, runs, tasks, failures and the change log. Rates come from the
-//! aggregates kept at ingest, never from scanning runs. What several resources read
-//! alike (a row's sums, rates, coverage and submission columns) is here.
+//! and their submissions, runs, tasks, failures, the change log, the comparison of two
+//! submissions and their parity. Rates come from the aggregates kept at ingest, never
+//! from scanning runs (but a parity side's rate of each attempt). What several resources
+//! read alike (a row's sums, rates, coverage and submission columns) is here.
 
 mod agents;
 mod changes;
+mod compare;
 mod failures;
 mod leaderboard;
+mod parity;
 mod runs;
 mod tasks;
 
