@@ -458,7 +458,7 @@ impl BoardQuery {
             search: p.text("q").map(|q| q.trim().to_owned()).filter(|q| !q.is_empty()),
             sort,
             ascending,
-            page: p.text("page").and_then(|p| p.parse().ok()).filter(|p| *p >= 1).unwrap_or(1),
+            page: crate::query::Window::pages(&p, PER_PAGE, None)?.page,
             integrity: integrity.unwrap_or_default(),
             reproduced: reproduced.unwrap_or(false),
             // A value that names no column (the empty one included) names nothing.

@@ -8,6 +8,7 @@
 //! the answers come with the `db` feature and read the store and the [`catalog`].
 
 pub mod access;
+pub mod admin;
 pub mod board;
 pub mod catalog;
 pub mod cost;

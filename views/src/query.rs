@@ -253,6 +253,11 @@ pub mod schema {
         name_or_any(store::Integrity::ALL.iter().map(|i| i.as_str()))
     }
 
+    /// `pending` or `all`: the maintainers' lists' `status`.
+    pub fn pending_or_all() -> Object {
+        ObjectBuilder::new().schema_type(Type::String).enum_values(Some(["pending", "all"])).build()
+    }
+
     pub fn hint_or_none() -> Object {
         name_or_any(store::Hint::ALL.iter().map(|h| h.as_str()))
     }

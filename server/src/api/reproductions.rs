@@ -5,10 +5,11 @@
 
 use axum::Json;
 use axum::extract::State;
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use store::{Hint, QueuedRun, RegisteredVariant, SampleCounts, SamplingEpoch};
+use views::admin::{QueueParams, Status};
 
 use crate::api::extract::{ApiPath, ApiQuery};
 use crate::api::responses::{AdminOff, AdminRefusals, ErrorAnswer, PathRefusals};
@@ -108,15 +109,6 @@ pub async fn sample(
     }))
 }
 
-/// Which sampled runs to list.
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct QueueQuery {
-    /// `pending` (the default): sampled runs not yet reproduced; `all`: every sampled run.
-    #[param(schema_with = crate::api::admin::pending_or_all)]
-    status: Option<String>,
-}
-
 /// The sampled runs.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct QueueAnswer {
@@ -140,7 +132,7 @@ pub struct ReproductionHours {
     path = "/api/v1/admin/reproductions",
     tag = "admin",
     security(("admin_token" = [])),
-    params(QueueQuery),
+    params(QueueParams),
     responses(
         (status = 200, body = QueueAnswer),
         (status = 400, description = "An unknown status, or a parameter given twice", body = ErrorAnswer),
@@ -150,18 +142,10 @@ pub struct ReproductionHours {
 )]
 pub async fn queue(
     State(app): State<Shared>,
-    ApiQuery(q): ApiQuery<QueueQuery>,
+    ApiQuery(q): ApiQuery<QueueParams>,
     _: Admin,
 ) -> Result<Json<QueueAnswer>, ApiError> {
-    let pending = match q.status.as_deref() {
-        None | Some("pending") => true,
-        Some("all") => false,
-        Some(other) => {
-            return Err(crate::api::admin::invalid_query(format!(
-                "query parameter `status`: `{other}` is not pending or all"
-            )));
-        }
-    };
+    let pending = q.view()? == Status::Pending;
     let (runs, hours, gpu_hours) = app.store.reproduction_hours().await?;
     Ok(Json(QueueAnswer {
         runs: app.store.reproduction_queue(pending).await?,
