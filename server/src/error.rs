@@ -95,6 +95,28 @@ impl ApiError {
         ApiError::new(StatusCode::TOO_MANY_REQUESTS, "rate_limited", message).with_retry_after(wait_seconds)
     }
 
+    /// 503 `blob_store_unavailable`: the object store holding the artifacts refused or did
+    /// not answer: the operator must act (or the store come back), the client may try
+    /// again; nothing was stored.
+    pub fn blob_store_unavailable() -> ApiError {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "blob_store_unavailable",
+            "the server's artifact store did not answer; nothing was stored or served. Try again later.",
+        )
+        .with_retry_after(60)
+    }
+
+    /// 507 `storage_full`: the blob store has no room: the operator must act, the
+    /// submitter may try later.
+    pub fn storage_full() -> ApiError {
+        ApiError::new(
+            StatusCode::INSUFFICIENT_STORAGE,
+            "storage_full",
+            "the server has no room left for the bundle's artifacts; nothing was stored. Try again later.",
+        )
+    }
+
     /// The server's fault, with its cause for the log.
     pub fn internal(cause: impl std::fmt::Display) -> ApiError {
         ApiError {
@@ -168,7 +190,7 @@ impl From<BundleError> for ApiError {
     fn from(e: BundleError) -> ApiError {
         let status = match (&e, e.class()) {
             (BundleError::ArtifactStore { .. }, _) => StatusCode::INTERNAL_SERVER_ERROR,
-            (BundleError::ArtifactStoreFull { .. }, _) => return storage_full().with_cause(&e),
+            (BundleError::ArtifactStoreFull { .. }, _) => return ApiError::storage_full().with_cause(&e),
             (_, ErrorClass::Io) => StatusCode::BAD_REQUEST,
             (_, ErrorClass::Limit) => StatusCode::PAYLOAD_TOO_LARGE,
             (_, ErrorClass::Archive) => StatusCode::BAD_REQUEST,
@@ -203,8 +225,8 @@ impl From<StoreError> for ApiError {
                 };
                 ApiError::new(status, code, e.to_string())
             }
-            StoreError::StorageFull(_) => storage_full().with_cause(chain(e)),
-            StoreError::BlobStore(_) => blob_store_unavailable().with_cause(chain(e)),
+            StoreError::StorageFull(_) => ApiError::storage_full().with_cause(chain(e)),
+            StoreError::BlobStore(_) => ApiError::blob_store_unavailable().with_cause(chain(e)),
             // Internals stay in the log; the client learns that it was not its fault.
             StoreError::Database(_)
             | StoreError::Migrate(_)
@@ -245,26 +267,6 @@ impl From<views::query::BadQuery> for ApiError {
 /// `outer: cause: cause's cause`), for the log.
 pub(crate) fn chain(e: impl Into<anyhow::Error>) -> String {
     format!("{:#}", e.into())
-}
-
-/// The blob store has no room: the operator must act, the submitter may try later.
-fn storage_full() -> ApiError {
-    ApiError::new(
-        StatusCode::INSUFFICIENT_STORAGE,
-        "storage_full",
-        "the server has no room left for the bundle's artifacts; nothing was stored. Try again later.",
-    )
-}
-
-/// The object store holding the artifacts refused or did not answer: the operator must
-/// act (or the store come back), the client may try again; nothing was stored.
-pub(crate) fn blob_store_unavailable() -> ApiError {
-    ApiError::new(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "blob_store_unavailable",
-        "the server's artifact store did not answer; nothing was stored or served. Try again later.",
-    )
-    .with_retry_after(60)
 }
 
 /// A handler that panicked: a 500 in the JSON error format rather than a connection

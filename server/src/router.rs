@@ -16,7 +16,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::api::{
-    admin, agents, changes, evidence, leaderboard, outputs, parity, reproductions, runs, sessions,
+    admin, agents, changes, evidence, keys, leaderboard, outputs, parity, reproductions, runs, sessions,
     submissions, tasks,
 };
 use crate::metrics::Metrics;
@@ -73,11 +73,11 @@ fn api() -> OpenApiRouter<ServerState> {
         .routes(routes!(runs::run))
         .routes(routes!(changes::changes))
         .routes(routes!(parity::parity))
-        .routes(routes!(evidence::keys))
+        .routes(routes!(keys::keys))
         .routes(routes!(evidence::envelope))
         .routes(routes!(evidence::artifact))
-        .routes(routes!(admin::list_keys, admin::add_key))
-        .routes(routes!(admin::revoke_key))
+        .routes(routes!(keys::list_keys, keys::add_key))
+        .routes(routes!(keys::revoke_key))
         .routes(routes!(admin::list_findings))
         .routes(routes!(admin::review_finding))
         .routes(routes!(sessions::challenge))

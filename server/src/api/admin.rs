@@ -1,26 +1,19 @@
-//! The key registry and the review of integrity findings over HTTP, for an admin
+//! The review of integrity findings and the access log over HTTP, for an admin
 //! holding the token set in `REXBENCH_ADMIN_TOKEN`. Without a token configured, admin
-//! HTTP is off.
+//! HTTP is off. The key registry's endpoints are `crate::api::keys`'s.
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use store::{FindingId, FindingRecord, FindingsFilter, KeyRecord, Review};
+use store::{FindingId, FindingRecord, FindingsFilter, Review};
 
-use crate::api::evidence::KeysAnswer;
 use crate::api::extract::{ApiJson, ApiPath, ApiQuery};
-use crate::api::responses::{AdminOff, AdminRefusals, ErrorAnswer, JsonBodyRefusals, PathRefusals};
+use crate::api::responses::{AdminOff, AdminRefusals, ErrorAnswer, JsonBodyRefusals};
 use crate::auth::Admin;
 use crate::error::ApiError;
 use crate::state::Shared;
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct KeyAnswer {
-    pub key: KeyRecord,
-}
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct FindingsAnswer {
@@ -36,97 +29,6 @@ pub struct FindingAnswer {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AccessLogAnswer {
     pub reads: Vec<store::AccessEntry>,
-}
-
-/// The key registry (as `GET /api/v1/keys`), for an admin.
-#[utoipa::path(
-    get,
-    path = "/api/v1/admin/keys",
-    tag = "admin",
-    security(("admin_token" = [])),
-    responses(
-        (status = 200, body = KeysAnswer),
-        AdminRefusals,
-        AdminOff,
-    )
-)]
-pub async fn list_keys(State(app): State<Shared>, _: Admin) -> Result<Json<KeysAnswer>, ApiError> {
-    Ok(Json(KeysAnswer { keys: app.store.keys().await? }))
-}
-
-/// A key to trust.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewKey {
-    /// SubjectPublicKeyInfo PEM of an Ed25519 key.
-    public_key: String,
-    /// Who holds the key, as results show it: 1 to 200 characters, not all blank.
-    #[schema(min_length = 1, max_length = 200)]
-    owner: String,
-    #[schema(value_type = store::Tier)]
-    tier: String,
-}
-
-/// Trust a key: its owner and tier decide how its results are shown.
-#[utoipa::path(
-    post,
-    path = "/api/v1/admin/keys",
-    tag = "admin",
-    security(("admin_token" = [])),
-    request_body = NewKey,
-    responses(
-        (status = 201, body = KeyAnswer),
-        (status = 400, description = "A body that is not JSON", body = ErrorAnswer),
-        AdminRefusals,
-        AdminOff,
-        (status = 409, description = "The key is registered already", body = ErrorAnswer),
-        JsonBodyRefusals,
-        (status = 422, description = "A body that is not a key to add, or an invalid key, owner or tier", body = ErrorAnswer),
-    )
-)]
-pub async fn add_key(
-    State(app): State<Shared>,
-    _: Admin,
-    ApiJson(key): ApiJson<NewKey>,
-) -> Result<(StatusCode, Json<KeyAnswer>), ApiError> {
-    let bad = |code: &str, m: String| ApiError::unprocessable(code, m);
-    let public =
-        bundle::PublicKey::from_pem(&key.public_key).map_err(|e| bad("invalid_public_key", e.to_string()))?;
-    let tier = key.tier.parse().map_err(|e: bundle::UnknownName| bad("invalid_tier", e.to_string()))?;
-    if key.owner.trim().is_empty() || key.owner.chars().count() > 200 {
-        return Err(bad("invalid_owner", "owner must be 1 to 200 characters".into()));
-    }
-    let record = app.store.add_key(&public, &key.owner, tier).await?;
-    // The change log moved: `/keys` and `/api/v1/keys` are made again.
-    crate::ingest::refresh_pages(&app).await;
-    Ok((StatusCode::CREATED, Json(KeyAnswer { key: record })))
-}
-
-/// Revoke a key: from now on it verifies nothing (what it signed stays).
-#[utoipa::path(
-    post,
-    path = "/api/v1/admin/keys/{keyid}/revoke",
-    tag = "admin",
-    security(("admin_token" = [])),
-    params(("keyid" = String, Path, description = "The key's id")),
-    responses(
-        (status = 200, body = KeyAnswer),
-        PathRefusals,
-        AdminRefusals,
-        (status = 404, description = "No such key, or admin over HTTP is off", body = ErrorAnswer),
-    )
-)]
-pub async fn revoke_key(
-    State(app): State<Shared>,
-    ApiPath(keyid): ApiPath<String>,
-    _: Admin,
-) -> Result<Json<KeyAnswer>, ApiError> {
-    let record = app.store.revoke_key(&keyid).await.map_err(|e| match e {
-        store::StoreError::UnknownKey(_) => ApiError::not_found(format!("no key {keyid}")),
-        other => other.into(),
-    })?;
-    crate::ingest::refresh_pages(&app).await;
-    Ok(Json(KeyAnswer { key: record }))
 }
 
 /// Which findings to list.
@@ -170,7 +72,9 @@ pub async fn list_findings(
         None | Some("pending") => FindingsFilter::Pending,
         Some("all") => FindingsFilter::All,
         Some(other) => {
-            return Err(invalid_query(format!("query parameter `status`: `{other}` is not pending or all")));
+            return Err(ApiError::invalid_query(format!(
+                "query parameter `status`: `{other}` is not pending or all"
+            )));
         }
     };
     Ok(Json(FindingsAnswer { findings: app.store.findings(filter, limit(q.limit)?).await? }))
@@ -257,7 +161,7 @@ pub async fn access_log(
     _: Admin,
 ) -> Result<Json<AccessLogAnswer>, ApiError> {
     if let Some(before) = q.before.filter(|b| *b < 1) {
-        return Err(invalid_query(format!("query parameter `before`: {before} is not 1 or more")));
+        return Err(ApiError::invalid_query(format!("query parameter `before`: {before} is not 1 or more")));
     }
     Ok(Json(AccessLogAnswer { reads: app.store.access_log(limit(q.limit)?, q.before).await? }))
 }
@@ -268,10 +172,6 @@ fn limit(given: Option<i64>) -> Result<i64, ApiError> {
     if (1..=1000).contains(&limit) {
         Ok(limit)
     } else {
-        Err(invalid_query(format!("query parameter `limit`: {limit} is not between 1 and 1000")))
+        Err(ApiError::invalid_query(format!("query parameter `limit`: {limit} is not between 1 and 1000")))
     }
-}
-
-pub(crate) fn invalid_query(message: String) -> ApiError {
-    ApiError::invalid_query(message)
 }

@@ -1,35 +1,18 @@
-//! The evidence behind every number: the key registry, each submission's signed
-//! envelope, and artifacts' bytes, each served only to whoever may read it (the one
-//! visibility rule, `views::access`).
+//! The evidence behind every number: each submission's signed envelope and artifacts'
+//! bytes, each served only to whoever may read it (the one visibility rule,
+//! `views::access`). The key registry, the rest of the evidence, is `crate::api::keys`'s.
 
-use axum::Json;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderName, header};
 use axum::response::{IntoResponse, Response};
 use bundle::Digest;
-use serde::Serialize;
-use store::KeyRecord;
-use utoipa::ToSchema;
 
 use crate::api::extract::ApiPath;
 use crate::api::responses::{ErrorAnswer, PathRefusals, TOO_MANY_REFUSED};
 use crate::auth::Reading;
 use crate::error::ApiError;
 use crate::state::Shared;
-
-/// The key registry: every key that may sign, or once could.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct KeysAnswer {
-    pub keys: Vec<KeyRecord>,
-}
-
-/// Every key that signs or signed results here, revoked ones included, with its
-/// public key: what a reader needs to check a submission's envelope.
-#[utoipa::path(get, path = "/api/v1/keys", tag = "evidence", responses((status = 200, body = KeysAnswer)))]
-pub async fn keys(State(app): State<Shared>) -> Result<Json<KeysAnswer>, ApiError> {
-    Ok(Json(KeysAnswer { keys: app.store.keys().await? }))
-}
 
 /// A submission's (or a reproduction's) signed DSSE envelope, byte for byte as it was
 /// received: its payload is the manifest every stored number comes from. Spec §4g keeps
@@ -151,7 +134,7 @@ pub async fn artifact(
     let bytes = app.store.blobs().read(&d).await.map_err(|e| {
         let error = match e.kind() {
             std::io::ErrorKind::NotFound => ApiError::internal_saying("the artifact's bytes are missing"),
-            _ => crate::error::blob_store_unavailable(),
+            _ => ApiError::blob_store_unavailable(),
         };
         error.with_cause(format!("cannot read the blob of stored artifact {digest}: {e}"))
     })?;

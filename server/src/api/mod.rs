@@ -9,6 +9,7 @@ pub mod agents;
 pub mod changes;
 pub mod evidence;
 pub mod extract;
+pub mod keys;
 pub mod leaderboard;
 pub mod outputs;
 pub mod parity;

@@ -11,14 +11,14 @@ use axum_extra::extract::cookie::{Cookie, CookieJar, SameSite};
 use base64::Engine as _;
 use rand_core::{OsRng, RngCore};
 use serde::{Deserialize, Serialize};
-use store::{ChallengeUse, SessionKind, Tier};
+use store::{ChallengeUse, Session, SessionKind, Tier};
 use utoipa::ToSchema;
 use views::access::Reader;
 
 use crate::api::extract::ApiJson;
 use crate::api::responses::{ErrorAnswer, JsonBodyRefusals, ReaderRefusals};
 use crate::auth::sessions::{
-    BROWSER_TTL, CHALLENGE_TTL, MAINTAINER_TTL, TICKET_TTL, TOKEN_PREFIX, TOKEN_TTL, hashed, refused, secret,
+    BROWSER_TTL, CHALLENGE_TTL, Lapses, MAINTAINER_TTL, TICKET_TTL, TOKEN_PREFIX, TOKEN_TTL, hashed, secret,
     signed_message, unix_now,
 };
 use crate::auth::{ClientParts, Reading, over_tls, same_site};
@@ -104,7 +104,7 @@ pub async fn challenge(
     let key = app.store.key(&request.keyid).await.map_err(registry_error)?;
     if let Some(at) = key.revoked_at {
         app.metrics.refused(Refusal::InvalidCredentials);
-        return Err(refused("key_revoked", format!("key {} was revoked at {at}", key.keyid)));
+        return Err(ApiError::unauthorized("key_revoked", format!("key {} was revoked at {at}", key.keyid)));
     }
     let mut bytes = [0u8; 32];
     OsRng.fill_bytes(&mut bytes);
@@ -162,7 +162,10 @@ pub async fn login(
         other => other.into(),
     })?;
     if let Some(at) = &key.revoked_at {
-        return Err(fail(refused("key_revoked", format!("key {} was revoked at {at}", key.keyid))));
+        return Err(fail(ApiError::unauthorized(
+            "key_revoked",
+            format!("key {} was revoked at {at}", key.keyid),
+        )));
     }
     let public = bundle::PublicKey::from_pem(&key.public_key)
         .map_err(|e| ApiError::internal(format!("key {} in the registry: {e}", key.keyid)))?;
@@ -170,9 +173,11 @@ pub async fn login(
         .decode(request.signature.trim())
         .ok()
         .and_then(|s| s.try_into().ok())
-        .ok_or_else(|| fail(refused("bad_signature", "`signature` is not 64 bytes of standard base64")))?;
+        .ok_or_else(|| {
+            fail(ApiError::unauthorized("bad_signature", "`signature` is not 64 bytes of standard base64"))
+        })?;
     if !public.verify(&signed_message(&request.challenge, &key.keyid), &signature) {
-        return Err(fail(refused(
+        return Err(fail(ApiError::unauthorized(
             "bad_signature",
             format!("the signature does not verify with key {} over the challenge's message", key.keyid),
         )));
@@ -186,7 +191,7 @@ pub async fn login(
         ChallengeUse::Used => Some("the challenge was answered before: ask for another"),
     };
     if let Some(why) = why {
-        return Err(fail(refused("bad_challenge", why)));
+        return Err(fail(ApiError::unauthorized("bad_challenge", why)));
     }
     let maintainer = key.tier == Tier::Maintainer;
     let token = format!("{TOKEN_PREFIX}{}", secret());
@@ -262,7 +267,7 @@ pub async fn whoami(Reading(reader): Reading) -> Json<WhoAnswer> {
 pub async fn logout(State(app): State<Shared>, parts: ClientParts) -> Result<StatusCode, ApiError> {
     let token = bearer(&parts.headers).filter(|t| t.starts_with(TOKEN_PREFIX));
     let Some(token) = token else {
-        return Err(refused(
+        return Err(ApiError::unauthorized(
             "invalid_credentials",
             "sign out with the session's token: Authorization: Bearer rxs_…",
         ));
@@ -270,7 +275,7 @@ pub async fn logout(State(app): State<Shared>, parts: ClientParts) -> Result<Sta
     if app.store.end_session(&hashed(token), unix_now()).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {
-        Err(refused("invalid_credentials", "no open session goes by this token"))
+        Err(ApiError::unauthorized("invalid_credentials", "no open session goes by this token"))
     }
 }
 
@@ -299,47 +304,46 @@ pub async fn redeem(
     let problem = match app.store.redeem_ticket(&hashed(&ticket), now).await {
         Err(e) => return ApiError::from(e).into_response(),
         Ok(None) => "unknown",
-        Ok(Some(s)) if s.ended_at.is_some() => "used",
-        Ok(Some(s)) if s.expires_at <= now => "expired",
-        Ok(Some(s)) if s.key_revoked_at.is_some() => "revoked",
-        Ok(Some(s)) if s.parent.as_ref().is_some_and(|p| p.ended_at.is_some() || p.expires_at <= now) => {
-            "parent-ended"
-        }
-        Ok(Some(s)) => {
-            let secret = secret();
-            // A maintainer's session is short; any session ends no later than the one
-            // it was made from.
-            let own =
-                if s.maintainer || s.tier == Some(Tier::Maintainer) { MAINTAINER_TTL } else { BROWSER_TTL };
-            let expires = s.parent.as_ref().map_or(now + own, |p| p.expires_at.min(now + own));
-            let parent = s.parent.as_ref().map(|p| p.token_hash.as_str());
-            if let Err(e) = app
-                .store
-                .add_session(
-                    &hashed(&secret),
-                    SessionKind::Browser,
-                    s.keyid.as_deref(),
-                    s.maintainer,
-                    now,
-                    expires,
-                    parent,
-                )
-                .await
-            {
-                return ApiError::from(e).into_response();
-            }
-            let cookie = Cookie::build((COOKIE, secret))
-                .path("/")
-                .http_only(true)
-                .same_site(SameSite::Strict)
-                .secure(over_tls(&parts.headers))
-                .max_age(time::Duration::seconds(expires - now))
-                .build();
-            return (CookieJar::new().add(cookie), Redirect::to("/signin")).into_response();
-        }
+        Ok(Some(s)) => match Lapses::of(&s, now).link_problem() {
+            Some(problem) => problem,
+            None => return open_browser_session(&app, &parts, &s, now).await,
+        },
     };
     app.metrics.refused(Refusal::InvalidCredentials);
     Redirect::to(&format!("/signin?problem={problem}")).into_response()
+}
+
+/// A live ticket's browser session: its cookie, and on to `/signin`.
+async fn open_browser_session(app: &Shared, parts: &ClientParts, s: &Session, now: i64) -> Response {
+    let secret = secret();
+    // A maintainer's session is short; any session ends no later than the one
+    // it was made from.
+    let own = if s.maintainer || s.tier == Some(Tier::Maintainer) { MAINTAINER_TTL } else { BROWSER_TTL };
+    let expires = s.parent.as_ref().map_or(now + own, |p| p.expires_at.min(now + own));
+    let parent = s.parent.as_ref().map(|p| p.token_hash.as_str());
+    if let Err(e) = app
+        .store
+        .add_session(
+            &hashed(&secret),
+            SessionKind::Browser,
+            s.keyid.as_deref(),
+            s.maintainer,
+            now,
+            expires,
+            parent,
+        )
+        .await
+    {
+        return ApiError::from(e).into_response();
+    }
+    let cookie = Cookie::build((COOKIE, secret))
+        .path("/")
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .secure(over_tls(&parts.headers))
+        .max_age(time::Duration::seconds(expires - now))
+        .build();
+    (CookieJar::new().add(cookie), Redirect::to("/signin")).into_response()
 }
 
 /// `POST /signout`: the browser's session ends, its cookie is cleared. Only from this

@@ -31,7 +31,7 @@ use crate::error::ApiError;
 use crate::metrics::Refusal;
 use crate::state::{AppState, Shared};
 pub use sessions::{DOMAIN, LINK_MINUTES, MAINTAINER_TTL, link, signed_message};
-use sessions::{TOKEN_PREFIX, refused, session_reader};
+use sessions::{TOKEN_PREFIX, session_reader};
 
 /// What a request's credentials prove: its reader, or why they are refused.
 pub async fn reader_of(app: &AppState, headers: &HeaderMap) -> Result<Reader, ApiError> {
@@ -43,7 +43,7 @@ pub async fn reader_of(app: &AppState, headers: &HeaderMap) -> Result<Reader, Ap
         if given.starts_with(TOKEN_PREFIX) {
             return session_reader(app, given, SessionKind::Token).await;
         }
-        return Err(refused(
+        return Err(ApiError::unauthorized(
             "invalid_credentials",
             "the Authorization header names no valid credentials: send none to read as anyone, the admin token, \
              or a token from `rexbench login` (Bearer …)",
