@@ -1,78 +1,20 @@
-import AxeBuilder from "@axe-core/playwright";
-import { expect, test, type Browser, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { closeOpened, open, violations } from "./axe";
 import { submitRelabelled } from "./relabelled";
 
-// Every kind of page, as a reader reaches it, checked by axe-core (Deque's engine, not
-// ours) against WCAG 2.2 AA and axe's best practices: once with JavaScript (the
-// islands hydrated) and once without.
-const PAGES: { name: string; path: string }[] = [
-  { name: "leaderboard", path: "/" },
-  { name: "leaderboard, filtered and sorted", path: "/?sort=cost-none&tier=maintainer" },
-  { name: "leaderboard, strict", path: "/?integrity=strict&sort=agent" },
-  { name: "tasks", path: "/tasks" },
-  { name: "task with its run grids", path: "/tasks/cogs" },
-  { name: "example task", path: "/tasks/wordfreq" },
-  { name: "agent", path: "/agents/openhands-claude-4.5-opus" },
-  { name: "agent with a task's runs", path: "/agents/example-agent?task=wordfreq&hint=hints" },
-  { name: "agent with a flagged success", path: "/agents/shortcut-agent" },
-  { name: "failures", path: "/failures" },
-  { name: "compare", path: "/compare?a=openhands-claude-4.5-opus&b=aider-claude-4.5-opus" },
-  { name: "parity", path: "/parity?a=openhands-1.4.0-claude-sonnet-4.5-rexbench&b=openhands-1.4.0-claude-sonnet-4.5-harbor" },
-  { name: "parity, nothing chosen", path: "/parity" },
-  { name: "leaderboard, public tasks", path: "/?tasks=public" },
-  { name: "leaderboard, every column", path: "/?col=final&col=delta&col=every&col=exec&col=recall&col=cost" },
-  { name: "leaderboard, two conditions", path: "/?col=final&col=recall&cond=none&cond=detailed" },
-  { name: "changes", path: "/changes" },
-  { name: "submit", path: "/submit" },
-  { name: "about", path: "/about" },
-  { name: "keys", path: "/keys" },
-  { name: "sign-in", path: "/signin" },
-  { name: "sign-in, a used link", path: "/signin?problem=used" },
-  { name: "not found", path: "/no/such/page" },
-];
+// Pages reached by a reader's steps (a submission, a sign-in, a link followed), checked by
+// axe-core once with JavaScript (the islands hydrated) and once without (the server's
+// DOM). Every kind of page as its address alone reaches it is checked in
+// a11y-pages.spec.ts.
 
 // axe-core's work grows with the page: on the agent page (180 runs, 1,250 cells, 2,600
 // elements) its colour-contrast rule alone took 5 s here, the whole check 8–12 s on a quiet
 // machine and over 30 s beside the Rust tests (issue 53's CI). What these tests judge is
 // the violations, not the machine's speed, so they get room: four times the suite's 30 s.
 test.describe.configure({ timeout: 120_000 });
-
-const TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22a", "wcag22aa", "best-practice"];
-
-/**
- * axe-core runs in the page, so the page without JavaScript is checked as the server
- * sent it: JavaScript on for axe, but every file of the islands refused, so that
- * nothing hydrates and the DOM is the server's.
- */
-async function open(page: Page, browser: Browser, path: string): Promise<Page> {
-  if (test.info().project.name === "js") {
-    await page.goto(path);
-    await page.waitForLoadState("networkidle");
-    return page;
-  }
-  const context = await browser.newContext({ javaScriptEnabled: true, baseURL: test.info().project.use.baseURL });
-  // Signed in or not, as the page is.
-  await context.addCookies(await page.context().cookies());
-  await context.route("**/pkg/**", (route) => route.abort());
-  const server = await context.newPage();
-  await server.goto(path);
-  return server;
-}
-
-async function violations(page: Page): Promise<string[]> {
-  const results = await new AxeBuilder({ page }).withTags(TAGS).analyze();
-  return results.violations.map(
-    (v) => `${v.id} (${v.impact}): ${v.help}; ${v.nodes.length} nodes, e.g. ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(" | ")}`,
-  );
-}
-
-for (const p of PAGES) {
-  test(`axe-core finds no violation on the ${p.name} page`, async ({ page, browser }) => {
-    expect(await violations(await open(page, browser, p.path))).toEqual([]);
-  });
-}
+test.afterEach(closeOpened);
 
 test("axe-core finds no violation on a board with a row listed apart for its uncounted runs, and on its agent's page", async ({ page, browser }) => {
   const row = await submitRelabelled(page);

@@ -98,7 +98,14 @@ async function openFilters(page: Page) {
   await expect(box.locator("form.filters")).toBeVisible();
 }
 
+/**
+ * A full-page picture of the page under test-results/, for a reader of the run (nothing
+ * compares it). CI's run (.ci/run) sets E2E_SHOTS=off: its clone, test-results/ with it,
+ * goes when the run ends, and a tall page's picture is slow to take (the about page,
+ * 11,000 pixels high, took 15 s of its test's 15.2 on CI, and over 30 s on a busy machine).
+ */
 async function shot(page: Page, name: string) {
+  if (process.env.E2E_SHOTS === "off") return;
   await page.screenshot({ path: test.info().outputPath(`${name}.png`), fullPage: true });
 }
 
