@@ -3,7 +3,7 @@
 //! (only the API lists them), through [`Params`] and the one [`Window`] like every other
 //! list.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::query::{BadQuery, Params, Reading, Window};
 
@@ -102,6 +102,39 @@ impl AccessLogParams {
         };
         Window::newest(&Params::new(get, Reading::Strict), PER_ANSWER, Some(MAX_PER_ANSWER))
     }
+}
+
+/// Findings to review, with the runs they are about.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct FindingsAnswer {
+    pub findings: Vec<store::FindingRecord>,
+}
+
+/// Reads of private content, newest first.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AccessLogAnswer {
+    pub reads: Vec<store::AccessEntry>,
+}
+
+/// The findings a maintainer asked for.
+#[cfg(feature = "db")]
+pub async fn findings(
+    store: &store::Store,
+    query: FindingsQuery,
+) -> Result<FindingsAnswer, crate::ViewError> {
+    let filter = match query.status {
+        Status::Pending => store::FindingsFilter::Pending,
+        Status::All => store::FindingsFilter::All,
+    };
+    Ok(FindingsAnswer { findings: store.findings(filter, query.window.limit()).await? })
+}
+
+/// The reads of private content a maintainer asked for, newest first.
+#[cfg(feature = "db")]
+pub async fn access_log(store: &store::Store, window: Window) -> Result<AccessLogAnswer, crate::ViewError> {
+    Ok(AccessLogAnswer { reads: store.access_log(window.limit(), window.before).await? })
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ pub mod agent;
 pub mod changes;
 pub mod compare;
 pub mod failures;
+pub mod keys;
 pub mod leaderboard;
 #[cfg(feature = "db")]
 pub mod markdown;

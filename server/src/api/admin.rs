@@ -5,9 +5,10 @@
 use axum::Json;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
-use store::{FindingId, FindingRecord, FindingsFilter, Review};
+use store::{FindingId, FindingRecord, Review};
+use views::admin::{AccessLogAnswer, AccessLogParams, FindingsAnswer, FindingsParams};
 
 use crate::api::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::api::responses::{AdminOff, AdminRefusals, ErrorAnswer, JsonBodyRefusals};
@@ -16,37 +17,8 @@ use crate::error::ApiError;
 use crate::state::Shared;
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct FindingsAnswer {
-    pub findings: Vec<FindingRecord>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
 pub struct FindingAnswer {
     pub finding: FindingRecord,
-}
-
-/// Reads of private content, newest first.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct AccessLogAnswer {
-    pub reads: Vec<store::AccessEntry>,
-}
-
-/// Which findings to list.
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct FindingsQuery {
-    /// `pending` (the default): findings about current successes that no maintainer has
-    /// reviewed; `all`: every finding.
-    #[param(schema_with = pending_or_all)]
-    status: Option<String>,
-    /// At most this many, newest runs first (1 to 1000; 100 if absent).
-    #[param(minimum = 1, maximum = 1000)]
-    limit: Option<i64>,
-}
-
-pub(crate) fn pending_or_all() -> utoipa::openapi::schema::Object {
-    use utoipa::openapi::schema::{ObjectBuilder, Type};
-    ObjectBuilder::new().schema_type(Type::String).enum_values(Some(["pending", "all"])).build()
 }
 
 /// Findings to review, with the runs they are about.
@@ -55,7 +27,7 @@ pub(crate) fn pending_or_all() -> utoipa::openapi::schema::Object {
     path = "/api/v1/admin/findings",
     tag = "admin",
     security(("admin_token" = [])),
-    params(FindingsQuery),
+    params(FindingsParams),
     responses(
         (status = 200, body = FindingsAnswer),
         (status = 400, description = "An unknown status, a limit out of range, or a parameter given twice", body = ErrorAnswer),
@@ -65,19 +37,10 @@ pub(crate) fn pending_or_all() -> utoipa::openapi::schema::Object {
 )]
 pub async fn list_findings(
     State(app): State<Shared>,
-    ApiQuery(q): ApiQuery<FindingsQuery>,
+    ApiQuery(q): ApiQuery<FindingsParams>,
     _: Admin,
 ) -> Result<Json<FindingsAnswer>, ApiError> {
-    let filter = match q.status.as_deref() {
-        None | Some("pending") => FindingsFilter::Pending,
-        Some("all") => FindingsFilter::All,
-        Some(other) => {
-            return Err(ApiError::invalid_query(format!(
-                "query parameter `status`: `{other}` is not pending or all"
-            )));
-        }
-    };
-    Ok(Json(FindingsAnswer { findings: app.store.findings(filter, limit(q.limit)?).await? }))
+    Ok(Json(views::admin::findings(&app.store, q.view()?).await?))
 }
 
 /// A maintainer's verdict on a finding.
@@ -128,17 +91,6 @@ pub async fn review_finding(
     Ok(Json(FindingAnswer { finding }))
 }
 
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct AccessLogQuery {
-    /// At most this many (1 to 1000, default 100).
-    #[param(minimum = 1, maximum = 1000)]
-    limit: Option<i64>,
-    /// Only reads before this sequence number (for paging).
-    #[param(minimum = 1)]
-    before: Option<i64>,
-}
-
 /// Every read of private content, newest first: who (the admin token, a sign-in link,
 /// or a key), how (a run's page, its API answer, an artifact), which run or artifact,
 /// and when.
@@ -147,7 +99,7 @@ pub struct AccessLogQuery {
     path = "/api/v1/admin/access-log",
     tag = "admin",
     security(("admin_token" = [])),
-    params(AccessLogQuery),
+    params(AccessLogParams),
     responses(
         (status = 200, body = AccessLogAnswer),
         (status = 400, description = "A limit out of range, or a parameter given twice", body = ErrorAnswer),
@@ -157,21 +109,8 @@ pub struct AccessLogQuery {
 )]
 pub async fn access_log(
     State(app): State<Shared>,
-    ApiQuery(q): ApiQuery<AccessLogQuery>,
+    ApiQuery(q): ApiQuery<AccessLogParams>,
     _: Admin,
 ) -> Result<Json<AccessLogAnswer>, ApiError> {
-    if let Some(before) = q.before.filter(|b| *b < 1) {
-        return Err(ApiError::invalid_query(format!("query parameter `before`: {before} is not 1 or more")));
-    }
-    Ok(Json(AccessLogAnswer { reads: app.store.access_log(limit(q.limit)?, q.before).await? }))
-}
-
-/// An admin list's `limit`: 1 to 1000, 100 where not given.
-fn limit(given: Option<i64>) -> Result<i64, ApiError> {
-    let limit = given.unwrap_or(100);
-    if (1..=1000).contains(&limit) {
-        Ok(limit)
-    } else {
-        Err(ApiError::invalid_query(format!("query parameter `limit`: {limit} is not between 1 and 1000")))
-    }
+    Ok(Json(views::admin::access_log(&app.store, q.view()?).await?))
 }

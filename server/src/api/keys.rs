@@ -9,18 +9,13 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use store::KeyRecord;
 use utoipa::ToSchema;
+use views::keys::KeysAnswer;
 
 use crate::api::extract::{ApiJson, ApiPath};
 use crate::api::responses::{AdminOff, AdminRefusals, ErrorAnswer, JsonBodyRefusals, PathRefusals};
 use crate::auth::Admin;
 use crate::error::ApiError;
 use crate::state::Shared;
-
-/// The key registry: every key that may sign, or once could.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct KeysAnswer {
-    pub keys: Vec<KeyRecord>,
-}
 
 /// Every key that signs or signed results here, revoked ones included, with its
 /// public key: what a reader needs to check a submission's envelope.
@@ -31,7 +26,7 @@ pub async fn keys(State(app): State<Shared>) -> Result<Json<KeysAnswer>, ApiErro
 
 /// The registry, as both of its endpoints answer with it.
 async fn registry(app: &Shared) -> Result<Json<KeysAnswer>, ApiError> {
-    Ok(Json(KeysAnswer { keys: app.store.keys().await? }))
+    Ok(Json(KeysAnswer { keys: views::keys::list(&app.store).await? }))
 }
 
 #[derive(Debug, Serialize, ToSchema)]
