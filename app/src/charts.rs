@@ -314,7 +314,7 @@ fn svg(title: &str, w: u32, h: u32, draw: impl FnOnce(&Root<'_>) -> Drawn) -> St
     // Scales with its container, says what it shows, and sets the font its text shares.
     format!(
         r#"<svg class="chart" role="img" viewBox="0 0 {w} {h}" xmlns="http://www.w3.org/2000/svg"{font}><title>{}</title>{body}"#,
-        crate::format::escape_html(title)
+        views::format::escape_html(title)
     )
 }
 

@@ -5,8 +5,8 @@
 use leptos::prelude::*;
 use store::{Change, Hint, KeyRecord};
 
-use crate::board::BoardQuery;
 use crate::error::AppError;
+use views::board::BoardQuery;
 
 pub use views::TaskNames;
 pub use views::agent::{AgentData, Coverage, ErrorColumn, ErrorCountRow, PublishedFacts};
@@ -134,13 +134,34 @@ pub async fn load_guide() -> Result<String, AppError> {
     Ok(views::markdown::to_html(include_str!("../../docs/submitting.md")))
 }
 
+/// What the browser's check needs to judge as this server does: what
+/// [`load_submit_setup`] answers and the `SubmitForm` island is given.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SubmitSetup {
+    /// Keys whose signatures are accepted (SubjectPublicKeyInfo PEM).
+    pub trusted: Vec<String>,
+    /// Keys no longer trusted: key id and when it was revoked.
+    pub revoked: Vec<(String, String)>,
+    /// The task ids results may name.
+    pub tasks: Vec<String>,
+    /// Those whose check is private: a run of one states no metrics in the manifest.
+    pub private_checks: Vec<String>,
+    /// What a bundle's claims are held to (bundle spec §5a): the task sets this server
+    /// takes, each task's attempts and its public bounds.
+    pub claims: bundle::Claims,
+    /// This server's size limits.
+    pub limits: bundle::Limits,
+    /// The verifier worker's script, versioned with the rest of the WebAssembly.
+    pub worker: String,
+}
+
 /// What the browser's check of a bundle on `/submit` needs to judge as the server does.
 #[server(prefix = "/sfn", endpoint = "submit_setup")]
-pub async fn load_submit_setup() -> Result<crate::islands::SubmitSetup, AppError> {
+pub async fn load_submit_setup() -> Result<SubmitSetup, AppError> {
     let ctx = context()?;
     let keys = ctx.store.keys().await?;
     let (trusted, revoked): (Vec<_>, Vec<_>) = keys.into_iter().partition(|k| k.revoked_at.is_none());
-    Ok(crate::islands::SubmitSetup {
+    Ok(SubmitSetup {
         trusted: trusted.into_iter().map(|k| k.public_key).collect(),
         revoked: revoked.into_iter().filter_map(|k| Some((k.keyid, k.revoked_at?))).collect(),
         tasks: ctx.catalog.tasks.iter().map(|t| t.id.to_string()).collect(),

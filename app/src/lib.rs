@@ -4,20 +4,31 @@
 //! filtering are links and GET forms, and the URL holds the state. With JavaScript on,
 //! a few islands ([`islands`]) hydrate and make them quicker to use; the `web` crate
 //! builds them (and only them) for the browser.
+//!
+//! The modules form layers; each imports only from the layers beneath it:
+//!
+//! 1. this file: the document's shell and the routes;
+//! 2. `pages`: one page per route;
+//! 3. `components` (the pieces pages share), [`islands`] and `charts`, side by side:
+//!    none of them imports another;
+//! 4. [`data`] (the server functions and what they answer) and [`error`];
+//! 5. the `views` crate (what each page shows, its query, words and readers) and the
+//!    store, which every layer names directly (`views::format`, not through `crate`).
 
 mod charts;
+mod components;
 pub mod data;
 pub mod error;
 pub mod islands;
 mod pages;
-// What the pages show is answered by the views beneath them (and the API): their URL
-// state, catalog, words and readers, under the names the pages use.
-pub use views::{board, catalog, format, paper, trajectory};
 
 use leptos::prelude::*;
 use leptos_meta::{Link, Meta, MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::components::{A, Route, Router, Routes};
 use leptos_router::path;
+// Not re-exported: pages, components and islands name `views` themselves (the
+// `LiveBoard` island's body alone says `crate::format`, as its name is a digest of it).
+use views::format;
 
 pub use pages::Verdict;
 use pages::{

@@ -121,8 +121,8 @@ pub(crate) async fn upload(State(app): State<Shared>, req: Request<Body>) -> Res
         Ok(
             Ingested::Stored { bundle_id, agent_id, .. } | Ingested::AlreadyStored { bundle_id, agent_id },
         ) => {
-            let to = app::format::href(
-                &format!("/agents/{}", app::format::segment(&agent_id)),
+            let to = views::format::href(
+                &format!("/agents/{}", views::format::segment(&agent_id)),
                 &[("submitted", Some(bundle_id.as_str()))],
             );
             Redirect::to(&to).into_response()

@@ -13,7 +13,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{Element, Event, HtmlInputElement, HtmlSelectElement};
 
 use super::dom::{all, closest, document, get, window};
-use crate::board::{BoardQuery, Columns, Sort};
+use views::board::{BoardQuery, Columns, Sort};
 
 #[island]
 pub fn LiveBoard(
@@ -142,6 +142,8 @@ pub fn LiveBoard(
         if closest(&ev, "form#pick").is_some() {
             ev.prevent_default();
             if let [a, b] = picked.get_untracked().as_slice() {
+                // `crate::format` (lib.rs's `views::format`), not `views::format`: the island's
+                // name, in every leaderboard page, is a digest of its tokens.
                 let to = crate::format::href("/compare", &[("a", Some(a)), ("b", Some(b))]);
                 let _ = window().location().assign(&to);
             }
@@ -229,7 +231,7 @@ async fn fetch_rows(set: Option<&str>, integrity: Integrity) -> Result<Vec<Leade
         rows: Vec<LeaderboardRow>,
     }
     let strict = (integrity == Integrity::Strict).then_some(integrity.as_str());
-    let url = crate::format::href("/api/v1/leaderboard", &[("integrity", strict)]);
+    let url = views::format::href("/api/v1/leaderboard", &[("integrity", strict)]);
     let answer = get(&url, None).await?;
     let answer: Answer = serde_json::from_str(&answer.body).map_err(|e| e.to_string())?;
     Ok(answer.rows.into_iter().filter(|r| set.is_none_or(|s| r.task_set_digest == s)).collect())
@@ -275,7 +277,7 @@ fn arrange(root: &Element, view: &BoardQuery, rows: &[LeaderboardRow], trs: &[El
     view.order(&mut keys, 0);
     let by_bundle = |bundle: &str| rows.iter().find(|r| r.bundle_id == bundle);
     let row_of = |agent: &str| {
-        let href = format!("/agents/{}", crate::format::segment(agent));
+        let href = format!("/agents/{}", views::format::segment(agent));
         trs.iter().find(|tr| {
             tr.query_selector("th.agent > a").ok().flatten().and_then(|a| a.get_attribute("href")).as_deref()
                 == Some(href.as_str())

@@ -13,4 +13,4 @@ mod submit;
 pub use board::LiveBoard;
 pub use log::{LogTools, PatchTools};
 pub use notice::NewResults;
-pub use submit::{SubmitForm, SubmitSetup};
+pub use submit::SubmitForm;

@@ -6,30 +6,12 @@
 //! progress shown, and the server's answer appears in place.
 
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
 use web_sys::{File, MessageEvent, Worker, WorkerOptions, WorkerType, XmlHttpRequest};
 
-/// What the browser's check needs to judge as this server does.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SubmitSetup {
-    /// Keys whose signatures are accepted (SubjectPublicKeyInfo PEM).
-    pub trusted: Vec<String>,
-    /// Keys no longer trusted: key id and when it was revoked.
-    pub revoked: Vec<(String, String)>,
-    /// The task ids results may name.
-    pub tasks: Vec<String>,
-    /// Those whose check is private: a run of one states no metrics in the manifest.
-    pub private_checks: Vec<String>,
-    /// What a bundle's claims are held to (bundle spec §5a): the task sets this server
-    /// takes, each task's attempts and its public bounds.
-    pub claims: bundle::Claims,
-    /// This server's size limits.
-    pub limits: bundle::Limits,
-    /// The verifier worker's script, versioned with the rest of the WebAssembly.
-    pub worker: String,
-}
+use crate::data::SubmitSetup;
 
 /// Where a submission stands.
 #[derive(Debug, Clone, PartialEq)]
@@ -285,8 +267,8 @@ fn answer(status: u16, body: &str, agent: &str) -> Stage {
         let agent = agent.to_owned();
         // The agent's page saying this submission arrived, as after the plain form.
         let href = match (json["agent_id"].as_str(), json["bundle_id"].as_str()) {
-            (Some(id), bundle) => crate::format::href(
-                &format!("/agents/{}", crate::format::segment(id)),
+            (Some(id), bundle) => views::format::href(
+                &format!("/agents/{}", views::format::segment(id)),
                 &[("submitted", bundle)],
             ),
             _ => "/".to_owned(),

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
-use super::loaded;
+use crate::components::loaded;
 use crate::data::load_method;
 
 #[component]

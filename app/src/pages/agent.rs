@@ -4,16 +4,16 @@
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
-use super::{
+use crate::charts;
+use crate::components::{
     AgentUrl, Chart, FailureRow, FailureTable, FlaggedRuns, HarnessBadge, IntervalNote, IssueMark,
     KnownIssues, OutcomeLabel, ProvenanceBadge, Rate, SubmittedBy, TierBadge, interval_text, loaded, param,
     points_interval, query,
 };
-use crate::charts;
 use crate::data::{AgentData, ErrorCountRow, PublishedFacts, TaskNames, load_agent};
-use crate::format::{self, href};
-use crate::paper::{self, KnownIssue};
 use store::{Hint, ProvenanceKind, Rates, TaskGrid};
+use views::format::{self, href};
+use views::paper::{self, KnownIssue};
 
 #[component]
 pub(crate) fn AgentPage() -> impl IntoView {

@@ -3,9 +3,9 @@
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
-use super::{loaded, query};
+use crate::components::{loaded, query};
 use crate::data::{CHANGES_PER_PAGE, load_changes};
-use crate::format;
+use views::format;
 
 #[component]
 pub(crate) fn ChangesPage() -> impl IntoView {

@@ -6,10 +6,10 @@ use store::AgentDetail;
 
 use store::stats::Comparison;
 
-use super::{IntervalNote, Rate, loaded, points_interval, query, query_all};
+use crate::components::{IntervalNote, Rate, loaded, points_interval, query, query_all};
 use crate::data::{CompareData, load_compare};
-use crate::format::{self, href};
 use store::{Hint, TaskId};
+use views::format::{self, href};
 
 #[component]
 pub(crate) fn ComparePage() -> impl IntoView {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use leptos::prelude::*;
 
 use crate::data::{ExperimentOutline, ProcessNode};
-use crate::format;
+use views::format;
 
 /// Levels of the tree shown nested; deeper processes are listed at that level.
 const DEPTH: usize = 24;

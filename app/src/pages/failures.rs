@@ -7,12 +7,12 @@ use std::collections::BTreeMap;
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
-use super::{Chart, FlaggedRuns, IssueMark, KnownIssues, OutcomeLabel, loaded};
 use crate::charts;
+use crate::components::{Chart, FlaggedRuns, IssueMark, KnownIssues, OutcomeLabel, loaded};
 use crate::data::{FailuresData, PublishedErrorTable, load_failures};
-use crate::format;
-use crate::paper::KnownIssue;
 use store::{Hint, Outcome};
+use views::format;
+use views::paper::KnownIssue;
 
 use views::failures::FAILURE_AGENTS_SHOWN as AGENTS_SHOWN;
 

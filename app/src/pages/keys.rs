@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 use store::KeyRecord;
 
-use super::{TierBadge, loaded};
+use crate::components::{TierBadge, loaded};
 use crate::data::load_keys;
 
 #[component]

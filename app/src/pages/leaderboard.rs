@@ -6,20 +6,20 @@ use leptos_meta::{Meta, Title};
 use store::stats::AgentStats;
 use store::{Hint, Integrity, LeaderboardRow, ProvenanceKind, Rates, Tier};
 
-use super::{
-    AgentUrl, Chart, HarnessBadge, IntervalNote, IssueMark, ProvenanceBadge, Rate, SubmittedBy, TierBadge,
-    interval_text, loaded, points_interval, query,
-};
-use crate::board::{BoardQuery, Columns, Metric, PER_PAGE, Sort, TaskScope, uplift};
 use crate::charts;
+use crate::components::{
+    AgentUrl, Chart, HarnessBadge, IntervalNote, IssueMark, ProvenanceBadge, Rate, SubmittedBy, TierBadge,
+    interval_text, loaded, points_interval, query, query_all,
+};
 use crate::data::{LeaderboardData, load_leaderboard};
-use crate::format::{self, href};
 use crate::islands::LiveBoard;
-use crate::paper::KnownIssue;
+use views::board::{BoardQuery, Columns, Metric, PER_PAGE, Sort, TaskScope, uplift};
+use views::format::{self, href};
+use views::paper::KnownIssue;
 
 #[component]
 pub(crate) fn LeaderboardPage() -> impl IntoView {
-    let asked = BoardQuery::from_query(query, super::query_all);
+    let asked = BoardQuery::from_query(query, query_all);
     let data = Resource::new_blocking(move || asked.clone(), load_leaderboard);
     view! {
         <Title text=""/>
@@ -33,7 +33,7 @@ pub(crate) fn LeaderboardPage() -> impl IntoView {
 
 #[component]
 fn Board(data: LeaderboardData) -> impl IntoView {
-    let view = BoardQuery::from_query(query, super::query_all);
+    let view = BoardQuery::from_query(query, query_all);
     let set = data.set.as_ref().map(|s| s.digest.clone());
     let total = data.set.as_ref().map_or(0, |s| s.agents);
     let (shown, page, pages, first) = (data.matching, data.page, data.pages, data.first());
@@ -473,8 +473,8 @@ fn Filters(
             <Select
                 name="reproduced"
                 label="Reproduced"
-                options=vec![(crate::board::REPRODUCED_HELD.to_owned(), "re-run by the maintainers, and held".to_owned())]
-                chosen=view.reproduced.then(|| crate::board::REPRODUCED_HELD.to_owned())
+                options=vec![(views::board::REPRODUCED_HELD.to_owned(), "re-run by the maintainers, and held".to_owned())]
+                chosen=view.reproduced.then(|| views::board::REPRODUCED_HELD.to_owned())
             />
             <span class="field">
                 <label for="filter-integrity">"Flagged successes"</label>

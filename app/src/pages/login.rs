@@ -5,8 +5,8 @@
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
-use super::param;
-use crate::format;
+use crate::components::param;
+use views::format;
 
 #[component]
 pub(crate) fn SignInLinkPage() -> impl IntoView {

@@ -1,6 +1,6 @@
 use leptos::prelude::*;
 
-use super::ErrorPage;
+use crate::components::ErrorPage;
 use crate::error::AppError;
 
 /// Any path the site does not have: a page that says so, with status 404.

@@ -7,8 +7,8 @@ use leptos::prelude::*;
 use store::{ArtifactRef, Outputs};
 
 use crate::data::{FileLines, Outline};
-use crate::format;
-use crate::trajectory::{TOOLS_NAMED, TrajectoryStats};
+use views::format;
+use views::trajectory::{TOOLS_NAMED, TrajectoryStats};
 
 /// Says who may read the run's outputs, where this reader may not.
 #[component]

@@ -6,9 +6,9 @@ use leptos_meta::{Meta, Title};
 use store::parity::{LOPSIDED_BELOW, Parity, ParitySide, RunRatesFrom, Solved};
 use store::{Hint, TaskId};
 
-use super::{HarnessBadge, IntervalNote, ProvenanceBadge, loaded, points_interval, query};
+use crate::components::{HarnessBadge, IntervalNote, ProvenanceBadge, loaded, points_interval, query};
 use crate::data::{ParityData, TaskNames, load_parity};
-use crate::format::{self, href};
+use views::format::{self, href};
 
 #[component]
 pub(crate) fn ParityPage() -> impl IntoView {

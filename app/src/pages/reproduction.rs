@@ -6,9 +6,9 @@ use leptos::prelude::*;
 
 use store::{Outcome, RunReproduction};
 
-use super::OutcomeLabel;
 use super::outputs::Artifacts;
-use crate::format;
+use crate::components::OutcomeLabel;
+use views::format;
 
 /// The facts line: what came of the run's place in its submission's sample.
 pub(super) fn verdict(

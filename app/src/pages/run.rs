@@ -11,10 +11,10 @@ use store::{FoundBy, Outcome, ProvenanceKind, RunFinding};
 use super::experiment::Experiment;
 use super::outputs::{Artifacts, FilesTouched, PrivateNotice, TrajectoryCounts, outputs_words, role_label};
 use super::reproduction::Reproduction;
-use super::{OutcomeLabel, ProvenanceBadge, TierBadge, loaded, param};
+use crate::components::{OutcomeLabel, ProvenanceBadge, TierBadge, loaded, param};
 use crate::data::{ArtifactText, RunData, load_run};
-use crate::format;
-use crate::trajectory::{Clipped, Step, Trajectory, Usage};
+use views::format;
+use views::trajectory::{Clipped, Step, Trajectory, Usage};
 
 #[component]
 pub(crate) fn RunPage() -> impl IntoView {
@@ -253,7 +253,7 @@ fn Findings(findings: Vec<RunFinding>, texts: Vec<ArtifactText>, success: bool) 
             return Some(view! { <span>{label}</span> }.into_any());
         }
         // A trajectory's findings name their step, which the page shows by its anchor.
-        if role == crate::trajectory::ROLE
+        if role == views::trajectory::ROLE
             && let Some(step) = f.message.strip_prefix("step ").and_then(|m| m.split(':').next())
             && step.parse::<u64>().is_ok()
         {

@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
-use super::{loaded, query};
+use crate::components::{loaded, query};
 use crate::data::{SignedIn, load_signed_in};
 
 #[component]

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 use serde::{Deserialize, Serialize};
 
-use super::{loaded, set_status};
+use crate::components::{loaded, set_status};
 use crate::data::{load_guide, load_submit_setup};
 use crate::islands::SubmitForm;
 

@@ -7,10 +7,10 @@ use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 use store::{Hint, Outcome, RunSummary};
 
-use super::{Chart, FailureRow, FailureTable, Rate, TierBadge, loaded, param, query};
 use crate::charts;
+use crate::components::{Chart, FailureRow, FailureTable, Rate, TierBadge, loaded, param, query};
 use crate::data::{TASK_AGENTS_PER_PAGE, TaskData, load_task};
-use crate::format::{self, href};
+use views::format::{self, href};
 
 #[component]
 pub(crate) fn TaskPage() -> impl IntoView {

@@ -3,11 +3,11 @@
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
-use super::{Rate, loaded};
-use crate::catalog::TaskInfo;
+use crate::components::{Rate, loaded};
 use crate::data::{TasksData, load_tasks};
-use crate::format;
 use store::Hint;
+use views::catalog::TaskInfo;
+use views::format;
 
 #[component]
 pub(crate) fn TasksPage() -> impl IntoView {

@@ -599,7 +599,7 @@ async fn without_its_webassembly_the_server_serves_every_page_without_islands() 
 
 #[tokio::test]
 async fn the_browser_orders_and_filters_rows_as_the_server_does() {
-    use app::board::{BoardQuery, Sort};
+    use views::board::{BoardQuery, Sort};
     let dir = tempfile::tempdir().unwrap();
     let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
     let state = state(&backend, &dir.path().join("blobs")).await;

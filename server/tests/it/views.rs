@@ -5,10 +5,10 @@
 //! every task scope and integrity view; and every agent the API lists on a task has the
 //! same rates on the task's page.
 
-use app::format::{pct, points, usd};
 use serde::Deserialize;
 use store::stats::{AgentStats, Interval};
 use store::{Hint, LeaderboardRow, TaskAgentRow, TaskId};
+use views::format::{pct, points, usd};
 
 use crate::harness::{get, state};
 
