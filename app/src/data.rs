@@ -95,14 +95,14 @@ pub async fn load_failures() -> Result<FailuresData, AppError> {
 #[server(prefix = "/sfn", endpoint = "changes")]
 pub async fn load_changes(before: Option<i64>) -> Result<Vec<Change>, AppError> {
     let ctx = context()?;
-    Ok(ctx.store.changes(CHANGES_PER_PAGE, before).await?)
+    Ok(views::changes::list(&ctx.store, views::changes::ChangesQuery::page_before(before)).await?)
 }
 
 pub const CHANGES_PER_PAGE: i64 = views::changes::PER_PAGE;
 
 #[server(prefix = "/sfn", endpoint = "keys")]
 pub async fn load_keys() -> Result<Vec<KeyRecord>, AppError> {
-    Ok(context()?.store.keys().await?)
+    Ok(views::keys::list(&context()?.store).await?)
 }
 
 /// Who the sign-in page is for: `anyone`, `submitter` or `maintainer`, and who in words.
@@ -159,7 +159,7 @@ pub struct SubmitSetup {
 #[server(prefix = "/sfn", endpoint = "submit_setup")]
 pub async fn load_submit_setup() -> Result<SubmitSetup, AppError> {
     let ctx = context()?;
-    let keys = ctx.store.keys().await?;
+    let keys = views::keys::list(&ctx.store).await?;
     let (trusted, revoked): (Vec<_>, Vec<_>) = keys.into_iter().partition(|k| k.revoked_at.is_none());
     Ok(SubmitSetup {
         trusted: trusted.into_iter().map(|k| k.public_key).collect(),

@@ -45,6 +45,12 @@ impl ChangesQuery {
         let p = Params::new(&get, Reading::Lenient);
         ChangesQuery { window: lenient(Window::newest(&p, PER_PAGE as usize, None)) }
     }
+
+    /// A page's changes: [`PER_PAGE`] of them, before `before` (what the page's server
+    /// function is sent of [`ChangesQuery::from_page`]).
+    pub fn page_before(before: Option<i64>) -> ChangesQuery {
+        ChangesQuery { window: Window { page: 1, size: PER_PAGE as usize, before } }
+    }
 }
 
 impl ChangesParams {
