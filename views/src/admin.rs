@@ -104,7 +104,7 @@ impl AccessLogParams {
     }
 }
 
-/// Findings to review, with the runs they are about.
+// Findings to review, with the runs they are about.
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FindingsAnswer {
@@ -112,6 +112,7 @@ pub struct FindingsAnswer {
 }
 
 /// Reads of private content, newest first.
+#[cfg(feature = "db")]
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AccessLogAnswer {

@@ -100,9 +100,9 @@ pub struct ErrorCountRow {
     pub count: i64,
 }
 
-/// The API's agent (`/api/v1/agents/{id}`): its submissions, the task × hint grid of
-/// each current one, and every integrity finding about the runs of its current
-/// submissions.
+// The API's agent (`/api/v1/agents/{id}`).
+/// One agent: its submissions, the task × hint grid of each current one, and every
+/// integrity finding about the runs of its current submissions.
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AgentAnswer {

@@ -458,7 +458,10 @@ impl BoardQuery {
             search: p.text("q").map(|q| q.trim().to_owned()).filter(|q| !q.is_empty()),
             sort,
             ascending,
-            page: crate::query::Window::pages(&p, PER_PAGE, None)?.page,
+            // The numbered page as `query::Window::pages` reads it leniently (a test holds
+            // the two to the same page), spelled out: the islands read the board's query in
+            // the browser, and Window's strict reading would add to their WebAssembly.
+            page: p.text("page").and_then(|p| p.parse().ok()).filter(|p| *p >= 1).unwrap_or(1),
             integrity: integrity.unwrap_or_default(),
             reproduced: reproduced.unwrap_or(false),
             // A value that names no column (the empty one included) names nothing.
@@ -689,6 +692,20 @@ impl BoardQuery {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_board_reads_its_page_as_the_one_window_does() {
+        for given in ["", "0", "-1", "1", "2", "37", "x", "2.5", "99999999999999999999999", " 3"] {
+            let get = move |k: &str| (k == "page").then(|| given.to_owned());
+            let window = crate::query::Window::pages(
+                &crate::query::Params::new(get, crate::query::Reading::Lenient),
+                PER_PAGE,
+                None,
+            )
+            .unwrap();
+            assert_eq!(BoardQuery::from_params(get).page, window.page, "page={given:?}");
+        }
+    }
 
     fn params(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
         move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())

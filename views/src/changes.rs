@@ -64,7 +64,7 @@ impl ChangesParams {
     }
 }
 
-/// The API's change log (`/api/v1/changes`).
+// The API's change log (`/api/v1/changes`).
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ChangesAnswer {
