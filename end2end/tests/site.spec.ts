@@ -240,15 +240,17 @@ test("a flagged success: counted on the leaderboard, a failure in the strict vie
 
 test("sorting and filtering change the rows and the URL", async ({ page }) => {
   await page.goto("/");
-  const first = () => page.locator("table.board tbody tr th.agent > a").first().innerText();
-  expect(await first()).toBe("OpenHands + Claude 4.5 Opus");
+  // With JavaScript the live board puts the new order in the URL, then its rows: the
+  // first row is awaited (toHaveText retries), not read once the URL has changed.
+  const first = page.locator("table.board tbody tr th.agent > a").first();
+  await expect(first).toHaveText("OpenHands + Claude 4.5 Opus");
 
   await page.locator("thead").getByRole("link", { name: "Agent" }).click();
   await expect(page).toHaveURL(/sort=agent&dir=asc/);
-  expect(await first()).toBe("aider + Claude 3.7 Sonnet");
+  await expect(first).toHaveText("aider + Claude 3.7 Sonnet");
   await page.locator("thead").getByRole("link", { name: "Agent ▲" }).click();
   await expect(page).toHaveURL(/sort=agent&dir=desc/);
-  expect(await first()).toBe("OpenHands 1.4.0 + Claude Sonnet 4.5 (RExBench original harness)");
+  await expect(first).toHaveText("OpenHands 1.4.0 + Claude Sonnet 4.5 (RExBench original harness)");
 
   await openFilters(page);
   await page.getByLabel("Framework", { exact: true }).selectOption("aider");
