@@ -43,11 +43,11 @@ impl ChangesQuery {
     /// `?before=` when it is a number.
     pub fn from_page(get: impl Fn(&str) -> Option<String>) -> ChangesQuery {
         let p = Params::new(&get, Reading::Lenient);
-        ChangesQuery { window: lenient(Window::newest(&p, PER_PAGE as usize, None)) }
+        ChangesQuery::page_before(lenient(Window::newest(&p, PER_PAGE as usize, None)).before)
     }
 
-    /// A page's changes: [`PER_PAGE`] of them, before `before` (what the page's server
-    /// function is sent of [`ChangesQuery::from_page`]).
+    /// A page's changes: [`PER_PAGE`] of them, before `before` (all the page's server
+    /// function is sent of [`ChangesQuery::from_page`], and all it needs to rebuild it).
     pub fn page_before(before: Option<i64>) -> ChangesQuery {
         ChangesQuery { window: Window { page: 1, size: PER_PAGE as usize, before } }
     }
