@@ -10,7 +10,7 @@
 - every file the recipe "Adding a page and an API resource" names exists.
 
 Paths. A name is a path when it is written in backticks and either starts with a folder
-at the repository's root and has a `/` in it (`server/tests/it/api.rs`, `docs/method.md`,
+the repository holds at its root (one git tracks: `target/` is a build's) and has a `/` in it (`server/tests/it/api.rs`, `docs/method.md`,
 `store/src/memo.rs`: a path from the root) or ends in `.rs` or `/` (`memo.rs`, `reads/`;
 a URL such as `/submit` is not one). A path from the root must exist wherever the
 document names it; one with a placeholder (`server/src/api/<resource>.rs`) must have its
@@ -104,7 +104,17 @@ def is_path(name):
 
 
 def roots():
-    return {p.name for p in ROOT.iterdir() if not p.name.startswith(".")}
+    """The root's folders and files the repository holds. What a build or a run makes there
+    (`target/`, `data/`, `.venv/`: ignored by git) is not the repository's: a path into
+    it names build output, which exists or not depending on what ran before this script
+    (a fresh clone has no `target/site/pkg` until `scripts/wasm` runs)."""
+    try:
+        out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True)
+        tracked = {name.split("/", 1)[0] for name in out.stdout.decode().split("\0") if name}
+    except (OSError, subprocess.CalledProcessError):
+        tracked = None
+    on_disk = {p.name for p in ROOT.iterdir() if not p.name.startswith(".")}
+    return on_disk if tracked is None else on_disk & tracked
 
 
 def from_root(name, top):
