@@ -10,8 +10,9 @@
 - every file the recipe "Adding a page and an API resource" names exists.
 
 Paths. A name is a path when it is written in backticks and either starts with a folder
-the repository holds at its root (one git tracks: `target/` is a build's) and has a `/` in it (`server/tests/it/api.rs`, `docs/method.md`,
-`store/src/memo.rs`: a path from the root) or ends in `.rs` or `/` (`memo.rs`, `reads/`;
+the repository holds at its root (one git tracks: `target/` is a build's) and has a `/`
+in it (`server/tests/it/api.rs`, `docs/method.md`, `store/src/memo.rs`: a path from the
+root) or ends in `.rs` or `/` (`memo.rs`, `reads/`;
 a URL such as `/submit` is not one). A path from the root must exist wherever the
 document names it; one with a placeholder (`server/src/api/<resource>.rs`) must have its
 folder up to the placeholder. In a crate's section of the code map (a `### ` heading
@@ -104,17 +105,16 @@ def is_path(name):
 
 
 def roots():
-    """The root's folders and files the repository holds. What a build or a run makes there
-    (`target/`, `data/`, `.venv/`: ignored by git) is not the repository's: a path into
-    it names build output, which exists or not depending on what ran before this script
-    (a fresh clone has no `target/site/pkg` until `scripts/wasm` runs)."""
+    """The root's folders and files the repository holds (those git tracks). What a build
+    or a run makes there (`target/`, `data/`, `.venv/`: ignored by git) is not the
+    repository's, and exists or not depending on what ran before this script (a fresh
+    clone has no `target/site/pkg` until `scripts/wasm` runs). Outside a git checkout,
+    whatever is on disk."""
     try:
         out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True)
-        tracked = {name.split("/", 1)[0] for name in out.stdout.decode().split("\0") if name}
     except (OSError, subprocess.CalledProcessError):
-        tracked = None
-    on_disk = {p.name for p in ROOT.iterdir() if not p.name.startswith(".")}
-    return on_disk if tracked is None else on_disk & tracked
+        return {p.name for p in ROOT.iterdir() if not p.name.startswith(".")}
+    return {name.split("/", 1)[0] for name in out.stdout.decode().split("\0") if name}
 
 
 def from_root(name, top):
