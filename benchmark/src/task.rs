@@ -146,6 +146,10 @@ pub struct Evaluation {
     /// never.
     #[serde(default)]
     pub env: Vec<String>,
+    /// What one run may use (`[evaluation.limits]`): each limit the card leaves out is
+    /// [`Limits::default`]'s.
+    #[serde(default)]
+    pub limits: Limits,
 }
 
 impl Default for Evaluation {
@@ -156,6 +160,88 @@ impl Default for Evaluation {
             codebase: None,
             network: false,
             env: Vec::new(),
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// `[evaluation.limits]`: what one run of the task may use, enforced by its sandbox (the
+/// runner's `sandbox::limits`). A run stopped by one ends `execution_failed` with the
+/// error type `resource_limit: <resource>`, never `infra_error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Memory of all the run's processes together (their private and shared memory,
+    /// each page counted once), in MiB.
+    #[serde(default = "Limits::default_memory")]
+    pub memory_mib: u64,
+    /// Processes and threads at once.
+    #[serde(default = "Limits::default_processes")]
+    pub processes: u64,
+    /// What the working copy may hold (the codebase, what the experiment writes), in MiB.
+    #[serde(default = "Limits::default_disk")]
+    pub disk_mib: u64,
+    /// The experiment's `/tmp` and `/dev/shm`, each a file system of this size, in MiB
+    /// (they are held in memory).
+    #[serde(default = "Limits::default_tmp")]
+    pub tmp_mib: u64,
+    /// Each of its logs (standard output and error), cut when written past this, in MiB.
+    #[serde(default = "Limits::default_log")]
+    pub log_mib: u64,
+}
+
+impl Limits {
+    /// The most a card may give a log: a bundle's artifact is at most 64 MiB (spec §7),
+    /// and a cut log keeps its last line saying so.
+    pub const MAX_LOG_MIB: u64 = 63;
+
+    fn default_memory() -> u64 {
+        8 * 1024
+    }
+    fn default_processes() -> u64 {
+        1024
+    }
+    fn default_disk() -> u64 {
+        20 * 1024
+    }
+    fn default_tmp() -> u64 {
+        2 * 1024
+    }
+    fn default_log() -> u64 {
+        16
+    }
+
+    /// A limit a card may not set: a zero, or a log over what a bundle carries.
+    pub fn problem(&self) -> Option<String> {
+        for (name, value) in [
+            ("memory_mib", self.memory_mib),
+            ("processes", self.processes),
+            ("disk_mib", self.disk_mib),
+            ("tmp_mib", self.tmp_mib),
+            ("log_mib", self.log_mib),
+        ] {
+            if value == 0 {
+                return Some(format!("[evaluation.limits] {name} must be at least 1"));
+            }
+        }
+        (self.log_mib > Self::MAX_LOG_MIB).then(|| {
+            format!(
+                "[evaluation.limits] log_mib is {}: a log is at most {} MiB, so that a bundle can carry it",
+                self.log_mib,
+                Self::MAX_LOG_MIB
+            )
+        })
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            memory_mib: Self::default_memory(),
+            processes: Self::default_processes(),
+            disk_mib: Self::default_disk(),
+            tmp_mib: Self::default_tmp(),
+            log_mib: Self::default_log(),
         }
     }
 }
@@ -289,6 +375,9 @@ pub fn load(task_dir: &Path) -> Result<TaskCard, TaskError> {
     }
     if card.evaluation.command.is_empty() {
         return Err(TaskError::Invalid { path, detail: "evaluation.command is empty".into() });
+    }
+    if let Some(detail) = card.evaluation.limits.problem() {
+        return Err(TaskError::Invalid { path, detail });
     }
     if let Some(name) = card.evaluation.env.iter().find(|n| !passable_variable(n)) {
         return Err(TaskError::Invalid {

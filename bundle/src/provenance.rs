@@ -43,6 +43,10 @@ pub struct ProvenanceRecord {
     /// keeper killed from inside the run): what it shows after that is not all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
+    /// The limit that stopped the run, where one did (spec §4b): the resource, what was
+    /// used and the limit, in the runner's words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<String>,
     /// What the bounds left out.
     #[serde(default)]
     pub cut: Cut,
@@ -124,6 +128,7 @@ impl ProvenanceRecord {
             tracer: None,
             untraced: Some(why.into()),
             interrupted: None,
+            limit: None,
             cut: Cut::default(),
             duration_ms,
             results: Vec::new(),
@@ -179,9 +184,12 @@ impl ProvenanceRecord {
             }
             _ => {}
         }
-        for (field, value) in
-            [("tracer", &self.tracer), ("untraced", &self.untraced), ("interrupted", &self.interrupted)]
-        {
+        for (field, value) in [
+            ("tracer", &self.tracer),
+            ("untraced", &self.untraced),
+            ("interrupted", &self.interrupted),
+            ("limit", &self.limit),
+        ] {
             if let Some(text) = value {
                 bounded_text(field, text)?;
             }
@@ -304,6 +312,7 @@ mod tests {
             tracer: Some("strace 6.1, seccomp-bpf".into()),
             untraced: None,
             interrupted: None,
+            limit: None,
             cut: Cut::default(),
             duration_ms: 41,
             results: vec!["eval_results.txt".into()],

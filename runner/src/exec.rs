@@ -36,6 +36,10 @@ pub struct Job<'a> {
     pub inputs: &'a [String],
     /// The sandbox the command runs in (the local executor; a container is its own).
     pub sandbox: Option<&'a crate::sandbox::Sandbox>,
+    /// What the run may use, where it is confined (a sandbox, or a container); `None`
+    /// for one's own agent run unsandboxed, which has the runner's environment and
+    /// limits.
+    pub limits: Option<&'a benchmark::task::Limits>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +50,8 @@ pub enum Exit {
         description: String,
     },
     TimedOut,
+    /// Stopped because it went over one of its limits (`crate::sandbox::limits`).
+    Limited(crate::sandbox::limits::Breach),
     /// Stopped because the user interrupted the evaluation.
     Cancelled,
 }
@@ -103,11 +109,29 @@ impl Executor {
             argv = crate::keep::argv(keeper, &report, &argv);
         }
         let mut cmd = Command::new(&argv[0]);
-        cmd.args(&argv[1..])
-            .current_dir(job.workdir)
-            .stdin(Stdio::null())
-            .stdout(File::create(job.stdout)?)
-            .stderr(File::create(job.stderr)?);
+        cmd.args(&argv[1..]).current_dir(job.workdir).stdin(Stdio::null());
+        // Every process between the runner and a confined experiment starts from a
+        // cleared environment: none of the runner's variables (a token, a key's
+        // passphrase) is in their `/proc/PID/environ`, which a process of their user
+        // could read. The experiment's own are the sandbox's (`--setenv`) or the
+        // container's (`--env`).
+        if job.limits.is_some() {
+            cmd.env_clear();
+            for (name, value) in self.environment() {
+                cmd.env(name, value);
+            }
+        }
+        let logs = match job.limits {
+            // Cut while written, at the card's size: nothing downstream refuses a log.
+            Some(limits) => {
+                cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+                Some(limits.log_mib << 20)
+            }
+            None => {
+                cmd.stdout(File::create(job.stdout)?).stderr(File::create(job.stderr)?);
+                None
+            }
+        };
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         // Orphans of the run become our children, so that we can reap them at the end.
@@ -120,6 +144,24 @@ impl Executor {
         };
         let mut child =
             cmd.spawn().map_err(|e| io::Error::new(e.kind(), format!("cannot start {shown:?}: {e}")))?;
+        let copying = match logs {
+            Some(limit) => {
+                let (out, err) = (child.stdout.take().expect("piped"), child.stderr.take().expect("piped"));
+                vec![
+                    log::keep(out, File::create(job.stdout)?, limit),
+                    log::keep(err, File::create(job.stderr)?, limit),
+                ]
+            }
+            None => Vec::new(),
+        };
+        let mut guard = job.limits.map(|limits| {
+            crate::sandbox::limits::Watch::new(
+                child.id(),
+                job.workdir,
+                limits,
+                matches!(self, Executor::Local),
+            )
+        });
         let started = Instant::now();
         let mut nap = Duration::from_millis(1);
         let mut swept = false;
@@ -164,6 +206,9 @@ impl Executor {
                     signal(&child, Sig::Usr1);
                 }
             }
+            if let Some(breach) = guard.as_mut().and_then(|w| w.check()) {
+                break Exit::Limited(breach);
+            }
             std::thread::sleep(nap.min(limit.saturating_sub(started.elapsed())));
             nap = (nap * 2).min(Duration::from_millis(25));
         };
@@ -202,7 +247,19 @@ impl Executor {
         }
         // Whatever happened, nothing the run started may outlive it.
         kill_group(&mut child);
-        if let (Executor::Container { template }, Exit::TimedOut | Exit::Cancelled) = (self, &exit) {
+        // A failure that left its working copy at its disk limit was stopped by it (a file
+        // refused at the size limit, or written between two looks).
+        let exit = match (exit, guard.as_mut()) {
+            (Exit::Finished { success: false, description }, Some(w)) => match w.at_the_end() {
+                Some(breach) => Exit::Limited(breach),
+                None => Exit::Finished { success: false, description },
+            },
+            (exit, _) => exit,
+        };
+        log::finish(copying);
+        if let (Executor::Container { template }, Exit::TimedOut | Exit::Cancelled | Exit::Limited(_)) =
+            (self, &exit)
+        {
             // The engine with its global options (`podman --storage-driver=vfs run …`).
             let engine = template.iter().position(|w| w == "run" || w == "exec").unwrap_or(1).max(1);
             let _ = Command::new(&template[0])
@@ -234,6 +291,20 @@ impl Executor {
             (None, Ok(_)) => Watch::Untraced(unset),
         };
         let _ = recording.take();
+        // A failure after the kernel refused it a process was stopped by that limit (a
+        // fork bomb may fail within one look of the guard).
+        let exit = match (exit, &watch, job.limits) {
+            (Exit::Finished { success: false, .. }, Watch::Traced { model, .. }, Some(limits))
+                if model.refused_forks > 0 =>
+            {
+                Exit::Limited(crate::sandbox::limits::Breach {
+                    resource: crate::sandbox::limits::Resource::Processes,
+                    used: limits.processes,
+                    limit: limits.processes,
+                })
+            }
+            (exit, _, _) => exit,
+        };
         Ok((exit, watch))
     }
 
@@ -247,6 +318,33 @@ impl Executor {
             }
             _ => self.words(job).into_iter().map(OsString::from).collect(),
         }
+    }
+
+    /// The environment a confined run's first process starts with: `PATH` alone under
+    /// the local executor (the sandbox sets the experiment's own); for a container
+    /// engine, what the engines need to find their storage and socket, and the variables
+    /// its template passes by name (`--env NAME`).
+    fn environment(&self) -> Vec<(String, std::ffi::OsString)> {
+        self.variables().into_iter().filter_map(|n| std::env::var_os(&n).map(|v| (n, v))).collect()
+    }
+
+    /// The names of [`Executor::environment`]'s variables.
+    pub(crate) fn variables(&self) -> Vec<String> {
+        let mut names: Vec<String> = vec!["PATH".into()];
+        if let Executor::Container { template } = self {
+            names.extend(ENGINE_ENV.iter().map(|n| (*n).to_owned()));
+            let mut words = template.iter();
+            while let Some(w) = words.next() {
+                let named = match w.as_str() {
+                    "-e" | "--env" => words.next().cloned(),
+                    other => other.strip_prefix("--env=").map(str::to_owned),
+                };
+                if let Some(name) = named.filter(|n| benchmark::task::passable_variable(n)) {
+                    names.push(name);
+                }
+            }
+        }
+        names
     }
 
     fn words(&self, job: &Job<'_>) -> Vec<String> {
@@ -279,6 +377,79 @@ impl Executor {
             ));
         }
         Ok(Executor::Container { template: words })
+    }
+}
+
+/// What a container engine reads from its environment to find its storage, its socket
+/// and its user's runtime folder; nothing else of the runner's reaches it.
+const ENGINE_ENV: &[&str] = &[
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "TMPDIR",
+    "XDG_RUNTIME_DIR",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "CONTAINER_HOST",
+    "CONTAINERS_CONF",
+    "CONTAINERS_STORAGE_CONF",
+    "DOCKER_HOST",
+    "DOCKER_CONFIG",
+    "APPTAINER_CACHEDIR",
+    "APPTAINER_TMPDIR",
+];
+
+/// A run's logs, cut while they are written.
+mod log {
+    use std::fs::File;
+    use std::io::{self, Read, Write};
+    use std::thread::JoinHandle;
+    use std::time::{Duration, Instant};
+
+    /// Copies what the run writes to `from` into `to`, up to `limit` bytes; the rest is
+    /// read and counted, and a last line says how much was cut.
+    pub fn keep(
+        mut from: impl Read + Send + 'static,
+        mut to: File,
+        limit: u64,
+    ) -> JoinHandle<io::Result<u64>> {
+        std::thread::spawn(move || {
+            let (mut kept, mut cut) = (0u64, 0u64);
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                let n = match from.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                };
+                let room = limit.saturating_sub(kept).min(n as u64) as usize;
+                to.write_all(&buf[..room])?;
+                kept += room as u64;
+                cut += (n - room) as u64;
+            }
+            if cut > 0 {
+                writeln!(
+                    to,
+                    "\n[rexbench: {cut} more bytes were cut here: the task's log limit is {limit} bytes ([evaluation.limits] log_mib)]"
+                )?;
+            }
+            Ok(cut)
+        })
+    }
+
+    /// Waits for the copies to reach the logs' end (every writer is gone by now), for
+    /// at most 5 s: a copy still waiting then keeps what it has.
+    pub fn finish(copies: Vec<JoinHandle<io::Result<u64>>>) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while copies.iter().any(|c| !c.is_finished()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        for copy in copies.into_iter().filter(JoinHandle::is_finished) {
+            let _ = copy.join();
+        }
     }
 }
 
@@ -388,6 +559,7 @@ mod tests {
             name: "rexbench-x",
             inputs: &[],
             sandbox: None,
+            limits: None,
         };
         assert_eq!(
             e.words(&job),
@@ -425,6 +597,7 @@ mod tests {
             name: "n",
             inputs: &[],
             sandbox: None,
+            limits: None,
         };
         let exit = e.run(&job, &AtomicBool::new(false)).unwrap();
         assert_eq!(exit.0, Exit::Finished { success: true, description: "exit status 0".into() });

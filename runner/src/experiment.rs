@@ -38,6 +38,11 @@ pub enum Ran {
     TimedOut {
         duration_s: f64,
     },
+    /// Stopped because it went over one of its limits (`crate::sandbox::limits`).
+    Limited {
+        breach: crate::sandbox::limits::Breach,
+        duration_s: f64,
+    },
     Finished {
         success: bool,
         description: String,
@@ -118,6 +123,10 @@ impl Experiment<'_> {
             name: self.name,
             inputs: self.inputs,
             sandbox: sandbox.as_ref(),
+            limits: match self.confinement {
+                Confinement::Sandboxed(settings) => Some(&settings.limits),
+                Confinement::Unsandboxed => None,
+            },
         };
         let started = Instant::now();
         let exit = self.executor.run(&job, cancel);
@@ -129,7 +138,7 @@ impl Experiment<'_> {
         if exit != Exit::Cancelled {
             // The result files the check will read: those there now.
             let results: Vec<String> = self.results.snapshot(workdir).into_keys().collect();
-            let record = match watch {
+            let mut record = match watch {
                 Watch::Traced { model, tracer, interrupted } => crate::trace::record(
                     &model,
                     &tracer,
@@ -140,11 +149,15 @@ impl Experiment<'_> {
                 ),
                 Watch::Untraced(why) => ProvenanceRecord::untraced(why, (duration_s * 1000.0) as u64),
             };
+            if let Exit::Limited(breach) = &exit {
+                record.limit = Some(breach.describe());
+            }
             fs::write(logs.join(PROVENANCE_FILE), record.to_bytes())?;
         }
         Ok(match exit {
             Exit::Cancelled => Ran::Cancelled,
             Exit::TimedOut => Ran::TimedOut { duration_s },
+            Exit::Limited(breach) => Ran::Limited { breach, duration_s },
             Exit::Finished { success, description } => {
                 Ran::Finished { success, description, duration_s, before }
             }

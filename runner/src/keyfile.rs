@@ -59,3 +59,58 @@ fn write(path: &Path, bytes: &[u8], mode: u32) -> Result<(), Error> {
     }
     f.write_all(bytes).map_err(wrap)
 }
+
+/// The admin token `reproduce` uses: the first line of `file`, or what is typed at the
+/// terminal (not echoed) where no file is named. Never from the environment: a token
+/// there is refused, so that no process `reproduce` starts could be handed it.
+pub fn admin_token(file: Option<&Path>, server: &str) -> Result<String, Error> {
+    if std::env::var_os("REXBENCH_ADMIN_TOKEN").is_some() {
+        return Err(Error::Setup(
+            "REXBENCH_ADMIN_TOKEN is set in reproduce's environment: give the token with --token-file FILE or \
+             at the prompt, and unset the variable (every process a re-run starts would be started from it)"
+                .into(),
+        ));
+    }
+    let token = match file {
+        Some(path) => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(
+                &mut std::io::Read::take(
+                    fs::File::open(path)
+                        .map_err(|source| Error::KeyRead { path: path.to_owned(), source })?,
+                    4096,
+                ),
+                &mut text,
+            )
+            .map_err(|source| Error::KeyRead { path: path.to_owned(), source })?;
+            text.lines().next().unwrap_or("").trim().to_owned()
+        }
+        None => prompt(&format!("The admin token of {server}: "))?,
+    };
+    if token.is_empty() {
+        let from = file.map_or("the prompt".to_owned(), |p| p.display().to_string());
+        return Err(Error::Setup(format!("no admin token in {from}: its first line is the token")));
+    }
+    Ok(token)
+}
+
+/// A line typed at the terminal, its echo off while it is typed.
+fn prompt(question: &str) -> Result<String, Error> {
+    use nix::sys::termios::{LocalFlags, SetArg, tcgetattr, tcsetattr};
+    let tty = OpenOptions::new().read(true).write(true).open("/dev/tty").map_err(|_| {
+        Error::Setup("no terminal to ask for the admin token: give it with --token-file FILE".into())
+    })?;
+    let was = tcgetattr(&tty).map_err(|e| Error::Setup(format!("the terminal: {e}")))?;
+    let mut quiet = was.clone();
+    quiet.local_flags.remove(LocalFlags::ECHO);
+    let _ = tcsetattr(&tty, SetArg::TCSANOW, &quiet);
+    let mut line = String::new();
+    let read = (|| -> std::io::Result<()> {
+        (&tty).write_all(question.as_bytes())?;
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(&tty), &mut line)?;
+        (&tty).write_all(b"\n")
+    })();
+    let _ = tcsetattr(&tty, SetArg::TCSANOW, &was);
+    read.map_err(|e| Error::Setup(format!("reading the admin token at the terminal: {e}")))?;
+    Ok(line.trim().to_owned())
+}

@@ -116,3 +116,119 @@ mod tests {
         assert_eq!(classify_error("all good\n", "still good\n"), None);
     }
 }
+
+/// The error types a maintainers' re-run may state in its public envelope: those the
+/// runner itself names (its own failures, the shell errors above, the paper's error
+/// categories and Python's built-in exceptions). Any other word a re-run's output
+/// chose (a patch can print a traceback ending in any name) is
+/// [`UNCLASSIFIED_ERROR`]: what a re-run says in public is the maintainers' word, and its
+/// free text stays in its private logs.
+const ERROR_CLASSES: &[&str] = &[
+    // The runner's own.
+    "empty patch",
+    "patch failed",
+    "executor failed",
+    "codebase copy failed",
+    "Execution Timeout",
+    // The paper's categories (Tables 9 and 10) that are not Python's.
+    "empty or missing",
+    "OutOfMemory",
+    "ArgumentError",
+    "ConstructorError",
+    "DatasetNotFoundError",
+    "HFValidationError",
+    "JSONDecodeError",
+    "NotFoundError",
+    "ParserError",
+    "ScannerError",
+    "OutOfMemoryError",
+    "CalledProcessError",
+    // Python's built-in exceptions.
+    "ArithmeticError",
+    "AssertionError",
+    "AttributeError",
+    "BlockingIOError",
+    "BrokenPipeError",
+    "BufferError",
+    "ChildProcessError",
+    "ConnectionAbortedError",
+    "ConnectionError",
+    "ConnectionRefusedError",
+    "ConnectionResetError",
+    "EOFError",
+    "Exception",
+    "FileExistsError",
+    "FileNotFoundError",
+    "FloatingPointError",
+    "ImportError",
+    "IndentationError",
+    "IndexError",
+    "InterruptedError",
+    "IsADirectoryError",
+    "KeyError",
+    "KeyboardInterrupt",
+    "LookupError",
+    "MemoryError",
+    "ModuleNotFoundError",
+    "NameError",
+    "NotADirectoryError",
+    "NotImplementedError",
+    "OSError",
+    "OverflowError",
+    "PermissionError",
+    "ProcessLookupError",
+    "RecursionError",
+    "ReferenceError",
+    "RuntimeError",
+    "StopIteration",
+    "SyntaxError",
+    "SystemError",
+    "SystemExit",
+    "TabError",
+    "TimeoutError",
+    "TypeError",
+    "UnboundLocalError",
+    "UnicodeDecodeError",
+    "UnicodeEncodeError",
+    "UnicodeError",
+    "ValueError",
+    "ZeroDivisionError",
+];
+
+/// A re-run's error type outside [`ERROR_CLASSES`], as its public envelope states it.
+pub const UNCLASSIFIED_ERROR: &str = "unclassified error";
+
+/// `error_type` as a maintainers' re-run may state it in public: itself where it is one
+/// of the runner's closed list (a limit's `resource_limit: …` among them), else
+/// [`UNCLASSIFIED_ERROR`].
+pub fn public_error_class(error_type: &str) -> &str {
+    let limit = crate::sandbox::limits::Resource::ALL.iter().any(|r| r.error_type() == error_type);
+    if limit || is_shell_error(error_type) || ERROR_CLASSES.contains(&error_type) {
+        error_type
+    } else {
+        UNCLASSIFIED_ERROR
+    }
+}
+
+#[cfg(test)]
+mod classes {
+    use super::*;
+
+    #[test]
+    fn a_re_run_states_only_the_runners_own_error_classes() {
+        for known in
+            ["ValueError", "cannot access", "Execution Timeout", "resource_limit: memory", "patch failed"]
+        {
+            assert_eq!(public_error_class(known), known);
+        }
+        // A patch's chosen words: a token, or a name shaped like an exception.
+        for chosen in ["RxsAbc123Token", "AdminTokenIsS3cret", "resource_limit: everything", "valueerror", ""]
+        {
+            assert_eq!(public_error_class(chosen), UNCLASSIFIED_ERROR, "{chosen}");
+        }
+        // The paper's own categories are all in the list.
+        for paper in ["OutOfMemory", "ScannerError", "empty or missing", "HFValidationError"] {
+            assert_eq!(public_error_class(paper), paper);
+        }
+    }
+}

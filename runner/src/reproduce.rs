@@ -231,9 +231,18 @@ fn reproduce_one(
     let mut inconclusive = Vec::new();
     for r in runs {
         let at = run_dir(&results, &r.task, r.hint, r.attempt);
-        let record: RunRecord =
+        let mut record: RunRecord =
             serde_json::from_slice(&fs::read(at.join("run.json")).map_err(Error::io_at(&at))?)
                 .map_err(|e| Skip(format!("{}: {e}", at.display())))?;
+        // What the re-run says in public is the maintainers' word: an error type the
+        // patch's output chose is stated as one of the runner's classes.
+        if let Some(said) = &record.error_type
+            && crate::patch::public_error_class(said) != said
+        {
+            record.error_type = Some(crate::patch::UNCLASSIFIED_ERROR.to_owned());
+            let json = serde_json::to_vec_pretty(&record).expect("serializes");
+            crate::run::write_atomically(&at.join("run.json"), &json)?;
+        }
         if record.outcome == Outcome::InfraError {
             let aside = dir.join("infra_error").join(format!("{}-{}-{}", r.task, r.hint, r.attempt));
             let _ = fs::remove_dir_all(&aside);

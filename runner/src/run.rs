@@ -174,6 +174,14 @@ pub(crate) fn finish(
             record.error_type = Some("Execution Timeout".into());
             record.duration_s = Some(duration_s);
         }
+        // Its own error type, never infra_error: a run that used more than its task
+        // allows failed, as one that took longer did.
+        Some(Ran::Limited { breach, duration_s }) => {
+            record.outcome = Outcome::ExecutionFailed;
+            record.error_type = Some(breach.resource.error_type());
+            record.duration_s = Some(duration_s);
+            note(&format!("stopped by a limit: {}", breach.describe()))?;
+        }
         Some(Ran::Finished { success: false, duration_s, .. }) => {
             record.outcome = Outcome::ExecutionFailed;
             record.duration_s = Some(duration_s);

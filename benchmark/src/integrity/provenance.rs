@@ -333,6 +333,7 @@ mod tests {
             tracer: Some("strace".into()),
             untraced: None,
             interrupted: None,
+            limit: None,
             cut: Cut::default(),
             duration_ms: 1,
             results: vec!["eval_results.txt".into()],

@@ -63,9 +63,12 @@ enum Command {
         /// The leaderboard, e.g. https://rexbench.example.org
         #[arg(long)]
         server: String,
-        /// The server's admin token: it reaches the queue and the private patches.
-        #[arg(long, env = "REXBENCH_ADMIN_TOKEN", hide_env_values = true)]
-        token: String,
+        /// A file holding the server's admin token (it reaches the queue and the private
+        /// patches) [default: asked for at the terminal]. The token is read here and
+        /// passed to no process: never from the environment, which every process this
+        /// command starts would otherwise be given.
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<PathBuf>,
         /// A maintainer key (PKCS#8 PEM) registered on the server, to sign with.
         #[arg(long)]
         key: PathBuf,
@@ -356,6 +359,8 @@ impl RunArgs {
                 env: self.sandbox_env,
                 readonly: self.sandbox_ro,
                 devices: self.sandbox_dev,
+                // Each task's card sets its own (`Confinement::for_task`).
+                limits: Default::default(),
             };
             sandbox::check_settings(&settings, &private).map_err(anyhow::Error::msg)?;
             Confinement::Sandboxed(settings)
@@ -540,7 +545,8 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Evaluate { outputs, out, heldout, run } => {
             commands::evaluate_outputs(outputs, out, heldout, run)
         }
-        Command::Reproduce { server, token, key, out, bundle, dry_run, run } => {
+        Command::Reproduce { server, token_file, key, out, bundle, dry_run, run } => {
+            let token = crate::keyfile::admin_token(token_file.as_deref(), &server)?;
             commands::reproduce(server, token, key, out, bundle, dry_run, run)
         }
         Command::Variants { gold } => {

@@ -16,10 +16,20 @@
 //!   task needs it (`[evaluation] network = true`);
 //! - its own IPC, UTS and cgroup namespaces and session (`--new-session`: no terminal to
 //!   inject keystrokes into), and it dies with the runner (`--die-with-parent`);
-//! - an unprivileged user: run as root, bubblewrap makes the namespaces and `setpriv`
-//!   then becomes `nobody` (65534) with no capabilities, no supplementary groups and
-//!   `no_new_privs` before the command starts; run as anyone else, bubblewrap makes an
-//!   unprivileged user namespace and drops every capability.
+//! - an unprivileged user, in a user namespace of its own that can make no other
+//!   (`--unshare-user --disable-userns`): run as root, the runner first becomes `nobody`
+//!   (65534) with `setpriv` (no capabilities, no supplementary groups, `no_new_privs`)
+//!   and starts bubblewrap as that user; run as anyone else, bubblewrap starts as the
+//!   runner's user. Either way bubblewrap holds no privilege the experiment lacks, and
+//!   drops every capability in its namespace;
+//! - nothing of the runner's environment: every process between the runner and the
+//!   experiment (the keeper, the tracer, `setpriv`, bubblewrap) starts from a cleared
+//!   environment (`crate::exec`), so that no variable of the runner's is in any of their
+//!   `/proc/PID/environ`, which a process of the same user could read;
+//! - limits on what it uses ([`limits`]): `/tmp` and `/dev/shm` are file systems of the
+//!   card's size, `prlimit` holds its processes and file sizes within the card's limits
+//!   (in its own user namespace, so that runs side by side do not share the count), and
+//!   the runner watches its memory and its working copy's size.
 //!
 //! Under `--container` the engine is the sandbox: [`lint_container`] refuses a template
 //! that lacks the flags that give these guarantees. `evaluate --unsandboxed` (one's own
@@ -34,6 +44,7 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Serialize};
 
 mod container;
+pub mod limits;
 pub use container::{give_to_container, lint_container};
 
 /// The user an experiment runs as when the runner is root: `nobody`.
@@ -57,6 +68,9 @@ pub struct Settings {
     /// Devices passed through (`--sandbox-dev`: `/dev/nvidia0`, …).
     #[serde(default)]
     pub devices: Vec<PathBuf>,
+    /// What one run may use: its card's `[evaluation.limits]`.
+    #[serde(default)]
+    pub limits: benchmark::task::Limits,
 }
 
 /// Whether experiments run sandboxed, and with what.
@@ -77,6 +91,7 @@ impl Confinement {
             Confinement::Sandboxed(base) => {
                 let mut s = base.clone();
                 s.network = card.evaluation.network;
+                s.limits = card.evaluation.limits;
                 let mut env = card.evaluation.env.clone();
                 for name in &base.env {
                     if !env.contains(name) {
@@ -131,10 +146,22 @@ const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 /// A sandbox that can be made on this machine.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
-    bwrap: PathBuf,
-    /// `setpriv`, where the runner is root (it drops to [`SANDBOX_UID`] inside).
-    setpriv: Option<PathBuf>,
+    tools: Tools,
     settings: Settings,
+}
+
+/// The programs a sandbox is made with, found once.
+#[derive(Debug, Clone)]
+struct Tools {
+    bwrap: PathBuf,
+    /// `setpriv`, where the runner is root: it becomes [`SANDBOX_UID`] first.
+    setpriv: Option<PathBuf>,
+    /// `prlimit` (util-linux), inside the sandbox: the limits the kernel holds it to.
+    prlimit: PathBuf,
+    /// Where the runner is root and this machine lets no unprivileged user make a user
+    /// namespace: bubblewrap runs as root and `setpriv` drops to [`SANDBOX_UID`] inside
+    /// (the experiment's own user namespaces are then refused by the same rule).
+    root_bwrap: bool,
 }
 
 /// How many processes at the start of a sandboxed experiment's trace are the
@@ -145,22 +172,35 @@ impl Sandbox {
     /// The sandbox on this machine, or why none can be made (no bubblewrap, or one
     /// that cannot make namespaces here).
     pub fn new(settings: &Settings) -> Result<Sandbox, String> {
-        static FOUND: OnceLock<Result<(PathBuf, Option<PathBuf>), String>> = OnceLock::new();
-        let (bwrap, setpriv) = FOUND.get_or_init(probe).clone()?;
-        Ok(Sandbox { bwrap, setpriv, settings: settings.clone() })
+        static FOUND: OnceLock<Result<Tools, String>> = OnceLock::new();
+        let tools = FOUND.get_or_init(probe).clone()?;
+        Ok(Sandbox { tools, settings: settings.clone() })
+    }
+
+    /// What one run may use.
+    pub fn limits(&self) -> &benchmark::task::Limits {
+        &self.settings.limits
     }
 
     /// Makes the working copy the sandbox user's, so that the experiment may write it.
     pub fn prepare(&self, workdir: &Path) -> std::io::Result<()> {
-        if self.setpriv.is_some() { chown_tree(workdir, SANDBOX_UID, SANDBOX_UID) } else { Ok(()) }
+        if self.tools.setpriv.is_some() { chown_tree(workdir, SANDBOX_UID, SANDBOX_UID) } else { Ok(()) }
     }
 
     /// The command line that runs `command` in the sandbox, in `workdir`.
     pub fn argv(&self, workdir: &Path, command: &[OsString]) -> Vec<OsString> {
-        let mut a = Mounts { argv: vec![self.bwrap.clone().into()], binds: Vec::new(), made: Vec::new() };
+        let t = &self.tools;
+        let limits = &self.settings.limits;
+        let mut first = Vec::new();
+        if let (Some(setpriv), false) = (&t.setpriv, t.root_bwrap) {
+            first.push(setpriv.clone().into());
+            first.extend(drop_to_nobody());
+        }
+        first.push(t.bwrap.clone().into());
+        let mut a = Mounts { argv: first, binds: Vec::new(), made: Vec::new() };
         let mut flags = vec!["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"];
-        if self.setpriv.is_none() {
-            flags.push("--unshare-user");
+        if !t.root_bwrap {
+            flags.extend(["--unshare-user", "--disable-userns"]);
         }
         if !self.settings.network {
             flags.push("--unshare-net");
@@ -188,8 +228,9 @@ impl Sandbox {
         }
         a.special("--proc", Path::new("/proc"));
         a.special("--dev", Path::new("/dev"));
+        let tmp_bytes = (limits.tmp_mib << 20).to_string();
         for tmp in ["/tmp", "/dev/shm"] {
-            a.argv.extend(["--perms".into(), "1777".into()]);
+            a.argv.extend(["--perms".into(), "1777".into(), "--size".into(), tmp_bytes.clone().into()]);
             a.special("--tmpfs", Path::new(tmp));
         }
         for path in &self.settings.readonly {
@@ -212,23 +253,43 @@ impl Sandbox {
             }
         }
         a.push("--".into());
-        if let Some(setpriv) = &self.setpriv {
+        if let (Some(setpriv), true) = (&t.setpriv, t.root_bwrap) {
             a.push(setpriv.clone().into());
-            for w in [
-                format!("--reuid={SANDBOX_UID}"),
-                format!("--regid={SANDBOX_UID}"),
-                "--clear-groups".into(),
-                "--inh-caps=-all".into(),
-                "--bounding-set=-all".into(),
-                "--no-new-privs".into(),
-                "--".into(),
-            ] {
-                a.push(w.into());
-            }
+            a.extend(drop_to_nobody());
+        }
+        // The kernel's own limits, set inside the run's user namespace: its processes
+        // are counted there, apart from every other run's. A file larger than the disk
+        // limit is refused where it is written (SIGXFSZ); no core is dumped.
+        a.push(t.prlimit.clone().into());
+        let disk = (limits.disk_mib << 20).to_string();
+        for w in [
+            format!("--nproc={0}:{0}", limits.processes),
+            format!("--fsize={disk}:{disk}"),
+            "--core=0:0".to_owned(),
+            "--".to_owned(),
+        ] {
+            a.push(w.into());
         }
         a.extend(command.iter().cloned());
         a
     }
+}
+
+/// `setpriv`'s words that make it `nobody`, with no capability, group or privilege left
+/// to gain.
+fn drop_to_nobody() -> Vec<OsString> {
+    [
+        format!("--reuid={SANDBOX_UID}"),
+        format!("--regid={SANDBOX_UID}"),
+        "--clear-groups".into(),
+        "--inh-caps=-all".into(),
+        "--bounding-set=-all".into(),
+        "--no-new-privs".into(),
+        "--".into(),
+    ]
+    .into_iter()
+    .map(OsString::from)
+    .collect()
 }
 
 /// bubblewrap's arguments as they are made, with the places mounted so far: each
@@ -272,38 +333,53 @@ impl Mounts {
     }
 }
 
-/// bubblewrap from `REXBENCH_BWRAP` or the `PATH`, tried once; and `setpriv` where the
-/// runner is root.
-fn probe() -> Result<(PathBuf, Option<PathBuf>), String> {
-    let bwrap = std::env::var_os("REXBENCH_BWRAP").map(PathBuf::from).unwrap_or_else(|| "bwrap".into());
+/// bubblewrap from `REXBENCH_BWRAP` or the `PATH`, tried once; `setpriv` where the
+/// runner is root; `prlimit`. Where the runner is root, bubblewrap is tried as `nobody`
+/// first (in a user namespace that can make no other), then as root where this machine
+/// lets no unprivileged user make a user namespace.
+fn probe() -> Result<Tools, String> {
+    // By its path: the sandbox's programs start with no `PATH` to look it up by.
+    let bwrap = match std::env::var_os("REXBENCH_BWRAP") {
+        Some(named) => PathBuf::from(named),
+        None => std::env::var_os("PATH")
+            .and_then(|path| std::env::split_paths(&path).map(|d| d.join("bwrap")).find(|p| p.is_file()))
+            .ok_or("no bubblewrap (`bwrap`) on the PATH")?,
+    };
     let root = nix::unistd::geteuid().is_root();
+    let system =
+        |name: &str| ["/usr/bin", "/bin"].iter().map(|d| Path::new(d).join(name)).find(|p| p.is_file());
     let setpriv = if root {
-        let found = ["/usr/bin/setpriv", "/bin/setpriv"].iter().map(PathBuf::from).find(|p| p.is_file());
-        Some(found.ok_or("no setpriv (util-linux) in /usr/bin: the sandbox cannot drop root")?)
+        Some(system("setpriv").ok_or("no setpriv (util-linux) in /usr/bin: the sandbox cannot drop root")?)
     } else {
         None
     };
-    let probe = Sandbox { bwrap: bwrap.clone(), setpriv: setpriv.clone(), settings: Settings::default() };
+    let prlimit =
+        system("prlimit").ok_or("no prlimit (util-linux) in /usr/bin: the sandbox cannot limit a run")?;
     let dir = tempfile::Builder::new()
         .prefix("rexbench-sandbox-")
         .tempdir()
         .map_err(|e| format!("no folder for the sandbox's probe: {e}"))?;
-    probe.prepare(dir.path()).map_err(|e| format!("the sandbox's probe: {e}"))?;
-    let out = Command::new(&bwrap)
-        .args(probe.argv(dir.path(), &["true".into()]).into_iter().skip(1))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
-        .map_err(|e| format!("bubblewrap (`{}`) cannot run: {e}", bwrap.display()))?;
-    if !out.status.success() {
-        let said = String::from_utf8_lossy(&out.stderr);
-        return Err(format!(
-            "bubblewrap cannot make a sandbox here: {}",
-            said.lines().next().unwrap_or("").trim()
-        ));
+    let mut said = String::new();
+    for root_bwrap in if root { vec![false, true] } else { vec![false] } {
+        let tools =
+            Tools { bwrap: bwrap.clone(), setpriv: setpriv.clone(), prlimit: prlimit.clone(), root_bwrap };
+        let probe = Sandbox { tools: tools.clone(), settings: Settings::default() };
+        probe.prepare(dir.path()).map_err(|e| format!("the sandbox's probe: {e}"))?;
+        let argv = probe.argv(dir.path(), &["true".into()]);
+        let out = Command::new(&argv[0])
+            .args(&argv[1..])
+            .env_clear()
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+            .map_err(|e| format!("bubblewrap (`{}`) cannot run: {e}", bwrap.display()))?;
+        if out.status.success() {
+            return Ok(tools);
+        }
+        said = String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or("").trim().to_owned();
     }
-    Ok((bwrap, setpriv))
+    Err(format!("bubblewrap cannot make a sandbox here: {said}"))
 }
 
 /// Gives `root` and everything beneath it to `uid:gid`, links themselves and not what

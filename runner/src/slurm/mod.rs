@@ -417,6 +417,25 @@ impl Queue<'_> {
         Ok(())
     }
 
+    /// The variables a job of `card` is given (`sbatch --export`): the job's runner's
+    /// own (`PATH` to find its sandbox, where Slurm is, the sandbox's programs), a
+    /// container engine's, and those the card or `--sandbox-env` passes to the
+    /// experiment. A token or a key's passphrase in the runner's environment stays here.
+    fn exported(&self, card: &crate::task::TaskCard) -> Vec<String> {
+        let mut names: Vec<String> = ["HOME", "USER", "LOGNAME", "LANG", "TMPDIR", "SLURM_CONF"]
+            .into_iter()
+            .chain(["REXBENCH_BWRAP", "REXBENCH_STRACE"])
+            .map(str::to_owned)
+            .collect();
+        names.extend(self.opts.executor.variables());
+        if let crate::sandbox::Confinement::Sandboxed(s) = self.opts.confinement.for_task(card) {
+            names.extend(s.env);
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        names.retain(|n| seen.insert(n.clone()));
+        names
+    }
+
     fn time_limit(&self, run: &AgentRun) -> String {
         self.cluster.opts.time_limit(self.tasks[&run.task].card.evaluation.timeout_s)
     }
@@ -492,6 +511,9 @@ impl Queue<'_> {
             format!("--chdir={}", dir.display()),
             // A job Slurm would start again on its own would run the experiment twice.
             "--no-requeue".into(),
+            // The job is given what its runner and the experiment need, by name, and
+            // nothing else of this runner's environment (sbatch would pass it all on).
+            format!("--export={}", self.exported(&task.card).join(",")),
         ]);
         self.write(Entry::Submitting { run: t.key.clone(), n, name: name.clone() }, t)?;
         let id = self.sbatch(&args, &script).map_err(|e| {

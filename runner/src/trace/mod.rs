@@ -255,6 +255,7 @@ pub(crate) fn record(
         tracer: Some(tracer.name.clone()),
         untraced: None,
         interrupted,
+        limit: None,
         cut: model.cut.clone(),
         duration_ms,
         results: results.into_iter().take(MAX_LIST).collect(),

@@ -90,6 +90,9 @@ pub struct Model {
     /// experiment's: bubblewrap and its PID namespace's first process. The record
     /// leaves them out; the task's command is the one after them.
     pub wrapper: usize,
+    /// Forks the kernel refused for the process limit (`EAGAIN`): a run that failed
+    /// after one was stopped by its limit (`crate::sandbox::limits`).
+    pub refused_forks: u64,
 }
 
 impl Model {
@@ -111,6 +114,7 @@ impl Model {
             ignored: HashSet::new(),
             sweep_from: None,
             wrapper: 0,
+            refused_forks: 0,
         }
     }
 
@@ -266,6 +270,9 @@ impl Model {
         let ret = result.trim_start().strip_prefix("= ").unwrap_or("");
         let (value, annotation) = result_value(ret);
         if value.is_none_or(|v| v < 0) {
+            if matches!(name, "clone" | "clone3" | "fork" | "vfork") && ret.contains("EAGAIN") {
+                self.refused_forks += 1;
+            }
             return;
         }
         let value = value.unwrap_or_default();

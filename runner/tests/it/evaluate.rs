@@ -240,6 +240,7 @@ fn a_run_that_hangs_is_killed_with_every_child_it_started() {
         name: "hang",
         inputs: &[],
         sandbox: None,
+        limits: None,
     };
     let started = Instant::now();
     let exit = runner::exec::Executor::Local.run(&job, &std::sync::atomic::AtomicBool::new(false)).unwrap();

@@ -288,19 +288,26 @@ fn evaluate_refuses_links_out_devices_fifos_and_huge_files_before_writing_anythi
 /// A task whose check reads `result.txt` from the working copy, and whose codebase
 /// runs whatever `agent.sh` the patch adds.
 pub fn reading_task(root: &Path) -> PathBuf {
+    task_of(root, "leaky", 20, "")
+}
+
+/// A task `id` whose command runs the patch's `agent.sh` and whose check reads
+/// `ACC: 1.0` from `result.txt`, with `more` at the end of its card.
+pub fn task_of(root: &Path, id: &str, timeout_s: u32, more: &str) -> PathBuf {
     let tasks = root.join("tasks");
-    let task = tasks.join("examples/leaky");
+    let task = tasks.join("examples").join(id);
     fs::create_dir_all(task.join("codebase")).unwrap();
     fs::write(
         task.join("task.toml"),
-        r#"id = "leaky"
+        format!(
+            r#"id = "{id}"
 name = "Reads a result file"
 extension_type = "Algorithm"
 summary = "Writes ACC to result.txt."
 
 [evaluation]
 command = ["sh", "run.sh"]
-timeout_s = 20
+timeout_s = {timeout_s}
 codebase = "codebase"
 
 [[check.metrics]]
@@ -308,7 +315,8 @@ name = "acc"
 file = "result.txt"
 regex = 'ACC: (\S+)'
 equals = 1.0
-"#,
+{more}"#
+        ),
     )
     .unwrap();
     fs::write(task.join("README.md"), "# Reads a result file\n").unwrap();

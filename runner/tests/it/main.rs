@@ -4,6 +4,7 @@ mod bundle_commands;
 mod evaluate;
 mod harbor;
 mod hostile;
+mod limits;
 mod parity;
 mod provenance;
 mod published;

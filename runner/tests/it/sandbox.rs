@@ -105,6 +105,7 @@ fn a_hostile_patch_sees_nothing_of_the_machine_under_the_local_executor() {
         said.lines().find_map(|l| l.strip_prefix("processes=")).unwrap().trim().parse().unwrap();
     assert!(seen <= 6, "the experiment saw {seen} processes: {said}");
     assert_confined(&h, &results, tmp.path(), "65534");
+    assert_canary_nowhere(&results);
     // The provenance record begins with the task's command, not with the sandbox.
     let record: serde_json::Value =
         serde_json::from_slice(&fs::read(results.join("runs/leaky/none/1/x-provenance.json")).unwrap())
@@ -126,6 +127,85 @@ fn a_hostile_patch_sees_nothing_of_the_machine_under_the_local_executor() {
     assert!(said.contains(ENV_MARKER) && said.contains(SECRET) && said.contains("connected"), "{said}");
     assert!(h.outside.exists());
     fs::remove_file(&h.outside).unwrap();
+}
+
+/// An unprivileged user the runner is run as (a maintainer's workstation; a Slurm job
+/// runs as its submitter): one of Debian's own, which Slurm can look up.
+pub fn unprivileged() -> u32 {
+    let passwd = fs::read_to_string("/etc/passwd").unwrap();
+    passwd
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            (f[0] == "games").then(|| f[2].parse().unwrap())
+        })
+        .expect("Debian's user `games`")
+}
+
+/// `root` handed to `uid`, with a copy of the runner it can run: a run as that user
+/// reads and writes nothing the user could not.
+pub fn hand_over(root: &Path, uid: u32) -> PathBuf {
+    let bin = root.join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let exe = bin.join("rexbench");
+    fs::copy(env!("CARGO_BIN_EXE_rexbench"), &exe).unwrap();
+    let status = Command::new("chown").args(["-R", &format!("{uid}:{uid}")]).arg(root).status().unwrap();
+    assert!(status.success());
+    exe
+}
+
+/// `setpriv` (`cmd`) that runs `exe` as `uid`, with no other group.
+pub fn as_user(mut cmd: Command, uid: u32, exe: &Path) -> Command {
+    cmd.args([format!("--reuid={uid}"), format!("--regid={uid}"), "--clear-groups".into(), "--".into()])
+        .arg(exe);
+    cmd
+}
+
+/// A canary as the admin token would be in a maintainer's environment.
+pub const TOKEN_CANARY: &str = "rxadmin-canary-9b2e41";
+
+#[test]
+fn an_unprivileged_runner_gives_the_experiment_nothing_of_its_environment() {
+    let tmp = tempfile::tempdir().unwrap();
+    let h = hostile(tmp.path());
+    let uid = unprivileged();
+    let exe = hand_over(tmp.path(), uid);
+    let results = tmp.path().join("results");
+    let scratch = tmp.path().join("tmp");
+    fs::create_dir_all(&scratch).unwrap();
+    let chown = Command::new("chown").arg(format!("{uid}:{uid}")).arg(&scratch).status().unwrap();
+    assert!(chown.success());
+    let out = as_user(Command::new("setpriv"), uid, &exe)
+        .args(["evaluate", h.outputs.to_str().unwrap(), "--out", results.to_str().unwrap()])
+        .args(["--tasks", h.tasks.to_str().unwrap()])
+        .current_dir(tmp.path())
+        .env("TMPDIR", &scratch)
+        .env("HOME", tmp.path())
+        .env("SANDBOX_TEST_MARKER", ENV_MARKER)
+        .env("REXBENCH_ADMIN_TOKEN", TOKEN_CANARY)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert_confined(&h, &results, tmp.path(), &uid.to_string());
+    assert_canary_nowhere(tmp.path());
+}
+
+/// No file under `dir` holds the token's canary.
+pub fn assert_canary_nowhere(dir: &Path) {
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).unwrap().flatten() {
+            let path = entry.path();
+            let ty = entry.file_type().unwrap();
+            if ty.is_dir() {
+                stack.push(path);
+            } else if ty.is_file() {
+                let bytes = fs::read(&path).unwrap();
+                let found = bytes.windows(TOKEN_CANARY.len()).any(|w| w == TOKEN_CANARY.as_bytes());
+                assert!(!found, "{} holds the token's canary", path.display());
+            }
+        }
+    }
 }
 
 /// `evaluate` of the hostile outputs, with a variable in the runner's environment as a
@@ -153,6 +233,7 @@ fn evaluate_with_env(outputs: &Path, results: &Path, more: &[&str]) -> std::proc
         .current_dir(repo())
         .env("TMPDIR", &scratch)
         .env("SANDBOX_TEST_MARKER", ENV_MARKER)
+        .env("REXBENCH_ADMIN_TOKEN", TOKEN_CANARY)
         .output()
         .unwrap()
 }
@@ -207,14 +288,34 @@ fn a_hostile_patch_sees_nothing_of_the_machine_in_a_container() {
 #[test]
 fn reproduce_never_runs_unsandboxed_and_a_sandbox_holds_nothing_private() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_rexbench"))
-        .args(["reproduce", "--server", "http://127.0.0.1:9", "--token", "t", "--key", "k.pem"])
-        .args(["--out", tmp.path().join("r").to_str().unwrap(), "--unsandboxed"])
-        .current_dir(repo())
-        .output()
-        .unwrap();
+    let token = tmp.path().join("token");
+    fs::write(&token, "t\n").unwrap();
+    let reproduce = |env: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_rexbench"));
+        cmd.args(["reproduce", "--server", "http://127.0.0.1:9", "--token-file", token.to_str().unwrap()])
+            .args(["--key", "k.pem", "--out", tmp.path().join("r").to_str().unwrap(), "--unsandboxed"])
+            .current_dir(repo())
+            .env_remove("REXBENCH_ADMIN_TOKEN");
+        if let Some(value) = env {
+            cmd.env("REXBENCH_ADMIN_TOKEN", value);
+        }
+        cmd.output().unwrap()
+    };
+    let out = reproduce(None);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("reproduce never runs unsandboxed"), "{}", stderr(&out));
+    // The token is read from a file (or typed), never taken from the environment, which
+    // every process of a re-run would be started from.
+    let out = reproduce(Some("t"));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("REXBENCH_ADMIN_TOKEN is set in reproduce's environment"),
+        "{}",
+        stderr(&out)
+    );
+    fs::write(&token, "\n").unwrap();
+    let out = reproduce(None);
+    assert!(stderr(&out).contains("no admin token in"), "{}", stderr(&out));
     let h = hostile(tmp.path());
     for (flag, value, said) in [
         ("--sandbox-ro", repo().join("tasks/examples").display().to_string(), "overlaps"),

@@ -653,7 +653,40 @@ fn a_hostile_patch_sees_nothing_of_the_machine_in_a_slurm_job() {
     // The variable reaches the job (sbatch passes the runner's environment on) as a
     // maintainer's token would; the node's runner keeps it from the experiment.
     let mut cmd = cluster.evaluate(&h.outputs, &results, &["--tasks", h.tasks.to_str().unwrap()]);
-    let out = cmd.env("SANDBOX_TEST_MARKER", ENV_MARKER).output().unwrap();
+    let out = cmd
+        .env("SANDBOX_TEST_MARKER", ENV_MARKER)
+        .env("REXBENCH_ADMIN_TOKEN", crate::sandbox::TOKEN_CANARY)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     assert_confined(&h, &results, tmp.path(), "65534");
+    crate::sandbox::assert_canary_nowhere(tmp.path());
+}
+
+#[test]
+fn an_unprivileged_submitter_s_slurm_job_gives_the_experiment_nothing_of_its_environment() {
+    use crate::sandbox::{
+        ENV_MARKER, TOKEN_CANARY, as_user, assert_canary_nowhere, assert_confined, hand_over, hostile,
+        unprivileged,
+    };
+    let cluster = Cluster::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let h = hostile(tmp.path());
+    let uid = unprivileged();
+    let exe = hand_over(tmp.path(), uid);
+    let results = tmp.path().join("results");
+    // sbatch would pass the runner's whole environment on: the token's canary among it.
+    let out = as_user(cluster.command("setpriv"), uid, &exe)
+        .args(["evaluate", h.outputs.to_str().unwrap(), "--out", results.to_str().unwrap()])
+        .args(["--tasks", h.tasks.to_str().unwrap(), "--executor", "slurm"])
+        .current_dir(tmp.path())
+        .env("HOME", tmp.path())
+        .env("TMPDIR", tmp.path())
+        .env("SANDBOX_TEST_MARKER", ENV_MARKER)
+        .env("REXBENCH_ADMIN_TOKEN", TOKEN_CANARY)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert_confined(&h, &results, tmp.path(), &uid.to_string());
+    assert_canary_nowhere(tmp.path());
 }

@@ -565,6 +565,7 @@ fn cogs_record(writer: &[&str], read: &[&str], interrupted: Option<&str>) -> Vec
         tracer: Some("strace 6.1, seccomp-bpf".into()),
         untraced: None,
         interrupted: interrupted.map(str::to_owned),
+        limit: None,
         cut: Default::default(),
         duration_ms: 900,
         results: vec!["eval_results.txt".into()],
