@@ -12,6 +12,7 @@ pub mod hardware;
 pub mod keep;
 pub mod keyfile;
 pub mod login;
+pub mod logs;
 pub mod outputs;
 pub mod patch;
 pub mod reproduce;

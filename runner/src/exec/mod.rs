@@ -4,11 +4,14 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::io;
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::trace::{Recording, Tracer};
+
+mod kill;
+use kill::{CLEAN_UP, Sig, kill_group, kill_traced, signal};
 
 /// How a command is run.
 #[derive(Debug, Clone)]
@@ -148,8 +151,8 @@ impl Executor {
             Some(limit) => {
                 let (out, err) = (child.stdout.take().expect("piped"), child.stderr.take().expect("piped"));
                 vec![
-                    log::keep(out, File::create(job.stdout)?, limit),
-                    log::keep(err, File::create(job.stderr)?, limit),
+                    crate::logs::keep(out, File::create(job.stdout)?, limit),
+                    crate::logs::keep(err, File::create(job.stderr)?, limit),
                 ]
             }
             None => Vec::new(),
@@ -256,7 +259,7 @@ impl Executor {
             },
             (exit, _) => exit,
         };
-        log::finish(copying);
+        crate::logs::finish(copying);
         if let (Executor::Container { template }, Exit::TimedOut | Exit::Cancelled | Exit::Limited(_)) =
             (self, &exit)
         {
@@ -400,128 +403,6 @@ const ENGINE_ENV: &[&str] = &[
     "APPTAINER_CACHEDIR",
     "APPTAINER_TMPDIR",
 ];
-
-/// A run's logs, cut while they are written.
-mod log {
-    use std::fs::File;
-    use std::io::{self, Read, Write};
-    use std::thread::JoinHandle;
-    use std::time::{Duration, Instant};
-
-    /// Copies what the run writes to `from` into `to`, up to `limit` bytes; the rest is
-    /// read and counted, and a last line says how much was cut.
-    pub fn keep(
-        mut from: impl Read + Send + 'static,
-        mut to: File,
-        limit: u64,
-    ) -> JoinHandle<io::Result<u64>> {
-        std::thread::spawn(move || {
-            let (mut kept, mut cut) = (0u64, 0u64);
-            let mut buf = vec![0u8; 64 * 1024];
-            loop {
-                let n = match from.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(e),
-                };
-                let room = limit.saturating_sub(kept).min(n as u64) as usize;
-                to.write_all(&buf[..room])?;
-                kept += room as u64;
-                cut += (n - room) as u64;
-            }
-            if cut > 0 {
-                writeln!(
-                    to,
-                    "\n[rexbench: {cut} more bytes were cut here: the task's log limit is {limit} bytes ([evaluation.limits] log_mib)]"
-                )?;
-            }
-            Ok(cut)
-        })
-    }
-
-    /// Waits for the copies to reach the logs' end (every writer is gone by now), for
-    /// at most 5 s: a copy still waiting then keeps what it has.
-    pub fn finish(copies: Vec<JoinHandle<io::Result<u64>>>) {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while copies.iter().any(|c| !c.is_finished()) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        for copy in copies.into_iter().filter(JoinHandle::is_finished) {
-            let _ = copy.join();
-        }
-    }
-}
-
-/// How long the keeper may take, once the task's command has ended, to kill what it
-/// left and end.
-const CLEAN_UP: Duration = Duration::from_secs(10);
-
-#[derive(Clone, Copy)]
-enum Sig {
-    Usr1,
-    Term,
-    Int,
-}
-
-/// Sends a signal to the keeper (the run's first process).
-fn signal(child: &Child, sig: Sig) {
-    use nix::sys::signal::{Signal, kill};
-    let sig = match sig {
-        Sig::Usr1 => Signal::SIGUSR1,
-        Sig::Term => Signal::SIGTERM,
-        Sig::Int => Signal::SIGINT,
-    };
-    let _ = kill(nix::unistd::Pid::from_raw(child.id() as i32), sig);
-}
-
-/// The keeper is gone but the tracer is not: every process the trace shows alive is
-/// still traced (none can leave the tracer), so kill each, checking that it is still a
-/// traced process, until the tracer has seen them all end (at most 5 s).
-fn kill_traced(recording: &Recording) {
-    use nix::sys::signal::{Signal, kill};
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !recording.ended() && Instant::now() < deadline {
-        let alive = recording.model.lock().expect("not poisoned").alive();
-        for pid in alive {
-            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-            let traced =
-                status.lines().find_map(|l| l.strip_prefix("TracerPid:")).is_some_and(|t| t.trim() != "0");
-            if traced {
-                let _ = kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
-            }
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-/// Kills the run's whole process group and waits until every member is gone.
-#[cfg(unix)]
-fn kill_group(child: &mut Child) {
-    use nix::sys::signal::{Signal, killpg};
-    use nix::sys::wait::waitpid;
-    use nix::unistd::Pid;
-    let group = Pid::from_raw(child.id() as i32);
-    let _ = killpg(group, Signal::SIGKILL);
-    let _ = child.wait();
-    // Killed grandchildren are reparented to us (a subreaper on Linux) as their parents
-    // die, level by level: reap them until the group is empty, for at most 2 s.
-    let deadline = Instant::now() + Duration::from_secs(2);
-    loop {
-        while waitpid(Pid::from_raw(-group.as_raw()), None).is_ok() {}
-        if killpg(group, None).is_err() || Instant::now() >= deadline {
-            break;
-        }
-        let _ = killpg(group, Signal::SIGKILL);
-        std::thread::sleep(Duration::from_millis(2));
-    }
-}
-
-#[cfg(not(unix))]
-fn kill_group(child: &mut Child) {
-    let _ = child.kill();
-    let _ = child.wait();
-}
 
 fn describe(status: ExitStatus) -> String {
     #[cfg(unix)]
