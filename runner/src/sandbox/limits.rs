@@ -206,7 +206,8 @@ impl Watch {
         let mut tmp_used = 0;
         if let Some(pid) = inside {
             for dir in ["tmp", "dev/shm"] {
-                let used = sandbox_tmp_used(&Path::new(&format!("/proc/{pid}/root")).join(dir), self.limits.tmp);
+                let used =
+                    sandbox_tmp_used(&Path::new(&format!("/proc/{pid}/root")).join(dir), self.limits.tmp);
                 tmp_used = tmp_used.max(used);
             }
         }

@@ -108,7 +108,8 @@ fn each_limit_stops_a_patch_that_exceeds_it_and_the_honest_run_keeps_its_verdict
     for (attempt, resource) in [(2, "memory"), (3, "processes"), (4, "temporary space"), (5, "disk")] {
         let key = format!("limited/none/{attempt}");
         let run = &got[&key];
-        let note = fs::read_to_string(results.join("runs").join(&key).join("x-runner.txt")).unwrap_or_default();
+        let note =
+            fs::read_to_string(results.join("runs").join(&key).join("x-runner.txt")).unwrap_or_default();
         eprintln!("{key}: {note}");
         assert_eq!(run["outcome"], json!("execution_failed"), "{key}: {run}");
         assert_eq!(run["error_type"], json!(format!("resource_limit: {resource}")), "{key}: {run}");
