@@ -59,7 +59,10 @@ pub struct Settings {
     /// Submissions an hour signed by one key.
     #[arg(long, global = true, env = "REXBENCH_KEY_SUBMISSIONS_PER_HOUR", value_name = "REXBENCH_KEY_SUBMISSIONS_PER_HOUR", default_value = "120", value_parser = whole::<u32>)]
     key_submissions_per_hour: u32,
-    /// Bundles received and ingested at once.
+    /// Uploads one client address may have under way at once.
+    #[arg(long, global = true, env = "REXBENCH_CONCURRENT_UPLOADS_PER_ADDRESS", value_name = "REXBENCH_CONCURRENT_UPLOADS_PER_ADDRESS", default_value = "2", value_parser = whole::<usize>)]
+    concurrent_uploads_per_address: usize,
+    /// Bundles ingested at once (each from when its envelope has been read).
     #[arg(long, global = true, env = "REXBENCH_CONCURRENT_INGESTS", value_name = "REXBENCH_CONCURRENT_INGESTS", default_value = "4", value_parser = whole::<usize>)]
     concurrent_ingests: usize,
     /// Seconds a request body may send nothing before it is cut off.
@@ -68,6 +71,13 @@ pub struct Settings {
     /// Seconds a request body may take in all.
     #[arg(long, global = true, env = "REXBENCH_BODY_SECS", value_name = "REXBENCH_BODY_SECS", default_value = "600", value_parser = whole::<u64>)]
     body_secs: u64,
+    /// The slowest a request body may arrive, in bytes a second over each window after
+    /// the first (0: no minimum).
+    #[arg(long, global = true, env = "REXBENCH_BODY_MIN_BYTES_PER_SEC", value_name = "REXBENCH_BODY_MIN_BYTES_PER_SEC", default_value = "16384", value_parser = whole::<u64>)]
+    body_min_bytes_per_sec: u64,
+    /// Seconds of the window a request body's rate is averaged over (the first is its grace).
+    #[arg(long, global = true, env = "REXBENCH_BODY_RATE_WINDOW_SECS", value_name = "REXBENCH_BODY_RATE_WINDOW_SECS", default_value = "10", value_parser = whole::<u64>)]
+    body_rate_window_secs: u64,
     /// Seconds the request headers may take.
     #[arg(long, global = true, env = "REXBENCH_HEADER_SECS", value_name = "REXBENCH_HEADER_SECS", default_value = "10", value_parser = whole::<u64>)]
     header_secs: u64,
@@ -118,9 +128,10 @@ pub struct Config {
     /// made at the start and after each change ([`crate::warm`]).
     pub warm: bool,
     /// What one client may make the server do (`REXBENCH_SUBMISSIONS_PER_HOUR`,
-    /// `REXBENCH_KEY_SUBMISSIONS_PER_HOUR`, `REXBENCH_CONCURRENT_INGESTS`,
-    /// `REXBENCH_BODY_IDLE_SECS`, `REXBENCH_BODY_SECS`, `REXBENCH_HEADER_SECS`,
-    /// `REXBENCH_TRUST_FORWARDED`).
+    /// `REXBENCH_KEY_SUBMISSIONS_PER_HOUR`, `REXBENCH_CONCURRENT_UPLOADS_PER_ADDRESS`,
+    /// `REXBENCH_CONCURRENT_INGESTS`, `REXBENCH_BODY_IDLE_SECS`, `REXBENCH_BODY_SECS`,
+    /// `REXBENCH_BODY_MIN_BYTES_PER_SEC`, `REXBENCH_BODY_RATE_WINDOW_SECS`,
+    /// `REXBENCH_HEADER_SECS`, `REXBENCH_TRUST_FORWARDED`).
     pub guard: crate::guard::Limits,
 }
 
@@ -147,9 +158,12 @@ impl TryFrom<Settings> for Config {
             guard: crate::guard::Limits {
                 per_address_hourly: s.submissions_per_hour,
                 per_key_hourly: s.key_submissions_per_hour,
+                per_address_concurrent: s.concurrent_uploads_per_address,
                 concurrent_ingests: s.concurrent_ingests,
                 body_idle: Duration::from_secs(s.body_idle_secs),
                 body_total: Duration::from_secs(s.body_secs),
+                body_min_rate: s.body_min_bytes_per_sec,
+                body_rate_window: Duration::from_secs(s.body_rate_window_secs),
                 headers: Duration::from_secs(s.header_secs),
                 trust_forwarded: s.trust_forwarded,
             },
@@ -197,9 +211,20 @@ mod tests {
         for (id, var, value) in [
             ("submissions_per_hour", "REXBENCH_SUBMISSIONS_PER_HOUR", d.per_address_hourly.to_string()),
             ("key_submissions_per_hour", "REXBENCH_KEY_SUBMISSIONS_PER_HOUR", d.per_key_hourly.to_string()),
+            (
+                "concurrent_uploads_per_address",
+                "REXBENCH_CONCURRENT_UPLOADS_PER_ADDRESS",
+                d.per_address_concurrent.to_string(),
+            ),
             ("concurrent_ingests", "REXBENCH_CONCURRENT_INGESTS", d.concurrent_ingests.to_string()),
             ("body_idle_secs", "REXBENCH_BODY_IDLE_SECS", d.body_idle.as_secs().to_string()),
             ("body_secs", "REXBENCH_BODY_SECS", d.body_total.as_secs().to_string()),
+            ("body_min_bytes_per_sec", "REXBENCH_BODY_MIN_BYTES_PER_SEC", d.body_min_rate.to_string()),
+            (
+                "body_rate_window_secs",
+                "REXBENCH_BODY_RATE_WINDOW_SECS",
+                d.body_rate_window.as_secs().to_string(),
+            ),
             ("header_secs", "REXBENCH_HEADER_SECS", d.headers.as_secs().to_string()),
         ] {
             assert_eq!(env(id), (Some(var.into()), Some(value)), "{id}");
@@ -207,7 +232,7 @@ mod tests {
         assert_eq!(env("trust_forwarded").0.as_deref(), Some("REXBENCH_TRUST_FORWARDED"));
         assert_eq!(env("render_cache").0.as_deref(), Some("REXBENCH_RENDER_CACHE"));
         assert_eq!(env("warm").0.as_deref(), Some("REXBENCH_WARM"));
-        assert_eq!(args.len(), 15, "every setting is checked above");
+        assert_eq!(args.len(), 18, "every setting is checked above");
     }
 
     #[test]
@@ -229,6 +254,20 @@ mod tests {
         .unwrap();
         assert_eq!(c.guard.body_idle, Duration::from_secs(3));
         assert!(!c.render_cache && c.guard.trust_forwarded && !c.warm);
+        let c = parse(&[
+            "--concurrent-uploads-per-address",
+            "5",
+            "--body-min-bytes-per-sec",
+            "0",
+            "--body-rate-window-secs",
+            "3",
+        ])
+        .unwrap();
+        let g = c.guard;
+        assert_eq!(
+            (g.per_address_concurrent, g.body_min_rate, g.body_rate_window),
+            (5, 0, Duration::from_secs(3))
+        );
         let c = parse(&["--render-cache", "yes", "--trust-forwarded", "no"]).unwrap();
         assert!(c.render_cache && !c.guard.trust_forwarded && c.warm);
         assert_eq!(c.tasks_dir, None, "the built-in cards");

@@ -75,7 +75,8 @@ impl ApiError {
         ApiError::new(StatusCode::NOT_FOUND, code, message)
     }
 
-    /// 408 `request_timeout`: the body arrived too slowly.
+    /// 408 `request_timeout`: the body arrived too slowly (`upload_too_slow` for its rate,
+    /// with [`ApiError::with_code`]).
     pub fn too_slow(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::REQUEST_TIMEOUT, "request_timeout", message)
     }

@@ -5,17 +5,20 @@
 use std::io;
 use std::net::IpAddr;
 
-use bundle::{BundleError, SignatureStatus, Verifier};
+use bundle::{ArtifactInfo, ArtifactSink, BundleError, Digest, SignatureStatus, Verifier};
 use store::{Ingested, Store};
 
 use crate::error::ApiError;
+use crate::guard::{Ingests, Permit};
 use crate::metrics::IngestResult;
 use crate::state::AppState;
 
 /// [`ingest`] of the bundle `reader` gives, counted in the metrics whatever the end,
 /// including a bundle that could not even be received. A bundle from a `client` over
-/// HTTP is held to the guard's limits: its address's allowance and a place among the
-/// ingests at once before it is read, its signers' allowance once they are known.
+/// HTTP is held to the guard's limits: one of its address's uploads at once and its
+/// address's allowance before it is read; a place among the ingests at once once its
+/// envelope has been read (so that an upload that never gets that far, however slowly
+/// it arrives, keeps no other submitter waiting), and its signers' allowance.
 pub async fn ingest_measured<R: io::Read + Send + 'static>(
     app: &AppState,
     client: Option<IpAddr>,
@@ -23,14 +26,17 @@ pub async fn ingest_measured<R: io::Read + Send + 'static>(
 ) -> Result<Ingested, ApiError> {
     let started = std::time::Instant::now();
     let outcome = async {
-        let _permit = match client {
+        let _upload = match client {
             Some(client) => {
+                let upload = app.guard.admit_upload(client)?;
                 app.guard.admit_address(client)?;
-                Some(app.guard.ingest_permit()?)
+                Some(upload)
             }
             None => None,
         };
-        record(app, check_as(app, reader.await?, client.is_some()).await?).await
+        let guarded = client.map(|_| app.guard.ingests());
+        let (checked, _place) = check_as(app, reader.await?, guarded).await?;
+        record(app, checked).await
     }
     .await;
     let measured = match &outcome {
@@ -63,15 +69,18 @@ pub struct Checked {
 /// and the task ids, staging its artifacts, and makes the server's findings. Bundles may
 /// be checked at once; [`record`] them one at a time, in the order they should be stored.
 pub async fn check(app: &AppState, reader: impl io::Read + Send + 'static) -> Result<Checked, ApiError> {
-    check_as(app, reader, false).await
+    Ok(check_as(app, reader, None).await?.0)
 }
 
-/// [`check`], holding the bundle's signers to their allowance when `limited`.
+/// [`check`], for an upload over HTTP when `guarded`: the bundle takes a place among the
+/// ingests at once (given back with the check, to hold until it is recorded) once its
+/// envelope has been read, and its signers are held to their allowance.
 async fn check_as(
     app: &AppState,
     reader: impl io::Read + Send + 'static,
-    limited: bool,
-) -> Result<Checked, ApiError> {
+    guarded: Option<Ingests>,
+) -> Result<(Checked, Option<Permit>), ApiError> {
+    let limited = guarded.is_some();
     let trusted = app.store.trusted_keys().await?;
     let tiers: std::collections::BTreeMap<String, store::Tier> =
         trusted.iter().map(|(_, r)| (r.keyid.clone(), r.tier)).collect();
@@ -82,18 +91,27 @@ async fn check_as(
     .with_private_checks(app.catalog.tasks.iter().filter(|t| t.check_private).map(|t| t.id.clone()))
     .holding(views::catalog::claims(&app.store, &app.catalog).await?)
     .with_limits(app.limits);
-    let mut staging = app.store.blobs().stage();
-    let (verified, staging) = tokio::task::spawn_blocking(move || {
+    let mut placing = Placing { staging: app.store.blobs().stage(), ingests: guarded, place: Ok(None) };
+    let (verified, placing) = tokio::task::spawn_blocking(move || {
         let mut reader = reader;
-        let verified = verifier.verify_into(&mut reader, &mut staging);
-        (verified, staging)
+        let verified = verifier.verify_into(&mut reader, &mut placing);
+        (verified, placing)
     })
     .await
     .map_err(ApiError::internal)?;
+    let Placing { staging, ingests, place } = placing;
+    // Refused a place at its first artifact: that is the answer, not the artifact the
+    // refusal left unstored.
+    let place = place?;
     let verified = match verified {
         Ok(v) => v,
         Err(e @ BundleError::NoTrustedSignature { .. }) => return Err(revoked_or(&app.store, e).await),
         Err(e) => return Err(e.into()),
+    };
+    // A bundle of no artifacts takes its place now, read whole.
+    let place = match (place, ingests) {
+        (None, Some(ingests)) => Some(ingests.place()?),
+        (place, _) => place,
     };
     if limited {
         let signers = verified.signatures.iter().filter(|(_, s)| *s == SignatureStatus::Verified);
@@ -111,7 +129,36 @@ async fn check_as(
             .min_by_key(|t| *t != store::Tier::Maintainer);
         Some(crate::integrity::server_checks(app, &verified, &staging, tier).await?)
     };
-    Ok(Checked { bundle: verified, staging, found })
+    Ok((Checked { bundle: verified, staging, found }, place))
+}
+
+/// The stage an upload's artifacts go to, taking the upload's place among the ingests at
+/// once when its first artifact arrives: the reader hands over none before the envelope
+/// has been read, its signatures checked and its manifest validated. Until then the
+/// upload holds no place.
+struct Placing {
+    staging: store::Staging,
+    /// Where the place comes from; none for a bundle that is not held to the limit.
+    ingests: Option<Ingests>,
+    /// The place once taken, or the 429 when none was free.
+    place: Result<Option<Permit>, ApiError>,
+}
+
+impl ArtifactSink for Placing {
+    fn artifact(
+        &mut self,
+        digest: &Digest,
+        info: &ArtifactInfo,
+        content: &mut dyn io::Read,
+    ) -> io::Result<()> {
+        if let (Ok(None), Some(ingests)) = (&self.place, &self.ingests) {
+            self.place = ingests.place().map(Some);
+        }
+        if self.place.is_err() {
+            return Err(io::Error::other("no place among the ingests at once"));
+        }
+        self.staging.artifact(digest, info, content)
+    }
 }
 
 /// The second half: records a checked bundle in one transaction and refreshes the pages.

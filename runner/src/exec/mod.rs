@@ -323,11 +323,16 @@ impl Executor {
         }
     }
 
-    /// The environment a confined run's first process starts with: `PATH` alone under
-    /// the local executor (the sandbox sets the experiment's own); for a container
+    /// The environment a confined run's first process starts with: the sandbox's `PATH`
+    /// alone under the local executor (the sandbox sets the experiment's own); for a container
     /// engine, what the engines need to find their storage and socket, and the variables
     /// its template passes by name (`--env NAME`).
     fn environment(&self) -> Vec<(String, std::ffi::OsString)> {
+        // The local executor's programs are named by their paths: its `PATH` is the
+        // sandbox's, not the runner's (which would show the runner's home).
+        if let Executor::Local = self {
+            return vec![("PATH".into(), crate::sandbox::PATH.into())];
+        }
         self.variables().into_iter().filter_map(|n| std::env::var_os(&n).map(|v| (n, v))).collect()
     }
 

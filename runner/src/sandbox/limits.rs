@@ -139,6 +139,11 @@ pub struct Watch {
     processes: bool,
     next_look: Instant,
     next_walk: Instant,
+    /// What the last walk of the working copy counted.
+    walked: u64,
+    /// What the run's processes hold open on the working copy's file system that no walk
+    /// sees (files removed while open), at the last look.
+    held: u64,
 }
 
 impl Watch {
@@ -151,6 +156,8 @@ impl Watch {
             processes,
             next_look: now,
             next_walk: now,
+            walked: 0,
+            held: 0,
         }
     }
 
@@ -178,8 +185,13 @@ impl Watch {
         self.disk()
     }
 
-    fn disk(&self) -> Option<Breach> {
-        let used = allocated(&self.workdir);
+    fn disk(&mut self) -> Option<Breach> {
+        self.walked = allocated(&self.workdir);
+        self.disk_breach()
+    }
+
+    fn disk_breach(&self) -> Option<Breach> {
+        let used = self.walked.saturating_add(self.held);
         (used >= self.limits.disk).then_some(Breach {
             resource: Resource::Disk,
             used,
@@ -187,16 +199,26 @@ impl Watch {
         })
     }
 
-    fn look(&self) -> Option<Breach> {
+    fn look(&mut self) -> Option<Breach> {
         let tree = descendants(self.root);
         let (mut tasks, mut memory) = (0u64, 0u64);
         let mut inside = None;
+        let disk = fs::metadata(&self.workdir).map(|m| m.dev()).ok();
+        let mut open = Open::default();
         for pid in &tree {
             tasks += threads(*pid);
             memory += private_memory(*pid);
+            open.add(*pid, disk);
             if inside.is_none() && other_mounts(*pid) {
                 inside = Some(*pid);
             }
+        }
+        // Memory in a file of no file system's (`memfd_create`), written and never mapped,
+        // is memory all the same; a file removed while open still takes its disk.
+        memory = memory.saturating_add(open.memory);
+        self.held = open.disk;
+        if let Some(b) = self.disk_breach() {
+            return Some(b);
         }
         if tasks >= self.limits.processes {
             return Some(Breach { resource: Resource::Processes, used: tasks, limit: self.limits.processes });
@@ -220,6 +242,41 @@ impl Watch {
             used: memory,
             limit: self.limits.memory,
         })
+    }
+}
+
+/// What a run's processes hold open that neither their mappings nor a walk show: files
+/// of `memfd_create` (memory), and files removed from the working copy's file system
+/// while open (disk); each file counted once, however many hold it.
+#[derive(Default)]
+struct Open {
+    seen: std::collections::BTreeSet<(u64, u64)>,
+    memory: u64,
+    disk: u64,
+}
+
+impl Open {
+    fn add(&mut self, pid: i32, disk: Option<u64>) {
+        let Ok(fds) = fs::read_dir(format!("/proc/{pid}/fd")) else { return };
+        for fd in fds.flatten().take(WALK_ENTRIES) {
+            let Ok(target) = fs::read_link(fd.path()) else { continue };
+            let target = target.to_string_lossy();
+            let memfd = target.starts_with("/memfd:");
+            if !memfd && !target.ends_with(" (deleted)") {
+                continue;
+            }
+            // The open file itself (through the descriptor), not a path.
+            let Ok(meta) = fs::metadata(fd.path()) else { continue };
+            if !meta.is_file() || !self.seen.insert((meta.dev(), meta.ino())) {
+                continue;
+            }
+            let bytes = meta.blocks().saturating_mul(512);
+            if memfd {
+                self.memory = self.memory.saturating_add(bytes);
+            } else if Some(meta.dev()) == disk {
+                self.disk = self.disk.saturating_add(bytes);
+            }
+        }
     }
 }
 
@@ -307,7 +364,7 @@ fn sandbox_tmp_used(path: &Path, size: u64) -> u64 {
 pub fn allocated(root: &Path) -> u64 {
     let (mut total, mut seen, mut stack) = (0u64, 0usize, vec![root.to_owned()]);
     while let Some(dir) = stack.pop() {
-        let Ok(entries) = fs::read_dir(&dir) else { continue };
+        let Some(entries) = read_dir_owned(&dir) else { continue };
         for entry in entries.flatten() {
             seen += 1;
             if seen > WALK_ENTRIES {
@@ -321,6 +378,23 @@ pub fn allocated(root: &Path) -> u64 {
         }
     }
     total
+}
+
+/// A folder's entries; one its owner (the runner, or a run as the runner's user) made
+/// unreadable is given back its owner's rights first, so that nothing in a working copy
+/// is hidden from the walk.
+fn read_dir_owned(dir: &Path) -> Option<fs::ReadDir> {
+    use std::os::unix::fs::PermissionsExt;
+    match fs::read_dir(dir) {
+        Ok(entries) => Some(entries),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            let meta = dir.symlink_metadata().ok().filter(fs::Metadata::is_dir)?;
+            let mode = meta.permissions().mode() | 0o700;
+            fs::set_permissions(dir, fs::Permissions::from_mode(mode)).ok()?;
+            fs::read_dir(dir).ok()
+        }
+        Err(_) => None,
+    }
 }
 
 #[cfg(test)]

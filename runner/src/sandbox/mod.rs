@@ -140,8 +140,8 @@ const ETC: &[&str] = &[
     "shells",
 ];
 
-/// The `PATH` inside the sandbox.
-const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+/// The `PATH` inside the sandbox, and of every process between it and the runner.
+pub(crate) const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// A sandbox that can be made on this machine.
 #[derive(Debug, Clone)]

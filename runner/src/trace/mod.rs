@@ -62,7 +62,10 @@ fn probe() -> Result<Tracer, String> {
     let program = match std::env::var_os("REXBENCH_STRACE") {
         Some(v) if v == "off" => return Err("tracing is turned off (REXBENCH_STRACE=off)".into()),
         Some(v) => PathBuf::from(v),
-        None => PathBuf::from("strace"),
+        // By its path: it starts from a cleared environment whose `PATH` is the sandbox's.
+        None => std::env::var_os("PATH")
+            .and_then(|path| std::env::split_paths(&path).map(|d| d.join("strace")).find(|p| p.is_file()))
+            .unwrap_or_else(|| PathBuf::from("strace")),
     };
     let version = Command::new(&program)
         .arg("-V")

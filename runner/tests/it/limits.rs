@@ -57,6 +57,34 @@ fn outputs(root: &Path) -> PathBuf {
         fs::create_dir_all(&dir).unwrap();
         fs::write(dir.join("patch.diff"), agent_patch(&script)).unwrap();
     }
+    // Detailed: what a look at the processes' mappings or a walk alone would miss.
+    for (attempt, script) in [
+        // Memory in memfds, written and never mapped, each under the file size limit.
+        (
+            1,
+            format!(
+                "python3 -c 'import os, time; fs = [os.memfd_create(str(i)) for i in range(8)]; [os.write(f, bytes(1 << 20)) for f in fs for _ in range(40)]; time.sleep(20)'; {OK}"
+            ),
+        ),
+        // Disk in files removed while open, each under the file size limit.
+        (
+            2,
+            format!(
+                "python3 -c 'import os, time; fds = [os.open(str(i), os.O_WRONLY | os.O_CREAT) for i in range(8)]; [os.write(fd, bytes(12 << 20)) for fd in fds]; [os.unlink(str(i)) for i in range(8)]; time.sleep(20)'; {OK}"
+            ),
+        ),
+        // Disk behind a folder made unreadable.
+        (
+            3,
+            format!(
+                "mkdir -p hid/sub && for i in 1 2; do dd if=/dev/zero of=hid/sub/f$i bs=1M count=36 2>/dev/null; done; chmod 000 hid; sleep 20; {OK}"
+            ),
+        ),
+    ] {
+        let dir = outputs.join(format!("limited/detailed/{attempt}"));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("patch.diff"), agent_patch(&script)).unwrap();
+    }
     outputs
 }
 
@@ -65,7 +93,7 @@ fn evaluate(root: &Path, more: &[&str], only: &[&str]) -> (std::process::ExitSta
     let tasks = limited_task(root);
     let outputs = outputs(root);
     if !only.is_empty() {
-        for hint in ["none", "hints"] {
+        for hint in ["none", "hints", "detailed"] {
             for attempt in fs::read_dir(outputs.join("limited").join(hint)).unwrap().flatten() {
                 let key = format!("{hint}/{}", attempt.file_name().to_string_lossy());
                 if !only.contains(&key.as_str()) {
@@ -105,8 +133,17 @@ fn each_limit_stops_a_patch_that_exceeds_it_and_the_honest_run_keeps_its_verdict
     let results = tmp.path().join("results");
     let got = records(&results);
     assert_eq!(got["limited/none/1"]["outcome"], json!("success"), "{:?}", got["limited/none/1"]);
-    for (attempt, resource) in [(2, "memory"), (3, "processes"), (4, "temporary space"), (5, "disk")] {
-        let key = format!("limited/none/{attempt}");
+    let limited = [
+        ("none/2", "memory"),
+        ("none/3", "processes"),
+        ("none/4", "temporary space"),
+        ("none/5", "disk"),
+        ("detailed/1", "memory"),
+        ("detailed/2", "disk"),
+        ("detailed/3", "disk"),
+    ];
+    for (run, resource) in limited {
+        let key = format!("limited/{run}");
         let run = &got[&key];
         let note =
             fs::read_to_string(results.join("runs").join(&key).join("x-runner.txt")).unwrap_or_default();
@@ -221,4 +258,39 @@ fn a_run_that_prints_70_mib_is_judged_and_packed_with_its_log_cut() {
     let out = run(&["pack", "results", "--agent", "agent.toml", "--key", "team.pem", "--out", "b.tar.gz"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(root.join("b.tar.gz").is_file());
+}
+
+/// Run by an unprivileged user (a maintainer's workstation, a Slurm job), the same limits
+/// hold: a folder the experiment made unreadable hides nothing from the walk, and is
+/// removed with the rest.
+#[test]
+fn an_unprivileged_runner_holds_a_run_to_the_same_limits() {
+    use crate::sandbox::{as_user, hand_over, unprivileged};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let tasks = limited_task(root);
+    let outputs = outputs(root);
+    for gone in ["none/1", "none/2", "none/4", "none/5", "hints/1", "hints/2", "detailed/1", "detailed/2"] {
+        fs::remove_dir_all(outputs.join("limited").join(gone)).unwrap();
+    }
+    let scratch = root.join("tmp");
+    fs::create_dir_all(&scratch).unwrap();
+    let uid = unprivileged();
+    let exe = hand_over(root, uid);
+    let out = as_user(Command::new("setpriv"), uid, &exe)
+        .args(["evaluate", outputs.to_str().unwrap(), "--out", root.join("results").to_str().unwrap()])
+        .args(["--tasks", tasks.to_str().unwrap(), "--jobs", "2"])
+        .current_dir(root)
+        .env("TMPDIR", &scratch)
+        .env("HOME", root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = records(&root.join("results"));
+    for (run, resource) in [("none/3", "processes"), ("detailed/3", "disk")] {
+        let r = &got[&format!("limited/{run}")];
+        assert_eq!(r["error_type"], json!(format!("resource_limit: {resource}")), "{run}: {r}");
+    }
+    let left: Vec<_> = fs::read_dir(&scratch).unwrap().flatten().map(|e| e.path()).collect();
+    assert!(left.is_empty(), "scratch left: {left:?}");
 }

@@ -1,12 +1,16 @@
 //! Hostile clients: malicious bundles leave no trace, submissions are rate-limited per
-//! address and per key, slow bodies are cut off, ingests at once are capped, and
-//! every answer carries the headers that keep a browser from running what a bundle
-//! says.
+//! address and per key, uploads at once are capped per address, slow and trickling
+//! bodies are cut off, ingests at once are capped (and an upload takes a place only once
+//! its envelope has been read), and every answer carries the headers that keep a browser
+//! from running what a bundle says.
 
 use std::fs;
-use std::net::SocketAddr;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -17,7 +21,7 @@ use bundle::{Envelope, PublicKey, SecretKey};
 use serde_json::json;
 use server::guard::{Guard, Limits};
 use store::testing::{count_files, for_each_backend};
-use store::{Backend, Tier};
+use store::{Backend, Store, Tier};
 
 use crate::api::signed;
 use crate::harness::{get, post_bundle, send, state, vectors};
@@ -311,11 +315,13 @@ async fn a_slow_body_is_cut_off_with_a_408_and_nothing_stored() {
 }
 
 #[tokio::test]
-async fn ingests_beyond_the_cap_get_a_429_until_a_place_is_free() {
+async fn an_upload_takes_an_ingest_place_once_its_envelope_is_read_and_holds_it_to_the_end() {
     let dir = tempfile::tempdir().unwrap();
     let (app, key) = app_with(dir.path(), Limits { concurrent_ingests: 1, ..Limits::default() }).await;
     let bytes = signed(&key, "first", "2026-11-20T12:00:00Z");
-    // The first upload holds the only place while its body trickles in.
+    let n = bytes.len();
+    // The first upload's body comes through a channel of one chunk: a send returns once
+    // the chunk before it has been taken, so each step below is known to have been read.
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(1);
     let request = Request::post("/api/v1/submissions")
         .header(header::CONTENT_TYPE, "application/gzip")
@@ -325,17 +331,190 @@ async fn ingests_beyond_the_cap_get_a_429_until_a_place_is_free() {
         let app = app.clone();
         async move { send(&app, request).await }
     });
-    tx.send(Ok(Bytes::copy_from_slice(&bytes[..10]))).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let chunk = |range: std::ops::Range<usize>| Ok(Bytes::copy_from_slice(&bytes[range]));
+    tx.send(chunk(0..5)).await.unwrap();
+    tx.send(chunk(5..10)).await.unwrap();
+    // Being read, its envelope not yet: it holds no place, and another is stored.
+    let before = post_bundle(&app, signed(&key, "before", "2026-11-20T12:00:00Z")).await;
+    assert_eq!(before.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&before.body));
+    // All but the gzip trailer, read: past its envelope and its artifacts, it holds the
+    // only place until it ends.
+    tx.send(chunk(10..n - 9)).await.unwrap();
+    tx.send(chunk(n - 9..n - 8)).await.unwrap();
+    tx.send(chunk(n - 8..n)).await.unwrap();
     let second = post_bundle(&app, signed(&key, "second", "2026-11-20T12:00:00Z")).await;
     assert_eq!(second.status, StatusCode::TOO_MANY_REQUESTS);
     assert_eq!(second.code(), "too_many_ingests");
     assert_eq!(second.header(header::RETRY_AFTER), "1");
-    tx.send(Ok(Bytes::copy_from_slice(&bytes[10..]))).await.unwrap();
     drop(tx);
     assert_eq!(first.await.unwrap().status, StatusCode::CREATED);
     let again = post_bundle(&app, signed(&key, "second", "2026-11-20T12:00:00Z")).await;
     assert_eq!(again.status, StatusCode::CREATED);
+}
+
+/// A server process on 127.0.0.1 with a submitter key registered, `uploads` at once per
+/// address, and a body's rate (at least 1 KiB/s) judged over `window` seconds, so that
+/// a trickle is cut within seconds; the pause rule and the places are the defaults'
+/// (20 s, 4), and a body must be whole within 60 s.
+fn rate_server(dir: &Path, uploads: &str, window: &str) -> (crate::process::Server, SecretKey, Store) {
+    let env = [
+        ("REXBENCH_CONCURRENT_UPLOADS_PER_ADDRESS", uploads),
+        ("REXBENCH_BODY_MIN_BYTES_PER_SEC", "1024"),
+        ("REXBENCH_BODY_RATE_WINDOW_SECS", window),
+        ("REXBENCH_BODY_SECS", "60"),
+    ];
+    let backend = Backend::Sqlite { path: dir.join("db.sqlite") };
+    let key = SecretKey::generate();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let store = rt.block_on(Store::open(&backend, &dir.join("blobs"))).unwrap();
+    rt.block_on(store.add_key(&key.public_key(), "Team", Tier::Submitter)).unwrap();
+    rt.block_on(crate::harness::know_test_set(&store));
+    (crate::process::Server::start_with(&backend, &dir.join("blobs"), &env), key, store)
+}
+
+/// An upload over a raw socket that sends its headers with the bundle's true
+/// `Content-Length`, then the bundle one byte each `gap`, until it is answered.
+struct Trickle {
+    /// Bytes of the body sent so far.
+    sent: Arc<AtomicUsize>,
+    /// Its answer, whole as it came, and when it began to come.
+    answer: std::thread::JoinHandle<(String, Instant)>,
+}
+
+impl Trickle {
+    fn start(url: &str, bundle: Vec<u8>, gap: Duration) -> Trickle {
+        let mut stream = TcpStream::connect(url.trim_start_matches("http://")).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        let mut writer = stream.try_clone().unwrap();
+        let sent = Arc::new(AtomicUsize::new(0));
+        let counted = sent.clone();
+        std::thread::spawn(move || {
+            let head = format!(
+                "POST /api/v1/submissions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/gzip\r\n\
+                 Content-Length: {}\r\n\r\n",
+                bundle.len()
+            );
+            if writer.write_all(head.as_bytes()).is_err() {
+                return;
+            }
+            for byte in &bundle {
+                if writer.write_all(std::slice::from_ref(byte)).is_err() {
+                    return;
+                }
+                counted.fetch_add(1, Ordering::Relaxed);
+                std::thread::sleep(gap);
+            }
+        });
+        let answer = std::thread::spawn(move || {
+            let (mut answer, mut buf, mut began) = (Vec::new(), [0u8; 4096], None);
+            // Until the answer is whole (its headers and the length they give), or the
+            // connection ends.
+            while !whole(&answer) {
+                match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        began.get_or_insert_with(Instant::now);
+                        answer.extend_from_slice(&buf[..n]);
+                    }
+                }
+            }
+            // The writer stops at its next byte.
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+            (String::from_utf8_lossy(&answer).into_owned(), began.unwrap_or_else(Instant::now))
+        });
+        Trickle { sent, answer }
+    }
+}
+
+/// Whether an HTTP/1.1 answer has come whole: its head, and the body its length gives.
+fn whole(answer: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(answer);
+    let Some((head, body)) = text.split_once("\r\n\r\n") else { return false };
+    let length = head
+        .lines()
+        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().to_owned()))
+        .and_then(|v| v.parse::<usize>().ok());
+    length.is_none_or(|n| body.len() >= n)
+}
+
+/// `n` trickles of bundles signed by `key`, a byte each `gap`, once each has sent two
+/// bytes of its body (waited for a bounded while).
+fn trickling(url: &str, key: &SecretKey, n: usize, gap: Duration) -> Vec<Trickle> {
+    let trickles: Vec<Trickle> = (0..n)
+        .map(|i| Trickle::start(url, signed(key, &format!("trickle-{i}"), "2026-11-20T12:00:00Z"), gap))
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while trickles.iter().any(|t| t.sent.load(Ordering::Relaxed) < 2) {
+        assert!(Instant::now() < deadline, "the trickles did not get going");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    trickles
+}
+
+fn post(url: &str, bundle: Vec<u8>) -> (u16, Option<String>, serde_json::Value) {
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let mut answer = agent
+        .post(&format!("{url}/api/v1/submissions"))
+        .content_type("application/gzip")
+        .send(bundle)
+        .unwrap();
+    let retry = answer.headers().get("retry-after").map(|v| v.to_str().unwrap().to_owned());
+    let body = serde_json::from_str(&answer.body_mut().read_to_string().unwrap()).unwrap();
+    (answer.status().as_u16(), retry, body)
+}
+
+/// The hostile review's flood: as many connections as there are ingest places, each
+/// with a valid `Content-Length` and then a byte at a time (each well within the pause
+/// rule), from one address within its allowance. They hold no place: a fifth submitter's
+/// bundle is stored while they trickle, and each ends with `upload_too_slow`.
+#[test]
+fn trickling_uploads_keep_no_one_waiting_and_are_cut_for_their_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    // Windows of 3 s: the fifth has the grace and a window to be stored in, however
+    // loaded the machine.
+    let (server, key, store) = rate_server(dir.path(), "8", "3");
+    let started = Instant::now();
+    let trickles =
+        trickling(&server.url, &key, Limits::default().concurrent_ingests, Duration::from_millis(250));
+    let (status, _, body) = post(&server.url, signed(&key, "fifth", "2026-11-20T12:00:00Z"));
+    assert_eq!(status, 201, "{body}");
+    let stored = Instant::now();
+    for (i, t) in trickles.into_iter().enumerate() {
+        let (answer, came) = t.answer.join().unwrap();
+        assert!(answer.starts_with("HTTP/1.1 408"), "trickle {i}: {answer}");
+        assert!(answer.contains("\"upload_too_slow\""), "trickle {i}: {answer}");
+        assert!(answer.contains("under the minimum of 1024 bytes/s"), "trickle {i}: {answer}");
+        assert!(came > stored, "trickle {i} was answered before the fifth was stored: it proved nothing");
+    }
+    // Cut after the grace and one window (6 s of waiting), not after the pause rule's
+    // 20 s or the whole body's 60.
+    assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let board = rt.block_on(store.leaderboard(&store::LeaderboardFilter::default())).unwrap();
+    assert_eq!(board.iter().map(|r| r.agent_id.as_str()).collect::<Vec<_>>(), ["fifth"]);
+    server.kill();
+}
+
+/// An address has its most uploads under way at once (here 2): a third is refused with
+/// its own code before anything of it is read, and is taken once one has been answered.
+#[test]
+fn an_address_over_its_uploads_at_once_gets_a_429_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, key, _store) = rate_server(dir.path(), "2", "1");
+    let trickles = trickling(&server.url, &key, 2, Duration::from_millis(100));
+    let (status, retry, body) = post(&server.url, signed(&key, "third", "2026-11-20T12:00:00Z"));
+    assert_eq!((status, body["error"]["code"].as_str()), (429, Some("too_many_uploads")), "{body}");
+    assert_eq!(retry.as_deref(), Some("10"));
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("127.0.0.1 is already sending 2 bundles"), "{message}");
+    // Once they are answered (cut for their rate), the address may send again.
+    for t in trickles {
+        let (answer, _) = t.answer.join().unwrap();
+        assert!(answer.starts_with("HTTP/1.1 408") && answer.contains("upload_too_slow"), "{answer}");
+    }
+    let (status, _, body) = post(&server.url, signed(&key, "third", "2026-11-20T12:00:00Z"));
+    assert_eq!(status, 201, "{body}");
+    server.kill();
 }
 
 fn tokio_stream(

@@ -109,6 +109,7 @@ pub async fn state_with(backend: &Backend, blobs: store::Blobs) -> AppState {
         guard: server::guard::Guard::new(server::guard::Limits {
             per_address_hourly: 1_000_000,
             per_key_hourly: 1_000_000,
+            per_address_concurrent: 64,
             concurrent_ingests: 64,
             ..Default::default()
         }),

@@ -44,6 +44,7 @@ impl Server {
             .args(args)
             .env("REXBENCH_SUBMISSIONS_PER_HOUR", "1000000")
             .env("REXBENCH_KEY_SUBMISSIONS_PER_HOUR", "1000000")
+            .env("REXBENCH_CONCURRENT_UPLOADS_PER_ADDRESS", "1000000")
             .env("DATABASE_URL", database_url(backend))
             .env("REXBENCH_BLOBS", blobs)
             // `env` may say where the blobs are instead (an S3 bucket).
