@@ -17,7 +17,8 @@ pub enum Verdict {
     Refused { status: u16, code: String, message: String },
 }
 
-/// Times a busy server (`too_many_ingests`) is asked again before giving up.
+/// Times a busy server (`too_many_ingests`, or this address's uploads at once,
+/// `too_many_uploads`) is asked again before giving up.
 const BUSY_RETRIES: u32 = 5;
 /// The longest wait for a busy server this side will accept from `Retry-After`.
 const MAX_WAIT: Duration = Duration::from_secs(30);
@@ -30,7 +31,7 @@ pub fn submit(path: &Path, server: &str) -> Result<Verdict, Error> {
     loop {
         match submit_once(path, server)? {
             (Verdict::Refused { status: 429, code, .. }, Some(wait))
-                if code == "too_many_ingests" && tries < BUSY_RETRIES =>
+                if (code == "too_many_ingests" || code == "too_many_uploads") && tries < BUSY_RETRIES =>
             {
                 tries += 1;
                 std::thread::sleep(wait.min(MAX_WAIT));
