@@ -47,7 +47,7 @@ pub struct Variant {
 impl Variant {
     /// Copies `codebase` to `to` with this variant's files in place of the codebase's.
     pub fn codebase(&self, codebase: &Path, to: &Path) -> io::Result<()> {
-        copy_tree(codebase, to)?;
+        crate::tree::copy_tree(codebase, to)?;
         for rel in &self.files {
             let dst = to.join(rel);
             if let Some(parent) = dst.parent() {
@@ -164,24 +164,6 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> io::Result
             out.push((rel, path));
         } else {
             return Err(io::Error::other(format!("{rel} is not a regular file or folder")));
-        }
-    }
-    Ok(())
-}
-
-/// A copy of a codebase (the maintainers' own: its links are kept as links).
-fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
-    fs::create_dir_all(to)?;
-    for entry in fs::read_dir(from)? {
-        let entry = entry?;
-        let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        let ty = entry.file_type()?;
-        if ty.is_dir() {
-            copy_tree(&src, &dst)?;
-        } else if ty.is_symlink() {
-            std::os::unix::fs::symlink(fs::read_link(&src)?, &dst)?;
-        } else {
-            fs::copy(&src, &dst)?;
         }
     }
     Ok(())

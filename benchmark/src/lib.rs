@@ -17,3 +17,4 @@ pub mod published;
 pub mod results;
 pub mod task;
 pub mod taskset;
+pub mod tree;

@@ -209,7 +209,7 @@ fn prepare(mut card: TaskCard, opts: &Options) -> Result<Prepared, Error> {
         // The variant's files in place of the codebase's, before the patch is applied.
         if !h.codebase.is_dir() {
             let tmp = h.codebase.with_extension("partial");
-            let _ = fs::remove_dir_all(&tmp);
+            let _ = benchmark::tree::remove(&tmp);
             h.variant.codebase(&codebase, &tmp).map_err(Error::io_at(&tmp))?;
             fs::rename(&tmp, &h.codebase).map_err(Error::io_at(&h.codebase))?;
         }
@@ -299,9 +299,8 @@ fn evaluate_here(
     opts: &Options,
 ) -> Result<Option<RunRecord>, Error> {
     let staged = stage(run, task, outputs, &opts.out)?;
-    let scratch = tempfile::Builder::new()
-        .prefix(&format!("rexbench-{}-", run.task))
-        .tempdir()
+    // Removed without recursion when the run is done, whatever its experiment left in it.
+    let scratch = benchmark::tree::Scratch::new(&format!("rexbench-{}-", run.task))
         .map_err(Error::io_at(Path::new("scratch directory")))?;
     let workdir = scratch.path().join("codebase");
     let ran = if staged.empty {
@@ -320,7 +319,7 @@ fn evaluate_here(
         };
         match experiment.run(&workdir, &staged.dir, &INTERRUPTED).map_err(Error::io_at(&staged.dir))? {
             Ran::Cancelled => {
-                let _ = fs::remove_dir_all(&staged.dir);
+                let _ = benchmark::tree::remove(&staged.dir);
                 return Ok(None);
             }
             ran => Some(ran),

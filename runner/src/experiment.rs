@@ -79,7 +79,7 @@ impl Experiment<'_> {
     /// Copies the codebase to `workdir`, applies the patch, and runs the command there,
     /// its output and the patch tools' messages going to `logs`.
     pub fn run(&self, workdir: &Path, logs: &Path, cancel: &AtomicBool) -> io::Result<Ran> {
-        if let Err(e) = copy_tree(self.codebase, workdir) {
+        if let Err(e) = benchmark::tree::copy_tree(self.codebase, workdir) {
             return Ok(Ran::CopyFailed { message: format!("copying {}: {e}", self.codebase.display()) });
         }
         if !apply_patch(self.patch, workdir, logs)? {
@@ -206,23 +206,4 @@ fn apply_patch(patch: &Path, workdir: &Path, logs: &Path) -> io::Result<bool> {
     }
     fs::write(logs.join("x-apply.txt"), log)?;
     Ok(false)
-}
-
-/// Copies a directory tree, keeping permissions and symbolic links.
-pub fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
-    fs::create_dir_all(to)?;
-    for entry in fs::read_dir(from)? {
-        let entry = entry?;
-        let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        let ty = entry.file_type()?;
-        if ty.is_dir() {
-            copy_tree(&src, &dst)?;
-        } else if ty.is_symlink() {
-            #[cfg(unix)]
-            std::os::unix::fs::symlink(fs::read_link(&src)?, &dst)?;
-        } else {
-            fs::copy(&src, &dst)?;
-        }
-    }
-    Ok(())
 }

@@ -245,7 +245,7 @@ fn reproduce_one(
         }
         if record.outcome == Outcome::InfraError {
             let aside = dir.join("infra_error").join(format!("{}-{}-{}", r.task, r.hint, r.attempt));
-            let _ = fs::remove_dir_all(&aside);
+            let _ = benchmark::tree::remove(&aside);
             fs::create_dir_all(aside.parent().expect("has a parent")).map_err(Error::io_at(&aside))?;
             fs::rename(&at, &aside).map_err(Error::io_at(&at))?;
             inconclusive.push(label(r));
@@ -354,7 +354,7 @@ fn heldout_runs(
             if record.outcome == Outcome::InfraError {
                 let name = format!("{}-{}-{}", r.task, r.hint, r.attempt);
                 let aside = dir.join("infra_error").join(&name);
-                let _ = fs::remove_dir_all(&aside);
+                let _ = benchmark::tree::remove(&aside);
                 fs::create_dir_all(&aside).map_err(Error::io_at(&aside))?;
                 let main = run_dir(results, &r.task, r.hint, r.attempt);
                 fs::rename(&main, aside.join("reproduced")).map_err(Error::io_at(&main))?;

@@ -12,6 +12,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use benchmark::confined::{self, Folder, file_limit};
+use benchmark::tree::{self, Scratch, TreeError};
 use bundle::Outcome;
 
 use crate::Error;
@@ -91,10 +92,10 @@ pub(crate) struct Staged {
 /// patch alone decides it. The experiment applies the staged copy of the patch.
 pub(crate) fn stage(run: &AgentRun, task: &Prepared, outputs: &Folder, out: &Path) -> Result<Staged, Error> {
     let dir = out.join(".staging").join(format!("{}-{}-{}", run.task, run.hint, run.attempt));
-    let _ = fs::remove_dir_all(&dir);
+    let _ = tree::remove(&dir);
     fs::create_dir_all(&dir).map_err(Error::io_at(&dir))?;
     let refused = |refused| {
-        let _ = fs::remove_dir_all(&dir);
+        let _ = tree::remove(&dir);
         Error::Refused { run: Some(run.label()), refused }
     };
     let patch_text = outputs.read(&run.patch).map_err(refused)?;
@@ -204,14 +205,26 @@ pub(crate) fn finish(
                 Some(_) => Some(copy_for_check(workdir)?),
                 None => None,
             };
-            let mut report = task.check.run(RunOutput {
-                task_dir: &task.card.dir,
-                gold_dir: task.gold_dir.as_deref(),
-                workdir: copy.as_ref().map_or(workdir, |(dir, _)| dir.path()),
-                stdout: &staging.join("stdout.txt"),
-                stderr: &staging.join("stderr.txt"),
-            });
-            if let Some((_, left_out)) = &copy
+            let mut report = match &copy {
+                // A working copy past a copy's bounds, or one that cannot be read, is the
+                // patch's doing: its check fails (never infra_error), and the rest go on.
+                Some(Err(why)) => crate::check::CheckReport {
+                    passed: false,
+                    log: format!("the working copy cannot be copied for the check: {why}: FAIL\n"),
+                    ..Default::default()
+                },
+                _ => task.check.run(RunOutput {
+                    task_dir: &task.card.dir,
+                    gold_dir: task.gold_dir.as_deref(),
+                    workdir: match &copy {
+                        Some(Ok((dir, _))) => dir.path(),
+                        _ => workdir,
+                    },
+                    stdout: &staging.join("stdout.txt"),
+                    stderr: &staging.join("stderr.txt"),
+                }),
+            };
+            if let Some(Ok((_, left_out))) = &copy
                 && *left_out > 0
             {
                 report.log.push_str(&format!(
@@ -292,42 +305,20 @@ pub(crate) const SALT_PREFIX: &str = "rexbench-salt: ";
 /// A copy of the working copy for a check that runs a command: its folders and regular
 /// files (each at most a bundle artifact's size, with its execute bits), and nothing
 /// else: no link, FIFO or device the experiment left reaches a checker that runs with
-/// the runner's rights. Returns the copy and how many entries it left out.
-fn copy_for_check(workdir: &Path) -> Result<(tempfile::TempDir, u64), Error> {
-    use std::os::unix::fs::PermissionsExt;
-    let copy = tempfile::Builder::new()
-        .prefix("rexbench-check-")
-        .tempdir()
-        .map_err(Error::io_at(Path::new("the check's copy")))?;
-    let root = Folder::open(workdir, "working copy")?;
-    let mut left_out = 0u64;
-    let mut todo = vec![PathBuf::new()];
-    while let Some(rel) = todo.pop() {
-        let here = copy.path().join(&rel);
-        fs::create_dir_all(&here).map_err(Error::io_at(&here))?;
-        for entry in root.entries(&rel)? {
-            // What the experiment left is judged by what it is, not by where a link points.
-            let meta = match fs::symlink_metadata(workdir.join(&entry.rel)) {
-                Ok(m) => m,
-                Err(_) => {
-                    left_out += 1;
-                    continue;
-                }
-            };
-            let to = copy.path().join(&entry.rel);
-            if meta.file_type().is_dir() {
-                todo.push(entry.rel);
-            } else if meta.file_type().is_file() && meta.len() <= file_limit() {
-                root.copy_to(&entry.rel, &to)?;
-                let mode = meta.permissions().mode() & 0o755;
-                fs::set_permissions(&to, fs::Permissions::from_mode(mode | 0o600))
-                    .map_err(Error::io_at(&to))?;
-            } else {
-                left_out += 1;
-            }
-        }
+/// the runner's rights. Returns the copy and how many entries it left out, or why the
+/// working copy cannot be copied (past a bound of `benchmark::tree`, or unreadable).
+fn copy_for_check(workdir: &Path) -> Result<Result<(Scratch, u64), TreeError>, Error> {
+    let copy = Scratch::new("rexbench-check-").map_err(Error::io_at(Path::new("the check's copy")))?;
+    let how = tree::CopyOptions {
+        links: tree::Links::Leave,
+        max_file: Some(file_limit()),
+        bounds: tree::Bounds::default(),
+    };
+    match tree::copy(workdir, copy.path(), &how) {
+        Ok(copied) => Ok(Ok((copy, copied.left_out))),
+        Err(e) if e.of_the_tree() => Ok(Err(e)),
+        Err(e) => Err(Error::io_at(copy.path())(e.into())),
     }
-    Ok((copy, left_out))
 }
 
 /// Writes run.json and moves the staging folder to the run's place.
@@ -336,7 +327,7 @@ pub(crate) fn place(run: &AgentRun, out: &Path, staged: Staged) -> Result<RunRec
     let run_json = serde_json::to_vec_pretty(&staged.record).expect("serializes");
     fs::write(staged.dir.join("run.json"), run_json).map_err(Error::io_at(&staged.dir))?;
     // The run becomes visible whole: a folder without run.json is never left at its place.
-    let _ = fs::remove_dir_all(&final_dir);
+    let _ = tree::remove(&final_dir);
     fs::create_dir_all(final_dir.parent().expect("has a parent")).map_err(Error::io_at(&final_dir))?;
     fs::rename(&staged.dir, &final_dir).map_err(Error::io_at(&final_dir))?;
     Ok(staged.record)

@@ -385,23 +385,8 @@ fn probe() -> Result<Tools, String> {
 /// Gives `root` and everything beneath it to `uid:gid`, links themselves and not what
 /// they point at.
 pub(crate) fn chown_tree(root: &Path, uid: u32, gid: u32) -> std::io::Result<()> {
-    let own = |p: &Path| {
-        std::os::unix::fs::lchown(p, Some(uid), Some(gid))
-            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", p.display())))
-    };
-    own(root)?;
-    if !fs::symlink_metadata(root)?.is_dir() {
-        return Ok(());
-    }
-    for entry in fs::read_dir(root)? {
-        let entry = entry?;
-        if entry.file_type()?.is_dir() {
-            chown_tree(&entry.path(), uid, gid)?;
-        } else {
-            own(&entry.path())?;
-        }
-    }
-    Ok(())
+    let bounds = benchmark::tree::Bounds::default();
+    benchmark::tree::chown(root, uid, gid, &bounds).map(drop).map_err(std::io::Error::from)
 }
 
 /// Checks what `--sandbox-ro`, `--sandbox-dev` and `--sandbox-env` name before anything

@@ -32,11 +32,12 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use benchmark::confined::Folder;
+use benchmark::tree::{self, copy_tree};
 use bundle::Outcome;
 
 use crate::Error;
 use crate::exec::Executor;
-use crate::experiment::{Ran, copy_tree};
+use crate::experiment::Ran;
 use crate::outputs::AgentRun;
 use crate::run::{INTERRUPTED, Prepared, Progress, Setting, Summary, finish, place, stage};
 use client::{Client, Listed};
@@ -192,7 +193,7 @@ impl Cluster {
         if runs.iter().all(|r| matches!(r.state, State::Done)) {
             for leftover in ["jobs", "codebases", "rexbench"] {
                 let path = root.join(leftover);
-                let _ = if path.is_dir() { fs::remove_dir_all(&path) } else { fs::remove_file(&path) };
+                let _ = tree::remove(&path);
             }
         }
         Ok(())
@@ -459,7 +460,7 @@ impl Queue<'_> {
         self.progress.finished(t.run, record);
         self.summary.add(record);
         for n in 1..=t.history.n {
-            let _ = fs::remove_dir_all(self.job_dir(t.run, n));
+            let _ = tree::remove(&self.job_dir(t.run, n));
         }
         t.state = State::Done;
     }
@@ -482,7 +483,7 @@ impl Queue<'_> {
         }
         let name = self.name(t.run, n);
         let dir = self.job_dir(t.run, n);
-        let _ = fs::remove_dir_all(&dir);
+        let _ = tree::remove(&dir);
         fs::create_dir_all(&dir).map_err(Error::io_at(&dir))?;
         fs::write(dir.join(job::PATCH), &patch).map_err(Error::io_at(&dir))?;
         let spec = job::Spec {
@@ -671,7 +672,7 @@ fn share_codebase(root: &Path, task: &str, codebase: &Path) -> Result<PathBuf, E
     let shared = root.join("codebases").join(task);
     if !shared.is_dir() {
         let tmp = root.join("codebases").join(format!(".{task}.tmp"));
-        let _ = fs::remove_dir_all(&tmp);
+        let _ = tree::remove(&tmp);
         copy_tree(codebase, &tmp).map_err(Error::io_at(codebase))?;
         fs::rename(&tmp, &shared).map_err(Error::io_at(&shared))?;
     }

@@ -28,11 +28,17 @@ struct Ran {
 /// Runs the runner with `args` in `dir`; fails the test if it is still running after
 /// `limit` (and kills it), or if it has used more than the memory limit.
 fn run_within(args: &[&str], dir: &Path, limit: Duration) -> Ran {
+    run_within_tmp(args, dir, limit, &std::env::temp_dir())
+}
+
+/// [`run_within`], with its temporary folders (`TMPDIR`) in `tmp`.
+fn run_within_tmp(args: &[&str], dir: &Path, limit: Duration, tmp: &Path) -> Ran {
     let logs = tempfile::tempdir().unwrap();
     let (out, err) = (logs.path().join("out"), logs.path().join("err"));
     let mut child = Command::new(env!("CARGO_BIN_EXE_rexbench"))
         .args(args)
         .current_dir(dir)
+        .env("TMPDIR", tmp)
         .stdin(Stdio::null())
         .stdout(fs::File::create(&out).unwrap())
         .stderr(fs::File::create(&err).unwrap())
@@ -409,6 +415,88 @@ fn what_an_experiment_leaves_is_read_inside_its_working_copy_only() {
     for entry in walk(&results) {
         assert!(!fs::read_to_string(&entry).unwrap_or_default().contains(first), "{}", entry.display());
     }
+}
+
+/// A task whose check runs a command: it reads a copy of the working copy, made after
+/// the experiment, whatever the experiment left there.
+fn checked_by_a_command(root: &Path) -> PathBuf {
+    let tasks = root.join("tasks");
+    let task = tasks.join("examples/shaped");
+    fs::create_dir_all(task.join("codebase")).unwrap();
+    fs::write(
+        task.join("task.toml"),
+        r#"id = "shaped"
+name = "Checked by a command"
+extension_type = "Algorithm"
+summary = "Writes ACC to result.txt."
+
+[evaluation]
+command = ["sh", "run.sh"]
+timeout_s = 300
+codebase = "codebase"
+
+[check.external]
+command = ["sh", "-c", "grep -q 'ACC: 1.0' result.txt"]
+"#,
+    )
+    .unwrap();
+    fs::write(task.join("README.md"), "# Checked by a command\n").unwrap();
+    fs::write(task.join("codebase/run.sh"), "sh agent.sh\n").unwrap();
+    tasks
+}
+
+/// What a working copy holds when its experiment ends is the patch's to decide: a
+/// folder 20,000 deep (past every path a system call takes, and deeper than a recursive
+/// copy or removal has stack for), folders and a file mode 000. The run is recorded, its
+/// check failed with the bound it went past; the honest run beside it is judged as
+/// ever; the runner lives, and leaves no scratch folder behind.
+#[test]
+fn a_working_copy_of_any_depth_or_mode_is_judged_and_removed() {
+    // Removed without recursion, whatever the runner left in it.
+    let tmp = benchmark::tree::Scratch::new("rexbench-shaped-").unwrap();
+    let root = tmp.path();
+    let tasks = checked_by_a_command(root);
+    let outputs = root.join("outputs");
+    let hostile = "python3 -c \"import os; [(os.mkdir('d'), os.chdir('d')) for _ in range(20000)]\" && \
+                   mkdir -p locked/in && echo x > locked/in/f && chmod 000 locked/in locked && \
+                   echo s > sealed.txt && chmod 000 sealed.txt && echo 'ACC: 1.0' > result.txt";
+    for (attempt, script) in [(1, hostile), (2, "echo 'ACC: 1.0' > result.txt")] {
+        let dir = outputs.join(format!("shaped/none/{attempt}"));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("patch.diff"), agent_patch(script)).unwrap();
+    }
+    let (results, scratch) = (root.join("results"), root.join("tmp"));
+    fs::create_dir_all(&scratch).unwrap();
+    let args = [
+        "evaluate",
+        outputs.to_str().unwrap(),
+        "--out",
+        results.to_str().unwrap(),
+        "--tasks",
+        tasks.to_str().unwrap(),
+        "--jobs",
+        "2",
+    ];
+    let ran = run_within_tmp(&args, root, Duration::from_secs(600), &scratch);
+    let said = format!("{}{}", ran.stdout, ran.stderr);
+    assert_eq!(ran.status.code(), Some(0), "{}: {said}", ran.status);
+    assert!(said.starts_with("evaluated 2 runs ("), "{said}");
+    let got = records(&results);
+    let log =
+        |a: u32| fs::read_to_string(results.join(format!("runs/shaped/none/{a}/checker_log.txt"))).unwrap();
+    // The patch's doing, not the infrastructure's: a failed run, never one left out of the rates.
+    assert_eq!(got["shaped/none/1"]["outcome"], "wrong_result", "{}", log(1));
+    assert!(
+        log(1).contains(
+            "the working copy cannot be copied for the check: past the tree's bound of 256 folders deep (depth) \
+             at `d/d/d/d/d/d/d/d/…/d/d/d/d (257 deep)`: FAIL"
+        ),
+        "{}",
+        log(1)
+    );
+    assert_eq!(got["shaped/none/2"]["outcome"], "success", "{}", log(2));
+    let left: Vec<_> = fs::read_dir(&scratch).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(left.is_empty(), "scratch folders were left: {left:?}");
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
