@@ -202,7 +202,7 @@ pub(crate) fn finish(
             // outside the experiment's sandbox: on a copy of the working copy that holds
             // nothing but its folders and regular files.
             let copy = match task.check.external {
-                Some(_) => Some(copy_for_check(workdir)?),
+                Some(_) => Some(copy_for_check(workdir, &task.card)?),
                 None => None,
             };
             let mut report = match &copy {
@@ -306,13 +306,17 @@ pub(crate) const SALT_PREFIX: &str = "rexbench-salt: ";
 /// files (each at most a bundle artifact's size, with its execute bits), and nothing
 /// else: no link, FIFO or device the experiment left reaches a checker that runs with
 /// the runner's rights. Returns the copy and how many entries it left out, or why the
-/// working copy cannot be copied (past a bound of `benchmark::tree`, or unreadable).
-fn copy_for_check(workdir: &Path) -> Result<Result<(Scratch, u64), TreeError>, Error> {
+/// working copy cannot be copied (past a bound of `benchmark::tree`, or unreadable); its
+/// files may hold no more bytes than its card's disk limit.
+fn copy_for_check(workdir: &Path, card: &TaskCard) -> Result<Result<(Scratch, u64), TreeError>, Error> {
     let copy = Scratch::new("rexbench-check-").map_err(Error::io_at(Path::new("the check's copy")))?;
     let how = tree::CopyOptions {
         links: tree::Links::Leave,
         max_file: Some(file_limit()),
-        bounds: tree::Bounds::default(),
+        bounds: tree::Bounds {
+            bytes: card.evaluation.limits.disk_mib.saturating_mul(1 << 20),
+            ..tree::Bounds::default()
+        },
     };
     match tree::copy(workdir, copy.path(), &how) {
         Ok(copied) => Ok(Ok((copy, copied.left_out))),
