@@ -383,9 +383,12 @@ fn probe() -> Result<Tools, String> {
 }
 
 /// Gives `root` and everything beneath it to `uid:gid`, links themselves and not what
-/// they point at.
+/// they point at. Unbounded: the working copy is the codebase and what the patch made of
+/// it (a patch can make folders deeper than a copy's bound, or many files), and a walk
+/// beneath each folder's descriptor is safe at any depth; a bound hit here would make the
+/// run `infra_error`, which is never re-run to a verdict.
 pub(crate) fn chown_tree(root: &Path, uid: u32, gid: u32) -> std::io::Result<()> {
-    let bounds = benchmark::tree::Bounds::default();
+    let bounds = benchmark::tree::Bounds { depth: usize::MAX, entries: u64::MAX, bytes: u64::MAX };
     benchmark::tree::chown(root, uid, gid, &bounds).map(drop).map_err(std::io::Error::from)
 }
 

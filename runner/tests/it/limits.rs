@@ -294,3 +294,34 @@ fn an_unprivileged_runner_holds_a_run_to_the_same_limits() {
     let left: Vec<_> = fs::read_dir(&scratch).unwrap().flatten().map(|e| e.path()).collect();
     assert!(left.is_empty(), "scratch left: {left:?}");
 }
+
+/// A patch may itself make folders deeper than a copy's bound (git applies paths of
+/// thousands of characters): giving its working copy to the sandbox's user walks them
+/// all, and the run comes to its verdict, never to `infra_error`.
+#[test]
+fn a_patch_that_makes_a_tree_deeper_than_a_copys_bound_is_judged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let tasks = task_of(root, "deep", 60, "");
+    let dir = root.join("outputs/deep/none/1");
+    fs::create_dir_all(&dir).unwrap();
+    let deep = "d/".repeat(400) + "f.txt";
+    let patch = format!(
+        "{}diff --git a/{deep} b/{deep}\nnew file mode 100644\n--- /dev/null\n+++ b/{deep}\n@@ -0,0 +1 @@\n+deep\n",
+        agent_patch(OK)
+    );
+    fs::write(dir.join("patch.diff"), patch).unwrap();
+    let scratch = root.join("tmp");
+    fs::create_dir_all(&scratch).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_rexbench"))
+        .args(["evaluate", "outputs", "--out", "results", "--tasks", tasks.to_str().unwrap()])
+        .current_dir(root)
+        .env("TMPDIR", &scratch)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = records(&root.join("results"));
+    assert_eq!(got["deep/none/1"]["outcome"], json!("success"), "{:?}", got["deep/none/1"]);
+    let left: Vec<_> = fs::read_dir(&scratch).unwrap().flatten().map(|e| e.path()).collect();
+    assert!(left.is_empty(), "scratch left: {left:?}");
+}
