@@ -97,8 +97,11 @@ first_addr="127.0.0.1:$((port + 1000))"
 REXBENCH_ADDR=$first_addr $srv serve --demo >"$work/first-start.log" 2>&1 &
 first=$!
 for _ in $(seq 1 600); do REXBENCH_ADDR=$first_addr $srv health >/dev/null 2>&1 && break; sleep 0.2; done
-$rexbench reproduce --server "http://$first_addr" --key "$work/maintainers.pem" --out "$work/repro" \
-  --gold tasks/examples/gold >"$work/reproduce.log" 2>&1 \
+# The runner takes the token from a file, never from its environment (it would be every
+# re-run's process's).
+printf '%s\n' "$REXBENCH_ADMIN_TOKEN" > "$work/admin-token"
+env -u REXBENCH_ADMIN_TOKEN $rexbench reproduce --server "http://$first_addr" --token-file "$work/admin-token" \
+  --key "$work/maintainers.pem" --out "$work/repro" --gold tasks/examples/gold >"$work/reproduce.log" 2>&1 \
   || { cat "$work/reproduce.log" "$work/first-start.log" >&2; kill "$first"; exit 1; }
 kill "$first"
 wait "$first" || true
