@@ -36,9 +36,16 @@ pub(crate) fn validate(m: &Manifest, r: &Reproduction) -> Result<(), BundleError
         if !run.artifacts.contains_key("patch") {
             return bad(format!("{at} carries no `patch`: a reproduction names each patch it re-ran"));
         }
-        if run.outcome == vocab::Outcome::InfraError {
+        // An `infra_error` run is a try the runner could not complete (spec §4d): the
+        // server counts it towards the run's tries. It was re-run on no held-out variant.
+        if run.outcome == vocab::Outcome::InfraError
+            && r.heldout
+                .iter()
+                .any(|h| h.task == run.task.as_str() && h.hint == run.hint && h.attempt == run.attempt)
+        {
             return bad(format!(
-                "{at} ended `infra_error`, which proves nothing either way: re-run it rather than submit it"
+                "{at} ended `infra_error`, yet reproduction.heldout has a re-run of it on a held-out variant: a try \
+                 that could not complete is re-run on its variant with the next try"
             ));
         }
         if run.duration_s.is_none() && run.outcome.got_past_applying() {

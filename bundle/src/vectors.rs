@@ -297,9 +297,14 @@ fn reproduction_breakages() -> Vec<(&'static str, &'static str, Mutation)> {
             }),
         ),
         (
-            "reproduction-infra-error",
-            "a reproduction's run that ended infra_error, which proves nothing",
-            change(|m| m["runs"][1]["outcome"] = json!("infra_error")),
+            "reproduction-infra-error-heldout",
+            "a reproduction's run that ended infra_error (a try) with a held-out re-run beside it",
+            change(|m| {
+                m["runs"][1]["outcome"] = json!("infra_error");
+                let run = m["runs"][1].clone();
+                m["reproduction"]["heldout"] = json!([{"task": run["task"], "hint": run["hint"],
+                    "attempt": run["attempt"], "variant": "ef".repeat(32), "generalised": false}]);
+            }),
         ),
         (
             "reproduction-no-duration",

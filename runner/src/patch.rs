@@ -123,12 +123,16 @@ mod tests {
 /// chose (a patch can print a traceback ending in any name) is
 /// [`UNCLASSIFIED_ERROR`]: what a re-run says in public is the maintainers' word, and its
 /// free text stays in its private logs.
+/// The error type of a run whose held-out re-run ended `infra_error` (spec §4d, §4l).
+pub const HELDOUT_FAILED: &str = "held-out re-run failed";
+
 const ERROR_CLASSES: &[&str] = &[
     // The runner's own.
     "empty patch",
     "patch failed",
     "executor failed",
     "codebase copy failed",
+    HELDOUT_FAILED,
     "Execution Timeout",
     // The paper's categories (Tables 9 and 10) that are not Python's.
     "empty or missing",

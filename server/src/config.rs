@@ -81,6 +81,10 @@ pub struct Settings {
     /// Seconds the request headers may take.
     #[arg(long, global = true, env = "REXBENCH_HEADER_SECS", value_name = "REXBENCH_HEADER_SECS", default_value = "10", value_parser = whole::<u64>)]
     header_secs: u64,
+    /// Re-runs of a sampled run that may end `infra_error` before it counts as not
+    /// reproduced (at least 1).
+    #[arg(long, global = true, env = "REXBENCH_REPRODUCTION_TRIES", value_name = "REXBENCH_REPRODUCTION_TRIES", default_value = "3", value_parser = tries)]
+    reproduction_tries: u32,
     /// `1` or `true` behind a reverse proxy that sets X-Forwarded-For: the client's
     /// address is its last entry.
     #[arg(long, global = true, env = "REXBENCH_TRUST_FORWARDED", value_name = "REXBENCH_TRUST_FORWARDED", default_value = "false", num_args = 0..=1, default_missing_value = "false", action = clap::ArgAction::Set, value_parser = yes)]
@@ -93,6 +97,16 @@ fn address(s: &str) -> Result<SocketAddr, String> {
 
 fn whole<T: std::str::FromStr>(s: &str) -> Result<T, String> {
     s.trim().parse().map_err(|_| format!("`{s}` is not a whole number"))
+}
+
+fn tries(s: &str) -> Result<u32, String> {
+    match whole::<u32>(s)? {
+        0 => {
+            Err("0 tries would count every sampled run as not reproduced before it is re-run: give 1 or more"
+                .into())
+        }
+        n => Ok(n),
+    }
 }
 
 fn on_unless_off(s: &str) -> Result<bool, String> {
@@ -133,6 +147,9 @@ pub struct Config {
     /// `REXBENCH_BODY_MIN_BYTES_PER_SEC`, `REXBENCH_BODY_RATE_WINDOW_SECS`,
     /// `REXBENCH_HEADER_SECS`, `REXBENCH_TRUST_FORWARDED`).
     pub guard: crate::guard::Limits,
+    /// `REXBENCH_REPRODUCTION_TRIES`, default 3: re-runs of a sampled run that may end
+    /// `infra_error` before it counts as not reproduced (spec §4d).
+    pub reproduction_tries: u32,
 }
 
 /// A setting that parses but does not hold.
@@ -167,6 +184,7 @@ impl TryFrom<Settings> for Config {
                 headers: Duration::from_secs(s.header_secs),
                 trust_forwarded: s.trust_forwarded,
             },
+            reproduction_tries: s.reproduction_tries,
         })
     }
 }
@@ -232,7 +250,11 @@ mod tests {
         assert_eq!(env("trust_forwarded").0.as_deref(), Some("REXBENCH_TRUST_FORWARDED"));
         assert_eq!(env("render_cache").0.as_deref(), Some("REXBENCH_RENDER_CACHE"));
         assert_eq!(env("warm").0.as_deref(), Some("REXBENCH_WARM"));
-        assert_eq!(args.len(), 18, "every setting is checked above");
+        assert_eq!(
+            env("reproduction_tries"),
+            (Some("REXBENCH_REPRODUCTION_TRIES".into()), Some(store::REPRODUCTION_TRIES.to_string()))
+        );
+        assert_eq!(args.len(), 19, "every setting is checked above");
     }
 
     #[test]
@@ -289,6 +311,9 @@ mod tests {
             e.contains("REXBENCH_CONCURRENT_INGESTS") && e.contains("`many` is not a whole number"),
             "{e}"
         );
+        assert_eq!(parse(&["--reproduction-tries", "5"]).unwrap().reproduction_tries, 5);
+        let e = said(&["--reproduction-tries", "0"]);
+        assert!(e.contains("REXBENCH_REPRODUCTION_TRIES") && e.contains("give 1 or more"), "{e}");
         let e = said(&["--database-url", "redis://x"]);
         assert!(e.starts_with("DATABASE_URL: database URL `redis://x` names no supported database"), "{e}");
         // A password in a URL that does not hold is never repeated.

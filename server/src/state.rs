@@ -77,6 +77,7 @@ pub async fn open_state(config: &Config) -> anyhow::Result<AppState> {
     // A wrong bucket, key or endpoint shows now, not at the first submission.
     blobs.check().await.with_context(|| format!("blob store {} cannot be reached", config.blobs))?;
     let store = store::Store::open_with(&config.backend, blobs).await?;
+    store.set_reproduction_tries(config.reproduction_tries);
     know_benchmark(&store, &cards).await?;
     Ok(AppState {
         store: Arc::new(store),

@@ -85,8 +85,8 @@ pub use sessions::{AccessEntry, ChallengeUse, OpenSession, Parent, Revoke, Sessi
 #[cfg(feature = "db")]
 pub use steps::Ingested;
 #[cfg(feature = "db")]
-pub use store::Store;
-#[cfg(feature = "db")]
 pub(crate) use store::now;
+#[cfg(feature = "db")]
+pub use store::{REPRODUCTION_TRIES, Store};
 #[cfg(feature = "db")]
 pub use task_sets::RegisteredTaskSet;

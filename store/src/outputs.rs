@@ -85,7 +85,7 @@ impl Store {
     }
 
     /// The runs that refer to the artifact `digest` and how (none: no run does). A
-    /// reproduction's evidence counts as its reproduced run's: whoever may read a run's
+    /// reproduction's evidence (a try's too, spec §4d) counts as its reproduced run's: whoever may read a run's
     /// outputs may read its re-run's (`views::access` keeps what shows the success
     /// criteria for the maintainers).
     pub async fn artifact_uses(&self, digest: &str) -> Result<Vec<crate::model::ArtifactUse>, StoreError> {
@@ -93,7 +93,9 @@ impl Store {
             "SELECT r.task, r.bundle_id, ra.role, 0 FROM run_artifacts ra JOIN runs r ON r.id = ra.run_id \
              WHERE ra.digest = $1 \
              UNION SELECT r.task, r.bundle_id, ra.role, 1 FROM reproduced_artifacts ra JOIN runs r ON r.id = ra.run_id \
-             WHERE ra.digest = $1 ORDER BY 1, 2, 3, 4",
+             WHERE ra.digest = $1 \
+             UNION SELECT r.task, r.bundle_id, ta.role, 1 FROM reproduction_try_artifacts ta JOIN runs r ON r.id = ta.run_id \
+             WHERE ta.digest = $1 ORDER BY 1, 2, 3, 4",
         )
         .bind(digest)
         .fetch_all(&self.pool)

@@ -30,7 +30,14 @@ pub struct Store {
     /// Whether each ingest is flushed to disk before it is acknowledged (always, but
     /// for a bulk load: see [`Store::bulk_load`]).
     pub(crate) flush_each: std::sync::atomic::AtomicBool,
+    /// How many re-runs of a sampled run may end `infra_error` before it counts as not
+    /// reproduced (spec §4d; the server's `REXBENCH_REPRODUCTION_TRIES`).
+    pub(crate) reproduction_tries: std::sync::atomic::AtomicU32,
 }
+
+/// The tries a sampled run's re-runs get before it counts as not reproduced, unless the
+/// server says otherwise ([`Store::set_reproduction_tries`]).
+pub const REPRODUCTION_TRIES: u32 = 3;
 
 impl Store {
     /// Connects, applies the migrations, and opens the blob store in the directory
@@ -60,7 +67,19 @@ impl Store {
             known_sets: Default::default(),
             success_only: Default::default(),
             flush_each: std::sync::atomic::AtomicBool::new(true),
+            reproduction_tries: std::sync::atomic::AtomicU32::new(REPRODUCTION_TRIES),
         })
+    }
+
+    /// How many re-runs of a sampled run may end `infra_error` (each one try) before the
+    /// run counts as not reproduced (spec §4d): at least 1.
+    pub fn set_reproduction_tries(&self, tries: u32) {
+        self.reproduction_tries.store(tries.max(1), std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The tries [`Store::set_reproduction_tries`] set.
+    pub fn reproduction_tries(&self) -> u32 {
+        self.reproduction_tries.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// A bulk load (`rexbench-server synth --bulk`): from now on an ingest is not flushed

@@ -167,7 +167,8 @@ fn a_link_is_copied_as_a_link_walked_as_itself_and_never_followed() {
 
     let left = tmp.path().join("left");
     let copied =
-        copy(&tree, &left, &CopyOptions { links: Links::Leave, max_file: None, bounds: Bounds::default() }).unwrap();
+        copy(&tree, &left, &CopyOptions { links: Links::Leave, max_file: None, bounds: Bounds::default() })
+            .unwrap();
     assert_eq!(copied.left_out, 3);
     assert_eq!(fs::read_dir(&left).unwrap().count(), 0);
 
@@ -208,7 +209,11 @@ fn the_entries_and_bytes_bounds_stop_a_copy_and_fifos_and_large_files_are_left_o
     }
     assert!(matches!(walk(&tree, &bounds, |_| Ok(())), Err(TreeError::Bound { bound: Bound::Entries, .. })));
 
-    let how = CopyOptions { links: Links::Keep, max_file: None, bounds: Bounds { bytes: 100, ..Bounds::default() } };
+    let how = CopyOptions {
+        links: Links::Keep,
+        max_file: None,
+        bounds: Bounds { bytes: 100, ..Bounds::default() },
+    };
     let err = copy(&tree, &tmp.path().join("b"), &how).unwrap_err();
     assert!(matches!(err, TreeError::Bound { bound: Bound::Bytes, limit: 100, .. }), "{err}");
     assert!(

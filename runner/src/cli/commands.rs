@@ -120,19 +120,24 @@ pub(super) fn reproduce(
                 &variant[..12.min(variant.len())]
             );
         }
-        for run in &r.inconclusive {
-            println!("  {run}: infra_error, set aside: the next `rexbench reproduce` re-runs it");
+        for (run, before) in &r.inconclusive {
+            println!(
+                "  {run}: infra_error, submitted as try {} (the server says how many a run gets at /api/v1/sampling; \
+                 the next `rexbench reproduce` re-runs it until then)",
+                before + 1
+            );
         }
         if let Some(why) = &r.skipped {
             println!("  not re-run: {why}");
         }
         match &r.verdict {
             Some(crate::submit::Verdict::Accepted { status, .. }) => println!(
-                "  reproduction {} {}: {} re-run, {} different",
+                "  reproduction {} {}: {} re-run, {} different, {} tries",
                 r.bundle.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
                 if *status == 201 { "accepted" } else { "already stored" },
                 r.runs.len(),
-                r.differed()
+                r.differed(),
+                r.inconclusive.len()
             ),
             Some(crate::submit::Verdict::Refused { status, code, message }) => {
                 refused = true;

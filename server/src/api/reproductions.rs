@@ -27,6 +27,10 @@ pub struct SamplingAnswer {
     /// re-run on the key's choice among its task's variants registered before its
     /// submission arrived. Their digests only.
     pub variants: Vec<RegisteredVariant>,
+    /// How many re-runs of a sampled run may end `infra_error` (each a try the
+    /// maintainers' runner could not complete) before the run counts as not reproduced
+    /// (spec §4d; `REXBENCH_REPRODUCTION_TRIES`).
+    pub tries: u32,
 }
 
 /// The sampling epochs (spec §4e): each one's key commitment, published from its start,
@@ -38,6 +42,7 @@ pub async fn sampling(State(app): State<Shared>) -> Result<Json<SamplingAnswer>,
         rule: RULE.into(),
         epochs: app.store.sampling_epochs().await?,
         variants: app.store.registered_variants().await?,
+        tries: app.store.reproduction_tries(),
     }))
 }
 

@@ -59,9 +59,19 @@ pub(super) async fn reproductions(state: &AppState, all: bool) -> anyhow::Result
     for r in &runs {
         let status = match (r.reproduced, r.held) {
             (Some(o), Some(true)) => format!("reproduced: {o}, held"),
+            (Some(o), _) if o == store::Outcome::InfraError => {
+                format!("could not be re-run in {} tries: not reproduced", r.tries)
+            }
             (Some(o), _) => format!("reproduced: {o}, DIFFERENT"),
             (None, _) if r.patch.is_none() => {
                 "nothing to re-run (no patch; a failure in the strict view)".to_owned()
+            }
+            (None, _) if r.tries > 0 => {
+                format!(
+                    "waiting ({} of {} tries could not complete)",
+                    r.tries,
+                    state.store.reproduction_tries()
+                )
             }
             (None, _) => "waiting".to_owned(),
         };

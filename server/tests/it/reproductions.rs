@@ -54,6 +54,22 @@ fn reproduce_with(
     runner::reproduce::reproduce(&opts).unwrap()
 }
 
+/// The demo on a fresh store, with a maintainer key whose secret is in `<work>/maintainer.pem`.
+async fn demo_with_maintainer(
+    backend: &store::Backend,
+    blobs: &std::path::Path,
+) -> (tempfile::TempDir, std::path::PathBuf, std::sync::Arc<store::Store>, Router) {
+    let state = state(backend, blobs).await;
+    server::seed_demo(&state).await.unwrap().expect("a fresh database");
+    let work = tempfile::tempdir().unwrap();
+    let maintainer = SecretKey::generate();
+    let key = work.path().join("maintainer.pem");
+    std::fs::write(&key, maintainer.to_pem()).unwrap();
+    state.store.add_key(&maintainer.public_key(), "Maintainers (test)", Tier::Maintainer).await.unwrap();
+    let store = state.store.clone();
+    (work, key, store, server::build_app(state))
+}
+
 pub(crate) async fn served(app: Router) -> (String, tokio::task::JoinHandle<Result<(), std::io::Error>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
@@ -98,15 +114,7 @@ print(json.dumps(sorted(label for _, label in best.values())))
 #[tokio::test]
 async fn the_demo_sample_is_rerun_and_the_board_shows_what_held() {
     for_each_backend(|backend, blobs| async move {
-        let state = state(&backend, &blobs).await;
-        server::seed_demo(&state).await.unwrap().expect("a fresh database");
-        let work = tempfile::tempdir().unwrap();
-        let maintainer = SecretKey::generate();
-        let key = work.path().join("maintainer.pem");
-        std::fs::write(&key, maintainer.to_pem()).unwrap();
-        state.store.add_key(&maintainer.public_key(), "Maintainers (test)", Tier::Maintainer).await.unwrap();
-        let store = state.store.clone();
-        let app = server::build_app(state);
+        let (work, key, store, app) = demo_with_maintainer(&backend, &blobs).await;
 
         // Each self-reported demo submission has its sample, one success and one other
         // outcome per condition at most; nobody but the maintainers knows which yet.
@@ -656,6 +664,132 @@ async fn a_success_that_did_not_reproduce_is_flagged_once() {
         generalised(&mut b, &queue, tampered.run_id);
         assert_eq!(post_bundle(&app, signed(b, &maintainer)).await.status, StatusCode::CREATED);
         assert_eq!(flagged(store.clone(), tampered.bundle_id.clone()).await, before + i64::from(!was));
+    })
+    .await;
+}
+
+/// Spec §4d: a re-run the maintainers' runner cannot complete is submitted as a try, the
+/// run waits for the next, and at the server's number of tries it counts as not
+/// reproduced: the real `reproduce`, with a container engine that does not exist (each
+/// re-run ends `infra_error`), against a real server on 127.0.0.1.
+#[tokio::test]
+async fn a_run_that_cannot_be_rerun_counts_as_not_reproduced_after_its_tries() {
+    for_each_backend(|backend, blobs| async move {
+        let (work, key, store, app) = demo_with_maintainer(&backend, &blobs).await;
+        assert_eq!(get(&app, "/api/v1/sampling").await.json()["tries"], json!(3));
+        let (url, server) = served(app.clone()).await;
+        let of = store.agent("example-agent").await.unwrap().unwrap().submissions[0].bundle_id.clone();
+        let sampled: Vec<store::QueuedRun> =
+            store.reproduction_queue(true).await.unwrap().into_iter().filter(|r| r.bundle_id == of).collect();
+        let success = sampled.iter().find(|r| r.outcome == bundle::Outcome::Success).unwrap().clone();
+        let flagged = |store: std::sync::Arc<store::Store>, bundle: String| async move {
+            let rows = store.leaderboard(&store::LeaderboardFilter::default()).await.unwrap();
+            let row = rows.into_iter().find(|r| r.bundle_id == bundle).unwrap();
+            row.by_hint.values().map(|r| r.flagged).sum::<i64>()
+        };
+        let before = flagged(store.clone(), of.clone()).await;
+        let broken = |url: String, key: std::path::PathBuf, out: std::path::PathBuf, of: String| {
+            let tasks = benchmark::builtin::TaskDir::builtin().unwrap();
+            let opts = runner::reproduce::Options {
+                server: url,
+                token: "s3cret-token".into(),
+                key,
+                out,
+                bundle: Some(of),
+                dry_run: false,
+                evaluate: runner::evaluate::Options {
+                    tasks_dir: tasks.path().to_owned(),
+                    outputs: Default::default(),
+                    out: Default::default(),
+                    gold: Some(repo().join("tasks/examples/gold")),
+                    codebases: None,
+                    jobs: 1,
+                    executor: runner::exec::Executor::Container {
+                        template: vec!["/nonexistent/engine".into(), "run".into(), "{command}".into()],
+                    },
+                    confinement: runner::sandbox::Confinement::Sandboxed(Default::default()),
+                    slurm: None,
+                    builtin_tasks: true,
+                    heldout: None,
+                },
+            };
+            runner::reproduce::reproduce(&opts).unwrap()
+        };
+        let out = work.path().join("repro");
+        let mut first_try = None;
+        let mut tries_of: Option<BTreeSet<String>> = None;
+        for tried in 1..=3_i64 {
+            let (u, k, o, b) = (url.clone(), key.clone(), out.clone(), of.clone());
+            let reports = tokio::task::spawn_blocking(move || broken(u, k, o, b)).await.unwrap();
+            assert_eq!(reports.len(), 1);
+            let r = &reports[0];
+            assert!(
+                matches!(r.verdict, Some(runner::submit::Verdict::Accepted { status: 201, .. })),
+                "try {tried}: {r:?}"
+            );
+            // Every run whose patch applies reaches the engine, and ends infra_error; one
+            // whose patch does not apply is judged without it, in the first try.
+            assert!(r.runs.iter().all(|(_, _, o)| !o.got_past_applying()), "{r:?}");
+            let tried_now: BTreeSet<String> = r.inconclusive.iter().map(|(l, _)| l.clone()).collect();
+            let expected = tries_of.get_or_insert_with(|| tried_now.clone());
+            assert_eq!(&tried_now, expected, "try {tried}: the same runs are tried again");
+            assert!(r.inconclusive.iter().all(|(_, before)| i64::from(*before) == tried - 1), "{r:?}");
+            let label = format!("{}/{}/{}", success.task, success.hint, success.attempt);
+            assert!(tried_now.contains(&label), "the sampled success is among them: {r:?}");
+            // Each try's evidence is kept apart, and the next try starts afresh.
+            let kept = r.bundle.as_ref().unwrap();
+            assert!(kept.is_file() && kept.starts_with(out.join(&of).join("submitted")), "{kept:?}");
+            assert!(!out.join(&of).join("results").exists());
+            first_try.get_or_insert_with(|| kept.clone());
+            let queue = store.reproduction_queue(true).await.unwrap();
+            let waiting: Vec<_> = queue.iter().filter(|q| q.bundle_id == of).collect();
+            let submission = store.submission(&of).await.unwrap().unwrap();
+            let k = tries_of.as_ref().unwrap().len();
+            let n = sampled.len() as i64;
+            if tried < 3 {
+                assert_eq!(waiting.len(), k, "try {tried}: the runs wait for another try");
+                assert!(waiting.iter().all(|q| q.tries == tried), "{waiting:?}");
+                assert_eq!((submission.sample.reproduced, submission.sample.differed), (n - k as i64, 0));
+                assert_eq!(flagged(store.clone(), of.clone()).await, before);
+                let admin =
+                    get_as_maintainer(&app, "/api/v1/admin/reproductions?status=pending").await.json();
+                assert!(
+                    admin["runs"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|q| q["bundle_id"] == of && q["tries"] == tried),
+                    "{admin}"
+                );
+            } else {
+                assert!(waiting.is_empty(), "{waiting:?}");
+                assert_eq!((submission.sample.reproduced, submission.sample.differed), (n, k as i64));
+            }
+        }
+        // The success that could not be re-run is flagged as not reproduced, saying why.
+        let run = store.run(success.run_id).await.unwrap().unwrap();
+        let finding = run.findings.iter().find(|f| f.check == "not-reproduced").expect("a finding");
+        assert!(
+            finding.message.contains("could not complete a re-run of this run's patch in 3 tries"),
+            "{finding:?}"
+        );
+        assert_eq!(flagged(store.clone(), of.clone()).await, before + 1);
+        let page = get_as_maintainer(&app, &format!("/runs/{}", success.run_id)).await;
+        assert!(text(&page.body).contains("in 3 tries"));
+        // A try's evidence (the runner's note of why it could not complete) is the
+        // maintainers' to read, by the run it tried.
+        let note = first_try
+            .unwrap()
+            .parent()
+            .unwrap()
+            .join(format!("results/runs/{}/{}/{}/x-runner.txt", success.task, success.hint, success.attempt));
+        let note = std::fs::read(&note).unwrap();
+        assert!(text(&note).contains("/nonexistent/engine") || !note.is_empty());
+        let digest = bundle::Digest::of(&note).to_hex();
+        let answer = get_as_maintainer(&app, &format!("/artifacts/{digest}")).await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", text(&answer.body));
+        assert_eq!(answer.body, note);
+        server.abort();
     })
     .await;
 }

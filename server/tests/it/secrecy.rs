@@ -642,8 +642,9 @@ async fn no_artifact_is_answered_immutable_for_who_may_read_it_can_change() {
 fn gold_printing_patch(gold: &std::path::Path) -> String {
     let gold = gold.display();
     format!(
-        "--- a/run.sh\n+++ b/run.sh\n@@ -4,7 +4,9 @@\n set -e\n sleep 0.2  # stands in for the experiment's real work\n \
+        "--- a/run.sh\n+++ b/run.sh\n@@ -4,7 +4,10 @@\n set -e\n sleep 0.2  # stands in for the experiment's real work\n \
          mkdir -p results\n+for f in /proc/[0-9]*/cmdline; do tr '\\000' ' ' < \"$f\"; echo; done 2>/dev/null || true\n\
+         +for f in /proc/[0-9]*/environ; do tr '\\000' '\\n' < \"$f\"; echo; done 2>/dev/null || true\n\
          +cat {gold}/csvstats/gold.toml {gold}/csvstats/evaluate.sh 2>&1 || true\n\
          -awk -F, 'NR > 1 {{ n += 1; sum += $2 }} END {{\n+awk -F, 'NR > 1 && $2 != \"\" {{ n += 1; sum += $2 }} END {{\n   \
          printf \"{{\\\"count\\\": %d, \\\"mean\\\": %.4f}}\\n\", n, sum / n > \"results/metrics.json\"\n   \
@@ -727,6 +728,14 @@ async fn a_patch_that_prints_the_gold_shows_its_submitter_none_of_it_when_re_run
     for gold_text in [GOLD_MARKER, "expected = 7.5", "summary_rows", "--gold"] {
         assert!(!printed.contains(gold_text), "{gold_text:?} reached the experiment: {printed}");
     }
+    // Nor anything of the maintainers' process: not the admin token it holds, not a
+    // variable of its environment (cargo gives a test its manifest's folder), though the
+    // patch printed every environment it could see.
+    assert!(printed.contains("PATH="), "the patch printed the environments it could see: {printed}");
+    assert!(!printed.contains(TOKEN), "the admin token reached the experiment: {printed}");
+    for (name, value) in std::env::vars().filter(|(n, v)| n.starts_with("CARGO") && v.len() > 8) {
+        assert!(!printed.contains(&value), "{name}'s value reached the experiment: {printed}");
+    }
 
     // The submitter (and anyone): no byte of the gold, no re-run output.
     let opened = open_link(&app, &link, &[]).await;
@@ -734,6 +743,10 @@ async fn a_patch_that_prints_the_gold_shows_its_submitter_none_of_it_when_re_run
     for (who, reader) in [("the submitter", Some(("cookie", cookie.as_str()))), ("anyone", None)] {
         let answers = crate::privacy::crawl_as(&app, reader).await;
         assert!(!markers(&answers).contains_key(GOLD_MARKER), "{who} read the gold");
+        for (path, answer) in &answers {
+            let body = String::from_utf8_lossy(&answer.body);
+            assert!(!body.contains(TOKEN), "{who} read the admin token at {path}");
+        }
     }
     let path = format!("/artifacts/{}", stdout["digest"].as_str().unwrap());
     assert_eq!(send(&app, with(&path, "cookie", &cookie)).await.status, StatusCode::FORBIDDEN);

@@ -46,6 +46,9 @@ pub struct QueuedRun {
     pub heldout_variant: Option<String>,
     /// Whether its re-run on that variant was a success, once there is one.
     pub heldout: Option<bool>,
+    /// Its re-runs that ended `infra_error` so far, each one try (spec §4d): at the
+    /// server's limit it counts as not reproduced.
+    pub tries: i64,
 }
 
 /// A run the maintainers re-ran, as an agent's page lists it.

@@ -10,12 +10,12 @@ use vocab::{Outcome, Tier};
 use crate::blobs::Staging;
 use crate::db;
 use crate::error::StoreError;
-use crate::findings::{Cell, flagging_checks, move_flags, move_refuted};
+use crate::findings::Cell;
 use crate::reads::name;
 use crate::steps::{Ingested, Tx, signer, write_artifacts, write_change};
 use crate::{Store, now};
 
-use super::*;
+use super::refuted::{Target, write_not_generalised, write_not_reproduced, write_try};
 
 /// A reproduction the server refuses, with the code the API answers.
 fn refused(code: &'static str, message: String) -> StoreError {
@@ -27,17 +27,6 @@ struct Reproduced {
     agent_id: String,
     task_set_digest: String,
     superseded_by: Option<String>,
-}
-
-/// A run of the reproduced submission, as a reproduction's run is checked against it.
-struct Target {
-    run_id: i64,
-    outcome: Outcome,
-    sampled: bool,
-    reproduced: bool,
-    patch: Option<String>,
-    /// The held-out variant the key chose for it at ingest (spec §4l).
-    heldout_variant: Option<String>,
 }
 
 impl Store {
@@ -99,8 +88,24 @@ impl Store {
         .await?;
         let mut differed = Vec::new();
         let mut not_generalised = Vec::new();
+        // Spec §4d: a re-run that ended infra_error is one try; the run waits for another
+        // until its tries reach the server's number, and then did not reproduce.
+        let allowed = i64::from(self.reproduction_tries());
+        let mut waiting = Vec::new();
+        let mut untried = Vec::new();
         for (index, (run, target)) in m.runs.iter().zip(&targets).enumerate() {
-            let held = run.outcome.succeeded() == target.outcome.succeeded();
+            let key = format!("{}/{}/{}", run.task, run.hint, run.attempt);
+            let mut exhausted = None;
+            if run.outcome == Outcome::InfraError {
+                let tries = write_try(&mut tx, target, run, &bundle_id, &received_at).await?;
+                if tries < allowed {
+                    waiting.push(format!("{key}, try {tries} of {allowed}"));
+                    continue;
+                }
+                exhausted = Some(tries);
+                untried.push(key.clone());
+            }
+            let held = exhausted.is_none() && run.outcome.succeeded() == target.outcome.succeeded();
             db::query(
                 "INSERT INTO reproduced_runs (run_id, reproduction, outcome, error_type, duration_s, metrics, held) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -124,9 +129,16 @@ impl Store {
                     .await?;
             }
             if !held {
-                write_not_reproduced(&mut tx, target, run, &r.of, of.superseded_by.is_none(), &bundle_id)
-                    .await?;
-                differed.push(format!("{}/{}/{}", run.task, run.hint, run.attempt));
+                let cell = Cell {
+                    bundle_id: &r.of,
+                    task: run.task.as_str(),
+                    hint: run.hint,
+                    current: of.superseded_by.is_none(),
+                };
+                write_not_reproduced(&mut tx, target, run, &cell, exhausted, &bundle_id).await?;
+                if exhausted.is_none() {
+                    differed.push(key);
+                }
             }
             if let Some(h) = heldout[index] {
                 db::query("UPDATE reproduced_runs SET heldout_variant = $1, heldout_generalised = $2 WHERE run_id = $3")
@@ -152,8 +164,8 @@ impl Store {
             "UPDATE submissions SET reproduced = reproduced + $1, differed = differed + $2, heldout = heldout + $3, \
              generalised = generalised + $4 WHERE bundle_id = $5",
         )
-        .bind(m.runs.len() as i64)
-        .bind(differed.len() as i64)
+        .bind((m.runs.len() - waiting.len()) as i64)
+        .bind((differed.len() + untried.len()) as i64)
         .bind(tried)
         .bind(tried - not_generalised.len() as i64)
         .bind(&r.of)
@@ -166,10 +178,24 @@ impl Store {
             m.runs.len(),
             r.of,
             of.agent_id,
-            m.runs.len() - differed.len()
+            m.runs.len() - differed.len() - waiting.len() - untried.len()
         );
         if !differed.is_empty() {
             detail.push_str(&format!("; {} did not reproduce ({})", differed.len(), differed.join(", ")));
+        }
+        if !waiting.is_empty() {
+            detail.push_str(&format!(
+                "; {} could not be re-run and will be tried again ({})",
+                waiting.len(),
+                waiting.join("; ")
+            ));
+        }
+        if !untried.is_empty() {
+            detail.push_str(&format!(
+                "; {} could not be re-run in {allowed} tries and count as not reproduced ({})",
+                untried.len(),
+                untried.join(", ")
+            ));
         }
         if tried > 0 {
             detail.push_str(&format!(
@@ -308,6 +334,9 @@ fn heldout_of<'a>(
             .iter()
             .find(|h| h.task == run.task.as_str() && h.hint == run.hint && h.attempt == run.attempt);
         match (&target.heldout_variant, h) {
+            // A re-run that could not complete was not re-run on its variant either: the
+            // next try is (spec §4d, §4l).
+            (Some(_), None) if run.outcome == Outcome::InfraError => out.push(None),
             (Some(chosen), None) => {
                 return Err(refused(
                     "reproduction_heldout_mismatch",
@@ -340,152 +369,4 @@ fn heldout_of<'a>(
         }
     }
     Ok(out)
-}
-
-/// The server's `not-generalised` finding on a sampled success whose re-run on a
-/// held-out variant of its task was not a success: the success is flagged (a failure in
-/// the strict view), as a different re-run flags it; so is every other success of the
-/// submission with the same patch on the same task.
-async fn write_not_generalised(
-    tx: &mut Tx<'_>,
-    target: &Target,
-    h: &bundle::HeldOut,
-    cell: &Cell<'_>,
-    reproduction: &str,
-) -> Result<(), StoreError> {
-    let message = format!(
-        "The maintainers re-ran this run's patch on a held-out variant of its task (inputs no submitter sees, variant \
-         {}) and it was not a success there: the result did not generalise (reproduction {reproduction}).",
-        h.variant
-    );
-    flag(tx, target.run_id, cell, crate::NOT_GENERALISED, &message).await?;
-    flag_same_patch(
-        tx,
-        target,
-        cell,
-        crate::NOT_GENERALISED,
-        "was not a success on a held-out variant of its task",
-    )
-    .await
-}
-
-/// Adds the server's finding `check` to success `run_id` of `cell`, and moves the
-/// cell's flagged counts if that newly flags it.
-async fn flag(
-    tx: &mut Tx<'_>,
-    run_id: i64,
-    cell: &Cell<'_>,
-    check: &str,
-    message: &str,
-) -> Result<(), StoreError> {
-    let was = flagging_checks(tx, run_id).await?;
-    let (next,): (i64,) = db::query_as(
-        "SELECT CAST(COALESCE(MAX(position) + 1, 0) AS BIGINT) FROM findings WHERE run_id = $1 AND found_by = 'server'",
-    )
-    .bind(run_id)
-    .fetch_one(&mut **tx)
-    .await?;
-    db::query(
-        "INSERT INTO findings (run_id, found_by, position, check_name, message, artifact, line) \
-         VALUES ($1, 'server', $2, $3, $4, NULL, NULL)",
-    )
-    .bind(run_id)
-    .bind(next)
-    .bind(check)
-    .bind(message)
-    .execute(&mut **tx)
-    .await?;
-    let is = flagging_checks(tx, run_id).await?;
-    move_flags(tx, cell, &was, &is).await?;
-    Ok(())
-}
-
-/// The re-run of `target`'s patch refuted it (`check`): every other success of its
-/// submission with the same patch on the same task claims what was refuted, and gets
-/// the finding too (the sample re-runs one success per condition; a copy beside it is
-/// the same claim).
-async fn flag_same_patch(
-    tx: &mut Tx<'_>,
-    target: &Target,
-    cell: &Cell<'_>,
-    check: &str,
-    what: &str,
-) -> Result<(), StoreError> {
-    let Some(patch) = &target.patch else { return Ok(()) };
-    let rows: Vec<(i64, String, i64)> = db::query_as(
-        "SELECT r.id, r.hint, r.attempt FROM runs r JOIN run_artifacts p ON p.run_id = r.id AND p.role = 'patch' \
-         WHERE r.bundle_id = $1 AND r.task = $2 AND p.digest = $3 AND r.outcome = 'success' AND r.id <> $4 \
-         ORDER BY r.hint, r.attempt",
-    )
-    .bind(cell.bundle_id)
-    .bind(cell.task)
-    .bind(patch)
-    .bind(target.run_id)
-    .fetch_all(&mut **tx)
-    .await?;
-    for (run_id, hint, _) in rows {
-        let hint: vocab::Hint = hint.parse().map_err(|e: vocab::UnknownName| sqlx::Error::ColumnDecode {
-            index: "hint".into(),
-            source: e.into(),
-        })?;
-        let message = format!(
-            "This run's patch ({patch}) is the one of run {} of this submission, which the maintainers re-ran: it {what}. \
-             The same patch makes the same claim.",
-            target.run_id
-        );
-        let same = Cell { bundle_id: cell.bundle_id, task: cell.task, hint, current: cell.current };
-        flag(tx, run_id, &same, check, &message).await?;
-    }
-    Ok(())
-}
-
-/// The server's `not-reproduced` finding on a submitted run whose final success the
-/// reproduction did not repeat. A success it newly flags (no finding a maintainer has
-/// not dismissed flagged it before) counts as flagged in the kept sums, as a review's
-/// change does (`findings::move_flagged`).
-async fn write_not_reproduced(
-    tx: &mut Tx<'_>,
-    target: &Target,
-    run: &bundle::Run,
-    of: &str,
-    current: bool,
-    reproduction: &str,
-) -> Result<(), StoreError> {
-    let success = target.outcome == Outcome::Success;
-    let infra = target.outcome == Outcome::InfraError;
-    let was = if success || infra { flagging_checks(tx, target.run_id).await? } else { Default::default() };
-    let (next,): (i64,) = db::query_as(
-        "SELECT CAST(COALESCE(MAX(position) + 1, 0) AS BIGINT) FROM findings WHERE run_id = $1 AND found_by = 'server'",
-    )
-    .bind(target.run_id)
-    .fetch_one(&mut **tx)
-    .await?;
-    let message = format!(
-        "The maintainers re-ran this run's patch and it ended {} ({}), where the submission says {}: the result did not \
-         reproduce (reproduction {reproduction}).",
-        run.outcome.as_str(),
-        if run.outcome.succeeded() == Some(true) { "a success" } else { "not a success" },
-        target.outcome.as_str(),
-    );
-    db::query(
-        "INSERT INTO findings (run_id, found_by, position, check_name, message, artifact, line) \
-         VALUES ($1, 'server', $2, $3, $4, NULL, NULL)",
-    )
-    .bind(target.run_id)
-    .bind(next)
-    .bind(NOT_REPRODUCED)
-    .bind(&message)
-    .execute(&mut **tx)
-    .await?;
-    let cell = Cell { bundle_id: of, task: run.task.as_str(), hint: run.hint, current };
-    if success {
-        let is = flagging_checks(tx, target.run_id).await?;
-        move_flags(tx, &cell, &was, &is).await?;
-        flag_same_patch(tx, target, &cell, NOT_REPRODUCED, "did not reproduce").await?;
-    } else if infra {
-        // A run said to prove nothing either way, whose re-run ended in a counted
-        // outcome: a failure in the strict view (spec §4e).
-        move_refuted(tx, &cell, was.contains(NOT_REPRODUCED), true).await?;
-    }
-    Ok(())
 }

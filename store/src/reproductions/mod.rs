@@ -1,12 +1,13 @@
-//! Reproductions (spec §4d, §4e), in three parts: [`sampling`] (the sample each
+//! Reproductions (spec §4d, §4e), in four parts: [`sampling`] (the sample each
 //! self-reported submission gets at ingest, and the sampling keys behind it, committed
 //! then revealed), [`queue`] (the maintainers' queue of sampled runs and what the
-//! re-runs found) and [`ingest`] (a reproduction's ingest: its runs beside the ones they
-//! re-ran, a `not-reproduced` finding where the final success differs, all in one
-//! transaction).
+//! re-runs found), [`ingest`] (a reproduction's ingest: its runs beside the ones they
+//! re-ran, all in one transaction) and [`refuted`] (the findings where a re-run's final
+//! success differs, and the tries of a re-run that could not complete).
 
 mod ingest;
 mod queue;
+mod refuted;
 pub(crate) mod sampling;
 
 use bundle::VerifiedBundle;

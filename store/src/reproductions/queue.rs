@@ -140,7 +140,8 @@ impl Store {
         let rows = db::query(&format!(
             "SELECT r.id, r.bundle_id, s.agent_id, s.task_set_digest, s.benchmark_name, s.superseded_by, \
              r.task, r.hint, r.attempt, r.outcome, r.duration_s, p.digest AS patch, x.epoch, x.sampled_at, \
-             rr.outcome AS reproduced_outcome, rr.held, x.heldout_variant, rr.heldout_generalised \
+             rr.outcome AS reproduced_outcome, rr.held, x.heldout_variant, rr.heldout_generalised, \
+             (SELECT CAST(COUNT(*) AS BIGINT) FROM reproduction_tries t WHERE t.run_id = r.id) AS tries \
              FROM samples x JOIN runs r ON r.id = x.run_id JOIN submissions s ON s.bundle_id = r.bundle_id \
              LEFT JOIN run_artifacts p ON p.run_id = r.id AND p.role = 'patch' \
              LEFT JOIN reproduced_runs rr ON rr.run_id = r.id{only} \
@@ -175,6 +176,7 @@ impl Store {
                     held: r.try_get::<Option<i64>, _>("held")?.map(|h| h != 0),
                     heldout_variant: r.try_get("heldout_variant")?,
                     heldout: r.try_get::<Option<i64>, _>("heldout_generalised")?.map(|g| g != 0),
+                    tries: r.try_get("tries")?,
                 })
             })
             .collect()

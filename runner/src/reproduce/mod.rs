@@ -18,6 +18,10 @@ use crate::results::{RunRecord, run_dir};
 use crate::submit::Verdict;
 use crate::task::load_all;
 
+mod folders;
+
+use folders::{BUNDLE, archive, prune};
+
 /// What `reproduce` needs beside the leaderboard.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -53,6 +57,9 @@ pub struct QueuedRun {
     /// sampled success, where its task had variants when it was sampled.
     #[serde(default)]
     pub heldout_variant: Option<String>,
+    /// Its re-runs so far that ended `infra_error`, each a try (spec §4d).
+    #[serde(default)]
+    pub tries: u32,
 }
 
 #[derive(Debug, Deserialize)]
@@ -67,8 +74,9 @@ pub struct Report {
     pub agent_id: String,
     /// Each run re-run: its key, as submitted, as re-run.
     pub runs: Vec<(String, Outcome, Outcome)>,
-    /// Runs that ended `infra_error`, set aside to be re-run by the next `reproduce`.
-    pub inconclusive: Vec<String>,
+    /// Runs whose re-run (on their task or its held-out variant) ended `infra_error`:
+    /// each submitted as a try (spec §4d), with the tries it has had before this one.
+    pub inconclusive: Vec<(String, u32)>,
     /// Each run re-run on a held-out variant: its key, the variant's digest, its outcome there.
     pub heldout: Vec<(String, String, Outcome)>,
     /// The reproduction bundle, and the server's verdict on it.
@@ -205,10 +213,57 @@ fn reproduce_one(
         )));
     }
 
-    // Each submitted patch, as the submission carries it, checked against its digest.
     let dir = opts.out.join(bundle_id);
+    let mut runs = runs.to_vec();
+    // A reproduction an earlier `reproduce` packed, whose answer never came, is submitted
+    // first, as it is (the same bytes are stored once): re-running what it holds would
+    // count a try twice.
+    let left = dir.join(BUNDLE);
+    let mut earlier = None;
+    if left.is_file() {
+        match crate::submit::submit(&left, &opts.server)? {
+            Verdict::Accepted { status, body } => {
+                let kept = archive(&dir, &body)?;
+                eprintln!(
+                    "submission {bundle_id}: the reproduction an earlier run left was {} ({})",
+                    if status == 201 { "accepted" } else { "stored already" },
+                    kept.display()
+                );
+                runs = queue(api)?
+                    .into_iter()
+                    .filter(|r| r.bundle_id == bundle_id && r.patch.is_some())
+                    .collect();
+                earlier = Some((kept, Verdict::Accepted { status, body }));
+            }
+            Verdict::Refused { status, code, message } => {
+                return Err(Skip(format!(
+                    "the reproduction an earlier run left, {}, was refused ({status} {code}: {message}); move it away \
+                     to re-run these runs afresh",
+                    left.display()
+                )));
+            }
+        }
+    }
+    if runs.is_empty() {
+        let (bundle, verdict) = earlier.map(|(b, v)| (Some(b), Some(v))).unwrap_or_default();
+        return Ok(Report {
+            bundle_id: bundle_id.to_owned(),
+            agent_id: manifest.agent.id.clone(),
+            runs: Vec::new(),
+            inconclusive: Vec::new(),
+            heldout: Vec::new(),
+            bundle,
+            verdict,
+            skipped: None,
+        });
+    }
+    // An interrupted `reproduce` resumes the runs still waiting; what it left of others
+    // (reproduced since, by it or another maintainer) goes.
+    prune(&dir, &runs)?;
+
+    // Each submitted patch, as the submission carries it, checked against its digest.
     let outputs = dir.join("outputs");
-    for r in runs {
+    for r in &runs {
         let digest = r.patch.as_deref().ok_or_else(|| Skip(format!("run {} has no patch", label(r))))?;
         let bytes = api.bytes(&format!("/artifacts/{digest}"))?;
         if Digest::of(&bytes).to_hex() != digest {
@@ -226,10 +281,12 @@ fn reproduce_one(
     let eval = evaluate::Options { outputs: outputs.clone(), out: results.clone(), ..opts.evaluate.clone() };
     evaluate::evaluate(&eval)?;
 
-    // A run that ended infra_error shows nothing: it is set aside, to be re-run.
+    // A re-run that ended infra_error shows nothing, and is submitted all the same as
+    // one try (spec §4d): the server counts it, and after its stated number of tries the
+    // run counts as not reproduced, so that no patch makes itself un-re-runnable.
     let mut done = Vec::new();
     let mut inconclusive = Vec::new();
-    for r in runs {
+    for r in &runs {
         let at = run_dir(&results, &r.task, r.hint, r.attempt);
         let mut record: RunRecord =
             serde_json::from_slice(&fs::read(at.join("run.json")).map_err(Error::io_at(&at))?)
@@ -244,16 +301,12 @@ fn reproduce_one(
             crate::run::write_atomically(&at.join("run.json"), &json)?;
         }
         if record.outcome == Outcome::InfraError {
-            let aside = dir.join("infra_error").join(format!("{}-{}-{}", r.task, r.hint, r.attempt));
-            let _ = benchmark::tree::remove(&aside);
-            fs::create_dir_all(aside.parent().expect("has a parent")).map_err(Error::io_at(&aside))?;
-            fs::rename(&at, &aside).map_err(Error::io_at(&at))?;
-            inconclusive.push(label(r));
+            inconclusive.push((label(r), r.tries));
         } else {
             done.push((label(r), r.outcome, record.outcome));
         }
     }
-    let (heldout, seen) = heldout_runs(opts, &dir, &results, runs, &mut done, &mut inconclusive)?;
+    let (heldout, seen) = heldout_runs(opts, &dir, &results, &runs, &mut done, &mut inconclusive)?;
     let mut report = Report {
         bundle_id: bundle_id.to_owned(),
         agent_id: manifest.agent.id.clone(),
@@ -264,14 +317,10 @@ fn reproduce_one(
         verdict: None,
         skipped: None,
     };
-    if report.runs.is_empty() {
-        report.skipped = Some("every run ended infra_error: nothing to submit".into());
-        return Ok(report);
-    }
 
     let (executor, hardware) = crate::hardware::of(&opts.evaluate);
     let reproduction = Reproduction { of: bundle_id.to_owned(), executor, hardware, heldout };
-    let path = dir.join("reproduction.rexb.tar.gz");
+    let path = dir.join(BUNDLE);
     let created_at = benchmark::pack::timestamp(time::OffsetDateTime::now_utc());
     benchmark::pack::pack_as(
         &results,
@@ -282,8 +331,13 @@ fn reproduce_one(
         &path,
     )
     .map_err(|e| Skip(format!("packing {}: {}", results.display(), chain(&e))))?;
-    report.verdict = Some(crate::submit::submit(&path, &opts.server)?);
-    report.bundle = Some(path);
+    let verdict = crate::submit::submit(&path, &opts.server)?;
+    // Once stored, what it re-ran is kept apart: the next `reproduce` starts afresh.
+    report.bundle = Some(match &verdict {
+        Verdict::Accepted { body, .. } => archive(&dir, body)?,
+        Verdict::Refused { .. } => path,
+    });
+    report.verdict = Some(verdict);
     Ok(report)
 }
 
@@ -299,7 +353,7 @@ fn heldout_runs(
     results: &std::path::Path,
     runs: &[QueuedRun],
     done: &mut Vec<(String, Outcome, Outcome)>,
-    inconclusive: &mut Vec<String>,
+    inconclusive: &mut Vec<(String, u32)>,
 ) -> Result<(Vec<HeldOut>, Vec<(String, String, Outcome)>), Skip> {
     let mut by_variant: BTreeMap<(String, String), Vec<&QueuedRun>> = BTreeMap::new();
     for r in runs {
@@ -352,15 +406,20 @@ fn heldout_runs(
                 serde_json::from_slice(&fs::read(at.join("run.json")).map_err(Error::io_at(&at))?)
                     .map_err(|e| Skip(format!("{}: {e}", at.display())))?;
             if record.outcome == Outcome::InfraError {
-                let name = format!("{}-{}-{}", r.task, r.hint, r.attempt);
-                let aside = dir.join("infra_error").join(&name);
-                let _ = benchmark::tree::remove(&aside);
-                fs::create_dir_all(&aside).map_err(Error::io_at(&aside))?;
+                // The run is a try (spec §4d): its re-run on the task is kept for the
+                // maintainers beside the held-out one, and the bundle says infra_error.
                 let main = run_dir(results, &r.task, r.hint, r.attempt);
-                fs::rename(&main, aside.join("reproduced")).map_err(Error::io_at(&main))?;
-                fs::rename(&at, aside.join("heldout")).map_err(Error::io_at(&at))?;
+                let json = main.join("run.json");
+                let bytes = fs::read(&json).map_err(Error::io_at(&json))?;
+                crate::run::write_atomically(&at.join("x-task-re-run.json"), &bytes)?;
+                let mut tried: RunRecord =
+                    serde_json::from_slice(&bytes).map_err(|e| Skip(format!("{}: {e}", json.display())))?;
+                tried.outcome = Outcome::InfraError;
+                tried.error_type = Some(crate::patch::HELDOUT_FAILED.to_owned());
+                tried.metrics.clear();
+                crate::run::write_atomically(&json, &serde_json::to_vec_pretty(&tried).expect("serializes"))?;
                 done.retain(|(l, _, _)| *l != label(r));
-                inconclusive.push(format!("{} (its held-out re-run)", label(r)));
+                inconclusive.push((format!("{} (its held-out re-run)", label(r)), r.tries));
                 continue;
             }
             // The full outcome stays here, in the maintainers' results; one bit is told.

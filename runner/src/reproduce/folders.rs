@@ -1,0 +1,71 @@
+//! `<out>/<bundle id>/`, the folder `reproduce` re-runs a submission's sample in: what it
+//! keeps of a stored reproduction, and what it resumes of an interrupted one.
+
+use std::fs;
+use std::path::PathBuf;
+
+use bundle::Digest;
+
+use super::{QueuedRun, Skip};
+use crate::Error;
+
+/// The reproduction `reproduce` packs in `<out>/<bundle>/`, until the server stores it.
+pub(super) const BUNDLE: &str = "reproduction.rexb.tar.gz";
+
+/// Moves a stored reproduction and what it re-ran (`outputs`, `results`, `heldout`) into
+/// `<dir>/submitted/<its bundle id>/`, for the maintainers to read; where it goes.
+pub(super) fn archive(dir: &std::path::Path, answer: &serde_json::Value) -> Result<PathBuf, Skip> {
+    let id = answer["bundle_id"].as_str().filter(|id| Digest::from_hex(id).is_some()).ok_or_else(|| {
+        Skip(format!("the server stored the reproduction in {} but named no bundle id", dir.display()))
+    })?;
+    let kept = dir.join("submitted").join(id);
+    let _ = benchmark::tree::remove(&kept);
+    fs::create_dir_all(&kept).map_err(Error::io_at(&kept))?;
+    for name in ["outputs", "results", "heldout", BUNDLE] {
+        let from = dir.join(name);
+        if fs::symlink_metadata(&from).is_ok() {
+            fs::rename(&from, kept.join(name)).map_err(Error::io_at(&from))?;
+        }
+    }
+    Ok(kept.join(BUNDLE))
+}
+
+/// Keeps, of what an earlier `reproduce` of this submission left, the results of the runs
+/// still waiting (`runs`), which it resumes: the patches are written again, and the
+/// results and held-out re-runs of any other run are removed.
+pub(super) fn prune(dir: &std::path::Path, runs: &[QueuedRun]) -> Result<(), Skip> {
+    let waiting: std::collections::BTreeSet<PathBuf> = runs
+        .iter()
+        .map(|r| PathBuf::from(&r.task).join(r.hint.as_str()).join(r.attempt.to_string()))
+        .collect();
+    let outputs = dir.join("outputs");
+    benchmark::tree::remove(&outputs).map_err(|e| Skip(format!("{}: {e}", outputs.display())))?;
+    let mut results = vec![dir.join("results")];
+    if let Ok(variants) = fs::read_dir(dir.join("heldout")) {
+        for v in variants.flatten() {
+            let _ = benchmark::tree::remove(&v.path().join("outputs"));
+            results.push(v.path().join("results"));
+        }
+    }
+    for results in results {
+        let runs = results.join("runs");
+        for task in children(&runs) {
+            for hint in children(&task) {
+                for attempt in children(&hint) {
+                    let rel = attempt.strip_prefix(&runs).expect("under runs").to_owned();
+                    if !waiting.contains(&rel) {
+                        benchmark::tree::remove(&attempt)
+                            .map_err(|e| Skip(format!("{}: {e}", attempt.display())))?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The folders in `dir` (none where it is not one), never through a link.
+fn children(dir: &std::path::Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
+    entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()).collect()
+}
