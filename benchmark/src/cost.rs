@@ -260,11 +260,15 @@ pub struct Checked {
 /// day, if the table has one) and its tokens against what its trajectory says, where the
 /// board has one. A stated cost its tokens do not bear out counts at the higher of the
 /// two, and so does one whose trajectory disagrees (with its trajectory's price too).
+///
+/// A run that `wrote` a patch and states no output token is marked `implausible-tokens`,
+/// and one whose tokens the table cannot price `unpriced`: neither is checked.
 pub fn check(
     stated: Option<f64>,
     tokens: Option<&Tokens>,
     price: Option<&Price>,
     trajectory: Traced,
+    wrote: bool,
 ) -> Checked {
     let computed = tokens.zip(price).map(|(t, p)| p.cost(t));
     let disagrees = match trajectory {
@@ -273,13 +277,16 @@ pub fn check(
         Traced::Tokens(from_trajectory) => tokens != Some(&from_trajectory),
     };
     let differs = matches!((stated, computed), (Some(s), Some(c)) if (s - c).abs() > (TOLERANCE * c).max(TOLERANCE_USD));
+    let implausible = wrote && tokens.is_some_and(|t| t.output == 0);
     let mark = match (stated, tokens) {
         _ if disagrees => Some(CostMark::TrajectoryDisagrees),
         (Some(_), None) => Some(CostMark::NoTokens),
+        _ if implausible => Some(CostMark::ImplausibleTokens),
+        (_, Some(_)) if price.is_none() => Some(CostMark::Unpriced),
         _ if differs => Some(CostMark::Differs),
         _ => None,
     };
-    let checked = computed.is_some() && !disagrees;
+    let checked = computed.is_some() && !disagrees && !implausible;
     let most = |figures: &[Option<f64>]| figures.iter().flatten().copied().reduce(f64::max);
     let counted = if disagrees {
         let traced = match trajectory {
@@ -289,6 +296,8 @@ pub fn check(
         most(&[stated, computed, traced])
     } else if checked {
         if differs { most(&[stated, computed]) } else { computed }
+    } else if implausible {
+        most(&[stated, computed])
     } else {
         stated
     };
@@ -315,7 +324,9 @@ pub fn check_run(
     let names = manifest.agent.model_id.iter().chain([&manifest.agent.model]).map(String::as_str);
     let price = day.and_then(|day| prices.of_model(names, day));
     let traced = trajectory.map_or(Traced::Nothing, trajectory_tokens);
-    check(run.cost_usd, run.tokens.as_ref(), price, traced)
+    // An agent that changed the codebase wrote tokens to do it.
+    let wrote = run.artifacts.contains_key("patch") && run.outcome != bundle::Outcome::EmptyPatch;
+    check(run.cost_usd, run.tokens.as_ref(), price, traced, wrote)
 }
 
 #[cfg(test)]

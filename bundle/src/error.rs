@@ -144,6 +144,11 @@ pub enum BundleError {
     InvalidAgentId { value: String },
     #[error("agent.{field} {detail}")]
     InvalidAgentField { field: &'static str, detail: String },
+    #[error(
+        "agent.{field} writes `{found}`, which is the board's own badge (its tier, provenance or reproduction marks): an \
+         agent's name may not imitate them, however spelt"
+    )]
+    AgentBadgeWords { field: &'static str, found: String },
     #[error("agent.url `{value}` is not an http or https URL")]
     InvalidAgentUrl { value: String },
     #[error("the manifest has {count} runs; a bundle has 1 to 100000")]
@@ -289,6 +294,7 @@ impl BundleError {
         "published_run_has_artifacts",
         "invalid_agent_id",
         "invalid_agent_field",
+        "agent_badge_words",
         "invalid_agent_url",
         "run_count_out_of_range",
         "duplicate_run",
@@ -372,6 +378,7 @@ impl BundleError {
             PublishedRunHasArtifacts { .. } => "published_run_has_artifacts",
             InvalidAgentId { .. } => "invalid_agent_id",
             InvalidAgentField { .. } => "invalid_agent_field",
+            AgentBadgeWords { .. } => "agent_badge_words",
             InvalidAgentUrl { .. } => "invalid_agent_url",
             RunCountOutOfRange { .. } => "run_count_out_of_range",
             DuplicateRun { .. } => "duplicate_run",

@@ -7,6 +7,7 @@
 //!
 //! Pure: no web, no database, no async.
 
+mod badges;
 mod claims;
 mod digest;
 mod envelope;

@@ -176,6 +176,18 @@ fn validate_agent(m: &Manifest) -> Result<(), BundleError> {
             field(name, value, 200)?;
         }
     }
+    // Spec §4o: a name that would be read as the board's badge.
+    for (name, value) in [
+        ("framework", Some(&a.framework)),
+        ("framework_version", a.framework_version.as_ref()),
+        ("model", Some(&a.model)),
+        ("model_id", a.model_id.as_ref()),
+        ("display_name", a.display_name.as_ref()),
+    ] {
+        if let Some(found) = value.and_then(|v| crate::badges::imitated(v)) {
+            return Err(BundleError::AgentBadgeWords { field: name, found });
+        }
+    }
     if let Some(url) = &a.url
         && !is_http_url(url)
     {

@@ -397,6 +397,14 @@ fn manifest_breakages(base: &Base) -> Vec<(&'static str, &'static str, &'static 
             change(|m| m["agent"]["model"] = json!("x".repeat(101))),
         ),
         (
+            "agent-badge-words",
+            "agent_badge_words",
+            "a display name that writes the board's badges, in look-alike letters",
+            change(|m| {
+                m["agent"]["display_name"] = json!("Agent \u{2714} V\u{0435}rified \u{00b7} by Maintainers")
+            }),
+        ),
+        (
             "agent-url",
             "invalid_agent_url",
             "a javascript: URL",

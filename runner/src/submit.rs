@@ -46,11 +46,24 @@ fn submit_once(path: &Path, server: &str) -> Result<(Verdict, Option<Duration>),
     let url = format!("{}/api/v1/submissions", server.trim_end_matches('/'));
     let file = File::open(path).map_err(|source| Error::Open { path: path.to_owned(), source })?;
     let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
-    let mut response = agent
-        .post(&url)
-        .content_type("application/gzip")
-        .send(file)
-        .map_err(|e| Error::Reach { url: url.clone(), source: e.into() })?;
+    let mut response = agent.post(&url).content_type("application/gzip").send(file).map_err(|e| {
+        // A server refuses a bundle over its limit before reading it all, and the
+        // connection ends under the upload: say so rather than that it cannot be reached.
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        let limit = bundle::Limits::default().compressed;
+        if size > limit {
+            Error::Fetch {
+                url: url.clone(),
+                reason: format!(
+                    "{} is {size} bytes, more than the {limit} a server takes by default (the bundle spec's \
+                         section 7): it ended the upload ({e})",
+                    path.display()
+                ),
+            }
+        } else {
+            Error::Reach { url: url.clone(), source: e.into() }
+        }
+    })?;
     let status = response.status().as_u16();
     let wait = response
         .headers()

@@ -458,16 +458,28 @@ pub enum CostMark {
     NoTokens,
     /// The run's tokens differ from those its own trajectory counts.
     TrajectoryDisagrees,
+    /// The run wrote a patch, yet states that its model wrote no token.
+    ImplausibleTokens,
+    /// The run states tokens of a model the board's price table does not price.
+    Unpriced,
 }
 
 impl CostMark {
-    pub const ALL: [CostMark; 3] = [CostMark::Differs, CostMark::NoTokens, CostMark::TrajectoryDisagrees];
+    pub const ALL: [CostMark; 5] = [
+        CostMark::Differs,
+        CostMark::NoTokens,
+        CostMark::TrajectoryDisagrees,
+        CostMark::ImplausibleTokens,
+        CostMark::Unpriced,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             CostMark::Differs => "differs",
             CostMark::NoTokens => "no-tokens",
             CostMark::TrajectoryDisagrees => "trajectory-disagrees",
+            CostMark::ImplausibleTokens => "implausible-tokens",
+            CostMark::Unpriced => "unpriced",
         }
     }
 
@@ -477,11 +489,13 @@ impl CostMark {
             CostMark::Differs => "the stated cost is not what its tokens cost at its model's price",
             CostMark::NoTokens => "a cost is stated with no tokens to price",
             CostMark::TrajectoryDisagrees => "its tokens are not those its own trajectory counts",
+            CostMark::ImplausibleTokens => "it wrote a patch, yet states that its model wrote no token",
+            CostMark::Unpriced => "its tokens are of a model the board's price table does not price",
         }
     }
 }
 
-names!(CostMark, "cost mark", "differs, no-tokens, trajectory-disagrees");
+names!(CostMark, "cost mark", "differs, no-tokens, trajectory-disagrees, implausible-tokens, unpriced");
 
 /// The harness that executed a submission's runs and judged them: this project's runner
 /// (`rexbench`), another harness a result was imported from (`harbor`, …), or RExBench's

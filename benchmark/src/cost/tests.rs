@@ -85,12 +85,12 @@ fn a_stated_cost_is_checked_against_its_tokens_and_its_trajectory() {
     let price_of = price.cost(&t); // 0.30 + 0.15
     assert!((price_of - 0.45).abs() < 1e-9);
     assert_eq!(
-        check(Some(0.45), Some(&t), Some(price), Traced::Nothing),
+        check(Some(0.45), Some(&t), Some(price), Traced::Nothing, true),
         Checked { computed: Some(price_of), mark: None, counted: Some(price_of), checked: true }
     );
-    assert_eq!(check(Some(0.48), Some(&t), Some(price), Traced::Nothing).mark, None, "within a tenth");
+    assert_eq!(check(Some(0.48), Some(&t), Some(price), Traced::Nothing, true).mark, None, "within a tenth");
     assert_eq!(
-        check(Some(0.045), Some(&t), Some(price), Traced::Nothing),
+        check(Some(0.045), Some(&t), Some(price), Traced::Nothing, true),
         Checked {
             computed: Some(price_of),
             mark: Some(CostMark::Differs),
@@ -100,30 +100,49 @@ fn a_stated_cost_is_checked_against_its_tokens_and_its_trajectory() {
         "a tenth of it: the price counts"
     );
     assert_eq!(
-        check(Some(0.045), None, Some(price), Traced::Nothing),
+        check(Some(0.045), None, Some(price), Traced::Nothing, true),
         Checked { computed: None, mark: Some(CostMark::NoTokens), counted: Some(0.045), checked: false }
     );
     assert_eq!(
-        check(None, Some(&t), Some(price), Traced::Nothing).mark,
+        check(None, Some(&t), Some(price), Traced::Nothing, true).mark,
         None,
         "no cost stated: the price is the cost"
     );
     assert_eq!(
-        check(Some(0.45), Some(&t), None, Traced::Nothing),
-        Checked { computed: None, mark: None, counted: Some(0.45), checked: false },
-        "no price: unchecked"
+        check(Some(0.45), Some(&t), None, Traced::Nothing, true),
+        Checked { computed: None, mark: Some(CostMark::Unpriced), counted: Some(0.45), checked: false },
+        "no price: unchecked, and marked so"
+    );
+    // Zero tokens, and nothing paid, for a run that wrote a patch: not believed.
+    let none = Tokens { input: 0, output: 0, cache_read: 0, cache_write: 0 };
+    assert_eq!(
+        check(Some(0.0), Some(&none), Some(price), Traced::Nothing, true),
+        Checked {
+            computed: Some(0.0),
+            mark: Some(CostMark::ImplausibleTokens),
+            counted: Some(0.0),
+            checked: false
+        }
+    );
+    let input_only = Tokens { input: 50_000, ..none };
+    let c = check(Some(0.15), Some(&input_only), Some(price), Traced::Nothing, true);
+    assert_eq!((c.mark, c.checked), (Some(CostMark::ImplausibleTokens), false));
+    assert_eq!(
+        check(Some(0.0), Some(&none), Some(price), Traced::Nothing, false).mark,
+        None,
+        "no patch written: no token needed"
     );
     let other = Tokens { input: 1, ..t };
     assert_eq!(
-        check(Some(0.45), Some(&t), Some(price), Traced::Tokens(other)).mark,
+        check(Some(0.45), Some(&t), Some(price), Traced::Tokens(other), true).mark,
         Some(CostMark::TrajectoryDisagrees)
     );
     // Tokens stated at a tenth of what the trajectory counts: the most any says counts.
     let tenth = Tokens { input: 10_000, output: 1_000, cache_read: 0, cache_write: 0 };
-    let under = check(Some(0.045), Some(&tenth), Some(price), Traced::Tokens(t));
+    let under = check(Some(0.045), Some(&tenth), Some(price), Traced::Tokens(t), true);
     assert_eq!((under.mark, under.checked), (Some(CostMark::TrajectoryDisagrees), false));
     assert!((under.counted.unwrap() - price_of).abs() < 1e-12);
-    assert_eq!(check(Some(0.45), Some(&t), Some(price), Traced::Tokens(t)).mark, None);
+    assert_eq!(check(Some(0.45), Some(&t), Some(price), Traced::Tokens(t), true).mark, None);
 }
 
 #[test]
@@ -169,10 +188,10 @@ fn a_trajectory_that_does_not_read_or_whose_totals_undercount_its_steps_bears_no
     assert_eq!(trajectory_tokens(b"plain text"), Traced::Nothing);
     // An unreadable trajectory: the run is marked, unchecked, and counts its most.
     let price = Prices::builtin().find(["Example Model"], day(2026, 6, 1)).unwrap();
-    let c = check(Some(0.0001), Some(&t), Some(price), Traced::Unreadable);
+    let c = check(Some(0.0001), Some(&t), Some(price), Traced::Unreadable, true);
     assert_eq!((c.mark, c.checked), (Some(CostMark::TrajectoryDisagrees), false));
     assert_eq!(c.counted, Some(price.cost(&t)));
     // A stated cost above its tokens' price beyond the tolerance: marked, the higher counts.
-    let over = check(Some(1.0), Some(&t), Some(price), Traced::Nothing);
+    let over = check(Some(1.0), Some(&t), Some(price), Traced::Nothing, true);
     assert_eq!((over.mark, over.counted, over.checked), (Some(CostMark::Differs), Some(1.0), true));
 }

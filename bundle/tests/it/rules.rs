@@ -59,6 +59,11 @@ fn manifest_rules() -> Vec<(&'static str, &'static str)> {
         (manifest_case(|m| m["agent"]["id"] = json!("OpenHands/Claude")), "invalid_agent_id"),
         (manifest_case(|m| m["agent"]["model"] = json!("x".repeat(101))), "invalid_agent_field"),
         (manifest_case(|m| m["agent"]["url"] = json!("javascript:alert(1)")), "invalid_agent_url"),
+        // Spec §4o: the board's badges, however spelt, in any free-text field of the agent.
+        (manifest_case(|m| m["agent"]["display_name"] = json!("✔ Verified · Paper")), "agent_badge_words"),
+        (manifest_case(|m| m["agent"]["framework"] = json!("Self\u{200b}-Reported")), "agent_badge_words"),
+        (manifest_case(|m| m["agent"]["model"] = json!("Ｍａｉｎｔａｉｎｅｒｓ")), "agent_badge_words"),
+        (manifest_case(|m| m["agent"]["model_id"] = json!("v\u{0435}rified-1")), "agent_badge_words"),
         (manifest_case(|m| m["runs"] = json!([])), "run_count_out_of_range"),
         (
             manifest_case(|m| {

@@ -94,7 +94,8 @@ pub(super) fn reproduce(
 ) -> anyhow::Result<ExitCode> {
     let (evaluate, _tasks) = run.options(PathBuf::new(), out.clone(), super::Purpose::Reproduce)?;
     catch_interrupts(stop_evaluating)?;
-    let opts = crate::reproduce::Options { server, token, key, out, bundle, dry_run, evaluate };
+    let bundle_limit = bundle::Limits::default().compressed;
+    let opts = crate::reproduce::Options { server, token, key, out, bundle, dry_run, evaluate, bundle_limit };
     let reports = crate::reproduce::reproduce(&opts)?;
     if reports.is_empty() {
         println!("no sampled run waits for a re-run");

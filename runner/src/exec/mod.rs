@@ -308,6 +308,20 @@ impl Executor {
             }
             (exit, _, _) => exit,
         };
+        // Podman and Docker exit 125 for their own failures (an image that is not there,
+        // an option they refuse), never for the command's: the maintainers' setup failed,
+        // not the agent's patch. Under `reproduce` such a run is a try, counted (spec §4d),
+        // so a command that exits 125 on purpose gains nothing.
+        if let (Executor::Container { template }, Exit::Finished { success: false, description }) =
+            (self, &exit)
+            && description == "exit status 125"
+        {
+            return Err(io::Error::other(format!(
+                "the container engine `{}` failed before the task's command ran (exit status 125, its own \
+                 error): see stderr.txt",
+                template[0]
+            )));
+        }
         Ok((exit, watch))
     }
 

@@ -69,3 +69,56 @@ fn children(dir: &std::path::Path) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
     entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()).collect()
 }
+
+/// The logs a re-run leaves (its command's output and its check's), which
+/// [`cut_logs`] may shorten: the patch and the runner's notes stay whole.
+const LOGS: [&str; 3] = ["stdout", "stderr", "checker_log"];
+
+/// Cuts each log of each run in `results` to at most `cap` bytes (its first and last
+/// halves, with a line between saying how much went), so that the reproduction fits the
+/// server's bundle limit: a re-run's logs, which its patch chose, never keep its verdict
+/// from the board. How many logs were cut.
+pub(super) fn cut_logs(results: &std::path::Path, cap: u64) -> Result<usize, Skip> {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let runs = results.join("runs");
+    let mut cut = 0;
+    for task in children(&runs) {
+        for hint in children(&task) {
+            for attempt in children(&hint) {
+                let Ok(entries) = fs::read_dir(&attempt) else { continue };
+                for e in entries.flatten() {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    let is_log = LOGS.iter().any(|l| name.split('.').next() == Some(*l));
+                    let Ok(meta) = e.metadata() else { continue };
+                    if !is_log || !meta.is_file() || meta.len() <= cap {
+                        continue;
+                    }
+                    let path = e.path();
+                    let io = |err: std::io::Error| Skip(format!("cutting {}: {err}", path.display()));
+                    let half = cap / 2;
+                    let mut file = fs::File::open(&path).map_err(io)?;
+                    let mut head = vec![0; half as usize];
+                    file.read_exact(&mut head).map_err(io)?;
+                    let mut tail = vec![0; half as usize];
+                    file.seek(SeekFrom::End(-(half as i64))).map_err(io)?;
+                    file.read_exact(&mut tail).map_err(io)?;
+                    let gone = meta.len() - 2 * half;
+                    let tmp = path.with_extension("cut");
+                    let mut out = fs::File::create(&tmp).map_err(io)?;
+                    out.write_all(&head).map_err(io)?;
+                    write!(
+                        out,
+                        "\n[rexbench reproduce: {gone} bytes cut here, so that the reproduction fits the server's bundle \
+                         limit]\n"
+                    )
+                    .map_err(io)?;
+                    out.write_all(&tail).map_err(io)?;
+                    out.sync_all().map_err(io)?;
+                    fs::rename(&tmp, &path).map_err(io)?;
+                    cut += 1;
+                }
+            }
+        }
+    }
+    Ok(cut)
+}

@@ -20,7 +20,12 @@ use crate::task::load_all;
 
 mod folders;
 
-use folders::{BUNDLE, archive, prune};
+use folders::{BUNDLE, archive, cut_logs, prune};
+
+/// Room left under the server's bundle limit for what a pack adds beside the artifacts.
+const FIT_MARGIN: u64 = 1024 * 1024;
+/// The shortest a re-run's log is cut to, to make its reproduction fit.
+const MIN_LOG_CAP: u64 = 4096;
 
 /// What `reproduce` needs beside the leaderboard.
 #[derive(Debug, Clone)]
@@ -39,6 +44,9 @@ pub struct Options {
     pub dry_run: bool,
     /// The evaluation's own options; `outputs` and `out` are set for each submission.
     pub evaluate: evaluate::Options,
+    /// The largest bundle the server takes, in bytes (spec §7: 256 MiB unless it says
+    /// otherwise): a reproduction's logs are cut until it fits.
+    pub bundle_limit: u64,
 }
 
 /// A sampled run, as the queue gives it (only what `reproduce` reads).
@@ -220,6 +228,11 @@ fn reproduce_one(
     // count a try twice.
     let left = dir.join(BUNDLE);
     let mut earlier = None;
+    // One larger than the server takes (packed before its logs were cut to fit) is packed
+    // again from the same results, which nothing re-runs.
+    if fs::metadata(&left).is_ok_and(|m| m.len() > opts.bundle_limit.saturating_sub(FIT_MARGIN)) {
+        fs::remove_file(&left).map_err(Error::io_at(&left))?;
+    }
     if left.is_file() {
         match crate::submit::submit(&left, &opts.server)? {
             Verdict::Accepted { status, body } => {
@@ -322,15 +335,38 @@ fn reproduce_one(
     let reproduction = Reproduction { of: bundle_id.to_owned(), executor, hardware, heldout };
     let path = dir.join(BUNDLE);
     let created_at = benchmark::pack::timestamp(time::OffsetDateTime::now_utc());
-    benchmark::pack::pack_as(
-        &results,
-        manifest.agent.clone(),
-        Some(reproduction),
-        &[key],
-        &created_at,
-        &path,
-    )
-    .map_err(|e| Skip(format!("packing {}: {}", results.display(), chain(&e))))?;
+    // What the re-runs printed, which their patches chose, may not make the reproduction
+    // larger than the server takes (spec §7): their logs are cut until it fits.
+    let limit = opts.bundle_limit.saturating_sub(FIT_MARGIN).max(FIT_MARGIN);
+    let mut cap = bundle::Limits::default().artifact;
+    loop {
+        benchmark::pack::pack_as(
+            &results,
+            manifest.agent.clone(),
+            Some(reproduction.clone()),
+            &[key],
+            &created_at,
+            &path,
+        )
+        .map_err(|e| Skip(format!("packing {}: {}", results.display(), chain(&e))))?;
+        let size = fs::metadata(&path).map_err(Error::io_at(&path))?.len();
+        if size <= limit {
+            break;
+        }
+        cap /= 4;
+        if cap < MIN_LOG_CAP {
+            let _ = fs::remove_file(&path);
+            return Err(Skip(format!(
+                "its reproduction is {size} bytes with every log cut to {MIN_LOG_CAP} bytes, more than a bundle may be \
+                 ({limit}): its patches alone are too large"
+            )));
+        }
+        let cut = cut_logs(&results, cap)?;
+        eprintln!(
+            "submission {bundle_id}: the reproduction was {size} bytes, over the {limit} a bundle may be: {cut} logs cut \
+             to {cap} bytes"
+        );
+    }
     let verdict = crate::submit::submit(&path, &opts.server)?;
     // Once stored, what it re-ran is kept apart: the next `reproduce` starts afresh.
     report.bundle = Some(match &verdict {

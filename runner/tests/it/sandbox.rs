@@ -285,6 +285,38 @@ fn a_hostile_patch_sees_nothing_of_the_machine_in_a_container() {
     assert!(!results.exists(), "a refused evaluation wrote {}", results.display());
 }
 
+/// Podman's own failure (exit status 125: here an option it cannot parse) is the
+/// maintainers' setup failing, not the patch: `infra_error`, which a re-run counts as a
+/// try (spec §4d), never a failure of the agent's.
+#[test]
+fn a_container_engine_that_fails_is_an_infra_error_not_the_patchs_failure() {
+    let tmp = tempfile::tempdir().unwrap();
+    let h = hostile(tmp.path());
+    let template = podman_template(&rootfs(tmp.path())).replace(" --rm ", " --rm --ulimit bogus=1:1 ");
+    let results = tmp.path().join("results");
+    let out = evaluate_env(&h, &results, &["--container", &template]);
+    assert!(results.join("runs").is_dir(), "{}{}", stdout(&out), stderr(&out));
+    let mut records = Vec::new();
+    let mut stack = vec![results.join("runs")];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else if e.file_name() == "run.json" {
+                let record: serde_json::Value = serde_json::from_slice(&fs::read(e.path()).unwrap()).unwrap();
+                let note = fs::read_to_string(d.join("x-runner.txt")).unwrap_or_default();
+                records.push((record, note));
+            }
+        }
+    }
+    assert!(!records.is_empty(), "{}{}", stdout(&out), stderr(&out));
+    for (record, note) in records {
+        assert_eq!(record["outcome"], "infra_error", "{record}");
+        assert_eq!(record["error_type"], "executor failed", "{record}");
+        assert!(note.contains("exit status 125"), "{note}");
+    }
+}
+
 #[test]
 fn reproduce_never_runs_unsandboxed_and_a_sandbox_holds_nothing_private() {
     let tmp = tempfile::tempdir().unwrap();

@@ -320,8 +320,56 @@ async fn a_name_the_table_does_not_know_or_an_unreadable_trajectory_checks_nothi
         let agent = get(&app, "/api/v1/agents/renamed-agent").await.json();
         let marks: Vec<&str> =
             agent["cost_marked"].as_array().unwrap().iter().filter_map(|m| m["mark"].as_str()).collect();
-        assert_eq!(marks, ["trajectory-disagrees"], "{agent}");
+        // Tokens the table cannot price are marked so (issue 75): unchecked, never silently.
+        assert_eq!(marks, ["unpriced", "unpriced", "unpriced", "trajectory-disagrees"], "{agent}");
         assert_eq!(r["by_hint"]["hints"]["cost_checked"], 0, "{r}");
+    })
+    .await;
+}
+
+/// Issue 75: every run stating 0 tokens and $0 for a model the table prices, as a
+/// submitter would state it to be the cheapest row: each run that wrote a patch is
+/// marked `implausible-tokens` and none is checked, on the API, the agent's page and
+/// the board.
+#[tokio::test]
+async fn zero_tokens_for_a_run_that_wrote_a_patch_are_not_believed() {
+    for_each_backend(|backend, blobs| async move {
+        let (app, key) = board(&backend, &blobs).await;
+        let results = example_results();
+        let zero = json!({"input": 0, "output": 0});
+        let mut with_patch = 0;
+        for task in std::fs::read_dir(results.path().join("runs")).unwrap().flatten() {
+            for hint in std::fs::read_dir(task.path()).unwrap().flatten() {
+                for attempt in std::fs::read_dir(hint.path()).unwrap().flatten() {
+                    let run = attempt.path().strip_prefix(results.path().join("runs")).unwrap().to_owned();
+                    let record: Value =
+                        serde_json::from_slice(&std::fs::read(attempt.path().join("run.json")).unwrap())
+                            .unwrap();
+                    let patch =
+                        std::fs::metadata(attempt.path().join("patch.diff")).is_ok_and(|m| m.len() > 0);
+                    if patch && record["outcome"] != "empty_patch" {
+                        with_patch += 1;
+                    }
+                    state_cost(results.path(), run.to_str().unwrap(), Some(0.0), Some(zero.clone()));
+                }
+            }
+        }
+        assert!(with_patch > 0);
+        submitted(&app, pack(results.path(), "zero-agent", &key).unwrap()).await;
+        let agent = get(&app, "/api/v1/agents/zero-agent").await.json();
+        let marks: Vec<&str> =
+            agent["cost_marked"].as_array().unwrap().iter().filter_map(|m| m["mark"].as_str()).collect();
+        assert_eq!(marks.len(), with_patch, "{agent}");
+        // (A run whose trajectory counts other tokens says that first.)
+        assert!(marks.iter().all(|m| ["implausible-tokens", "trajectory-disagrees"].contains(m)), "{agent}");
+        assert!(marks.contains(&"implausible-tokens"), "{agent}");
+        // Every run without hints wrote a patch: none of their costs is checked.
+        let r = row(&app, "zero-agent").await;
+        for hint in ["none", "hints"] {
+            assert_eq!(r["by_hint"][hint]["cost_checked"], 0, "{hint}: {r}");
+        }
+        let page = String::from_utf8_lossy(&get(&app, "/agents/zero-agent").await.body).into_owned();
+        assert!(page.contains("it wrote a patch, yet states that its model wrote no token"), "{page}");
     })
     .await;
 }

@@ -124,6 +124,7 @@ async fn reproduce(
             bundle: None,
             dry_run: false,
             evaluate: options(tasks.path(), PathBuf::new(), PathBuf::new(), Some(gold)),
+            bundle_limit: bundle::Limits::default().compressed,
         })
         .unwrap()
     })

@@ -50,6 +50,7 @@ fn reproduce_with(
             builtin_tasks: true,
             heldout: None,
         },
+        bundle_limit: bundle::Limits::default().compressed,
     };
     runner::reproduce::reproduce(&opts).unwrap()
 }
@@ -712,6 +713,7 @@ async fn a_run_that_cannot_be_rerun_counts_as_not_reproduced_after_its_tries() {
                     builtin_tasks: true,
                     heldout: None,
                 },
+                bundle_limit: bundle::Limits::default().compressed,
             };
             runner::reproduce::reproduce(&opts).unwrap()
         };

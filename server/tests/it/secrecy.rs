@@ -205,6 +205,18 @@ async fn rerun(
     gold: std::path::PathBuf,
     bundle: Option<String>,
 ) -> Vec<runner::reproduce::Report> {
+    rerun_within(app, dir, maintainer, gold, bundle, bundle::Limits::default().compressed).await
+}
+
+/// [`rerun`], against a server that takes bundles of `bundle_limit` bytes at most.
+async fn rerun_within(
+    app: &axum::Router,
+    dir: &std::path::Path,
+    maintainer: &SecretKey,
+    gold: std::path::PathBuf,
+    bundle: Option<String>,
+    bundle_limit: u64,
+) -> Vec<runner::reproduce::Report> {
     let (url, served) = crate::reproductions::served(app.clone()).await;
     let key_file = dir.join("maintainer.pem");
     std::fs::write(&key_file, maintainer.to_pem()).unwrap();
@@ -230,6 +242,7 @@ async fn rerun(
                 builtin_tasks: true,
                 heldout: None,
             },
+            bundle_limit,
         })
         .unwrap()
     })
@@ -668,33 +681,10 @@ async fn a_patch_that_prints_the_gold_shows_its_submitter_none_of_it_when_re_run
     let gold = planted_gold(dir.path());
 
     // The example results' csvstats runs, the sampled success's patch the hostile one.
-    let examples = crate::harness::repo().join("tasks/examples/results");
-    let results = dir.path().join("results");
-    std::fs::create_dir_all(results.join("runs")).unwrap();
-    std::fs::copy(examples.join("evaluation.json"), results.join("evaluation.json")).unwrap();
-    let copied = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(examples.join("runs/csvstats"))
-        .arg(results.join("runs/csvstats"))
-        .status()
-        .unwrap();
-    assert!(copied.success());
-    std::fs::write(results.join("runs/csvstats/none/1/patch.diff"), gold_printing_patch(&gold)).unwrap();
-    let agent = bundle::Agent {
-        id: "gold-printer".into(),
-        framework: "F".into(),
-        framework_version: None,
-        model: "M".into(),
-        model_id: None,
-        display_name: None,
-        url: None,
-    };
-    let packed = dir.path().join("gold-printer.tar.gz");
-    let at = benchmark::pack::timestamp(time::OffsetDateTime::now_utc());
-    benchmark::pack::pack(&results, agent, &[&submitter], &at, &packed).unwrap();
+    let packed = csvstats_bundle(dir.path(), "gold-printer", &submitter, &gold_printing_patch(&gold));
     let link = server::auth::link(&state, Some(&keyid), false, 10).await.unwrap();
     let app = server::build_app(state);
-    let posted = crate::harness::post_bundle(&app, std::fs::read(&packed).unwrap()).await;
+    let posted = crate::harness::post_bundle(&app, packed).await;
     assert_eq!(posted.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&posted.body));
 
     let reports = rerun(&app, dir.path(), &maintainer, gold.clone(), None).await;
@@ -751,4 +741,75 @@ async fn a_patch_that_prints_the_gold_shows_its_submitter_none_of_it_when_re_run
     let path = format!("/artifacts/{}", stdout["digest"].as_str().unwrap());
     assert_eq!(send(&app, with(&path, "cookie", &cookie)).await.status, StatusCode::FORBIDDEN);
     assert_eq!(get(&app, &path).await.status, StatusCode::UNAUTHORIZED);
+}
+
+/// The example results' csvstats runs, as agent `id` signed by `key` with `patch` in place
+/// of its sampled success's (none/1, the only run of its condition): the packed bundle.
+fn csvstats_bundle(dir: &std::path::Path, id: &str, key: &SecretKey, patch: &str) -> Vec<u8> {
+    let examples = crate::harness::repo().join("tasks/examples/results");
+    let results = dir.join(format!("results-{id}"));
+    std::fs::create_dir_all(results.join("runs")).unwrap();
+    std::fs::copy(examples.join("evaluation.json"), results.join("evaluation.json")).unwrap();
+    let copied = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(examples.join("runs/csvstats"))
+        .arg(results.join("runs/csvstats"))
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    std::fs::write(results.join("runs/csvstats/none/1/patch.diff"), patch).unwrap();
+    let agent = bundle::Agent {
+        id: id.into(),
+        framework: "F".into(),
+        framework_version: None,
+        model: "M".into(),
+        model_id: None,
+        display_name: None,
+        url: None,
+    };
+    let packed = dir.join(format!("{id}.tar.gz"));
+    let at = benchmark::pack::timestamp(time::OffsetDateTime::now_utc());
+    benchmark::pack::pack(&results, agent, &[key], &at, &packed).unwrap();
+    std::fs::read(&packed).unwrap()
+}
+
+/// The csvstats fix, which also prints 3 MB of random bytes (as base64) to its stdout and
+/// its stderr: what its re-run leaves is larger than the server in the test takes.
+fn printing_patch() -> String {
+    "--- a/run.sh\n+++ b/run.sh\n@@ -4,7 +4,9 @@\n set -e\n sleep 0.2  # stands in for the experiment's real work\n \
+     mkdir -p results\n+head -c 3000000 /dev/urandom | base64 -w0\n+head -c 3000000 /dev/urandom | base64 -w0 >&2\n\
+     -awk -F, 'NR > 1 { n += 1; sum += $2 } END {\n+awk -F, 'NR > 1 && $2 != \"\" { n += 1; sum += $2 } END {\n   \
+     printf \"{\\\"count\\\": %d, \\\"mean\\\": %.4f}\\n\", n, sum / n > \"results/metrics.json\"\n   \
+     printf \"count,mean\\n%d,%.4f\\n\", n, sum / n > \"results/summary.csv\"\n }' data.csv\n"
+        .to_owned()
+}
+
+/// Issue 74: a re-run that prints more than a bundle may hold still ends in a verdict:
+/// `reproduce` cuts its logs until the reproduction fits the server's limit (here
+/// 2 MiB), says so in each log, and the server stores it.
+#[tokio::test]
+async fn a_re_run_that_prints_more_than_a_bundle_holds_is_cut_to_fit_and_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = Backend::Sqlite { path: dir.path().join("db.sqlite") };
+    let state = state(&backend, &dir.path().join("blobs")).await;
+    let (submitter, maintainer) = (SecretKey::generate(), SecretKey::generate());
+    state.store.add_key(&submitter.public_key(), "Team P", Tier::Submitter).await.unwrap();
+    state.store.add_key(&maintainer.public_key(), "Maintainers (test)", Tier::Maintainer).await.unwrap();
+    let app = server::build_app(state);
+    let packed = csvstats_bundle(dir.path(), "loud-agent", &submitter, &printing_patch());
+    let posted = crate::harness::post_bundle(&app, packed).await;
+    assert_eq!(posted.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&posted.body));
+
+    let limit = 2 * 1024 * 1024;
+    let reports = rerun_within(&app, dir.path(), &maintainer, planted_gold(dir.path()), None, limit).await;
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let r = &reports[0];
+    assert!(matches!(r.verdict, Some(runner::submit::Verdict::Accepted { status: 201, .. })), "{r:?}");
+    assert!(r.runs.iter().any(|(run, _, _)| run == "csvstats/none/1"), "{r:?}");
+    let bundle = r.bundle.as_ref().unwrap();
+    assert!(std::fs::metadata(bundle).unwrap().len() <= limit, "{}", bundle.display());
+    let stdout = bundle.parent().unwrap().join("results/runs/csvstats/none/1/stdout.txt");
+    let printed = std::fs::read(&stdout).unwrap();
+    assert!(String::from_utf8_lossy(&printed).contains("bytes cut here, so that the reproduction fits"));
+    assert!((printed.len() as u64) < limit);
 }
