@@ -30,7 +30,18 @@ fn reproduce_with(
     out: &std::path::Path,
     tasks: &std::path::Path,
 ) -> Vec<runner::reproduce::Report> {
-    let opts = runner::reproduce::Options {
+    runner::reproduce::reproduce(&options(url, key, out, tasks)).unwrap()
+}
+
+/// `reproduce`'s options for the whole queue at `url`, signing with `key`, the cards in
+/// `tasks` and their private gold from the repository, on this machine in the sandbox.
+fn options(
+    url: &str,
+    key: &std::path::Path,
+    out: &std::path::Path,
+    tasks: &std::path::Path,
+) -> runner::reproduce::Options {
+    runner::reproduce::Options {
         server: url.to_owned(),
         token: "s3cret-token".into(),
         key: key.to_owned(),
@@ -51,8 +62,7 @@ fn reproduce_with(
             heldout: None,
         },
         bundle_limit: bundle::Limits::default().compressed,
-    };
-    runner::reproduce::reproduce(&opts).unwrap()
+    }
 }
 
 /// The demo on a fresh store, with a maintainer key whose secret is in `<work>/maintainer.pem`.
@@ -691,29 +701,10 @@ async fn a_run_that_cannot_be_rerun_counts_as_not_reproduced_after_its_tries() {
         let before = flagged(store.clone(), of.clone()).await;
         let broken = |url: String, key: std::path::PathBuf, out: std::path::PathBuf, of: String| {
             let tasks = benchmark::builtin::TaskDir::builtin().unwrap();
-            let opts = runner::reproduce::Options {
-                server: url,
-                token: "s3cret-token".into(),
-                key,
-                out,
-                bundle: Some(of),
-                dry_run: false,
-                evaluate: runner::evaluate::Options {
-                    tasks_dir: tasks.path().to_owned(),
-                    outputs: Default::default(),
-                    out: Default::default(),
-                    gold: Some(repo().join("tasks/examples/gold")),
-                    codebases: None,
-                    jobs: 1,
-                    executor: runner::exec::Executor::Container {
-                        template: vec!["/nonexistent/engine".into(), "run".into(), "{command}".into()],
-                    },
-                    confinement: runner::sandbox::Confinement::Sandboxed(Default::default()),
-                    slurm: None,
-                    builtin_tasks: true,
-                    heldout: None,
-                },
-                bundle_limit: bundle::Limits::default().compressed,
+            let mut opts = options(&url, &key, &out, tasks.path());
+            opts.bundle = Some(of);
+            opts.evaluate.executor = runner::exec::Executor::Container {
+                template: vec!["/nonexistent/engine".into(), "run".into(), "{command}".into()],
             };
             runner::reproduce::reproduce(&opts).unwrap()
         };
