@@ -52,7 +52,7 @@ done
 # (every blob listed, 500 names a statement), then 3 s with no statement in the log but
 # the server's poll of the change log (once a second, on every server; with its plan, on
 # PostgreSQL).
-until curl -sf "http://127.0.0.1:$port/metrics" | grep -qx 'rexbench_start_collection_pending 0'; do sleep 0.5; done
+until curl -sf -H "Authorization: Bearer bench-admin" "http://127.0.0.1:$port/metrics" | grep -qx 'rexbench_start_collection_pending 0'; do sleep 0.5; done
 quiet=0 lines=-1
 while [ "$quiet" -lt 30 ]; do
   now=$(grep 'sqlx::query' "$work/log" | grep -vc 'FROM changes' || true)

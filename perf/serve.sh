@@ -48,7 +48,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 wait_ready() { for _ in $(seq 1200); do curl -sf "$1/readyz" >/dev/null && return 0; sleep 0.1; done; echo "server not ready" >&2; exit 1; }
 # The start's garbage collection lists every blob (minutes, for millions): the cold
 # renders are measured after it, on a quiet server.
-wait_collected() { until curl -sf "$1/metrics" | grep -qx 'rexbench_start_collection_pending 0'; do sleep 0.5; done; }
+wait_collected() { until curl -sf -H "Authorization: Bearer bench-admin" "$1/metrics" | grep -qx 'rexbench_start_collection_pending 0'; do sleep 0.5; done; }
 ms() { python3 -c "import sys; print(f'{float(sys.argv[1])*1000:.1f}')" "$1"; }
 
 # wrk's summary: requests/s, p50, p99. Further arguments go to wrk (headers).

@@ -4,8 +4,10 @@
 //! secret then); anyone can check it afterwards (the key, once revealed, must hash to
 //! the commitment published before the submission, and recomputes every sample).
 //!
-//! The rule: for each hint condition, the success with the smallest keyed hash and the
-//! run of another counted outcome with the smallest keyed hash, among the runs that
+//! The rule: for each hint condition, the successes with the smallest keyed hashes, as
+//! many as [`Rule`] says it takes to catch a stated share of fakes with a stated
+//! probability (sampled without replacement: the hypergeometric chance, [`needed`]), and
+//! the run of another counted outcome with the smallest keyed hash, among the runs that
 //! carry a patch, and the `infra_error` run with the smallest keyed hash, whether or not
 //! it carries one: an attempt the submitter says did not run is re-run too, or
 //! relabelling a failure would keep it from ever being checked (one with nothing to
@@ -83,18 +85,165 @@ pub fn keyed_hash(key: &[u8], bundle_id: &str, c: &Candidate) -> [u8; 32] {
     mac.finalize().into_bytes().into()
 }
 
-/// The indices (into `runs`) of the runs the rule samples, in `runs`' order.
-pub fn choose(key: &[u8], bundle_id: &str, runs: &[Candidate]) -> Vec<usize> {
-    let mut best: std::collections::BTreeMap<(Hint, Slot), ([u8; 32], usize)> = Default::default();
-    for (i, c) in runs.iter().enumerate() {
-        let Some(kind) = c.slot() else { continue };
-        let h = keyed_hash(key, bundle_id, c);
-        let slot = best.entry((c.hint, kind)).or_insert((h, i));
-        if h < slot.0 {
-            *slot = (h, i);
+/// How many successes a condition's sample takes (spec §4e): enough that, were at least
+/// `share` of a condition's successes fake, at least one fake would be sampled with
+/// probability `probability`; at most `cap` successes per submission in all.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// The share of fakes to catch, above 0 and at most 1.
+    pub share: f64,
+    /// The probability of catching one, above 0 and below 1.
+    pub probability: f64,
+    /// The most successes re-run per submission (what the maintainers can re-run).
+    pub cap: u32,
+}
+
+impl Default for Rule {
+    fn default() -> Rule {
+        Rule::DEFAULT
+    }
+}
+
+impl Rule {
+    /// A 20% share of fakes caught with 90% probability, at most 30 successes re-run.
+    pub const DEFAULT: Rule = Rule { share: 0.2, probability: 0.9, cap: 30 };
+
+    /// The rule for a submitter one of whose submissions did not reproduce: half the
+    /// share caught with the same probability, and twice the cap.
+    pub fn enlarged(self) -> Rule {
+        Rule { share: self.share / 2.0, probability: self.probability, cap: self.cap.saturating_mul(2) }
+    }
+
+    /// Why the rule cannot be used, if it cannot.
+    pub fn problem(&self) -> Option<String> {
+        if !(self.share > 0.0 && self.share <= 1.0) {
+            Some(format!("the share of fakes to catch must be above 0 and at most 1, not {}", self.share))
+        } else if !(self.probability > 0.0 && self.probability < 1.0) {
+            Some(format!(
+                "the probability of catching one must be above 0 and below 1, not {}",
+                self.probability
+            ))
+        } else if self.cap == 0 {
+            Some("the most successes re-run per submission must be at least 1".to_owned())
+        } else {
+            None
         }
     }
-    let mut chosen: Vec<usize> = best.into_values().map(|(_, i)| i).collect();
+}
+
+/// Of `successes`, how many are fake where `share` of them are: ⌈share · successes⌉, at
+/// least one (none of none).
+pub fn fakes(successes: u32, share: f64) -> u32 {
+    if successes == 0 {
+        return 0;
+    }
+    // The epsilon keeps 0.2 · 5 (1.0000000000000002 in binary) at 1.
+    let f = (share * f64::from(successes) - 1e-9).ceil();
+    (f.max(1.0) as u32).min(successes)
+}
+
+/// The chance that `sampled` of `successes` drawn without replacement miss all `fakes`
+/// of them: the product over i < sampled of (successes − fakes − i) / (successes − i),
+/// in that order, in double precision.
+pub fn miss(successes: u32, fakes: u32, sampled: u32) -> f64 {
+    let (n, f) = (f64::from(successes), f64::from(fakes.min(successes)));
+    let mut p = 1.0;
+    for i in 0..sampled.min(successes) {
+        let i = f64::from(i);
+        if n - f - i <= 0.0 {
+            return 0.0;
+        }
+        p *= (n - f - i) / (n - i);
+    }
+    p
+}
+
+/// The chance that a sample of `sampled` of `successes` catches a fake, were `share` of
+/// them fake.
+pub fn catches(successes: u32, sampled: u32, share: f64) -> f64 {
+    1.0 - miss(successes, fakes(successes, share), sampled)
+}
+
+/// The fewest of `successes` whose sample catches `rule.share` of fakes with
+/// `rule.probability` (every one, where no fewer do): the cap is [`sizes`]'s.
+pub fn needed(successes: u32, rule: &Rule) -> u32 {
+    let f = fakes(successes, rule.share);
+    (1..=successes).find(|&k| 1.0 - miss(successes, f, k) >= rule.probability).unwrap_or(successes)
+}
+
+/// Each condition's sample of successes (in `Hint::ALL`'s order) from its count of
+/// successes that carry a patch: [`needed`], and where their sum is over `rule.cap`,
+/// the cap shared out one at a time, each to the condition short of its need whose
+/// sample so far catches least ([`catches`]; the first in `Hint::ALL`'s order among
+/// equals): the least power over the conditions is as high as the cap allows.
+pub fn sizes(successes: [u32; 3], rule: &Rule) -> [u32; 3] {
+    let want = successes.map(|s| needed(s, rule));
+    if want.iter().sum::<u32>() <= rule.cap {
+        return want;
+    }
+    let mut given = [0u32; 3];
+    for _ in 0..rule.cap {
+        let power = |h: usize| catches(successes[h], given[h], rule.share);
+        let mut best: Option<usize> = None;
+        for h in (0..3).filter(|&h| given[h] < want[h]) {
+            if best.is_none_or(|b| power(h) < power(b)) {
+                best = Some(h);
+            }
+        }
+        let Some(h) = best else { break };
+        given[h] += 1;
+    }
+    given
+}
+
+/// What a sample of `sampled` successes of `successes` (per condition, in `Hint::ALL`'s
+/// order) catches: the least, over conditions with successes, of the chance of sampling
+/// a fake were `share` of them fake; none where no condition has a success.
+pub fn power(successes: [u32; 3], sampled: [u32; 3], share: f64) -> Option<f64> {
+    (0..3).filter(|&h| successes[h] > 0).map(|h| catches(successes[h], sampled[h], share)).reduce(f64::min)
+}
+
+/// Each condition's successes that carry a patch (the rule's candidates), in
+/// `Hint::ALL`'s order.
+pub fn successes(runs: &[Candidate]) -> [u32; 3] {
+    let mut n = [0u32; 3];
+    for c in runs.iter().filter(|c| c.slot() == Some(Slot::Success)) {
+        n[hint_index(c.hint)] += 1;
+    }
+    n
+}
+
+fn hint_index(hint: Hint) -> usize {
+    Hint::ALL.iter().position(|h| *h == hint).expect("Hint::ALL holds every hint")
+}
+
+/// The indices (into `runs`) of the runs the rule samples, in `runs`' order: per
+/// condition, the [`sizes`] successes with the smallest keyed hashes, and one of each
+/// other slot.
+pub fn choose(key: &[u8], bundle_id: &str, runs: &[Candidate], rule: &Rule) -> Vec<usize> {
+    choose_sized(key, bundle_id, runs, sizes(successes(runs), rule))
+}
+
+/// The rule before samples were sized (one success per condition): the sample of a
+/// submission stored then, which keeps no [`Rule`].
+pub fn choose_one_each(key: &[u8], bundle_id: &str, runs: &[Candidate]) -> Vec<usize> {
+    choose_sized(key, bundle_id, runs, successes(runs).map(|s| s.min(1)))
+}
+
+fn choose_sized(key: &[u8], bundle_id: &str, runs: &[Candidate], sizes: [u32; 3]) -> Vec<usize> {
+    let mut by_slot: std::collections::BTreeMap<(Hint, Slot), Vec<([u8; 32], usize)>> = Default::default();
+    for (i, c) in runs.iter().enumerate() {
+        let Some(kind) = c.slot() else { continue };
+        by_slot.entry((c.hint, kind)).or_default().push((keyed_hash(key, bundle_id, c), i));
+    }
+    let mut chosen = Vec::new();
+    for ((hint, kind), mut hashed) in by_slot {
+        hashed.sort_unstable();
+        let take = if kind == Slot::Success { sizes[hint_index(hint)] as usize } else { 1 };
+        chosen.extend(hashed.into_iter().take(take).map(|(_, i)| i));
+    }
     chosen.sort_unstable();
     chosen
 }
@@ -143,6 +292,9 @@ pub fn commitment(key: &[u8]) -> String {
 mod tests {
     use super::*;
 
+    /// One success per condition: a cap of three.
+    const ONE: Rule = Rule { share: 0.2, probability: 0.9, cap: 3 };
+
     fn run(task: &str, hint: Hint, attempt: u32, outcome: Outcome) -> Candidate {
         Candidate { task: task.into(), hint, attempt, outcome, has_patch: true }
     }
@@ -156,7 +308,7 @@ mod tests {
                 runs.push(run("cogs", hint, attempt, outcome));
             }
         }
-        let a = choose(&[1; 32], "b", &runs);
+        let a = choose(&[1; 32], "b", &runs, &ONE);
         assert_eq!(a.len(), 6, "{a:?}");
         for hint in Hint::ALL {
             let of = |s: bool| {
@@ -167,8 +319,8 @@ mod tests {
             assert_eq!((of(true), of(false)), (1, 1));
         }
         // Another key or another bundle chooses otherwise (over many keys, some differ).
-        assert!((0..20u8).any(|k| choose(&[k; 32], "b", &runs) != a));
-        assert!((0..20u8).any(|k| choose(&[1; 32], &format!("b{k}"), &runs) != a));
+        assert!((0..20u8).any(|k| choose(&[k; 32], "b", &runs, &ONE) != a));
+        assert!((0..20u8).any(|k| choose(&[1; 32], &format!("b{k}"), &runs, &ONE) != a));
     }
 
     #[test]
@@ -177,9 +329,9 @@ mod tests {
             Candidate { has_patch: false, ..run("cogs", Hint::None, 1, Outcome::Success) },
             Candidate { has_patch: false, ..run("cogs", Hint::None, 2, Outcome::WrongResult) },
         ];
-        assert!(choose(&[7; 32], "b", &runs).is_empty());
+        assert!(choose(&[7; 32], "b", &runs, &ONE).is_empty());
         let runs = vec![Candidate { has_patch: false, ..run("cogs", Hint::None, 2, Outcome::InfraError) }];
-        assert_eq!(choose(&[7; 32], "b", &runs), [0]);
+        assert_eq!(choose(&[7; 32], "b", &runs, &ONE), [0]);
     }
 
     #[test]
@@ -193,7 +345,7 @@ mod tests {
             }
         }
         runs.push(run("othello", Hint::None, 1, Outcome::WrongResult));
-        let a = choose(&[3; 32], "b", &runs);
+        let a = choose(&[3; 32], "b", &runs, &ONE);
         for hint in Hint::ALL {
             let of = |o: Outcome| a.iter().filter(|&&i| runs[i].hint == hint && runs[i].outcome == o).count();
             let failures = usize::from(hint == Hint::None);
@@ -204,7 +356,83 @@ mod tests {
             );
         }
         // Which infra_error run is the key's choice, as for the others.
-        assert!((0..20u8).any(|k| choose(&[k; 32], "b", &runs) != a));
+        assert!((0..20u8).any(|k| choose(&[k; 32], "b", &runs, &ONE) != a));
+    }
+
+    #[test]
+    fn the_sample_of_successes_is_the_fewest_that_catch_the_share_with_the_probability() {
+        let rule = Rule::DEFAULT;
+        // Worked by hand: 24 successes, 5 fakes (⌈4.8⌉): 8 drawn miss them all with
+        // chance 0.103, 9 with 0.071.
+        assert_eq!(fakes(24, 0.2), 5);
+        assert!((miss(24, 5, 8) - 0.1028).abs() < 1e-3 && (miss(24, 5, 9) - 0.0707).abs() < 1e-3);
+        assert_eq!(needed(24, &rule), 9);
+        assert_eq!((needed(5, &rule), needed(10, &rule), needed(0, &rule), needed(1, &rule)), (5, 7, 0, 1));
+        // The size follows the count of successes: for every count, the fewest that catch.
+        for s in 1..=200 {
+            let k = needed(s, &rule);
+            assert!(catches(s, k, rule.share) >= rule.probability, "{s}: {k}");
+            assert!(k == 1 || catches(s, k - 1, rule.share) < rule.probability, "{s}: {k} is not the fewest");
+        }
+        // A submitter whose submission did not reproduce: half the share, caught as surely.
+        let enlarged = rule.enlarged();
+        assert_eq!((enlarged.share, enlarged.cap), (0.1, 60));
+        assert_eq!(needed(24, &enlarged), 13);
+        assert!(needed(60, &enlarged) > needed(60, &rule));
+        // Over the cap, shared out so that the condition that catches least gets the next.
+        assert_eq!(sizes([24, 24, 24], &rule), [9, 9, 9]);
+        assert_eq!(sizes([24, 24, 24], &Rule { cap: 20, ..rule }), [7, 7, 6]);
+        assert_eq!(sizes([24, 2, 0], &Rule { cap: 6, ..rule }), [4, 2, 0]);
+        assert_eq!(power([24, 0, 0], [9, 0, 0], 0.2).map(|p| (p * 1000.0).round()), Some(929.0));
+        assert_eq!(power([0, 0, 0], [0, 0, 0], 0.2), None);
+        for bad in [
+            Rule { share: 0.0, ..rule },
+            Rule { share: 1.5, ..rule },
+            Rule { probability: 1.0, ..rule },
+            Rule { probability: f64::NAN, ..rule },
+            Rule { cap: 0, ..rule },
+        ] {
+            assert!(bad.problem().is_some(), "{bad:?}");
+        }
+        assert_eq!(rule.problem(), None);
+    }
+
+    /// The power test: over many submissions (each its own key and id) whose successes are
+    /// 20% fake, the share in which the keyed sample takes a fake is the hypergeometric
+    /// chance the rule promises (at least 90%), within sampling error.
+    #[test]
+    fn over_many_submissions_with_a_fifth_faked_the_sample_catches_as_often_as_promised() {
+        let rule = Rule::DEFAULT;
+        for successes in [5u32, 12, 24, 40] {
+            let trials = 2000;
+            let mut caught = 0;
+            for t in 0..trials {
+                let key: [u8; 32] = Sha256::digest(format!("key {successes} {t}")).into();
+                let bundle = format!("{:x}", Sha256::digest(format!("bundle {t}")));
+                // 12 tasks × 5 attempts without hints; the first `successes` succeed, and a
+                // fifth of those (by a second hash, so not the key's order) are fake.
+                let mut runs = Vec::new();
+                for n in 0..60u32 {
+                    let outcome = if n < successes { Outcome::Success } else { Outcome::WrongResult };
+                    runs.push(run(&format!("task{}", n / 5), Hint::None, n % 5 + 1, outcome));
+                }
+                let mut order: Vec<u32> = (0..successes).collect();
+                order.sort_by_key(|n| Sha256::digest(format!("fake {t} {n}")).to_vec());
+                let fake: Vec<u32> = order.into_iter().take(fakes(successes, rule.share) as usize).collect();
+                let chosen = choose(&key, &bundle, &runs, &rule);
+                caught += usize::from(chosen.iter().any(|&i| fake.contains(&(i as u32))));
+            }
+            let k = needed(successes, &rule);
+            let promised = catches(successes, k, rule.share);
+            let observed = caught as f64 / f64::from(trials);
+            let error = (promised * (1.0 - promised) / f64::from(trials)).sqrt();
+            assert!(promised >= rule.probability);
+            assert!(
+                (observed - promised).abs() <= 4.0 * error + 1e-9,
+                "{successes} successes, {k} sampled: caught {observed}, promised {promised}"
+            );
+            assert!(observed >= rule.probability - 4.0 * error, "{successes}: {observed}");
+        }
     }
 
     #[test]

@@ -464,9 +464,14 @@ test("reproductions: each row's sample, the held filter, and a run that did not 
   await expect(rowOfAgent("TamperedFramework + Example Model").locator(".repro.differed")).toContainText(
     "reproduced 2 of 2 sampled; 2 different",
   );
-  // Its sampled success was re-run on a held-out variant too, and generalised.
+  // Its sampled successes (both: of two, only both catch a fake) were re-run on a
+  // held-out variant too, and generalised.
   await expect(rowOfAgent("ExampleFramework + Example Model").locator(".repro.held")).toContainText(
-    /^✓ reproduced (\d) of \1 sampled; held out: 1 of 1 generalised$/,
+    /^✓ reproduced (\d) of \1 sampled; held out: 2 of 2 generalised$/,
+  );
+  // The tampered agent's caught lie marks its submitter's other rows.
+  await expect(rowOfAgent("ExampleFramework + Example Model").locator(".kin-taint")).toContainText(
+    "a submission of this submitter did not reproduce",
   );
   await expect(rowOfAgent("TamperedFramework + Example Model").locator(".repro.differed")).toContainText(
     "held out: 0 of 2 generalised",

@@ -85,6 +85,16 @@ pub struct Settings {
     /// reproduced (at least 1).
     #[arg(long, global = true, env = "REXBENCH_REPRODUCTION_TRIES", value_name = "REXBENCH_REPRODUCTION_TRIES", default_value = "3", value_parser = tries)]
     reproduction_tries: u32,
+    /// The share of a condition's successes, were they fake, that a submission's sample
+    /// catches (above 0, at most 1; spec §4e).
+    #[arg(long, global = true, env = "REXBENCH_SAMPLE_SHARE", value_name = "REXBENCH_SAMPLE_SHARE", default_value = "0.2", value_parser = share)]
+    sample_share: f64,
+    /// The probability with which it catches one (above 0, below 1).
+    #[arg(long, global = true, env = "REXBENCH_SAMPLE_PROBABILITY", value_name = "REXBENCH_SAMPLE_PROBABILITY", default_value = "0.9", value_parser = probability)]
+    sample_probability: f64,
+    /// The most successes of one submission the maintainers re-run (at least 1).
+    #[arg(long, global = true, env = "REXBENCH_SAMPLE_CAP", value_name = "REXBENCH_SAMPLE_CAP", default_value = "30", value_parser = cap)]
+    sample_cap: u32,
     /// `1` or `true` behind a reverse proxy that sets X-Forwarded-For: the client's
     /// address is its last entry.
     #[arg(long, global = true, env = "REXBENCH_TRUST_FORWARDED", value_name = "REXBENCH_TRUST_FORWARDED", default_value = "false", num_args = 0..=1, default_missing_value = "false", action = clap::ArgAction::Set, value_parser = yes)]
@@ -105,6 +115,35 @@ fn tries(s: &str) -> Result<u32, String> {
             Err("0 tries would count every sampled run as not reproduced before it is re-run: give 1 or more"
                 .into())
         }
+        n => Ok(n),
+    }
+}
+
+fn fraction(s: &str) -> Result<f64, String> {
+    s.trim().parse::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(|| format!("`{s}` is not a number"))
+}
+
+fn share(s: &str) -> Result<f64, String> {
+    match fraction(s)? {
+        x if x > 0.0 && x <= 1.0 => Ok(x),
+        x => Err(format!(
+            "{x} is no share of fakes to catch: give a number above 0 and at most 1, such as 0.2"
+        )),
+    }
+}
+
+fn probability(s: &str) -> Result<f64, String> {
+    match fraction(s)? {
+        x if x > 0.0 && x < 1.0 => Ok(x),
+        x => Err(format!(
+            "{x} is no probability of catching one: give a number above 0 and below 1, such as 0.9"
+        )),
+    }
+}
+
+fn cap(s: &str) -> Result<u32, String> {
+    match whole::<u32>(s)? {
+        0 => Err("a cap of 0 would re-run no success: give 1 or more".into()),
         n => Ok(n),
     }
 }
@@ -150,6 +189,9 @@ pub struct Config {
     /// `REXBENCH_REPRODUCTION_TRIES`, default 3: re-runs of a sampled run that may end
     /// `infra_error` before it counts as not reproduced (spec §4d).
     pub reproduction_tries: u32,
+    /// `REXBENCH_SAMPLE_SHARE`, `REXBENCH_SAMPLE_PROBABILITY` and `REXBENCH_SAMPLE_CAP`
+    /// (0.2, 0.9 and 30): how many successes a submission's sample takes (spec §4e).
+    pub sample_rule: bundle::sample::Rule,
 }
 
 /// A setting that parses but does not hold.
@@ -185,6 +227,11 @@ impl TryFrom<Settings> for Config {
                 trust_forwarded: s.trust_forwarded,
             },
             reproduction_tries: s.reproduction_tries,
+            sample_rule: bundle::sample::Rule {
+                share: s.sample_share,
+                probability: s.sample_probability,
+                cap: s.sample_cap,
+            },
         })
     }
 }
@@ -254,7 +301,15 @@ mod tests {
             env("reproduction_tries"),
             (Some("REXBENCH_REPRODUCTION_TRIES".into()), Some(store::REPRODUCTION_TRIES.to_string()))
         );
-        assert_eq!(args.len(), 19, "every setting is checked above");
+        let rule = bundle::sample::Rule::DEFAULT;
+        for (id, var, value) in [
+            ("sample_share", "REXBENCH_SAMPLE_SHARE", rule.share.to_string()),
+            ("sample_probability", "REXBENCH_SAMPLE_PROBABILITY", rule.probability.to_string()),
+            ("sample_cap", "REXBENCH_SAMPLE_CAP", rule.cap.to_string()),
+        ] {
+            assert_eq!(env(id), (Some(var.into()), Some(value)), "{id}");
+        }
+        assert_eq!(args.len(), 22, "every setting is checked above");
     }
 
     #[test]
@@ -312,6 +367,21 @@ mod tests {
             "{e}"
         );
         assert_eq!(parse(&["--reproduction-tries", "5"]).unwrap().reproduction_tries, 5);
+        let c =
+            parse(&["--sample-share", "0.1", "--sample-probability", "0.95", "--sample-cap", "12"]).unwrap();
+        assert_eq!(c.sample_rule, bundle::sample::Rule { share: 0.1, probability: 0.95, cap: 12 });
+        assert_eq!(parse(&[]).unwrap().sample_rule, bundle::sample::Rule::DEFAULT);
+        for (flag, value, var, words) in [
+            ("--sample-share", "0", "REXBENCH_SAMPLE_SHARE", "above 0 and at most 1"),
+            ("--sample-share", "1.5", "REXBENCH_SAMPLE_SHARE", "above 0 and at most 1"),
+            ("--sample-share", "a fifth", "REXBENCH_SAMPLE_SHARE", "is not a number"),
+            ("--sample-probability", "1", "REXBENCH_SAMPLE_PROBABILITY", "above 0 and below 1"),
+            ("--sample-probability", "NaN", "REXBENCH_SAMPLE_PROBABILITY", "is not a number"),
+            ("--sample-cap", "0", "REXBENCH_SAMPLE_CAP", "give 1 or more"),
+        ] {
+            let e = said(&[flag, value]);
+            assert!(e.contains(var) && e.contains(words), "{flag} {value}: {e}");
+        }
         let e = said(&["--reproduction-tries", "0"]);
         assert!(e.contains("REXBENCH_REPRODUCTION_TRIES") && e.contains("give 1 or more"), "{e}");
         let e = said(&["--database-url", "redis://x"]);

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 
 const BUCKETS: [f64; 11] = [0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
 const RESULTS: [&str; 4] = ["stored", "already_stored", "refused", "failed"];
@@ -110,8 +110,9 @@ impl Metrics {
         self.duration_micros.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
     }
 
-    /// `made`: the board's reads the store has made rather than found kept.
-    fn render(&self, made: u64) -> String {
+    /// The text `/metrics` answers; `made`: the board's reads the store has made rather
+    /// than found kept.
+    pub fn render(&self, made: u64) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "# HELP rexbench_http_requests_total HTTP requests answered, by status class.");
         let _ = writeln!(out, "# TYPE rexbench_http_requests_total counter");
@@ -196,12 +197,4 @@ pub async fn count_requests(State(metrics): State<Arc<Metrics>>, request: Reques
     let class = (response.status().as_u16() / 100).clamp(1, 5) as usize - 1;
     metrics.requests[class].fetch_add(1, Ordering::Relaxed);
     response
-}
-
-pub async fn metrics(
-    State(metrics): State<Arc<Metrics>>,
-    State(store): State<Arc<store::Store>>,
-) -> Response {
-    let text = metrics.render(store.board_reads_made());
-    ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], text).into_response()
 }

@@ -111,7 +111,7 @@ pub(crate) fn router(shared: Shared) -> Router {
         .route("/api/v1/{*rest}", any(api::api_not_found))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(api::readyz))
-        .route("/metrics", get(metrics::metrics))
+        .route("/metrics", get(api::metrics))
         .merge(assets::router())
         .route("/pkg/{version}/{file}", get(islands::serve).with_state(shared.pkg.clone()))
         .route("/submit", post(pages::upload).layer(DefaultBodyLimit::disable()))

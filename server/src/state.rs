@@ -78,6 +78,11 @@ pub async fn open_state(config: &Config) -> anyhow::Result<AppState> {
     blobs.check().await.with_context(|| format!("blob store {} cannot be reached", config.blobs))?;
     let store = store::Store::open_with(&config.backend, blobs).await?;
     store.set_reproduction_tries(config.reproduction_tries);
+    store.set_sample_rule(config.sample_rule).map_err(|problem| {
+        anyhow::anyhow!("REXBENCH_SAMPLE_SHARE, REXBENCH_SAMPLE_PROBABILITY, REXBENCH_SAMPLE_CAP: {problem}")
+    })?;
+    // Each rule in force is public from when it began, so that a submission's can be checked.
+    store.record_sample_rule().await?;
     know_benchmark(&store, &cards).await?;
     Ok(AppState {
         store: Arc::new(store),

@@ -6,10 +6,11 @@ use std::collections::BTreeSet;
 
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
-use vocab::{FoundBy, Hint, Outcome, Review, TaskId};
+use vocab::{FoundBy, Outcome, Review, TaskId};
 
 use crate::db;
 use crate::error::StoreError;
+use crate::flags::{Cell, flagging_checks, move_flags, move_refuted};
 use crate::model::{FindingId, FindingRecord, FindingReview, IntegrityOverview, RunFinding};
 use crate::reads::name;
 use crate::{Store, now};
@@ -255,7 +256,15 @@ impl Store {
         } else {
             move_flags(&mut tx, &cell, &was, &is).await?
         };
-        let detail = format!(
+        // Issue 75: a refutation's review moves what it costs the rest of its submission.
+        let lifted = if crate::reproductions::taint::refutes(&after.finding.check)
+            && id.found_by.as_str() == "server"
+        {
+            crate::reproductions::taint::reviewed(&mut tx, &after.bundle_id, after.current, note, &at).await?
+        } else {
+            None
+        };
+        let mut detail = format!(
             "a maintainer {} finding {id} ({}) about run {} of {} ({} on {}, {}): {note}",
             verdict.as_str(),
             after.finding.check,
@@ -271,6 +280,15 @@ impl Store {
                 _ => "whether its run is flagged is unchanged",
             },
         );
+        match lifted {
+            Some((false, n)) => detail.push_str(&format!(
+                "; no refutation of the submission stands: {n} success(es) it had made unverified are no longer"
+            )),
+            Some((true, n)) => {
+                detail.push_str(&format!("; the refutation stands: {n} success(es) of the submission are unverified"))
+            }
+            None => {}
+        }
         db::query(
             "INSERT INTO changes (at, kind, bundle_id, agent_id, detail) VALUES ($1, 'reviewed', $2, $3, $4)",
         )
@@ -299,114 +317,4 @@ async fn reviewed(tx: &mut Transaction<'_, Any>, id: &FindingId) -> Result<Findi
     .map(record)
     .transpose()?
     .ok_or_else(|| StoreError::UnknownFinding(id.to_string()))
-}
-
-/// The checks whose findings about run `run_id` no maintainer dismissed: what flags the
-/// run, if it is a success.
-pub(crate) async fn flagging_checks(
-    tx: &mut Transaction<'_, Any>,
-    run_id: i64,
-) -> Result<BTreeSet<String>, StoreError> {
-    let rows: Vec<(String,)> = db::query_as(&format!(
-        "SELECT DISTINCT f.check_name FROM findings f WHERE f.run_id = $1 AND {NOT_DISMISSED}"
-    ))
-    .bind(run_id)
-    .bind(Review::Dismissed.as_str())
-    .fetch_all(&mut **tx)
-    .await?;
-    Ok(rows.into_iter().map(|(c,)| c).collect())
-}
-
-/// Where a success run's counts are kept: its submission, task, hint condition, and
-/// whether the submission is current.
-pub(crate) struct Cell<'a> {
-    pub(crate) bundle_id: &'a str,
-    pub(crate) task: &'a str,
-    pub(crate) hint: Hint,
-    pub(crate) current: bool,
-}
-
-/// A success run once flagged by the checks `before` and now by `after`: its cell's
-/// flagged counts move if it became flagged or stopped being so, and its submission's
-/// counts by check move for each check that began or stopped flagging it. Returns how
-/// the run's flag moved: 1 flagged now, -1 no longer, 0 unchanged.
-pub(crate) async fn move_flags(
-    tx: &mut Transaction<'_, Any>,
-    cell: &Cell<'_>,
-    before: &BTreeSet<String>,
-    after: &BTreeSet<String>,
-) -> Result<i64, StoreError> {
-    let delta = i64::from(!after.is_empty()) - i64::from(!before.is_empty());
-    if delta != 0 {
-        move_count(tx, "flagged", cell, delta).await?;
-    }
-    for check in before.difference(after) {
-        db::query("UPDATE flagged_checks SET runs = runs - 1 WHERE bundle_id = $1 AND check_name = $2")
-            .bind(cell.bundle_id)
-            .bind(check)
-            .execute(&mut **tx)
-            .await?;
-    }
-    for check in after.difference(before) {
-        db::query(
-            "INSERT INTO flagged_checks (bundle_id, check_name, runs) VALUES ($1, $2, 1) \
-             ON CONFLICT (bundle_id, check_name) DO UPDATE SET runs = flagged_checks.runs + 1",
-        )
-        .bind(cell.bundle_id)
-        .bind(check)
-        .execute(&mut **tx)
-        .await?;
-    }
-    Ok(delta)
-}
-
-/// Moves the count `column` (`flagged`, `refuted`) of a run's cell (`bundle_id`,
-/// `task`, `hint`) by `delta`: in its aggregate, its submission's totals and, if the
-/// submission is `current`, the task's totals.
-async fn move_count(
-    tx: &mut Transaction<'_, Any>,
-    column: &str,
-    cell: &Cell<'_>,
-    delta: i64,
-) -> Result<(), StoreError> {
-    db::query(&format!(
-        "UPDATE aggregates SET {column} = {column} + $1 WHERE bundle_id = $2 AND task = $3 AND hint = $4"
-    ))
-    .bind(delta)
-    .bind(cell.bundle_id)
-    .bind(cell.task)
-    .bind(cell.hint.as_str())
-    .execute(&mut **tx)
-    .await?;
-    db::query(&format!("UPDATE totals SET {column} = {column} + $1 WHERE bundle_id = $2 AND hint = $3"))
-        .bind(delta)
-        .bind(cell.bundle_id)
-        .bind(cell.hint.as_str())
-        .execute(&mut **tx)
-        .await?;
-    if cell.current {
-        db::query(&format!("UPDATE task_totals SET {column} = {column} + $1 WHERE task = $2 AND hint = $3"))
-            .bind(delta)
-            .bind(cell.task)
-            .bind(cell.hint.as_str())
-            .execute(&mut **tx)
-            .await?;
-    }
-    Ok(())
-}
-
-/// An `infra_error` run once refuted (`before`: a `not-reproduced` finding no
-/// maintainer dismissed) and now `after`: its cell's refuted counts move with it, which
-/// the strict view counts as failures.
-pub(crate) async fn move_refuted(
-    tx: &mut Transaction<'_, Any>,
-    cell: &Cell<'_>,
-    before: bool,
-    after: bool,
-) -> Result<i64, StoreError> {
-    let delta = i64::from(after) - i64::from(before);
-    if delta != 0 {
-        move_count(tx, "refuted", cell, delta).await?;
-    }
-    Ok(delta)
 }

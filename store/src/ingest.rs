@@ -131,7 +131,16 @@ impl Store {
         let carried = crate::reproductions::not_reproduced_before(tx, bundle, &bundle_id).await?;
         let found = &carry_not_reproduced(tx, bundle, &bundle_id, &carried, found).await?;
         write_runs(tx, bundle, &bundle_id, found, checks).await?;
-        crate::reproductions::write_sample(tx, bundle, &bundle_id, &signer, &received_at, &carried).await?;
+        crate::reproductions::write_sample(
+            tx,
+            bundle,
+            &bundle_id,
+            &signer,
+            &received_at,
+            &carried,
+            self.sample_rule(),
+        )
+        .await?;
         write_aggregates(tx, bundle, &bundle_id, found, checks, execution_known).await?;
         let superseded = supersede(tx, bundle, &bundle_id, &received_at).await?;
         update_current_totals(tx, Some(&bundle_id), &superseded).await?;

@@ -35,6 +35,9 @@ mod db;
 mod error;
 #[cfg(feature = "db")]
 mod findings;
+/// The counts a success's flag moves (the strict view's), shared by reviews and reproductions.
+#[cfg(feature = "db")]
+mod flags;
 #[cfg(feature = "db")]
 mod heldout;
 #[cfg(feature = "db")]
@@ -79,7 +82,7 @@ pub use ingest::{ServerChecks, ServerFindings};
 #[cfg(feature = "db")]
 pub use outputs::OutputsChange;
 #[cfg(feature = "db")]
-pub use reproductions::{NOT_REPRODUCED, is_reproduction};
+pub use reproductions::{NOT_REPRODUCED, PublicSampled, UNVERIFIED, is_reproduction};
 #[cfg(feature = "db")]
 pub use sessions::{AccessEntry, ChallengeUse, OpenSession, Parent, Revoke, Session, SessionKind};
 #[cfg(feature = "db")]

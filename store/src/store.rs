@@ -33,6 +33,9 @@ pub struct Store {
     /// How many re-runs of a sampled run may end `infra_error` before it counts as not
     /// reproduced (spec §4d; the server's `REXBENCH_REPRODUCTION_TRIES`).
     pub(crate) reproduction_tries: std::sync::atomic::AtomicU32,
+    /// How many successes a submission's sample takes (spec §4e; the server's
+    /// `REXBENCH_SAMPLE_SHARE`, `REXBENCH_SAMPLE_PROBABILITY`, `REXBENCH_SAMPLE_CAP`).
+    pub(crate) sample_rule: std::sync::RwLock<bundle::sample::Rule>,
 }
 
 /// The tries a sampled run's re-runs get before it counts as not reproduced, unless the
@@ -68,6 +71,7 @@ impl Store {
             success_only: Default::default(),
             flush_each: std::sync::atomic::AtomicBool::new(true),
             reproduction_tries: std::sync::atomic::AtomicU32::new(REPRODUCTION_TRIES),
+            sample_rule: std::sync::RwLock::new(bundle::sample::Rule::DEFAULT),
         })
     }
 
@@ -80,6 +84,21 @@ impl Store {
     /// The tries [`Store::set_reproduction_tries`] set.
     pub fn reproduction_tries(&self) -> u32 {
         self.reproduction_tries.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// How many successes each submission sampled from now on takes (spec §4e). A rule
+    /// [`bundle::sample::Rule::problem`] refuses is not taken: the one before stays.
+    pub fn set_sample_rule(&self, rule: bundle::sample::Rule) -> Result<(), String> {
+        if let Some(problem) = rule.problem() {
+            return Err(problem);
+        }
+        *self.sample_rule.write().unwrap_or_else(std::sync::PoisonError::into_inner) = rule;
+        Ok(())
+    }
+
+    /// The rule [`Store::set_sample_rule`] set.
+    pub fn sample_rule(&self) -> bundle::sample::Rule {
+        *self.sample_rule.read().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// A bulk load (`rexbench-server synth --bulk`): from now on an ingest is not flushed

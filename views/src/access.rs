@@ -118,6 +118,38 @@ impl Access {
         }
     }
 
+    /// Whether the reader may know what a re-run of a run of `task` made beside its
+    /// verdict (its duration, its artifacts' digests and sizes, its reproduction's
+    /// envelope): anyone, unless the task's check is private; then the maintainers only
+    /// (spec §4j), for a patch could shape any of them to signal what it read on their
+    /// machine. Its outcome, error class and held-out bit stay public.
+    pub fn may_know_rerun(&self, task: &str) -> bool {
+        !self.gold.contains(task) || self.is_maintainer()
+    }
+
+    /// `reproduction` (of a run of `task`) as the reader may know it.
+    pub fn reproduction(&self, task: &str, bundle: &str, reproduction: &mut store::RunReproduction) {
+        self.mark(task, &mut reproduction.artifacts, true);
+        if !self.may_read_metrics(task, bundle, true) {
+            reproduction.metrics.clear();
+            reproduction.metrics_withheld = true;
+        }
+        if !self.may_know_rerun(task) {
+            reproduction.artifacts.clear();
+            reproduction.duration_s = None;
+            reproduction.outputs_withheld = true;
+        }
+    }
+
+    /// An agent's re-run runs as the reader may know them.
+    pub fn reproduced(&self, runs: &mut [store::ReproducedRun]) {
+        for r in runs {
+            if !self.may_know_rerun(r.task.as_str()) {
+                r.duration_s = None;
+            }
+        }
+    }
+
     /// Whether the reader may read what plays `role` for a run of `task` in `bundle`:
     /// the outputs' rule, and what shows the gold for the maintainers only.
     pub fn may_read_role(&self, task: &str, bundle: &str, role: &str, in_reproduction: bool) -> bool {

@@ -68,6 +68,9 @@ pub struct Coverage {
     pub infra_errors: Option<String>,
     /// The agent's earlier submission whose re-run did not reproduce (spec §6a).
     pub not_reproduced_before: Option<String>,
+    /// What a caught lie costs it and its submitter (spec §4e).
+    #[serde(default)]
+    pub taint: store::Taint,
 }
 
 /// What the paper publishes about one agent beside its per-task results, and the known
@@ -136,10 +139,12 @@ mod answers {
         reader: &Reader,
         id: &str,
     ) -> Result<AgentAnswer, ViewError> {
-        let agent =
+        let mut agent =
             store.agent(id).await?.ok_or_else(|| ViewError::NotFound(Missing::Agent(id.to_owned())))?;
         let mut findings = store.agent_findings(id).await?;
-        crate::access::load(store, catalog, reader).await?.finding_records(&mut findings);
+        let access = crate::access::load(store, catalog, reader).await?;
+        access.finding_records(&mut findings);
+        access.reproduced(&mut agent.reproduced);
         let submitted_by = crate::submitter::of_agent(store, id).await?;
         Ok(AgentAnswer { agent, findings, submitted_by })
     }
@@ -155,7 +160,7 @@ mod answers {
         task: Option<&str>,
         hint: Option<Hint>,
     ) -> Result<AgentData, ViewError> {
-        let agent =
+        let mut agent =
             store.agent(id).await?.ok_or_else(|| ViewError::NotFound(Missing::Agent(id.to_owned())))?;
         let failures = store.failures_by_agent(Some(id)).await?;
         let mut runs = Vec::new();
@@ -174,7 +179,9 @@ mod answers {
             .map(|f| f.run_id)
             .collect();
         flagged.retain(|f| flagging.contains(&f.run_id) && f.finding.flags());
-        crate::access::load(store, catalog, reader).await?.finding_records(&mut flagged);
+        let access = crate::access::load(store, catalog, reader).await?;
+        access.finding_records(&mut flagged);
+        access.reproduced(&mut agent.reproduced);
         let elsewhere = store.same_agent_elsewhere(id).await?;
         let submitted_by = crate::submitter::of_agent(store, id).await?;
         let same_patches = match &current {
@@ -201,6 +208,7 @@ mod answers {
                         of,
                         infra_errors: crate::format::infra_error_words(&row.by_hint),
                         not_reproduced_before: row.not_reproduced_before.clone(),
+                        taint: row.taint.clone(),
                     })
                 })
             }

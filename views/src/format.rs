@@ -1,5 +1,8 @@
 //! How numbers and the benchmark's words are shown.
 
+mod sample;
+pub use sample::{catch_words, taint_words};
+
 use store::{Hint, Outcome, ProvenanceKind, Tier};
 
 /// A rate as a whole percentage; a dash where no run counted.
@@ -320,7 +323,6 @@ pub fn spreadsheet_text(text: &str) -> std::borrow::Cow<'_, str> {
 
 #[cfg(test)]
 mod tests {
-
     #[test]
     fn an_exported_cell_never_begins_a_formula() {
         for cell in ["=1+2", "+1", "-2+3", "@SUM(1,2)", "\t=1", "\r=1", "=HYPERLINK(\"http://x\")"] {

@@ -179,11 +179,7 @@ mod answers {
             run.metrics_withheld = true;
         }
         if let Some(r) = run.reproduction.as_mut() {
-            access.mark(run.task.as_str(), &mut r.artifacts, true);
-            if !access.may_read_metrics(run.task.as_str(), &run.bundle_id, true) {
-                r.metrics.clear();
-                r.metrics_withheld = true;
-            }
+            access.reproduction(run.task.as_str(), &run.bundle_id, r);
         }
         let mut record = None;
         let mut outline = Outline {

@@ -125,6 +125,22 @@ fn Agent(data: AgentData) -> impl IntoView {
                         "; the same runs of this one are sampled, and its successes among them count as failures in the strict view until a maintainer dismisses the finding"
                     </dd>
                 })}
+                {c.taint.flagged().then(|| view! {
+                    <dt>"A caught lie"</dt>
+                    <dd class="repro differed taint">
+                        {format::taint_words(c.taint.refuted, c.taint.unverified)}
+                        ": every success of this submission that was not itself re-run and held counts as a failure in the \
+                         strict view and is queued for the maintainers to re-run, until a re-run holds or a maintainer \
+                         dismisses the refutation ("<a href="/about#caught-lie">"what a caught lie costs"</a>")"
+                    </dd>
+                })}
+                {c.taint.submitter_refuted.clone().map(|other| view! {
+                    <dt>"Its submitter"</dt>
+                    <dd class="repro differed">
+                        "a submission of this submitter ("<a href=format!("/agents/{other}#reproduction")>{other.clone()}</a>
+                        ") did not reproduce: its later submissions are sampled by the enlarged rule"
+                    </dd>
+                })}
             })}
             {data.submitted_by.clone().map(|s| view! {
                 <dt>"Submitted"</dt>
@@ -413,6 +429,7 @@ fn Submissions(submissions: Vec<store::SubmissionRecord>) -> impl IntoView {
                             <a href=format!("/api/v1/submissions/{}/sample", s.bundle_id)>
                                 {format::sample_words(s.sample.sampled, s.sample.reproduced, s.sample.differed)}
                                 {format::heldout_words(s.sample.heldout, s.sample.generalised).map(|w| format!("; {w}"))}
+                                {format::catch_words(s.sample.catches, s.sample.share).map(|w| format!("; {w}"))}
                             </a>
                         </td>
                         <td><a href=format!("/api/v1/submissions/{}/envelope", s.bundle_id)>"signed envelope"</a></td>
@@ -752,11 +769,12 @@ fn Reproduced(runs: Vec<store::ReproducedRun>, sample: Option<store::SampleCount
                     .to_owned()
             } else {
                 format!(
-                    "Its current submission: {}{}. The maintainers re-run a sample of every self-reported submission, \
+                    "Its current submission: {}{}{}. The maintainers re-run a sample of every self-reported submission, \
                      chosen by a keyed hash the submitter could not predict, and each sampled success once more on a \
                      held-out variant of its task: inputs no submitter sees.",
                     format::sample_words(sample.sampled, sample.reproduced, sample.differed),
-                    format::heldout_words(sample.heldout, sample.generalised).map(|w| format!("; {w}")).unwrap_or_default()
+                    format::heldout_words(sample.heldout, sample.generalised).map(|w| format!("; {w}")).unwrap_or_default(),
+                    format::catch_words(sample.catches, sample.share).map(|w| format!("; {w}")).unwrap_or_default()
                 )
             }}
             " "<a href="/about#reproductions">"How the sample is chosen and checked"</a>

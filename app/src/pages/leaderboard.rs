@@ -601,6 +601,7 @@ fn BoardRow(
                         </a>
                     </div>
                 })}
+                <TaintNotice taint=row.taint.clone() agent=agent.clone()/>
                 {(flagged > 0).then(|| view! {
                     <div class="flag">
                         <a href=format!("{agent}#flagged") title="successes with an integrity finding no maintainer has dismissed">
@@ -753,6 +754,29 @@ fn names(values: Vec<String>) -> Vec<(String, String)> {
     values.into_iter().map(|v| (v.clone(), v)).collect()
 }
 
+/// What a caught lie costs a row (spec §4e), in both views: a refuted run makes every
+/// success of the submission not itself re-run and held unverified; a refuted
+/// submission of the same key marks the submitter's other rows.
+#[component]
+pub(super) fn TaintNotice(taint: store::Taint, agent: String) -> impl IntoView {
+    view! {
+        {taint.flagged().then(|| view! {
+            <div class="flag taint">
+                <a href=format!("{agent}#flagged") title="a re-run by the maintainers refuted a run of this submission: every success of it not itself re-run and held counts as a failure in the strict view, and is queued for re-run">
+                    {format::taint_words(taint.refuted, taint.unverified)}
+                </a>
+            </div>
+        })}
+        {taint.submitter_refuted.clone().map(|other| view! {
+            <div class="flag kin-taint small">
+                <a href=format!("/agents/{other}#reproduction") title=format!("agent {other}, signed by the same key, has a run the maintainers' re-run refuted")>
+                    "a submission of this submitter did not reproduce"
+                </a>
+            </div>
+        })}
+    }
+}
+
 /// A row's reproduction sample: re-run and held, re-run and different, or waiting.
 #[component]
 pub(super) fn SampleBadge(sample: store::SampleCounts, agent: String) -> impl IntoView {
@@ -765,6 +789,10 @@ pub(super) fn SampleBadge(sample: store::SampleCounts, agent: String) -> impl In
         }
         (0, _) => ("repro pending", "◷", "sampled runs the maintainers have not re-run yet"),
         _ => ("repro held", "✓", "every sampled run the maintainers re-ran ended as submitted"),
+    };
+    let title = match format::catch_words(sample.catches, sample.share) {
+        Some(words) => format!("{title}; {words}"),
+        None => title.to_owned(),
     };
     (sample.sampled > 0).then(|| {
         view! {

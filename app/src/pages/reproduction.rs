@@ -66,7 +66,7 @@ pub(super) fn Reproduction(
             <dt>"Error type"</dt>
             <dd>{r.error_type.clone().unwrap_or_else(|| "–".into())}</dd>
             <dt>"Duration"</dt>
-            <dd>{format::seconds(r.duration_s)}</dd>
+            <dd>{r.duration_s.map_or_else(|| "the maintainers' (this task's check is private)".to_owned(), format::seconds)}</dd>
             <dt>"Executor"</dt>
             <dd>{format!("{} · {}{gpus}", r.executor, r.hardware)}</dd>
             <dt>"Reproduction"</dt>
@@ -106,6 +106,18 @@ pub(super) fn Reproduction(
                 </tbody>
             </table>
         })}
-        <Artifacts artifacts=r.artifacts readable=readable reads_gold=reads_gold whose="The re-run's outputs" class="rerun-artifacts"/>
+        {if r.outputs_withheld {
+            view! {
+                <p class="empty rerun-withheld">
+                    "This task's check is private: what the re-run made beside its verdict (its outputs, with their sizes "
+                    "and digests, and how long it took) is the maintainers' to read, for a patch could shape any of them "
+                    "to signal what it read on their machine ("<a href="/about#reproductions">"why"</a>")."
+                </p>
+            }.into_any()
+        } else {
+            view! {
+                <Artifacts artifacts=r.artifacts readable=readable reads_gold=reads_gold whose="The re-run's outputs" class="rerun-artifacts"/>
+            }.into_any()
+        }}
     }
 }

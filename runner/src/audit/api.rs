@@ -66,6 +66,8 @@ pub(crate) struct CostMarkedAnswer {
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct ReproducedAnswer {
+    #[serde(default)]
+    pub(crate) run_id: i64,
     pub(crate) bundle_id: String,
     pub(crate) reproduction: String,
     pub(crate) task: String,
@@ -84,6 +86,15 @@ pub(crate) struct SamplingAnswer {
     /// The held-out variants registered (spec §4l).
     #[serde(default)]
     pub(crate) variants: Vec<VariantAnswer>,
+    /// Every sample rule the server has used, from when (spec §4e).
+    #[serde(default)]
+    pub(crate) sizing_history: Vec<RuleInForceAnswer>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct RuleInForceAnswer {
+    pub(crate) since: String,
+    pub(crate) rule: bundle::sample::Rule,
 }
 
 #[derive(Debug, Deserialize)]
@@ -108,6 +119,10 @@ pub(crate) struct SampleAnswer {
     pub(crate) epoch: Option<i64>,
     pub(crate) revealed: bool,
     pub(crate) counts: SampleCounts,
+    /// The rule its sample of successes was sized by (spec §4e); none for one sampled
+    /// before sizing (one success per condition).
+    #[serde(default)]
+    pub(crate) sizing: Option<bundle::sample::Rule>,
     pub(crate) runs: Vec<SampledRunAnswer>,
 }
 
@@ -120,6 +135,9 @@ pub(crate) struct SampleCounts {
     pub(crate) heldout: i64,
     #[serde(default)]
     pub(crate) generalised: i64,
+    /// What its sample of successes catches, as the server says (spec §4e).
+    #[serde(default)]
+    pub(crate) catches: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -130,6 +148,10 @@ pub(crate) struct SampledRunAnswer {
     /// The agent's earlier submission whose same run did not reproduce (spec §4e).
     #[serde(default)]
     pub(crate) carried_from: Option<String>,
+    /// The run of this submission whose refutation queued it (a caught lie costs the
+    /// submission).
+    #[serde(default)]
+    pub(crate) escalated_by: Option<i64>,
 }
 
 #[derive(Debug, Deserialize)]

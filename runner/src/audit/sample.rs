@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use bundle::sample::{Candidate, choose, commitment};
+use bundle::sample::{self as rule, Candidate, choose, choose_one_each, commitment};
 use bundle::{Digest, Envelope, Limits, Manifest, PublicKey, Tier};
 
 use super::api::{AgentAnswer, Api, KeysAnswer, SampleAnswer, SamplingAnswer, SubmissionAnswer};
@@ -29,12 +29,35 @@ pub(super) fn audit(
         sample.runs.iter().map(|r| (r.task.clone(), r.hint.to_string(), r.attempt)).collect();
     // Runs sampled because the same run of an earlier submission of the agent did not
     // reproduce (spec §4e): each must name one, whose re-run of that run differed.
+    // And runs queued because a re-run refuted another run of the submission: each must
+    // name a run of it the board shows re-run and not held.
     let carried: BTreeSet<(String, String, u32)> = sample
         .runs
         .iter()
-        .filter(|r| r.carried_from.is_some())
+        .filter(|r| r.carried_from.is_some() || r.escalated_by.is_some())
         .map(|r| (r.task.clone(), r.hint.to_string(), r.attempt))
         .collect();
+    let escalations: BTreeSet<i64> = sample.runs.iter().filter_map(|r| r.escalated_by).collect();
+    for by in &escalations {
+        let refuted =
+            detail.reproduced.iter().any(|x| &x.bundle_id == bundle_id && x.run_id == *by && !x.held);
+        let heldout_refuted = detail
+            .reproduced
+            .iter()
+            .any(|x| &x.bundle_id == bundle_id && x.run_id == *by && x.heldout == Some(false));
+        let n = sample.runs.iter().filter(|r| r.escalated_by == Some(*by)).count();
+        check(
+            refuted || heldout_refuted,
+            format!(
+                "sample: {n} run(s) queued because run {by} of this submission was refuted: {}",
+                if refuted || heldout_refuted {
+                    "its re-run there did not hold"
+                } else {
+                    "the board shows no such refuted re-run"
+                }
+            ),
+        );
+    }
     for r in sample.runs.iter() {
         let Some(from) = &r.carried_from else { continue };
         let differed = detail.reproduced.iter().any(|x| {
@@ -58,6 +81,74 @@ pub(super) fn audit(
         );
     }
 
+    // Spec §4e: the sample's size follows from the successes and the rule it names, and
+    // what it catches is recomputed from both.
+    let runs = Candidate::of(manifest);
+    let successes = rule::successes(&runs);
+    let sizes = match &sample.sizing {
+        Some(r) => rule::sizes(successes, r),
+        None => successes.map(|s| s.min(1)),
+    };
+    if let Some(r) = &sample.sizing {
+        let catches = rule::power(successes, sizes, r.share);
+        let same = match (catches, sample.counts.catches) {
+            (Some(a), Some(b)) => (a - b).abs() < 1e-9,
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        check(
+            same && r.problem().is_none(),
+            format!(
+                "sample size: {} successes of {} by its rule (a {}% share of fakes caught with {}% probability, at \
+                 most {} per submission): it catches {}, {}",
+                sizes.iter().sum::<u32>(),
+                successes.iter().sum::<u32>(),
+                r.share * 100.0,
+                r.probability * 100.0,
+                r.cap,
+                catches.map_or_else(|| "nothing (no successes)".to_owned(), |c| format!("{:.1}%", c * 100.0)),
+                if same {
+                    "as the server says".to_owned()
+                } else {
+                    match sample.counts.catches {
+                        Some(c) => format!("where the server says {:.1}%", c * 100.0),
+                        None => "where the server says nothing".to_owned(),
+                    }
+                }
+            ),
+        );
+    }
+    // The rule must be the one the server says was in force when the submission arrived
+    // (or its enlarged form, for a submitter one of whose submissions stood refuted):
+    // a server that sized this one sample down otherwise is caught.
+    if let Some(r) = &sample.sizing {
+        let in_force = sampling.sizing_history.iter().rev().find(|h| h.since <= submission.received_at);
+        match in_force {
+            Some(h) => {
+                let ok = *r == h.rule || *r == h.rule.enlarged();
+                check(
+                    ok,
+                    if ok {
+                        format!(
+                            "sample rule: the {} in force since {}, as the server published it",
+                            if *r == h.rule { "rule" } else { "enlarged form of the rule" },
+                            h.since
+                        )
+                    } else {
+                        format!(
+                            "sample rule: sampled by {r:?}, where the rule in force when it arrived ({}) was {:?}",
+                            h.since, h.rule
+                        )
+                    },
+                );
+            }
+            None => check(
+                true,
+                "sample rule: unchecked (the server publishes no rule in force when the submission arrived)"
+                    .into(),
+            ),
+        }
+    }
+    let most = sizes.iter().sum::<u32>() as usize + 2 * bundle::Hint::ALL.len() + carried.len();
     let mut revealed_key: Option<Vec<u8>> = None;
     match sample.epoch.and_then(|e| sampling.epochs.iter().find(|x| x.epoch == e)) {
         None if sample.epoch.is_some() => check(
@@ -81,8 +172,7 @@ pub(super) fn audit(
         }
         Some(epoch) => match &epoch.key {
             None => check(
-                sample.counts.sampled as usize <= 3 * bundle::Hint::ALL.len() + carried.len()
-                    && !sample.revealed,
+                sample.counts.sampled as usize <= most && !sample.revealed,
                 format!(
                     "sample: {} runs sampled under epoch {}, whose key is still secret (commitment {}): it can be \
                      recomputed once the key is revealed",
@@ -106,8 +196,11 @@ pub(super) fn audit(
                     ),
                 );
                 revealed_key = Some(key.clone());
-                let runs = Candidate::of(manifest);
-                let mut mine: BTreeSet<(String, String, u32)> = choose(&key, bundle_id, &runs)
+                let chosen = match &sample.sizing {
+                    Some(r) => choose(&key, bundle_id, &runs, r),
+                    None => choose_one_each(&key, bundle_id, &runs),
+                };
+                let mut mine: BTreeSet<(String, String, u32)> = chosen
                     .into_iter()
                     .map(|i| (runs[i].task.clone(), runs[i].hint.to_string(), runs[i].attempt))
                     .collect();
@@ -148,8 +241,27 @@ pub(super) fn audit(
     let mut reran = 0;
     let mut differed = 0;
     let (mut heldout, mut generalised, mut variants_checked) = (0, 0, 0);
+    // Spec §4j: a reproduction that re-ran a run of a task whose check is private is the
+    // maintainers' to read (its durations and sizes could carry what a patch read on
+    // their machine); the board's word for its verdicts is all anyone else has.
+    let mut withheld = Vec::new();
     for id in &reproductions {
-        let bytes = api.bytes(&format!("/api/v1/submissions/{id}/envelope"))?;
+        let bytes = match api.bytes(&format!("/api/v1/submissions/{id}/envelope")) {
+            Ok(bytes) => bytes,
+            Err(Error::Fetch { reason, .. }) if reason.contains("envelope_withheld") => {
+                for r in shown_reruns.iter().filter(|r| r.reproduction == **id) {
+                    reran += 1;
+                    differed += usize::from(!r.held);
+                    if let Some(g) = r.heldout {
+                        heldout += 1;
+                        generalised += usize::from(g);
+                    }
+                }
+                withheld.push(*id);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         let opened = Envelope::parse(&bytes).and_then(|e| Ok((e.payload(Limits::default().manifest)?, e)));
         let (payload, envelope) = match opened {
             Ok(x) => x,
@@ -248,12 +360,23 @@ pub(super) fn audit(
             sample.counts.generalised, sample.counts.heldout
         ));
     }
+    let unseen = if withheld.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({} of them withheld from you and taken on the server's word: they re-ran a task whose check is \
+             private, which only the maintainers read; audit with --token to check them: {})",
+            withheld.len(),
+            withheld.join(", ")
+        )
+    };
     check(
         found.is_empty(),
         if found.is_empty() {
             format!(
-                "reproductions: {} signed by maintainers re-ran {reran} sampled runs with their submitted patches; \
-                 {differed} ended otherwise; held out: {generalised} of {heldout} generalised{}, as the server shows",
+                "reproductions: {} signed by maintainers{unseen} re-ran {reran} sampled runs with their submitted \
+                 patches; {differed} ended otherwise; held out: {generalised} of {heldout} generalised{}, as the \
+                 server shows",
                 reproductions.len(),
                 if variants_checked > 0 {
                     format!(" (each variant the revealed key's choice, recomputed for {variants_checked})")
@@ -262,7 +385,7 @@ pub(super) fn audit(
                 }
             )
         } else {
-            format!("reproductions: {}", found.join("; "))
+            format!("reproductions{unseen}: {}", found.join("; "))
         },
     );
     Ok(())

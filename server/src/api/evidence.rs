@@ -16,9 +16,11 @@ use crate::state::Shared;
 
 /// A submission's (or a reproduction's) signed DSSE envelope, byte for byte as it was
 /// received: its payload is the manifest every stored number comes from. Spec §4g keeps
-/// findings' words out of manifests, so every envelope is anyone's; one stored before
-/// that rule whose findings quote private outputs is served only to whoever may read
-/// those outputs (`envelope_withheld` to anyone else).
+/// findings' words out of manifests, so every submission's envelope is anyone's; one
+/// stored before that rule whose findings quote private outputs is served only to
+/// whoever may read those outputs, and a reproduction that re-ran a task whose check is
+/// private only to the maintainers (spec §4j: its durations and its outputs' sizes are a
+/// channel a patch could shape); `envelope_withheld` to anyone else.
 #[utoipa::path(
     get,
     path = "/api/v1/submissions/{bundle_id}/envelope",
@@ -28,8 +30,8 @@ use crate::state::Shared;
     responses(
         (status = 200, body = bundle::Envelope),
         PathRefusals,
-        (status = 401, description = "A manifest stored before spec §4g and §4j whose findings quote private outputs or whose runs state a private check's metrics, and no credentials (`envelope_withheld`); or credentials that are not valid (`invalid_credentials`, `session_expired`, `session_ended`, `key_revoked`)", body = ErrorAnswer),
-        (status = 403, description = "Such a manifest, and outputs that are not the signed-in reader's (`envelope_withheld`)", body = ErrorAnswer),
+        (status = 401, description = "A manifest stored before spec §4g and §4j whose findings quote private outputs or whose runs state a private check's metrics, or a reproduction that re-ran a task whose check is private, and no credentials (`envelope_withheld`); or credentials that are not valid (`invalid_credentials`, `session_expired`, `session_ended`, `key_revoked`)", body = ErrorAnswer),
+        (status = 403, description = "Such a manifest, and outputs that are not the signed-in reader's, or such a reproduction and a reader who is not a maintainer (`envelope_withheld`)", body = ErrorAnswer),
         (status = 404, body = ErrorAnswer),
         (status = 429, description = TOO_MANY_REFUSED, body = ErrorAnswer),
     )
@@ -48,11 +50,43 @@ pub async fn envelope(
         .and_then(|e| e.payload(app.limits.manifest))
         .and_then(|m| bundle::Manifest::parse(&m))
         .map_err(|e| ApiError::internal(format!("the stored envelope of {bundle_id}: {e}")))?;
-    let quoting = views::access::quoting_runs(&manifest, |task| {
-        app.catalog.tasks.iter().any(|t| t.check_private && t.id.as_str() == task)
-    });
+    let private_check =
+        |task: &str| app.catalog.tasks.iter().any(|t| t.check_private && t.id.as_str() == task);
+    let quoting = views::access::quoting_runs(&manifest, private_check);
     let of = manifest.reproduction.as_ref().map(|r| r.of.as_str());
-    let cache = if quoting.is_empty() {
+    // Spec §4j: a maintainers' re-run of a task whose check is private is theirs beside its
+    // verdict; its manifest states its durations and its outputs' sizes and digests, which a
+    // patch could shape to signal what it read on their machine.
+    let rerun_private: Vec<String> = match of {
+        None => Vec::new(),
+        Some(_) => manifest
+            .runs
+            .iter()
+            .filter(|r| private_check(r.task.as_str()))
+            .map(|r| format!("{}/{}/{}", r.task, r.hint, r.attempt))
+            .collect(),
+    };
+    let cache = if !rerun_private.is_empty() {
+        let access = views::access::load(&app.store, &app.catalog, &reader).await?;
+        let gold_task = manifest.runs.iter().map(|r| r.task.as_str()).find(|t| private_check(t));
+        if gold_task.is_some_and(|task| !access.may_know_rerun(task)) {
+            return Err(refused_private(
+                &app,
+                &reader,
+                "envelope_withheld",
+                format!(
+                    "{bundle_id} is a maintainers' reproduction that re-ran {} run(s) of a task whose check is private \
+                     ({}): beside their verdicts, which the run pages show, what those re-runs made (their durations, \
+                     their outputs' sizes and digests) is the maintainers' to read (spec §4j), so only they are \
+                     served this envelope",
+                    rerun_private.len(),
+                    rerun_private.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+        views::access::logged(&app.store, &access, "api", None, Some(&bundle_id)).await?;
+        "private, no-store"
+    } else if quoting.is_empty() {
         // Nothing in it can become private: it is the same bytes for ever.
         "public, max-age=31536000, immutable"
     } else {

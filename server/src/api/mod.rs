@@ -48,3 +48,19 @@ pub async fn readyz(State(app): State<Shared>) -> Response {
 pub async fn api_not_found() -> ApiError {
     ApiError::not_found("no such API endpoint")
 }
+
+/// `/metrics`: the counters ([`crate::metrics`]), to the maintainers where the server has an admin token: the request
+/// counts and the ingests' durations say when a reproduction arrived and how large it
+/// was, which a patch re-run on the maintainers' machine could shape to signal (spec
+/// §4j). A server with no admin token takes no reproduction over HTTP, and answers anyone.
+pub async fn metrics(
+    State(app): State<crate::state::Shared>,
+    admin: Result<crate::auth::Admin, crate::error::ApiError>,
+) -> Result<Response, crate::error::ApiError> {
+    if app.admin_token.is_some() {
+        admin?;
+    }
+    let text = app.metrics.render(app.store.board_reads_made());
+    Ok(([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], text)
+        .into_response())
+}

@@ -31,6 +31,23 @@ pub struct SamplingAnswer {
     /// maintainers' runner could not complete) before the run counts as not reproduced
     /// (spec §4d; `REXBENCH_REPRODUCTION_TRIES`).
     pub tries: u32,
+    /// How many successes each submission sampled from now on takes (spec §4e): enough
+    /// to catch `share` of fakes with `probability`, at most `cap` per submission
+    /// (`REXBENCH_SAMPLE_SHARE`, `REXBENCH_SAMPLE_PROBABILITY`, `REXBENCH_SAMPLE_CAP`). A
+    /// submitter one of whose submissions did not reproduce is sampled by its enlarged
+    /// form (half the share, twice the cap). Each submission keeps the rule it was
+    /// sampled by (`/api/v1/submissions/{id}/sample`).
+    pub sizing: bundle::sample::Rule,
+    /// Every rule the server has used, oldest first, with when it came into force: a
+    /// submission's `sizing` is the one in force when it arrived, or its enlarged form.
+    pub sizing_history: Vec<RuleInForce>,
+}
+
+/// A sample rule, from when.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RuleInForce {
+    pub since: String,
+    pub rule: bundle::sample::Rule,
 }
 
 /// The sampling epochs (spec §4e): each one's key commitment, published from its start,
@@ -43,6 +60,14 @@ pub async fn sampling(State(app): State<Shared>) -> Result<Json<SamplingAnswer>,
         epochs: app.store.sampling_epochs().await?,
         variants: app.store.registered_variants().await?,
         tries: app.store.reproduction_tries(),
+        sizing: app.store.sample_rule(),
+        sizing_history: app
+            .store
+            .sample_rules()
+            .await?
+            .into_iter()
+            .map(|(since, rule)| RuleInForce { since, rule })
+            .collect(),
     }))
 }
 
@@ -57,6 +82,10 @@ pub struct SampledRun {
     /// Where it was sampled because the same run of this agent's earlier submission
     /// did not reproduce (spec §4e), that submission; otherwise the keyed rule chose it.
     pub carried_from: Option<String>,
+    /// Where it was queued because a re-run refuted another run of its submission (a
+    /// caught lie costs the submission: every success not itself re-run and held is
+    /// re-run), that run's number.
+    pub escalated_by: Option<i64>,
 }
 
 /// A submission's reproduction sample, as far as anyone may know it.
@@ -70,6 +99,10 @@ pub struct SampleAnswer {
     /// Whether that epoch's key has been revealed: then `runs` is the whole sample.
     pub revealed: bool,
     pub counts: SampleCounts,
+    /// The rule its sample of successes was sized by (spec §4e): with the revealed key
+    /// it recomputes the sample. `null` for a submission sampled before sizing (one
+    /// success per condition) or not sampled.
+    pub sizing: Option<bundle::sample::Rule>,
     /// The sampled runs anyone may know of: those reproduced, and every one once the
     /// key is revealed.
     pub runs: Vec<SampledRun>,
@@ -101,15 +134,23 @@ pub async fn sample(
     let epochs = app.store.sampling_epochs().await?;
     let revealed = epoch.is_some_and(|e| epochs.iter().any(|x| x.epoch == e && x.key.is_some()));
     let runs = app.store.public_sample(&bundle_id).await?;
+    let sizing = app.store.sample_rule_of(&bundle_id).await?;
     Ok(Json(SampleAnswer {
         bundle_id,
         agent_id: submission.agent_id,
         epoch,
         revealed,
         counts: submission.sample,
+        sizing,
         runs: runs
             .into_iter()
-            .map(|(task, hint, attempt, carried_from)| SampledRun { task, hint, attempt, carried_from })
+            .map(|r| SampledRun {
+                task: r.task,
+                hint: r.hint,
+                attempt: r.attempt,
+                carried_from: r.carried_from,
+                escalated_by: r.escalated_by,
+            })
             .collect(),
     }))
 }

@@ -275,7 +275,10 @@ async fn failures_relabelled_infra_error_are_shown_flagged_sampled_and_not_ranke
             envelope["payload"].as_str().unwrap(),
         ))
         .unwrap();
-        let mine = crate::reproductions::recompute_in_python(&key, &bundle, &manifest);
+        let sizing =
+            get(&app, &format!("/api/v1/submissions/{bundle}/sample")).await.json()["sizing"].clone();
+        assert_eq!(sizing, json!({"share": 0.2, "probability": 0.9, "cap": 30}));
+        let mine = crate::reproductions::recompute_in_python(&key, &bundle, &manifest, &sizing);
         assert!(
             mine.iter()
                 .filter(|r| r.starts_with("wordfreq/hints/") || r.starts_with("csvstats/hints/"))

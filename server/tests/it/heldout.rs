@@ -277,7 +277,7 @@ async fn a_stored_answer_is_refuted_on_a_held_out_variant_and_its_honest_twin_is
         let agent = get(&app, "/api/v1/agents/stored-answer").await.json();
         assert_eq!(
             agent["submissions"][0]["sample"],
-            json!({"sampled": 1, "reproduced": 1, "differed": 0, "heldout": 1, "generalised": 0})
+            json!({"sampled": 1, "reproduced": 1, "differed": 0, "heldout": 1, "generalised": 0, "catches": 1.0, "share": 0.2})
         );
         assert_eq!(agent["reproduced"][0]["heldout"], false, "{agent}");
         assert_eq!(rate(&strict(&app, "stored-answer").await), 0.0);
@@ -409,7 +409,8 @@ async fn a_stored_answer_is_refuted_on_a_held_out_variant_and_its_honest_twin_is
         assert_ne!(third_variant, retired);
 
         // Two successes of one condition with the same tuned patch (attempts 1 and 2 of
-        // wordfreq): the sample re-runs one, and the refutation flags both.
+        // wordfreq): the sample re-runs both (of two, one fake is caught only by both),
+        // and the refutations flag both.
         let wordfreq = benchmark::heldout::variants(&gold, "wordfreq").unwrap();
         assert!(
             store.register_variant("wordfreq", &wordfreq[0].digest.to_hex(), "a test variant").await.unwrap()
@@ -436,21 +437,22 @@ async fn a_stored_answer_is_refuted_on_a_held_out_variant_and_its_honest_twin_is
             .iter()
             .filter(|q| q["bundle_id"] == twice_id.as_str())
             .collect();
-        assert_eq!(sampled.len(), 1, "one success per condition: {queue}");
-        assert_eq!(sampled[0]["heldout_variant"], wordfreq[0].digest.to_hex().as_str());
+        assert_eq!(sampled.len(), 2, "both successes of the condition: {queue}");
+        assert!(sampled.iter().all(|s| s["heldout_variant"] == wordfreq[0].digest.to_hex().as_str()), "{queue}");
         // Other submissions' runs may wait in the queue too: this one's report is its own.
         let reports = reproduce(&app, &dir.path().join("twice"), &key_file, &gold).await;
         let report = reports.iter().find(|r| r.bundle_id == twice_id).unwrap_or_else(|| panic!("{reports:?}"));
-        assert_eq!(report.heldout[0].2, bundle::Outcome::WrongResult, "{reports:?}");
+        assert_eq!(report.heldout.len(), 2, "{reports:?}");
+        assert!(report.heldout.iter().all(|h| h.2 == bundle::Outcome::WrongResult), "{reports:?}");
         let detail = get_as_maintainer(&app, "/api/v1/agents/tuned-twice").await.json();
-        let refuted: Vec<i64> = detail["findings"]
+        let refuted: std::collections::BTreeSet<i64> = detail["findings"]
             .as_array()
             .unwrap()
             .iter()
             .filter(|f| f["finding"]["check"] == "not-generalised")
             .map(|f| f["attempt"].as_i64().unwrap())
             .collect();
-        assert_eq!(refuted.len(), 2, "both attempts with the patch: {detail}");
+        assert_eq!(refuted, [1, 2].into(), "both attempts with the patch: {detail}");
         assert_eq!(rate(&strict(&app, "tuned-twice").await), 0.0);
         assert_eq!(rate(&row(&app, "tuned-twice").await), 1.0, "as reported, both flagged");
 
@@ -492,8 +494,18 @@ async fn a_stored_answer_is_refuted_on_a_held_out_variant_and_its_honest_twin_is
         assert_eq!(third_variant, recomputed, "after the retirement");
         let url_app = app.clone();
         let (url, served) = crate::reproductions::served(url_app).await;
+        // Anyone's audit takes the reproduction of csvstats (a private check) on the
+        // board's word; the maintainers' (with the admin token) checks it, variant and all.
+        let public_url = url.clone();
+        let public = tokio::task::spawn_blocking(move || {
+            runner::audit::audit(&public_url, "stored-answer", &[], None).unwrap()
+        })
+        .await
+        .unwrap();
+        assert!(public.passed(), "{public}");
+        assert!(public.checks.iter().any(|c| c.what.contains("withheld from you and taken on the server's word")));
         let audit = tokio::task::spawn_blocking(move || {
-            runner::audit::audit(&url, "stored-answer", &[], None).unwrap()
+            runner::audit::audit(&url, "stored-answer", &[], Some("s3cret-token")).unwrap()
         })
         .await
         .unwrap();

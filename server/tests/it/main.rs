@@ -15,6 +15,7 @@ mod harness;
 mod heldout;
 mod image;
 mod integrity;
+mod lies;
 mod pages;
 mod paper;
 mod privacy;

@@ -357,7 +357,7 @@ async fn an_anonymous_crawl_of_the_demo_meets_no_private_output() {
     // Wrong credentials are refused, never read as none.
     let wrong = send(&app, with_token(&format!("/api/v1/runs/{}", runs[0]), "guess")).await;
     assert_eq!((wrong.status, wrong.code()), (StatusCode::UNAUTHORIZED, "invalid_credentials".to_owned()));
-    let metrics = String::from_utf8(get(&app, "/metrics").await.body).unwrap();
+    let metrics = String::from_utf8(crate::harness::get_as_maintainer(&app, "/metrics").await.body).unwrap();
     assert!(metrics.contains("rexbench_refused_reads_total{reason=\"invalid_credentials\"} 1"), "{metrics}");
     assert!(metrics.contains("rexbench_refused_reads_total{reason=\"private_outputs\"}"), "{metrics}");
 }

@@ -92,22 +92,57 @@ fn text(body: &[u8]) -> String {
 }
 
 /// The rule of spec §4e, written again in Python from the spec's words: the runs of a
-/// manifest it samples under `key`, as `task/hint/attempt`.
-pub(crate) fn recompute_in_python(key: &str, bundle_id: &str, manifest: &Value) -> BTreeSet<String> {
+/// manifest it samples under `key` by `sizing` (the submission's `sizing`: share,
+/// probability, cap), as `task/hint/attempt`.
+pub(crate) fn recompute_in_python(
+    key: &str,
+    bundle_id: &str,
+    manifest: &Value,
+    sizing: &Value,
+) -> BTreeSet<String> {
     const RULE: &str = r#"
-import hashlib, hmac, json, sys
-key, bundle_id, manifest = bytes.fromhex(sys.argv[1]), sys.argv[2], json.load(sys.stdin)
-best = {}
+import hashlib, hmac, json, math, sys
+key, bundle_id = bytes.fromhex(sys.argv[1]), sys.argv[2]
+given = json.load(sys.stdin)
+manifest, rule = given["manifest"], given["sizing"]
+hints = ["none", "hints", "detailed"]
+slots = {}
 for run in manifest["runs"]:
     if run["outcome"] != "infra_error" and "patch" not in run.get("artifacts", {}):
         continue
     message = "rexbench.sample/v1\n%s\n%s\n%s\n%d" % (bundle_id, run["task"], run["hint"], run["attempt"])
     mac = hmac.new(key, message.encode(), hashlib.sha256).digest()
     kind = {"success": "success", "infra_error": "infra_error"}.get(run["outcome"], "failure")
-    slot = (run["hint"], kind)
-    if slot not in best or mac < best[slot][0]:
-        best[slot] = (mac, "%s/%s/%d" % (run["task"], run["hint"], run["attempt"]))
-print(json.dumps(sorted(label for _, label in best.values())))
+    slots.setdefault((run["hint"], kind), []).append((mac, "%s/%s/%d" % (run["task"], run["hint"], run["attempt"])))
+def miss(n, f, k):
+    p = 1.0
+    for i in range(min(k, n)):
+        if n - f - i <= 0:
+            return 0.0
+        p *= (n - f - i) / (n - i)
+    return p
+def fakes(n):
+    return 0 if n == 0 else min(n, max(1, math.ceil(rule["share"] * n - 1e-9)))
+def catches(n, k):
+    return 1.0 - miss(n, fakes(n), k)
+def needed(n):
+    return next((k for k in range(1, n + 1) if catches(n, k) >= rule["probability"]), n)
+successes = [len(slots.get((h, "success"), [])) for h in hints]
+want = [needed(n) for n in successes]
+size = want
+if sum(want) > rule["cap"]:
+    size = [0, 0, 0]
+    for _ in range(rule["cap"]):
+        short = [h for h in range(3) if size[h] < want[h]]
+        if not short:
+            break
+        h = min(short, key=lambda h: (catches(successes[h], size[h]), h))
+        size[h] += 1
+chosen = []
+for (hint, kind), runs in slots.items():
+    take = size[hints.index(hint)] if kind == "success" else 1
+    chosen += [label for _, label in sorted(runs)[:take]]
+print(json.dumps(sorted(chosen)))
 "#;
     use std::io::Write as _;
     let mut child = std::process::Command::new(python())
@@ -116,7 +151,8 @@ print(json.dumps(sorted(label for _, label in best.values())))
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(manifest.to_string().as_bytes()).unwrap();
+    let given = json!({"manifest": manifest, "sizing": sizing});
+    child.stdin.take().unwrap().write_all(given.to_string().as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
     serde_json::from_slice(&out.stdout).unwrap()
@@ -127,8 +163,9 @@ async fn the_demo_sample_is_rerun_and_the_board_shows_what_held() {
     for_each_backend(|backend, blobs| async move {
         let (work, key, store, app) = demo_with_maintainer(&backend, &blobs).await;
 
-        // Each self-reported demo submission has its sample, one success and one other
-        // outcome per condition at most; nobody but the maintainers knows which yet.
+        // Each self-reported demo submission has its sample: the successes that catch a
+        // fifth of fakes (its one success per condition, here) and one other outcome per
+        // condition at most; nobody but the maintainers knows which yet.
         let queue = get_as_maintainer(&app, "/api/v1/admin/reproductions").await.json();
         let queued: Vec<&Value> = queue["runs"].as_array().unwrap().iter().collect();
         let agents: BTreeSet<&str> = queued.iter().map(|r| r["agent_id"].as_str().unwrap()).collect();
@@ -138,7 +175,7 @@ async fn the_demo_sample_is_rerun_and_the_board_shows_what_held() {
         let sample = get(&app, &format!("/api/v1/submissions/{}/sample", tampered.bundle_id)).await.json();
         assert_eq!(
             sample["counts"],
-            json!({"sampled": 2, "reproduced": 0, "differed": 0, "heldout": 0, "generalised": 0}),
+            json!({"sampled": 2, "reproduced": 0, "differed": 0, "heldout": 0, "generalised": 0, "catches": 1.0, "share": 0.2}),
             "{sample}"
         );
         assert_eq!(sample["runs"], json!([]), "the sample is secret until re-run or revealed");
@@ -195,7 +232,8 @@ async fn the_demo_sample_is_rerun_and_the_board_shows_what_held() {
         // shortcut's does only where the key chose its honest success, not the one that
         // prints its result line.
         let heldout = |agent: &str| of(agent).heldout.iter().map(|(_, _, o)| *o).collect::<Vec<_>>();
-        assert_eq!(heldout("example-agent"), [bundle::Outcome::Success]);
+        let honest = heldout("example-agent");
+        assert!(!honest.is_empty() && honest.iter().all(|o| *o == bundle::Outcome::Success), "{honest:?}");
         assert!(
             heldout("tampered-agent").iter().all(|o| *o != bundle::Outcome::Success),
             "{:?}",
@@ -214,7 +252,7 @@ async fn the_demo_sample_is_rerun_and_the_board_shows_what_held() {
         let agent = get(&app, "/api/v1/agents/tampered-agent").await.json();
         assert_eq!(
             agent["submissions"][0]["sample"],
-            json!({"sampled": 2, "reproduced": 2, "differed": 2, "heldout": 2, "generalised": 0})
+            json!({"sampled": 2, "reproduced": 2, "differed": 2, "heldout": 2, "generalised": 0, "catches": 1.0, "share": 0.2})
         );
         let reran = agent["reproduced"].as_array().unwrap();
         assert_eq!(reran.len(), 2);
@@ -222,7 +260,13 @@ async fn the_demo_sample_is_rerun_and_the_board_shows_what_held() {
         let run = get(&app, &format!("/api/v1/runs/{run_id}")).await.json();
         assert_eq!(run["reproduction"]["outcome"], "wrong_result", "{run}");
         assert_eq!(run["reproduction"]["held"], false);
-        assert!(run["reproduction"]["artifacts"].as_array().unwrap().iter().any(|a| a["role"] == "patch"));
+        if run["task"] == "csvstats" {
+            // A private check's re-run: beside its verdict, the maintainers' (spec §4j).
+            assert_eq!(run["reproduction"]["outputs_withheld"], true, "{run}");
+            assert_eq!(run["reproduction"]["artifacts"], json!([]), "{run}");
+        } else {
+            assert!(run["reproduction"]["artifacts"].as_array().unwrap().iter().any(|a| a["role"] == "patch"));
+        }
         let findings: Vec<&Value> = run["findings"].as_array().unwrap().iter().collect();
         assert!(
             findings.iter().any(|f| f["check"] == "not-reproduced" && f["found_by"] == "server"),
@@ -234,10 +278,8 @@ async fn the_demo_sample_is_rerun_and_the_board_shows_what_held() {
         let board = text(&get(&app, "/?tasks=all&set=").await.body);
         let examples = text(&get(&app, &format!("/?set={}", tampered.task_set_digest)).await.body);
         assert!(examples.contains("reproduced 2 of 2 sampled; 2 different"), "{board}");
-        assert!(
-            examples.contains("reproduced 4 of 4 sampled") || examples.contains("of 4 sampled"),
-            "{examples}"
-        );
+        let n = of("example-agent").runs.len();
+        assert!(examples.contains(&format!("reproduced {n} of {n} sampled")), "{examples}");
         let held =
             text(&get(&app, &format!("/?set={}&reproduced=held", tampered.task_set_digest)).await.body);
         assert!(
@@ -292,8 +334,8 @@ async fn the_demo_sample_is_rerun_and_the_board_shows_what_held() {
             let envelope = get(&app, &format!("/api/v1/submissions/{bundle_id}/envelope")).await.json();
             let payload = base64_decode(envelope["payload"].as_str().unwrap());
             let manifest: Value = serde_json::from_slice(&payload).unwrap();
-            let mine = recompute_in_python(&key_hex, &bundle_id, &manifest);
             let sample = get(&app, &format!("/api/v1/submissions/{bundle_id}/sample")).await.json();
+            let mine = recompute_in_python(&key_hex, &bundle_id, &manifest, &sample["sizing"]);
             assert_eq!(sample["revealed"], true);
             let shown: BTreeSet<String> = sample["runs"]
                 .as_array()
@@ -570,8 +612,19 @@ async fn a_reproduction_that_does_not_fit_its_submission_is_refused_whole() {
             StatusCode::OK,
             "the same reproduction again changes nothing"
         );
-        // Its envelope is served as a submission's is.
-        assert_eq!(get(&app, &format!("/api/v1/submissions/{id}/envelope")).await.status, StatusCode::OK);
+        // Its envelope is served as a submission's is; where it re-ran a task whose check is
+        // private (csvstats), to the maintainers only (spec §4j).
+        let envelope = format!("/api/v1/submissions/{id}/envelope");
+        let public = get(&app, &envelope).await;
+        if task == "csvstats" {
+            assert_eq!(
+                (public.status, public.code().as_str()),
+                (StatusCode::UNAUTHORIZED, "envelope_withheld")
+            );
+        } else {
+            assert_eq!(public.status, StatusCode::OK, "{}", text(&public.body));
+        }
+        assert_eq!(get_as_maintainer(&app, &envelope).await.status, StatusCode::OK);
         let other =
             if first.outcome == bundle::Outcome::WrongResult { "execution_failed" } else { "wrong_result" };
         let again = signed(
@@ -609,6 +662,12 @@ async fn a_success_that_did_not_reproduce_is_flagged_once() {
             let rows = store.leaderboard(&store::LeaderboardFilter::default()).await.unwrap();
             let row = rows.into_iter().find(|r| r.bundle_id == bundle).unwrap();
             row.by_hint.values().map(|r| r.flagged).sum::<i64>()
+        };
+        // What a caught lie costs the rest of a submission (`lies.rs`): its successes made
+        // unverified, each flagged once too.
+        let unverified = |store: std::sync::Arc<store::Store>, bundle: String| async move {
+            let rows = store.leaderboard(&store::LeaderboardFilter::default()).await.unwrap();
+            rows.into_iter().find(|r| r.bundle_id == bundle).unwrap().taint.unverified
         };
         let queue = store.reproduction_queue(true).await.unwrap();
         let success = |agent: &str| {
@@ -659,7 +718,8 @@ async fn a_success_that_did_not_reproduce_is_flagged_once() {
         let mut b = reproduction(&shortcut.bundle_id, "shortcut-agent", &shortcut.task_set_digest, &rerun);
         generalised(&mut b, &queue, shortcut.run_id);
         assert_eq!(post_bundle(&app, signed(b, &maintainer)).await.status, StatusCode::CREATED);
-        assert_eq!(flagged(store.clone(), shortcut.bundle_id.clone()).await, before);
+        let costs = unverified(store.clone(), shortcut.bundle_id.clone()).await;
+        assert_eq!(flagged(store.clone(), shortcut.bundle_id.clone()).await, before + costs);
         let run = store.run(shortcut.run_id).await.unwrap().unwrap();
         assert!(run.findings.iter().any(|f| f.check == "not-reproduced" && f.review.is_none()));
 
@@ -674,7 +734,11 @@ async fn a_success_that_did_not_reproduce_is_flagged_once() {
         let mut b = reproduction(&tampered.bundle_id, "tampered-agent", &tampered.task_set_digest, &rerun);
         generalised(&mut b, &queue, tampered.run_id);
         assert_eq!(post_bundle(&app, signed(b, &maintainer)).await.status, StatusCode::CREATED);
-        assert_eq!(flagged(store.clone(), tampered.bundle_id.clone()).await, before + i64::from(!was));
+        let costs = unverified(store.clone(), tampered.bundle_id.clone()).await;
+        assert_eq!(
+            flagged(store.clone(), tampered.bundle_id.clone()).await,
+            before + i64::from(!was) + costs
+        );
     })
     .await;
 }
@@ -766,7 +830,9 @@ async fn a_run_that_cannot_be_rerun_counts_as_not_reproduced_after_its_tries() {
             finding.message.contains("could not complete a re-run of this run's patch in 3 tries"),
             "{finding:?}"
         );
-        assert_eq!(flagged(store.clone(), of.clone()).await, before + 1);
+        // So is every sampled success: none of them could be re-run.
+        let successes = sampled.iter().filter(|r| r.outcome == bundle::Outcome::Success).count() as i64;
+        assert_eq!(flagged(store.clone(), of.clone()).await, before + successes);
         let page = get_as_maintainer(&app, &format!("/runs/{}", success.run_id)).await;
         assert!(text(&page.body).contains("in 3 tries"));
         // A try's evidence (the runner's note of why it could not complete) is the
@@ -782,6 +848,25 @@ async fn a_run_that_cannot_be_rerun_counts_as_not_reproduced_after_its_tries() {
         let answer = get_as_maintainer(&app, &format!("/artifacts/{digest}")).await;
         assert_eq!(answer.status, StatusCode::OK, "{}", text(&answer.body));
         assert_eq!(answer.body, note);
+        // Made private, the task's tries are no one's but the maintainers' (and the
+        // submitter's): the public is refused the try's evidence.
+        let set = axum::http::Request::put(format!("/api/v1/admin/tasks/{}/outputs", success.task))
+            .header(axum::http::header::AUTHORIZATION, "Bearer s3cret-token")
+            .header(axum::http::header::CONTENT_TYPE, "application/json")
+            .body(axum::body::Body::from(
+                json!({"outputs": "private", "reason": "a private task"}).to_string(),
+            ))
+            .unwrap();
+        let set = crate::harness::send(&app, set).await;
+        assert_eq!(set.status, StatusCode::OK, "{}", text(&set.body));
+        let refused = get(&app, &format!("/artifacts/{digest}")).await;
+        assert_eq!(
+            (refused.status, refused.code().as_str()),
+            (StatusCode::UNAUTHORIZED, "outputs_private"),
+            "{}",
+            text(&refused.body)
+        );
+        assert_eq!(get_as_maintainer(&app, &format!("/artifacts/{digest}")).await.status, StatusCode::OK);
         server.abort();
     })
     .await;

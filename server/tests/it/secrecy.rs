@@ -616,14 +616,23 @@ async fn keys_registered_and_revoked_are_in_the_change_log_and_the_keys_answer_m
 #[tokio::test]
 async fn admin_token_guesses_are_counted_and_rate_limited() {
     let dir = tempfile::tempdir().unwrap();
-    let app = crate::harness::guarded_app(dir.path()).await;
+    let backend = Backend::Sqlite { path: dir.path().join("db.sqlite") };
+    let mut state = state(&backend, &dir.path().join("blobs")).await;
+    state.guard =
+        server::guard::Guard::new(server::guard::Limits { per_address_hourly: 4, ..Default::default() });
+    let counters = state.metrics.clone();
+    let app = server::build_app(state);
     let guess = || with("/api/v1/admin/keys", "authorization", "Bearer guess");
     let first = send(&app, guess()).await;
     assert_eq!((first.status, first.code().as_str()), (StatusCode::UNAUTHORIZED, "admin_unauthorized"));
     let limited = send(&app, guess()).await;
     assert_eq!((limited.status, limited.code().as_str()), (StatusCode::TOO_MANY_REQUESTS, "rate_limited"));
     assert!(!limited.header(header::RETRY_AFTER).is_empty());
-    let metrics = String::from_utf8(get(&app, "/metrics").await.body).unwrap();
+    // The counters are the maintainers', whose token the lockout refuses too (read here
+    // from the server's own state).
+    let locked = crate::harness::get_as_maintainer(&app, "/metrics").await;
+    assert_eq!((locked.status, locked.code().as_str()), (StatusCode::TOO_MANY_REQUESTS, "rate_limited"));
+    let metrics = counters.render(0);
     assert!(metrics.contains("rexbench_refused_reads_total{reason=\"invalid_credentials\"} 2"), "{metrics}");
 }
 
@@ -690,6 +699,11 @@ async fn a_patch_that_prints_the_gold_shows_its_submitter_none_of_it_when_re_run
     let reports = rerun(&app, dir.path(), &maintainer, gold.clone(), None).await;
     assert_eq!(reports.len(), 1, "{reports:?}");
     assert!(reports[0].runs.iter().any(|(run, _, _)| run == "csvstats/none/1"), "{reports:?}");
+    // What the re-runs left (held-out inputs, private checkers' logs) is the maintainers'
+    // alone on their machine too, whatever the umask.
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(dir.path().join("repro")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700, "{mode:o}");
 
     // What the patch printed on the maintainers' machine: no gold (its sandbox has none),
     // and the maintainers' alone.
@@ -741,6 +755,52 @@ async fn a_patch_that_prints_the_gold_shows_its_submitter_none_of_it_when_re_run
     let path = format!("/artifacts/{}", stdout["digest"].as_str().unwrap());
     assert_eq!(send(&app, with(&path, "cookie", &cookie)).await.status, StatusCode::FORBIDDEN);
     assert_eq!(get(&app, &path).await.status, StatusCode::UNAUTHORIZED);
+
+    // Issue 74: beside its verdict, what the re-run made (its duration, its outputs' sizes
+    // and digests, its signed reproduction, which states them) is a channel the patch could
+    // shape to carry what it read on the maintainers' machine: the maintainers' alone.
+    let made = &run["reproduction"];
+    assert!(made["duration_s"].as_f64().is_some() && made["outputs_withheld"] == json!(false), "{run}");
+    let run_path = format!("/api/v1/runs/{run_id}");
+    for (who, answer) in [
+        ("anyone", get(&app, &run_path).await),
+        ("the submitter", send(&app, with(&run_path, "cookie", &cookie)).await),
+    ] {
+        let seen = answer.json()["reproduction"].clone();
+        assert_eq!(seen["outcome"], made["outcome"], "{who} still reads the verdict: {seen}");
+        assert_eq!(
+            (&seen["artifacts"], &seen["duration_s"], &seen["outputs_withheld"]),
+            (&json!([]), &Value::Null, &json!(true)),
+            "{who}: {seen}"
+        );
+        let body = String::from_utf8_lossy(&answer.body).into_owned();
+        assert!(!body.contains(stdout["digest"].as_str().unwrap()), "{who} read the re-run's stdout digest");
+    }
+    let durations = |agent: &Value| -> Vec<Value> {
+        agent["reproduced"].as_array().unwrap().iter().map(|r| r["duration_s"].clone()).collect()
+    };
+    let public_agent = get(&app, "/api/v1/agents/gold-printer").await.json();
+    assert!(durations(&public_agent).iter().all(Value::is_null), "{public_agent}");
+    let maintainers_agent = get_as_maintainer(&app, "/api/v1/agents/gold-printer").await.json();
+    assert!(durations(&maintainers_agent).iter().all(Value::is_f64), "{maintainers_agent}");
+    let page = String::from_utf8_lossy(&get(&app, &format!("/runs/{run_id}")).await.body).into_owned();
+    assert!(page.contains("rerun-withheld") && !page.contains("rerun-artifacts"), "{page}");
+    let reproduction = made["bundle_id"].as_str().unwrap();
+    let envelope = format!("/api/v1/submissions/{reproduction}/envelope");
+    let anyone = get(&app, &envelope).await;
+    assert_eq!((anyone.status, anyone.code().as_str()), (StatusCode::UNAUTHORIZED, "envelope_withheld"));
+    assert!(
+        String::from_utf8_lossy(&anyone.body).contains("csvstats/none/1"),
+        "{}",
+        String::from_utf8_lossy(&anyone.body)
+    );
+    let theirs = send(&app, with(&envelope, "cookie", &cookie)).await;
+    assert_eq!((theirs.status, theirs.code().as_str()), (StatusCode::FORBIDDEN, "envelope_withheld"));
+    let maintainers = get_as_maintainer(&app, &envelope).await;
+    assert_eq!(maintainers.status, StatusCode::OK);
+    assert_eq!(maintainers.header(header::CACHE_CONTROL), "private, no-store");
+    let changes = String::from_utf8_lossy(&get(&app, "/api/v1/changes").await.body).into_owned();
+    assert!(changes.contains(reproduction) && !changes.contains(" hours on "), "{changes}");
 }
 
 /// The example results' csvstats runs, as agent `id` signed by `key` with `patch` in place

@@ -394,7 +394,8 @@ async fn forged_expired_replayed_and_cross_key_credentials_are_refused() {
             "invalid_credentials",
         );
 
-        let metrics = String::from_utf8(get(&app, "/metrics").await.body).unwrap();
+        let metrics =
+            String::from_utf8(crate::harness::get_as_maintainer(&app, "/metrics").await.body).unwrap();
         let counted: u64 = metrics
             .lines()
             .find_map(|l| l.strip_prefix("rexbench_refused_reads_total{reason=\"invalid_credentials\"} "))

@@ -39,6 +39,31 @@ pub struct LeaderboardRow {
     /// The agent's earlier submission whose re-run runs did not reproduce, no maintainer
     /// having dismissed the finding (spec §6a): it follows the agent.
     pub not_reproduced_before: Option<String>,
+    /// What a caught lie costs it, and its submitter (issue 75).
+    #[serde(default)]
+    pub taint: Taint,
+}
+
+/// A caught lie's cost to a row (spec §4e): a re-run refuted runs of this submission, so
+/// its successes not themselves re-run and held are unverified; or another submission
+/// of its submitter's key stands refuted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Taint {
+    /// Its runs with a refutation (`not-reproduced`, `not-generalised`) no maintainer
+    /// dismissed.
+    pub refuted: i64,
+    /// Its successes that are unverified for it (each a failure in the strict view).
+    pub unverified: i64,
+    /// The agent of another submission of this row's key that stands refuted.
+    pub submitter_refuted: Option<String>,
+}
+
+impl Taint {
+    /// Whether the row is flagged, in both views.
+    pub fn flagged(&self) -> bool {
+        self.refuted > 0
+    }
 }
 
 /// What a submission covers under one hint condition, in valid attempts (runs whose

@@ -65,7 +65,9 @@ pub struct ReproducedRun {
     pub submitted: Outcome,
     pub reproduced: Outcome,
     pub held: bool,
-    pub duration_s: f64,
+    /// What the re-run took; `null` for a reader who is not a maintainer where its task's
+    /// check is private (spec §4j: a patch could shape it to signal).
+    pub duration_s: Option<f64>,
     pub received_at: String,
     /// Whether its re-run on a held-out variant was a success (spec §4l), where it had one.
     pub heldout: Option<bool>,

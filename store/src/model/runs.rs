@@ -16,12 +16,20 @@ pub struct RunReproduction {
     pub bundle_id: String,
     pub outcome: Outcome,
     pub error_type: Option<String>,
-    pub duration_s: f64,
+    /// What the re-run took; `null` where its outputs are withheld from the reader.
+    pub duration_s: Option<f64>,
     pub metrics: BTreeMap<String, f64>,
     /// The metrics are a private check's (its gold, bundle spec §4j) and not the
     /// reader's to read: `metrics` is empty.
     #[serde(default)]
     pub metrics_withheld: bool,
+    /// The re-run was of a task whose check is private, and the reader is not a
+    /// maintainer: what it made beside its verdict (its artifacts with their digests and
+    /// sizes, its duration) is the maintainers' (spec §4j), for a patch could shape
+    /// any of them to signal what it read on their machine. `artifacts` is empty and
+    /// `duration_s` is `null`.
+    #[serde(default)]
+    pub outputs_withheld: bool,
     /// The same final success as submitted.
     pub held: bool,
     pub executor: String,

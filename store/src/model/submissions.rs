@@ -32,7 +32,7 @@ pub struct SubmissionRecord {
 /// A submission's reproduction sample at a glance: how many of its runs were sampled,
 /// how many of those the maintainers have re-run, and how many of those ended with
 /// another final success than submitted.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "db", derive(sqlx::FromRow))]
 pub struct SampleCounts {
@@ -45,6 +45,17 @@ pub struct SampleCounts {
     pub heldout: i64,
     #[serde(default)]
     pub generalised: i64,
+    /// What its sample of successes catches (spec §4e): the least, over its conditions
+    /// with successes, of the chance that it took a fake were the share its rule names
+    /// (`/api/v1/submissions/{id}/sample`) of them fake. `null` where it was not sampled
+    /// by that rule (stored before it, or not sampled).
+    #[serde(default)]
+    #[cfg_attr(feature = "db", sqlx(default, rename = "sample_catches"))]
+    pub catches: Option<f64>,
+    /// The share of fakes `catches` is for.
+    #[serde(default)]
+    #[cfg_attr(feature = "db", sqlx(default, rename = "sample_share"))]
+    pub share: Option<f64>,
 }
 
 impl SampleCounts {

@@ -28,7 +28,9 @@ pub(super) fn board_query<'f>(
             "{with}SELECT s.bundle_id, s.agent_id, a.display_name, a.framework, a.model, a.url, s.tier, s.keyid, \
              (SELECT k.owner FROM keys k WHERE k.keyid = s.keyid) AS submitter, s.provenance, \
              s.provenance_source, s.harness, s.harness_version, s.benchmark_name, s.benchmark_version, \
-             s.task_set_digest, s.sampled, s.reproduced, s.differed, s.heldout, s.generalised, s.not_reproduced_before, {columns}{from}{order}"
+             s.task_set_digest, s.sampled, s.reproduced, s.differed, s.heldout, s.generalised, s.sample_catches, s.sample_share, s.not_reproduced_before, \
+             s.refuted, s.unverified, (SELECT MIN(o.agent_id) FROM submissions o WHERE o.keyid = s.keyid \
+             AND o.refuted > 0 AND o.bundle_id <> s.bundle_id) AS submitter_refuted, {columns}{from}{order}"
         ),
         binds,
     )
@@ -139,6 +141,11 @@ pub(super) fn board_row(row: &AnyRow, integrity: Integrity) -> Result<Leaderboar
         coverage: coverage(row)?,
         sample: sample_counts(row)?,
         not_reproduced_before: row.try_get("not_reproduced_before")?,
+        taint: Taint {
+            refuted: row.try_get("refuted")?,
+            unverified: row.try_get("unverified")?,
+            submitter_refuted: row.try_get("submitter_refuted")?,
+        },
     })
 }
 

@@ -122,7 +122,7 @@ pub(super) const COVERAGE: [&str; 4] = ["tasks", "fewest_runs", "most_runs", "sh
 pub(super) const SUBMISSION: &str = "bundle_id, agent_id, keyid, tier, provenance, provenance_source, harness, harness_version, \
      execution_known, benchmark_name, benchmark_version, task_set_digest, \
      runner_name || ' ' || runner_version AS runner, created_at, received_at, superseded_by, run_count, artifact_bytes, \
-     sampled, reproduced, differed, heldout, generalised";
+     sampled, reproduced, differed, heldout, generalised, sample_catches, sample_share";
 
 /// What a row's `sampled`, `reproduced` and `differed` say.
 pub(super) fn sample_counts(row: &AnyRow) -> Result<SampleCounts, StoreError> {

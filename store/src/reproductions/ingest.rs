@@ -10,12 +10,13 @@ use vocab::{Outcome, Tier};
 use crate::blobs::Staging;
 use crate::db;
 use crate::error::StoreError;
-use crate::findings::Cell;
+use crate::flags::Cell;
 use crate::reads::name;
 use crate::steps::{Ingested, Tx, signer, write_artifacts, write_change};
 use crate::{Store, now};
 
 use super::refuted::{Target, write_not_generalised, write_not_reproduced, write_try};
+use super::taint;
 
 /// A reproduction the server refuses, with the code the API answers.
 fn refused(code: &'static str, message: String) -> StoreError {
@@ -93,6 +94,7 @@ impl Store {
         let allowed = i64::from(self.reproduction_tries());
         let mut waiting = Vec::new();
         let mut untried = Vec::new();
+        let mut refuting = Vec::new();
         for (index, (run, target)) in m.runs.iter().zip(&targets).enumerate() {
             let key = format!("{}/{}/{}", run.task, run.hint, run.attempt);
             let mut exhausted = None;
@@ -128,17 +130,24 @@ impl Store {
                     .execute(&mut *tx)
                     .await?;
             }
+            let cell = Cell {
+                bundle_id: &r.of,
+                task: run.task.as_str(),
+                hint: run.hint,
+                current: of.superseded_by.is_none(),
+            };
             if !held {
-                let cell = Cell {
-                    bundle_id: &r.of,
-                    task: run.task.as_str(),
-                    hint: run.hint,
-                    current: of.superseded_by.is_none(),
-                };
                 write_not_reproduced(&mut tx, target, run, &cell, exhausted, &bundle_id).await?;
                 if exhausted.is_none() {
                     differed.push(key);
                 }
+                // A claimed success, or a failure said to be the infrastructure's: a lie
+                // in the submission's favour, caught.
+                if matches!(target.outcome, Outcome::Success | Outcome::InfraError) {
+                    refuting.push(target.run_id);
+                }
+            } else if heldout[index].is_none_or(|h| h.generalised) {
+                taint::verified(&mut tx, target.run_id, &cell, &bundle_id, &received_at).await?;
             }
             if let Some(h) = heldout[index] {
                 db::query("UPDATE reproduced_runs SET heldout_variant = $1, heldout_generalised = $2 WHERE run_id = $3")
@@ -156,6 +165,7 @@ impl Store {
                     };
                     write_not_generalised(&mut tx, target, h, &cell, &bundle_id).await?;
                     not_generalised.push(format!("{}/{}/{}", run.task, run.hint, run.attempt));
+                    refuting.push(target.run_id);
                 }
             }
         }
@@ -171,7 +181,6 @@ impl Store {
         .bind(&r.of)
         .execute(&mut *tx)
         .await?;
-        let gpu_hours: f64 = m.runs.iter().filter_map(|x| x.duration_s).sum::<f64>() / 3600.0;
         let mut detail = format!(
             "maintainers ({}) re-ran {} sampled runs of {} ({}): {} held",
             signer.owner,
@@ -206,10 +215,21 @@ impl Store {
                 detail.push_str(&format!(" ({} did not)", not_generalised.join(", ")));
             }
         }
-        detail.push_str(&format!(
-            "; {:.2} hours on {} ({}), reproduction {bundle_id}",
-            gpu_hours, r.executor, r.hardware.description
-        ));
+        // Issue 75: a caught lie costs the whole submission.
+        if let Some(&first) = refuting.first() {
+            let unverified =
+                taint::taint(&mut tx, &r.of, of.superseded_by.is_none(), first, &received_at).await?;
+            if unverified > 0 {
+                detail.push_str(&format!(
+                    "; a caught lie costs the submission: {unverified} other success(es), not themselves re-run and \
+                     held, are unverified (failures in the strict view) and queued for re-run"
+                ));
+            }
+        }
+        // Not the hours it took: the change log is anyone's, and a re-run's duration is a
+        // channel a patch could shape (spec §4j); the maintainers' queue sums them.
+        detail
+            .push_str(&format!("; on {} ({}), reproduction {bundle_id}", r.executor, r.hardware.description));
         write_change(&mut tx, &received_at, "reproduced", &r.of, &of.agent_id, &detail).await?;
         staging.publish().await?;
         tx.commit().await?;

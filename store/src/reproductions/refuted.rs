@@ -7,7 +7,7 @@ use vocab::Outcome;
 
 use crate::db;
 use crate::error::StoreError;
-use crate::findings::{Cell, flagging_checks, move_flags, move_refuted};
+use crate::flags::{Cell, flagging_checks, move_flags, move_refuted};
 use crate::steps::Tx;
 
 use super::NOT_REPRODUCED;
@@ -189,7 +189,12 @@ pub(super) async fn write_try(
 }
 
 /// Adds the server's finding `check` to run `run_id`, after the server's others.
-async fn add_finding(tx: &mut Tx<'_>, run_id: i64, check: &str, message: &str) -> Result<(), StoreError> {
+pub(super) async fn add_finding(
+    tx: &mut Tx<'_>,
+    run_id: i64,
+    check: &str,
+    message: &str,
+) -> Result<(), StoreError> {
     let (next,): (i64,) = db::query_as(
         "SELECT CAST(COALESCE(MAX(position) + 1, 0) AS BIGINT) FROM findings WHERE run_id = $1 AND found_by = 'server'",
     )

@@ -90,16 +90,32 @@ pub(crate) async fn write_sample(
     signer: &KeyRecord,
     at: &str,
     carried: &[Carried],
+    rule: sample::Rule,
 ) -> Result<(), StoreError> {
     if !sampled_kind(bundle, signer) {
         return Ok(());
     }
     let runs = Candidate::of(&bundle.manifest);
     let (epoch, key) = current_key(tx, at).await?;
+    // Spec §4e: a submitter one of whose submissions did not reproduce or generalise (no
+    // maintainer having dismissed the finding) is sampled by the enlarged rule.
+    let (refuted,): (i64,) = db::query_as(
+        "SELECT CAST(COUNT(*) AS BIGINT) FROM findings f JOIN runs r ON r.id = f.run_id          JOIN submissions s ON s.bundle_id = r.bundle_id          WHERE s.keyid = $1 AND s.bundle_id <> $2 AND f.check_name IN ($3, $4) AND f.found_by = 'server'          AND (f.review IS NULL OR f.review <> 'dismissed')",
+    )
+    .bind(&signer.keyid)
+    .bind(bundle_id)
+    .bind(crate::NOT_REPRODUCED)
+    .bind(crate::NOT_GENERALISED)
+    .fetch_one(&mut **tx)
+    .await?;
+    let rule = if refuted > 0 { rule.enlarged() } else { rule };
     // The keyed rule's choice, and the runs whose same run of an earlier submission did
     // not reproduce (spec §4e), where this bundle has them.
     let mut chosen: BTreeMap<usize, Option<&str>> =
-        sample::choose(&key, bundle_id, &runs).into_iter().map(|i| (i, None)).collect();
+        sample::choose(&key, bundle_id, &runs, &rule).into_iter().map(|i| (i, None)).collect();
+    let successes = sample::successes(&runs);
+    let sizes = sample::sizes(successes, &rule);
+    let catches = sample::power(successes, sizes, rule.share);
     let agent = &bundle.manifest.agent.id;
     for c in carried {
         let same = bundle.manifest.runs.iter().position(|r| c.reaches(agent, r));
@@ -139,12 +155,28 @@ pub(crate) async fn write_sample(
         .execute(&mut **tx)
         .await?;
     }
-    db::query("UPDATE submissions SET sampled = $1 WHERE bundle_id = $2")
+    let rule_json = serde_json::to_string(&rule).expect("a rule serialises");
+    db::query("UPDATE submissions SET sampled = $1, sample_rule = $3, sample_catches = $4, sample_share = $5 WHERE bundle_id = $2")
         .bind(chosen.len() as i64)
         .bind(bundle_id)
+        .bind(rule_json)
+        .bind(catches)
+        .bind(rule.share)
         .execute(&mut **tx)
         .await?;
     Ok(())
+}
+
+/// A sampled run anyone may know of: reproduced, sampled under a revealed key, carried
+/// from an earlier submission, or escalated by a refutation of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicSampled {
+    pub task: String,
+    pub hint: Hint,
+    pub attempt: i64,
+    pub carried_from: Option<String>,
+    /// The run of its submission whose refutation queued it (issue 75).
+    pub escalated_by: Option<i64>,
 }
 
 impl Store {
@@ -214,22 +246,25 @@ impl Store {
     /// revealed key, or sampled because the same run of the agent's earlier submission
     /// did not reproduce, which anyone can see), as (task, hint, attempt, that earlier
     /// submission); every sampled run once its key is out.
-    pub async fn public_sample(
-        &self,
-        bundle_id: &str,
-    ) -> Result<Vec<(String, Hint, i64, Option<String>)>, StoreError> {
+    pub async fn public_sample(&self, bundle_id: &str) -> Result<Vec<PublicSampled>, StoreError> {
         let rows = db::query(
-            "SELECT r.task, r.hint, r.attempt, x.carried_from FROM samples x JOIN runs r ON r.id = x.run_id \
+            "SELECT r.task, r.hint, r.attempt, x.carried_from, x.escalated_by FROM samples x JOIN runs r ON r.id = x.run_id \
              JOIN sampling_keys k ON k.epoch = x.epoch LEFT JOIN reproduced_runs rr ON rr.run_id = x.run_id \
-             WHERE x.bundle_id = $1 AND (k.revealed_at IS NOT NULL OR rr.run_id IS NOT NULL OR x.carried_from IS NOT NULL) \
-             ORDER BY r.task, r.hint, r.attempt",
+             WHERE x.bundle_id = $1 AND (k.revealed_at IS NOT NULL OR rr.run_id IS NOT NULL OR x.carried_from IS NOT NULL \
+             OR x.escalated_by IS NOT NULL) ORDER BY r.task, r.hint, r.attempt",
         )
         .bind(bundle_id)
         .fetch_all(&self.pool)
         .await?;
         rows.iter()
             .map(|r| {
-                Ok((r.try_get("task")?, name(r, "hint")?, r.try_get("attempt")?, r.try_get("carried_from")?))
+                Ok(PublicSampled {
+                    task: r.try_get("task")?,
+                    hint: name(r, "hint")?,
+                    attempt: r.try_get("attempt")?,
+                    carried_from: r.try_get("carried_from")?,
+                    escalated_by: r.try_get("escalated_by")?,
+                })
             })
             .collect()
     }
@@ -242,5 +277,70 @@ impl Store {
                 .fetch_optional(&self.pool)
                 .await?;
         Ok(row.map(|(e,)| e))
+    }
+
+    /// Records the rule [`Store::sample_rule`] holds as the one in force from now on,
+    /// unless it is the one recorded last; the change log says so. Whether it changed.
+    pub async fn record_sample_rule(&self) -> Result<bool, StoreError> {
+        let rule = self.sample_rule();
+        let text = serde_json::to_string(&rule).expect("a rule serialises");
+        let _one_writer = self.write_lock.lock().await;
+        let mut tx = self.pool.begin().await?;
+        let last: Option<(String,)> =
+            db::query_as("SELECT rule FROM sample_rules ORDER BY since DESC LIMIT 1")
+                .fetch_optional(&mut *tx)
+                .await?;
+        if last.is_some_and(|(r,)| r == text) {
+            return Ok(false);
+        }
+        let at = now();
+        db::query("INSERT INTO sample_rules (since, rule) VALUES ($1, $2)")
+            .bind(&at)
+            .bind(&text)
+            .execute(&mut *tx)
+            .await?;
+        sampling_change(
+            &mut tx,
+            &at,
+            &format!(
+                "the sample rule is now: the successes that catch a {}% share of fakes with {}% probability, at most {} \
+                 per submission (spec §4e)",
+                rule.share * 100.0,
+                rule.probability * 100.0,
+                rule.cap
+            ),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Every sample rule the server has used, oldest first, each with when it began.
+    pub async fn sample_rules(&self) -> Result<Vec<(String, sample::Rule)>, StoreError> {
+        let rows: Vec<(String, String)> =
+            db::query_as("SELECT since, rule FROM sample_rules ORDER BY since").fetch_all(&self.pool).await?;
+        rows.into_iter()
+            .map(|(since, text)| {
+                let rule = serde_json::from_str(&text)
+                    .map_err(|e| StoreError::Unreadable(format!("the sample rule of {since}: {e}")))?;
+                Ok((since, rule))
+            })
+            .collect()
+    }
+
+    /// The rule a submission's sample of successes was sized by (spec §4e), where it was
+    /// sampled by one.
+    pub async fn sample_rule_of(&self, bundle_id: &str) -> Result<Option<sample::Rule>, StoreError> {
+        let row: Option<(Option<String>,)> =
+            db::query_as("SELECT sample_rule FROM submissions WHERE bundle_id = $1")
+                .bind(bundle_id)
+                .fetch_optional(&self.pool)
+                .await?;
+        row.and_then(|(r,)| r)
+            .map(|text| {
+                serde_json::from_str(&text)
+                    .map_err(|e| StoreError::Unreadable(format!("the sample rule of {bundle_id}: {e}")))
+            })
+            .transpose()
     }
 }
