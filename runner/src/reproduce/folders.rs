@@ -122,3 +122,37 @@ pub(super) fn cut_logs(results: &std::path::Path, cap: u64) -> Result<usize, Ski
     }
     Ok(cut)
 }
+
+/// Submits every reproduction packed above, in the queue's order, once all of them are:
+/// when each arrives then tells nothing of how long its own re-runs took, which a
+/// patch could shape (by sleeping) to signal what it read here (spec §4j). Once
+/// stored, what a reproduction re-ran is kept apart: the next `reproduce` starts afresh.
+/// One whose answer never comes is submitted again by the next `reproduce`.
+pub(super) fn submit_all(opts: &super::Options, reports: &mut [super::Report]) -> Result<(), Error> {
+    for report in reports.iter_mut().filter(|r| r.verdict.is_none() && r.skipped.is_none()) {
+        let Some(path) = report.bundle.clone() else { continue };
+        let verdict = crate::submit::submit(&path, &opts.server)?;
+        report.bundle = Some(match &verdict {
+            crate::submit::Verdict::Accepted { body, .. } => {
+                match archive(&opts.out.join(&report.bundle_id), body) {
+                    Ok(kept) => kept,
+                    Err(super::Skip(why)) => {
+                        eprintln!("submission {}: stored, but {why}", report.bundle_id);
+                        path
+                    }
+                }
+            }
+            crate::submit::Verdict::Refused { .. } => path,
+        });
+        report.verdict = Some(verdict);
+    }
+    Ok(())
+}
+
+/// Makes `dir` (and its parents) and leaves it readable by its owner only.
+pub(super) fn private_dir(dir: &std::path::Path) -> Result<(), Error> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let io = |e: std::io::Error| Error::Setup(format!("{}: {e}", dir.display()));
+    std::fs::create_dir_all(dir).map_err(io)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)
+}

@@ -115,7 +115,7 @@ pub fn reproduce(opts: &Options) -> Result<Vec<Report>, Error> {
     }
     // What re-runs leave here holds held-out inputs and checkers' logs of private
     // checks: the maintainers' only, whatever the umask (a Slurm scratch is shared).
-    private_dir(&opts.out)?;
+    folders::private_dir(&opts.out)?;
     let api = Api::new(&opts.server, Some(&opts.token));
     let key = crate::keyfile::read_secret(&opts.key)?;
     let mut by_bundle: BTreeMap<String, Vec<QueuedRun>> = BTreeMap::new();
@@ -172,16 +172,8 @@ pub fn reproduce(opts: &Options) -> Result<Vec<Report>, Error> {
         }
         reports.push(report);
     }
-    submit_all(opts, &mut reports)?;
+    folders::submit_all(opts, &mut reports)?;
     Ok(reports)
-}
-
-/// Makes `dir` (and its parents) and leaves it readable by its owner only.
-fn private_dir(dir: &std::path::Path) -> Result<(), Error> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let io = |e: std::io::Error| Error::Setup(format!("{}: {e}", dir.display()));
-    std::fs::create_dir_all(dir).map_err(io)?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)
 }
 
 /// Why a submission's sample was not re-run (the others still are).
@@ -382,30 +374,6 @@ fn reproduce_one(
     // Packed; submitted once every submission's re-runs are done ([`submit_all`]).
     report.bundle = Some(path);
     Ok(report)
-}
-
-/// Submits every reproduction packed above, in the queue's order, once all of them are:
-/// when each arrives then tells nothing of how long its own re-runs took, which a
-/// patch could shape (by sleeping) to signal what it read here (spec §4j). Once
-/// stored, what a reproduction re-ran is kept apart: the next `reproduce` starts afresh.
-/// One whose answer never comes is submitted again by the next `reproduce`.
-fn submit_all(opts: &Options, reports: &mut [Report]) -> Result<(), Error> {
-    for report in reports.iter_mut().filter(|r| r.verdict.is_none() && r.skipped.is_none()) {
-        let Some(path) = report.bundle.clone() else { continue };
-        let verdict = crate::submit::submit(&path, &opts.server)?;
-        report.bundle = Some(match &verdict {
-            Verdict::Accepted { body, .. } => match archive(&opts.out.join(&report.bundle_id), body) {
-                Ok(kept) => kept,
-                Err(Skip(why)) => {
-                    eprintln!("submission {}: stored, but {why}", report.bundle_id);
-                    path
-                }
-            },
-            Verdict::Refused { .. } => path,
-        });
-        report.verdict = Some(verdict);
-    }
-    Ok(())
 }
 
 /// Spec §4l: each run the server assigned a held-out variant, whose re-run above was
