@@ -97,15 +97,14 @@ pub(crate) async fn write_sample(
     }
     let runs = Candidate::of(&bundle.manifest);
     let (epoch, key) = current_key(tx, at).await?;
-    // Spec §4e: a submitter one of whose submissions did not reproduce or generalise (no
-    // maintainer having dismissed the finding) is sampled by the enlarged rule.
+    // Spec §4e: a submitter one of whose submissions stands refuted (the count the
+    // reproductions keep, which also marks the submitter's rows) is sampled by the
+    // enlarged rule.
     let (refuted,): (i64,) = db::query_as(
-        "SELECT CAST(COUNT(*) AS BIGINT) FROM findings f JOIN runs r ON r.id = f.run_id          JOIN submissions s ON s.bundle_id = r.bundle_id          WHERE s.keyid = $1 AND s.bundle_id <> $2 AND f.check_name IN ($3, $4) AND f.found_by = 'server'          AND (f.review IS NULL OR f.review <> 'dismissed')",
+        "SELECT CAST(COUNT(*) AS BIGINT) FROM submissions WHERE keyid = $1 AND refuted > 0 AND bundle_id <> $2",
     )
     .bind(&signer.keyid)
     .bind(bundle_id)
-    .bind(crate::NOT_REPRODUCED)
-    .bind(crate::NOT_GENERALISED)
     .fetch_one(&mut **tx)
     .await?;
     let rule = if refuted > 0 { rule.enlarged() } else { rule };
@@ -321,8 +320,7 @@ impl Store {
             db::query_as("SELECT since, rule FROM sample_rules ORDER BY since").fetch_all(&self.pool).await?;
         rows.into_iter()
             .map(|(since, text)| {
-                let rule = serde_json::from_str(&text)
-                    .map_err(|e| StoreError::Unreadable(format!("the sample rule of {since}: {e}")))?;
+                let rule = rule_of(&text, &since)?;
                 Ok((since, rule))
             })
             .collect()
@@ -336,11 +334,11 @@ impl Store {
                 .bind(bundle_id)
                 .fetch_optional(&self.pool)
                 .await?;
-        row.and_then(|(r,)| r)
-            .map(|text| {
-                serde_json::from_str(&text)
-                    .map_err(|e| StoreError::Unreadable(format!("the sample rule of {bundle_id}: {e}")))
-            })
-            .transpose()
+        row.and_then(|(r,)| r).map(|text| rule_of(&text, bundle_id)).transpose()
     }
+}
+
+/// A stored sample rule (of `whose`: a submission, or the time it came into force).
+fn rule_of(text: &str, whose: &str) -> Result<sample::Rule, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Unreadable(format!("the sample rule of {whose}: {e}")))
 }
