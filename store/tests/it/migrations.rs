@@ -41,7 +41,11 @@ async fn a_database_from_before_imported_results_upgrades_in_place() {
             )
         };
         let row_now = |id: &str, provenance: &str| {
-            row(id, provenance, "NULL").replace(&format!(", {blob})"), ", 'rexbench', NULL, 1, 0, 0, 0, 0, 0, NULL, 0, 0)")
+            // The columns since: … sample_rule, sample_catches, sample_share, refuted, unverified (0026).
+            row(id, provenance, "NULL").replace(
+                &format!(", {blob})"),
+                ", 'rexbench', NULL, 1, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, NULL, 0, 0)",
+            )
         };
         let mut conn = AnyConnection::connect(&url(&backend)).await.unwrap();
         migrate_to(&backend, 4, &mut conn).await;
