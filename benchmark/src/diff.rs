@@ -19,6 +19,11 @@ pub struct FileDiff {
     pub added: Vec<Added>,
     /// How many lines the patch removes from the file.
     pub removed: usize,
+    /// Each line it removes: its line number in the patch and its text, without the
+    /// leading `-`.
+    pub removed_text: Vec<(usize, String)>,
+    /// A `GIT binary patch`'s payload lines (its `literal`/`delta` lines and their data).
+    pub payload: Vec<String>,
     /// Git says the file's bytes differ without lines (`Binary files … differ`, or a
     /// `GIT binary patch`).
     pub binary: bool,
@@ -62,6 +67,51 @@ pub fn files_touched(patch: &str) -> Vec<String> {
     touched
 }
 
+/// A patch's identity (bundle spec §5b): a digest of what it changes, not of how it is
+/// written. Per file, in order of path: its old and new path, whether it is binary (and
+/// a binary patch's payload), and the text of each line it removes and adds, in the
+/// patch's order, with every whitespace character taken out and lines left empty by
+/// that dropped. The
+/// preamble and any text between files, the hunks' headers and their context lines,
+/// line endings and whitespace-only changes weigh nothing: a patch behind a junk first
+/// line, or re-indented, is the same patch. `None` for text that changes no file.
+pub fn identity(patch: &str) -> Option<String> {
+    let mut files = parse(patch);
+    if files.is_empty() {
+        return None;
+    }
+    files.sort_by(|a, b| (a.path(), &a.old, &a.new).cmp(&(b.path(), &b.old, &b.new)));
+    let squeeze = |text: &str| -> String { text.chars().filter(|c| !c.is_whitespace()).collect() };
+    let mut canonical = String::from("rexbench patch identity v1\n");
+    for file in &files {
+        let name = |p: &Option<String>| p.clone().unwrap_or_else(|| "/dev/null".to_owned());
+        canonical.push_str(&format!(
+            "file\t{}\t{}\t{}\t{}\n",
+            name(&file.old),
+            name(&file.new),
+            if file.copy { "copy" } else { "change" },
+            if file.binary { "binary" } else { "text" }
+        ));
+        let mut lines: Vec<(usize, char, &String)> = file
+            .removed_text
+            .iter()
+            .map(|(n, t)| (*n, '-', t))
+            .chain(file.added.iter().map(|a| (a.line, '+', &a.text)))
+            .collect();
+        lines.sort_by_key(|(n, _, _)| *n);
+        let payload = file.payload.iter().map(|t| (0, '=', t));
+        for (_, sign, text) in lines.into_iter().chain(payload) {
+            let text = squeeze(text);
+            if !text.is_empty() {
+                canonical.push(sign);
+                canonical.push_str(&text);
+                canonical.push('\n');
+            }
+        }
+    }
+    Some(bundle::Digest::of(canonical.as_bytes()).to_hex())
+}
+
 /// The files `patch` changes, in order of appearance.
 pub fn parse(patch: &str) -> Vec<FileDiff> {
     read(patch).0
@@ -83,6 +133,8 @@ fn read(patch: &str) -> (Vec<FileDiff>, Vec<DiffLine>) {
     let mut left = (0usize, 0usize);
     // The last file came from a `diff --git` line, its `---`/`+++` headers not yet read.
     let mut from_git = false;
+    // Within a `GIT binary patch`'s payload, until the next file.
+    let mut in_payload = false;
     for (index, raw) in patch.lines().enumerate() {
         let line = raw.strip_suffix('\r').unwrap_or(raw);
         let number = index + 1;
@@ -103,6 +155,7 @@ fn read(patch: &str) -> (Vec<FileDiff>, Vec<DiffLine>) {
                     left.0 = left.0.saturating_sub(1);
                     if let Some(file) = files.last_mut() {
                         file.removed += 1;
+                        file.removed_text.push((number, line[1..].to_owned()));
                     }
                 }
                 // "\ No newline at end of file" belongs to the line before it.
@@ -131,6 +184,13 @@ fn read(patch: &str) -> (Vec<FileDiff>, Vec<DiffLine>) {
         } else {
             DiffLine::Text
         });
+        if in_payload && !line.starts_with("diff --git ") {
+            if let Some(file) = files.last_mut() {
+                file.payload.push(line.to_owned());
+            }
+            continue;
+        }
+        in_payload = false;
         if let Some(paths) = line.strip_prefix("diff --git ") {
             // Git names the file here, and only here for a binary or mode-only change.
             let (old, new) = git_paths(paths);
@@ -141,6 +201,8 @@ fn read(patch: &str) -> (Vec<FileDiff>, Vec<DiffLine>) {
                 header_line: number,
                 added: Vec::new(),
                 removed: 0,
+                removed_text: Vec::new(),
+                payload: Vec::new(),
                 binary: false,
             });
             from_git = true;
@@ -153,6 +215,7 @@ fn read(patch: &str) -> (Vec<FileDiff>, Vec<DiffLine>) {
             files.last_mut().expect("pushed").copy = true;
         } else if from_git && (line.starts_with("Binary files ") || line == "GIT binary patch") {
             files.last_mut().expect("pushed").binary = true;
+            in_payload = line == "GIT binary patch";
         } else if let Some(path) = line.strip_prefix("--- ") {
             old_header = Some(header_path(path));
         } else if let Some(path) = line.strip_prefix("+++ ") {
@@ -163,10 +226,14 @@ fn read(patch: &str) -> (Vec<FileDiff>, Vec<DiffLine>) {
                 header_line: number,
                 added: Vec::new(),
                 removed: 0,
+                removed_text: Vec::new(),
+                payload: Vec::new(),
                 binary: false,
             };
             match files.last_mut() {
-                Some(last) if from_git => *last = FileDiff { copy: last.copy, binary: last.binary, ..file },
+                Some(last) if from_git => {
+                    *last = FileDiff { copy: last.copy, binary: last.binary, payload: std::mem::take(&mut last.payload), ..file }
+                }
                 _ => files.push(file),
             }
             from_git = false;
@@ -327,5 +394,39 @@ mod tests {
         assert_eq!(binary, [true, true, false]);
         let literal = "diff --git a/w.bin b/w.bin\nindex 1..2\nGIT binary patch\nliteral 3\nKcmZ?d00001\n\n";
         assert!(parse(literal)[0].binary);
+    }
+
+    /// Issue 75's copies: behind a junk first line, with other hunk headers and context,
+    /// CRLF line endings, re-indented, or with its files in another order, a patch is
+    /// the same patch; a changed line, path or order of lines is another.
+    #[test]
+    fn a_patch_is_what_it_changes_not_how_it_is_written() {
+        let base = "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,3 @@\n ctx\n-x = 1\n+x = 2\n+print(x)\n\
+                    diff --git a/run.sh b/run.sh\n--- a/run.sh\n+++ b/run.sh\n@@ -4 +4 @@\n-a\n+b\n";
+        let id = identity(base).expect("a patch");
+        let junk = format!("attempt 3\n{base}");
+        let headers = base.replace("@@ -1,2 +1,3 @@\n ctx\n", "@@ -10,2 +10,3 @@ def f():\n other\n");
+        let crlf = base.replace('\n', "\r\n");
+        let spaced = base.replace("+x = 2", "+x=2   ").replace("+print(x)", "+\tprint( x )\n+   ");
+        let (first, second) = base.split_at(base.find("diff --git a/run.sh").unwrap());
+        let reordered = format!("{second}{first}");
+        for same in [junk.as_str(), &headers, &crlf, &spaced, &reordered] {
+            assert_eq!(identity(same).as_deref(), Some(id.as_str()), "{same:?}");
+        }
+        let other_line = base.replace("+x = 2", "+x = 3");
+        let other_path = base.replace("run.sh", "run2.sh");
+        let other_order = base.replace("+x = 2\n+print(x)", "+print(x)\n+x = 2");
+        let removal_kept = base.replace("-x = 1\n", " x = 1\n").replace("@@ -1,2 +1,3 @@", "@@ -1,2 +1,4 @@");
+        for other in [other_line, other_path, other_order, removal_kept] {
+            assert_ne!(identity(&other).as_deref(), Some(id.as_str()), "{other:?}");
+        }
+        // Two binary changes of one file differ by their payloads.
+        let binary = |data: &str| {
+            format!("diff --git a/w.bin b/w.bin\nindex 1..2\nGIT binary patch\nliteral 4\n{data}\n\nliteral 0\nHcmV?d00001\n\n")
+        };
+        assert_ne!(identity(&binary("Lc${NkU|")), identity(&binary("Mc${NkU|")));
+        assert_eq!(identity(&binary("Lc${NkU|")), identity(&format!("note\n{}", binary("Lc${NkU|"))));
+        assert_eq!(identity(""), None);
+        assert_eq!(identity("no diff here\n"), None);
     }
 }

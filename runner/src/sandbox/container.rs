@@ -31,8 +31,15 @@ const fn known(long: &'static str, short: Option<char>, value: bool) -> Known {
     Known { long, short, value }
 }
 
-/// docker's and podman's global options the runner allows (before `run`).
-const OCI_GLOBAL: &[Known] = &[known("--storage-driver", None, true), known("--log-level", None, true)];
+/// docker's and podman's global options the runner allows (before `run`): where the
+/// engine keeps its own storage and state (podman's `--root` and `--runroot`), none of
+/// which the container sees.
+const OCI_GLOBAL: &[Known] = &[
+    known("--storage-driver", None, true),
+    known("--log-level", None, true),
+    known("--root", None, true),
+    known("--runroot", None, true),
+];
 
 /// docker's and podman's `run` options the runner allows; each value is checked below.
 const OCI_RUN: &[Known] = &[

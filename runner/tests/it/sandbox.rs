@@ -252,13 +252,17 @@ fn rootfs(root: &Path) -> PathBuf {
 }
 
 /// podman's sandboxing flags, as `lint_container` asks them, with the limits this
-/// machine's nested runc can set, on the storage every test here uses (vfs: the image
-/// test's).
+/// machine's nested runc can set. Its storage is the test's own, beside the root
+/// filesystem (vfs, as this machine's podman needs): no other test's podman, and no
+/// state the machine's own storage is in, can meet it.
 pub fn podman_template(rootfs: &Path) -> String {
+    let store = rootfs.parent().expect("a root filesystem in a folder").join("podman");
     format!(
-        "podman --storage-driver=vfs run --rm --name {{name}} --user 65534:65534 --network none --read-only --cap-drop ALL \
-         --security-opt no-new-privileges --ulimit nofile=1024:1024 --ulimit nproc=1000:1000 \
-         -v /usr:/usr:ro -v {{workdir}}:{{workdir}} -w {{workdir}} --rootfs {} {{command}}",
+        "podman --storage-driver=vfs --root {} --runroot {} run --rm --name {{name}} --user 65534:65534 --network none \
+         --read-only --cap-drop ALL --security-opt no-new-privileges --ulimit nofile=1024:1024 \
+         --ulimit nproc=1000:1000 -v /usr:/usr:ro -v {{workdir}}:{{workdir}} -w {{workdir}} --rootfs {} {{command}}",
+        store.join("storage").display(),
+        store.join("run").display(),
         rootfs.display()
     )
 }

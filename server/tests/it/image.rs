@@ -7,9 +7,21 @@ use std::time::{Duration, Instant};
 
 use crate::harness::repo;
 
+/// The test's own podman storage and state (`scripts/image`'s `REXBENCH_PODMAN_STORE`):
+/// kept beside the build, so that the base image is made once, and apart from the
+/// machine's, whose state (another tool's podman, another driver) is not the test's.
+fn store() -> std::path::PathBuf {
+    repo().join("target/podman")
+}
+
 fn podman(args: &[&str]) -> (bool, String) {
+    let store = store();
     let out = Command::new("podman")
         .arg("--storage-driver=vfs")
+        .arg("--root")
+        .arg(store.join("storage"))
+        .arg("--runroot")
+        .arg(store.join("run"))
         .args(args)
         .env("CONTAINERS_CONF", repo().join("deploy/containers.conf"))
         .stdin(Stdio::null())
@@ -36,6 +48,7 @@ fn the_image_builds_runs_as_a_user_and_serves_the_demo() {
         .arg(repo().join("scripts/image"))
         .env("REXBENCH_IMAGE_BASE", "local")
         .env("REXBENCH_IMAGE_PROFILE", "debug")
+        .env("REXBENCH_PODMAN_STORE", store())
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&built.stdout).into_owned();
