@@ -232,7 +232,12 @@ fn read(patch: &str) -> (Vec<FileDiff>, Vec<DiffLine>) {
             };
             match files.last_mut() {
                 Some(last) if from_git => {
-                    *last = FileDiff { copy: last.copy, binary: last.binary, payload: std::mem::take(&mut last.payload), ..file }
+                    *last = FileDiff {
+                        copy: last.copy,
+                        binary: last.binary,
+                        payload: std::mem::take(&mut last.payload),
+                        ..file
+                    }
                 }
                 _ => files.push(file),
             }
@@ -422,7 +427,9 @@ mod tests {
         }
         // Two binary changes of one file differ by their payloads.
         let binary = |data: &str| {
-            format!("diff --git a/w.bin b/w.bin\nindex 1..2\nGIT binary patch\nliteral 4\n{data}\n\nliteral 0\nHcmV?d00001\n\n")
+            format!(
+                "diff --git a/w.bin b/w.bin\nindex 1..2\nGIT binary patch\nliteral 4\n{data}\n\nliteral 0\nHcmV?d00001\n\n"
+            )
         };
         assert_ne!(identity(&binary("Lc${NkU|")), identity(&binary("Mc${NkU|")));
         assert_eq!(identity(&binary("Lc${NkU|")), identity(&format!("note\n{}", binary("Lc${NkU|"))));

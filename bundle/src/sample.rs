@@ -11,7 +11,9 @@
 //! carry a patch, and the `infra_error` run with the smallest keyed hash, whether or not
 //! it carries one: an attempt the submitter says did not run is re-run too, or
 //! relabelling a failure would keep it from ever being checked (one with nothing to
-//! re-run is so marked in the maintainers' queue, and counts as a failure strictly). The keyed hash of a run is
+//! re-run is so marked in the maintainers' queue, and counts as a failure strictly).
+//! Successes are drawn whether or not they carry a patch, for the same reason. Beside
+//! the keyed choice, every run whose verdict a regrade changed (section 4i) is sampled. The keyed hash of a run is
 //! `HMAC-SHA256(key, "rexbench.sample/v1\n" + bundle id + "\n" + task + "\n" + hint + "\n" + attempt)`,
 //! compared as bytes.
 
@@ -36,6 +38,9 @@ pub struct Candidate {
     /// Whether the run carries a `patch` artifact: a run without one cannot be re-run
     /// (an `infra_error` run is sampled all the same).
     pub has_patch: bool,
+    /// Whether a regrade changed its verdict (section 4i): such a run is always sampled,
+    /// or regrading many failures and keeping the lucky ones would go unchecked.
+    pub regraded: bool,
 }
 
 impl Candidate {
@@ -49,16 +54,20 @@ impl Candidate {
                 attempt: r.attempt,
                 outcome: r.outcome,
                 has_patch: r.artifacts.contains_key("patch"),
+                regraded: r.regraded.is_some_and(|g| g.from != r.outcome),
             })
             .collect()
     }
 
-    /// Which of a condition's three slots the run competes for: a success or another
-    /// counted outcome if it can be re-run, an `infra_error` run always.
+    /// Which of a condition's three slots the run competes for: a success always (one
+    /// without a patch, which only an imported bundle may have, is drawn like any other:
+    /// left out, it would make the sample's size and what it catches overstate, and a
+    /// success that cannot be re-run counts as not reproduced), another counted outcome
+    /// if it can be re-run, an `infra_error` run always.
     fn slot(&self) -> Option<Slot> {
         match self.outcome {
             Outcome::InfraError => Some(Slot::InfraError),
-            Outcome::Success => self.has_patch.then_some(Slot::Success),
+            Outcome::Success => Some(Slot::Success),
             _ => self.has_patch.then_some(Slot::Failure),
         }
     }
@@ -244,7 +253,11 @@ fn choose_sized(key: &[u8], bundle_id: &str, runs: &[Candidate], sizes: [u32; 3]
         let take = if kind == Slot::Success { sizes[hint_index(hint)] as usize } else { 1 };
         chosen.extend(hashed.into_iter().take(take).map(|(_, i)| i));
     }
+    // Every run whose verdict a regrade changed, beside the keyed choice and beyond the
+    // cap.
+    chosen.extend(runs.iter().enumerate().filter(|(_, c)| c.regraded && c.eligible()).map(|(i, _)| i));
     chosen.sort_unstable();
+    chosen.dedup();
     chosen
 }
 
@@ -289,179 +302,4 @@ pub fn commitment(key: &[u8]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// One success per condition: a cap of three.
-    const ONE: Rule = Rule { share: 0.2, probability: 0.9, cap: 3 };
-
-    fn run(task: &str, hint: Hint, attempt: u32, outcome: Outcome) -> Candidate {
-        Candidate { task: task.into(), hint, attempt, outcome, has_patch: true }
-    }
-
-    #[test]
-    fn one_success_and_one_failure_per_condition_chosen_by_the_key() {
-        let mut runs = Vec::new();
-        for hint in Hint::ALL {
-            for attempt in 1..=5 {
-                let outcome = if attempt % 2 == 0 { Outcome::Success } else { Outcome::WrongResult };
-                runs.push(run("cogs", hint, attempt, outcome));
-            }
-        }
-        let a = choose(&[1; 32], "b", &runs, &ONE);
-        assert_eq!(a.len(), 6, "{a:?}");
-        for hint in Hint::ALL {
-            let of = |s: bool| {
-                a.iter()
-                    .filter(|&&i| runs[i].hint == hint && (runs[i].outcome == Outcome::Success) == s)
-                    .count()
-            };
-            assert_eq!((of(true), of(false)), (1, 1));
-        }
-        // Another key or another bundle chooses otherwise (over many keys, some differ).
-        assert!((0..20u8).any(|k| choose(&[k; 32], "b", &runs, &ONE) != a));
-        assert!((0..20u8).any(|k| choose(&[1; 32], &format!("b{k}"), &runs, &ONE) != a));
-    }
-
-    #[test]
-    fn counted_runs_without_a_patch_are_never_chosen_and_an_infra_error_always_may_be() {
-        let runs = vec![
-            Candidate { has_patch: false, ..run("cogs", Hint::None, 1, Outcome::Success) },
-            Candidate { has_patch: false, ..run("cogs", Hint::None, 2, Outcome::WrongResult) },
-        ];
-        assert!(choose(&[7; 32], "b", &runs, &ONE).is_empty());
-        let runs = vec![Candidate { has_patch: false, ..run("cogs", Hint::None, 2, Outcome::InfraError) }];
-        assert_eq!(choose(&[7; 32], "b", &runs, &ONE), [0]);
-    }
-
-    #[test]
-    fn one_infrastructure_error_per_condition_is_chosen_beside_the_others() {
-        // Every failure relabelled `infra_error`: the relabelled runs are sampled too.
-        let mut runs = Vec::new();
-        for hint in Hint::ALL {
-            for attempt in 1..=5 {
-                let outcome = if attempt == 1 { Outcome::Success } else { Outcome::InfraError };
-                runs.push(run("cogs", hint, attempt, outcome));
-            }
-        }
-        runs.push(run("othello", Hint::None, 1, Outcome::WrongResult));
-        let a = choose(&[3; 32], "b", &runs, &ONE);
-        for hint in Hint::ALL {
-            let of = |o: Outcome| a.iter().filter(|&&i| runs[i].hint == hint && runs[i].outcome == o).count();
-            let failures = usize::from(hint == Hint::None);
-            assert_eq!(
-                (of(Outcome::Success), of(Outcome::InfraError), of(Outcome::WrongResult)),
-                (1, 1, failures),
-                "{hint:?}: {a:?}"
-            );
-        }
-        // Which infra_error run is the key's choice, as for the others.
-        assert!((0..20u8).any(|k| choose(&[k; 32], "b", &runs, &ONE) != a));
-    }
-
-    #[test]
-    fn the_sample_of_successes_is_the_fewest_that_catch_the_share_with_the_probability() {
-        let rule = Rule::DEFAULT;
-        // Worked by hand: 24 successes, 5 fakes (⌈4.8⌉): 8 drawn miss them all with
-        // chance 0.103, 9 with 0.071.
-        assert_eq!(fakes(24, 0.2), 5);
-        assert!((miss(24, 5, 8) - 0.1028).abs() < 1e-3 && (miss(24, 5, 9) - 0.0707).abs() < 1e-3);
-        assert_eq!(needed(24, &rule), 9);
-        assert_eq!((needed(5, &rule), needed(10, &rule), needed(0, &rule), needed(1, &rule)), (5, 7, 0, 1));
-        // The size follows the count of successes: for every count, the fewest that catch.
-        for s in 1..=200 {
-            let k = needed(s, &rule);
-            assert!(catches(s, k, rule.share) >= rule.probability, "{s}: {k}");
-            assert!(k == 1 || catches(s, k - 1, rule.share) < rule.probability, "{s}: {k} is not the fewest");
-        }
-        // A submitter whose submission did not reproduce: half the share, caught as surely.
-        let enlarged = rule.enlarged();
-        assert_eq!((enlarged.share, enlarged.cap), (0.1, 60));
-        assert_eq!(needed(24, &enlarged), 13);
-        assert!(needed(60, &enlarged) > needed(60, &rule));
-        // Over the cap, shared out so that the condition that catches least gets the next.
-        assert_eq!(sizes([24, 24, 24], &rule), [9, 9, 9]);
-        assert_eq!(sizes([24, 24, 24], &Rule { cap: 20, ..rule }), [7, 7, 6]);
-        assert_eq!(sizes([24, 2, 0], &Rule { cap: 6, ..rule }), [4, 2, 0]);
-        assert_eq!(power([24, 0, 0], [9, 0, 0], 0.2).map(|p| (p * 1000.0).round()), Some(929.0));
-        assert_eq!(power([0, 0, 0], [0, 0, 0], 0.2), None);
-        for bad in [
-            Rule { share: 0.0, ..rule },
-            Rule { share: 1.5, ..rule },
-            Rule { probability: 1.0, ..rule },
-            Rule { probability: f64::NAN, ..rule },
-            Rule { cap: 0, ..rule },
-        ] {
-            assert!(bad.problem().is_some(), "{bad:?}");
-        }
-        assert_eq!(rule.problem(), None);
-    }
-
-    /// The power test: over many submissions (each its own key and id) whose successes are
-    /// 20% fake, the share in which the keyed sample takes a fake is the hypergeometric
-    /// chance the rule promises (at least 90%), within sampling error.
-    #[test]
-    fn over_many_submissions_with_a_fifth_faked_the_sample_catches_as_often_as_promised() {
-        let rule = Rule::DEFAULT;
-        for successes in [5u32, 12, 24, 40] {
-            let trials = 2000;
-            let mut caught = 0;
-            for t in 0..trials {
-                let key: [u8; 32] = Sha256::digest(format!("key {successes} {t}")).into();
-                let bundle = format!("{:x}", Sha256::digest(format!("bundle {t}")));
-                // 12 tasks × 5 attempts without hints; the first `successes` succeed, and a
-                // fifth of those (by a second hash, so not the key's order) are fake.
-                let mut runs = Vec::new();
-                for n in 0..60u32 {
-                    let outcome = if n < successes { Outcome::Success } else { Outcome::WrongResult };
-                    runs.push(run(&format!("task{}", n / 5), Hint::None, n % 5 + 1, outcome));
-                }
-                let mut order: Vec<u32> = (0..successes).collect();
-                order.sort_by_key(|n| Sha256::digest(format!("fake {t} {n}")).to_vec());
-                let fake: Vec<u32> = order.into_iter().take(fakes(successes, rule.share) as usize).collect();
-                let chosen = choose(&key, &bundle, &runs, &rule);
-                caught += usize::from(chosen.iter().any(|&i| fake.contains(&(i as u32))));
-            }
-            let k = needed(successes, &rule);
-            let promised = catches(successes, k, rule.share);
-            let observed = caught as f64 / f64::from(trials);
-            let error = (promised * (1.0 - promised) / f64::from(trials)).sqrt();
-            assert!(promised >= rule.probability);
-            assert!(
-                (observed - promised).abs() <= 4.0 * error + 1e-9,
-                "{successes} successes, {k} sampled: caught {observed}, promised {promised}"
-            );
-            assert!(observed >= rule.probability - 4.0 * error, "{successes}: {observed}");
-        }
-    }
-
-    #[test]
-    fn the_variant_is_the_keys_choice_among_those_registered() {
-        let variants = ["aa".repeat(32), "bb".repeat(32), "cc".repeat(32)];
-        let of = |k: u8, b: &str| {
-            choose_variant(&[k; 32], b, "cogs", Hint::None, 1, variants.iter().map(String::as_str))
-        };
-        let a = of(1, "b").unwrap();
-        assert!(variants.iter().any(|v| v == a));
-        // The smallest keyed hash, whatever the order the variants come in.
-        let reversed =
-            choose_variant(&[1; 32], "b", "cogs", Hint::None, 1, variants.iter().rev().map(String::as_str));
-        assert_eq!(reversed, Some(a));
-        let h = |v: &str| heldout_hash(&[1; 32], "b", "cogs", Hint::None, 1, v);
-        assert!(variants.iter().all(|v| h(a) <= h(v)));
-        assert!((0..20u8).any(|k| of(k, "b") != Some(a)));
-        assert_eq!(choose_variant(&[1; 32], "b", "cogs", Hint::None, 1, []), None);
-    }
-
-    #[test]
-    fn the_keyed_hash_is_hmac_sha256_of_the_documented_message() {
-        // RFC 4231's test case 2, to pin the primitive: key "Jefe".
-        let mut mac = Hmac::<Sha256>::new_from_slice(b"Jefe").unwrap();
-        mac.update(b"what do ya want for nothing?");
-        assert_eq!(
-            hex::encode(mac.finalize().into_bytes()),
-            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
-        );
-        assert_eq!(commitment(b""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    }
-}
+mod tests;

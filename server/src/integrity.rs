@@ -54,9 +54,10 @@ pub async fn server_checks(
     // Reading patches, trajectories and provenance records is work for a core, not for
     // the workers that answer requests.
     let (cards, manifest) = (app.cards.clone(), bundle.manifest.clone());
-    let (mut found, costs) = tokio::task::spawn_blocking(move || {
+    let (mut found, costs, identities) = tokio::task::spawn_blocking(move || {
         let costs = costs(&manifest, &read);
-        judge(&cards, manifest.provenance.kind, &manifest.runs, &read).map(|found| (found, costs))
+        let identities = identities(&manifest, &read);
+        judge(&cards, manifest.provenance.kind, &manifest.runs, &read).map(|found| (found, costs, identities))
     })
     .await
     .map_err(ApiError::internal)??;
@@ -64,7 +65,30 @@ pub async fn server_checks(
         flag_infra_error_share(bundle, &mut found);
     }
     flag_copied_attempts(app, bundle, &mut found).await?;
-    Ok(ServerChecks { findings: found, costs })
+    let checks = ServerChecks { findings: found, costs, identities };
+    let copied = benchmark::integrity::copied_patches(&bundle.manifest.runs, |r| checks.identity_of(r));
+    let mut checks = checks;
+    for (i, finding) in copied {
+        let findings = checks.findings.entry(i).or_default();
+        if findings.len() < MAX_FINDINGS {
+            findings.push(finding);
+        }
+    }
+    Ok(checks)
+}
+
+/// Bundle spec §5b: each patch's identity, by its digest (`read` holds every patch).
+fn identities(manifest: &bundle::Manifest, read: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, String> {
+    let role = ArtifactRole::Patch.to_string();
+    manifest
+        .runs
+        .iter()
+        .filter_map(|r| r.artifacts.get(&role))
+        .filter_map(|hex| {
+            let bytes = read.get(hex)?;
+            benchmark::diff::identity(&String::from_utf8_lossy(bytes)).map(|id| (hex.clone(), id))
+        })
+        .collect()
 }
 
 /// A staged artifact's bytes (the bundle's limits bound its size already).
@@ -258,4 +282,52 @@ fn public_results(card: &benchmark::task::TaskCard, record: &ProvenanceRecord) -
         .filter(|w| patterns.iter().any(|p| p.matches_with(w, benchmark::integrity::GLOB)))
         .map(str::to_owned)
         .collect()
+}
+
+/// Bundle spec §5b: the identities of patches stored before the server computed them at
+/// ingest, from their blobs, a hundred at a time; run once the board is ready. A patch
+/// whose blob is missing or larger than an artifact may be is recorded as having none.
+/// How many were recorded.
+pub async fn identify_stored_patches(app: &AppState) -> Result<usize, ApiError> {
+    use futures::TryStreamExt;
+    let mut done = 0;
+    loop {
+        let digests = app.store.patches_without_identity(100).await?;
+        if digests.is_empty() {
+            return Ok(done);
+        }
+        let mut got = Vec::with_capacity(digests.len());
+        for digest in digests {
+            let mut bytes = Vec::new();
+            let read = match app.store.blobs().read(&digest).await {
+                Ok(mut chunks) => loop {
+                    match chunks.try_next().await {
+                        Ok(Some(chunk)) if (bytes.len() + chunk.len()) as u64 <= app.limits.artifact => {
+                            bytes.extend_from_slice(&chunk)
+                        }
+                        Ok(Some(_)) => break Err("larger than an artifact may be".to_owned()),
+                        Ok(None) => break Ok(()),
+                        Err(e) => break Err(e.to_string()),
+                    }
+                },
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err("its blob is missing".to_owned()),
+                Err(e) => return Err(ApiError::blob_store_unavailable().with_cause(e.to_string())),
+            };
+            let identity = match read {
+                Ok(()) => {
+                    let text = String::from_utf8_lossy(&bytes).into_owned();
+                    tokio::task::spawn_blocking(move || benchmark::diff::identity(&text))
+                        .await
+                        .map_err(ApiError::internal)?
+                }
+                Err(why) => {
+                    tracing::warn!(patch = %digest.to_hex(), why, "a stored patch has no identity");
+                    None
+                }
+            };
+            got.push((digest, identity));
+        }
+        app.store.record_identities(&got).await?;
+        done += got.len();
+    }
 }

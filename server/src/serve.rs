@@ -51,6 +51,11 @@ pub async fn serve(config: Config, state: AppState) -> std::io::Result<()> {
             Err(e) => tracing::warn!(error = %crate::error::chain(e), "could not collect garbage blobs"),
         }
         background.metrics.set_collecting(false);
+        match crate::integrity::identify_stored_patches(&background).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(patches = n, "computed the identities of patches stored before them"),
+            Err(e) => tracing::warn!(error = %e, "could not compute the identities of stored patches"),
+        }
     });
     let app = crate::router::router(shared);
     // Each connection speaks HTTP/1, as axum's own server would, but with a deadline

@@ -25,15 +25,23 @@ pub type ServerFindings = BTreeMap<usize, Vec<Finding>>;
 pub struct ServerChecks {
     pub findings: ServerFindings,
     pub costs: BTreeMap<usize, CostCheck>,
+    /// Each patch's identity (bundle spec §5b: `benchmark::diff::identity`), by the
+    /// patch artifact's digest, for the patches the server read.
+    pub identities: BTreeMap<String, String>,
 }
 
 impl From<ServerFindings> for ServerChecks {
     fn from(findings: ServerFindings) -> ServerChecks {
-        ServerChecks { findings, costs: BTreeMap::new() }
+        ServerChecks { findings, ..ServerChecks::default() }
     }
 }
 
 impl ServerChecks {
+    /// The identity of `run`'s patch, where it has one the server read.
+    pub fn identity_of(&self, run: &bundle::Run) -> Option<&str> {
+        run.artifacts.get("patch").and_then(|d| self.identities.get(d)).map(String::as_str)
+    }
+
     /// Run `i`'s cost as the board counts it.
     fn cost(&self, i: usize, run: &bundle::Run) -> CostCheck {
         self.costs.get(&i).copied().unwrap_or(CostCheck { counted_usd: run.cost_usd, ..CostCheck::default() })
@@ -115,7 +123,6 @@ impl Store {
         checks: &ServerChecks,
     ) -> Result<Ingested, StoreError> {
         let m = &bundle.manifest;
-        let found = &checks.findings;
         let bundle_id = bundle.id.to_hex();
         let agent_id = m.agent.id.clone();
         if already_stored(tx, &bundle_id).await? {
@@ -128,8 +135,9 @@ impl Store {
         let execution_known = self.execution_known(m);
         write_submission(tx, bundle, &bundle_id, &signer, &received_at, execution_known).await?;
         write_artifacts(tx, bundle, &received_at).await?;
-        let carried = crate::reproductions::not_reproduced_before(tx, bundle, &bundle_id).await?;
-        let found = &carry_not_reproduced(tx, bundle, &bundle_id, &carried, found).await?;
+        write_identities(tx, &checks.identities).await?;
+        let carried = crate::reproductions::not_reproduced_before(tx, bundle, &bundle_id, checks).await?;
+        let found = &carry_not_reproduced(tx, bundle, &bundle_id, &carried, checks).await?;
         write_runs(tx, bundle, &bundle_id, found, checks).await?;
         crate::reproductions::write_sample(
             tx,
@@ -138,6 +146,7 @@ impl Store {
             &signer,
             &received_at,
             &carried,
+            checks,
             self.sample_rule(),
         )
         .await?;
@@ -176,8 +185,9 @@ async fn carry_not_reproduced<'f>(
     bundle: &VerifiedBundle,
     bundle_id: &str,
     carried: &[crate::reproductions::Carried],
-    found: &'f ServerFindings,
+    checks: &'f ServerChecks,
 ) -> Result<std::borrow::Cow<'f, ServerFindings>, StoreError> {
+    let found = &checks.findings;
     let Some(first) = carried.first() else { return Ok(std::borrow::Cow::Borrowed(found)) };
     let mut found = found.clone();
     db::query("UPDATE submissions SET not_reproduced_before = $1 WHERE bundle_id = $2")
@@ -190,7 +200,7 @@ async fn carry_not_reproduced<'f>(
         // A success claims what did not reproduce or generalise; an infra_error says the
         // run proves nothing, where the same run's re-run ended in a counted outcome.
         let before = carried.iter().find(|c| {
-            c.reaches(agent, run)
+            c.reaches(agent, run, checks.identity_of(run))
                 && (run.outcome == Outcome::Success
                     || (run.outcome == Outcome::InfraError && c.check == crate::NOT_REPRODUCED))
         });
@@ -207,7 +217,7 @@ async fn carry_not_reproduced<'f>(
                     message: format!(
                         "{} {what}: this run counts as a failure in the strict view until a maintainer dismisses \
                          this finding.",
-                        c.source(agent, run)
+                        c.source(agent, run, checks.identity_of(run))
                     ),
                     artifact: None,
                     line: None,
@@ -217,6 +227,20 @@ async fn carry_not_reproduced<'f>(
         }
     }
     Ok(std::borrow::Cow::Owned(found))
+}
+
+/// Each patch's identity, once for every digest (a patch stored before has it already).
+async fn write_identities(tx: &mut Tx<'_>, identities: &BTreeMap<String, String>) -> Result<(), StoreError> {
+    for (digest, identity) in identities {
+        db::query(
+            "INSERT INTO patch_identities (digest, identity) VALUES ($1, $2) ON CONFLICT (digest) DO NOTHING",
+        )
+        .bind(digest)
+        .bind(identity)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
 }
 
 /// Spec §5a: a kind that skips what holds a submitter's claims to account (evidence, the
@@ -299,8 +323,8 @@ async fn write_submission(
     db::query(
         "INSERT INTO submissions (bundle_id, agent_id, keyid, tier, provenance, provenance_source, \
          benchmark_name, benchmark_version, task_set_digest, runner_name, runner_version, created_at, \
-         received_at, run_count, artifact_bytes, harness, harness_version, execution_known) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
+         received_at, run_count, artifact_bytes, harness, harness_version, execution_known, regrades_flipped) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
     )
     .bind(bundle_id)
     .bind(&m.agent.id)
@@ -320,6 +344,7 @@ async fn write_submission(
     .bind(&harness.name)
     .bind(&harness.version)
     .bind(i64::from(execution_known))
+    .bind(m.runs.iter().filter(|r| r.regraded.is_some_and(|g| g.from != r.outcome)).count() as i64)
     .execute(&mut **tx)
     .await?;
     db::query("INSERT INTO envelopes (bundle_id, envelope) VALUES ($1, $2)")

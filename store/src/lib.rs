@@ -41,6 +41,8 @@ mod flags;
 #[cfg(feature = "db")]
 mod heldout;
 #[cfg(feature = "db")]
+mod identities;
+#[cfg(feature = "db")]
 mod ingest;
 #[cfg(feature = "db")]
 mod keys;
@@ -77,8 +79,9 @@ pub use findings::FindingsFilter;
 #[cfg(feature = "db")]
 pub use heldout::NOT_GENERALISED;
 #[cfg(feature = "db")]
-pub use ingest::{ServerChecks, ServerFindings};
+pub use identities::NO_IDENTITY;
 #[cfg(feature = "db")]
+pub use ingest::{ServerChecks, ServerFindings};
 #[cfg(feature = "db")]
 pub use outputs::OutputsChange;
 #[cfg(feature = "db")]

@@ -1,7 +1,7 @@
 //! How numbers and the benchmark's words are shown.
 
 mod sample;
-pub use sample::{catch_words, taint_words};
+pub use sample::{catch_words, regrade_words, taint_words};
 
 use store::{Hint, Outcome, ProvenanceKind, Tier};
 

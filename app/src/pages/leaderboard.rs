@@ -602,6 +602,13 @@ fn BoardRow(
                     </div>
                 })}
                 <TaintNotice taint=row.taint.clone() agent=agent.clone()/>
+                {(row.regrades_flipped > 0).then(|| view! {
+                    <div class="small regrades">
+                        <a href="/about#regrades" title="a Harbor regrade judged these runs' outputs again and changed their verdicts; each is re-run by the maintainers, whatever the sample's key">
+                            {format::regrade_words(row.regrades_flipped)}
+                        </a>
+                    </div>
+                })}
                 {(flagged > 0).then(|| view! {
                     <div class="flag">
                         <a href=format!("{agent}#flagged") title="successes with an integrity finding no maintainer has dismissed">

@@ -16,8 +16,10 @@ pub const COPIED_ATTEMPT: Check = Check {
     looks_for: "a success whose agent record (its log or trajectory) is byte for byte another success's, \
                 in the same bundle or under another agent id: an agent run twice does not write the same \
                 record twice, so one of them was copied (a success copied over a failure, or one pool of \
-                runs drawn again under a new name); the same patch alone is not flagged, as honest agents \
-                can make the same small change",
+                runs drawn again under a new name); and two successes of one bundle on one task whose \
+                patches change the same lines (the same patch identity, bundle spec §5b, however each is \
+                written: behind another first line, re-indented): one attempt's work counted as several. A \
+                maintainer may dismiss it where the change is so small that attempts meet on it honestly",
 };
 
 pub const HINT_IN_TRANSCRIPT: Check = Check {
@@ -88,6 +90,47 @@ pub fn copied_attempts(
                         copies.join(", ")
                     ),
                     artifact: Some(role.to_owned()),
+                    line: None,
+                    text_digest: None,
+                },
+            );
+        }
+    }
+    out
+}
+
+/// A finding for each success of `runs` (by index) whose patch has the identity of
+/// another success's of the same task in the same bundle (bundle spec §5b); `identity`
+/// gives a run's.
+pub fn copied_patches<'r>(
+    runs: &'r [Run],
+    identity: impl Fn(&'r Run) -> Option<&'r str>,
+) -> BTreeMap<usize, Finding> {
+    let mut by_patch: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
+    for (i, run) in runs.iter().enumerate().filter(|(_, r)| r.outcome == bundle::Outcome::Success) {
+        if let Some(id) = identity(run) {
+            by_patch.entry((run.task.as_str(), id)).or_default().push(i);
+        }
+    }
+    let mut out = BTreeMap::new();
+    for ((_, id), here) in by_patch.into_iter().filter(|(_, here)| here.len() > 1) {
+        for &i in &here {
+            let others: Vec<String> = here
+                .iter()
+                .filter(|&&j| j != i)
+                .map(|&j| format!("attempt {} ({})", runs[j].attempt, runs[j].hint.label()))
+                .collect();
+            out.insert(
+                i,
+                Finding {
+                    check: COPIED_ATTEMPT.slug.to_owned(),
+                    message: format!(
+                        "this run's patch changes the same lines as that of {} of {} in this bundle (patch identity \
+                         {id}, however each is written): one attempt's work counted as several",
+                        others.join(", "),
+                        runs[i].task
+                    ),
+                    artifact: Some("patch".to_owned()),
                     line: None,
                     text_digest: None,
                 },

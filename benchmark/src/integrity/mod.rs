@@ -27,7 +27,8 @@ mod provenance;
 mod trajectory;
 
 pub use claims::{
-    COPIED_ATTEMPT, HINT_IN_TRANSCRIPT, RecordUse, copied_attempts, hint_in_transcript, record_of,
+    COPIED_ATTEMPT, HINT_IN_TRANSCRIPT, RecordUse, copied_attempts, copied_patches, hint_in_transcript,
+    record_of,
 };
 
 pub use provenance::{

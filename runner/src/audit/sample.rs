@@ -60,23 +60,38 @@ pub(super) fn audit(
     }
     for r in sample.runs.iter() {
         let Some(from) = &r.carried_from else { continue };
-        let differed = detail.reproduced.iter().any(|x| {
-            &x.bundle_id == from && x.task == r.task && x.hint == r.hint && x.attempt == r.attempt && !x.held
-        });
-        let earlier =
-            detail.submissions.iter().any(|s| &s.bundle_id == from && s.received_at < submission.received_at);
-        check(
-            differed && earlier,
-            format!(
-                "sample: {}/{}/{} is sampled because it did not reproduce in the earlier submission {from}: {}",
-                r.task,
-                r.hint,
-                r.attempt,
-                if differed && earlier {
-                    "its re-run there differed"
+        let (held_true, said) = if detail.submissions.iter().any(|s| &s.bundle_id == from) {
+            // An earlier submission of this agent: its same run did not reproduce.
+            let differed = detail.reproduced.iter().any(|x| {
+                &x.bundle_id == from
+                    && x.task == r.task
+                    && x.hint == r.hint
+                    && x.attempt == r.attempt
+                    && !x.held
+            });
+            let earlier = detail
+                .submissions
+                .iter()
+                .any(|s| &s.bundle_id == from && s.received_at < submission.received_at);
+            let ok = differed && earlier;
+            (
+                ok,
+                if ok {
+                    "its re-run there differed".to_owned()
                 } else {
-                    "no such earlier re-run that differed"
-                }
+                    "no such earlier re-run that differed".to_owned()
+                },
+            )
+        } else {
+            // Another agent's (spec §6a, §5b): a run of the same task there, with this
+            // run's patch, was re-run and refuted.
+            carried_from_another(api, manifest, r, from, submission)
+        };
+        check(
+            held_true,
+            format!(
+                "sample: {}/{}/{} is sampled because it did not reproduce in the earlier submission {from}: {said}",
+                r.task, r.hint, r.attempt
             ),
         );
     }
@@ -396,4 +411,70 @@ fn words(runs: &BTreeSet<(String, String, u32)>) -> String {
         return "none".into();
     }
     runs.iter().map(|(t, h, a)| format!("{t}/{h}/{a}")).collect::<Vec<_>>().join(", ")
+}
+
+/// Whether run `r` of `manifest`, sampled as carried from `from`, a submission of another
+/// agent, is so rightly: `from` arrived earlier, has a run of the same task the board
+/// shows re-run and refuted, and that run's patch is this one's (by digest; a patch with
+/// the same identity but other bytes cannot be told from the manifests, and is said).
+fn carried_from_another(
+    api: &Api,
+    manifest: &Manifest,
+    r: &super::api::SampledRunAnswer,
+    from: &str,
+    submission: &SubmissionAnswer,
+) -> (bool, String) {
+    let read = || -> Result<(Manifest, AgentAnswer), String> {
+        let bytes = api.bytes(&format!("/api/v1/submissions/{from}/envelope")).map_err(|e| e.to_string())?;
+        let envelope = Envelope::parse(&bytes).map_err(|e| e.to_string())?;
+        let payload = envelope.payload(Limits::default().manifest).map_err(|e| e.to_string())?;
+        let theirs = Manifest::parse(&payload).map_err(|e| e.to_string())?;
+        let agent: AgentAnswer =
+            api.json(&format!("/api/v1/agents/{}", theirs.agent.id)).map_err(|e| e.to_string())?;
+        Ok((theirs, agent))
+    };
+    let (theirs, agent) = match read() {
+        Ok(read) => read,
+        Err(why) => return (false, format!("it names a submission the audit cannot read: {why}")),
+    };
+    let earlier =
+        agent.submissions.iter().any(|s| s.bundle_id == from && s.received_at < submission.received_at);
+    let refuted: Vec<&super::api::ReproducedAnswer> = agent
+        .reproduced
+        .iter()
+        .filter(|x| x.bundle_id == from && x.task == r.task && (!x.held || x.heldout == Some(false)))
+        .collect();
+    let ours = manifest
+        .runs
+        .iter()
+        .find(|m| m.task.as_str() == r.task && m.hint == r.hint && m.attempt == r.attempt)
+        .and_then(|m| m.artifacts.get("patch"));
+    let same_bytes = refuted.iter().any(|x| {
+        theirs
+            .runs
+            .iter()
+            .find(|t| t.task.as_str() == x.task && t.hint == x.hint && t.attempt == x.attempt)
+            .and_then(|t| t.artifacts.get("patch"))
+            .is_some_and(|p| Some(p) == ours)
+    });
+    match (earlier, refuted.is_empty()) {
+        (false, _) => {
+            (false, format!("agent {}'s submission {from} did not arrive before this one", theirs.agent.id))
+        }
+        (true, true) => (
+            false,
+            format!("agent {}'s submission {from} has no refuted re-run of {}", theirs.agent.id, r.task),
+        ),
+        (true, false) if same_bytes => {
+            (true, format!("a re-run of the same patch in agent {}'s submission differed", theirs.agent.id))
+        }
+        (true, false) => (
+            true,
+            format!(
+                "a re-run of {} in agent {}'s submission differed; that its patch is this one's by identity (the \
+                 same changes, written otherwise) is the server's word",
+                r.task, theirs.agent.id
+            ),
+        ),
+    }
 }

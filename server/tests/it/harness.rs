@@ -250,15 +250,22 @@ pub fn with_patches(b: &mut bundle::BundleBuilder) {
         let log = b.add_bytes(log.into_bytes(), "text/plain");
         b.manifest_mut().runs[i].artifacts.insert("agent_log".into(), log.to_hex());
     }
-    // Each agent's own, so that no two submissions share an artifact.
+    // Each run's own, so that no two submissions share an artifact and no two attempts
+    // one patch (which would be a copied attempt, bundle spec §5b).
     let agent = b.manifest_mut().agent.id.clone();
     let past = |run: &bundle::Run| run.outcome.got_past_applying();
-    if b.manifest_mut().runs.iter().any(|r| past(r) && !r.artifacts.contains_key("patch")) {
-        let patch = format!("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a = 1\n+a = 2  # {agent}\n");
+    let lacking: Vec<usize> = (b.manifest_mut().runs.iter().enumerate())
+        .filter(|(_, r)| past(r) && !r.artifacts.contains_key("patch"))
+        .map(|(i, _)| i)
+        .collect();
+    for i in lacking {
+        let run = &b.manifest_mut().runs[i];
+        let patch = format!(
+            "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a = 1\n+a = 2  # {agent} {} {} {}\n",
+            run.task, run.hint, run.attempt
+        );
         let patch = b.add_bytes(patch.into_bytes(), "text/x-diff");
-        for run in b.manifest_mut().runs.iter_mut().filter(|r| past(r)) {
-            run.artifacts.entry("patch".into()).or_insert(patch.to_hex());
-        }
+        b.manifest_mut().runs[i].artifacts.insert("patch".into(), patch.to_hex());
     }
     let evaluated = b.manifest_mut().provenance.kind == bundle::ProvenanceKind::Evaluated;
     if evaluated && b.manifest_mut().runs.iter().any(|r| past(r) && !r.artifacts.contains_key("x-provenance"))

@@ -47,6 +47,14 @@ fn nine_successes(dir: &Path) -> PathBuf {
                     format!("{task}, {hint} {a}: fixed the parser, then ran it.\n"),
                 )
                 .unwrap();
+                // Each with a patch of its own (the same patch twice in one task is a
+                // copied attempt, bundle spec §5b, which the tests below look at apart).
+                let mut patch = std::fs::read_to_string(to.join("patch.diff")).unwrap();
+                patch.push_str(&format!(
+                    "diff --git a/notes.txt b/notes.txt\nnew file mode 100644\n--- /dev/null\n+++ b/notes.txt\n\
+                     @@ -0,0 +1 @@\n+{task} {hint} {a}\n"
+                ));
+                std::fs::write(to.join("patch.diff"), patch).unwrap();
             }
         }
     }
@@ -67,6 +75,13 @@ fn packed(results: &Path, id: &str, key: &SecretKey, dir: &Path) -> Vec<u8> {
     let at = benchmark::pack::timestamp(time::OffsetDateTime::now_utc());
     benchmark::pack::pack(results, agent, &[key], &at, &out).unwrap();
     std::fs::read(&out).unwrap()
+}
+
+/// `agent`'s row in the strict view (flagged successes counted as failures).
+async fn strict_row(store: &store::Store, agent: &str) -> LeaderboardRow {
+    let filter = store::LeaderboardFilter { integrity: store::Integrity::Strict, ..Default::default() };
+    let rows = store.leaderboard(&filter).await.unwrap();
+    rows.into_iter().find(|r| r.agent_id == agent).unwrap_or_else(|| panic!("no strict row of {agent}"))
 }
 
 async fn row(store: &store::Store, agent: &str) -> LeaderboardRow {
@@ -136,7 +151,6 @@ async fn a_caught_lie_makes_the_rest_of_the_submission_unverified_until_re_run_o
         // The maintainers re-run one sampled success: it does not reproduce.
         let refuted = sampled[0];
         let task = refuted.task.to_string();
-        let other = if task == "csvstats" { "wordfreq" } else { "csvstats" };
         let patch = blob(&store, refuted.patch.as_deref().unwrap()).await;
         let rerun =
             [(task.as_str(), refuted.hint.as_str(), refuted.attempt as u32, &patch[..], "wrong_result")];
@@ -145,26 +159,11 @@ async fn a_caught_lie_makes_the_rest_of_the_submission_unverified_until_re_run_o
         let stored = post_bundle(&app, signed(b, &maintainer)).await;
         assert_eq!(stored.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&stored.body));
 
-        // Its task's copies of the patch are refuted with it; every success of the other
-        // task (none re-run) is unverified. In the strict view no success stands, and the
-        // row says why in both views.
-        let runs_of = |task: &'static str| {
-            let (store, of) = (store.clone(), of.clone());
-            async move {
-                store
-                    .runs_of(&of, Some(task), None)
-                    .await
-                    .unwrap()
-                    .iter()
-                    .map(|r| r.id)
-                    .collect::<BTreeSet<i64>>()
-            }
-        };
-        let (refuted_task, unverified_task) = if task == "csvstats" {
-            (runs_of("csvstats").await, runs_of("wordfreq").await)
-        } else {
-            (runs_of("wordfreq").await, runs_of("csvstats").await)
-        };
+        // Every other success (none re-run yet) is unverified. In the strict view no
+        // success stands, and the row says why in both views.
+        let all: BTreeSet<i64> = store.runs_of(&of, None, None).await.unwrap().iter().map(|r| r.id).collect();
+        let refuted_task: BTreeSet<i64> = [refuted.run_id].into();
+        let unverified_task: BTreeSet<i64> = all.difference(&refuted_task).copied().collect();
         assert_eq!(refuted_task.len() + unverified_task.len(), 9);
         assert_eq!(unverified(&store, &of).await, unverified_task);
         let tainted = row(&store, "liar").await;
@@ -176,18 +175,10 @@ async fn a_caught_lie_makes_the_rest_of_the_submission_unverified_until_re_run_o
             tainted.taint
         );
         assert_eq!(tainted.by_hint.values().map(|r| r.flagged).sum::<i64>(), 9, "every success flagged");
-        let strict = store
-            .leaderboard(&store::LeaderboardFilter {
-                integrity: store::Integrity::Strict,
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-        let strict = strict.into_iter().find(|r| r.agent_id == "liar").unwrap();
+        let strict = strict_row(&store, "liar").await;
         assert!(strict.by_hint.values().all(|r| r.successes == 0), "{:?}", strict.by_hint);
-        let words = format!(
-            "a sampled run did not reproduce ({n_refuted} runs refuted): {n_unverified} successes unverified"
-        );
+        assert_eq!(n_refuted, 1);
+        let words = format!("a sampled run did not reproduce: {n_unverified} successes unverified");
         for integrity in ["reported", "strict"] {
             let page = get(&app, &format!("/?set={}&integrity={integrity}", refuted.task_set_digest)).await;
             let page = String::from_utf8_lossy(&page.body).into_owned();
@@ -197,7 +188,7 @@ async fn a_caught_lie_makes_the_rest_of_the_submission_unverified_until_re_run_o
         // Escalation: every unverified success not sampled already is queued at once, and
         // anyone can see why (it follows from the public refutation).
         let sampled_other: BTreeSet<i64> =
-            sampled.iter().filter(|q| q.task.as_str() == other).map(|q| q.run_id).collect();
+            sampled.iter().filter(|q| q.run_id != refuted.run_id).map(|q| q.run_id).collect();
         let queue = store.reproduction_queue(true).await.unwrap();
         let waiting: BTreeSet<i64> = queue.iter().filter(|q| q.bundle_id == of).map(|q| q.run_id).collect();
         assert!(unverified_task.is_subset(&waiting), "{waiting:?}");
@@ -232,7 +223,7 @@ async fn a_caught_lie_makes_the_rest_of_the_submission_unverified_until_re_run_o
         let run = store.run(one).await.unwrap().unwrap();
         let digest = run.artifacts.iter().find(|a| a.role == "patch").unwrap().digest.clone();
         let patch = blob(&store, &digest).await;
-        let rerun = [(other, run.hint.as_str(), run.attempt as u32, &patch[..], "success")];
+        let rerun = [(run.task.as_str(), run.hint.as_str(), run.attempt as u32, &patch[..], "success")];
         let mut b = reproduction(&of, "liar", &refuted.task_set_digest, &rerun);
         generalised(&mut b, &store.reproduction_queue(true).await.unwrap(), one);
         let held = post_bundle(&app, signed(b, &maintainer)).await;
@@ -252,8 +243,8 @@ async fn a_caught_lie_makes_the_rest_of_the_submission_unverified_until_re_run_o
             "{others:?}"
         );
 
-        // Dismissing one refutation while its copies' stand lifts nothing; dismissing the
-        // last lifts every unverified success, with the note, and the submitter's mark.
+        // Dismissing the refutation lifts every unverified success, with the note, and
+        // the submitter's mark.
         let mut refutations = Vec::new();
         for id in &refuted_task {
             for f in store.run(*id).await.unwrap().unwrap().findings {
@@ -300,4 +291,149 @@ async fn queue_len_of(store: &store::Store, bundle: &str) -> usize {
     let mut ids: BTreeSet<i64> = BTreeSet::new();
     ids.extend(pending.iter().chain(&done).filter(|q| q.bundle_id == bundle).map(|q| q.run_id));
     ids.len()
+}
+
+/// Rewrites each run's patch of `results` as `first(task, hint, attempt)` then `patch`
+/// (the task's original, or the run's own), and its log with `log`'s words: a copy that
+/// `git apply` takes for the same change, with a record of its own.
+fn rewrite(results: &Path, original: bool, first: impl Fn(&str, &str, u32) -> String, log: &str) {
+    for (task, attempts) in [("csvstats", 1), ("wordfreq", 2)] {
+        let example = repo().join(format!("tasks/examples/results/runs/{task}/none/1/patch.diff"));
+        for hint in ["none", "hints", "detailed"] {
+            for a in 1..=attempts {
+                let run = results.join(format!("runs/{task}/{hint}/{a}"));
+                let patch =
+                    std::fs::read_to_string(if original { example.clone() } else { run.join("patch.diff") })
+                        .unwrap();
+                std::fs::write(run.join("patch.diff"), format!("{}\n{patch}", first(task, hint, a))).unwrap();
+                std::fs::write(run.join("agent_log.txt"), format!("{log}: {task}, {hint} {a}.\n")).unwrap();
+            }
+        }
+    }
+}
+
+/// Issue 75, attack 4: one success copied into every attempt, each copy behind its own
+/// first line (`attempt N`, which `git apply` skips) and with its own log. The copies
+/// are one patch (bundle spec §5b): each success carries the server's `copied-attempt`
+/// finding, so none stands in the strict view, while the honest example row keeps its
+/// figures.
+#[tokio::test]
+async fn copies_of_one_patch_written_differently_are_copied_attempts() {
+    for_each_backend(|backend, blobs| async move {
+        let dir = tempfile::tempdir().unwrap();
+        let state = state(&backend, &blobs).await;
+        let submitter = SecretKey::generate();
+        state.store.add_key(&submitter.public_key(), "Team Copier", Tier::Submitter).await.unwrap();
+        let store = state.store.clone();
+        let app = server::build_app(state);
+        let results = nine_successes(dir.path());
+        rewrite(&results, true, |_, hint, a| format!("attempt {a} ({hint})"), "worked on it");
+        let posted = post_bundle(&app, packed(&results, "copier", &submitter, dir.path())).await;
+        assert_eq!(posted.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&posted.body));
+        let of = posted.json()["bundle_id"].as_str().unwrap().to_owned();
+        let runs = store.runs_of(&of, None, None).await.unwrap();
+        assert_eq!(runs.len(), 9);
+        for r in &runs {
+            let detail = store.run(r.id).await.unwrap().unwrap();
+            let copied = detail
+                .findings
+                .iter()
+                .find(|f| f.check == "copied-attempt" && f.found_by == store::FoundBy::Server);
+            let copied =
+                copied.unwrap_or_else(|| panic!("run {} is not flagged copied: {:?}", r.id, detail.findings));
+            assert!(copied.message.contains("changes the same lines"), "{}", copied.message);
+        }
+        let copier = row(&store, "copier").await;
+        assert_eq!(copier.by_hint.values().map(|r| r.flagged).sum::<i64>(), 9);
+        let strict = strict_row(&store, "copier").await;
+        assert!(strict.by_hint.values().all(|r| r.successes == 0), "{:?}", strict.by_hint);
+        let same = store.same_patches(&of).await.unwrap();
+        assert!(same.values().all(|(most, of)| most == of), "{same:?}");
+
+        // Each attempt with a patch of its own is no copy.
+        std::fs::create_dir_all(dir.path().join("honest")).unwrap();
+        let honest = nine_successes(&dir.path().join("honest"));
+        let posted = post_bundle(&app, packed(&honest, "distinct", &submitter, dir.path())).await;
+        assert_eq!(posted.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&posted.body));
+        assert_eq!(row(&store, "distinct").await.by_hint.values().map(|r| r.flagged).sum::<i64>(), 0);
+    })
+    .await;
+}
+
+/// Issue 75, attack 3: a refutation reaches back. Agent `early` stores nine successes,
+/// each with its own patch; a second key's agent `later` sends the same patches, each
+/// behind a junk first line, with records of its own. When the maintainers' re-run of a
+/// sampled success of `later` does not reproduce, `early`'s success with the same patch
+/// (the same changes, however written) gets the finding too, and `early`'s submission
+/// is tainted: in the strict view none of its successes stands, and its change log says
+/// why.
+#[tokio::test]
+async fn a_refutation_reaches_back_to_the_same_patch_stored_earlier_under_another_key() {
+    for_each_backend(|backend, blobs| async move {
+        let dir = tempfile::tempdir().unwrap();
+        let state = state(&backend, &blobs).await;
+        let (first, second, maintainer) =
+            (SecretKey::generate(), SecretKey::generate(), SecretKey::generate());
+        state.store.add_key(&first.public_key(), "Team Early", Tier::Submitter).await.unwrap();
+        state.store.add_key(&second.public_key(), "Team Later", Tier::Submitter).await.unwrap();
+        state.store.add_key(&maintainer.public_key(), "Maintainers (test)", Tier::Maintainer).await.unwrap();
+        let store = state.store.clone();
+        let app = server::build_app(state);
+        let early_dir = dir.path().join("early");
+        std::fs::create_dir_all(&early_dir).unwrap();
+        let results = nine_successes(&early_dir);
+        let posted = post_bundle(&app, packed(&results, "early", &first, dir.path())).await;
+        assert_eq!(posted.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&posted.body));
+        let early = posted.json()["bundle_id"].as_str().unwrap().to_owned();
+        rewrite(&results, false, |_, _, _| "From: a colleague".to_owned(), "another record");
+        let posted = post_bundle(&app, packed(&results, "later", &second, dir.path())).await;
+        assert_eq!(posted.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&posted.body));
+        let later = posted.json()["bundle_id"].as_str().unwrap().to_owned();
+        assert_eq!(row(&store, "early").await.by_hint.values().map(|r| r.flagged).sum::<i64>(), 0);
+
+        let queue = store.reproduction_queue(true).await.unwrap();
+        let refuted = queue
+            .iter()
+            .find(|q| q.bundle_id == later && q.outcome == bundle::Outcome::Success)
+            .expect("a sampled success");
+        let patch = blob(&store, refuted.patch.as_deref().unwrap()).await;
+        let rerun = [(
+            refuted.task.as_str(),
+            refuted.hint.as_str(),
+            refuted.attempt as u32,
+            &patch[..],
+            "wrong_result",
+        )];
+        let mut b = reproduction(&later, "later", &refuted.task_set_digest, &rerun);
+        generalised(&mut b, &queue, refuted.run_id);
+        let stored = post_bundle(&app, signed(b, &maintainer)).await;
+        assert_eq!(stored.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&stored.body));
+
+        // `early`'s twin of the refuted run: same task, hint and attempt (the same patch).
+        let twin = store
+            .runs_of(&early, Some(refuted.task.as_str()), None)
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|r| r.hint == refuted.hint && r.attempt == refuted.attempt)
+            .unwrap();
+        let detail = store.run(twin.id).await.unwrap().unwrap();
+        let reached = detail.findings.iter().find(|f| f.check == store::NOT_REPRODUCED);
+        let reached = reached.unwrap_or_else(|| panic!("not reached: {:?}", detail.findings));
+        assert!(
+            reached.message.contains("written otherwise") && reached.message.contains(&later),
+            "{}",
+            reached.message
+        );
+        let tainted = row(&store, "early").await;
+        assert_eq!((tainted.taint.refuted, tainted.taint.unverified), (1, 8), "{:?}", tainted.taint);
+        let strict = strict_row(&store, "early").await;
+        assert!(strict.by_hint.values().all(|r| r.successes == 0), "{:?}", strict.by_hint);
+        let changes = get(&app, "/api/v1/changes").await.json();
+        let said = changes["changes"].as_array().or_else(|| changes.as_array()).unwrap().iter().any(|c| {
+            c["bundle_id"] == early.as_str() && c["detail"].as_str().unwrap().contains("refuted a patch")
+        });
+        assert!(said, "{changes}");
+    })
+    .await;
 }

@@ -213,7 +213,13 @@ async fn every_page_renders_and_escapes_what_bundles_say() {
     );
     assert!(!public.to_string().contains("alert(9)"));
     assert_eq!(api["findings"][1]["artifact"], json!(null));
-    assert_eq!(api["findings"].as_array().unwrap().len(), 3);
+    // The submitter's three, and the server's: the five attempts carry one patch, one
+    // attempt's work counted five times (bundle spec §5b).
+    assert_eq!(api["findings"].as_array().unwrap().len(), 4, "{api}");
+    assert_eq!(
+        (api["findings"][3]["check"].clone(), api["findings"][3]["found_by"].clone()),
+        (json!("copied-attempt"), json!("server"))
+    );
 
     let private = get(&app, "/api/v1/tasks/checkeval").await.json();
     assert_eq!(private["public_expected"], json!([]));

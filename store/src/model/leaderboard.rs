@@ -42,6 +42,10 @@ pub struct LeaderboardRow {
     /// What a caught lie costs it, and its submitter (issue 75).
     #[serde(default)]
     pub taint: Taint,
+    /// How many of its verdicts a Harbor regrade changed (spec §4i): each such run is
+    /// sampled, whatever the key (§4e).
+    #[serde(default)]
+    pub regrades_flipped: i64,
 }
 
 /// A caught lie's cost to a row (spec §4e): a re-run refuted runs of this submission, so

@@ -47,18 +47,22 @@ impl Store {
             .collect())
     }
 
-    /// Where attempts of submission `bundle_id` made the same patch (the same digest): per
+    /// Where attempts of submission `bundle_id` made the same patch (the same identity,
+    /// bundle spec §5b: the same changes however written, or else the same digest): per
     /// task and hint condition, the most attempts that share one patch and the attempts
-    /// with a patch, where two or more share one. Shown, not flagged: honest agents can
-    /// make the same small change (bundle spec §5a).
+    /// with a patch, where two or more share one. Shown for every outcome; two successes
+    /// of one task sharing one are flagged too (`copied-attempt`, §5a).
     pub async fn same_patches(
         &self,
         bundle_id: &str,
     ) -> Result<std::collections::BTreeMap<(TaskId, Hint), (i64, i64)>, StoreError> {
         let rows: Vec<(String, String, i64, i64)> = db::query_as(
-            "SELECT task, hint, CAST(MAX(n) AS BIGINT), CAST(SUM(n) AS BIGINT) FROM (SELECT r.task, r.hint, ra.digest, COUNT(*) AS n FROM runs r \
-             JOIN run_artifacts ra ON ra.run_id = r.id AND ra.role = 'patch' WHERE r.bundle_id = $1 \
-             GROUP BY r.task, r.hint, ra.digest) p GROUP BY task, hint HAVING MAX(n) > 1",
+            "SELECT task, hint, CAST(MAX(n) AS BIGINT), CAST(SUM(n) AS BIGINT) FROM (SELECT r.task, r.hint, \
+             CASE WHEN i.identity IS NULL OR i.identity = '-' THEN ra.digest ELSE i.identity END AS patch, COUNT(*) AS n \
+             FROM runs r JOIN run_artifacts ra ON ra.run_id = r.id AND ra.role = 'patch' \
+             LEFT JOIN patch_identities i ON i.digest = ra.digest WHERE r.bundle_id = $1 \
+             GROUP BY r.task, r.hint, CASE WHEN i.identity IS NULL OR i.identity = '-' THEN ra.digest ELSE i.identity END) p \
+             GROUP BY task, hint HAVING MAX(n) > 1",
         )
         .bind(bundle_id)
         .fetch_all(&self.pool)

@@ -29,7 +29,7 @@ pub(super) fn board_query<'f>(
              (SELECT k.owner FROM keys k WHERE k.keyid = s.keyid) AS submitter, s.provenance, \
              s.provenance_source, s.harness, s.harness_version, s.benchmark_name, s.benchmark_version, \
              s.task_set_digest, s.sampled, s.reproduced, s.differed, s.heldout, s.generalised, s.sample_catches, s.sample_share, s.not_reproduced_before, \
-             s.refuted, s.unverified, (SELECT MIN(o.agent_id) FROM submissions o WHERE o.keyid = s.keyid \
+             s.refuted, s.unverified, s.regrades_flipped, (SELECT MIN(o.agent_id) FROM submissions o WHERE o.keyid = s.keyid \
              AND o.refuted > 0 AND o.bundle_id <> s.bundle_id) AS submitter_refuted, {columns}{from}{order}"
         ),
         binds,
@@ -92,7 +92,13 @@ pub(super) fn board_from<'f>(
         " FROM submissions s JOIN agents a ON a.id = s.agent_id{joins} WHERE s.superseded_by IS NULL"
     );
     if filter.reproduced {
-        from.push_str(" AND s.reproduced > 0 AND s.differed = 0 AND s.generalised = s.heldout");
+        // Held: re-run, nothing refuted, and no sampled run that cannot be re-run (one
+        // without a patch, which can never be shown to hold).
+        from.push_str(
+            " AND s.reproduced > 0 AND s.differed = 0 AND s.generalised = s.heldout \
+             AND NOT EXISTS (SELECT 1 FROM samples x WHERE x.bundle_id = s.bundle_id \
+             AND NOT EXISTS (SELECT 1 FROM run_artifacts p WHERE p.run_id = x.run_id AND p.role = 'patch'))",
+        );
     }
     // Counting only some tasks, a submission with no run on them without hints has
     // nothing to show.
@@ -146,6 +152,7 @@ pub(super) fn board_row(row: &AnyRow, integrity: Integrity) -> Result<Leaderboar
             unverified: row.try_get("unverified")?,
             submitter_refuted: row.try_get("submitter_refuted")?,
         },
+        regrades_flipped: row.try_get("regrades_flipped")?,
     })
 }
 

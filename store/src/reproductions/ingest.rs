@@ -95,6 +95,7 @@ impl Store {
         let mut waiting = Vec::new();
         let mut untried = Vec::new();
         let mut refuting = Vec::new();
+        let mut reached: Vec<super::refuted::Reached> = Vec::new();
         for (index, (run, target)) in m.runs.iter().zip(&targets).enumerate() {
             let key = format!("{}/{}/{}", run.task, run.hint, run.attempt);
             let mut exhausted = None;
@@ -137,7 +138,8 @@ impl Store {
                 current: of.superseded_by.is_none(),
             };
             if !held {
-                write_not_reproduced(&mut tx, target, run, &cell, exhausted, &bundle_id).await?;
+                reached
+                    .extend(write_not_reproduced(&mut tx, target, run, &cell, exhausted, &bundle_id).await?);
                 if exhausted.is_none() {
                     differed.push(key);
                 }
@@ -163,7 +165,7 @@ impl Store {
                         hint: run.hint,
                         current: of.superseded_by.is_none(),
                     };
-                    write_not_generalised(&mut tx, target, h, &cell, &bundle_id).await?;
+                    reached.extend(write_not_generalised(&mut tx, target, h, &cell, &bundle_id).await?);
                     not_generalised.push(format!("{}/{}/{}", run.task, run.hint, run.attempt));
                     refuting.push(target.run_id);
                 }
@@ -226,6 +228,30 @@ impl Store {
                 ));
             }
         }
+        // Bundle spec §5b: the refutation reached every stored success with the same patch;
+        // each other submission it reached is tainted in turn, and its log says so.
+        reached.sort();
+        reached.dedup_by(|a, b| a.bundle_id == b.bundle_id);
+        for other in &reached {
+            let unverified =
+                taint::taint(&mut tx, &other.bundle_id, other.current, other.run_id, &received_at).await?;
+            let mut said = format!(
+                "a reproduction ({bundle_id}) of {} ({}) refuted a patch that run {} of this submission has too (the \
+                 same changes, however written): the run carries the finding",
+                r.of, of.agent_id, other.run_id
+            );
+            if unverified > 0 {
+                said.push_str(&format!(
+                    "; a caught lie costs the submission: {unverified} other success(es) are unverified and queued for re-run"
+                ));
+            }
+            write_change(&mut tx, &received_at, "reproduced", &other.bundle_id, &other.agent_id, &said)
+                .await?;
+            detail.push_str(&format!(
+                "; the same patch in {} ({}) was flagged too",
+                other.bundle_id, other.agent_id
+            ));
+        }
         // Not the hours it took: the change log is anyone's, and a re-run's duration is a
         // channel a patch could shape (spec §4j); the maintainers' queue sums them.
         detail
@@ -279,8 +305,9 @@ async fn targets(tx: &mut Tx<'_>, of: &str, m: &bundle::Manifest) -> Result<Vec<
     let rows = db::query(
         "SELECT r.id, r.task, r.hint, r.attempt, r.outcome, p.digest AS patch, \
          CASE WHEN x.run_id IS NULL THEN 0 ELSE 1 END AS sampled, \
-         CASE WHEN rr.run_id IS NULL THEN 0 ELSE 1 END AS reproduced, x.heldout_variant \
+         CASE WHEN rr.run_id IS NULL THEN 0 ELSE 1 END AS reproduced, x.heldout_variant, i.identity \
          FROM runs r LEFT JOIN run_artifacts p ON p.run_id = r.id AND p.role = 'patch' \
+         LEFT JOIN patch_identities i ON i.digest = p.digest \
          LEFT JOIN samples x ON x.run_id = r.id LEFT JOIN reproduced_runs rr ON rr.run_id = r.id \
          WHERE r.bundle_id = $1",
     )
@@ -298,6 +325,7 @@ async fn targets(tx: &mut Tx<'_>, of: &str, m: &bundle::Manifest) -> Result<Vec<
                 sampled: row.try_get::<i64, _>("sampled")? != 0,
                 reproduced: row.try_get::<i64, _>("reproduced")? != 0,
                 patch: row.try_get("patch")?,
+                identity: row.try_get::<Option<String>, _>("identity")?.filter(|i| i != crate::NO_IDENTITY),
                 heldout_variant: row.try_get("heldout_variant")?,
             },
         );

@@ -27,30 +27,41 @@ pub(crate) struct Carried {
     /// The patch that did not reproduce, where the run had one: a later run of the same
     /// task with the same patch carries the finding whatever its agent or key.
     pub patch: Option<String>,
+    /// That patch's identity (bundle spec §5b): a later patch that changes the same
+    /// lines, however written, is the same patch.
+    pub identity: Option<String>,
     /// What it failed: `not-reproduced` (a re-run of its patch ended with another final
     /// success) or `not-generalised` (it was no success on a held-out variant).
     pub check: String,
 }
 
 impl Carried {
-    /// Whether `run` of a submission of `agent` carries what did not reproduce: it is
-    /// the same run of the same agent, or the same patch on the same task.
-    pub fn reaches(&self, agent: &str, run: &bundle::Run) -> bool {
-        let same_run = self.agent == agent
+    /// Whether `run` of a submission of `agent`, its patch's identity `identity`, carries
+    /// what did not reproduce: it is the same run of the same agent, or the same patch
+    /// (by identity, or byte for byte) on the same task.
+    pub fn reaches(&self, agent: &str, run: &bundle::Run, identity: Option<&str>) -> bool {
+        self.same_run(agent, run) || self.same_patch(run, identity)
+    }
+
+    fn same_run(&self, agent: &str, run: &bundle::Run) -> bool {
+        self.agent == agent
             && self.task == run.task.as_str()
             && self.hint == run.hint
-            && self.attempt == run.attempt;
-        let same_patch = self.task == run.task.as_str()
-            && self
-                .patch
-                .as_deref()
-                .is_some_and(|p| run.artifacts.get("patch").map(String::as_str) == Some(p));
-        same_run || same_patch
+            && self.attempt == run.attempt
+    }
+
+    fn same_patch(&self, run: &bundle::Run, identity: Option<&str>) -> bool {
+        let digest = run.artifacts.get("patch").map(String::as_str);
+        self.task == run.task.as_str()
+            && ((self.patch.is_some() && self.patch.as_deref() == digest)
+                || (self.identity.is_some() && self.identity.as_deref() == identity))
     }
 
     /// Where it came from, in words.
-    pub fn source(&self, agent: &str, run: &bundle::Run) -> String {
-        if self.agent == agent && self.hint == run.hint && self.attempt == run.attempt {
+    pub fn source(&self, agent: &str, run: &bundle::Run, identity: Option<&str>) -> String {
+        let written_otherwise = self.patch.as_deref() != run.artifacts.get("patch").map(String::as_str)
+            && self.same_patch(run, identity);
+        if self.same_run(agent, run) && !self.same_patch(run, identity) {
             format!(
                 "The same run (task {}, hint {}, attempt {}) of this agent's earlier submission {}",
                 self.task,
@@ -60,8 +71,9 @@ impl Carried {
             )
         } else {
             format!(
-                "The same patch ({}) on task {}, in attempt {} ({}) of agent {}'s submission {},",
+                "The same patch ({}{}) on task {}, in attempt {} ({}) of agent {}'s submission {},",
                 self.patch.as_deref().unwrap_or_default(),
+                if written_otherwise { ", written otherwise: it changes the same lines" } else { "" },
                 self.task,
                 self.attempt,
                 self.hint.as_str(),
@@ -80,11 +92,17 @@ pub(crate) async fn not_reproduced_before(
     tx: &mut Tx<'_>,
     bundle: &bundle::VerifiedBundle,
     bundle_id: &str,
+    checks: &crate::ServerChecks,
 ) -> Result<Vec<Carried>, StoreError> {
     let m = &bundle.manifest;
+    // Its patches, by digest and by identity.
     let patches: Vec<&str> = {
-        let mut p: Vec<&str> =
-            m.runs.iter().filter_map(|r| r.artifacts.get("patch").map(String::as_str)).collect();
+        let mut p: Vec<&str> = m
+            .runs
+            .iter()
+            .filter_map(|r| r.artifacts.get("patch").map(String::as_str))
+            .chain(m.runs.iter().filter_map(|r| checks.identity_of(r)))
+            .collect();
         p.sort_unstable();
         p.dedup();
         p
@@ -96,12 +114,15 @@ pub(crate) async fn not_reproduced_before(
     let by_patch = if patches.is_empty() {
         String::new()
     } else {
-        format!(" OR p.digest IN ({})", db::Placeholders::after(5).list(patches.len()))
+        let list = db::Placeholders::after(5).list(patches.len());
+        format!(" OR p.digest IN ({list}) OR i.identity IN ({list})")
     };
     let sql = format!(
-        "SELECT DISTINCT r.task, r.hint, r.attempt, r.bundle_id, s.agent_id, s.received_at, p.digest AS patch, f.check_name \
+        "SELECT DISTINCT r.task, r.hint, r.attempt, r.bundle_id, s.agent_id, s.received_at, p.digest AS patch, \
+         i.identity, f.check_name \
          FROM findings f JOIN runs r ON r.id = f.run_id JOIN submissions s ON s.bundle_id = r.bundle_id \
          LEFT JOIN run_artifacts p ON p.run_id = r.id AND p.role = 'patch' \
+         LEFT JOIN patch_identities i ON i.digest = p.digest \
          WHERE r.bundle_id <> $3 AND f.check_name IN ($4, $5) \
          AND f.found_by = 'server' AND (f.review IS NULL OR f.review <> 'dismissed') \
          AND ((s.agent_id = $1 AND s.benchmark_version = $2){by_patch}) \
@@ -126,6 +147,7 @@ pub(crate) async fn not_reproduced_before(
                 from: r.try_get("bundle_id")?,
                 agent: r.try_get("agent_id")?,
                 patch: r.try_get("patch")?,
+                identity: r.try_get::<Option<String>, _>("identity")?.filter(|i| i != crate::NO_IDENTITY),
                 check: r.try_get("check_name")?,
             })
         })

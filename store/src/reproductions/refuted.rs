@@ -3,6 +3,7 @@
 //! their submission with the same patch, and the tries a re-run that could not complete
 //! counts towards.
 
+use sqlx::Row;
 use vocab::Outcome;
 
 use crate::db;
@@ -19,21 +20,34 @@ pub(super) struct Target {
     pub(super) sampled: bool,
     pub(super) reproduced: bool,
     pub(super) patch: Option<String>,
+    /// Its patch's identity (bundle spec §5b), where the server read it.
+    pub(super) identity: Option<String>,
     /// The held-out variant the key chose for it at ingest (spec §4l).
     pub(super) heldout_variant: Option<String>,
 }
 
+/// A submission other than the reproduced one that a refutation reached, by a success
+/// with the same patch (bundle spec §5b): it is tainted in turn.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Reached {
+    pub(super) bundle_id: String,
+    pub(super) agent_id: String,
+    pub(super) current: bool,
+    /// Its run the finding went to.
+    pub(super) run_id: i64,
+}
+
 /// The server's `not-generalised` finding on a sampled success whose re-run on a
 /// held-out variant of its task was not a success: the success is flagged (a failure in
-/// the strict view), as a different re-run flags it; so is every other success of the
-/// submission with the same patch on the same task.
+/// the strict view), as a different re-run flags it; so is every other stored success
+/// with the same patch on the same task, of any submission.
 pub(super) async fn write_not_generalised(
     tx: &mut Tx<'_>,
     target: &Target,
     h: &bundle::HeldOut,
     cell: &Cell<'_>,
     reproduction: &str,
-) -> Result<(), StoreError> {
+) -> Result<Vec<Reached>, StoreError> {
     let message = format!(
         "The maintainers re-ran this run's patch on a held-out variant of its task (inputs no submitter sees, variant \
          {}) and it was not a success there: the result did not generalise (reproduction {reproduction}).",
@@ -66,43 +80,70 @@ async fn flag(
     Ok(())
 }
 
-/// The re-run of `target`'s patch refuted it (`check`): every other success of its
-/// submission with the same patch on the same task claims what was refuted, and gets
-/// the finding too (the sample re-runs one success per condition; a copy beside it is
-/// the same claim).
+/// The re-run of `target`'s patch refuted it (`check`): every other stored success of
+/// the same task with the same patch (by its identity, bundle spec §5b, or byte for
+/// byte), of this submission or any other, earlier or later, under any agent or key,
+/// claims what was refuted and gets the finding too (the sample re-runs a few successes;
+/// a copy beside them, or elsewhere, is the same claim). The other submissions reached.
 async fn flag_same_patch(
     tx: &mut Tx<'_>,
     target: &Target,
     cell: &Cell<'_>,
     check: &str,
     what: &str,
-) -> Result<(), StoreError> {
-    let Some(patch) = &target.patch else { return Ok(()) };
-    let rows: Vec<(i64, String, i64)> = db::query_as(
-        "SELECT r.id, r.hint, r.attempt FROM runs r JOIN run_artifacts p ON p.run_id = r.id AND p.role = 'patch' \
-         WHERE r.bundle_id = $1 AND r.task = $2 AND p.digest = $3 AND r.outcome = 'success' AND r.id <> $4 \
-         ORDER BY r.hint, r.attempt",
+) -> Result<Vec<Reached>, StoreError> {
+    let Some(patch) = &target.patch else { return Ok(Vec::new()) };
+    let rows = db::query(
+        "SELECT r.id, r.bundle_id, r.hint, r.attempt, s.agent_id, p.digest, \
+         CASE WHEN s.superseded_by IS NULL THEN 1 ELSE 0 END AS current \
+         FROM runs r JOIN submissions s ON s.bundle_id = r.bundle_id \
+         JOIN run_artifacts p ON p.run_id = r.id AND p.role = 'patch' \
+         LEFT JOIN patch_identities i ON i.digest = p.digest \
+         WHERE r.task = $1 AND r.outcome = 'success' AND r.id <> $2 AND (p.digest = $3 OR i.identity = $4) \
+         ORDER BY s.received_at, r.bundle_id, r.hint, r.attempt",
     )
-    .bind(cell.bundle_id)
     .bind(cell.task)
-    .bind(patch)
     .bind(target.run_id)
+    .bind(patch)
+    .bind(target.identity.as_deref())
     .fetch_all(&mut **tx)
     .await?;
-    for (run_id, hint, _) in rows {
-        let hint: vocab::Hint = hint.parse().map_err(|e: vocab::UnknownName| sqlx::Error::ColumnDecode {
-            index: "hint".into(),
-            source: e.into(),
-        })?;
-        let message = format!(
-            "This run's patch ({patch}) is the one of run {} of this submission, which the maintainers re-ran: it {what}. \
-             The same patch makes the same claim.",
-            target.run_id
-        );
-        let same = Cell { bundle_id: cell.bundle_id, task: cell.task, hint, current: cell.current };
+    let (agent,): (String,) = db::query_as("SELECT agent_id FROM submissions WHERE bundle_id = $1")
+        .bind(cell.bundle_id)
+        .fetch_one(&mut **tx)
+        .await?;
+    let mut reached = Vec::new();
+    for row in &rows {
+        let run_id: i64 = row.try_get("id")?;
+        if flagging_checks(tx, run_id).await?.contains(check) {
+            continue;
+        }
+        let bundle_id: String = row.try_get("bundle_id")?;
+        let digest: String = row.try_get("digest")?;
+        let hint: vocab::Hint = crate::reads::name(row, "hint")?;
+        let current = row.try_get::<i64, _>("current")? != 0;
+        let written = if &digest == patch { "" } else { ", written otherwise: it changes the same lines" };
+        let message = if bundle_id == cell.bundle_id {
+            format!(
+                "This run's patch ({digest}{written}) is the one of run {} of this submission, which the maintainers \
+                 re-ran: it {what}. The same patch makes the same claim.",
+                target.run_id
+            )
+        } else {
+            format!(
+                "This run's patch ({digest}{written}) is the one of run {} (agent {agent}, submission {}), which the \
+                 maintainers re-ran: it {what}. The same patch makes the same claim, whenever and by whomever it \
+                 was submitted.",
+                target.run_id, cell.bundle_id
+            )
+        };
+        let same = Cell { bundle_id: &bundle_id, task: cell.task, hint, current };
         flag(tx, run_id, &same, check, &message).await?;
+        if bundle_id != cell.bundle_id {
+            reached.push(Reached { bundle_id, agent_id: row.try_get("agent_id")?, current, run_id });
+        }
     }
-    Ok(())
+    Ok(reached)
 }
 
 /// The server's `not-reproduced` finding on a submitted run whose final success the
@@ -117,7 +158,7 @@ pub(super) async fn write_not_reproduced(
     cell: &Cell<'_>,
     exhausted: Option<i64>,
     reproduction: &str,
-) -> Result<(), StoreError> {
+) -> Result<Vec<Reached>, StoreError> {
     let success = target.outcome == Outcome::Success;
     let infra = target.outcome == Outcome::InfraError;
     let was = if success || infra { flagging_checks(tx, target.run_id).await? } else { Default::default() };
@@ -142,13 +183,13 @@ pub(super) async fn write_not_reproduced(
         let is = flagging_checks(tx, target.run_id).await?;
         move_flags(tx, cell, &was, &is).await?;
         let what = if exhausted.is_some() { "could not be re-run" } else { "did not reproduce" };
-        flag_same_patch(tx, target, cell, NOT_REPRODUCED, what).await?;
+        return flag_same_patch(tx, target, cell, NOT_REPRODUCED, what).await;
     } else if infra {
         // A run said to prove nothing either way, whose re-run ended in a counted
         // outcome, or could not be re-run at all: a failure in the strict view (spec §4e).
         move_refuted(tx, cell, was.contains(NOT_REPRODUCED), true).await?;
     }
-    Ok(())
+    Ok(Vec::new())
 }
 
 /// One try of a sampled run (spec §4d): a re-run that ended `infra_error`, kept with what

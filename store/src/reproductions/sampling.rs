@@ -90,6 +90,7 @@ pub(crate) async fn write_sample(
     signer: &KeyRecord,
     at: &str,
     carried: &[Carried],
+    checks: &crate::ServerChecks,
     rule: sample::Rule,
 ) -> Result<(), StoreError> {
     if !sampled_kind(bundle, signer) {
@@ -117,7 +118,7 @@ pub(crate) async fn write_sample(
     let catches = sample::power(successes, sizes, rule.share);
     let agent = &bundle.manifest.agent.id;
     for c in carried {
-        let same = bundle.manifest.runs.iter().position(|r| c.reaches(agent, r));
+        let same = bundle.manifest.runs.iter().position(|r| c.reaches(agent, r, checks.identity_of(r)));
         // Carried is said even where the key chose it too: that it is sampled follows
         // from public facts, so saying so tells a submitter nothing of the key's choice.
         if let Some(i) = same {

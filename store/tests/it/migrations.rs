@@ -41,10 +41,11 @@ async fn a_database_from_before_imported_results_upgrades_in_place() {
             )
         };
         let row_now = |id: &str, provenance: &str| {
-            // The columns since: … sample_rule, sample_catches, sample_share, refuted, unverified (0026).
+            // The columns since: … sample_rule, sample_catches, sample_share, refuted, unverified
+            // (0026), regrades_flipped (0027).
             row(id, provenance, "NULL").replace(
                 &format!(", {blob})"),
-                ", 'rexbench', NULL, 1, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, NULL, 0, 0)",
+                ", 'rexbench', NULL, 1, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, NULL, 0, 0, 0)",
             )
         };
         let mut conn = AnyConnection::connect(&url(&backend)).await.unwrap();

@@ -16,6 +16,14 @@ pub fn taint_words(refuted: i64, unverified: i64) -> String {
     }
 }
 
+/// How many of a submission's verdicts a regrade changed (spec §4i), in words.
+pub fn regrade_words(flipped: i64) -> String {
+    match flipped {
+        1 => "1 verdict changed by a regrade, re-run".to_owned(),
+        n => format!("{n} verdicts changed by regrades, each re-run"),
+    }
+}
+
 /// What a submission's sample of successes could catch (spec §4e), in words; none where
 /// it was not sized (stored before sizing, or not sampled, or without successes).
 pub fn catch_words(catches: Option<f64>, share: Option<f64>) -> Option<String> {
@@ -53,5 +61,11 @@ mod tests {
             Some("this sample catches a 20% share of fakes with 100% probability")
         );
         assert_eq!(catch_words(None, Some(0.2)), None);
+    }
+
+    #[test]
+    fn regrades_are_counted_in_words() {
+        assert_eq!(regrade_words(1), "1 verdict changed by a regrade, re-run");
+        assert_eq!(regrade_words(4), "4 verdicts changed by regrades, each re-run");
     }
 }
