@@ -423,6 +423,8 @@ enum Measure {
 /// over the shared task draws (`drawn`, see [`draw_tasks`]), each drawn task's runs
 /// redrawn from the agent's own stream for that measure and condition
 /// ([`Sampler::for_agent`]); NaN where the replicate drew no task the agent ran there.
+/// Only the tasks `only` keeps (by task) count, where it is given: a paired change.
+#[allow(clippy::too_many_arguments)]
 fn replicate(
     id: &str,
     cells: &[[ReadyCell; 3]],
@@ -431,12 +433,15 @@ fn replicate(
     draws: &[Draw],
     drawn: &[usize],
     seed: u64,
+    only: Option<&[bool]>,
 ) -> Vec<f64> {
     let mut rng = Sampler::for_agent(seed, id, 2 * h as u64 + u64::from(measure == Measure::Executed));
     // Per task: the draw and the runs it counts, 0 runs where there is nothing to draw.
     let series: Vec<(usize, u32)> = cells
         .iter()
-        .map(|c| match (c[h], measure) {
+        .enumerate()
+        .map(|(t, c)| match (c[h], measure) {
+            _ if only.is_some_and(|o| !o[t]) => (0, 0),
             (Some((draw, runs, _)), Measure::Success)
             | (Some((_, _, Some((draw, runs)))), Measure::Executed) => (draw, runs),
             _ => (0, 0),
@@ -580,7 +585,7 @@ fn analyse_on(
     // groups), and its own numbers: kept from before, or made from its replicates.
     let (mut stats, success): (Vec<AgentStats>, Vec<Vec<f64>>) = each_agent(agents, threads, |a, agent| {
         let rates = |h: usize, measure: Measure| {
-            replicate(&agent.id, &prepared.cells[a], h, measure, &prepared.draws, &drawn, seed)
+            replicate(&agent.id, &prepared.cells[a], h, measure, &prepared.draws, &drawn, seed, None)
         };
         let none = rates(0, Measure::Success);
         let own = earlier(agent).unwrap_or_else(|| {
@@ -591,9 +596,35 @@ fn analyse_on(
                 let reps = rates(h, Measure::Executed);
                 interval(pooled_by(&agent.cells, h, |c| (c.executed, c.exec_counted)), &reps)
             };
+            // Paired (issue 75): over the tasks both conditions cover with their full
+            // attempts, the estimate and every replicate alike.
             let up = |h: usize| {
-                let est = Some(pooled(&agent.cells, h)? - pooled(&agent.cells, 0)?);
-                interval(est, &difference(&none, success(h)))
+                let both: Vec<bool> = agent
+                    .cells
+                    .iter()
+                    .map(|c| [c[0], c[h]].iter().all(|c| c.is_some_and(|c| c.counted > 0 && !c.short)))
+                    .collect();
+                let paired: Vec<[Option<Cell>; 3]> =
+                    agent.cells.iter().zip(&both).map(|(c, b)| if *b { *c } else { [None; 3] }).collect();
+                let est = Some(pooled(&paired, h)? - pooled(&paired, 0)?);
+                // Where every task either condition has is paired, the replicates made
+                // already are the paired ones.
+                if agent.cells.iter().zip(&both).all(|(c, b)| *b || (c[0].is_none() && c[h].is_none())) {
+                    return interval(est, &difference(&none, success(h)));
+                }
+                let on = |h: usize| {
+                    replicate(
+                        &agent.id,
+                        &prepared.cells[a],
+                        h,
+                        Measure::Success,
+                        &prepared.draws,
+                        &drawn,
+                        seed,
+                        Some(&both),
+                    )
+                };
+                interval(est, &difference(&on(0), &on(h)))
             };
             AgentStats {
                 id: agent.id.clone(),
@@ -751,7 +782,7 @@ pub fn compare(a: &AgentCells, b: &AgentCells, replicates: usize, seed: u64) -> 
     let diff = |h: usize| {
         let est = Some(pooled(&b2.cells, h)? - pooled(&a2.cells, h)?);
         let rates = |i: usize, x: &AgentCells| {
-            replicate(&x.id, &prepared.cells[i], h, Measure::Success, &prepared.draws, &drawn, seed)
+            replicate(&x.id, &prepared.cells[i], h, Measure::Success, &prepared.draws, &drawn, seed, None)
         };
         interval(est, &difference(&rates(0, &a2), &rates(1, &b2)))
     };
@@ -928,6 +959,26 @@ mod tests {
         let x = analyse(&[agent("a", &cells)], 12, REPLICATES, SEED);
         let y = analyse(&[agent("a", &cells)], 12, REPLICATES, SEED);
         assert_eq!(x, y);
+    }
+
+    /// Issue 75, attack 5: hints run on 3 of 12 tasks, all successes, beside no hints at
+    /// 40% on all 12. The change is over the 3 tasks both cover (where no hints also
+    /// succeeded 2 of 5), not hints-on-3 minus none-on-12.
+    #[test]
+    fn the_uplift_is_over_the_tasks_both_conditions_cover() {
+        let mut a = agent("a", &[[(2, 5), (5, 5), (2, 5)]; 12]);
+        for c in &mut a.cells[3..] {
+            c[1] = None;
+        }
+        let s = analyse(std::slice::from_ref(&a), 12, REPLICATES, SEED);
+        let up = s[0].uplift.hints.unwrap();
+        assert!((up.estimate - 0.6).abs() < 1e-12, "{up:?}");
+        // A short cell is not paired either.
+        a.cells[0][1] = Some(Cell { successes: 4, executed: 4, counted: 4, exec_counted: 4, short: true });
+        let s = analyse(std::slice::from_ref(&a), 12, REPLICATES, SEED);
+        assert!((s[0].uplift.hints.unwrap().estimate - 0.6).abs() < 1e-12);
+        let detailed = s[0].uplift.detailed.unwrap();
+        assert!(detailed.estimate.abs() < 1e-12 && !detailed.excludes_zero(), "{detailed:?}");
     }
 
     #[test]

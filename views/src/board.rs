@@ -5,9 +5,7 @@
 use std::cmp::Ordering;
 
 use serde::{Deserialize, Serialize};
-use store::{
-    Hint, Integrity, LeaderboardFilter, LeaderboardRow, ProvenanceKind, RateKey, Rates, RowKey, Tier,
-};
+use store::{Hint, Integrity, LeaderboardFilter, LeaderboardRow, ProvenanceKind, RateKey, RowKey, Tier};
 
 use crate::format::href;
 use crate::query::{BadQuery, Params, Reading, lenient};
@@ -111,7 +109,8 @@ impl Sort {
         let rates = |h: Hint| row.by_hint.get(&h);
         match self {
             Sort::Agent | Sort::EveryTime(_) => None,
-            Sort::Uplift => uplift(row),
+            // A partial Δ does not sort among complete ones.
+            Sort::Uplift => row.uplift.sortable(),
             Sort::Final(h) => rates(h)?.final_success,
             Sort::Execution(h) => rates(h)?.execution_success,
             Sort::Recall(h) => rates(h)?.file_recall,
@@ -135,10 +134,11 @@ impl Sort {
     }
 }
 
-/// The change in final success from no hints to hints, where both have runs.
+/// The change in final success from no hints to hints, paired: over the tasks both
+/// cover with their full attempts (issue 75; `row.uplift.partial()` says where that is
+/// fewer than no hints covers).
 pub fn uplift(row: &LeaderboardRow) -> Option<f64> {
-    let rate = |h: Hint| row.by_hint.get(&h).and_then(|r: &Rates| r.final_success);
-    Some(rate(Hint::Hints)? - rate(Hint::None)?)
+    row.uplift.delta
 }
 
 /// Which of the set's tasks a view counts: all, or only those anyone can run (the cards

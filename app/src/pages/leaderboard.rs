@@ -417,7 +417,7 @@ fn BoardNotes(
                 }}
                 "The small figures under a rate are its 95% interval; – marks a number with no runs counted. "
                 "Solved every time is pass^n: the share of tasks an agent solved in every one of its n attempts (n = 5 by design), with its 95% interval; its agent's page draws pass@k and pass^k for every k. "
-                "Δ is the change in final success from no hints to hints, in percentage points. "
+                "Δ is the change in final success from no hints to hints, in percentage points, over the tasks both cover with their full attempts (marked partial where hints cover fewer, and sorted after complete rows). "
                 "Rank is the plausible range of ranks by final success without hints; agents in one group cannot be told apart. "
                 "Cost per run is the mean over the runs with a cost, in US dollars (– where none has one): a run's tokens priced at its model's price of its day where the board could check them, else the cost it states; under each, how many of its runs were checked. The paper's rows carry its average cost per run, as published, which no token checks. Cost per success, among the columns to choose, is what the runs cost over the successes. "
                 {match view.integrity {
@@ -632,6 +632,11 @@ fn BoardRow(
                         <td class=delta_class>
                             {if clear { view! { <strong title="the interval excludes zero">{format::points(delta)}</strong> }.into_any() } else { format::points(delta).into_any() }}
                             {up.map(|u| view! { <span class="ci">{points_interval(&u)}</span> })}
+                            {row.uplift.partial().then(|| view! {
+                                <span class="ci partial" title="hints ran on fewer tasks than no hints: the change is over the tasks both cover, and is not sorted among complete rows">
+                                    {format!("partial: {} of {} tasks", row.uplift.tasks, row.uplift.of)}
+                                </span>
+                            })}
                         </td>
                     }.into_any(),
                     Metric::EveryTime => hints.map(|h| {

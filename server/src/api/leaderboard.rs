@@ -127,6 +127,9 @@ pub async fn leaderboard_csv(
             head.push(format!("{m}_{hint}"));
         }
     }
+    // The board's Δ, paired over the tasks both conditions cover (issue 75), the tasks it
+    // is over, and whether that is fewer than no hints covers.
+    head.extend(["uplift_hints", "uplift_hints_tasks", "uplift_hints_partial"].map(str::to_owned));
     w.write_record(&head).map_err(ApiError::internal)?;
     let mut bytes = w.into_inner().map_err(ApiError::internal)?;
     // The rows (4.3 MB at 10,000 agents) are written in as many parts as there are cores,
@@ -225,6 +228,9 @@ fn csv_rows<'a>(entries: impl Iterator<Item = EntryRef<'a>>, rows: usize) -> Res
                 count(&mut w, n)?;
             }
         }
+        num(&mut w, r.uplift.delta)?;
+        count(&mut w, r.uplift.tasks)?;
+        w.write_field(if r.uplift.partial() { "true" } else { "false" })?;
         w.write_record(None::<&[u8]>)?;
     }
     w.into_inner().map_err(|e| e.into_error().into())

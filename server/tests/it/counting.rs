@@ -568,8 +568,17 @@ async fn the_csv_writes_no_cell_a_spreadsheet_would_run() {
     assert_eq!(row["model"], "'@SUM(1,2)");
     assert_eq!(row["display_name"], "'+cmd|' /C calc'!A0");
     for (column, cell) in &row {
-        assert!(!cell.starts_with(['=', '+', '-', '@', '\t', '\r']), "{column} = {cell:?} begins a formula");
+        // A number the board wrote (a negative Δ) is a number to a spreadsheet, not a
+        // formula: only digits, one point and its sign.
+        let number = cell
+            .strip_prefix('-')
+            .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit() || c == '.'));
+        assert!(
+            number || !cell.starts_with(['=', '+', '-', '@', '\t', '\r']),
+            "{column} = {cell:?} begins a formula"
+        );
     }
+    assert_eq!(row["uplift_hints"], "-0.6667", "a negative number is written as one");
 }
 
 /// Spec §4j: a private check's metrics are its gold. A submitter whose results folder
@@ -666,4 +675,71 @@ pub(crate) async fn refute_wordfreq_attempt_2(
     let answer = post_bundle(app, crate::reproductions::signed(b, maintainer)).await;
     assert_eq!(answer.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&answer.body));
     patch_digest
+}
+
+/// Issue 75, attack 5: hints run on 3 of 12 tasks, all successes, beside no hints at 40%
+/// on all 12. The board's Δ is paired, over the 3 tasks both cover (+60 points there),
+/// not hints-on-3 minus none-on-12; it is marked partial ("3 of 12 tasks") in the API,
+/// the CSV and the page, and sorts after every complete row, as its interval is paired
+/// too.
+#[tokio::test]
+async fn the_uplift_is_paired_and_a_row_with_hints_on_a_few_tasks_is_partial_and_sorts_apart() {
+    for_each_backend(|backend, blobs| async move {
+        let (app, key, digest) = crate::coverage::seeded(state(&backend, &blobs).await).await;
+        let runs = |hinted: usize, hinted_successes: u32| -> Vec<Value> {
+            let mut runs = Vec::new();
+            for (t, task) in bundle::REXBENCH_TASKS.iter().enumerate() {
+                for attempt in 1..=5u32 {
+                    let outcome = if attempt <= 2 { "success" } else { "wrong_result" };
+                    runs.push(json!({"task": task, "hint": "none", "attempt": attempt, "outcome": outcome}));
+                    if t < hinted {
+                        let outcome = if attempt <= hinted_successes { "success" } else { "wrong_result" };
+                        runs.push(
+                            json!({"task": task, "hint": "hints", "attempt": attempt, "outcome": outcome}),
+                        );
+                    }
+                }
+            }
+            runs
+        };
+        submitted(&app, crate::coverage::imported(&key, "chosen-few", &digest, runs(3, 5))).await;
+        submitted(&app, crate::coverage::imported(&key, "all-twelve", &digest, runs(12, 3))).await;
+
+        let few = row(&app, "chosen-few").await;
+        let delta = few["uplift"]["delta"].as_f64().unwrap();
+        assert!((delta - 0.6).abs() < 1e-9, "{few}");
+        assert_eq!(
+            (few["uplift"]["tasks"].as_i64(), few["uplift"]["of"].as_i64()),
+            (Some(3), Some(12)),
+            "{few}"
+        );
+        let up = few["stats"]["uplift"]["hints"]["estimate"].as_f64().unwrap();
+        assert!((up - 0.6).abs() < 1e-9, "the interval is paired too: {few}");
+        let all = row(&app, "all-twelve").await;
+        assert!((all["uplift"]["delta"].as_f64().unwrap() - 0.2).abs() < 1e-9, "{all}");
+        assert_eq!(all["uplift"]["tasks"], 12);
+
+        // Sorted by Δ, the partial row comes after the complete ones, whichever way.
+        for dir in ["desc", "asc"] {
+            let html = String::from_utf8_lossy(
+                &get(&app, &format!("/?set={digest}&sort=uplift&dir={dir}")).await.body,
+            )
+            .into_owned();
+            let (few_at, all_at) =
+                (html.find("/agents/chosen-few").unwrap(), html.find("/agents/all-twelve").unwrap());
+            assert!(all_at < few_at, "{dir}: the partial row sorts among complete ones");
+            assert!(html.contains("partial: 3 of 12 tasks"), "{html}");
+        }
+        let csv = String::from_utf8_lossy(&get(&app, "/leaderboard.csv").await.body).into_owned();
+        let mut lines = csv.lines();
+        let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let at = |name: &str| head.iter().position(|h| *h == name).unwrap();
+        let line = lines.find(|l| l.starts_with("chosen-few,")).unwrap();
+        let cells: Vec<&str> = line.split(',').collect();
+        assert_eq!(
+            (cells[at("uplift_hints")], cells[at("uplift_hints_tasks")], cells[at("uplift_hints_partial")]),
+            ("0.6000", "3", "true")
+        );
+    })
+    .await;
 }

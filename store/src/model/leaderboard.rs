@@ -46,6 +46,36 @@ pub struct LeaderboardRow {
     /// sampled, whatever the key (§4e).
     #[serde(default)]
     pub regrades_flipped: i64,
+    /// The change in final success from no hints to hints, paired (issue 75).
+    #[serde(default)]
+    pub uplift: PairedUplift,
+}
+
+/// The board's Δ (issue 75): the change in final success from no hints to hints over the
+/// tasks both conditions cover with their full attempts, so that hints run on a chosen
+/// few tasks are not set against no hints on all of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PairedUplift {
+    /// Hints' final success minus no hints', both over the paired tasks.
+    pub delta: Option<f64>,
+    /// How many tasks it is over.
+    pub tasks: i64,
+    /// How many tasks the no-hints condition covers: fewer paired tasks than that make
+    /// the Δ partial, shown so and never sorted among complete ones.
+    pub of: i64,
+}
+
+impl PairedUplift {
+    /// Whether it is over fewer tasks than no hints covers.
+    pub fn partial(&self) -> bool {
+        self.delta.is_some() && self.tasks < self.of
+    }
+
+    /// The Δ a sort orders by: none where it is partial.
+    pub fn sortable(&self) -> Option<f64> {
+        self.delta.filter(|_| !self.partial())
+    }
 }
 
 /// A caught lie's cost to a row (spec §4e): a re-run refuted runs of this submission, so

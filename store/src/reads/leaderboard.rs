@@ -20,7 +20,7 @@ pub(super) fn board_query<'f>(
     only: Option<&'f [String]>,
     order: &str,
 ) -> (String, Vec<&'f str>) {
-    let (with, from, binds, _) = board_from(filter, only, &Hint::ALL);
+    let (with, from, binds, _) = board_from(filter, only, &Hint::ALL, true);
     // The columns name each condition's alias, whichever table it is joined from.
     let columns = by_hint_joins("totals", false).0;
     (
@@ -30,10 +30,58 @@ pub(super) fn board_query<'f>(
              s.provenance_source, s.harness, s.harness_version, s.benchmark_name, s.benchmark_version, \
              s.task_set_digest, s.sampled, s.reproduced, s.differed, s.heldout, s.generalised, s.sample_catches, s.sample_share, s.not_reproduced_before, \
              s.refuted, s.unverified, s.regrades_flipped, (SELECT MIN(o.agent_id) FROM submissions o WHERE o.keyid = s.keyid \
-             AND o.refuted > 0 AND o.bundle_id <> s.bundle_id) AS submitter_refuted, {columns}{from}{order}"
+             AND o.refuted > 0 AND o.bundle_id <> s.bundle_id) AS submitter_refuted, {PAIRED_COLUMNS}, {columns}{from}{order}"
         ),
         binds,
     )
+}
+
+/// The columns of [`paired_join`] a board row reads.
+const PAIRED_COLUMNS: &str = "paired.tasks AS paired_tasks, paired.ns AS paired_ns, paired.nf AS paired_nf, \
+     paired.nc AS paired_nc, paired.nr AS paired_nr, paired.hs AS paired_hs, paired.hf AS paired_hf, \
+     paired.hc AS paired_hc, paired.hr AS paired_hr";
+
+/// The sums the board's Δ is over (issue 75), joined as `paired`: per current
+/// submission, no hints and hints on the tasks both cover with their full attempts (of
+/// `tasks`, placeholders already bound, where only some count): how many such tasks, and
+/// each condition's successes, flagged successes, counted runs and runs there.
+fn paired_join(tasks: Option<&str>) -> String {
+    let only = tasks.map(|l| format!(" AND pn.task IN ({l})")).unwrap_or_default();
+    let sum = |t: &str, c: &str| format!("CAST(SUM({t}.{c}) AS BIGINT)");
+    format!(
+        " LEFT JOIN (SELECT pn.bundle_id, CAST(COUNT(*) AS BIGINT) AS tasks, {} AS ns, {} AS nf, {} AS nc, {} AS nr, \
+         {} AS hs, {} AS hf, {} AS hc, {} AS hr \
+         FROM aggregates pn JOIN aggregates ph ON ph.bundle_id = pn.bundle_id AND ph.task = pn.task AND ph.hint = 'hints' \
+         JOIN submissions pc ON pc.bundle_id = pn.bundle_id \
+         WHERE pc.superseded_by IS NULL AND pn.hint = 'none' AND pn.shortfall = 0 AND ph.shortfall = 0 \
+         AND pn.counted > 0 AND ph.counted > 0{only} GROUP BY pn.bundle_id) paired ON paired.bundle_id = s.bundle_id",
+        sum("pn", "successes"),
+        sum("pn", "flagged"),
+        sum("pn", "counted"),
+        sum("pn", "runs"),
+        sum("ph", "successes"),
+        sum("ph", "flagged"),
+        sum("ph", "counted"),
+        sum("ph", "runs"),
+    )
+}
+
+/// What [`PAIRED_COLUMNS`] read, for the view's `integrity`, beside the tasks no hints
+/// covers (`of`).
+fn paired_uplift(row: &AnyRow, integrity: Integrity, of: i64) -> Result<PairedUplift, StoreError> {
+    let tasks: Option<i64> = row.try_get("paired_tasks")?;
+    let Some(tasks) = tasks else { return Ok(PairedUplift { delta: None, tasks: 0, of }) };
+    let get = |c: &str| row.try_get::<i64, _>(format!("paired_{c}").as_str());
+    let rate = |s: i64, f: i64, c: i64, r: i64| {
+        let (k, n) = match integrity {
+            Integrity::Reported => (s, c),
+            Integrity::Strict => (s - f, r),
+        };
+        (n > 0).then(|| k as f64 / n as f64)
+    };
+    let hints = rate(get("hs")?, get("hf")?, get("hc")?, get("hr")?);
+    let none = rate(get("ns")?, get("nf")?, get("nc")?, get("nr")?);
+    Ok(PairedUplift { delta: hints.zip(none).map(|(h, n)| h - n), tasks, of })
 }
 
 /// The current submissions `filter` keeps (of `only` these bundles, if given), with their
@@ -50,15 +98,18 @@ pub(super) fn board_from<'f>(
     filter: &'f LeaderboardFilter,
     only: Option<&'f [String]>,
     hints: &[Hint],
+    paired: bool,
 ) -> (String, String, Vec<&'f str>, Placeholders) {
     let mut marks = Placeholders::default();
     let mut binds: Vec<&str> = Vec::new();
-    let (with, joins) = match &filter.tasks {
+    let mut task_list = None;
+    let (with, mut joins) = match &filter.tasks {
         // Every task counts: the totals kept per submission and condition.
         None => (String::new(), by_hint_joins("totals", false).1),
         Some(tasks) => {
             // Each condition's sums use the same placeholders.
             let list = marks.list(tasks.len());
+            task_list = Some(list.clone());
             binds.extend(tasks.iter().map(TaskId::as_str));
             let mut narrower = String::new();
             if let Some(bundles) = only {
@@ -88,6 +139,9 @@ pub(super) fn board_from<'f>(
             (format!("WITH {} ", tables.join(", ")), joins)
         }
     };
+    if paired {
+        joins.push_str(&paired_join(task_list.as_deref()));
+    }
     let mut from = format!(
         " FROM submissions s JOIN agents a ON a.id = s.agent_id{joins} WHERE s.superseded_by IS NULL"
     );
@@ -153,6 +207,7 @@ pub(super) fn board_row(row: &AnyRow, integrity: Integrity) -> Result<Leaderboar
             submitter_refuted: row.try_get("submitter_refuted")?,
         },
         regrades_flipped: row.try_get("regrades_flipped")?,
+        uplift: paired_uplift(row, integrity, coverage(row)?.get(&Hint::None).map_or(0, |c| c.tasks))?,
     })
 }
 
@@ -238,11 +293,21 @@ impl Store {
                  / CAST({h}.cost_runs * {s} AS DOUBLE PRECISION) END",
                 s = successes(h)
             ),
-            Some(RateKey::Uplift) => format!(
-                "{} - {}",
-                ratio(&successes(Hint::Hints), &counted(Hint::Hints)),
-                ratio(&successes(Hint::None), &counted(Hint::None))
-            ),
+            // Paired (issue 75): over the tasks both conditions cover with their full
+            // attempts; none for a partial row, which sorts apart from complete ones.
+            Some(RateKey::Uplift) => {
+                let (sh, ch, sn, cn) = match filter.integrity {
+                    Integrity::Reported => ("paired.hs", "paired.hc", "paired.ns", "paired.nc"),
+                    Integrity::Strict => {
+                        ("(paired.hs - paired.hf)", "paired.hr", "(paired.ns - paired.nf)", "paired.nr")
+                    }
+                };
+                format!(
+                    "CASE WHEN COALESCE(paired.tasks, 0) > 0 AND paired.tasks >= COALESCE(none.tasks, 0) THEN {} - {} END",
+                    ratio(sh, ch),
+                    ratio(sn, cn)
+                )
+            }
         };
         // The sums of the conditions the key reads, and of `none` (the rank's coverage).
         let mut hints = vec![Hint::None];
@@ -257,7 +322,8 @@ impl Store {
             ) if h != Hint::None => hints.push(h),
             _ => {}
         }
-        let (with, from, mut binds, mut marks) = board_from(filter, None, &hints);
+        let uplift = key == Some(RateKey::Uplift);
+        let (with, from, mut binds, mut marks) = board_from(filter, None, &hints, uplift);
         // The cells short of the attempts asked, of the tasks the view counts: kept per
         // submission, or counted over those tasks (bound after the rest).
         let (short, infra_errors) = match &filter.tasks {
