@@ -145,6 +145,15 @@ mod tests {
         assert!(builtin.example_results().join("evaluation.json").is_file());
         assert!(builtin.shortcut_results().join("evaluation.json").is_file());
         assert!(builtin.path().join("examples/csvstats/codebase/run.sh").is_file());
+        // Issue 75: each of the twelve names its hint passages, or says why it cannot.
+        let cards = load_all(&repo).unwrap();
+        for task in bundle::REXBENCH_TASKS {
+            let i = &cards[task].integrity;
+            assert!(
+                !i.hint_passages.is_empty() || i.hints_unpublished.as_deref().is_some_and(|w| w.len() > 40),
+                "{task}: no hint passages, and no word on why"
+            );
+        }
         let path = builtin.path().to_owned();
         drop(builtin);
         assert!(!path.exists(), "the unpacked cards are removed with the value");

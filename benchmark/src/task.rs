@@ -92,6 +92,10 @@ pub struct Integrity {
     /// no common phrase is one.
     #[serde(default)]
     pub hint_passages: Vec<String>,
+    /// Why the card names no hint passages, where it names none: the benchmark's hints
+    /// are not public, so the check cannot run on the task (its page says so).
+    #[serde(default)]
+    pub hints_unpublished: Option<String>,
     /// How the task's maintainers make a held-out variant of it (spec §4l), and what a
     /// re-run on one costs: public words, never a variant's contents.
     #[serde(default)]

@@ -58,6 +58,8 @@ fn info(card: &TaskCard, dir: &Path) -> TaskInfo {
         outputs: card.outputs,
         attempts: card.attempts,
         heldout: card.integrity.heldout.as_ref().map(|h| (h.how.clone(), h.cost.clone())),
+        hint_passages: card.integrity.hint_passages.len(),
+        hints_unpublished: card.integrity.hints_unpublished.clone(),
         public_expected,
         example: card.dir.parent().is_some_and(|p| p.ends_with("examples")) && card.dir.starts_with(dir),
     }

@@ -37,6 +37,12 @@ pub struct TaskInfo {
     /// costs, as its `integrity.toml` says: (how, cost).
     #[serde(default)]
     pub heldout: Option<(String, String)>,
+    /// How many passages of its hints its card names for the hint check (spec §5a).
+    #[serde(default)]
+    pub hint_passages: usize,
+    /// Why it names none, where the benchmark's hints are not public.
+    #[serde(default)]
+    pub hints_unpublished: Option<String>,
 }
 
 /// A public expected value of a metric, in words (e.g. `0.88211 ± 0.002`).

@@ -207,6 +207,18 @@ fn Task(data: TaskData) -> impl IntoView {
                 runs: f.runs,
             }).collect()
         />
+        <h2 id="hints">"Hints, and runs labelled no hints"</h2>
+        {match (t.hint_passages, t.hints_unpublished.clone()) {
+            (0, Some(why)) => view! {
+                <p>{format!("The hint check cannot run on this task: {why} A run labelled no hints is taken at its word here (")}<a href="/about#claims">"what the board checks"</a>")."</p>
+            }.into_any(),
+            (0, None) => view! {
+                <p>"This task's card names no passage of its hints: a run labelled no hints is taken at its word here."</p>
+            }.into_any(),
+            (n, _) => view! {
+                <p>{format!("A run labelled no hints whose agent record quotes one of the {n} hint passages this task's card names (compared word by word, whatever its case, punctuation, spacing or invisible characters, and found with a word or two edited) is flagged hint-in-transcript.")}</p>
+            }.into_any(),
+        }}
         {t.heldout.clone().map(|(how, cost)| view! {
             <h2 id="heldout">"Held-out re-runs"</h2>
             <p>

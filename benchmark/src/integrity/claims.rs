@@ -140,12 +140,47 @@ pub fn copied_patches<'r>(
     out
 }
 
-/// Text as the hint check compares it: lower case, every run of whitespace (and a JSON
-/// string's escaped line break or tab) one space, so that a passage quoted in a log or in
-/// a trajectory's JSON is found alike.
-fn normalised(text: &str) -> String {
+/// Words as the hint check compares them: the text in Unicode NFKC, without the
+/// characters that show nothing (zero-width spaces and joiners, the word joiner, the
+/// byte-order mark, soft hyphens), in lower case, a JSON string's escaped line break, tab
+/// or quote read as what it stands for, and cut into words at every character that is
+/// neither a letter nor a digit (punctuation and whitespace alike): a passage quoted in a
+/// log or in a trajectory's JSON, with or without its final full stop, with another
+/// width of its letters or a zero-width space inside a word, gives the same words.
+fn words(text: &str) -> Vec<String> {
+    use unicode_normalization::UnicodeNormalization;
     let text = text.replace("\\n", " ").replace("\\t", " ").replace("\\\"", "\"");
-    text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+    let shown: String = text
+        .nfkc()
+        .filter(|c| !matches!(c, '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}' | '\u{00AD}'))
+        .flat_map(char::to_lowercase)
+        .map(|c| if c.is_alphanumeric() { c } else { ' ' })
+        .collect();
+    shown.split_whitespace().map(str::to_owned).collect()
+}
+
+/// How many words a hint check's n-grams hold.
+const NGRAM: usize = 5;
+
+/// The share of a passage's n-grams a record must hold for the passage to be quoted.
+const QUOTED_SHARE: f64 = 0.5;
+
+/// Whether `passage` (its words) is quoted in a transcript whose word n-grams are
+/// `grams` (and whose words, joined by spaces, are `joined`): a passage shorter than an
+/// n-gram must appear whole; a longer one is quoted where at least half of its
+/// overlapping n-grams are in the transcript, so that a quote with a word or two edited
+/// is found, while a transcript that merely uses the task's words, never five of the
+/// passage's in its order, is not.
+fn quoted(passage: &[String], grams: &std::collections::HashSet<&[String]>, joined: &str) -> bool {
+    if passage.is_empty() {
+        return false;
+    }
+    if passage.len() < NGRAM {
+        return format!(" {joined} ").contains(&format!(" {} ", passage.join(" ")));
+    }
+    let windows: Vec<&[String]> = passage.windows(NGRAM).collect();
+    let held = windows.iter().filter(|w| grams.contains(*w)).count();
+    held as f64 >= QUOTED_SHARE * windows.len() as f64
 }
 
 /// Every string in `json` (keys too), each followed by a space.
@@ -184,8 +219,10 @@ pub fn hint_in_transcript(card: &TaskCard, run: &Run, record: Option<&[u8]>) -> 
         }
         Err(_) => String::from_utf8_lossy(record).into_owned(),
     };
-    let transcript = normalised(&text);
-    let quoted = passages.iter().position(|p| transcript.contains(&normalised(p)))?;
+    let transcript = words(&text);
+    let grams: std::collections::HashSet<&[String]> = transcript.windows(NGRAM).collect();
+    let joined = transcript.join(" ");
+    let quoted = passages.iter().position(|p| quoted(&words(p), &grams, &joined))?;
     let (role, _) = record_of(run)?;
     Some(Finding {
         check: HINT_IN_TRANSCRIPT.slug.to_owned(),
@@ -245,6 +282,40 @@ mod tests {
         assert!(hint_in_transcript(&card, &run, Some(b"made the words lower case")).is_none());
         let hinted = Run { hint: Hint::Hints, ..run.clone() };
         assert!(hint_in_transcript(&card, &hinted, Some(quoted)).is_none());
+
+        // Issue 75, attack 6: quoted without its final full stop, with a zero-width space
+        // inside a word, in full-width letters, or with a word edited, it is found.
+        for loose in [
+            "I will lower-case each token before looking it up in the word lists",
+            "Lower-case each to\u{200B}ken before looking it up in the word lists.",
+            "\u{FF2C}ower-case each token before looking it up in the word lists.",
+            "Lower-case every token before looking it up in the word lists.",
+            "lower case each token, before looking it up in the word-lists!",
+        ] {
+            assert!(hint_in_transcript(&card, &run, Some(loose.as_bytes())).is_some(), "{loose}");
+        }
+        // An honest transcript that uses the task's words, never the passage's run of
+        // them, is not flagged.
+        for honest in [
+            "Each token is looked up in the word lists; I lower-cased the file first.",
+            "The word lists are case sensitive, so each token needs care before the look up.",
+            "token lists word each case lower",
+        ] {
+            assert!(hint_in_transcript(&card, &run, Some(honest.as_bytes())).is_none(), "{honest}");
+        }
+    }
+
+    #[test]
+    fn a_short_passage_must_be_quoted_whole() {
+        let words_of = |t: &str| words(t);
+        let transcript = words_of("we used the Adam optimizer here");
+        let grams: std::collections::HashSet<&[String]> = transcript.windows(NGRAM).collect();
+        let joined = transcript.join(" ");
+        assert!(!quoted(&words_of("Use Adam."), &grams, &joined));
+        assert!(quoted(&words_of("the Adam optimizer"), &grams, &joined));
+        // Whole words: "adam optim" is no quote of "adam optimizer".
+        assert!(!quoted(&words_of("Adam optim"), &grams, &joined));
+        assert!(!quoted(&[], &grams, &joined));
     }
 
     #[test]

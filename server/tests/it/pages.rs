@@ -234,6 +234,14 @@ async fn every_page_renders_and_escapes_what_bundles_say() {
     assert!(html.contains("<h1>COGS</h1>"), "the card's README as HTML: {html}");
     assert!(html.contains("Expected results") && html.contains("0.4562857142857143"));
     assert!(html.contains(r#"class="try fail""#) && html.contains(r#"class="try ok""#));
+    // Its hints are not public: the page says the hint check cannot run there.
+    assert!(
+        html.contains("The hint check cannot run on this task: RExBench&#x27;s hints")
+            || html.contains("The hint check cannot run on this task: RExBench's hints"),
+        "{html}"
+    );
+    let (_, html) = page(&app, "/tasks/wordfreq").await;
+    assert!(html.contains("one of the 1 hint passages"), "{html}");
 
     let (status, html) = page(&app, "/tasks/checkeval").await;
     assert_eq!(status, StatusCode::OK);
