@@ -227,7 +227,7 @@ async fn the_store_stopping_mid_upload_leaves_no_row_and_only_collectable_strays
     let mut s3 = S3Server::start();
     let dir = tempfile::tempdir().unwrap();
     let backend = Backend::Sqlite { path: dir.path().join("db.sqlite") };
-    // 20 ms a request: the 120 artifacts' uploads take seconds, so the kill lands among them.
+    // 20 ms a request: the 241 artifacts' uploads take seconds, so the kill lands among them.
     let proxy = SlowProxy::start(s3.port, Duration::from_millis(20));
     let url = format!("s3://{}/artifacts", S3Server::BUCKET);
     let blobs = Blobs::s3(&url, &dir.path().join("staging"), through(&proxy, None)).unwrap();
@@ -249,7 +249,7 @@ async fn the_store_stopping_mid_upload_leaves_no_row_and_only_collectable_strays
     let answer = ingest.await.unwrap();
     assert_unavailable(&answer);
     let strays = s3.objects();
-    assert!((5..122).contains(&strays), "the cut came mid-upload: {strays} of 122 objects");
+    assert!((5..241).contains(&strays), "the cut came mid-upload: {strays} of 241 objects");
     assert_eq!(submissions(&backend, dir.path()).await, 0, "no row for the cut bundle");
     assert_eq!(count_files(&dir.path().join("staging")), 0, "nothing left staged");
 
@@ -264,8 +264,9 @@ async fn the_store_stopping_mid_upload_leaves_no_row_and_only_collectable_strays
 
     let again = post_bundle(&app, bytes).await;
     assert_eq!(again.status, StatusCode::CREATED);
-    // 120 logs, and the one patch and one provenance record the runs share.
-    assert_eq!(count_blobs(&blobs).await, 122);
+    // 120 logs and 120 patches (each run's own), and the one provenance record the runs
+    // share.
+    assert_eq!(count_blobs(&blobs).await, 241);
     let acknowledged = [again.json()["bundle_id"].as_str().unwrap().to_owned()].into();
     crate::process::assert_consistent(&store, &acknowledged).await;
 }
