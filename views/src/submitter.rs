@@ -8,10 +8,40 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use store::{LeaderboardRow, SampleCounts};
 
-/// A framework's or model's name as rows are matched by it: case, and runs of spaces, not
-/// telling two names apart ("M" and " m " are one model).
-fn same(name: &str) -> String {
+/// A model's name as rows are matched by it: the price table's model where it names one
+/// (`Claude Sonnet 4.5` and `claude-sonnet-4-5` are one model), else the name with case
+/// and runs of spaces not telling two apart ("M" and " m " are one model).
+fn same_model(name: &str) -> String {
+    #[cfg(feature = "db")]
+    if let Some(p) = benchmark::cost::Prices::builtin().rows().iter().find(|p| p.names(name)) {
+        return format!("priced:{}", p.model.to_lowercase());
+    }
     name.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+/// A framework's name as rows are matched by it: its letters and digits alone, in lower
+/// case ("OpenHands", "open hands" and "Open-Hands" are one framework).
+fn same_framework(name: &str) -> String {
+    name.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
+}
+
+/// A group's final success without hints, pooled over its rows of one task set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Pooled {
+    /// How many rows it pools, this one included.
+    pub rows: usize,
+    /// Their successes over their counted runs, without hints.
+    pub final_success: f64,
+}
+
+/// One row of a group: its agent, task set, and successes and counted runs without hints.
+#[derive(Debug, Clone)]
+struct Member {
+    agent: String,
+    set: String,
+    successes: i64,
+    counted: i64,
 }
 
 /// Who submitted a row, and what else the board holds of them.
@@ -23,9 +53,14 @@ pub struct Submitter {
     /// Its owner, as the maintainers registered the key.
     pub owner: String,
     /// The agent ids of the owner's other current rows with the same framework and
-    /// model, in id order: with this row, "one of n rows from this submitter with this
-    /// model".
+    /// model (the price table's model where it names one, however spelt), in id order:
+    /// with this row, "one of n rows from this submitter with this model".
     pub same_model: Vec<String>,
+    /// The final success without hints pooled over this row and those of them on its
+    /// task set, where there are any (issue 75: best of several ids shows beside the
+    /// pool it was drawn from).
+    #[serde(default)]
+    pub pooled: Option<Pooled>,
     /// The maintainers' re-runs of the samples of all the owner's current rows.
     pub sample: SampleCounts,
 }
@@ -40,8 +75,8 @@ impl Submitter {
 /// The board's rows grouped by submitter, to say [`Submitter`] of any of them.
 #[derive(Debug, Default)]
 pub struct Submitters {
-    /// Agent ids by key, framework and model.
-    by_model: HashMap<(String, String, String), Vec<String>>,
+    /// Rows by key, framework and model.
+    by_model: HashMap<(String, String, String), Vec<Member>>,
     /// Re-runs by key, summed.
     samples: HashMap<String, SampleCounts>,
 }
@@ -51,32 +86,42 @@ impl Submitters {
     pub fn of(board: &[LeaderboardRow]) -> Submitters {
         let mut out = Submitters::default();
         for r in board {
-            let key = (r.keyid.clone(), same(&r.framework), same(&r.model));
-            out.by_model.entry(key).or_default().push(r.agent_id.clone());
+            let key = (r.keyid.clone(), same_framework(&r.framework), same_model(&r.model));
+            let none = r.by_hint.get(&store::Hint::None);
+            out.by_model.entry(key).or_default().push(Member {
+                agent: r.agent_id.clone(),
+                set: r.task_set_digest.clone(),
+                successes: none.map_or(0, |n| n.successes),
+                counted: none.map_or(0, |n| n.counted),
+            });
             let s = out.samples.entry(r.keyid.clone()).or_default();
             s.sampled += r.sample.sampled;
             s.reproduced += r.sample.reproduced;
             s.differed += r.sample.differed;
         }
-        for agents in out.by_model.values_mut() {
-            agents.sort();
-            agents.dedup();
+        for members in out.by_model.values_mut() {
+            members.sort_by(|a, b| (&a.agent, &a.set).cmp(&(&b.agent, &b.set)));
+            members.dedup_by(|a, b| a.agent == b.agent && a.set == b.set);
         }
         out
     }
 
     /// Who submitted `row`.
     pub fn of_row(&self, row: &LeaderboardRow) -> Submitter {
-        let key = (row.keyid.clone(), same(&row.framework), same(&row.model));
-        let same_model = self
-            .by_model
-            .get(&key)
-            .map(|agents| agents.iter().filter(|a| **a != row.agent_id).cloned().collect())
-            .unwrap_or_default();
+        let key = (row.keyid.clone(), same_framework(&row.framework), same_model(&row.model));
+        let members = self.by_model.get(&key).map(Vec::as_slice).unwrap_or_default();
+        let mut same_model: Vec<String> =
+            members.iter().filter(|m| m.agent != row.agent_id).map(|m| m.agent.clone()).collect();
+        same_model.dedup();
+        let on_set: Vec<&Member> = members.iter().filter(|m| m.set == row.task_set_digest).collect();
+        let (k, n) = on_set.iter().fold((0, 0), |(k, n), m| (k + m.successes, n + m.counted));
+        let pooled = (on_set.len() > 1 && n > 0)
+            .then(|| Pooled { rows: on_set.len(), final_success: k as f64 / n as f64 });
         Submitter {
             keyid: row.keyid.clone(),
             owner: row.submitter.clone(),
             same_model,
+            pooled,
             sample: self.samples.get(&row.keyid).copied().unwrap_or_default(),
         }
     }

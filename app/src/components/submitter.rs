@@ -24,6 +24,9 @@ pub fn SubmittedBy(
         sample.reproduced - sample.differed,
         sample.reproduced
     );
+    let pooled_words = submitter.pooled.map(|p| {
+        format!(" · pooled over {} rows from this submitter: {}", p.rows, format::pct(Some(p.final_success)))
+    });
     let mut whole = format!("by {}", submitter.owner);
     if n > 1 {
         whole.push_str(&kin_words);
@@ -31,6 +34,9 @@ pub fn SubmittedBy(
         if more > 0 {
             whole.push_str(&format!(" and {more} more"));
         }
+    }
+    if let Some(p) = &pooled_words {
+        whole.push_str(p);
     }
     if sample.reproduced > 0 {
         whole.push_str(&sample_words);
@@ -47,6 +53,7 @@ pub fn SubmittedBy(
                 {(more > 0).then(|| format!(" and {more} more"))}
             </span>
         })}
+        {pooled_words.clone().map(|p| view! { <span class="kin-pooled" title="final success without hints over every run of these rows on this task set: an agent's several ids drawn from one pool of runs, pooled again">{p}</span> })}
         {(sample.reproduced > 0).then(|| view! { <span class="kin-sample">{sample_words}</span> })}
     };
     // Only words long enough to be cut get a title (each row's bytes count at 10,000 rows).

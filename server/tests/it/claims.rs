@@ -498,6 +498,53 @@ async fn one_keys_rows_name_their_submitter_and_link_those_of_the_same_model() {
     .await;
 }
 
+/// Issue 75, attacks 8 and 10: one model spelt two ways (`Claude Sonnet 4.5`,
+/// `claude-sonnet-4-5`, one model of the price table) and one framework two ways, from one
+/// key, are linked rows, and each shows the rate pooled over both; another model is not.
+#[tokio::test]
+async fn one_model_spelt_two_ways_links_its_rows_and_shows_their_pooled_rate() {
+    for_each_backend(|backend, blobs| async move {
+        let (app, _, key, _) = board(backend, blobs).await;
+        let out = tempfile::tempdir().unwrap();
+        for (id, framework, model) in [
+            ("spelt-one", "OpenHands", "Claude Sonnet 4.5"),
+            ("spelt-two", "open-hands", "claude-sonnet-4-5"),
+            ("other-model", "OpenHands", "Claude Opus 4.5"),
+        ] {
+            let results = example_results_of(id);
+            let agent = bundle::Agent {
+                id: id.into(),
+                framework: framework.into(),
+                framework_version: None,
+                model: model.into(),
+                model_id: None,
+                display_name: None,
+                url: None,
+            };
+            let path = out.path().join(format!("{id}.tar.gz"));
+            let at = benchmark::pack::timestamp(time::OffsetDateTime::now_utc());
+            benchmark::pack::pack(results.path(), agent, &[&key], &at, &path).unwrap();
+            submitted(&app, std::fs::read(&path).unwrap()).await;
+        }
+        let r = row(&app, "spelt-one").await;
+        assert_eq!(r["submitted_by"]["same_model"], json!(["spelt-two"]), "{r}");
+        let (one, two) = (&r["by_hint"]["none"], &row(&app, "spelt-two").await["by_hint"]["none"]);
+        let pooled = (one["successes"].as_f64().unwrap() + two["successes"].as_f64().unwrap())
+            / (one["counted"].as_f64().unwrap() + two["counted"].as_f64().unwrap());
+        assert_eq!(r["submitted_by"]["pooled"]["rows"], 2, "{r}");
+        assert!(
+            (r["submitted_by"]["pooled"]["final_success"].as_f64().unwrap() - pooled).abs() < 1e-12,
+            "{r}"
+        );
+        let other = row(&app, "other-model").await;
+        assert_eq!(other["submitted_by"]["same_model"], json!([]), "{other}");
+        assert!(other["submitted_by"]["pooled"].is_null(), "{other}");
+        let html = String::from_utf8_lossy(&get(&app, "/agents/spelt-two").await.body).into_owned();
+        assert!(html.contains("pooled over 2 rows from this submitter: "), "{html}");
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_run_labelled_no_hints_that_quotes_the_hint_is_flagged() {
     for_each_backend(|backend, blobs| async move {
