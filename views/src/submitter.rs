@@ -57,8 +57,8 @@ pub struct Submitter {
     /// with this row, "one of n rows from this submitter with this model".
     pub same_model: Vec<String>,
     /// The final success without hints pooled over this row and those of them on its
-    /// task set, where there are any (issue 75: best of several ids shows beside the
-    /// pool it was drawn from).
+    /// task set, where there are any and the row is self-reported (issue 75: the best of
+    /// several ids shows beside the pool it was drawn from).
     #[serde(default)]
     pub pooled: Option<Pooled>,
     /// The maintainers' re-runs of the samples of all the owner's current rows.
@@ -115,7 +115,9 @@ impl Submitters {
         same_model.dedup();
         let on_set: Vec<&Member> = members.iter().filter(|m| m.set == row.task_set_digest).collect();
         let (k, n) = on_set.iter().fold((0, 0), |(k, n), m| (k + m.successes, n + m.counted));
-        let pooled = (on_set.len() > 1 && n > 0)
+        // Self-reported rows only: the maintainers' are theirs to run (the parity
+        // experiment's two harnesses are two rows of one model by design).
+        let pooled = (row.tier == store::Tier::Submitter && on_set.len() > 1 && n > 0)
             .then(|| Pooled { rows: on_set.len(), final_success: k as f64 / n as f64 });
         Submitter {
             keyid: row.keyid.clone(),

@@ -53,7 +53,7 @@ pub fn SubmittedBy(
                 {(more > 0).then(|| format!(" and {more} more"))}
             </span>
         })}
-        {pooled_words.clone().map(|p| view! { <span class="kin-pooled" title="final success without hints over every run of these rows on this task set: an agent's several ids drawn from one pool of runs, pooled again">{p}</span> })}
+        {pooled_words.clone().map(|p| view! { <span class="kin-pooled">{p}</span> })}
         {(sample.reproduced > 0).then(|| view! { <span class="kin-sample">{sample_words}</span> })}
     };
     // Only words long enough to be cut get a title (each row's bytes count at 10,000 rows).

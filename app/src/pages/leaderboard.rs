@@ -633,7 +633,7 @@ fn BoardRow(
                             {if clear { view! { <strong title="the interval excludes zero">{format::points(delta)}</strong> }.into_any() } else { format::points(delta).into_any() }}
                             {up.map(|u| view! { <span class="ci">{points_interval(&u)}</span> })}
                             {row.uplift.partial().then(|| view! {
-                                <span class="ci partial" title="hints ran on fewer tasks than no hints: the change is over the tasks both cover, and is not sorted among complete rows">
+                                <span class="ci partial" title="over the tasks both conditions cover; sorted after complete rows">
                                     {format!("partial: {} of {} tasks", row.uplift.tasks, row.uplift.of)}
                                 </span>
                             })}

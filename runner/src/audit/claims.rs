@@ -1,7 +1,9 @@
 //! Spec §5a, recomputed from what anyone may read: that the key the server names may sign
 //! the bundle's kind, that no task and condition has more valid attempts than its task
 //! asks, and that every success whose agent record is another success's (the same digest,
-//! in the signed manifest) carries the server's `copied-attempt` finding.
+//! in the signed manifest) carries the server's `copied-attempt` finding; and, from the
+//! patches served, that two successes of one task whose patches have one identity (spec
+//! §5b, recomputed here) carry it too.
 
 use std::collections::BTreeMap;
 
@@ -86,6 +88,70 @@ pub(super) fn audit(
         } else {
             format!(
                 "copies: successes sharing their agent record but not flagged copied: {}",
+                missing.join(", ")
+            )
+        },
+    );
+}
+
+/// Spec §5b, recomputed: each patch served (`kept`, by digest) has its identity computed
+/// here; two successes of one task of the bundle with one identity must each carry the
+/// server's `copied-attempt` finding. Patches not served (private outputs) are counted,
+/// not judged.
+pub(super) fn audit_patches(
+    manifest: &Manifest,
+    kept: &BTreeMap<String, Option<Vec<u8>>>,
+    detail: &AgentAnswer,
+    bundle_id: &str,
+    check: &mut impl FnMut(bool, String),
+) {
+    if manifest.reproduction.is_some() {
+        return;
+    }
+    let mut by_identity: BTreeMap<(&str, String), Vec<&bundle::Run>> = BTreeMap::new();
+    let mut unread = 0;
+    for run in manifest.runs.iter().filter(|r| r.outcome == Outcome::Success) {
+        let Some(digest) = run.artifacts.get("patch") else { continue };
+        match kept.get(digest) {
+            Some(Some(bytes)) => {
+                if let Some(id) = benchmark::diff::identity(&String::from_utf8_lossy(bytes)) {
+                    by_identity.entry((run.task.as_str(), id)).or_default().push(run);
+                }
+            }
+            _ => unread += 1,
+        }
+    }
+    let copies: Vec<&&bundle::Run> = by_identity.values().filter(|runs| runs.len() > 1).flatten().collect();
+    let missing: Vec<String> = copies
+        .iter()
+        .filter(|r| {
+            !detail.findings.iter().any(|f| {
+                f.bundle_id == bundle_id
+                    && f.task == r.task.as_str()
+                    && f.hint == r.hint
+                    && f.attempt == r.attempt
+                    && f.finding.found_by == "server"
+                    && f.finding.check == benchmark::integrity::COPIED_ATTEMPT.slug
+            })
+        })
+        .map(|r| format!("{}/{}/{}", r.task, r.hint, r.attempt))
+        .collect();
+    let unread_words = if unread > 0 {
+        format!(" ({unread} successes' patches are private outputs, not served to you)")
+    } else {
+        String::new()
+    };
+    check(
+        missing.is_empty(),
+        if missing.is_empty() {
+            format!(
+                "patch identities: {} successes share a patch with another of their task (however written), each \
+                 flagged as copied{unread_words}",
+                copies.len()
+            )
+        } else {
+            format!(
+                "patch identities: successes sharing a patch but not flagged copied: {}",
                 missing.join(", ")
             )
         },

@@ -160,8 +160,13 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey], token: Option<&str>
     let mut private = 0;
     // The trajectories are kept as they are hashed: each run's cost is priced from them
     // below (`cost::priced`), and none is fetched twice.
-    let trajectories: std::collections::BTreeSet<&String> =
-        manifest.runs.iter().filter_map(|r| r.artifacts.get(benchmark::integrity::TRAJECTORY)).collect();
+    // So are the patches: their identities (spec §5b) are recomputed below.
+    let trajectories: std::collections::BTreeSet<&String> = manifest
+        .runs
+        .iter()
+        .flat_map(|r| [r.artifacts.get(benchmark::integrity::TRAJECTORY), r.artifacts.get("patch")])
+        .flatten()
+        .collect();
     let mut kept: BTreeMap<String, Option<Vec<u8>>> = BTreeMap::new();
     for digest in &named {
         let hashed = if trajectories.contains(*digest) {
@@ -300,6 +305,7 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey], token: Option<&str>
                 }
             }
             claims::audit(&manifest, listed.map(|k| k.tier), &tasks, &detail, &bundle_id, &mut check);
+            claims::audit_patches(&manifest, &kept, &detail, &bundle_id, &mut check);
             check(
                 found.is_empty(),
                 if found.is_empty() {

@@ -265,6 +265,11 @@ async fn a_failing_attempt_replaced_by_a_copy_of_the_success_is_flagged_and_rank
         server.abort();
         assert!(audit.passed(), "{audit}");
         assert!(audit.checks.iter().any(|c| c.ok && c.what.starts_with("copies: 2 successes")), "{audit}");
+        // And from the patches served, their identities recomputed (spec §5b).
+        assert!(
+            audit.checks.iter().any(|c| c.ok && c.what.starts_with("patch identities: 2 successes")),
+            "{audit}"
+        );
         assert!(audit.checks.iter().any(|c| c.ok && c.what.starts_with("attempts: no task")), "{audit}");
     })
     .await;

@@ -67,10 +67,25 @@ fn expected_texts(entry: &Entry, metrics: &[&str]) -> Vec<String> {
     if !shown("delta") {
         return rest(out, entry, metrics);
     }
-    let uplift = rates(Hint::Hints).final_success.zip(rates(Hint::None).final_success).map(|(h, n)| h - n);
-    out.push(points(uplift));
+    // The Δ is paired over the tasks both conditions cover with their full attempts
+    // (issue 75): where those are all the tasks either covers, it is the difference of
+    // the two rates the row states.
+    let uplift = entry.row.uplift;
+    let coverage = |h: Hint| entry.row.coverage.get(&h).copied().unwrap_or_default();
+    let whole = coverage(Hint::None).tasks == coverage(Hint::Hints).tasks
+        && coverage(Hint::None).short_tasks + coverage(Hint::Hints).short_tasks == 0
+        && uplift.tasks == coverage(Hint::None).tasks;
+    if whole {
+        let unpaired =
+            rates(Hint::Hints).final_success.zip(rates(Hint::None).final_success).map(|(h, n)| h - n);
+        assert_eq!(points(uplift.delta), points(unpaired), "{}: {uplift:?}", entry.row.agent_id);
+    }
+    out.push(points(uplift.delta));
     if let Some(u) = stats.and_then(|s| s.uplift.hints) {
         out.push(format!("{} to {}", points(Some(u.low)), points(Some(u.high))));
+    }
+    if uplift.partial() {
+        out.push(format!("partial: {} of {} tasks", uplift.tasks, uplift.of));
     }
     rest(out, entry, metrics)
 }
