@@ -158,15 +158,11 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey], token: Option<&str>
         manifest.runs.iter().flat_map(|r| r.artifacts.values()).collect();
     let mut bad = Vec::new();
     let mut private = 0;
-    // The trajectories are kept as they are hashed: each run's cost is priced from them
-    // below (`cost::priced`), and none is fetched twice.
-    // So are the patches: their identities (spec §5b) are recomputed below.
-    let trajectories: std::collections::BTreeSet<&String> = manifest
-        .runs
-        .iter()
-        .flat_map(|r| [r.artifacts.get(benchmark::integrity::TRAJECTORY), r.artifacts.get("patch")])
-        .flatten()
-        .collect();
+    // The trajectories and patches are kept as they are hashed, none fetched twice: each
+    // run's cost is priced from them below, and each patch's identity recomputed (§5b).
+    let kept_roles = [benchmark::integrity::TRAJECTORY, "patch"];
+    let trajectories: std::collections::BTreeSet<&String> =
+        manifest.runs.iter().flat_map(|r| kept_roles.iter().filter_map(|k| r.artifacts.get(*k))).collect();
     let mut kept: BTreeMap<String, Option<Vec<u8>>> = BTreeMap::new();
     for digest in &named {
         let hashed = if trajectories.contains(*digest) {
