@@ -211,6 +211,11 @@ impl Run {
     pub fn key(&self) -> (&str, Hint, u32) {
         (self.task.as_str(), self.hint, self.attempt)
     }
+
+    /// Whether a regrade changed its verdict (section 4i): always sampled (section 4e).
+    pub fn regrade_changed(&self) -> bool {
+        self.regraded.is_some_and(|g| g.from != self.outcome)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

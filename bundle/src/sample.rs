@@ -54,7 +54,7 @@ impl Candidate {
                 attempt: r.attempt,
                 outcome: r.outcome,
                 has_patch: r.artifacts.contains_key("patch"),
-                regraded: r.regraded.is_some_and(|g| g.from != r.outcome),
+                regraded: r.regrade_changed(),
             })
             .collect()
     }

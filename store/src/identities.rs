@@ -29,13 +29,25 @@ impl Store {
         let _one_writer = self.write_lock.lock().await;
         let mut tx = self.pool.begin().await?;
         for (digest, identity) in identities {
-            db::query("INSERT INTO patch_identities (digest, identity) VALUES ($1, $2) ON CONFLICT (digest) DO NOTHING")
-                .bind(digest.to_hex())
-                .bind(identity.as_deref().unwrap_or(NO_IDENTITY))
-                .execute(&mut *tx)
-                .await?;
+            insert(&mut tx, &digest.to_hex(), identity.as_deref().unwrap_or(NO_IDENTITY)).await?;
         }
         tx.commit().await?;
         Ok(())
     }
+}
+
+/// Records `digest`'s identity, unless it has one already.
+pub(crate) async fn insert(
+    tx: &mut crate::steps::Tx<'_>,
+    digest: &str,
+    identity: &str,
+) -> Result<(), StoreError> {
+    db::query(
+        "INSERT INTO patch_identities (digest, identity) VALUES ($1, $2) ON CONFLICT (digest) DO NOTHING",
+    )
+    .bind(digest)
+    .bind(identity)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
 }

@@ -232,13 +232,7 @@ async fn carry_not_reproduced<'f>(
 /// Each patch's identity, once for every digest (a patch stored before has it already).
 async fn write_identities(tx: &mut Tx<'_>, identities: &BTreeMap<String, String>) -> Result<(), StoreError> {
     for (digest, identity) in identities {
-        db::query(
-            "INSERT INTO patch_identities (digest, identity) VALUES ($1, $2) ON CONFLICT (digest) DO NOTHING",
-        )
-        .bind(digest)
-        .bind(identity)
-        .execute(&mut **tx)
-        .await?;
+        crate::identities::insert(tx, digest, identity).await?;
     }
     Ok(())
 }
@@ -344,7 +338,7 @@ async fn write_submission(
     .bind(&harness.name)
     .bind(&harness.version)
     .bind(i64::from(execution_known))
-    .bind(m.runs.iter().filter(|r| r.regraded.is_some_and(|g| g.from != r.outcome)).count() as i64)
+    .bind(m.runs.iter().filter(|r| r.regrade_changed()).count() as i64)
     .execute(&mut **tx)
     .await?;
     db::query("INSERT INTO envelopes (bundle_id, envelope) VALUES ($1, $2)")
