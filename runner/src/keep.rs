@@ -51,9 +51,12 @@ pub fn program() -> Option<PathBuf> {
 }
 
 /// The keeper's command line around `command`.
-pub fn argv(keeper: &Path, report: &Path, command: &[OsString]) -> Vec<OsString> {
-    let mut argv: Vec<OsString> =
-        vec![keeper.into(), "keep".into(), "--report".into(), report.into(), "--".into()];
+pub fn argv(keeper: &Path, report: &Path, groups: &[PathBuf], command: &[OsString]) -> Vec<OsString> {
+    let mut argv: Vec<OsString> = vec![keeper.into(), "keep".into(), "--report".into(), report.into()];
+    for group in groups {
+        argv.extend(["--cgroup".into(), group.into()]);
+    }
+    argv.push("--".into());
     argv.extend(command.iter().cloned());
     argv
 }
@@ -95,7 +98,11 @@ fn without_inherited(command: &[OsString]) -> Vec<OsString> {
     argv
 }
 
-pub fn run(report: &Path, command: &[OsString]) -> i32 {
+pub fn run(report: &Path, groups: &[PathBuf], command: &[OsString]) -> i32 {
+    // Into the run's control group before anything starts (`crate::sandbox::cgroup`):
+    // where it cannot, the run goes on, held by the runner's watch and the kernel's
+    // rlimits alone.
+    let _ = crate::sandbox::cgroup::join(groups);
     let command = &without_inherited(command);
     #[cfg(target_os = "linux")]
     {

@@ -98,6 +98,9 @@ enum Command {
         /// Where to write what it killed (JSON).
         #[arg(long)]
         report: PathBuf,
+        /// A control group's `cgroup.procs` to join before starting COMMAND (repeatable).
+        #[arg(long = "cgroup")]
+        cgroups: Vec<PathBuf>,
         #[arg(required = true, last = true)]
         command: Vec<std::ffi::OsString>,
     },
@@ -570,8 +573,8 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Keep { report, command } => {
-            let code = crate::keep::run(&report, &command);
+        Command::Keep { report, cgroups, command } => {
+            let code = crate::keep::run(&report, &cgroups, &command);
             Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
         }
         Command::SlurmJob { dir } => {

@@ -8,6 +8,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::sandbox::engine;
 use crate::trace::{Recording, Tracer};
 
 mod kill;
@@ -108,8 +109,17 @@ impl Executor {
         if let (Some(recording), Ok(tracer)) = (&recording, &tracer) {
             argv = recording.argv(tracer, &argv);
         }
+        // The run's own control group, where the runner may make one: the kernel's hold on
+        // its memory and processes (`crate::sandbox::cgroup`).
+        let group = match (self, job.sandbox, job.limits, &keeper) {
+            (Executor::Local, Some(_), Some(limits), Some(_)) => {
+                crate::sandbox::cgroup::Group::make(job.name, limits)
+            }
+            _ => None,
+        };
         if let Some(keeper) = &keeper {
-            argv = crate::keep::argv(keeper, &report, &argv);
+            let groups = group.as_ref().map(|g| g.procs()).unwrap_or_default();
+            argv = crate::keep::argv(keeper, &report, &groups, &argv);
         }
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..]).current_dir(job.workdir).stdin(Stdio::null());
@@ -162,7 +172,10 @@ impl Executor {
                 child.id(),
                 job.workdir,
                 limits,
-                matches!(self, Executor::Local),
+                match self {
+                    Executor::Local => true,
+                    Executor::Container { template } => engine::runner_sees_processes(template),
+                },
             )
         });
         let started = Instant::now();
@@ -212,6 +225,9 @@ impl Executor {
             if let Some(breach) = guard.as_mut().and_then(|w| w.check()) {
                 break Exit::Limited(breach);
             }
+            if let Some(breach) = group.as_ref().and_then(|g| g.out_of_memory()) {
+                break Exit::Limited(breach);
+            }
             std::thread::sleep(nap.min(limit.saturating_sub(started.elapsed())));
             nap = (nap * 2).min(Duration::from_millis(25));
         };
@@ -250,6 +266,26 @@ impl Executor {
         }
         // Whatever happened, nothing the run started may outlive it.
         kill_group(&mut child);
+        // A failure the kernel caused at a limit of the run's group (a fork refused) was
+        // stopped by that limit.
+        // A process of the run killed for memory at any time (between two looks too) put
+        // the run over its limit, whatever the command then did.
+        let exit = match (exit, group) {
+            (Exit::Finished { success, description }, Some(group)) => {
+                let breach = if success { group.out_of_memory() } else { group.breach() };
+                group.end();
+                match breach {
+                    Some(breach) => Exit::Limited(breach),
+                    None => Exit::Finished { success, description },
+                }
+            }
+            (exit, group) => {
+                if let Some(group) = group {
+                    group.end();
+                }
+                exit
+            }
+        };
         // A failure that left its working copy at its disk limit was stopped by it (a file
         // refused at the size limit, or written between two looks).
         let exit = match (exit, guard.as_mut()) {
@@ -263,14 +299,7 @@ impl Executor {
         if let (Executor::Container { template }, Exit::TimedOut | Exit::Cancelled | Exit::Limited(_)) =
             (self, &exit)
         {
-            // The engine with its global options (`podman --storage-driver=vfs run …`).
-            let engine = template.iter().position(|w| w == "run" || w == "exec").unwrap_or(1).max(1);
-            let _ = Command::new(&template[0])
-                .args(&template[1..engine])
-                .args(["kill", job.name])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
+            engine::kill(template, job.name);
         }
         let watch = match (recording.as_mut(), tracer) {
             (Some(recording), Ok(tracer)) => {
@@ -296,7 +325,7 @@ impl Executor {
         let _ = recording.take();
         // A failure after the kernel refused it a process was stopped by that limit (a
         // fork bomb may fail within one look of the guard).
-        let exit = match (exit, &watch, job.limits) {
+        let mut exit = match (exit, &watch, job.limits) {
             (Exit::Finished { success: false, .. }, Watch::Traced { model, .. }, Some(limits))
                 if model.refused_forks > 0 =>
             {
@@ -308,19 +337,34 @@ impl Executor {
             }
             (exit, _, _) => exit,
         };
-        // Podman and Docker exit 125 for their own failures (an image that is not there,
-        // an option they refuse), never for the command's: the maintainers' setup failed,
-        // not the agent's patch. Under `reproduce` such a run is a try, counted (spec §4d),
-        // so a command that exits 125 on purpose gains nothing.
-        if let (Executor::Container { template }, Exit::Finished { success: false, description }) =
-            (self, &exit)
-            && description == "exit status 125"
-        {
-            return Err(io::Error::other(format!(
-                "the container engine `{}` failed before the task's command ran (exit status 125, its own \
-                 error): see stderr.txt",
-                template[0]
-            )));
+        // Podman and Docker exit 125 for their own failures (an image that is not there, an
+        // option they refuse), and a command may exit 125 too: the engine's record of the
+        // container tells them apart. A container that was never started is the
+        // maintainers' setup failing, not the agent's patch (under `reproduce`, a try,
+        // spec §4d); one the kernel stopped at its memory limit ran out of memory.
+        if let Executor::Container { template } = self {
+            let ended = engine::ended(template, job.name);
+            engine::remove(template, job.name);
+            if let Exit::Finished { success: false, description } = &exit {
+                match ended {
+                    Some(engine::Ended { oom: true, .. }) => {
+                        let memory = job.limits.map_or(0, |l| l.memory_mib << 20);
+                        exit = Exit::Limited(crate::sandbox::limits::Breach {
+                            resource: crate::sandbox::limits::Resource::Memory,
+                            used: memory,
+                            limit: memory,
+                        });
+                    }
+                    None if description == "exit status 125" => {
+                        return Err(io::Error::other(format!(
+                            "the container engine `{}` failed before the task's command ran (exit status 125, \
+                             its own error): see stderr.txt",
+                            template[0]
+                        )));
+                    }
+                    _ => {}
+                }
+            }
         }
         Ok((exit, watch))
     }
@@ -372,7 +416,7 @@ impl Executor {
     fn words(&self, job: &Job<'_>) -> Vec<String> {
         match self {
             Executor::Local => job.command.to_vec(),
-            Executor::Container { template } => template
+            Executor::Container { template } => engine::for_run(template, job.limits)
                 .iter()
                 .flat_map(|word| match word.as_str() {
                     "{command}" => job.command.to_vec(),

@@ -21,12 +21,12 @@ fn container_templates_must_place_the_command_and_the_codebase() {
         sandbox: None,
         limits: None,
     };
+    // `--rm` taken out: the runner reads how the container ended, then removes it.
     assert_eq!(
         e.words(&job),
         [
             "docker",
             "run",
-            "--rm",
             "--name",
             "rexbench-x",
             "-v",
@@ -38,6 +38,12 @@ fn container_templates_must_place_the_command_and_the_codebase() {
             "run.py"
         ]
     );
+    // Confined, the card's memory and processes come right after `run`.
+    let limits = benchmark::task::Limits { memory_mib: 512, processes: 64, ..Default::default() };
+    let job = Job { limits: Some(&limits), ..job };
+    let words = e.words(&job);
+    assert_eq!(words[..5], ["docker", "run", "--memory=512m", "--memory-swap=512m", "--pids-limit=64"]);
+    assert!(!words.contains(&"--rm".to_owned()));
 }
 
 #[test]

@@ -12,7 +12,7 @@ use super::{Settings, check_settings, chown_tree};
 
 /// The engines the runner knows, by the families whose options it reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Family {
+pub(super) enum Family {
     /// docker and podman, `run`.
     Oci,
     /// apptainer and singularity, `exec`.
@@ -91,10 +91,12 @@ const APPTAINER_EXEC: &[Known] = &[
 
 /// A template read as its engine reads it.
 #[derive(Debug)]
-struct Parsed {
-    family: Family,
+pub(super) struct Parsed {
+    pub(super) family: Family,
     /// Each option, by its long name, with its value.
     options: Vec<(&'static str, Option<String>)>,
+    /// Where the subcommand (`run`, `exec`) is among the words.
+    pub(super) sub_at: usize,
     /// The image (a path, with `--rootfs`), and the words after it.
     image: String,
     rest: Vec<String>,
@@ -112,7 +114,7 @@ impl Parsed {
 
 /// Reads `words` as the engine its first word names would; refuses an engine, a
 /// subcommand or an option the runner does not know.
-fn parse(words: &[String]) -> Result<Parsed, String> {
+pub(super) fn parse(words: &[String]) -> Result<Parsed, String> {
     let program =
         words.first().map(|w| Path::new(w).file_name().unwrap_or_default().to_string_lossy().into_owned());
     let program = program.unwrap_or_default();
@@ -129,6 +131,7 @@ fn parse(words: &[String]) -> Result<Parsed, String> {
     let mut options = Vec::new();
     let mut i = 1;
     let mut in_sub = false;
+    let mut sub_at = 0;
     loop {
         let Some(word) = words.get(i) else {
             return Err(format!("the container template names no image after `{program} {sub}`"));
@@ -142,12 +145,13 @@ fn parse(words: &[String]) -> Result<Parsed, String> {
                     ));
                 }
                 in_sub = true;
+                sub_at = i;
                 i += 1;
                 continue;
             }
             let image = word.clone();
             let rest = words[i + 1..].to_vec();
-            return Ok(Parsed { family, options, image, rest });
+            return Ok(Parsed { family, options, sub_at, image, rest });
         }
         let (found, value, used) = read_option(word, words.get(i + 1), table).map_err(|what| {
             let names: Vec<&str> = table.iter().map(|k| k.long).collect();
@@ -282,6 +286,15 @@ pub fn lint_container(words: &[String], private: &[&Path]) -> Result<(), String>
                 let cdi = !path.starts_with('/') && path.contains('=');
                 if !cdi && let Err(e) = check_settings(&device, private) {
                     undoing.push(e.replace("--sandbox-dev", "--device"));
+                }
+            }
+            // The card's limits are the runner's to set (`for_run`): a template's own would
+            // come after them and win.
+            for own in ["--memory", "--memory-swap", "--pids-limit"] {
+                if p.has(own) {
+                    undoing.push(format!(
+                        "{own} (the runner sets memory and processes from the task card's [evaluation.limits])"
+                    ));
                 }
             }
             if p.has("--rootfs") {

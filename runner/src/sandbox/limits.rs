@@ -12,10 +12,13 @@
 //!   `resource_limit: <resource>`, the provenance record naming the limit;
 //! - its logs are cut while they are written (`crate::exec`), never refused after.
 //!
-//! No machine-wide setting is needed (cgroups are not used: a runner may not be allowed
-//! to delegate them, on a workstation or a Slurm node). What the watch cannot see in
-//! the time between two looks, the kernel's limits bound: a process count no run can
-//! pass, and a file no larger than the disk.
+//! - by the kernel again, where the runner may make control groups (`super::cgroup`):
+//!   the run's memory at every allocation, its processes at every fork.
+//!
+//! No machine-wide setting is needed: a runner may not be allowed control groups (on a
+//! workstation or a Slurm node). What the watch cannot see in the time between two looks,
+//! the kernel's limits bound: a process count no run can pass, and a file no larger than
+//! the disk.
 
 use std::collections::BTreeMap;
 use std::fs;

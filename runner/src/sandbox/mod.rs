@@ -43,7 +43,9 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-mod container;
+pub(crate) mod cgroup;
+pub(crate) mod container;
+pub(crate) mod engine;
 pub mod limits;
 pub use container::{give_to_container, lint_container};
 

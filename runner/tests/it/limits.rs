@@ -191,6 +191,151 @@ fn each_limit_stops_a_patch_that_exceeds_it_and_the_honest_run_keeps_its_verdict
     assert!(ns.starts_with("made-a-namespace\n"), "{ns}");
 }
 
+/// Under podman the card's memory and processes are the container's own limits, which the
+/// runner sets (a template may not), and the command's own exit status 125 is its
+/// failure, not the engine's: the engine's record of the container tells them apart.
+#[test]
+fn a_container_holds_a_run_to_the_cards_limits_and_its_own_exit_125_is_its_failure() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let tasks = limited_task(root);
+    let outputs = root.join("outputs");
+    let shown = "cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/pids/pids.max \
+                 /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max 2>/dev/null";
+    for (attempt, script) in [
+        (1, format!("{shown}; {OK}")),
+        (2, format!("python3 -c 'b = bytes(range(256)) * (4 << 20)' && {OK}")),
+        (3, format!("n=0; for i in $(seq 200); do sleep 20 & n=$((n+1)); done; echo forked; {OK}; exit 125")),
+    ] {
+        let dir = outputs.join(format!("limited/none/{attempt}"));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("patch.diff"), agent_patch(&script)).unwrap();
+    }
+    let template = crate::sandbox::podman_template(&crate::sandbox::rootfs(root));
+    let results = root.join("results");
+    let scratch = root.join("tmp");
+    fs::create_dir_all(&scratch).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_rexbench"))
+        .args(["evaluate", outputs.to_str().unwrap(), "--out", results.to_str().unwrap()])
+        .args(["--tasks", tasks.to_str().unwrap(), "--container", &template])
+        .current_dir(repo())
+        .env("TMPDIR", &scratch)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = records(&results);
+    // The container sees the card's 256 MiB and 48 processes as its own limits.
+    let said = fs::read_to_string(results.join("runs/limited/none/1/stdout.txt")).unwrap();
+    assert!(said.starts_with("268435456\n48\n"), "{said}");
+    assert_eq!(got["limited/none/1"]["outcome"], json!("success"), "{}", stdout_of(&got));
+    // 1 GiB is refused it (it would succeed on this machine without the limit).
+    assert_eq!(got["limited/none/2"]["outcome"], json!("execution_failed"), "{}", stdout_of(&got));
+    // Forks past the limit fail; the command's own 125 is its failure, not infra_error.
+    let r = &got["limited/none/3"];
+    assert_eq!(r["outcome"], json!("execution_failed"), "{r}");
+    let note = fs::read_to_string(results.join("runs/limited/none/3/x-runner.txt")).unwrap_or_default();
+    assert!(!note.contains("failed before the task's command ran"), "{note}");
+    assert!(crate::evaluate::processes_running(&["sleep", "20"]).is_empty());
+    // The runner removed every container it ran.
+    let store = root.join("podman");
+    let listed = Command::new("podman")
+        .args(["--storage-driver=vfs", "--root"])
+        .arg(store.join("storage"))
+        .arg("--runroot")
+        .arg(store.join("run"))
+        .args(["ps", "--all", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    assert!(listed.stdout.is_empty(), "containers left: {}", String::from_utf8_lossy(&listed.stdout));
+
+    // A template's own limits would come after the runner's and win: refused.
+    let own = template.replace(" --rm ", " --rm --memory 64g ");
+    let out = Command::new(env!("CARGO_BIN_EXE_rexbench"))
+        .args(["evaluate", outputs.to_str().unwrap(), "--out", root.join("own").to_str().unwrap()])
+        .args(["--tasks", tasks.to_str().unwrap(), "--container", &own])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("--memory (the runner sets memory and processes"), "{}", stderr(&out));
+}
+
+/// Where the runner may make control groups (root, as the tests run), each run is in one
+/// of its own, at the card's memory and processes, so that the kernel holds it at every
+/// allocation and fork; none is left when the evaluation ends.
+#[test]
+fn a_run_is_held_in_a_control_group_of_its_own_at_the_cards_limits() {
+    assert!(nix::unistd::geteuid().is_root(), "the runner's tests run as root");
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let tasks = limited_task(root);
+    let outputs = root.join("outputs");
+    let dir = outputs.join("limited/none/1");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("patch.diff"), agent_patch(&format!("sleep 4; {OK}"))).unwrap();
+    let results = root.join("results");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rexbench"))
+        .args(["evaluate", outputs.to_str().unwrap(), "--out", results.to_str().unwrap()])
+        .args(["--tasks", tasks.to_str().unwrap()])
+        .current_dir(repo())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let prefix = format!("rexbench-{}-", child.id());
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let mut seen: Vec<(PathBuf, String)> = Vec::new();
+    while seen.is_empty() && std::time::Instant::now() < deadline {
+        for group in groups(&prefix) {
+            let procs = fs::read_to_string(group.join("cgroup.procs")).unwrap_or_default();
+            if procs.trim().is_empty() {
+                continue;
+            }
+            let limit = ["memory.limit_in_bytes", "memory.max", "pids.max"]
+                .iter()
+                .filter_map(|f| fs::read_to_string(group.join(f)).ok())
+                .map(|v| v.trim().to_owned())
+                .collect::<Vec<_>>()
+                .join(" ");
+            seen.push((group, limit));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = wait_within(&mut child, Duration::from_secs(120), &["evaluate"]);
+    assert!(status.success());
+    assert!(!seen.is_empty(), "no control group of the run's was seen under /sys/fs/cgroup");
+    let limits: Vec<&str> = seen.iter().map(|(_, l)| l.as_str()).collect();
+    // v1: the memory hierarchy's group (256 MiB) and the pids one's (48); v2: one of both.
+    assert!(
+        limits.iter().any(|l| l.contains("268435456")) && limits.iter().any(|l| l.ends_with("48")),
+        "{seen:?}"
+    );
+    assert_eq!(records(&results)["limited/none/1"]["outcome"], json!("success"));
+    let left = groups(&prefix);
+    assert!(left.is_empty(), "control groups left: {left:?}");
+}
+
+/// The control groups under `/sys/fs/cgroup` whose names begin with `prefix`.
+fn groups(prefix: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![(PathBuf::from("/sys/fs/cgroup"), 0)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else { continue };
+        for e in entries.flatten() {
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            if e.file_name().to_string_lossy().starts_with(prefix) {
+                found.push(e.path());
+            } else if depth < 6 {
+                stack.push((e.path(), depth + 1));
+            }
+        }
+    }
+    found
+}
+
 fn stdout_of(got: &std::collections::BTreeMap<String, Value>) -> String {
     serde_json::to_string_pretty(got).unwrap()
 }

@@ -240,7 +240,7 @@ fn evaluate_with_env(outputs: &Path, results: &Path, more: &[&str]) -> std::proc
 
 /// A root filesystem for podman of mount points alone: the system comes in read-only
 /// as volumes, as the runner's README shows.
-fn rootfs(root: &Path) -> PathBuf {
+pub fn rootfs(root: &Path) -> PathBuf {
     let dir = root.join("rootfs");
     for d in ["usr", "etc", "tmp", "proc", "dev", "sys"] {
         fs::create_dir_all(dir.join(d)).unwrap();
