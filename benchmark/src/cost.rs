@@ -173,12 +173,17 @@ pub enum Traced {
 /// uncached tokens are `input`, its cached ones `cache_read`.
 pub fn trajectory_tokens(bytes: &[u8]) -> Traced {
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    // What only a trajectory, or a record of tokens, names: a file that names one and does
+    // not read as ATIF (not JSON, not an object with `steps` or `final_metrics`, an ATIF
+    // object wrapped in another) cannot be told to agree.
     let atif_like = || {
         let head = &bytes[..bytes.len().min(1 << 16)];
-        head.windows(7).any(|w| w == b"\"steps\"") || head.windows(4).any(|w| w == b"ATIF")
+        let names = |word: &[u8]| head.windows(word.len()).any(|w| w == word);
+        names(b"steps") || names(b"ATIF") || names(b"prompt_tokens") || names(b"completion_tokens")
     };
-    let Ok(file) = serde_json::from_slice::<serde_json::Value>(bytes) else {
-        return if atif_like() { Traced::Unreadable } else { Traced::Nothing };
+    let file = match serde_json::from_slice::<serde_json::Value>(bytes) {
+        Ok(file) if file.get("steps").is_some() || file.get("final_metrics").is_some() => file,
+        _ => return if atif_like() { Traced::Unreadable } else { Traced::Nothing },
     };
     // A count: absent, or a whole number ≥ 0 (9320.0 is 9320); anything else is unreadable.
     let count = |m: &serde_json::Value, keys: &[&str]| -> Result<Option<u64>, ()> {

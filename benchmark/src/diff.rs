@@ -14,6 +14,10 @@ pub struct FileDiff {
     pub new: Option<String>,
     /// Git's `copy from`: `old` is the copy's source, which the patch leaves as it was.
     pub copy: bool,
+    /// The old and new path as `git apply` and `patch -p1` find the file: a `---`/`+++`
+    /// header's path without its first component, whatever it is (`a/`, `x/`, `orig/`);
+    /// `None` for `/dev/null`. The identity names files by them.
+    pub applied: [Option<String>; 2],
     /// The patch line of the file's `+++` header.
     pub header_line: usize,
     pub added: Vec<Added>,
@@ -68,48 +72,113 @@ pub fn files_touched(patch: &str) -> Vec<String> {
 }
 
 /// A patch's identity (bundle spec §5b): a digest of what it changes, not of how it is
-/// written. Per file, in order of path: its old and new path, whether it is binary (and
-/// a binary patch's payload), and the text of each line it removes and adds, in the
-/// patch's order, with every whitespace character taken out and lines left empty by
-/// that dropped. The
-/// preamble and any text between files, the hunks' headers and their context lines,
-/// line endings and whitespace-only changes weigh nothing: a patch behind a junk first
-/// line, or re-indented, is the same patch. `None` for text that changes no file.
+/// written. Per file, in order of path as the patch tools find it (a header's path
+/// without its first component, whatever that is): its old and new path, whether it is
+/// binary (and a binary patch's payload), and the lines it removes and adds, each with
+/// every whitespace character taken out (a line left empty dropped), as two sorted
+/// lists, a line both removed and added cancelled out where anything else remains. The
+/// preamble and any text between files, the hunks' headers, order and context lines, the
+/// headers' prefixes, line endings, whitespace-only changes and lines removed and added
+/// back weigh nothing: a patch behind a junk first line, re-indented, split into other
+/// hunks or written as the whole file's rewrite is the same patch. `None` for text that
+/// changes no file.
 pub fn identity(patch: &str) -> Option<String> {
     let mut files = parse(patch);
     if files.is_empty() {
         return None;
     }
-    files.sort_by(|a, b| (a.path(), &a.old, &a.new).cmp(&(b.path(), &b.old, &b.new)));
+    let key = |f: &FileDiff| {
+        let [old, new] = f.applied.clone();
+        (new.clone().or(old.clone()).unwrap_or_default(), old, new)
+    };
+    files.sort_by_key(key);
+    // One file's sections, wherever the patch puts them, are one change (in their order:
+    // the sort is stable).
+    let mut merged: Vec<FileDiff> = Vec::with_capacity(files.len());
+    for file in files {
+        match merged.last_mut() {
+            Some(last) if last.applied == file.applied => {
+                last.copy |= file.copy;
+                last.binary |= file.binary;
+                last.removed_text.extend(file.removed_text);
+                last.added.extend(file.added);
+                last.payload.extend(file.payload);
+            }
+            _ => merged.push(file),
+        }
+    }
+    let files = merged;
     let squeeze = |text: &str| -> String { text.chars().filter(|c| !c.is_whitespace()).collect() };
-    let mut canonical = String::from("rexbench patch identity v1\n");
+    let mut canonical = String::from("rexbench patch identity v2\n");
     for file in &files {
         let name = |p: &Option<String>| p.clone().unwrap_or_else(|| "/dev/null".to_owned());
+        let [old, new] = &file.applied;
         canonical.push_str(&format!(
             "file\t{}\t{}\t{}\t{}\n",
-            name(&file.old),
-            name(&file.new),
+            name(old),
+            name(new),
             if file.copy { "copy" } else { "change" },
             if file.binary { "binary" } else { "text" }
         ));
-        let mut lines: Vec<(usize, char, &String)> = file
-            .removed_text
-            .iter()
-            .map(|(n, t)| (*n, '-', t))
-            .chain(file.added.iter().map(|a| (a.line, '+', &a.text)))
-            .collect();
-        lines.sort_by_key(|(n, _, _)| *n);
-        let payload = file.payload.iter().map(|t| (0, '=', t));
-        for (_, sign, text) in lines.into_iter().chain(payload) {
+        let lines = |texts: Vec<&String>| -> Vec<String> {
+            texts.into_iter().map(|t| squeeze(t)).filter(|t| !t.is_empty()).collect()
+        };
+        let removed = lines(file.removed_text.iter().map(|(_, t)| t).collect());
+        let added = lines(file.added.iter().map(|a| &a.text).collect());
+        let (kept_removed, kept_added) = cancel(&removed, &added);
+        // A change that only moves lines is its lines, not nothing.
+        let (removed, added) = if kept_removed.is_empty() && kept_added.is_empty() {
+            (removed, added)
+        } else {
+            (kept_removed, kept_added)
+        };
+        for (sign, text) in removed.iter().map(|t| ('-', t)).chain(added.iter().map(|t| ('+', t))) {
+            canonical.push(sign);
+            canonical.push_str(text);
+            canonical.push('\n');
+        }
+        for text in &file.payload {
             let text = squeeze(text);
             if !text.is_empty() {
-                canonical.push(sign);
+                canonical.push('=');
                 canonical.push_str(&text);
                 canonical.push('\n');
             }
         }
     }
     Some(bundle::Digest::of(canonical.as_bytes()).to_hex())
+}
+
+/// The lines removed and the lines added, each in its order, less the lines both share:
+/// a line removed and added back, however often, is cancelled that many times (its
+/// first occurrences on each side).
+fn cancel(removed: &[String], added: &[String]) -> (Vec<String>, Vec<String>) {
+    use std::collections::BTreeMap;
+    fn count(lines: &[String]) -> BTreeMap<&str, usize> {
+        let mut n: BTreeMap<&str, usize> = BTreeMap::new();
+        for l in lines {
+            *n.entry(l.as_str()).or_default() += 1;
+        }
+        n
+    }
+    let (r, a) = (count(removed), count(added));
+    let shared: BTreeMap<&str, usize> =
+        r.iter().filter_map(|(l, &n)| a.get(l).map(|&m| (*l, n.min(m)))).collect();
+    let keep = |lines: &[String]| -> Vec<String> {
+        let mut left = shared.clone();
+        lines
+            .iter()
+            .filter(|l| match left.get_mut(l.as_str()) {
+                Some(n) if *n > 0 => {
+                    *n -= 1;
+                    false
+                }
+                _ => true,
+            })
+            .cloned()
+            .collect()
+    };
+    (keep(removed), keep(added))
 }
 
 /// The files `patch` changes, in order of appearance.
@@ -124,11 +193,89 @@ pub fn line_kinds(patch: &str) -> Vec<DiffLine> {
     read(patch).1
 }
 
+/// Git's extended headers that name a path as it is, with no `a/`/`b/` prefix to strip.
+const GIT_PATH_HEADERS: [&str; 6] =
+    ["copy from ", "copy to ", "rename from ", "rename to ", "rename old ", "rename new "];
+
+/// The first line of `patch` that names a path outside the tree it is applied to, with
+/// that line's number (from 1) and the path: an absolute path or one with a `..`
+/// component in a file's header (`diff --git`, `---`, `+++`, and git's `copy from`,
+/// `rename from` and their kin, which `git apply` outside a repository follows as they
+/// are, so that a `copy from /etc/shadow` would copy the machine's file into the working
+/// copy). `/dev/null` is no path. A quoted path (`"…"`, git's C-style quoting) is read
+/// unquoted. Content lines never begin with a header's word, and `---`/`+++` lines are
+/// headers only where the hunks' counts say so, so no honest patch is caught by its text.
+pub fn outside_path(patch: &str) -> Option<(usize, String)> {
+    let kinds = line_kinds(patch);
+    for ((index, raw), kind) in patch.lines().enumerate().zip(kinds) {
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        let paths: Vec<String> =
+            if let Some(rest) = GIT_PATH_HEADERS.iter().find_map(|h| line.strip_prefix(h)) {
+                vec![unquote(rest.trim_end())]
+            } else if !matches!(kind, DiffLine::FileStart | DiffLine::FileHeader) {
+                continue;
+            } else if let Some(rest) = line.strip_prefix("diff --git ") {
+                // Each word that could be a path: a quoted or unquoted `a/…` and `b/…`.
+                rest.split(' ').map(unquote).collect()
+            } else if let Some(rest) = line.strip_prefix("--- ").or_else(|| line.strip_prefix("+++ ")) {
+                vec![unquote(rest.split('\t').next().unwrap_or(rest).trim_end())]
+            } else {
+                continue;
+            };
+        if let Some(path) = paths.into_iter().find(|p| escapes(p)) {
+            return Some((index + 1, path));
+        }
+    }
+    None
+}
+
+/// Whether `path` (as a header gives it) reaches outside the tree: absolute (but
+/// `/dev/null`), or with a `..` component.
+fn escapes(path: &str) -> bool {
+    (path.starts_with('/') && path != "/dev/null") || path.split('/').any(|c| c == "..")
+}
+
+/// A path as git quotes one (`"a/\303\251 x"`: C escapes, octal bytes), unquoted; an
+/// unquoted one as it is.
+fn unquote(text: &str) -> String {
+    let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) else {
+        return text.to_owned();
+    };
+    let mut bytes = Vec::with_capacity(inner.len());
+    let mut chars = inner.bytes().peekable();
+    while let Some(b) = chars.next() {
+        if b != b'\\' {
+            bytes.push(b);
+            continue;
+        }
+        match chars.next() {
+            Some(d @ b'0'..=b'7') => {
+                let mut value = u32::from(d - b'0');
+                for _ in 0..2 {
+                    match chars.peek() {
+                        Some(&o @ b'0'..=b'7') => {
+                            value = value * 8 + u32::from(o - b'0');
+                            chars.next();
+                        }
+                        _ => break,
+                    }
+                }
+                bytes.push(value as u8);
+            }
+            Some(b'n') => bytes.push(b'\n'),
+            Some(b't') => bytes.push(b'\t'),
+            Some(other) => bytes.push(other),
+            None => bytes.push(b'\\'),
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
 /// The files, and each line's kind.
 fn read(patch: &str) -> (Vec<FileDiff>, Vec<DiffLine>) {
     let mut kinds: Vec<DiffLine> = Vec::new();
     let mut files: Vec<FileDiff> = Vec::new();
-    let mut old_header: Option<Option<String>> = None;
+    let mut old_header: Option<(Option<String>, Option<String>)> = None;
     // Lines still to come in the current hunk: (old side, new side).
     let mut left = (0usize, 0usize);
     // The last file came from a `diff --git` line, its `---`/`+++` headers not yet read.
@@ -195,6 +342,7 @@ fn read(patch: &str) -> (Vec<FileDiff>, Vec<DiffLine>) {
             // Git names the file here, and only here for a binary or mode-only change.
             let (old, new) = git_paths(paths);
             files.push(FileDiff {
+                applied: [old.clone(), new.clone()],
                 old,
                 new,
                 copy: false,
@@ -217,11 +365,13 @@ fn read(patch: &str) -> (Vec<FileDiff>, Vec<DiffLine>) {
             files.last_mut().expect("pushed").binary = true;
             in_payload = line == "GIT binary patch";
         } else if let Some(path) = line.strip_prefix("--- ") {
-            old_header = Some(header_path(path));
+            old_header = Some((header_path(path), p1(path)));
         } else if let Some(path) = line.strip_prefix("+++ ") {
+            let (old, old_applied) = old_header.take().unwrap_or((None, None));
             let file = FileDiff {
-                old: old_header.take().unwrap_or(None),
+                old,
                 new: header_path(path),
+                applied: [old_applied, p1(path)],
                 copy: false,
                 header_line: number,
                 added: Vec::new(),
@@ -258,6 +408,16 @@ fn header_path(text: &str) -> Option<String> {
     (path != "/dev/null" && !path.is_empty()).then(|| path.to_owned())
 }
 
+/// A header's path as `-p1` reads it: its first component taken off (a path of one
+/// component as it is); `None` for `/dev/null`.
+fn p1(text: &str) -> Option<String> {
+    let path = text.split('\t').next().unwrap_or(text).trim_end();
+    if path == "/dev/null" || path.is_empty() {
+        return None;
+    }
+    Some(path.split_once('/').map_or(path, |(_, rest)| rest).to_owned())
+}
+
 /// The two paths of a `diff --git a/X b/Y` line. A path may hold spaces, so where both
 /// are the same (not a rename) the line is cut in its middle.
 fn git_paths(text: &str) -> (Option<String>, Option<String>) {
@@ -291,149 +451,4 @@ fn hunk_counts(text: &str) -> Option<(usize, usize)> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn files_added_lines_and_their_numbers() {
-        let patch = "diff --git a/run.sh b/run.sh\n--- a/run.sh\n+++ b/run.sh\n@@ -1,2 +1,3 @@\n keep\n-old\n+new\n\
-                     +++ looks like a header\n\\ No newline at end of file\n\
-                     diff --git a/data/x.csv b/data/x.csv\nnew file mode 100644\n--- /dev/null\n+++ b/data/x.csv\t2026-01-01\n\
-                     @@ -0,0 +1 @@\n+a,b\n--- a/gone.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n";
-        let files = parse(patch);
-        assert_eq!(files.len(), 3);
-        assert_eq!((files[0].path(), files[0].header_line, files[0].is_new()), ("run.sh", 3, false));
-        let added: Vec<(usize, &str)> = files[0].added.iter().map(|a| (a.line, a.text.as_str())).collect();
-        assert_eq!(added, [(7, "new"), (8, "++ looks like a header")]);
-        assert_eq!((files[1].path(), files[1].is_new(), files[1].added[0].line), ("data/x.csv", true, 15));
-        assert_eq!((files[2].path(), files[2].new.as_deref(), files[2].added.len()), ("gone.py", None, 0));
-        // Lines removed, as a public run page counts them beside those added.
-        let counts: Vec<(usize, usize, bool)> =
-            files.iter().map(|f| (f.added.len(), f.removed, f.binary)).collect();
-        assert_eq!(counts, [(2, 1, false), (1, 0, false), (0, 1, false)]);
-    }
-
-    #[test]
-    fn files_touched_each_once_in_order() {
-        let patch = "diff --git a/src/train.py b/src/train.py\nindex 1..2 100644\n--- a/src/train.py\n+++ b/src/train.py\n@@ -1 +1 @@\n-a\n+b\n\
-                     diff --git a/new.py b/new.py\nnew file mode 100644\n--- /dev/null\n+++ b/new.py\n@@ -0,0 +1 @@\n+x\n\
-                     --- a/old.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-y\n\
-                     --- a/src/train.py\t2024-01-01\n+++ b/src/train.py\t2024-01-02\n";
-        assert_eq!(files_touched(patch), ["src/train.py", "new.py", "old.py"]);
-        assert_eq!(files_touched(""), Vec::<String>::new());
-    }
-
-    /// Each line's kind follows the hunks' counts: an added `++ x` is added, a removed
-    /// `-- x` removed, and a file starts at `diff --git` or at a `---` without one.
-    #[test]
-    fn line_kinds_follow_the_hunks_counts() {
-        use DiffLine::*;
-        let patch = "a note before the diff\n\
-                     diff --git a/notes.md b/notes.md\nindex 1..2 100644\n--- a/notes.md\n+++ b/notes.md\n\
-                     @@ -1,3 +1,3 @@\n--- a/x\n+++ b/results.txt\n keep\n-old\n+new\n\\ No newline at end of file\n\
-                     --- a/y.py\n+++ b/y.py\n@@ -1 +1 @@\n-a\n+b\n";
-        assert_eq!(
-            line_kinds(patch),
-            [
-                Text, FileStart, FileHeader, FileHeader, FileHeader, Hunk, Removed, Added, Context, Removed,
-                Added, Context, FileStart, FileHeader, Hunk, Removed, Added
-            ]
-        );
-        assert_eq!(line_kinds(patch).len(), patch.lines().count());
-        assert_eq!(line_kinds(""), []);
-    }
-
-    /// The header reader this replaced took an added line that begins with `++ ` (and a
-    /// removed one with `-- `) for a file header.
-    #[test]
-    fn an_added_line_that_looks_like_a_header_touches_no_file() {
-        let patch = "--- a/notes.md\n+++ b/notes.md\n@@ -1,2 +1,2 @@\n--- a/x\n+++ b/results.txt\n keep\n";
-        assert_eq!(files_touched(patch), ["notes.md"]);
-    }
-
-    /// Git names a binary or mode-only change in its `diff --git` header alone, which
-    /// the header reader this replaced never read.
-    #[test]
-    fn binary_and_mode_only_changes_touch_their_files() {
-        let patch = "diff --git a/ckpts/model.ckpt b/ckpts/model.ckpt\nindex 1..2 100644\n\
-                     Binary files a/ckpts/model.ckpt and b/ckpts/model.ckpt differ\n\
-                     diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n";
-        assert_eq!(files_touched(patch), ["ckpts/model.ckpt", "run.sh"]);
-    }
-
-    /// A rename removes one path and adds another: both are touched (the header reader
-    /// this replaced named only the old path of a rename without content changes).
-    #[test]
-    fn a_rename_touches_both_paths_and_a_copy_its_new_one() {
-        let rename = "diff --git a/src/a.py b/src/b.py\nsimilarity index 100%\nrename from src/a.py\nrename to src/b.py\n";
-        assert_eq!(files_touched(rename), ["src/a.py", "src/b.py"]);
-        let edited = "diff --git a/a.py b/b.py\nsimilarity index 90%\nrename from a.py\nrename to b.py\n\
-                      --- a/a.py\n+++ b/b.py\n@@ -1 +1 @@\n-x\n+y\n";
-        assert_eq!(files_touched(edited), ["a.py", "b.py"]);
-        let copy = "diff --git a/cfg/base.yaml b/cfg/run.yaml\nsimilarity index 100%\ncopy from cfg/base.yaml\ncopy to cfg/run.yaml\n";
-        assert_eq!(files_touched(copy), ["cfg/run.yaml"]);
-        let copy_edited = "diff --git a/base.yaml b/run.yaml\nsimilarity index 80%\ncopy from base.yaml\ncopy to run.yaml\n\
-                           --- a/base.yaml\n+++ b/run.yaml\n@@ -1 +1 @@\n-x\n+y\n";
-        assert_eq!(files_touched(copy_edited), ["run.yaml"]);
-    }
-
-    #[test]
-    fn binary_and_mode_changes_are_named_by_git_s_header() {
-        let patch = "diff --git a/ckpts/model.ckpt b/ckpts/model.ckpt\nindex 1..2 100644\n\
-                     Binary files a/ckpts/model.ckpt and b/ckpts/model.ckpt differ\n\
-                     diff --git a/my data/x y.bin b/my data/x y.bin\nnew file mode 100644\nindex 0..1\n\
-                     Binary files /dev/null and b/my data/x y.bin differ\n\
-                     diff --git a/old.txt b/old.txt\ndeleted file mode 100644\n";
-        let files = parse(patch);
-        let seen: Vec<(Option<&str>, Option<&str>, usize)> =
-            files.iter().map(|f| (f.old.as_deref(), f.new.as_deref(), f.header_line)).collect();
-        assert_eq!(
-            seen,
-            [
-                (Some("ckpts/model.ckpt"), Some("ckpts/model.ckpt"), 1),
-                (None, Some("my data/x y.bin"), 4),
-                (Some("old.txt"), None, 8),
-            ]
-        );
-        let binary: Vec<bool> = files.iter().map(|f| f.binary).collect();
-        assert_eq!(binary, [true, true, false]);
-        let literal = "diff --git a/w.bin b/w.bin\nindex 1..2\nGIT binary patch\nliteral 3\nKcmZ?d00001\n\n";
-        assert!(parse(literal)[0].binary);
-    }
-
-    /// Issue 75's copies: behind a junk first line, with other hunk headers and context,
-    /// CRLF line endings, re-indented, or with its files in another order, a patch is
-    /// the same patch; a changed line, path or order of lines is another.
-    #[test]
-    fn a_patch_is_what_it_changes_not_how_it_is_written() {
-        let base = "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,3 @@\n ctx\n-x = 1\n+x = 2\n+print(x)\n\
-                    diff --git a/run.sh b/run.sh\n--- a/run.sh\n+++ b/run.sh\n@@ -4 +4 @@\n-a\n+b\n";
-        let id = identity(base).expect("a patch");
-        let junk = format!("attempt 3\n{base}");
-        let headers = base.replace("@@ -1,2 +1,3 @@\n ctx\n", "@@ -10,2 +10,3 @@ def f():\n other\n");
-        let crlf = base.replace('\n', "\r\n");
-        let spaced = base.replace("+x = 2", "+x=2   ").replace("+print(x)", "+\tprint( x )\n+   ");
-        let (first, second) = base.split_at(base.find("diff --git a/run.sh").unwrap());
-        let reordered = format!("{second}{first}");
-        for same in [junk.as_str(), &headers, &crlf, &spaced, &reordered] {
-            assert_eq!(identity(same).as_deref(), Some(id.as_str()), "{same:?}");
-        }
-        let other_line = base.replace("+x = 2", "+x = 3");
-        let other_path = base.replace("run.sh", "run2.sh");
-        let other_order = base.replace("+x = 2\n+print(x)", "+print(x)\n+x = 2");
-        let removal_kept = base.replace("-x = 1\n", " x = 1\n").replace("@@ -1,2 +1,3 @@", "@@ -1,2 +1,4 @@");
-        for other in [other_line, other_path, other_order, removal_kept] {
-            assert_ne!(identity(&other).as_deref(), Some(id.as_str()), "{other:?}");
-        }
-        // Two binary changes of one file differ by their payloads.
-        let binary = |data: &str| {
-            format!(
-                "diff --git a/w.bin b/w.bin\nindex 1..2\nGIT binary patch\nliteral 4\n{data}\n\nliteral 0\nHcmV?d00001\n\n"
-            )
-        };
-        assert_ne!(identity(&binary("Lc${NkU|")), identity(&binary("Mc${NkU|")));
-        assert_eq!(identity(&binary("Lc${NkU|")), identity(&format!("note\n{}", binary("Lc${NkU|"))));
-        assert_eq!(identity(""), None);
-        assert_eq!(identity("no diff here\n"), None);
-    }
-}
+mod tests;

@@ -11,6 +11,7 @@ pub mod cost;
 pub mod diff;
 pub mod heldout;
 pub mod integrity;
+pub mod marks;
 pub mod pack;
 pub mod parity;
 pub mod published;

@@ -145,10 +145,10 @@ pub enum BundleError {
     #[error("agent.{field} {detail}")]
     InvalidAgentField { field: &'static str, detail: String },
     #[error(
-        "agent.{field} writes `{found}`, which is the board's own badge (its tier, provenance or reproduction marks): an \
-         agent's name may not imitate them, however spelt"
+        "{field} writes `{found}`, which is the board's own badge (its tier, provenance or reproduction marks): a \
+         bundle's names and words may not imitate them, however spelt"
     )]
-    AgentBadgeWords { field: &'static str, found: String },
+    AgentBadgeWords { field: String, found: String },
     #[error("agent.url `{value}` is not an http or https URL")]
     InvalidAgentUrl { value: String },
     #[error("the manifest has {count} runs; a bundle has 1 to 100000")]

@@ -17,6 +17,7 @@ mod folder;
 mod keys;
 mod limits;
 mod manifest;
+mod marks;
 mod metrics_text;
 mod provenance;
 mod reader;
@@ -27,6 +28,8 @@ mod validate;
 pub mod vectors;
 mod writer;
 
+/// A text as a reader sees it (spec §4o): the badge check's reading, and the hint check's.
+pub use badges::seen as as_seen;
 pub use claims::{AGENT_RECORD_ROLES, Bound, Claims, Expectation, TaskRule, TaskSet, check_runs};
 pub use digest::{Digest, Hasher, HashingReader};
 pub use envelope::{Envelope, EnvelopeSignature, PAYLOAD_TYPE, SignatureStatus, pae};
@@ -44,6 +47,7 @@ pub use manifest::{
     Agent, ArtifactInfo, ArtifactRole, Benchmark, EXECUTORS, Finding, Hardware, HeldOut, Manifest,
     Provenance, Regraded, Reproduction, Run, RunnerInfo, SCHEMA, Tokens,
 };
+pub use marks::RunMarks;
 pub use metrics_text::{
     MAX_METRICS_TEXT_BYTES, METRICS_MEDIA_TYPE, METRICS_ROLE, METRICS_SCHEMA, MetricsText, is_metrics_digest,
     metrics_digest, seal_metrics,

@@ -68,7 +68,8 @@ pub struct ProvenanceRecord {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Cut {
-    /// Processes started after the record held [`MAX_PROCESSES`].
+    /// Processes started after the record held [`MAX_PROCESSES`], and those cut for the
+    /// record's size ([`ProvenanceRecord::fit`]).
     #[serde(default)]
     pub processes: u64,
     /// Paths, arguments and pipes beyond a list's bound.
@@ -155,6 +156,41 @@ impl ProvenanceRecord {
         }
         text.push_str(if self.processes.is_empty() { "]}\n" } else { "\n]}\n" });
         text.into_bytes()
+    }
+
+    /// Cuts the record until [`ProvenanceRecord::to_bytes`] fits in
+    /// [`MAX_PROVENANCE_BYTES`] (each list within its bound, a record of 10,000 processes
+    /// could be far larger): first every process's arguments after its first, then the
+    /// last processes, each counted in [`Cut`]. A record that fits is left as it is.
+    pub fn fit(&mut self) {
+        let max = MAX_PROVENANCE_BYTES as usize;
+        if self.to_bytes().len() <= max {
+            return;
+        }
+        for p in &mut self.processes {
+            if p.argv.len() > 1 {
+                self.cut.entries += (p.argv.len() - 1) as u64;
+                p.argv.truncate(1);
+            }
+        }
+        let head = ProvenanceRecord { processes: Vec::new(), ..self.clone() }.to_bytes().len();
+        // Each process takes its line and the `,\n` before it (and the record's end two
+        // bytes more): keep the longest run of first processes that fits, with room for
+        // the cut's count to grow by a few digits.
+        let mut size = head + 16;
+        let keep = self
+            .processes
+            .iter()
+            .take_while(|p| {
+                size += serde_json::to_string(p).expect("serializes").len() + 2;
+                size <= max
+            })
+            .count();
+        let dropped = self.processes.len() - keep;
+        if dropped > 0 {
+            self.processes.truncate(keep);
+            self.cut.processes += dropped as u64;
+        }
     }
 
     /// Reads and checks a record: its JSON, its schema and every bound of spec §4b. The
@@ -319,6 +355,39 @@ mod tests {
             salt: Some("0123456789abcdef0123456789abcdef".into()),
             processes: vec![process(1, None), process(2, Some(1))],
         }
+    }
+
+    /// The largest record each list's bound allows is far over the size bound: cut to
+    /// fit, it reads back, its cuts counted; a record that fits is not touched.
+    #[test]
+    fn a_record_over_the_size_bound_is_cut_to_fit_and_reads_back() {
+        let mut small = record();
+        let before = small.clone();
+        small.fit();
+        assert_eq!(small, before);
+        let long = "x".repeat(MAX_TEXT);
+        let mut big = record();
+        let template = big.processes[1].clone();
+        // A thousand processes, each with its lists full: 64 MB.
+        let n = 1000;
+        big.processes = (1..=n as u32)
+            .map(|id| Process {
+                id,
+                parent: (id > 1).then_some(1),
+                argv: vec![long.clone(); MAX_LIST],
+                read: vec![long.clone(); MAX_LIST],
+                ..template.clone()
+            })
+            .collect();
+        assert!(big.to_bytes().len() as u64 > MAX_PROVENANCE_BYTES);
+        big.fit();
+        let bytes = big.to_bytes();
+        assert!(bytes.len() as u64 <= MAX_PROVENANCE_BYTES, "{} bytes", bytes.len());
+        let read = ProvenanceRecord::parse(&bytes).expect("a cut record reads");
+        assert!(read.processes.len() < n && !read.processes.is_empty());
+        assert_eq!(read.cut.processes, (n - read.processes.len()) as u64);
+        assert_eq!(read.cut.entries, (n * (MAX_LIST - 1)) as u64);
+        assert!(read.processes.iter().all(|p| p.argv.len() == 1));
     }
 
     #[test]

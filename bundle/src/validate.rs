@@ -75,6 +75,7 @@ pub fn validate(
         None => {}
     }
     validate_agent(m)?;
+    crate::badges::check(m)?;
     if let Some(r) = &m.reproduction {
         crate::reproduction::validate(m, r)?;
     }
@@ -174,18 +175,6 @@ fn validate_agent(m: &Manifest) -> Result<(), BundleError> {
     ] {
         if let Some(value) = value {
             field(name, value, 200)?;
-        }
-    }
-    // Spec §4o: a name that would be read as the board's badge.
-    for (name, value) in [
-        ("framework", Some(&a.framework)),
-        ("framework_version", a.framework_version.as_ref()),
-        ("model", Some(&a.model)),
-        ("model_id", a.model_id.as_ref()),
-        ("display_name", a.display_name.as_ref()),
-    ] {
-        if let Some(found) = value.and_then(|v| crate::badges::imitated(v)) {
-            return Err(BundleError::AgentBadgeWords { field: name, found });
         }
     }
     if let Some(url) = &a.url

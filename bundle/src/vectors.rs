@@ -78,6 +78,11 @@ pub struct Expected {
     /// For a valid vector: its bundle id (the manifest's SHA-256).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bundle_id: Option<String>,
+    /// For a valid submission: the marks a board gives its runs from the bundle alone
+    /// (spec §4m, §5b), priced with a table that prices nothing of `RefModel`; a run
+    /// without one is not listed. Absent for a reproduction, which is not marked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marks: Option<Vec<crate::RunMarks>>,
 }
 
 #[derive(Debug)]
@@ -124,7 +129,13 @@ pub fn all(trusted: &SecretKey, stranger: &SecretKey) -> Vec<Vector> {
             out.push(Vector {
                 name: format!("valid-{name}.tar.gz"),
                 bytes,
-                expected: Expected { valid: true, code: None, why: why.into(), bundle_id: Some(id.to_hex()) },
+                expected: Expected {
+                    valid: true,
+                    code: None,
+                    why: why.into(),
+                    bundle_id: Some(id.to_hex()),
+                    marks: None,
+                },
             });
         };
     let manifest =
@@ -156,6 +167,7 @@ pub fn all(trusted: &SecretKey, stranger: &SecretKey) -> Vec<Vector> {
             why: "a run with integrity findings, one pointing at a line of its patch, their words in x-findings"
                 .into(),
             bundle_id: Some(Digest::of(&manifest_bytes).to_hex()),
+            marks: None,
         },
     });
 
@@ -170,6 +182,7 @@ pub fn all(trusted: &SecretKey, stranger: &SecretKey) -> Vec<Vector> {
             code: None,
             why: "a run whose metrics are named by a salted digest, their values in x-metrics".into(),
             bundle_id: Some(Digest::of(&manifest_bytes).to_hex()),
+            marks: None,
         },
     });
 
@@ -184,6 +197,26 @@ pub fn all(trusted: &SecretKey, stranger: &SecretKey) -> Vec<Vector> {
             code: None,
             why: "a run with its provenance record (x-provenance)".into(),
             bundle_id: Some(Digest::of(&manifest_bytes).to_hex()),
+            marks: None,
+        },
+    });
+
+    // Runs a board marks (spec §4m, §5b): a second success of `cogs` whose patch is the
+    // first's written otherwise (a line before it, other spacing) and whose model wrote no
+    // token, and a failed run of `othello` with tokens of a model the table does not price.
+    let (manifest_bytes, members) = base.marked();
+    out.push(Vector {
+        name: "valid-marked.tar.gz".into(),
+        bytes: base.signed(&manifest_bytes, trusted, &members),
+        expected: Expected {
+            valid: true,
+            code: None,
+            why:
+                "runs a board stores but marks: a patch copied from another attempt however written, a patch \
+                  with no output token, tokens no price table prices"
+                    .into(),
+            bundle_id: Some(Digest::of(&manifest_bytes).to_hex()),
+            marks: None,
         },
     });
 
@@ -198,6 +231,7 @@ pub fn all(trusted: &SecretKey, stranger: &SecretKey) -> Vec<Vector> {
             code: None,
             why: "a reproduction of two runs of another bundle, with the executor's hardware".into(),
             bundle_id: Some(Digest::of(&reproduction_bytes).to_hex()),
+            marks: None,
         },
     });
 
@@ -205,7 +239,13 @@ pub fn all(trusted: &SecretKey, stranger: &SecretKey) -> Vec<Vector> {
         out.push(Vector {
             name: format!("bad-{name}.tar.gz"),
             bytes,
-            expected: Expected { valid: false, code: Some(code.into()), why: why.into(), bundle_id: None },
+            expected: Expected {
+                valid: false,
+                code: Some(code.into()),
+                why: why.into(),
+                bundle_id: None,
+                marks: None,
+            },
         });
     };
     for (name, code, why, mutate) in manifest_breakages(&base) {
@@ -242,6 +282,9 @@ pub fn all(trusted: &SecretKey, stranger: &SecretKey) -> Vec<Vector> {
         base.signed(&manifest_bytes, trusted, &members),
     );
     out.sort_by(|a, b| a.name.cmp(&b.name));
+    for vector in &mut out {
+        vector.expected.marks = marks_of(&vector.name);
+    }
     out
 }
 
@@ -816,6 +859,33 @@ const PROVENANCE_EXAMPLE: &str = r#"{"schema":"rexbench.provenance/v1","tracer":
 {"id":3,"parent":1,"program":"/usr/bin/tee","argv":["tee","eval_results.txt"],"start_ms":6,"end_ms":405,"exit":"exit 0","wrote":["eval_results.txt"],"pipes_in":[1]}
 ]}"#;
 
+/// What a board marks of each valid submission vector's runs (see [`Expected::marks`]):
+/// the base's first run states a cost and no tokens; the rest as [`Base::marked`] says.
+fn marks_of(name: &str) -> Option<Vec<crate::RunMarks>> {
+    let run = |task: &str, hint, attempt, marks: &[&str]| crate::RunMarks {
+        task: task.into(),
+        hint,
+        attempt,
+        marks: marks.iter().map(|m| (*m).to_owned()).collect(),
+    };
+    use crate::Hint::None as Unhinted;
+    let first = run("cogs", Unhinted, 1, &["no-tokens"]);
+    match name {
+        "valid-basic.tar.gz"
+        | "valid-two-signers.tar.gz"
+        | "valid-findings.tar.gz"
+        | "valid-sealed-metrics.tar.gz"
+        | "valid-provenance.tar.gz" => Some(vec![first]),
+        "valid-published.tar.gz" => Some(vec![]),
+        "valid-marked.tar.gz" => Some(vec![
+            run("cogs", Unhinted, 1, &["no-tokens", "copied-attempt"]),
+            run("cogs", Unhinted, 2, &["implausible-tokens", "copied-attempt"]),
+            run("othello", Unhinted, 1, &["unpriced"]),
+        ]),
+        _ => None,
+    }
+}
+
 /// The manifest every vector starts from: two runs, three artifacts.
 struct Base {
     manifest: Value,
@@ -856,6 +926,39 @@ impl Base {
             }
         });
         Base { manifest, artifacts, digests }
+    }
+
+    /// The base manifest with two runs more, and the members that go with them: `cogs`
+    /// attempt 2 unhinted, a success whose patch is the first's with a line before it and
+    /// other spacing (one identity, spec §5b), with an agent log of its own and tokens
+    /// that say its model wrote nothing; and `othello` attempt 1 unhinted, a failure whose
+    /// tokens are `RefModel`'s, which no price table prices.
+    fn marked(&self) -> (Vec<u8>, Vec<Member>) {
+        let patch = b"A patch written otherwise\n--- a/train.py\n+++ b/train.py\n@@ -1 +1 @@\n-lr = 0.1\n+lr  =  0.01\n"
+            .to_vec();
+        let log = b"agent: editing train.py again\n".to_vec();
+        let (p, l) = (Digest::of(&patch).to_hex(), Digest::of(&log).to_hex());
+        let mut m = self.manifest.clone();
+        let mut second = m["runs"][0].clone();
+        second["attempt"] = json!(2);
+        second["cost_usd"] = json!(0.5);
+        second["tokens"] = json!({"input": 1000, "output": 0});
+        second["artifacts"]["patch"] = json!(p);
+        second["artifacts"]["agent_log"] = json!(l);
+        let failed = json!({"task": "othello", "hint": "none", "attempt": 1, "outcome": "execution_failed",
+                            "error_type": "ValueError", "cost_usd": 0.12,
+                            "tokens": {"input": 5000, "output": 700},
+                            "artifacts": {"patch": &self.digests[0]}});
+        let runs = m["runs"].as_array_mut().expect("runs");
+        runs.insert(1, second);
+        runs.push(failed);
+        for (digest, bytes) in [(&p, &patch), (&l, &log)] {
+            m["artifacts"][digest] = json!({"media_type": "text/plain", "size": bytes.len()});
+        }
+        let mut members = self.members();
+        members.push(Member::file(&format!("artifacts/{p}"), patch));
+        members.push(Member::file(&format!("artifacts/{l}"), log));
+        (pretty(&m), members)
     }
 
     /// The base manifest with `record` as the first run's `x-provenance` artifact, and

@@ -197,6 +197,27 @@ test("a valid bundle is checked, uploads with its progress, and appears on the l
   await expect(page.locator("table.board").getByRole("link", { name: "RefFramework + RefModel", exact: true })).toBeVisible();
 });
 
+test("a stored bundle's marks are told on the upload page, as the vectors state them", async ({ page }) => {
+  await page.goto("/submit");
+  await expect(page.locator("form.upload[data-ready]")).toBeAttached();
+  await page.setInputFiles("#bundle", path.join(VECTORS, "valid-marked.tar.gz"));
+  await expect(page.locator(".verdict.checked")).toContainText("RefFramework + RefModel, 4 runs");
+  await page.getByRole("button", { name: "Verify and submit" }).click();
+  const stored = page.locator(".verdict.accepted");
+  await expect(stored).toContainText(/Stored/);
+  // vectors/expected.json's marks for it, one item a marked run, its marks within.
+  const expected = JSON.parse(fs.readFileSync(path.join(VECTORS, "expected.json"), "utf8"))["valid-marked.tar.gz"].marks as
+    { task: string; hint: string; attempt: number; marks: string[] }[];
+  const labels: Record<string, string> = { none: "No hints", hints: "Hints", detailed: "Detailed hints" };
+  const runs = stored.locator(".marks > ul > li");
+  await expect(runs).toHaveCount(expected.length);
+  for (const [i, run] of expected.entries()) {
+    await expect(runs.nth(i)).toContainText(`${run.task} · ${labels[run.hint]} · attempt ${run.attempt}`);
+    await expect(runs.nth(i).locator("code")).toHaveText(run.marks);
+  }
+  await expect(stored.getByRole("link", { name: "what a mark does" })).toHaveAttribute("href", "/about#cost");
+});
+
 test("the strict view in the live leaderboard: the table is replaced without a new page, and the URL follows", async ({ page }) => {
   await page.goto("/");
   const href = await page.getByRole("link", { name: /^Example tasks · \d+ agents$/, includeHidden: true }).getAttribute("href");

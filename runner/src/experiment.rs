@@ -174,9 +174,28 @@ fn round_ms(seconds: f64) -> f64 {
 }
 
 /// `git apply`, falling back to `patch -p1`. Their messages go to x-apply.txt.
+///
+/// Both run on the host, with the runner's rights: a patch that names a path outside the
+/// working copy in a file's header is not handed to them (`git apply` outside a
+/// repository follows a `copy from /etc/shadow` as it is, and would copy the machine's
+/// file into the working copy for the experiment to print). It does not apply.
 fn apply_patch(patch: &Path, workdir: &Path, logs: &Path) -> io::Result<bool> {
     let patch =
         patch.canonicalize().map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", patch.display())))?;
+    // No larger than a bundle may carry one: a longer patch could not be packed anyway.
+    let mut text = Vec::new();
+    io::Read::read_to_end(
+        &mut io::Read::take(fs::File::open(&patch)?, bundle::Limits::default().artifact),
+        &mut text,
+    )?;
+    if let Some((line, path)) = benchmark::diff::outside_path(&String::from_utf8_lossy(&text)) {
+        let why = format!(
+            "rexbench: not applied: line {line} of the patch names `{path}`, a path outside the codebase \
+             (absolute, or through `..`); a patch changes files of its codebase only\n"
+        );
+        fs::write(logs.join("x-apply.txt"), why)?;
+        return Ok(false);
+    }
     let ceiling = workdir.parent().unwrap_or(workdir);
     let attempts: [(&str, Vec<&std::ffi::OsStr>); 2] = [
         ("git", vec!["apply".as_ref(), "--whitespace=nowarn".as_ref(), patch.as_os_str()]),

@@ -5,7 +5,9 @@ use std::fmt::Write as _;
 
 use std::io::{self, Read};
 
-use bundle::{ArtifactInfo, ArtifactSink, BundleError, Digest, Outcome, SignatureStatus, VerifiedBundle};
+use bundle::{
+    ArtifactInfo, ArtifactSink, BundleError, Digest, Outcome, RunMarks, SignatureStatus, VerifiedBundle,
+};
 use serde_json::{Value, json};
 
 /// Runs per outcome, in the spec's order, leaving out outcomes with no runs.
@@ -91,7 +93,7 @@ impl Records {
     }
 }
 
-pub fn text(verdict: &str, v: &VerifiedBundle, records: &Records) -> String {
+pub fn text(verdict: &str, v: &VerifiedBundle, records: &Records, marks: Option<&[RunMarks]>) -> String {
     let m = &v.manifest;
     let mut out = String::new();
     let _ = writeln!(out, "{verdict}  bundle {}", v.id);
@@ -150,12 +152,20 @@ pub fn text(verdict: &str, v: &VerifiedBundle, records: &Records) -> String {
             let _ = writeln!(out, "      {}{place}: {}", f.check, f.message);
         }
     }
+    // What a board will mark (spec §4m, §5b), before the bundle is sent.
+    if let Some(marks) = marks {
+        let _ = writeln!(out, "  marks       {} runs a board marks (cost, copied attempts)", marks.len());
+        for r in marks {
+            let _ =
+                writeln!(out, "    {} / {} / attempt {}: {}", r.task, r.hint, r.attempt, r.marks.join(", "));
+        }
+    }
     out
 }
 
-pub fn json(v: &VerifiedBundle) -> Value {
+pub fn json(v: &VerifiedBundle, marks: Option<&[RunMarks]>) -> Value {
     let m = &v.manifest;
-    json!({
+    let mut out = json!({
         "valid": true,
         "bundle_id": v.id.to_hex(),
         "signatures": v.signatures.iter().map(|(k, s)| json!({"keyid": k, "status": match s {
@@ -177,7 +187,12 @@ pub fn json(v: &VerifiedBundle) -> Value {
         "findings": m.runs.iter().enumerate().filter(|(_, r)| !r.findings.is_empty()).map(|(i, r)| json!({
             "task": r.task, "hint": r.hint, "attempt": r.attempt, "outcome": r.outcome, "findings": v.findings_of(i),
         })).collect::<Vec<_>>(),
-    })
+    });
+    // Absent for a reproduction, which is not marked.
+    if let Some(marks) = marks {
+        out["marks"] = json!(marks);
+    }
+    out
 }
 
 pub fn error_json(e: &BundleError) -> Value {

@@ -5,7 +5,7 @@
 use std::io;
 use std::net::IpAddr;
 
-use bundle::{ArtifactInfo, ArtifactSink, BundleError, Digest, SignatureStatus, Verifier};
+use bundle::{ArtifactInfo, ArtifactSink, BundleError, Digest, RunMarks, SignatureStatus, Verifier};
 use store::{Ingested, Store};
 
 use crate::error::ApiError;
@@ -18,12 +18,14 @@ use crate::state::AppState;
 /// HTTP is held to the guard's limits: one of its address's uploads at once and its
 /// address's allowance before it is read; a place among the ingests at once once its
 /// envelope has been read (so that an upload that never gets that far, however slowly
-/// it arrives, keeps no other submitter waiting), and its signers' allowance.
+/// it arrives, keeps no other submitter waiting), and its signers' allowance. With the
+/// result, the marks the bundle alone gives its runs (a submission's; none for a
+/// reproduction).
 pub async fn ingest_measured<R: io::Read + Send + 'static>(
     app: &AppState,
     client: Option<IpAddr>,
     reader: impl Future<Output = Result<R, ApiError>>,
-) -> Result<Ingested, ApiError> {
+) -> Result<(Ingested, Option<Vec<RunMarks>>), ApiError> {
     let started = std::time::Instant::now();
     let outcome = async {
         let _upload = match client {
@@ -36,12 +38,13 @@ pub async fn ingest_measured<R: io::Read + Send + 'static>(
         };
         let guarded = client.map(|_| app.guard.ingests());
         let (checked, _place) = check_as(app, reader.await?, guarded).await?;
-        record(app, checked).await
+        let marks = checked.marks.clone();
+        Ok::<_, ApiError>((record(app, checked).await?, marks))
     }
     .await;
     let measured = match &outcome {
-        Ok(Ingested::Stored { .. }) => IngestResult::Stored,
-        Ok(Ingested::AlreadyStored { .. }) => IngestResult::AlreadyStored,
+        Ok((Ingested::Stored { .. }, _)) => IngestResult::Stored,
+        Ok((Ingested::AlreadyStored { .. }, _)) => IngestResult::AlreadyStored,
         Err(e) if e.status.is_server_error() => IngestResult::Failed,
         Err(_) => IngestResult::Refused,
     };
@@ -63,6 +66,8 @@ pub struct Checked {
     /// The server's findings and cost checks; none for a reproduction, which is judged against the
     /// submission it re-ran instead.
     found: Option<store::ServerChecks>,
+    /// The marks the bundle alone gives its runs (none for a reproduction).
+    marks: Option<Vec<RunMarks>>,
 }
 
 /// The first half of an ingest: verifies the bundle `reader` yields against the registry
@@ -119,17 +124,18 @@ async fn check_as(
     }
     // A reproduction (spec §4d) is the maintainers' re-run of a submission's sample,
     // not a submission: it is recorded beside the runs it re-ran.
-    let found = if store::is_reproduction(&verified) {
-        None
+    let (found, marks) = if store::is_reproduction(&verified) {
+        (None, None)
     } else {
         // The tier the store will record it under: a maintainer's where any signer is one.
         let signers = verified.signatures.iter().filter(|(_, s)| *s == SignatureStatus::Verified);
         let tier = signers
             .filter_map(|(keyid, _)| tiers.get(keyid).copied())
             .min_by_key(|t| *t != store::Tier::Maintainer);
-        Some(crate::integrity::server_checks(app, &verified, &staging, tier).await?)
+        let (found, marks) = crate::integrity::server_checks(app, &verified, &staging, tier).await?;
+        (Some(found), Some(marks))
     };
-    Ok((Checked { bundle: verified, staging, found }, place))
+    Ok((Checked { bundle: verified, staging, found, marks }, place))
 }
 
 /// The stage an upload's artifacts go to, taking the upload's place among the ingests at
@@ -163,7 +169,7 @@ impl ArtifactSink for Placing {
 
 /// The second half: records a checked bundle in one transaction and refreshes the pages.
 pub async fn record(app: &AppState, checked: Checked) -> Result<Ingested, ApiError> {
-    let Checked { bundle, staging, found } = checked;
+    let Checked { bundle, staging, found, .. } = checked;
     let ingested = match found {
         None => app.store.ingest_reproduction(&bundle, staging).await?,
         Some(found) => app.store.ingest(&bundle, staging, &found).await?,
@@ -179,7 +185,7 @@ pub async fn record(app: &AppState, checked: Checked) -> Result<Ingested, ApiErr
 /// one. A reproduction is recorded on its own.
 pub async fn record_together(app: &AppState, checked: Vec<Checked>) -> Result<Vec<Ingested>, ApiError> {
     let (mut verified, mut stagings) = (Vec::with_capacity(checked.len()), Vec::with_capacity(checked.len()));
-    for Checked { bundle, staging, found } in checked {
+    for Checked { bundle, staging, found, .. } in checked {
         let Some(found) = found else {
             return Err(ApiError::internal("a reproduction is recorded on its own, not with other bundles"));
         };

@@ -12,7 +12,7 @@ use benchmark::integrity::{
 };
 use bundle::{
     ArtifactRole, Digest, Finding, Hint, MAX_FINDINGS, Outcome, PROVENANCE_ROLE, ProvenanceKind,
-    ProvenanceRecord, Tier, VerifiedBundle,
+    ProvenanceRecord, RunMarks, Tier, VerifiedBundle,
 };
 use store::{CostCheck, ServerChecks, ServerFindings, Staging};
 
@@ -20,13 +20,14 @@ use crate::error::ApiError;
 use crate::state::AppState;
 
 /// What the server finds about each run of `bundle`, whose artifacts `staging` holds,
-/// and what it makes of each run's cost; `tier` is its signer's.
+/// and what it makes of each run's cost; `tier` is its signer's. With them, the marks of
+/// the bundle's runs that the bundle alone gives (`benchmark::marks`), for the uploader.
 pub async fn server_checks(
     app: &AppState,
     bundle: &VerifiedBundle,
     staging: &Staging,
     tier: Option<Tier>,
-) -> Result<ServerChecks, ApiError> {
+) -> Result<(ServerChecks, Vec<RunMarks>), ApiError> {
     let patch_role = ArtifactRole::Patch.to_string();
     // Runs of one bundle may share an artifact (the same outputs judged twice): read each once.
     let mut read: BTreeMap<String, Vec<u8>> = BTreeMap::new();
@@ -54,10 +55,9 @@ pub async fn server_checks(
     // Reading patches, trajectories and provenance records is work for a core, not for
     // the workers that answer requests.
     let (cards, manifest) = (app.cards.clone(), bundle.manifest.clone());
-    let (mut found, costs, identities) = tokio::task::spawn_blocking(move || {
-        let costs = costs(&manifest, &read);
-        let identities = identities(&manifest, &read);
-        judge(&cards, manifest.provenance.kind, &manifest.runs, &read).map(|found| (found, costs, identities))
+    let (mut found, marks) = tokio::task::spawn_blocking(move || {
+        let marks = benchmark::marks::of(benchmark::cost::Prices::builtin(), &manifest, &read);
+        judge(&cards, manifest.provenance.kind, &manifest.runs, &read).map(|found| (found, marks))
     })
     .await
     .map_err(ApiError::internal)??;
@@ -65,30 +65,27 @@ pub async fn server_checks(
         flag_infra_error_share(bundle, &mut found);
     }
     flag_copied_attempts(app, bundle, &mut found).await?;
-    let checks = ServerChecks { findings: found, costs, identities };
-    let copied = benchmark::integrity::copied_patches(&bundle.manifest.runs, |r| checks.identity_of(r));
-    let mut checks = checks;
-    for (i, finding) in copied {
-        let findings = checks.findings.entry(i).or_default();
+    let by_run = marks.by_run(&bundle.manifest);
+    for (i, finding) in marks.copied {
+        let findings = found.entry(i).or_default();
         if findings.len() < MAX_FINDINGS {
             findings.push(finding);
         }
     }
-    Ok(checks)
-}
-
-/// Bundle spec §5b: each patch's identity, by its digest (`read` holds every patch).
-fn identities(manifest: &bundle::Manifest, read: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, String> {
-    let role = ArtifactRole::Patch.to_string();
-    manifest
-        .runs
-        .iter()
-        .filter_map(|r| r.artifacts.get(&role))
-        .filter_map(|hex| {
-            let bytes = read.get(hex)?;
-            benchmark::diff::identity(&String::from_utf8_lossy(bytes)).map(|id| (hex.clone(), id))
+    let costs = marks
+        .costs
+        .into_iter()
+        .map(|(i, c)| {
+            let check = CostCheck {
+                computed_usd: c.computed,
+                mark: c.mark,
+                counted_usd: c.counted,
+                checked: c.checked,
+            };
+            (i, check)
         })
-        .collect()
+        .collect();
+    Ok((ServerChecks { findings: found, costs, identities: marks.identities }, by_run))
 }
 
 /// A staged artifact's bytes (the bundle's limits bound its size already).
@@ -96,30 +93,6 @@ async fn read_staged(app: &AppState, staging: &Staging, hex: &str) -> Result<Vec
     let digest = Digest::from_hex(hex)
         .ok_or_else(|| ApiError::internal(format!("an artifact digest `{hex}` not in hex")))?;
     staging.read(&digest, app.limits.artifact).await.map_err(ApiError::internal)
-}
-
-/// Spec §4m: each run's cost as the board counts it, from the repository's price table
-/// and the run's trajectory (`read` holds every run's).
-fn costs(manifest: &bundle::Manifest, read: &BTreeMap<String, Vec<u8>>) -> BTreeMap<usize, CostCheck> {
-    let prices = benchmark::cost::Prices::builtin();
-    manifest
-        .runs
-        .iter()
-        .enumerate()
-        .map(|(i, run)| {
-            let trajectory = run.artifacts.get(TRAJECTORY).and_then(|hex| read.get(hex)).map(Vec::as_slice);
-            let c = benchmark::cost::check_run(prices, manifest, run, trajectory);
-            (
-                i,
-                CostCheck {
-                    computed_usd: c.computed,
-                    mark: c.mark,
-                    counted_usd: c.counted,
-                    checked: c.checked,
-                },
-            )
-        })
-        .collect()
 }
 
 /// Spec §5a: attempts whose agent records are byte for byte another's, in this bundle or

@@ -118,9 +118,10 @@ pub(crate) async fn upload(State(app): State<Shared>, req: Request<Body>) -> Res
     let outcome =
         clock.judge(ingest_measured(&app, Some(client), receive(multipart, app.limits.compressed)).await);
     match outcome {
-        Ok(
+        Ok((
             Ingested::Stored { bundle_id, agent_id, .. } | Ingested::AlreadyStored { bundle_id, agent_id },
-        ) => {
+            _,
+        )) => {
             let to = views::format::href(
                 &format!("/agents/{}", views::format::segment(&agent_id)),
                 &[("submitted", Some(bundle_id.as_str()))],

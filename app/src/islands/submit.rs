@@ -39,6 +39,9 @@ enum Stage {
         agent: String,
         href: String,
         again: bool,
+        /// The runs the board marked from the bundle alone (the answer's `marks`): each
+        /// run's name and its marks, each a slug and what it says.
+        marks: Vec<(String, Vec<(String, &'static str)>)>,
     },
     /// The server said no (or could not be reached).
     Failed {
@@ -141,16 +144,37 @@ fn state_view(stage: Stage) -> AnyView {
             <p class="progress-line"><progress aria-label="Verifying on the server"></progress>" Sent; verifying on the server…"</p>
         }
         .into_any(),
-        Stage::Stored { agent, href, again } => view! {
-            <div class="verdict accepted" role="status">
-                <h2>{if again { "✓ Already stored" } else { "✓ Stored" }}</h2>
-                <p>
-                    {if again { "The server had this bundle already; nothing changed. " } else { "The results are on the leaderboard. " }}
-                    <a href=href>{format!("See {agent}")}</a>
-                </p>
-            </div>
+        Stage::Stored { agent, href, again, marks } => {
+            let marked = (!marks.is_empty()).then(|| {
+                let runs = marks
+                    .into_iter()
+                    .map(|(run, marks)| {
+                        let marks = marks
+                            .into_iter()
+                            .map(|(slug, says)| view! { <li><code class="code">{slug}</code>{format!(": {says}")}</li> })
+                            .collect_view();
+                        view! { <li>{run}<ul>{marks}</ul></li> }
+                    })
+                    .collect_view();
+                view! {
+                    <div class="marks">
+                        <p>"The board marks these runs: they are shown, but count for less than they state ("<a href="/about#cost">"what a mark does"</a>")."</p>
+                        <ul>{runs}</ul>
+                    </div>
+                }
+            });
+            view! {
+                <div class="verdict accepted" role="status">
+                    <h2>{if again { "✓ Already stored" } else { "✓ Stored" }}</h2>
+                    <p>
+                        {if again { "The server had this bundle already; nothing changed. " } else { "The results are on the leaderboard. " }}
+                        <a href=href>{format!("See {agent}")}</a>
+                    </p>
+                    {marked}
+                </div>
+            }
+            .into_any()
         }
-        .into_any(),
         Stage::Failed { status, code, message } => view! {
             <div class="verdict refused" role="alert">
                 <h2>"✗ The bundle was not accepted"</h2>
@@ -260,6 +284,21 @@ fn upload(file: File, agent: String, stage: RwSignal<Stage>) {
     }
 }
 
+/// A marked run as the page names runs: its task, its hint and its attempt.
+fn run_name(r: &bundle::RunMarks) -> String {
+    format!("{} · {} · attempt {}", r.task, r.hint.label(), r.attempt)
+}
+
+/// A mark and what it says.
+fn said(slug: String) -> (String, &'static str) {
+    let says = match slug.parse::<bundle::CostMark>() {
+        Ok(mark) => mark.sentence(),
+        Err(_) if slug == "copied-attempt" => "its patch is another attempt's of the task, however written",
+        Err(_) => "a mark this page does not know",
+    };
+    (slug, says)
+}
+
 /// The stage the server's answer puts the submission in.
 fn answer(status: u16, body: &str, agent: &str) -> Stage {
     let json: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
@@ -273,7 +312,11 @@ fn answer(status: u16, body: &str, agent: &str) -> Stage {
             ),
             _ => "/".to_owned(),
         };
-        return Stage::Stored { agent, href, again: status == 200 };
+        let marks =
+            serde_json::from_value::<Vec<bundle::RunMarks>>(json["marks"].clone()).unwrap_or_default();
+        let marks =
+            marks.into_iter().map(|r| (run_name(&r), r.marks.into_iter().map(said).collect())).collect();
+        return Stage::Stored { agent, href, again: status == 200, marks };
     }
     Stage::Failed {
         status,

@@ -186,6 +186,14 @@ fn a_trajectory_that_does_not_read_or_whose_totals_undercount_its_steps_bears_no
     assert_eq!(trajectory_tokens(low.as_bytes()), Traced::Tokens(t));
     assert_eq!(trajectory_tokens(b"{\"not\": \"atif\"}"), Traced::Nothing);
     assert_eq!(trajectory_tokens(b"plain text"), Traced::Nothing);
+    // A review's (issue 75): counts in a file that does not read as ATIF are not read as
+    // no trajectory at all: plain text naming tokens, an ATIF object inside an array or
+    // another object.
+    assert_eq!(trajectory_tokens(b"prompt_tokens: 1000000"), Traced::Unreadable);
+    let wrapped = format!("[{}]", String::from_utf8_lossy(good));
+    assert_eq!(trajectory_tokens(wrapped.as_bytes()), Traced::Unreadable);
+    let inside = format!("{{\"trajectory\": {}}}", String::from_utf8_lossy(good));
+    assert_eq!(trajectory_tokens(inside.as_bytes()), Traced::Unreadable);
     // An unreadable trajectory: the run is marked, unchecked, and counts its most.
     let price = Prices::builtin().find(["Example Model"], day(2026, 6, 1)).unwrap();
     let c = check(Some(0.0001), Some(&t), Some(price), Traced::Unreadable, true);

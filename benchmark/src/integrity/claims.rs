@@ -156,20 +156,49 @@ fn words(text: &str) -> Vec<String> {
         .flat_map(char::to_lowercase)
         .map(|c| if c.is_alphanumeric() { c } else { ' ' })
         .collect();
-    shown.split_whitespace().map(str::to_owned).collect()
+    // Look-alike letters of other scripts read as the Latin ones (the badge check's
+    // reading, spec §4o), word by word.
+    shown.split_whitespace().map(bundle::as_seen).collect()
+}
+
+/// An agent record's text: UTF-16 by its byte-order mark (or by the zero bytes of UTF-16
+/// written without one), else UTF-8, a byte that is not read as U+FFFD.
+fn record_text(record: &[u8]) -> String {
+    let utf16 = |bytes: &[u8], little: bool| -> String {
+        let units = bytes.chunks_exact(2).map(|p| {
+            if little { u16::from_le_bytes([p[0], p[1]]) } else { u16::from_be_bytes([p[0], p[1]]) }
+        });
+        char::decode_utf16(units).map(|c| c.unwrap_or('\u{FFFD}')).collect()
+    };
+    if let Some(rest) = record.strip_prefix(b"\xff\xfe") {
+        return utf16(rest, true);
+    }
+    if let Some(rest) = record.strip_prefix(b"\xfe\xff") {
+        return utf16(rest, false);
+    }
+    let head = &record[..record.len().min(4096)];
+    let zeros = |parity: usize| head.iter().skip(parity).step_by(2).filter(|&&b| b == 0).count();
+    if head.len() >= 8 && zeros(1) * 2 > head.len() / 2 && zeros(0) == 0 {
+        return utf16(record, true);
+    }
+    if head.len() >= 8 && zeros(0) * 2 > head.len() / 2 && zeros(1) == 0 {
+        return utf16(record, false);
+    }
+    String::from_utf8_lossy(record).into_owned()
 }
 
 /// How many words a hint check's n-grams hold.
-const NGRAM: usize = 5;
+const NGRAM: usize = 3;
 
-/// The share of a passage's n-grams a record must hold for the passage to be quoted.
-const QUOTED_SHARE: f64 = 0.5;
+/// The share of a passage's n-grams a record must hold for the passage to be quoted:
+/// two words edited in a passage of twelve leave 4 of its 10 three-word n-grams.
+const QUOTED_SHARE: f64 = 0.4;
 
 /// Whether `passage` (its words) is quoted in a transcript whose word n-grams are
 /// `grams` (and whose words, joined by spaces, are `joined`): a passage shorter than an
-/// n-gram must appear whole; a longer one is quoted where at least half of its
+/// n-gram must appear whole; a longer one is quoted where at least [`QUOTED_SHARE`] of its
 /// overlapping n-grams are in the transcript, so that a quote with a word or two edited
-/// is found, while a transcript that merely uses the task's words, never five of the
+/// is found, while a transcript that merely uses the task's words, rarely three of the
 /// passage's in its order, is not.
 fn quoted(passage: &[String], grams: &std::collections::HashSet<&[String]>, joined: &str) -> bool {
     if passage.is_empty() {
@@ -211,13 +240,14 @@ pub fn hint_in_transcript(card: &TaskCard, run: &Run, record: Option<&[u8]>) -> 
         return None;
     }
     // A trajectory's words are its JSON's strings, decoded (a `\u0020` is a space).
-    let text = match serde_json::from_slice::<serde_json::Value>(record) {
+    let decoded = record_text(record);
+    let text = match serde_json::from_str::<serde_json::Value>(&decoded) {
         Ok(json) => {
             let mut words = String::new();
             strings_of(&json, &mut words);
             words
         }
-        Err(_) => String::from_utf8_lossy(record).into_owned(),
+        Err(_) => decoded,
     };
     let transcript = words(&text);
     let grams: std::collections::HashSet<&[String]> = transcript.windows(NGRAM).collect();
@@ -291,8 +321,18 @@ mod tests {
             "\u{FF2C}ower-case each token before looking it up in the word lists.",
             "Lower-case every token before looking it up in the word lists.",
             "lower case each token, before looking it up in the word-lists!",
+            // A review's (issue 75): two words edited, and Cyrillic look-alikes inside.
+            "Lower-case each word before looking it up on the word lists.",
+            "Lower-case each t\u{043E}ken before looking it up \u{0456}n the word lists.",
         ] {
             assert!(hint_in_transcript(&card, &run, Some(loose.as_bytes())).is_some(), "{loose}");
+        }
+        // The exact quote in a log written as UTF-16, with its byte-order mark or without.
+        let passage = "Lower-case each token before looking it up in the word lists.";
+        let le: Vec<u8> = passage.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let be: Vec<u8> = passage.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        for utf16 in [[b"\xff\xfe".to_vec(), le.clone()].concat(), [b"\xfe\xff".to_vec(), be].concat(), le] {
+            assert!(hint_in_transcript(&card, &run, Some(&utf16)).is_some());
         }
         // An honest transcript that uses the task's words, never the passage's run of
         // them, is not flagged.

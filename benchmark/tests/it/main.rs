@@ -2,3 +2,4 @@
 
 mod files_touched;
 mod integrity;
+mod marks;

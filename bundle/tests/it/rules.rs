@@ -64,6 +64,19 @@ fn manifest_rules() -> Vec<(&'static str, &'static str)> {
         (manifest_case(|m| m["agent"]["framework"] = json!("Self\u{200b}-Reported")), "agent_badge_words"),
         (manifest_case(|m| m["agent"]["model"] = json!("Ｍａｉｎｔａｉｎｅｒｓ")), "agent_badge_words"),
         (manifest_case(|m| m["agent"]["model_id"] = json!("v\u{0435}rified-1")), "agent_badge_words"),
+        // A review's (issue 75): the agent's id, a run's error type and an import's source
+        // are shown beside the badges too.
+        (manifest_case(|m| m["agent"]["id"] = json!("maintainers-verified")), "agent_badge_words"),
+        (
+            manifest_case(|m| m["runs"][1]["error_type"] = json!("✔ Verified by maintainers")),
+            "agent_badge_words",
+        ),
+        (
+            manifest_case(|m| {
+                m["provenance"] = json!({"kind": "imported", "source": "✔ Verified · Maintainers"});
+            }),
+            "agent_badge_words",
+        ),
         (manifest_case(|m| m["runs"] = json!([])), "run_count_out_of_range"),
         (
             manifest_case(|m| {

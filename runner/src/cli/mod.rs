@@ -714,10 +714,12 @@ fn report(verifier: &Verifier, path: &Path, verdict: &str, json: bool) -> anyhow
     let mut records = summary::Records::default();
     match verifier.verify_into(BufReader::with_capacity(256 * 1024, file), &mut records) {
         Ok(v) => {
+            let marks =
+                if v.manifest.reproduction.is_some() { None } else { Some(marks(verifier, path, &v)?) };
             if json {
-                println!("{}", summary::json(&v));
+                println!("{}", summary::json(&v, marks.as_deref()));
             } else {
-                print!("{}", summary::text(verdict, &v, &records));
+                print!("{}", summary::text(verdict, &v, &records, marks.as_deref()));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -733,6 +735,23 @@ fn report(verifier: &Verifier, path: &Path, verdict: &str, json: bool) -> anyhow
             Ok(ExitCode::from(1))
         }
     }
+}
+
+/// The marks a board gives the runs of the bundle at `path` (verified as `v`) from the
+/// bundle alone, priced with the built-in table: a second pass that keeps the patches and
+/// trajectories.
+fn marks(
+    verifier: &Verifier,
+    path: &Path,
+    v: &bundle::VerifiedBundle,
+) -> anyhow::Result<Vec<bundle::RunMarks>> {
+    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut reading = benchmark::marks::Reading::new(&v.manifest);
+    verifier
+        .verify_into(BufReader::with_capacity(256 * 1024, file), &mut reading)
+        .with_context(|| format!("{} changed while it was read", path.display()))?;
+    let prices = benchmark::cost::Prices::builtin();
+    Ok(benchmark::marks::of(prices, &v.manifest, &reading.read).by_run(&v.manifest))
 }
 
 /// `--task-set "NAME VERSION DIGEST"`: the name may hold spaces, the version and digest not.

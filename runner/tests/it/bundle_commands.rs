@@ -45,6 +45,31 @@ fn verify_accepts_the_valid_vectors_and_names_the_rule_each_invalid_one_breaks()
             if let Some(id) = want.get("bundle_id") {
                 assert!(text.contains(id.as_str().unwrap()), "{text}");
             }
+            // The marks a board will give (spec §4m, §5b), as the vector states them: in
+            // the JSON as they are, and one line a run in the text.
+            let json_out = runner(&[&args[..], &["--json"]].concat(), &dir);
+            let v: Value = serde_json::from_slice(&json_out.stdout).unwrap();
+            assert_eq!(v.get("marks"), want.get("marks"), "{name}'s marks");
+            if let Some(marks) = want.get("marks").and_then(Value::as_array) {
+                assert!(
+                    text.contains(&format!("  marks       {} runs a board marks", marks.len())),
+                    "{text}"
+                );
+                for r in marks {
+                    let words: Vec<&str> =
+                        r["marks"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+                    let line = format!(
+                        "    {} / {} / attempt {}: {}",
+                        r["task"].as_str().unwrap(),
+                        r["hint"].as_str().unwrap(),
+                        r["attempt"],
+                        words.join(", ")
+                    );
+                    assert!(text.contains(&line), "{name}: no `{line}` in {text}");
+                }
+            } else {
+                assert!(!text.contains("  marks  "), "{name}: a reproduction is not marked: {text}");
+            }
         } else {
             assert_eq!(out.status.code(), Some(1), "{name}: {text}{}", stderr(&out));
             let code = library.verify(fs::read(&path).unwrap().as_slice()).unwrap_err().code();

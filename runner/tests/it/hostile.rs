@@ -343,7 +343,6 @@ fn what_an_experiment_leaves_is_read_inside_its_working_copy_only() {
     let root = tmp.path();
     let secret = host_secret(root);
     let tasks = reading_task(root);
-    let outputs = root.join("outputs");
     let cases = [
         // The experiment points its result file at a host file.
         (1, format!("ln -s {} result.txt", secret.display())),
@@ -359,25 +358,8 @@ fn what_an_experiment_leaves_is_read_inside_its_working_copy_only() {
         // A link that stays inside is followed, as Python's open() would.
         (5, "echo 'ACC: 1.0' > real.txt && ln -s real.txt result.txt".to_owned()),
     ];
-    for (attempt, script) in &cases {
-        let dir = outputs.join(format!("leaky/none/{attempt}"));
-        fs::create_dir_all(&dir).unwrap();
-        fs::write(dir.join("patch.diff"), agent_patch(script)).unwrap();
-    }
-    let results = root.join("results");
-    let ran = run_within(
-        &[
-            "evaluate",
-            outputs.to_str().unwrap(),
-            "--out",
-            results.to_str().unwrap(),
-            "--tasks",
-            tasks.to_str().unwrap(),
-        ],
-        root,
-        Duration::from_secs(120),
-    );
-    assert!(ran.status.success(), "{}{}", ran.stdout, ran.stderr);
+    let patches: Vec<(u32, String)> = cases.iter().map(|(a, script)| (*a, agent_patch(script))).collect();
+    let results = evaluate_leaky(root, &tasks, &patches);
     let got = records(&results);
     let log =
         |a: u32| fs::read_to_string(results.join(format!("runs/leaky/none/{a}/checker_log.txt"))).unwrap();
@@ -410,11 +392,77 @@ fn what_an_experiment_leaves_is_read_inside_its_working_copy_only() {
     );
     assert_eq!(got["leaky/none/5"]["outcome"], "success", "{}", log(5));
     assert_secret_nowhere(root);
+    assert_passwd_nowhere(&results);
+}
+
+/// Evaluates each `(attempt, patch)` as a run of the task `leaky` (in `tasks`), with
+/// `root`'s outputs; the results folder. The evaluation itself must succeed.
+fn evaluate_leaky(root: &Path, tasks: &Path, patches: &[(u32, String)]) -> PathBuf {
+    let outputs = root.join("outputs");
+    for (attempt, patch) in patches {
+        let dir = outputs.join(format!("leaky/none/{attempt}"));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("patch.diff"), patch).unwrap();
+    }
+    let results = root.join("results");
+    let ran = run_within(
+        &[
+            "evaluate",
+            outputs.to_str().unwrap(),
+            "--out",
+            results.to_str().unwrap(),
+            "--tasks",
+            tasks.to_str().unwrap(),
+        ],
+        root,
+        Duration::from_secs(120),
+    );
+    assert!(ran.status.success(), "{}{}", ran.stdout, ran.stderr);
+    results
+}
+
+/// No file of `results` holds the machine's `/etc/passwd` (its first line).
+fn assert_passwd_nowhere(results: &Path) {
     let passwd = fs::read_to_string("/etc/passwd").unwrap();
     let first = passwd.lines().next().unwrap();
-    for entry in walk(&results) {
+    for entry in walk(results) {
         assert!(!fs::read_to_string(&entry).unwrap_or_default().contains(first), "{}", entry.display());
     }
+}
+
+/// Patches whose headers name a host file, for `git apply` (run on the host, outside any
+/// repository, with the runner's rights) to copy into the working copy: each is not
+/// applied, with a sentence naming its line, and nothing of the file reaches the results.
+#[test]
+fn a_patch_whose_headers_name_a_path_outside_the_codebase_is_not_applied() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let secret = host_secret(root);
+    let tasks = reading_task(root);
+    // Had it been applied, the run would print the file and pass.
+    let run = agent_patch("cat stolen; echo 'ACC: 1.0' > result.txt");
+    let steal =
+        |header: &str| format!("diff --git a/stolen b/stolen\nsimilarity index 100%\n{header}\n{run}");
+    // The working copy's depth below `root` is the runner's; enough `..` reach `/` from any.
+    let up = "../".repeat(40);
+    let cases = [
+        (1, steal(&format!("copy from {}\ncopy to stolen", secret.display()))),
+        (2, steal(&format!("copy from {up}{}\ncopy to stolen", secret.display()))),
+        (3, steal(&format!("copy from \"{}\"\ncopy to stolen", secret.display()))),
+        (4, steal(&format!("rename from {}\nrename to stolen", secret.display()))),
+        (5, format!("--- a/{up}etc/passwd\n+++ b/stolen\n@@ -1 +1 @@\n-x\n+y\n{run}")),
+    ];
+    let results = evaluate_leaky(root, &tasks, &cases);
+    let got = records(&results);
+    for (attempt, _) in &cases {
+        let run = format!("leaky/none/{attempt}");
+        assert_eq!(got[&run]["outcome"], "patch_failed", "{run}");
+        let why = fs::read_to_string(results.join(format!("runs/{run}/x-apply.txt"))).unwrap();
+        assert!(why.starts_with("rexbench: not applied: line "), "{run}: {why}");
+        assert!(why.contains("a path outside the codebase"), "{run}: {why}");
+    }
+    assert_secret_nowhere(root);
+    assert_passwd_nowhere(&results);
 }
 
 /// A task whose check runs a command: it reads a copy of the working copy, made after

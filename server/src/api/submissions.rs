@@ -5,7 +5,7 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::{Extensions, HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use bundle::BundleError;
+use bundle::{BundleError, RunMarks};
 use serde::Serialize;
 use store::Ingested;
 use utoipa::ToSchema;
@@ -21,6 +21,14 @@ pub struct SubmissionAnswer {
     #[serde(flatten)]
     pub result: Ingested,
     pub links: SubmissionLinks,
+    /// On 201 for a submission: its runs that the board marks from the bundle alone, each
+    /// with its marks (bundle spec §4m's cost marks, then §5b's `copied-attempt` for a
+    /// success whose patch is another success's of the task, however written), in the
+    /// bundle's order; an unmarked run is not listed, so `[]` is a bundle with none. Marks
+    /// that need the board's records (an agent record stored before under another agent)
+    /// are shown on the run's page. Absent on 200 and for a reproduction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub marks: Option<Vec<RunMarks>>,
 }
 
 /// Where the stored results are shown.
@@ -78,10 +86,10 @@ pub async fn submit(
     let client = app.guard.client(&headers, &extensions);
     let (stream, clock) = app.guard.timed(body.into_data_stream());
     let reader = tokio_util::io::SyncIoBridge::new(tokio_util::io::StreamReader::new(stream));
-    let result = clock.judge(ingest_measured(&app, Some(client), async { Ok(reader) }).await)?;
-    let status = match result {
-        Ingested::Stored { .. } => StatusCode::CREATED,
-        Ingested::AlreadyStored { .. } => StatusCode::OK,
+    let (result, marks) = clock.judge(ingest_measured(&app, Some(client), async { Ok(reader) }).await)?;
+    let (status, marks) = match result {
+        Ingested::Stored { .. } => (StatusCode::CREATED, marks),
+        Ingested::AlreadyStored { .. } => (StatusCode::OK, None),
     };
     let (bundle_id, agent_id) = match &result {
         Ingested::Stored { bundle_id, agent_id, .. } | Ingested::AlreadyStored { bundle_id, agent_id } => {
@@ -95,5 +103,5 @@ pub async fn submit(
         envelope: format!("/api/v1/submissions/{bundle_id}/envelope"),
         leaderboard: "/".into(),
     };
-    Ok((status, Json(SubmissionAnswer { result, links })).into_response())
+    Ok((status, Json(SubmissionAnswer { result, links, marks })).into_response())
 }

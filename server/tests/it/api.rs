@@ -98,9 +98,18 @@ async fn post_vectors(
             if let Some(id) = listed[name].get("bundle_id") {
                 assert_eq!(&answer.json()["bundle_id"], id, "{name}");
             }
+            // The marks the bundle alone gives its runs, as the vector states them.
+            assert!(
+                answer.json()["marks"].is_array(),
+                "{name}: a stored submission's answer lists its marks"
+            );
+            if let Some(marks) = listed[name].get("marks") {
+                assert_eq!(&answer.json()["marks"], marks, "{name}'s marks");
+            }
             // The same bundle again: 200, and nothing changes.
             let again = post_bundle(&app, fs::read(dir.join(name)).unwrap()).await;
             assert_eq!(again.status, StatusCode::OK, "{name}");
+            assert_eq!(again.json().get("marks"), None, "{name}: marks are told once, on 201");
             assert_eq!(again.json()["status"], json!("already_stored"));
             assert_eq!(again.json()["bundle_id"], answer.json()["bundle_id"]);
         } else if *status == 200 {

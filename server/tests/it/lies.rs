@@ -215,6 +215,10 @@ async fn a_caught_lie_makes_the_rest_of_the_submission_unverified_until_re_run_o
         let sample = get(&app, &format!("/api/v1/submissions/{again_id}/sample")).await.json();
         assert_eq!(sample["sizing"], json!({"share": 0.1, "probability": 0.9, "cap": 6}), "{sample}");
         assert_eq!(row(&store, "liar-again").await.taint.submitter_refuted.as_deref(), Some("liar"));
+        // It sends the refuted patch again: the refutation reaches it at ingest, and it is
+        // tainted in turn (a review's finding, issue 75: a carried refutation cost only its run).
+        let again_taint = row(&store, "liar-again").await.taint;
+        assert!(again_taint.refuted >= 1 && again_taint.unverified >= 1, "{again_taint:?}");
         let page = String::from_utf8_lossy(&get(&app, "/agents/liar-again").await.body).into_owned();
         assert!(page.contains("a submission of this submitter"), "{page}");
 
@@ -266,6 +270,16 @@ async fn a_caught_lie_makes_the_rest_of_the_submission_unverified_until_re_run_o
         assert_eq!(unverified(&store, &of).await, expected, "one refutation still stands");
         review(&app, last, "dismissed", "the harness's fault, not the agent's").await;
         assert!(unverified(&store, &of).await.is_empty());
+        // The copies it carried to the second submission are findings of their own, each
+        // the maintainers' to dismiss.
+        for r in store.runs_of(&again_id, None, None).await.unwrap() {
+            for f in store.run(r.id).await.unwrap().unwrap().findings {
+                if f.check == store::NOT_REPRODUCED && f.review.is_none() {
+                    review(&app, &f.id, "dismissed", "the harness's fault, not the agent's").await;
+                }
+            }
+        }
+        assert_eq!(row(&store, "liar-again").await.taint, store::Taint::default());
         let cleared = row(&store, "liar").await;
         assert_eq!(cleared.taint, store::Taint::default(), "{:?}", cleared.taint);
         assert_eq!(cleared.by_hint.values().map(|r| r.flagged).sum::<i64>(), 0);
@@ -410,14 +424,7 @@ async fn a_refutation_reaches_back_to_the_same_patch_stored_earlier_under_anothe
         assert_eq!(stored.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&stored.body));
 
         // `early`'s twin of the refuted run: same task, hint and attempt (the same patch).
-        let twin = store
-            .runs_of(&early, Some(refuted.task.as_str()), None)
-            .await
-            .unwrap()
-            .into_iter()
-            .find(|r| r.hint == refuted.hint && r.attempt == refuted.attempt)
-            .unwrap();
-        let detail = store.run(twin.id).await.unwrap().unwrap();
+        let detail = twin(&store, &early, refuted).await;
         let reached = detail.findings.iter().find(|f| f.check == store::NOT_REPRODUCED);
         let reached = reached.unwrap_or_else(|| panic!("not reached: {:?}", detail.findings));
         assert!(
@@ -434,6 +441,60 @@ async fn a_refutation_reaches_back_to_the_same_patch_stored_earlier_under_anothe
             c["bundle_id"] == early.as_str() && c["detail"].as_str().unwrap().contains("refuted a patch")
         });
         assert!(said, "{changes}");
+
+        // A review's (issue 75): a third key sends the refuted patches again after the
+        // refutation, rewritten (other header prefixes, as `-p1` applies them alike).
+        // Its twin run carries the refutation at ingest, and the submission is tainted
+        // in turn, as `early` was.
+        let third = SecretKey::generate();
+        store.add_key(&third.public_key(), "Team Third", Tier::Submitter).await.unwrap();
+        rewrite(&results, false, |_, _, _| "Subject: again".to_owned(), "a third record");
+        for entry in walk_patches(&results) {
+            let text = std::fs::read_to_string(&entry).unwrap();
+            std::fs::write(&entry, text.replace("--- a/", "--- x/").replace("+++ b/", "+++ y/")).unwrap();
+        }
+        let posted = post_bundle(&app, packed(&results, "third", &third, dir.path())).await;
+        assert_eq!(posted.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&posted.body));
+        let third_id = posted.json()["bundle_id"].as_str().unwrap().to_owned();
+        let detail = twin(&store, &third_id, refuted).await;
+        assert!(
+            detail.findings.iter().any(|f| f.check == store::NOT_REPRODUCED),
+            "a rewritten copy escaped the refutation: {:?}",
+            detail.findings
+        );
+        let tainted = row(&store, "third").await;
+        assert_eq!((tainted.taint.refuted, tainted.taint.unverified), (1, 8), "{:?}", tainted.taint);
+        let strict = strict_row(&store, "third").await;
+        assert!(strict.by_hint.values().all(|r| r.successes == 0), "{:?}", strict.by_hint);
     })
     .await;
+}
+
+/// The run of `bundle` with the task, hint and attempt of the queued run `of`.
+async fn twin(store: &store::Store, bundle: &str, of: &store::QueuedRun) -> store::RunDetail {
+    let run = store
+        .runs_of(bundle, Some(of.task.as_str()), None)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|r| r.hint == of.hint && r.attempt == of.attempt)
+        .unwrap();
+    store.run(run.id).await.unwrap().unwrap()
+}
+
+/// Every `patch.diff` under `results`.
+fn walk_patches(results: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![results.to_owned()];
+    while let Some(dir) = todo.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else if path.file_name().is_some_and(|n| n == "patch.diff") {
+                out.push(path);
+            }
+        }
+    }
+    out
 }
