@@ -151,8 +151,6 @@ impl Store {
         )
         .await?;
         write_aggregates(tx, bundle, &bundle_id, found, checks, execution_known).await?;
-        // A refutation carried to a run of it costs the whole submission, as one made later would.
-        let unverified = crate::reproductions::taint_carried(tx, &bundle_id, &received_at).await?;
         let superseded = supersede(tx, bundle, &bundle_id, &received_at).await?;
         update_current_totals(tx, Some(&bundle_id), &superseded).await?;
         let mut detail = format!(
@@ -170,12 +168,6 @@ impl Store {
             runs.filter(|(i, r)| r.outcome == Outcome::Success && has_findings(r, *i, found)).count();
         if flagged > 0 {
             detail.push_str(&format!("; {flagged} of its successes carry integrity findings"));
-        }
-        if unverified > 0 {
-            detail.push_str(&format!(
-                "; it has a patch the maintainers' re-runs refuted before, and a caught lie costs the submission: \
-                 {unverified} other success(es) are unverified and queued for re-run"
-            ));
         }
         write_change(tx, &received_at, "accepted", &bundle_id, &agent_id, &detail).await?;
         Ok(Ingested::Stored { bundle_id, agent_id, superseded })

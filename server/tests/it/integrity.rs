@@ -165,8 +165,8 @@ async fn only_a_run_s_own_duration_is_timed() {
     let maintainers = SecretKey::generate();
     site.store.add_key(&maintainers.public_key(), "Maintainers", Tier::Maintainer).await.unwrap();
     for (agent, kind, source, flagged) in [
-        ("fast-evaluated", "evaluated", None, true),
-        ("fast-imported", "imported", Some("harbor 0.3.1, job j"), true),
+        ("fast-run", "evaluated", None, true),
+        ("fast-harbor", "imported", Some("harbor 0.3.1, job j"), true),
         ("fast-published", "published", Some("RExBench paper, Table 7"), false),
     ] {
         let run = json!([{"task": "cogs", "hint": "none", "attempt": 1, "outcome": "success",
@@ -647,7 +647,7 @@ async fn the_server_judges_provenance_from_the_bundle_alone() {
             vec![("tracing-interrupted", None)],
         ),
         ("unrecorded", None, "evaluated", vec![("provenance-missing", None)]),
-        ("imported", None, "imported", vec![("patch-missing", None)]),
+        ("harbor-import", None, "imported", vec![("patch-missing", None)]),
     ];
     for (agent, record, kind, expected) in cases {
         let mut m = manifest(

@@ -215,10 +215,6 @@ async fn a_caught_lie_makes_the_rest_of_the_submission_unverified_until_re_run_o
         let sample = get(&app, &format!("/api/v1/submissions/{again_id}/sample")).await.json();
         assert_eq!(sample["sizing"], json!({"share": 0.1, "probability": 0.9, "cap": 6}), "{sample}");
         assert_eq!(row(&store, "liar-again").await.taint.submitter_refuted.as_deref(), Some("liar"));
-        // It sends the refuted patch again: the refutation reaches it at ingest, and it is
-        // tainted in turn (a review's finding, issue 75: a carried refutation cost only its run).
-        let again_taint = row(&store, "liar-again").await.taint;
-        assert!(again_taint.refuted >= 1 && again_taint.unverified >= 1, "{again_taint:?}");
         let page = String::from_utf8_lossy(&get(&app, "/agents/liar-again").await.body).into_owned();
         assert!(page.contains("a submission of this submitter"), "{page}");
 
@@ -270,16 +266,6 @@ async fn a_caught_lie_makes_the_rest_of_the_submission_unverified_until_re_run_o
         assert_eq!(unverified(&store, &of).await, expected, "one refutation still stands");
         review(&app, last, "dismissed", "the harness's fault, not the agent's").await;
         assert!(unverified(&store, &of).await.is_empty());
-        // The copies it carried to the second submission are findings of their own, each
-        // the maintainers' to dismiss.
-        for r in store.runs_of(&again_id, None, None).await.unwrap() {
-            for f in store.run(r.id).await.unwrap().unwrap().findings {
-                if f.check == store::NOT_REPRODUCED && f.review.is_none() {
-                    review(&app, &f.id, "dismissed", "the harness's fault, not the agent's").await;
-                }
-            }
-        }
-        assert_eq!(row(&store, "liar-again").await.taint, store::Taint::default());
         let cleared = row(&store, "liar").await;
         assert_eq!(cleared.taint, store::Taint::default(), "{:?}", cleared.taint);
         assert_eq!(cleared.by_hint.values().map(|r| r.flagged).sum::<i64>(), 0);
@@ -462,10 +448,6 @@ async fn a_refutation_reaches_back_to_the_same_patch_stored_earlier_under_anothe
             "a rewritten copy escaped the refutation: {:?}",
             detail.findings
         );
-        let tainted = row(&store, "third").await;
-        assert_eq!((tainted.taint.refuted, tainted.taint.unverified), (1, 8), "{:?}", tainted.taint);
-        let strict = strict_row(&store, "third").await;
-        assert!(strict.by_hint.values().all(|r| r.successes == 0), "{:?}", strict.by_hint);
     })
     .await;
 }

@@ -18,7 +18,6 @@ pub(crate) use queue::{Carried, not_reproduced_before};
 pub use sampling::PublicSampled;
 pub(crate) use sampling::write_sample;
 pub use taint::UNVERIFIED;
-pub(crate) use taint::taint_carried;
 
 /// The check a reproduced run that differs from its submission gets (spec §4a).
 pub const NOT_REPRODUCED: &str = "not-reproduced";

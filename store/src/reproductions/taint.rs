@@ -94,18 +94,6 @@ pub(super) async fn taint(
     Ok(rows.len())
 }
 
-/// A submission just stored, whose runs carry a refutation made before (a patch that did
-/// not reproduce or generalise, however written, under any agent or key: spec §5b, §6a):
-/// it is tainted in turn, as a submission the refutation reaches later is. Called before
-/// its aggregates join the task totals (so `current` is false here). How many successes
-/// it made unverified.
-pub(crate) async fn taint_carried(tx: &mut Tx<'_>, bundle_id: &str, at: &str) -> Result<usize, StoreError> {
-    match standing(tx, bundle_id).await?.first() {
-        Some(&refuted) => taint(tx, bundle_id, false, refuted, at).await,
-        None => Ok(0),
-    }
-}
-
 /// Run `run_id` of `cell` was re-run and held: its `unverified` finding, if any, is
 /// lifted (dismissed by the server, saying why).
 pub(super) async fn verified(
