@@ -151,6 +151,10 @@ impl Store {
         )
         .await?;
         write_aggregates(tx, bundle, &bundle_id, found, checks, execution_known).await?;
+        let tainted = match carried.first() {
+            Some(_) => crate::reproductions::taint::carried(tx, &bundle_id, &received_at).await?,
+            None => 0,
+        };
         let superseded = supersede(tx, bundle, &bundle_id, &received_at).await?;
         update_current_totals(tx, Some(&bundle_id), &superseded).await?;
         let mut detail = format!(
@@ -168,6 +172,13 @@ impl Store {
             runs.filter(|(i, r)| r.outcome == Outcome::Success && has_findings(r, *i, found)).count();
         if flagged > 0 {
             detail.push_str(&format!("; {flagged} of its successes carry integrity findings"));
+        }
+        if let (Some(c), true) = (carried.first(), tainted > 0) {
+            detail.push_str(&format!(
+                "; a caught lie costs the submission: it carries a refutation from {}, so {tainted} other \
+                 success(es) are unverified and queued for re-run",
+                c.from
+            ));
         }
         write_change(tx, &received_at, "accepted", &bundle_id, &agent_id, &detail).await?;
         Ok(Ingested::Stored { bundle_id, agent_id, superseded })

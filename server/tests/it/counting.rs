@@ -337,12 +337,14 @@ async fn a_failed_reproduction_follows_the_agent_across_a_resubmission() {
         assert_eq!(now["bundle_id"], second.as_str());
         assert_eq!(now["sample"]["differed"], 0, "nothing of the new bundle was re-run yet");
         assert_eq!(now["not_reproduced_before"], first.as_str(), "{now}");
-        // The strict view counts the same run as a failure again: 2 of 3, not 3 of 3.
+        // The strict view counts the same run as a failure again, and, a caught lie
+        // costing the whole submission, the other successes too until re-run: 0 of 3.
         assert_eq!(now["by_hint"]["none"]["final_success"], 1.0);
         let strict_row = strict(&app, "claiming-agent").await;
-        assert!(
-            (strict_row["by_hint"]["none"]["final_success"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-12,
-            "{strict_row}"
+        assert_eq!(strict_row["by_hint"]["none"]["final_success"], 0.0, "{strict_row}");
+        assert_eq!(
+            strict_row["taint"],
+            json!({"refuted": 1, "unverified": 2, "submitter_refuted": "claiming-agent"})
         );
         // The first bundle's sample not yet re-run stays in the maintainers' queue,
         // marked superseded, for them to re-run all the same.

@@ -215,6 +215,13 @@ async fn a_caught_lie_makes_the_rest_of_the_submission_unverified_until_re_run_o
         let sample = get(&app, &format!("/api/v1/submissions/{again_id}/sample")).await.json();
         assert_eq!(sample["sizing"], json!({"share": 0.1, "probability": 0.9, "cap": 6}), "{sample}");
         assert_eq!(row(&store, "liar-again").await.taint.submitter_refuted.as_deref(), Some("liar"));
+        // It sends the same patches: the refutation is carried to it, and so is its cost,
+        // its other successes unverified (a resubmission is no way out).
+        let carried = row(&store, "liar-again").await.taint;
+        assert!(carried.refuted >= 1 && carried.unverified >= 1, "{carried:?}");
+        assert_eq!(carried.unverified as usize, unverified(&store, &again_id).await.len());
+        let changes = String::from_utf8_lossy(&get(&app, "/api/v1/changes").await.body).into_owned();
+        assert!(changes.contains(&format!("it carries a refutation from {of}")), "{changes}");
         let page = String::from_utf8_lossy(&get(&app, "/agents/liar-again").await.body).into_owned();
         assert!(page.contains("a submission of this submitter"), "{page}");
 
@@ -266,10 +273,22 @@ async fn a_caught_lie_makes_the_rest_of_the_submission_unverified_until_re_run_o
         assert_eq!(unverified(&store, &of).await, expected, "one refutation still stands");
         review(&app, last, "dismissed", "the harness's fault, not the agent's").await;
         assert!(unverified(&store, &of).await.is_empty());
+        // The copies carried to the resubmission are findings of their own, each for a
+        // maintainer to review: until they are, the submitter's mark stays.
+        let liar = row(&store, "liar").await;
+        assert_eq!(liar.taint.submitter_refuted.as_deref(), Some("liar-again"), "{:?}", liar.taint);
+        for r in store.runs_of(&again_id, None, None).await.unwrap() {
+            for f in store.run(r.id).await.unwrap().unwrap().findings {
+                if f.check == store::NOT_REPRODUCED && f.review.is_none() {
+                    review(&app, &f.id, "dismissed", "the harness's fault, not the agent's").await;
+                }
+            }
+        }
+        assert!(unverified(&store, &again_id).await.is_empty());
         let cleared = row(&store, "liar").await;
         assert_eq!(cleared.taint, store::Taint::default(), "{:?}", cleared.taint);
         assert_eq!(cleared.by_hint.values().map(|r| r.flagged).sum::<i64>(), 0);
-        assert_eq!(row(&store, "liar-again").await.taint.submitter_refuted, None);
+        assert_eq!(row(&store, "liar-again").await.taint, store::Taint::default());
         let run = store.run(*left.iter().next().unwrap()).await.unwrap().unwrap();
         let lifted = run.findings.iter().find(|f| f.check == store::UNVERIFIED).unwrap();
         assert!(

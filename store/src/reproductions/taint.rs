@@ -94,6 +94,15 @@ pub(super) async fn taint(
     Ok(rows.len())
 }
 
+/// A submission that carries a refutation from an earlier one of its agent (the same
+/// run, by its patch's identity) is as caught as the earlier one: its other successes
+/// are tainted in turn, before its totals join the task's (`current` false here: the
+/// ingest adds them after). How many.
+pub(crate) async fn carried(tx: &mut Tx<'_>, bundle_id: &str, at: &str) -> Result<usize, StoreError> {
+    let Some(&first) = standing(tx, bundle_id).await?.first() else { return Ok(0) };
+    taint(tx, bundle_id, false, first, at).await
+}
+
 /// Run `run_id` of `cell` was re-run and held: its `unverified` finding, if any, is
 /// lifted (dismissed by the server, saying why).
 pub(super) async fn verified(
