@@ -70,6 +70,12 @@ def api_twins(link: str) -> list:
     parts = urllib.parse.urlsplit(link)
     if parts.path == "/parity" and parts.query:
         return [f"/api/v1/parity?{parts.query}"]
+    if parts.path == "/failures":
+        return ["/api/v1/failures"]
+    if parts.path == "/compare" and parts.query:
+        query = urllib.parse.parse_qs(parts.query)
+        if query.get("a") and query.get("b"):
+            return [f"/api/v1/compare?{parts.query}"]
     m = re.fullmatch(r"/(agents|tasks|runs)/([^/]+)", parts.path)
     return [f"/api/v1/{m.group(1)}/{m.group(2)}"] if m else []
 

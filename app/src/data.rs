@@ -11,7 +11,6 @@ use views::board::BoardQuery;
 pub use views::TaskNames;
 pub use views::agent::{AgentData, Coverage, ErrorColumn, ErrorCountRow, PublishedFacts};
 pub use views::compare::CompareData;
-pub use views::failures::{FailuresData, PublishedErrorTable};
 pub use views::leaderboard::{LeaderboardData, TaskSet};
 pub use views::parity::ParityData;
 pub use views::run::{ArtifactText, ExperimentOutline, FileLines, Outline, ProcessNode, RunData};
@@ -77,7 +76,8 @@ pub async fn load_task(id: String, page: usize) -> Result<TaskData, AppError> {
 #[server(prefix = "/sfn", endpoint = "compare")]
 pub async fn load_compare(a: Option<String>, b: Option<String>) -> Result<CompareData, AppError> {
     let ctx = context()?;
-    Ok(views::compare::page(&ctx.store, &ctx.catalog, a.as_deref(), b.as_deref()).await?)
+    let query = views::compare::CompareQuery { a, b };
+    Ok(views::compare::page(&ctx.store, &ctx.catalog, &ctx.reader, &query).await?)
 }
 
 #[server(prefix = "/sfn", endpoint = "parity")]
@@ -87,9 +87,9 @@ pub async fn load_parity(a: Option<String>, b: Option<String>, hint: Hint) -> Re
 }
 
 #[server(prefix = "/sfn", endpoint = "failures")]
-pub async fn load_failures() -> Result<FailuresData, AppError> {
+pub async fn load_failures() -> Result<views::failures::FailuresAnswer, AppError> {
     let ctx = context()?;
-    Ok(views::failures::page(&ctx.store, &ctx.catalog, &ctx.reader).await?)
+    Ok(views::failures::answer(&ctx.store, &ctx.catalog, &ctx.reader).await?)
 }
 
 #[server(prefix = "/sfn", endpoint = "changes")]

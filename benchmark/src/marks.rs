@@ -32,19 +32,19 @@ pub fn wanted(manifest: &Manifest) -> BTreeSet<String> {
 /// before (a second pass over a verified bundle), and lets the rest pass. The verifier
 /// bounds each artifact's size as it reads it.
 #[derive(Debug, Default)]
-pub struct Reading {
+pub struct WantedArtifacts {
     wanted: BTreeSet<String>,
     /// The artifacts kept, by digest: what [`of`] reads.
     pub read: BTreeMap<String, Vec<u8>>,
 }
 
-impl Reading {
-    pub fn new(manifest: &Manifest) -> Reading {
-        Reading { wanted: wanted(manifest), read: BTreeMap::new() }
+impl WantedArtifacts {
+    pub fn new(manifest: &Manifest) -> WantedArtifacts {
+        WantedArtifacts { wanted: wanted(manifest), read: BTreeMap::new() }
     }
 }
 
-impl ArtifactSink for Reading {
+impl ArtifactSink for WantedArtifacts {
     fn artifact(&mut self, digest: &Digest, _: &ArtifactInfo, content: &mut dyn Read) -> io::Result<()> {
         let hex = digest.to_hex();
         if !self.wanted.contains(&hex) {

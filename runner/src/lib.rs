@@ -4,6 +4,7 @@
 pub mod audit;
 pub mod cli;
 mod error;
+pub mod error_class;
 pub mod evaluate;
 pub mod exec;
 pub mod experiment;

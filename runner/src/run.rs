@@ -191,7 +191,7 @@ pub(crate) fn finish(
                 let tail = confined::read_file_tail(p, file_limit(), "run's logs").unwrap_or_default();
                 String::from_utf8_lossy(&tail).into_owned()
             };
-            record.error_type = crate::patch::classify_error(
+            record.error_type = crate::error_class::classify_error(
                 &read(&staging.join("stderr.txt")),
                 &read(&staging.join("stdout.txt")),
             );

@@ -300,7 +300,7 @@ impl Guard {
     {
         let clock = BodyClock { cut: Arc::new(OnceLock::new()), limits: self.limits };
         let cut = clock.cut.clone();
-        let reading = Reading {
+        let reading = PacedBody {
             body,
             pace: Pace::new(self.limits.body_min_rate, self.limits.body_rate_window),
             last: Instant::now(),
@@ -342,7 +342,7 @@ enum Stop<E> {
 }
 
 /// A body being read under [`Guard::timed`]'s rules.
-struct Reading<S> {
+struct PacedBody<S> {
     body: S,
     pace: Pace,
     /// When the last bytes arrived (or the reading began).
@@ -351,7 +351,7 @@ struct Reading<S> {
     deadline: Instant,
 }
 
-impl<S, E> Reading<S>
+impl<S, E> PacedBody<S>
 where
     S: Stream<Item = Result<Bytes, E>> + Unpin,
 {

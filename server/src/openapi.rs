@@ -1,6 +1,6 @@
 //! The API's OpenAPI 3.1 document: its title, tags and security scheme. Its paths come
 //! from the router's one list of routes (`router::api`, utoipa-axum), each derived from
-//! its handler's annotations and the types it returns (`answers`, the views, the
+//! its handler's annotations and the types it returns (the views, the
 //! store's model, the vocabulary).
 
 use utoipa::openapi::OpenApi as Document;

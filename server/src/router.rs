@@ -16,8 +16,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::api::{
-    admin, agents, changes, evidence, keys, leaderboard, outputs, parity, reproductions, runs, sessions,
-    submissions, tasks,
+    admin, agents, changes, compare, evidence, failures, keys, leaderboard, outputs, parity, reproductions,
+    runs, sessions, submissions, tasks,
 };
 use crate::metrics::Metrics;
 use crate::state::{AppState, Shared};
@@ -73,6 +73,8 @@ fn api() -> OpenApiRouter<ServerState> {
         .routes(routes!(runs::run))
         .routes(routes!(changes::changes))
         .routes(routes!(parity::parity))
+        .routes(routes!(failures::failures))
+        .routes(routes!(compare::compare))
         .routes(routes!(keys::keys))
         .routes(routes!(evidence::envelope))
         .routes(routes!(evidence::artifact))

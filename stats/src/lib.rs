@@ -289,6 +289,7 @@ const RELIABILITY_SEED: u64 = 0x5eed_0f_9a55;
 
 /// A paired comparison of two agents over the tasks both ran: B minus A.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Comparison {
     /// By hint condition; `None` where they share no task with runs.
     pub difference: IntervalsByHint,

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::query::{BadQuery, Params, Reading, Window};
+use crate::query::{BadQuery, Params, Strictness, Window};
 
 /// Rows an admin list gives when its `limit` is not said.
 pub const PER_ANSWER: usize = 100;
@@ -57,7 +57,7 @@ impl FindingsParams {
     pub fn view(&self) -> Result<FindingsQuery, BadQuery> {
         let status = Status::read(self.status.as_deref())?;
         let get = |name: &str| (name == "limit").then_some(self.limit).flatten().map(|n| n.to_string());
-        let window = Window::newest(&Params::new(get, Reading::Strict), PER_ANSWER, Some(MAX_PER_ANSWER))?;
+        let window = Window::newest(&Params::new(get, Strictness::Strict), PER_ANSWER, Some(MAX_PER_ANSWER))?;
         Ok(FindingsQuery { status, window })
     }
 }
@@ -100,7 +100,7 @@ impl AccessLogParams {
             "before" => self.before.map(|n| n.to_string()),
             _ => None,
         };
-        Window::newest(&Params::new(get, Reading::Strict), PER_ANSWER, Some(MAX_PER_ANSWER))
+        Window::newest(&Params::new(get, Strictness::Strict), PER_ANSWER, Some(MAX_PER_ANSWER))
     }
 }
 

@@ -6,7 +6,7 @@ use store::stats::AgentStats;
 use store::{AgentDetail, FailureCount, RunSummary};
 
 use crate::TaskNames;
-use crate::query::{BadQuery, Params, Reading, lenient};
+use crate::query::{BadQuery, Params, Strictness, lenient};
 
 /// What an agent's page reads of its URL: the task and hint condition its runs are
 /// narrowed to (`?task=`, `?hint=`), and the submission just sent (`?submitted=`, the
@@ -21,14 +21,14 @@ pub struct AgentQuery {
 impl AgentQuery {
     /// From query parameters: strictly an unknown hint condition is refused; leniently
     /// it narrows nothing.
-    pub fn read(get: impl Fn(&str) -> Option<String>, reading: Reading) -> Result<AgentQuery, BadQuery> {
+    pub fn read(get: impl Fn(&str) -> Option<String>, reading: Strictness) -> Result<AgentQuery, BadQuery> {
         let p = Params::new(get, reading);
         Ok(AgentQuery { hint: p.name("hint")?, task: p.text("task"), submitted: p.text("submitted") })
     }
 
     /// The page's reading.
     pub fn from_page(get: impl Fn(&str) -> Option<String>) -> AgentQuery {
-        lenient(AgentQuery::read(get, Reading::Lenient))
+        lenient(AgentQuery::read(get, Strictness::Lenient))
     }
 }
 

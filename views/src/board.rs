@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use store::{Hint, Integrity, LeaderboardFilter, LeaderboardRow, ProvenanceKind, RateKey, RowKey, Tier};
 
 use crate::format::href;
-use crate::query::{BadQuery, Params, Reading, lenient};
+use crate::query::{BadQuery, Params, Strictness, lenient};
 
 /// Rows a page shows: a page stays small and quick however many agents there are.
 pub const PER_PAGE: usize = 50;
@@ -363,7 +363,7 @@ impl LeaderboardParams {
             }
             .clone()
         };
-        BoardQuery::read(get, |_| Vec::new(), Reading::Strict)
+        BoardQuery::read(get, |_| Vec::new(), Strictness::Strict)
     }
 }
 
@@ -422,7 +422,7 @@ impl BoardQuery {
     pub fn read(
         get: impl Fn(&str) -> Option<String>,
         get_all: impl Fn(&str) -> Vec<String>,
-        reading: Reading,
+        reading: Strictness,
     ) -> Result<BoardQuery, BadQuery> {
         let p = Params::new(&get, reading);
         // In this order the API names the first of several bad parameters.
@@ -475,7 +475,7 @@ impl BoardQuery {
         get: impl Fn(&str) -> Option<String>,
         get_all: impl Fn(&str) -> Vec<String>,
     ) -> BoardQuery {
-        lenient(BoardQuery::read(get, get_all, Reading::Lenient))
+        lenient(BoardQuery::read(get, get_all, Strictness::Lenient))
     }
 
     /// The page's reading with the default columns.
@@ -698,7 +698,7 @@ mod tests {
         for given in ["", "0", "-1", "1", "2", "37", "x", "2.5", "99999999999999999999999", " 3"] {
             let get = move |k: &str| (k == "page").then(|| given.to_owned());
             let window = crate::query::Window::pages(
-                &crate::query::Params::new(get, crate::query::Reading::Lenient),
+                &crate::query::Params::new(get, crate::query::Strictness::Lenient),
                 PER_PAGE,
                 None,
             )

@@ -8,7 +8,7 @@ pub const MAX_PER_ANSWER: i64 = 500;
 use serde::{Deserialize, Serialize};
 use store::Change;
 
-use crate::query::{BadQuery, Params, Reading, Window, lenient};
+use crate::query::{BadQuery, Params, Strictness, Window, lenient};
 
 /// The API's `/api/v1/changes` query, as the OpenAPI document states it; the page reads
 /// `before` the same way ([`ChangesQuery::read`]).
@@ -34,7 +34,7 @@ pub struct ChangesQuery {
 impl ChangesQuery {
     /// From query parameters: strictly a `limit` or `before` out of range is refused;
     /// leniently it is dropped (the first page, [`PER_PAGE`] changes).
-    pub fn read(get: impl Fn(&str) -> Option<String>, reading: Reading) -> Result<ChangesQuery, BadQuery> {
+    pub fn read(get: impl Fn(&str) -> Option<String>, reading: Strictness) -> Result<ChangesQuery, BadQuery> {
         let p = Params::new(&get, reading);
         Ok(ChangesQuery { window: Window::newest(&p, PER_PAGE as usize, Some(MAX_PER_ANSWER))? })
     }
@@ -42,7 +42,7 @@ impl ChangesQuery {
     /// The page's reading: [`PER_PAGE`] changes (a page's size is fixed), before
     /// `?before=` when it is a number.
     pub fn from_page(get: impl Fn(&str) -> Option<String>) -> ChangesQuery {
-        let p = Params::new(&get, Reading::Lenient);
+        let p = Params::new(&get, Strictness::Lenient);
         ChangesQuery::page_before(lenient(Window::newest(&p, PER_PAGE as usize, None)).before)
     }
 
@@ -60,7 +60,7 @@ impl ChangesParams {
             "before" => self.before.map(|n| n.to_string()),
             _ => None,
         };
-        ChangesQuery::read(get, Reading::Strict)
+        ChangesQuery::read(get, Strictness::Strict)
     }
 }
 

@@ -74,6 +74,7 @@ impl ErrorCounts {
 /// An inconsistency of the published numbers; the optional fields say which number it
 /// touches.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct KnownIssue {
     pub id: String,
     pub kind: String,

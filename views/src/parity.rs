@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use store::Hint;
 
 use crate::TaskNames;
-use crate::query::{BadQuery, Params, Reading, lenient};
+use crate::query::{BadQuery, Params, Strictness, lenient};
 
 /// The API's `/api/v1/parity` query, as the OpenAPI document states it.
 #[derive(Debug, Deserialize)]
@@ -32,7 +32,7 @@ impl ParityParams {
             "hint" => self.hint.clone(),
             _ => None,
         };
-        ParityQuery::read(get, Reading::Strict)
+        ParityQuery::read(get, Strictness::Strict)
     }
 }
 
@@ -48,11 +48,11 @@ impl ParityQuery {
     /// From query parameters: strictly an unknown condition or a side left empty is
     /// refused (the API compares two sides); leniently the condition falls back to no
     /// hints and a page without both sides shows the pickers.
-    pub fn read(get: impl Fn(&str) -> Option<String>, reading: Reading) -> Result<ParityQuery, BadQuery> {
+    pub fn read(get: impl Fn(&str) -> Option<String>, reading: Strictness) -> Result<ParityQuery, BadQuery> {
         let p = Params::new(&get, reading);
         let hint = p.name::<Hint>("hint")?.unwrap_or(Hint::None);
         let (a, b) = (p.text("a"), p.text("b"));
-        if reading == Reading::Strict {
+        if reading == Strictness::Strict {
             for (parameter, side) in [("a", &a), ("b", &b)] {
                 if side.is_none() {
                     return Err(BadQuery {
@@ -67,7 +67,7 @@ impl ParityQuery {
 
     /// The page's reading.
     pub fn from_page(get: impl Fn(&str) -> Option<String>) -> ParityQuery {
-        lenient(ParityQuery::read(get, Reading::Lenient))
+        lenient(ParityQuery::read(get, Strictness::Lenient))
     }
 }
 

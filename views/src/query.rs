@@ -10,7 +10,7 @@ use std::str::FromStr;
 
 /// How a query's values that name nothing are met.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reading {
+pub enum Strictness {
     /// The API's: refused with [`BadQuery`].
     Strict,
     /// The pages': dropped, the view's default standing in.
@@ -45,10 +45,10 @@ impl fmt::Display for BadQuery {
 impl std::error::Error for BadQuery {}
 
 /// A query string as a view reads it: `get` gives a parameter's value (an empty value is
-/// no value: the page's forms send "any" as empty), under one [`Reading`].
+/// no value: the page's forms send "any" as empty), under one [`Strictness`].
 pub struct Params<G> {
     get: G,
-    pub reading: Reading,
+    pub reading: Strictness,
 }
 
 impl<G> std::fmt::Debug for Params<G> {
@@ -58,7 +58,7 @@ impl<G> std::fmt::Debug for Params<G> {
 }
 
 impl<G: Fn(&str) -> Option<String>> Params<G> {
-    pub fn new(get: G, reading: Reading) -> Params<G> {
+    pub fn new(get: G, reading: Strictness) -> Params<G> {
         Params { get, reading }
     }
 
@@ -128,7 +128,7 @@ impl<G: Fn(&str) -> Option<String>> Params<G> {
     /// gave), so the strict reading and its sentences are not compiled into its
     /// WebAssembly: there a strict reading drops as a lenient one does.
     fn refuse<T>(&self, bad: impl FnOnce() -> BadQuery) -> Result<Option<T>, BadQuery> {
-        if cfg!(not(target_arch = "wasm32")) && self.reading == Reading::Strict {
+        if cfg!(not(target_arch = "wasm32")) && self.reading == Strictness::Strict {
             return Err(bad());
         }
         Ok(None)
@@ -225,7 +225,7 @@ impl PageParams {
             "per_page" => self.per_page.map(|n| n.to_string()),
             _ => None,
         };
-        Window::pages(&Params::new(get, Reading::Strict), API_PER_PAGE, Some(API_MOST_PER_PAGE))
+        Window::pages(&Params::new(get, Strictness::Strict), API_PER_PAGE, Some(API_MOST_PER_PAGE))
     }
 }
 
@@ -303,7 +303,7 @@ mod tests {
             "page" => Some("x".to_owned()),
             _ => None,
         };
-        let strict = Params::new(&get, Reading::Strict);
+        let strict = Params::new(&get, Strictness::Strict);
         assert_eq!(
             Window::newest(&strict, 50, Some(500)).unwrap(),
             Window { page: 1, size: 20, before: Some(7) }
@@ -311,9 +311,9 @@ mod tests {
         assert_eq!(Window::newest(&strict, 50, None).unwrap().size, 50, "a page's size is fixed");
         assert_eq!(Window::pages(&strict, 50, None).unwrap(), Window { page: 1, size: 50, before: None });
         let bad = |k: &str| (k == "before").then(|| "0".to_owned());
-        let e = Window::newest(&Params::new(&bad, Reading::Strict), 50, Some(500)).unwrap_err();
+        let e = Window::newest(&Params::new(&bad, Strictness::Strict), 50, Some(500)).unwrap_err();
         assert_eq!(e.message, "query parameter `before` must be 1 or more, not 0");
-        assert_eq!(Window::newest(&Params::new(&bad, Reading::Lenient), 50, None).unwrap().before, None);
+        assert_eq!(Window::newest(&Params::new(&bad, Strictness::Lenient), 50, None).unwrap().before, None);
     }
 
     #[test]
@@ -324,8 +324,8 @@ mod tests {
             "empty" => Some(String::new()),
             _ => None,
         };
-        let strict = Params::new(&get, Reading::Strict);
-        let lenient = Params::new(&get, Reading::Lenient);
+        let strict = Params::new(&get, Strictness::Strict);
+        let lenient = Params::new(&get, Strictness::Lenient);
         let e = strict.name::<store::Tier>("tier").unwrap_err();
         assert_eq!(e.parameter, "tier");
         assert!(e.message.starts_with("query parameter `tier`: "), "{e}");

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use store::{FailurePattern, Hint, RunSummary, TaskAgentRow, TaskRow};
 
 use crate::catalog::TaskInfo;
-use crate::query::{Params, Reading, Window, lenient};
+use crate::query::{Params, Strictness, Window, lenient};
 
 /// What a task's page reads of its URL: which page of its agents (`?page=`, from 1;
 /// one past the last shows the last).
@@ -16,7 +16,7 @@ pub struct TaskQuery {
 impl TaskQuery {
     /// The page's reading: a page that is not a number, or below 1, is the first.
     pub fn from_page(get: impl Fn(&str) -> Option<String>) -> TaskQuery {
-        let p = Params::new(get, Reading::Lenient);
+        let p = Params::new(get, Strictness::Lenient);
         TaskQuery { window: lenient(Window::pages(&p, TASK_AGENTS_PER_PAGE, None)) }
     }
 }

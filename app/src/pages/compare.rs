@@ -26,14 +26,16 @@ const MOST_IN_A_LIST: usize = 200;
 
 #[component]
 fn Compare(data: CompareData) -> impl IntoView {
-    let title = match (&data.a, &data.b) {
+    let CompareData { agents, answer } = data;
+    let views::compare::CompareAnswer { a, b, names, comparison, wins } = answer;
+    let title = match (&a, &b) {
         (Some(a), Some(b)) => format!("{} vs {}", a.display_name, b.display_name),
         _ => "Compare agents".to_owned(),
     };
     // A few agents are chosen from a list; many (a board of thousands) are typed, by id,
     // with the browser's suggestions from one list the two fields share: two lists of
     // every agent would double the page's weight with each agent on the board.
-    let typed = data.agents.len() > MOST_IN_A_LIST;
+    let typed = agents.len() > MOST_IN_A_LIST;
     let picker = |name: &'static str, label: &'static str, chosen: Option<String>| {
         let id = format!("pick-{name}");
         if typed {
@@ -47,7 +49,7 @@ fn Compare(data: CompareData) -> impl IntoView {
             <label for=id.clone()>{label}</label>
             <select id=id name=name>
                 <option value="">"Choose an agent"</option>
-                {data.agents.iter().map(|(id, n)| {
+                {agents.iter().map(|(id, n)| {
                     let selected = chosen.as_deref() == Some(id.as_str());
                     view! { <option value=id.clone() selected=selected>{n.clone()}</option> }
                 }).collect_view()}
@@ -57,11 +59,11 @@ fn Compare(data: CompareData) -> impl IntoView {
     };
     let suggestions = typed.then(|| view! {
         <datalist id="known-agents">
-            {data.agents.iter().map(|(id, n)| view! { <option value=id.clone() label=n.clone()></option> }).collect_view()}
+            {agents.iter().map(|(id, n)| view! { <option value=id.clone() label=n.clone()></option> }).collect_view()}
         </datalist>
     });
-    let a_id = data.a.as_ref().map(|a| a.id.clone());
-    let b_id = data.b.as_ref().map(|b| b.id.clone());
+    let a_id = a.as_ref().map(|a| a.id.clone());
+    let b_id = b.as_ref().map(|b| b.id.clone());
     view! {
         <Title text=title.clone()/>
         <h1>{title}</h1>
@@ -74,10 +76,10 @@ fn Compare(data: CompareData) -> impl IntoView {
                 <a href=href("/compare", &[("a", b_id.as_deref()), ("b", a_id.as_deref())])>"Swap"</a>
             })}
         </form>
-        {match (data.a, data.b) {
+        {match (a, b) {
             (Some(a), Some(b)) => view! {
-                <Paired a=a.display_name.clone() b=b.display_name.clone() comparison=data.comparison/>
-                <Table a=a b=b names=data.names/>
+                <Paired a=a.display_name.clone() b=b.display_name.clone() comparison=comparison/>
+                <Table a=a b=b names=names wins=wins.unwrap_or(views::compare::TaskWins { a: 0, b: 0 })/>
             }.into_any(),
             _ => view! { <p class="empty">"Choose two agents to see their results task by task."</p> }.into_any(),
         }}
@@ -85,7 +87,12 @@ fn Compare(data: CompareData) -> impl IntoView {
 }
 
 #[component]
-fn Table(a: AgentDetail, b: AgentDetail, names: crate::data::TaskNames) -> impl IntoView {
+fn Table(
+    a: AgentDetail,
+    b: AgentDetail,
+    names: crate::data::TaskNames,
+    wins: views::compare::TaskWins,
+) -> impl IntoView {
     let grid = |x: &AgentDetail| x.newest_current().map(|(_, g)| g.clone()).unwrap_or_default();
     let (ga, gb) = (grid(&a), grid(&b));
     let mut tasks: Vec<TaskId> = ga.keys().chain(gb.keys()).cloned().collect();
@@ -95,14 +102,7 @@ fn Table(a: AgentDetail, b: AgentDetail, names: crate::data::TaskNames) -> impl 
         let pairs = [("task", Some(task.as_str())), ("hint", Some(hint.as_str()))];
         href(&format!("/agents/{}", format::segment(&x.id)), &pairs) + "#runs"
     };
-    let (a_wins, b_wins) = tasks.iter().fold((0, 0), |(wa, wb), t| {
-        let s = |g: &store::TaskGrid| g.get(t).and_then(|h| h.get(&Hint::None)).and_then(|r| r.final_success);
-        match (s(&ga), s(&gb)) {
-            (Some(x), Some(y)) if x > y => (wa + 1, wb),
-            (Some(x), Some(y)) if y > x => (wa, wb + 1),
-            _ => (wa, wb),
-        }
-    });
+    let views::compare::TaskWins { a: a_wins, b: b_wins } = wins;
     view! {
         <p>
             {format!(

@@ -9,8 +9,11 @@ use leptos_meta::{Meta, Title};
 
 use crate::charts;
 use crate::components::{Chart, FlaggedRuns, IssueMark, KnownIssues, OutcomeLabel, loaded};
-use crate::data::{FailuresData, PublishedErrorTable, load_failures};
-use store::{Hint, Outcome};
+use crate::data::load_failures;
+use store::Hint;
+use views::failures::{
+    ErrorComparison, FailuresAnswer, IntegritySummary, PublishedErrorTable, TaskSuccesses,
+};
 use views::format;
 use views::paper::KnownIssue;
 
@@ -30,44 +33,15 @@ pub(crate) fn FailuresPage() -> impl IntoView {
 }
 
 #[component]
-fn Failures(data: FailuresData) -> impl IntoView {
-    let failed: Vec<Outcome> = Outcome::ALL.into_iter().filter(|o| *o != Outcome::Success).collect();
-    // Agent → (name, count per failed outcome), of the agents with the most failed runs.
-    let mut agents: BTreeMap<String, (String, Vec<i64>)> = BTreeMap::new();
-    for f in &data.overview.by_agent {
-        let entry = agents
-            .entry(f.agent_id.clone())
-            .or_insert_with(|| (f.display_name.clone(), vec![0; failed.len()]));
-        if let Some(i) = failed.iter().position(|o| *o == f.outcome) {
-            entry.1[i] += f.runs;
-        }
-    }
-    let mut rows: Vec<(String, String, Vec<i64>)> =
-        agents.into_iter().map(|(id, (n, c))| (id, n, c)).collect();
-    rows.sort_by(|a, b| b.2.iter().sum::<i64>().cmp(&a.2.iter().sum::<i64>()).then_with(|| a.1.cmp(&b.1)));
-    let all_agents = data.overview.agents as usize;
-    let errors = data.overview.error_types.clone();
-    let names: Vec<&str> = failed.iter().map(|o| format::outcome_words(*o)).collect();
-    let chart_rows: Vec<(String, Vec<i64>)> = rows.iter().map(|(_, n, c)| (n.clone(), c.clone())).collect();
+fn Failures(data: FailuresAnswer) -> impl IntoView {
+    let names: Vec<&str> = data.outcomes.iter().map(|o| format::outcome_words(*o)).collect();
+    let chart_rows: Vec<(String, Vec<i64>)> =
+        data.by_agent.iter().map(|a| (a.display_name.clone(), a.runs.clone())).collect();
     let chart = charts::stacked_bars("Failed runs per agent, by outcome", &names, &chart_rows);
-
-    let name_of = |t: &str| data.names.get(t).cloned().unwrap_or_else(|| t.to_owned());
-    let successes = |r: &store::TaskRow, h: Hint| r.by_hint.get(&h).map_or(0, |r| r.successes);
-    let unsolved: Vec<&store::TaskRow> =
-        data.tasks.iter().filter(|r| Hint::ALL.into_iter().all(|h| successes(r, h) == 0)).collect();
-    let only_hinted: Vec<&store::TaskRow> = data
-        .tasks
-        .iter()
-        .filter(|r| {
-            successes(r, Hint::None) == 0 && successes(r, Hint::Hints) + successes(r, Hint::Detailed) > 0
-        })
-        .collect();
-    let shared: Vec<&store::FailurePattern> =
-        data.patterns.iter().filter(|p| p.agents >= 2).take(30).collect();
-    let published = data.published.clone();
-    // Error type → (runs, agents) over the results here that classify their errors.
-    let evaluated_types: BTreeMap<String, (i64, usize)> =
-        errors.iter().map(|e| (e.error_type.clone(), (e.runs, e.agents as usize))).collect();
+    let all_agents = data.agents as usize;
+    let FailuresAnswer { outcomes, by_agent, error_types: errors, unsolved, only_hinted, shared, .. } =
+        data.clone();
+    let of = |t: &TaskSuccesses, h: Hint| t.successes.get(&h).copied().unwrap_or(0);
 
     view! {
         <h1>"Failures"</h1>
@@ -96,16 +70,16 @@ fn Failures(data: FailuresData) -> impl IntoView {
                 <thead>
                     <tr>
                         <th scope="col">"Agent"</th>
-                        {failed.iter().map(|o| view! { <th scope="col">{format::outcome_symbol(*o)}" "{format::outcome_words(*o)}</th> }).collect_view()}
+                        {outcomes.iter().map(|o| view! { <th scope="col">{format::outcome_symbol(*o)}" "{format::outcome_words(*o)}</th> }).collect_view()}
                         <th scope="col">"All"</th>
                     </tr>
                 </thead>
                 <tbody>
-                    {rows.iter().map(|(id, n, counts)| view! {
+                    {by_agent.into_iter().map(|a| view! {
                         <tr>
-                            <th scope="row"><a href=format!("/agents/{}#runs", format::segment(id))>{n.clone()}</a></th>
-                            {counts.iter().map(|c| view! { <td class="num">{*c}</td> }).collect_view()}
-                            <td class="num">{counts.iter().sum::<i64>()}</td>
+                            <th scope="row"><a href=format!("/agents/{}#runs", format::segment(&a.agent_id))>{a.display_name}</a></th>
+                            {a.runs.iter().map(|c| view! { <td class="num">{*c}</td> }).collect_view()}
+                            <td class="num">{a.total}</td>
                         </tr>
                     }).collect_view()}
                 </tbody>
@@ -129,7 +103,7 @@ fn Failures(data: FailuresData) -> impl IntoView {
                     </thead>
                     <tbody>
                         {errors.into_iter().map(|e| {
-                            let most = e.most.iter().map(|(a, n)| format!("{a} ({n})")).collect::<Vec<_>>().join("; ");
+                            let most = e.most.iter().map(|a| format!("{} ({})", a.display_name, a.runs)).collect::<Vec<_>>().join("; ");
                             view! {
                                 <tr>
                                     <th scope="row"><code>{e.error_type}</code></th>
@@ -144,7 +118,7 @@ fn Failures(data: FailuresData) -> impl IntoView {
             }.into_any()
         }}
 
-        <PublishedComparison data=published.clone() evaluated=evaluated_types.clone() unit=data.published_unit.clone() issues=data.issues.clone()/>
+        <PublishedComparison data=data.published.clone() comparison=data.comparison.clone() unit=data.published_unit.clone() issues=data.issues.clone()/>
 
         <h2>"Tasks no agent solves"</h2>
         {if unsolved.is_empty() {
@@ -154,7 +128,7 @@ fn Failures(data: FailuresData) -> impl IntoView {
                 <ul>
                     {unsolved.iter().map(|r| view! {
                         <li>
-                            <a href=format!("/tasks/{}", format::segment(&r.task))>{name_of(r.task.as_str())}</a>
+                            <a href=format!("/tasks/{}", format::segment(&r.task))>{r.name.clone()}</a>
                             {format!(" — {} agents, no successful run under any hint condition", r.agents)}
                         </li>
                     }).collect_view()}
@@ -170,11 +144,11 @@ fn Failures(data: FailuresData) -> impl IntoView {
                 <ul>
                     {only_hinted.iter().map(|r| view! {
                         <li>
-                            <a href=format!("/tasks/{}#results", format::segment(&r.task))>{name_of(r.task.as_str())}</a>
+                            <a href=format!("/tasks/{}#results", format::segment(&r.task))>{r.name.clone()}</a>
                             {format!(
                                 " — no successful run without hints; {} with hints, {} with detailed hints",
-                                successes(r, Hint::Hints),
-                                successes(r, Hint::Detailed)
+                                of(r, Hint::Hints),
+                                of(r, Hint::Detailed)
                             )}
                         </li>
                     }).collect_view()}
@@ -203,7 +177,7 @@ fn Failures(data: FailuresData) -> impl IntoView {
                     <tbody>
                         {shared.iter().map(|p| view! {
                             <tr>
-                                <th scope="row"><a href=format!("/tasks/{}#results", format::segment(&p.task))>{name_of(p.task.as_str())}</a></th>
+                                <th scope="row"><a href=format!("/tasks/{}#results", format::segment(&p.task))>{p.name.clone()}</a></th>
                                 <td><OutcomeLabel outcome=p.outcome/></td>
                                 <td>{p.error_type.clone().unwrap_or_else(|| "–".into())}</td>
                                 <td class="num">{p.agents}</td>
@@ -222,39 +196,21 @@ fn Failures(data: FailuresData) -> impl IntoView {
 #[component]
 fn PublishedComparison(
     data: Vec<PublishedErrorTable>,
-    evaluated: BTreeMap<String, (i64, usize)>,
+    comparison: Vec<ErrorComparison>,
     unit: String,
     issues: Vec<KnownIssue>,
 ) -> impl IntoView {
     if data.is_empty() {
         return ().into_any();
     }
-    // Error types in the paper's order, then any others the evaluated runs carry.
-    let mut types: Vec<String> = data[0].rows.iter().map(|(e, _, _)| e.clone()).collect();
-    types.extend(evaluated.keys().filter(|e| !types.contains(e)).cloned().collect::<Vec<_>>());
-    let column = |t: &PublishedErrorTable, e: &str| -> i64 {
-        t.rows.iter().find(|(x, _, _)| x == e).map_or(0, |(_, _, c)| c.iter().sum())
-    };
-    let totals: Vec<i64> =
-        data.iter().map(|t| t.rows.iter().map(|(_, _, c)| c.iter().sum::<i64>()).sum()).collect();
-    let evaluated_total: i64 = evaluated.values().map(|(n, _)| n).sum();
+    let totals: Vec<i64> = data.iter().map(|t| t.total).collect();
+    let evaluated_total: i64 = comparison.iter().map(|c| c.runs).sum();
     let share = |n: i64, of: i64| {
         if of > 0 { format!("{:.0}%", 100.0 * n as f64 / of as f64) } else { "–".to_owned() }
     };
     let listed = issues.clone();
     let marks = move || issues.iter().map(|i| view! { <IssueMark issue=i.clone()/> }).collect_view();
     let marks2 = marks.clone();
-    let rows: Vec<(String, Vec<i64>, (i64, usize))> = types
-        .iter()
-        .map(|e| {
-            (
-                e.clone(),
-                data.iter().map(|t| column(t, e)).collect::<Vec<_>>(),
-                evaluated.get(e).copied().unwrap_or((0, 0)),
-            )
-        })
-        .filter(|(_, published, (runs, _))| *runs > 0 || published.iter().any(|n| *n > 0))
-        .collect();
     view! {
         <h2 id="published-errors">"Error types: the paper's analysis and the results here"</h2>
         <p>
@@ -275,15 +231,15 @@ fn PublishedComparison(
                     </tr>
                 </thead>
                 <tbody>
-                    {rows.into_iter().map(|(e, published, (runs, agents))| view! {
+                    {comparison.into_iter().map(|c| view! {
                         <tr>
-                            <th scope="row"><code>{e}</code></th>
-                            {published.iter().zip(&totals).map(|(n, of)| view! {
+                            <th scope="row"><code>{c.error_type}</code></th>
+                            {c.published.iter().zip(&totals).map(|(n, of)| view! {
                                 <td class="num">{*n}<span class="muted small">{format!(" · {}", share(*n, *of))}</span></td>
                             }).collect_view()}
                             <td class="num">
-                                {runs}
-                                <span class="muted small">{format!(" · {agents} agents · {}", share(runs, evaluated_total))}</span>
+                                {c.runs}
+                                <span class="muted small">{format!(" · {} agents · {}", c.agents, share(c.runs, evaluated_total))}</span>
                             </td>
                         </tr>
                     }).collect_view()}
@@ -301,17 +257,17 @@ fn PublishedComparison(
                             <tr>
                                 <th scope="col">"Error type"</th>
                                 <th scope="col">"Group"</th>
-                                {t.agents.iter().map(|(id, model)| view! {
-                                    <th scope="col"><a href=format!("/agents/{}#published-errors", format::segment(id))>{model.clone()}</a></th>
+                                {t.agents.iter().map(|a| view! {
+                                    <th scope="col"><a href=format!("/agents/{}#published-errors", format::segment(&a.agent_id))>{a.model.clone()}</a></th>
                                 }).collect_view()}
                             </tr>
                         </thead>
                         <tbody>
-                            {t.rows.into_iter().map(|(e, group, counts)| view! {
+                            {t.rows.into_iter().map(|r| view! {
                                 <tr>
-                                    <th scope="row"><code>{e}</code></th>
-                                    <td>{group}</td>
-                                    {counts.into_iter().map(|n| view! { <td class="num">{n}</td> }).collect_view()}
+                                    <th scope="row"><code>{r.error_type}</code></th>
+                                    <td>{r.group}</td>
+                                    {r.counts.into_iter().map(|n| view! { <td class="num">{n}</td> }).collect_view()}
                                 </tr>
                             }).collect_view()}
                         </tbody>
@@ -328,7 +284,7 @@ fn PublishedComparison(
 /// by check, the agents with most, and the newest with their evidence one click away.
 #[component]
 fn Integrity(
-    overview: store::IntegrityOverview,
+    overview: IntegritySummary,
     names: crate::data::TaskNames,
     checks: BTreeMap<String, String>,
 ) -> impl IntoView {
@@ -359,11 +315,11 @@ fn Integrity(
                             <tr><th scope="col">"Check"</th><th scope="col">"Flagged successes"</th><th scope="col">"Looks for"</th></tr>
                         </thead>
                         <tbody>
-                            {overview.by_check.iter().map(|(check, runs)| view! {
+                            {overview.by_check.iter().map(|c| view! {
                                 <tr>
-                                    <th scope="row"><code>{check.clone()}</code></th>
-                                    <td class="num">{*runs}</td>
-                                    <td class="small">{checks.get(check).cloned().unwrap_or_else(|| "a check this server does not know".to_owned())}</td>
+                                    <th scope="row"><code>{c.check.clone()}</code></th>
+                                    <td class="num">{c.successes}</td>
+                                    <td class="small">{checks.get(&c.check).cloned().unwrap_or_else(|| "a check this server does not know".to_owned())}</td>
                                 </tr>
                             }).collect_view()}
                         </tbody>
@@ -374,10 +330,10 @@ fn Integrity(
                         <caption>"The agents with most flagged successes"</caption>
                         <thead><tr><th scope="col">"Agent"</th><th scope="col">"Flagged successes"</th></tr></thead>
                         <tbody>
-                            {overview.agents.iter().map(|(id, name, runs)| view! {
+                            {overview.agents.iter().map(|a| view! {
                                 <tr>
-                                    <th scope="row"><a href=format!("/agents/{}#flagged", format::segment(id))>{name.clone()}</a></th>
-                                    <td class="num">{*runs}</td>
+                                    <th scope="row"><a href=format!("/agents/{}#flagged", format::segment(&a.agent_id))>{a.display_name.clone()}</a></th>
+                                    <td class="num">{a.flagged}</td>
                                 </tr>
                             }).collect_view()}
                         </tbody>

@@ -3,7 +3,7 @@
 //! capture as Python's `float()` parses them, and CSV cells as pandas' `read_csv`
 //! types them. Each difference from those is a verdict the leaderboard would get
 //! wrong, so the rules are spelled out here and tested against the official scripts
-//! (`runner/tests/it/parity.rs`).
+//! (`runner/tests/it/verdicts.rs`).
 
 use regex::Regex;
 use serde::Deserialize;

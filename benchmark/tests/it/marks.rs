@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use benchmark::cost::Prices;
-use benchmark::marks::{self, Reading};
+use benchmark::marks::{self, WantedArtifacts};
 use bundle::{PublicKey, RunMarks, Verifier};
 use serde_json::Value;
 
@@ -19,7 +19,7 @@ fn vectors() -> PathBuf {
 /// The marks of the bundle at `path`, read twice as `rexbench verify` does.
 fn marks_of(verifier: &Verifier, path: &Path) -> Vec<RunMarks> {
     let v = verifier.verify(fs::File::open(path).unwrap()).unwrap();
-    let mut reading = Reading::new(&v.manifest);
+    let mut reading = WantedArtifacts::new(&v.manifest);
     verifier.verify_into(fs::File::open(path).unwrap(), &mut reading).unwrap();
     marks::of(Prices::builtin(), &v.manifest, &reading.read).by_run(&v.manifest)
 }

@@ -746,7 +746,7 @@ fn marks(
     v: &bundle::VerifiedBundle,
 ) -> anyhow::Result<Vec<bundle::RunMarks>> {
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut reading = benchmark::marks::Reading::new(&v.manifest);
+    let mut reading = benchmark::marks::WantedArtifacts::new(&v.manifest);
     verifier
         .verify_into(BufReader::with_capacity(256 * 1024, file), &mut reading)
         .with_context(|| format!("{} changed while it was read", path.display()))?;

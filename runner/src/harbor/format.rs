@@ -322,7 +322,7 @@ pub(super) fn is_class_name(name: &str) -> bool {
     let fixed = ["no reward", "no verifier result", "Execution Timeout"];
     (1..=100).contains(&name.chars().count())
         && (fixed.contains(&name)
-            || crate::patch::is_shell_error(name)
+            || crate::error_class::is_shell_error(name)
             || (name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
                 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')))
 }

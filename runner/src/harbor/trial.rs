@@ -368,7 +368,7 @@ pub(super) fn read_trial(
                     // The adapter's test.sh says so when the experiment itself failed.
                     if text(&verifier_out).contains("run_docker.sh failed") {
                         let classified =
-                            crate::patch::classify_error(&text(&verifier_err), &text(&verifier_out));
+                            crate::error_class::classify_error(&text(&verifier_err), &text(&verifier_out));
                         (Outcome::ExecutionFailed, classified.or(exception.clone()))
                     } else {
                         (Outcome::WrongResult, exception.clone())

@@ -311,9 +311,9 @@ fn reproduce_one(
         // What the re-run says in public is the maintainers' word: an error type the
         // patch's output chose is stated as one of the runner's classes.
         if let Some(said) = &record.error_type
-            && crate::patch::public_error_class(said) != said
+            && crate::error_class::public_error_class(said) != said
         {
-            record.error_type = Some(crate::patch::UNCLASSIFIED_ERROR.to_owned());
+            record.error_type = Some(crate::error_class::UNCLASSIFIED_ERROR.to_owned());
             let json = serde_json::to_vec_pretty(&record).expect("serializes");
             crate::run::write_atomically(&at.join("run.json"), &json)?;
         }
@@ -450,7 +450,7 @@ fn heldout_runs(
                 let mut tried: RunRecord =
                     serde_json::from_slice(&bytes).map_err(|e| Skip(format!("{}: {e}", json.display())))?;
                 tried.outcome = Outcome::InfraError;
-                tried.error_type = Some(crate::patch::HELDOUT_FAILED.to_owned());
+                tried.error_type = Some(crate::error_class::HELDOUT_FAILED.to_owned());
                 tried.metrics.clear();
                 crate::run::write_atomically(&json, &serde_json::to_vec_pretty(&tried).expect("serializes"))?;
                 done.retain(|(l, _, _)| *l != label(r));

@@ -5,13 +5,13 @@ mod evaluate;
 mod harbor;
 mod hostile;
 mod limits;
-mod parity;
 mod provenance;
 mod published;
 mod sandbox;
 mod slurm;
 mod submit;
 mod tasks;
+mod verdicts;
 
 use std::path::Path;
 use std::process::{Command, Output};

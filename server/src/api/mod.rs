@@ -7,8 +7,10 @@
 pub mod admin;
 pub mod agents;
 pub mod changes;
+pub mod compare;
 pub mod evidence;
 pub mod extract;
+pub mod failures;
 pub mod keys;
 pub mod leaderboard;
 pub mod outputs;

@@ -101,7 +101,7 @@ async fn every_answer_matches_the_openapi_document() {
     // The demo's data, and two submitter keys.
     let main = tmp.path().join("main");
     let seeded = state(&Backend::Sqlite { path: main.join("db.sqlite") }, &main.join("blobs")).await;
-    server::seed_demo(&seeded).await.unwrap().expect("a fresh database");
+    crate::harness::seed_demo(&seeded).await;
     let (owner, other, stranger) = (SecretKey::generate(), SecretKey::generate(), SecretKey::generate());
     let store = seeded.store.clone();
     store.add_key(&owner.public_key(), "Contract team", Tier::Submitter).await.unwrap();
@@ -189,6 +189,18 @@ async fn every_answer_matches_the_openapi_document() {
     {
         assert_eq!(r.get(&app, "/api/v1/parity", &bad).await.status, StatusCode::BAD_REQUEST, "{bad}");
     }
+    let compare = format!("/api/v1/compare?a={original}&b={harbor}");
+    let both = r.get(&app, "/api/v1/compare", &compare).await;
+    assert_eq!(both.status, StatusCode::OK);
+    assert!(both.json()["comparison"]["shared_tasks"].as_u64().unwrap() > 0, "{}", both.json());
+    for (path, status) in [
+        (format!("/api/v1/compare?a=nobody&b={harbor}"), StatusCode::NOT_FOUND),
+        (format!("/api/v1/compare?a={original}"), StatusCode::BAD_REQUEST),
+        (format!("/api/v1/compare?a=&b={harbor}"), StatusCode::BAD_REQUEST),
+        (format!("{compare}&a=x"), StatusCode::BAD_REQUEST),
+    ] {
+        assert_eq!(r.get(&app, "/api/v1/compare", &path).await.status, status, "{path}");
+    }
     for (path, status) in [
         ("/api/v1/leaderboard?tasks=public&harness=harbor", StatusCode::OK),
         ("/api/v1/leaderboard?harness=Not%20A%20Slug", StatusCode::BAD_REQUEST),
@@ -259,7 +271,16 @@ async fn every_answer_matches_the_openapi_document() {
     for (token, status) in [("s3cret-token", StatusCode::OK), ("wrong", StatusCode::UNAUTHORIZED)] {
         let answer = r.admin(&app, "/api/v1/runs/{id}", admin("GET", &run_path, token, None)).await;
         assert_eq!(answer.status, status, "{token}");
+        let failures = r.admin(&app, "/api/v1/failures", admin("GET", "/api/v1/failures", token, None)).await;
+        assert_eq!(failures.status, status, "{token}");
+        let compare = "/api/v1/compare?a=example-agent&b=example-agent";
+        assert_eq!(
+            r.admin(&app, "/api/v1/compare", admin("GET", compare, token, None)).await.status,
+            status,
+            "{token}"
+        );
     }
+    assert_eq!(r.get(&app, "/api/v1/failures", "/api/v1/failures").await.status, StatusCode::OK);
     assert_eq!(r.get(&app, "/artifacts/{digest}", "/artifacts/abc").await.status, StatusCode::NOT_FOUND);
     // Whatever is wrong with a path or a query, the refusal is the API's own.
     for (template, path) in [
@@ -611,6 +632,8 @@ async fn every_answer_matches_the_openapi_document() {
     for (template, path) in [
         (login, login),
         ("/api/v1/runs/{id}", "/api/v1/runs/1"),
+        ("/api/v1/failures", "/api/v1/failures"),
+        ("/api/v1/compare", "/api/v1/compare?a=x&b=y"),
         ("/api/v1/agents/{id}", "/api/v1/agents/x"),
         ("/artifacts/{digest}", "/artifacts/ab"),
         ("/api/v1/submissions/{bundle_id}/envelope", "/api/v1/submissions/ab/envelope"),

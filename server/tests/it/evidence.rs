@@ -57,7 +57,7 @@ fn key_pem(keys: &Answer, keyid: &str) -> String {
 async fn served_envelopes_verify_with_an_independent_dsse_implementation() {
     for_each_backend(|backend, blobs| async move {
         let state = state(&backend, &blobs).await;
-        server::seed_demo(&state).await.unwrap().expect("a fresh database");
+        crate::harness::seed_demo(&state).await;
         let key = SecretKey::generate();
         state.store.add_key(&key.public_key(), "Evidence team", Tier::Submitter).await.unwrap();
         let app = server::build_app(state);
@@ -152,7 +152,7 @@ async fn audit_as(
 async fn audit_verifies_an_agent_and_catches_a_changed_row_or_artifact() {
     for_each_backend(|backend, blobs| async move {
         let state = state(&backend, &blobs).await;
-        server::seed_demo(&state).await.unwrap().expect("a fresh database");
+        crate::harness::seed_demo(&state).await;
         // Every artifact the example agent's runs name, each fetched and hashed once; its
         // csvstats runs' outputs are private.
         let (bundle, _) = state.store.agent("example-agent").await.unwrap().unwrap().newest_current().map(|(b, g)| (b.to_owned(), g.clone())).unwrap();
@@ -223,7 +223,7 @@ async fn audit_verifies_an_agent_and_catches_a_changed_row_or_artifact() {
 async fn audit_checks_the_findings_and_the_flagged_counts() {
     for_each_backend(|backend, blobs| async move {
         let state = state(&backend, &blobs).await;
-        server::seed_demo(&state).await.unwrap().expect("a fresh database");
+        crate::harness::seed_demo(&state).await;
         drop(state);
         let clean = audit(&backend, &blobs, "shortcut-agent").await;
         assert!(clean.passed(), "{clean}");
@@ -259,7 +259,7 @@ async fn audit_names_an_artifact_whose_bytes_changed() {
     let backend = Backend::Sqlite { path: dir.path().join("db.sqlite") };
     let blobs = dir.path().join("blobs");
     let state = state(&backend, &blobs).await;
-    server::seed_demo(&state).await.unwrap().expect("a fresh database");
+    crate::harness::seed_demo(&state).await;
     let agent = state.store.agent("example-agent").await.unwrap().unwrap();
     let (bundle, _) = agent.newest_current().unwrap();
     let mut digests = std::collections::BTreeMap::new();

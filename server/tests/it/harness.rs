@@ -84,6 +84,12 @@ pub async fn state(backend: &Backend, blobs: &Path) -> AppState {
     state_with(backend, store::Blobs::dir(blobs).unwrap()).await
 }
 
+/// Seeds `state`'s fresh database with the demo data (the one helper every test that
+/// starts from the demo calls).
+pub async fn seed_demo(state: &AppState) {
+    server::seed_demo(state).await.unwrap().expect("a fresh database");
+}
+
 pub async fn state_with(backend: &Backend, blobs: store::Blobs) -> AppState {
     let store = Store::open_with(backend, blobs).await.unwrap();
     // The cards built into the server, as an installed server uses them.

@@ -470,7 +470,7 @@ async fn the_findings_command_lists_confirms_and_dismisses() {
     let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
     let blobs = dir.path().join("blobs");
     let seeded = state(&backend, &blobs).await;
-    server::seed_demo(&seeded).await.unwrap().expect("a fresh database");
+    crate::harness::seed_demo(&seeded).await;
     let flagged = seeded.store.findings(store::FindingsFilter::Pending, 100).await.unwrap();
     drop(seeded);
     // The demo's shortcut agent printed its result line: the runner's finding and the

@@ -269,6 +269,27 @@ async fn every_page_renders_and_escapes_what_bundles_say() {
             && html.contains(r#"<a href="/tasks/cogs#results">COGS</a>"#),
         "{html}"
     );
+    // The API answers with what the page shows (one answer, `views::failures`), its
+    // hostile error type as data, not markup.
+    let answer = get(&app, "/api/v1/failures").await;
+    assert!(answer.header(header::CONTENT_TYPE).starts_with("application/json"));
+    let answer = answer.json();
+    let error = &answer["error_types"][0];
+    assert_eq!(
+        (error["error_type"].as_str(), error["runs"].as_i64(), error["agents"].as_i64()),
+        (Some("<svg onload=alert(5)>Error"), Some(5), Some(1)),
+        "{answer}"
+    );
+    assert_eq!(answer["only_hinted"][0]["task"], "cogs", "{answer}");
+    assert_eq!(answer["only_hinted"][0]["successes"]["none"], 0, "{answer}");
+    let agent = &answer["by_agent"][0];
+    assert_eq!(agent["agent_id"], "evil-agent", "{answer}");
+    let outcomes = answer["outcomes"].as_array().unwrap();
+    let runs = agent["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), outcomes.len());
+    assert_eq!(runs.iter().map(|n| n.as_i64().unwrap()).sum::<i64>(), agent["total"].as_i64().unwrap());
+    let row = format!("<td class=\"num\">{}</td></tr>", agent["total"]);
+    assert!(html.contains(&row), "the page's total for the agent: {row}");
     let (_, html) = page(&app, "/compare?a=evil-agent&b=evil-agent").await;
     assert!(html.contains("B − A"));
     assert!(html.contains("Paired comparison") && html.contains("the two cannot be told apart"), "{html}");
@@ -587,7 +608,7 @@ async fn without_its_webassembly_the_server_serves_every_page_without_islands() 
     let dir = tempfile::tempdir().unwrap();
     let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
     let mut state = state(&backend, &dir.path().join("blobs")).await;
-    server::seed_demo(&state).await.unwrap().expect("a fresh database");
+    crate::harness::seed_demo(&state).await;
     state.pkg = None;
     let app = server::build_app(state);
     for path in ["/", "/submit", "/tasks", "/agents/example-agent", "/failures", "/about"] {
@@ -617,7 +638,7 @@ async fn the_browser_orders_and_filters_rows_as_the_server_does() {
     let dir = tempfile::tempdir().unwrap();
     let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
     let state = state(&backend, &dir.path().join("blobs")).await;
-    server::seed_demo(&state).await.unwrap().expect("a fresh database");
+    crate::harness::seed_demo(&state).await;
     let store = state.store.clone();
     let app = server::build_app(state);
     let filter = store::LeaderboardFilter::default();

@@ -34,7 +34,7 @@ async fn demo() -> (axum::Router, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
     let state = state(&backend, &dir.path().join("blobs")).await;
-    server::seed_demo(&state).await.unwrap().expect("a fresh database");
+    crate::harness::seed_demo(&state).await;
     (server::build_app(state), dir)
 }
 
@@ -111,6 +111,22 @@ async fn tables_9_and_10_and_the_known_issues_are_shown_where_their_numbers_are(
         assert!(failures.contains(&format!(r#"id="issue-{id}""#)), "{id}");
         assert!(failures.contains(&format!("#issue-{id}")), "{id} is marked");
     }
+    // The API's answer is the page's: each published column as the paper's data gives it.
+    let answer = crate::harness::get(&app, "/api/v1/failures").await.json();
+    let tables = answer["published"].as_array().unwrap();
+    assert_eq!(tables.len(), 2, "{answer}");
+    let mut columns = 0;
+    for table in tables {
+        for (c, agent) in table["agents"].as_array().unwrap().iter().enumerate() {
+            let column = &counts[agent["agent_id"].as_str().unwrap()];
+            for row in table["rows"].as_array().unwrap() {
+                let printed = column[row["error_type"].as_str().unwrap()].as_i64().unwrap_or(0);
+                assert_eq!(row["counts"][c].as_i64(), Some(printed), "{agent} {row}");
+            }
+            columns += 1;
+        }
+    }
+    assert_eq!(columns, counts.as_object().unwrap().len(), "every agent of Tables 9–10 is a column");
     for (agent, column) in counts.as_object().unwrap() {
         let page = html(&app, &format!("/agents/{agent}")).await;
         assert!(page.contains("Error types as published"), "{agent}");

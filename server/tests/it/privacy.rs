@@ -105,7 +105,7 @@ impl<'a> Finder<'a> {
     }
 }
 
-const START: [&str; 18] = [
+const START: [&str; 20] = [
     "/",
     "/?tasks=public",
     "/?integrity=strict",
@@ -115,11 +115,13 @@ const START: [&str; 18] = [
     "/about",
     "/keys",
     "/compare",
+    "/compare?a=example-agent&b=openhands-1.4.0-claude-sonnet-4.5-harbor",
     "/parity",
     "/robots.txt",
     "/api/v1/leaderboard",
     "/api/v1/tasks",
     "/api/v1/changes?limit=500",
+    "/api/v1/failures",
     "/api/v1/keys",
     "/api/v1/openapi.json",
     "/leaderboard.csv",
@@ -187,7 +189,10 @@ pub(crate) async fn crawl_as(app: &Router, credential: Option<(&str, &str)>) -> 
 }
 
 fn api_twin(link: &str) -> Option<String> {
-    let path = link.split('?').next()?;
+    let (path, query) = link.split_once('?').unwrap_or((link, ""));
+    if path == "/compare" && query.contains("a=") && query.contains("b=") {
+        return Some(format!("/api/v1/compare?{query}"));
+    }
     let mut parts = path.trim_start_matches('/').split('/');
     match (parts.next(), parts.next(), parts.next()) {
         (Some(kind @ ("agents" | "tasks" | "runs")), Some(id), None) => Some(format!("/api/v1/{kind}/{id}")),
@@ -240,7 +245,7 @@ async fn an_anonymous_crawl_of_the_demo_meets_no_private_output() {
     let dir = tempfile::tempdir().unwrap();
     let backend = Backend::Sqlite { path: dir.path().join("db.sqlite") };
     let state = state(&backend, &dir.path().join("blobs")).await;
-    server::seed_demo(&state).await.unwrap().expect("a fresh database");
+    crate::harness::seed_demo(&state).await;
     let outputs = outputs(&state).await;
     assert!(outputs.private.len() >= 5, "the demo holds private outputs: {}", outputs.private.len());
     assert!(!outputs.public.is_empty(), "and public ones");
@@ -369,7 +374,7 @@ async fn a_private_run_page_shows_what_anyone_may_know() {
     let dir = tempfile::tempdir().unwrap();
     let backend = Backend::Sqlite { path: dir.path().join("db.sqlite") };
     let state = state(&backend, &dir.path().join("blobs")).await;
-    server::seed_demo(&state).await.unwrap().expect("a fresh database");
+    crate::harness::seed_demo(&state).await;
     let app = server::build_app(state);
     let runs = private_runs(&app).await;
     let mut with_patch = 0;
@@ -397,7 +402,7 @@ async fn a_private_run_page_shows_what_anyone_may_know() {
 async fn a_maintainer_publishes_a_task_s_outputs_and_makes_them_private_again() {
     for_each_backend(|backend, blobs| async move {
         let state = state(&backend, &blobs).await;
-        server::seed_demo(&state).await.unwrap().expect("a fresh database");
+        crate::harness::seed_demo(&state).await;
         let outputs = outputs(&state).await;
         // (A checker's log of csvstats shows its private check: published outputs or not,
         // it stays the maintainers'.)

@@ -71,7 +71,7 @@ async fn demo_with_maintainer(
     blobs: &std::path::Path,
 ) -> (tempfile::TempDir, std::path::PathBuf, std::sync::Arc<store::Store>, Router) {
     let state = state(backend, blobs).await;
-    server::seed_demo(&state).await.unwrap().expect("a fresh database");
+    crate::harness::seed_demo(&state).await;
     let work = tempfile::tempdir().unwrap();
     let maintainer = SecretKey::generate();
     let key = work.path().join("maintainer.pem");
@@ -462,7 +462,7 @@ pub(crate) fn signed(b: BundleBuilder, key: &SecretKey) -> Vec<u8> {
 async fn a_reproduction_that_does_not_fit_its_submission_is_refused_whole() {
     for_each_backend(|backend, blobs| async move {
         let state = state(&backend, &blobs).await;
-        server::seed_demo(&state).await.unwrap().expect("a fresh database");
+        crate::harness::seed_demo(&state).await;
         let maintainer = SecretKey::generate();
         let submitter = SecretKey::generate();
         state.store.add_key(&maintainer.public_key(), "Maintainers (test)", Tier::Maintainer).await.unwrap();
@@ -653,7 +653,7 @@ async fn a_reproduction_that_does_not_fit_its_submission_is_refused_whole() {
 async fn a_success_that_did_not_reproduce_is_flagged_once() {
     for_each_backend(|backend, blobs| async move {
         let state = state(&backend, &blobs).await;
-        server::seed_demo(&state).await.unwrap().expect("a fresh database");
+        crate::harness::seed_demo(&state).await;
         let maintainer = SecretKey::generate();
         state.store.add_key(&maintainer.public_key(), "Maintainers (test)", Tier::Maintainer).await.unwrap();
         let store = state.store.clone();

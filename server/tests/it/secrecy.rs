@@ -109,7 +109,7 @@ async fn markers_in_findings_words_and_in_the_gold_reach_only_who_may_read_them(
     let dir = tempfile::tempdir().unwrap();
     let backend = Backend::Sqlite { path: dir.path().join("db.sqlite") };
     let state = state(&backend, &dir.path().join("blobs")).await;
-    server::seed_demo(&state).await.unwrap().expect("a fresh database");
+    crate::harness::seed_demo(&state).await;
     let (submitter, maintainer) = (SecretKey::generate(), SecretKey::generate());
     state.store.add_key(&submitter.public_key(), "Marker team", Tier::Submitter).await.unwrap();
     state.store.add_key(&maintainer.public_key(), "Maintainers (test)", Tier::Maintainer).await.unwrap();
@@ -641,7 +641,7 @@ async fn no_artifact_is_answered_immutable_for_who_may_read_it_can_change() {
     let dir = tempfile::tempdir().unwrap();
     let backend = Backend::Sqlite { path: dir.path().join("db.sqlite") };
     let state = state(&backend, &dir.path().join("blobs")).await;
-    server::seed_demo(&state).await.unwrap().expect("a fresh database");
+    crate::harness::seed_demo(&state).await;
     let app = server::build_app(state);
     let task = get(&app, "/api/v1/tasks/wordfreq").await.json();
     let agent = task["agents"][0]["agent_id"].as_str().unwrap().to_owned();

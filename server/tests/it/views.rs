@@ -133,7 +133,7 @@ async fn the_api_and_the_pages_show_the_same_numbers_for_every_demo_row() {
     let dir = tempfile::tempdir().unwrap();
     let backend = store::Backend::Sqlite { path: dir.path().join("db.sqlite") };
     let state = state(&backend, &dir.path().join("blobs")).await;
-    server::seed_demo(&state).await.unwrap().expect("a fresh database");
+    crate::harness::seed_demo(&state).await;
     let app = server::build_app(state);
 
     let mut compared = 0;

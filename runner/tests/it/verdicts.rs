@@ -1,10 +1,10 @@
-//! Parity with RExBench's official evaluators: on every case below, `rexbench evaluate`
+//! Our verdicts against RExBench's official evaluators: on every case below, `rexbench evaluate`
 //! (through the real cards, commands and checks) calls a run a success exactly when the
 //! official evaluator gives it reward 1.
 //!
 //! How each official verdict was obtained (outside the project; no official code is in
 //! it): the cases were exported with
-//! `REXBENCH_PARITY_EXPORT=/tmp/parity cargo nextest run -p rexbench-runner parity`,
+//! `REXBENCH_PARITY_EXPORT=/tmp/parity cargo nextest run -p rexbench-runner verdicts::`,
 //! which writes each case's results as the harness leaves them (`cogs/<case>/eval_results.txt`,
 //! `othello/<case>/ckpts/…`), then the evaluators of `nedwards99/rexbench-harbor` at commit
 //! eec11c0 (`eval_scripts/<task>/numerical_eval.py`, Python 3.11.7, pandas 3.1.1, numpy 2.4.6)
