@@ -44,10 +44,10 @@ pub struct CompareParams {
 }
 
 impl CompareParams {
-    /// The API's reading: both agents named.
+    /// The API's reading: both agents named (an id made of spaces names no agent: 404).
     pub fn view(&self) -> Result<CompareQuery, BadQuery> {
         for (parameter, side) in [("a", &self.a), ("b", &self.b)] {
-            if side.trim().is_empty() {
+            if side.is_empty() {
                 return Err(BadQuery {
                     parameter,
                     message: format!("query parameter `{parameter}` must name an agent"),
