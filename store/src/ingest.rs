@@ -151,9 +151,10 @@ impl Store {
         )
         .await?;
         write_aggregates(tx, bundle, &bundle_id, found, checks, execution_known).await?;
-        let tainted = match carried.first() {
-            Some(_) => crate::reproductions::taint::carried(tx, &bundle_id, &received_at).await?,
-            None => 0,
+        let tainted = if carried.is_empty() {
+            0
+        } else {
+            crate::reproductions::taint::carried(tx, &bundle_id, &received_at).await?
         };
         let superseded = supersede(tx, bundle, &bundle_id, &received_at).await?;
         update_current_totals(tx, Some(&bundle_id), &superseded).await?;
@@ -173,7 +174,7 @@ impl Store {
         if flagged > 0 {
             detail.push_str(&format!("; {flagged} of its successes carry integrity findings"));
         }
-        if let (Some(c), true) = (carried.first(), tainted > 0) {
+        if let Some(c) = carried.first().filter(|_| tainted > 0) {
             detail.push_str(&format!(
                 "; a caught lie costs the submission: it carries a refutation from {}, so {tainted} other \
                  success(es) are unverified and queued for re-run",
