@@ -7,7 +7,12 @@
 - every source file of more than 500 lines (outside `tests/`) is named, with why it is
   one piece, under "Files of more than 500 lines", and every file named there is one;
 - every path it names exists, and every module is on the map (the rules below);
-- every file the recipe "Adding a page and an API resource" names exists.
+- every file the recipe "Adding a page and an API resource" names exists;
+- the invariants it can check hold in the code (see `invariants`): an API answer is a
+  views type, never a store type; every list is cut by `views::query::Window` (no hand
+  cut in views or pages); no page sorts or sums what it shows (a rule on what a view
+  counts or ranks is the view's). `scripts/architecture_breaches.py` plants a breach of
+  each in a copy of the repository and sees this script fail on it.
 
 Paths. A name is a path when it is written in backticks and either starts with a folder
 the repository holds at its root (one git tracks: `target/` is a build's) and has a `/`
@@ -143,6 +148,54 @@ def modules(crate_dir):
         yield path
 
 
+def source(folder):
+    """The non-test Rust files under `folder` (a path from the root), with their lines
+    up to a `#[cfg(test)]` (a module's tests are not its rules)."""
+    for path in sorted((ROOT / folder).rglob("*.rs")):
+        if "tests" in path.relative_to(ROOT).parts or path.name == "tests.rs":
+            continue
+        text = path.read_text(encoding="utf-8")
+        yield rel(path), text.split("#[cfg(test)]", 1)[0]
+
+
+STORE_NAMES = re.compile(r"use store::(?:\{([^}]*)\}|(\w+));")
+ANSWERED = re.compile(r"(?:body\s*=\s*|Json<)(?:Vec<)?((?:store::)?[\w:]+)")
+HAND_CUT = re.compile(r"\.skip\(|\.div_ceil\(")
+PAGE_RULE = re.compile(r"\.sort\(\)|\.sort_(?:by|by_key|by_cached_key|unstable\w*)\(|\.sum(?:::<[^>]*>)?\(\)")
+
+
+def invariants():
+    """The invariants ARCHITECTURE.md states that a scan of the code can hold."""
+    problems = []
+    # An API answer is a views type: no `body = store::…` nor `Json<store::…>` in a
+    # handler, and no store type imported and answered by its bare name.
+    for name, text in source("server/src/api"):
+        imported = set()
+        for group, single in STORE_NAMES.findall(text):
+            imported |= {n.strip().split(" as ")[-1] for n in (group or single).split(",") if n.strip()}
+        for line_no, line in enumerate(text.splitlines(), 1):
+            for ty in ANSWERED.findall(line):
+                if ty.startswith("store::") or ty in imported:
+                    problems.append(f"{name}:{line_no} answers with the store's {ty}: an API answer is "
+                                    f"a views type (the view that builds it owns it)")
+    # Every list is cut by the one window (`views/src/query.rs`), API and page alike.
+    for folder in ("views/src", "app/src/pages"):
+        for name, text in source(folder):
+            if name == "views/src/query.rs":
+                continue
+            for line_no, line in enumerate(text.splitlines(), 1):
+                if HAND_CUT.search(line):
+                    problems.append(f"{name}:{line_no} cuts a list by hand: cut it with "
+                                    f"views::query::Window::of (one rule past the end)")
+    # No rule in a page: what a view counts or ranks is decided in views.
+    for name, text in source("app/src/pages"):
+        for line_no, line in enumerate(text.splitlines(), 1):
+            if PAGE_RULE.search(line):
+                problems.append(f"{name}:{line_no} sorts or sums in a page: a rule on what a view "
+                                f"counts or ranks belongs to its views module")
+    return problems
+
+
 def main():
     doc = (ROOT / "ARCHITECTURE.md").read_text()
     dirs, edges = metadata()
@@ -230,6 +283,9 @@ def main():
     else:
         recipe = []
         problems.append(f"ARCHITECTURE.md has no section \"{RECIPE[3:]}\"")
+
+    held = invariants()
+    problems += held
 
     for p in problems:
         print(f"scripts/architecture.py: {p}", file=sys.stderr)

@@ -6,7 +6,6 @@
 //! names them but never touches a database (a browser build of the app).
 
 pub mod model;
-pub mod parity;
 /// Intervals, rank ranges and paired comparisons (the crate `rexbench-stats`).
 pub use stats;
 

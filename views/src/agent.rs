@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use store::stats::AgentStats;
-use store::{AgentDetail, FailureCount, RunSummary};
+use store::{AgentDetail, FailureCount, Hint, RunSummary};
 
 use crate::TaskNames;
 use crate::query::{BadQuery, Params, Strictness, lenient};
@@ -95,6 +95,13 @@ pub struct ErrorColumn {
     pub rows: Vec<ErrorCountRow>,
 }
 
+impl ErrorColumn {
+    /// The column's errors, over its rows.
+    pub fn total(&self) -> i64 {
+        self.rows.iter().map(|r| r.count).sum()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorCountRow {
     pub error_type: String,
@@ -117,6 +124,49 @@ pub struct AgentAnswer {
     /// same framework and model, and the maintainers' re-runs of all their rows; none
     /// without a current submission.
     pub submitted_by: Option<crate::submitter::Submitter>,
+}
+
+/// What an agent's runs under one hint condition cost and took, over all tasks.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Spent {
+    pub runs: i64,
+    pub successes: i64,
+    pub cost_runs: i64,
+    pub cost_checked: i64,
+    pub cost_marked: i64,
+    pub cost: f64,
+    pub duration_runs: i64,
+    pub duration: f64,
+}
+
+impl Spent {
+    pub fn of(grid: &store::TaskGrid, hint: Hint) -> Spent {
+        let cells: Vec<&store::Rates> = grid.values().filter_map(|b| b.get(&hint)).collect();
+        Spent {
+            runs: cells.iter().map(|r| r.runs).sum(),
+            successes: cells.iter().map(|r| r.successes).sum(),
+            cost_runs: cells.iter().map(|r| r.cost_runs).sum(),
+            cost_checked: cells.iter().map(|r| r.cost_checked).sum(),
+            cost_marked: cells.iter().map(|r| r.cost_marked).sum(),
+            cost: cells.iter().filter_map(|r| r.total_cost_usd).sum(),
+            duration_runs: cells.iter().map(|r| r.duration_runs).sum(),
+            duration: cells.iter().filter_map(|r| r.total_duration_s).sum(),
+        }
+    }
+
+    /// The sum of several (an agent's three conditions).
+    pub fn over<'a>(each: impl Iterator<Item = &'a Spent>) -> Spent {
+        each.fold(Spent::default(), |t, s| Spent {
+            runs: t.runs + s.runs,
+            successes: t.successes + s.successes,
+            cost_runs: t.cost_runs + s.cost_runs,
+            cost_checked: t.cost_checked + s.cost_checked,
+            cost_marked: t.cost_marked + s.cost_marked,
+            cost: t.cost + s.cost,
+            duration_runs: t.duration_runs + s.duration_runs,
+            duration: t.duration + s.duration,
+        })
+    }
 }
 
 #[cfg(feature = "db")]

@@ -78,6 +78,11 @@ pub struct CompareAnswer {
     pub wins: Option<TaskWins>,
 }
 
+/// The tasks either agent ran, in order (the comparison table's rows).
+pub fn tasks_of(a: &store::TaskGrid, b: &store::TaskGrid) -> Vec<store::TaskId> {
+    a.keys().chain(b.keys()).cloned().collect::<std::collections::BTreeSet<_>>().into_iter().collect()
+}
+
 /// Tasks on which A, and B, have the higher final success without hints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

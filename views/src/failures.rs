@@ -141,6 +141,11 @@ pub struct PublishedErrorRow {
     pub counts: Vec<i64>,
 }
 
+/// The failed runs the board's evaluations classified, over every error type.
+pub fn evaluated_runs(comparison: &[ErrorComparison]) -> i64 {
+    comparison.iter().map(|c| c.runs).sum()
+}
+
 /// One error type as the paper's tables print it and as the results here carry it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

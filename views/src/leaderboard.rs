@@ -31,7 +31,7 @@ pub struct LeaderboardData {
     pub matching: usize,
     /// How many of those have runs that ended `infra_error` (counted in no rate).
     pub with_infra_errors: usize,
-    /// The page shown (1-based, within range) of how many.
+    /// The page asked for (1-based; past the last it shows no rows) of how many.
     pub page: usize,
     pub pages: usize,
     /// That page's rows, in the order asked for.
@@ -48,7 +48,7 @@ pub struct LeaderboardData {
 impl LeaderboardData {
     /// The 0-based position of the page's first row among the matching ones.
     pub fn first(&self) -> usize {
-        (self.page - 1) * PER_PAGE
+        (self.page - 1).saturating_mul(PER_PAGE)
     }
 }
 
@@ -161,8 +161,7 @@ mod answers {
 
         /// The rows of a page, as the API gives them.
         pub fn page(&self, window: crate::query::Window) -> Vec<LeaderboardEntry> {
-            let (skip, take) = window.cut();
-            self.those(skip..skip.saturating_add(take))
+            self.those(window.of(self.total()).range())
                 .map(|e| LeaderboardEntry {
                     row: e.row.clone(),
                     submitted_by: e.submitted_by,
@@ -261,15 +260,10 @@ mod answers {
         let ranked = keys.iter().filter(|k| k.ranked_tasks as usize >= tasks.len()).count();
         let matching = keys.len();
         let with_infra_errors = keys.iter().filter(|k| k.infra_errors > 0).count();
-        let pages = matching.div_ceil(PER_PAGE).max(1);
-        let page = query.page.min(pages);
-        let shown: std::collections::HashMap<&str, usize> = keys
-            .iter()
-            .skip((page - 1) * PER_PAGE)
-            .take(PER_PAGE)
-            .enumerate()
-            .map(|(i, k)| (k.bundle_id.as_str(), i))
-            .collect();
+        let cut = crate::query::Window { page: query.page, size: PER_PAGE, before: None }.of(matching);
+        let (page, pages) = (cut.page, cut.pages);
+        let shown: std::collections::HashMap<&str, usize> =
+            cut.rows(&keys).iter().enumerate().map(|(i, k)| (k.bundle_id.as_str(), i)).collect();
         let mut rows: Vec<(usize, LeaderboardRow)> =
             board.iter().filter_map(|r| shown.get(r.bundle_id.as_str()).map(|i| (*i, r.clone()))).collect();
         rows.sort_by_key(|(i, _)| *i);

@@ -192,9 +192,50 @@ impl Window {
         (self.page.saturating_sub(1).saturating_mul(self.size), self.size)
     }
 
+    /// Which of `total` rows in order the window shows, by the one rule past the end:
+    /// a page past the last shows none (the API answers an empty page, a page says so
+    /// and links the last), and every list, API or page, is cut here.
+    pub fn of(self, total: usize) -> Cut {
+        let (skip, take) = self.cut();
+        let skip = skip.min(total);
+        Cut {
+            page: self.page.max(1),
+            pages: total.div_ceil(self.size.max(1)).max(1),
+            skip,
+            take: take.min(total - skip),
+        }
+    }
+
     /// Rows a page, as the store's reads take it.
     pub fn limit(self) -> i64 {
         i64::try_from(self.size).unwrap_or(i64::MAX)
+    }
+}
+
+/// A window laid over a list: the page asked for, how many pages the list makes, and the
+/// rows to show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cut {
+    pub page: usize,
+    pub pages: usize,
+    pub skip: usize,
+    pub take: usize,
+}
+
+impl Cut {
+    /// The rows shown, as positions in the list.
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.skip..self.skip + self.take
+    }
+
+    /// The rows shown of `items`.
+    pub fn rows<T>(self, items: &[T]) -> &[T] {
+        &items[self.range()]
+    }
+
+    /// Whether the page asked for is past the last.
+    pub fn past_end(self) -> bool {
+        self.page > self.pages
     }
 }
 
@@ -288,6 +329,13 @@ mod tests {
         assert_eq!(pages(None, Some(0)).unwrap_err().parameter, "per_page");
         assert_eq!(pages(None, Some(501)).unwrap_err().parameter, "per_page");
         assert_eq!(Window { page: 3, size: 10, before: None }.cut(), (20, 10));
+        // The one rule past the end: a page past the last shows nothing and says so.
+        let w = |page| Window { page, size: 10, before: None };
+        assert_eq!(w(3).of(25), Cut { page: 3, pages: 3, skip: 20, take: 5 });
+        assert_eq!(w(4).of(25), Cut { page: 4, pages: 3, skip: 25, take: 0 });
+        assert!(w(4).of(25).past_end() && !w(3).of(25).past_end());
+        assert_eq!(w(1).of(0), Cut { page: 1, pages: 1, skip: 0, take: 0 });
+        assert_eq!(w(usize::MAX).of(7).rows(&[0; 7]), &[] as &[i32]);
         assert_eq!(
             Window { page: usize::MAX, size: 500, before: None }.cut(),
             (usize::MAX, 500),

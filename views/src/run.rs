@@ -93,6 +93,13 @@ pub struct ArtifactText {
     pub kinds: Vec<store::DiffLine>,
 }
 
+impl ArtifactText {
+    /// The lines shown, over its parts.
+    pub fn shown_lines(&self) -> usize {
+        self.parts.iter().map(|(_, l)| l.len()).sum()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunData {
     /// The run, its findings' text withheld where its outputs are private to the reader.
@@ -115,6 +122,19 @@ pub struct RunData {
 
 /// The most processes a run page lists.
 pub const SHOWN_PROCESSES: usize = 500;
+
+/// One run: its numbers, its artifacts' digests and sizes (what the signed manifest
+/// commits to), its findings, and what anyone may know of its outputs. Where the
+/// outputs are private to the reader (`readable: false`), the findings' text is
+/// withheld and `/artifacts/{digest}` refuses their content.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RunAnswer {
+    #[serde(flatten)]
+    pub run: RunDetail,
+    #[serde(flatten)]
+    pub outline: Outline,
+}
 
 #[cfg(feature = "db")]
 pub use answers::*;
@@ -149,11 +169,11 @@ mod answers {
         catalog: &Catalog,
         reader: &Reader,
         id: &str,
-    ) -> Result<(RunDetail, Outline), ViewError> {
+    ) -> Result<RunAnswer, ViewError> {
         let access = crate::access::load(store, catalog, reader).await?;
         let mut run = run(store, id).await?;
         let (outline, _) = outline(store, &access, &mut run, "api").await?;
-        Ok((run, outline))
+        Ok(RunAnswer { run, outline })
     }
 
     async fn run(store: &Store, id: &str) -> Result<RunDetail, ViewError> {

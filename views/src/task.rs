@@ -7,7 +7,7 @@ use crate::catalog::TaskInfo;
 use crate::query::{Params, Strictness, Window, lenient};
 
 /// What a task's page reads of its URL: which page of its agents (`?page=`, from 1;
-/// one past the last shows the last).
+/// one past the last shows none, and says so).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TaskQuery {
     pub window: Window,
@@ -36,8 +36,9 @@ pub struct TaskData {
     pub agents: Vec<TaskAgentRow>,
     /// How many agents have results on the task.
     pub total: usize,
-    /// The page of agents shown (1-based, within range).
+    /// The page of agents asked for (1-based; past the last it shows none) of how many.
     pub page: usize,
+    pub pages: usize,
     /// The agents that solved the task only with hints (id, name), best first: the
     /// first [`HINTED_ONLY_SHOWN`], and how many there are in all.
     pub hinted_only: Vec<(String, String)>,
@@ -158,8 +159,7 @@ mod answers {
     ) -> Result<TaskAnswer, ViewError> {
         let task = catalog.get(id).ok_or_else(|| ViewError::NotFound(Missing::Task(id.to_owned())))?;
         let all = store.task(id).await?;
-        let (skip, take) = window.cut();
-        let agents = all.iter().skip(skip).take(take).cloned().collect();
+        let agents = window.of(all.len()).rows(&all).to_vec();
         Ok(TaskAnswer {
             id: task.id.clone(),
             name: task.name.clone(),
@@ -201,14 +201,8 @@ mod answers {
                 .then_with(|| a.display_name.cmp(&b.display_name))
                 .then_with(|| a.agent_id.cmp(&b.agent_id))
         });
-        let pages = places.len().div_ceil(TASK_AGENTS_PER_PAGE).max(1);
-        let page = page.clamp(1, pages);
-        let shown: Vec<String> = places
-            .iter()
-            .skip((page - 1) * TASK_AGENTS_PER_PAGE)
-            .take(TASK_AGENTS_PER_PAGE)
-            .map(|p| p.bundle_id.clone())
-            .collect();
+        let cut = Window { page, size: TASK_AGENTS_PER_PAGE, before: None }.of(places.len());
+        let shown: Vec<String> = cut.rows(&places).iter().map(|p| p.bundle_id.clone()).collect();
         let (mut agents, runs) =
             futures::try_join!(store.task_rows(id, Some(&shown)), store.task_runs(id, &shown))?;
         agents.sort_by_key(|a| shown.iter().position(|b| *b == a.bundle_id));
@@ -240,7 +234,8 @@ mod answers {
             failures,
             folder_splits: folder_splits(folders),
             agents,
-            page,
+            page: cut.page,
+            pages: cut.pages,
             task,
         })
     }

@@ -109,6 +109,15 @@ pub struct TrajectoryStats {
     pub duration_s: Option<f64>,
 }
 
+impl TrajectoryStats {
+    /// The tools named, most used first (ties by name).
+    pub fn tools_by_use(&self) -> Vec<(String, usize)> {
+        let mut tools: Vec<(String, usize)> = self.tool_calls_by_tool.clone().into_iter().collect();
+        tools.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        tools
+    }
+}
+
 /// How many tools [`TrajectoryStats`] names.
 pub const TOOLS_NAMED: usize = 30;
 

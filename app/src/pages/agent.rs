@@ -11,7 +11,8 @@ use crate::components::{
     points_interval, query,
 };
 use crate::data::{AgentData, ErrorCountRow, PublishedFacts, TaskNames, load_agent};
-use store::{Hint, ProvenanceKind, Rates, TaskGrid};
+use store::{Hint, ProvenanceKind, TaskGrid};
+use views::agent::Spent;
 use views::format::{self, href};
 use views::paper::{self, KnownIssue};
 
@@ -440,34 +441,6 @@ fn Submissions(submissions: Vec<store::SubmissionRecord>) -> impl IntoView {
     }
 }
 
-/// What an agent's runs under one hint condition cost and took, over all tasks.
-struct Spent {
-    runs: i64,
-    successes: i64,
-    cost_runs: i64,
-    cost_checked: i64,
-    cost_marked: i64,
-    cost: f64,
-    duration_runs: i64,
-    duration: f64,
-}
-
-impl Spent {
-    fn of(grid: &TaskGrid, hint: Hint) -> Spent {
-        let cells: Vec<&Rates> = grid.values().filter_map(|b| b.get(&hint)).collect();
-        Spent {
-            runs: cells.iter().map(|r| r.runs).sum(),
-            successes: cells.iter().map(|r| r.successes).sum(),
-            cost_runs: cells.iter().map(|r| r.cost_runs).sum(),
-            cost_checked: cells.iter().map(|r| r.cost_checked).sum(),
-            cost_marked: cells.iter().map(|r| r.cost_marked).sum(),
-            cost: cells.iter().filter_map(|r| r.total_cost_usd).sum(),
-            duration_runs: cells.iter().map(|r| r.duration_runs).sum(),
-            duration: cells.iter().filter_map(|r| r.total_duration_s).sum(),
-        }
-    }
-}
-
 /// The runs whose stated cost is not borne out, each beside what its tokens cost.
 #[component]
 fn CostMarked(marked: Vec<store::CostMarkedRun>, names: TaskNames) -> impl IntoView {
@@ -519,9 +492,8 @@ fn CostSection(
     let from_paper = provenance == Some(ProvenanceKind::Published);
     let rows: Vec<(Hint, Spent)> = Hint::ALL.iter().map(|h| (*h, Spent::of(&grid, *h))).collect();
     let any = rows.iter().any(|(_, s)| s.cost_runs > 0 || s.duration_runs > 0);
-    let all_runs: i64 = rows.iter().map(|(_, s)| s.runs).sum();
-    let all_cost: f64 = rows.iter().map(|(_, s)| s.cost).sum();
-    let cost_runs: i64 = rows.iter().map(|(_, s)| s.cost_runs).sum();
+    let all = Spent::over(rows.iter().map(|(_, s)| s));
+    let (all_runs, all_cost, cost_runs) = (all.runs, all.cost, all.cost_runs);
     let mean = |sum: f64, n: i64| (n > 0).then(|| sum / n as f64);
     let names_marked = names.clone();
     let name_of = move |t: &str| names.get(t).cloned().unwrap_or_else(|| t.to_owned());
@@ -650,8 +622,8 @@ fn CostSection(
 #[component]
 fn PublishedErrors(facts: PublishedFacts) -> impl IntoView {
     let Some(column) = facts.errors.clone() else { return ().into_any() };
+    let total = column.total();
     let table = column.table;
-    let total: i64 = column.rows.iter().map(|r| r.count).sum();
     let shown: Vec<ErrorCountRow> = column.rows.into_iter().filter(|r| r.count > 0).collect();
     let marks: Vec<KnownIssue> = [paper::issue::ERROR_COLUMN_ORDER, paper::issue::ERROR_BELOW_FAILED]
         .into_iter()

@@ -95,9 +95,7 @@ fn Table(
 ) -> impl IntoView {
     let grid = |x: &AgentDetail| x.newest_current().map(|(_, g)| g.clone()).unwrap_or_default();
     let (ga, gb) = (grid(&a), grid(&b));
-    let mut tasks: Vec<TaskId> = ga.keys().chain(gb.keys()).cloned().collect();
-    tasks.sort();
-    tasks.dedup();
+    let tasks = views::compare::tasks_of(&ga, &gb);
     let link = |x: &AgentDetail, task: &TaskId, hint: Hint| {
         let pairs = [("task", Some(task.as_str())), ("hint", Some(hint.as_str()))];
         href(&format!("/agents/{}", format::segment(&x.id)), &pairs) + "#runs"

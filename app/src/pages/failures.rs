@@ -204,7 +204,7 @@ fn PublishedComparison(
         return ().into_any();
     }
     let totals: Vec<i64> = data.iter().map(|t| t.total).collect();
-    let evaluated_total: i64 = comparison.iter().map(|c| c.runs).sum();
+    let evaluated_total = views::failures::evaluated_runs(&comparison);
     let share = |n: i64, of: i64| {
         if of > 0 { format!("{:.0}%", 100.0 * n as f64 / of as f64) } else { "–".to_owned() }
     };

@@ -42,7 +42,8 @@ fn Board(data: LeaderboardData) -> impl IntoView {
         data.rows.into_iter().partition(|r| r.ranked(of));
     // Every agent of the set is on this page, all ranked on every task: the browser can
     // narrow and order it alone.
-    let complete = !view.narrows() && pages == 1 && apart.is_empty() && view.tasks == TaskScope::All;
+    let complete =
+        !view.narrows() && pages == 1 && page == 1 && apart.is_empty() && view.tasks == TaskScope::All;
     let public: Vec<String> = data
         .set
         .as_ref()
@@ -190,7 +191,7 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             </ul>
             <p class="count">
                 {format!("{shown} of {total} agents")}
-                {(pages > 1).then(|| format!(" · showing {}–{} (page {page} of {pages})", first + 1, first + rows.len()))}
+                {(pages > 1 && page <= pages).then(|| format!(" · showing {}–{} (page {page} of {pages})", first + 1, first + rows.len()))}
             </p>
             <details class="how-to-read">
                 <summary>"How to read this table"</summary>
@@ -273,8 +274,14 @@ fn Board(data: LeaderboardData) -> impl IntoView {
                 </table>
             </div>
         })}
-        <p class="empty no-match" hidden=!rows.is_empty()>"No agent matches these filters."</p>
-        {(pages > 1).then(|| view! {
+        <p class="empty no-match" hidden={!rows.is_empty() || page > pages}>"No agent matches these filters."</p>
+        {(page > pages).then(|| view! {
+            <p class="empty past-end">
+                {format!("Page {page} is past the last: {shown} agents make {pages} page{}. ", if pages == 1 { "" } else { "s" })}
+                <a href=view.at_page(pages)>"The last page"</a>
+            </p>
+        })}
+        {(pages > 1 && page <= pages).then(|| view! {
             <nav class="pages" aria-label="Pages">
                 {(page > 1).then(|| view! { <a rel="prev" href=view.at_page(page - 1)>{format!("← Agents {}–{}", first + 1 - PER_PAGE, first)}</a> })}
                 {(page < pages).then(|| view! {
@@ -571,8 +578,7 @@ fn BoardRow(
     };
     let coverage = format::coverage_words(&row.coverage, of);
     let band = if group % 2 == 1 { "group-odd" } else { "group-even" };
-    let flagged: i64 = row.by_hint.values().map(|r| r.flagged).sum();
-    let infra_errors: i64 = row.by_hint.values().map(|r| r.infra_errors).sum();
+    let (flagged, infra_errors) = (row.flagged(), row.infra_errors());
     let infra_words = format::infra_error_words(&row.by_hint);
     view! {
         <tr class=band>

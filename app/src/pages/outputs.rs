@@ -142,8 +142,7 @@ pub(super) fn TrajectoryCounts(stats: TrajectoryStats) -> impl IntoView {
     .flatten()
     .collect::<Vec<_>>()
     .join(", ");
-    let mut tools: Vec<(String, usize)> = stats.tool_calls_by_tool.into_iter().collect();
-    tools.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let tools = stats.tools_by_use();
     view! {
         <dl class="facts">
             <dt>"Steps"</dt>

@@ -3,8 +3,8 @@
 
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
-use store::parity::{LOPSIDED_BELOW, Parity, ParitySide, RunRatesFrom, Solved};
 use store::{Hint, TaskId};
+use views::parity::{LOPSIDED_BELOW, Parity, ParitySide, RunRatesFrom, Solved};
 
 use crate::components::{HarnessBadge, IntervalNote, ProvenanceBadge, loaded, points_interval, query};
 use crate::data::{ParityData, TaskNames, load_parity};
@@ -197,7 +197,7 @@ fn Analysis(p: Parity, names: TaskNames) -> impl IntoView {
                 </thead>
                 <tbody>
                     {p.tasks.iter().map(|t| {
-                        let count = |c: Option<store::parity::TaskCount>| c.map_or_else(|| "–".to_owned(), |c| format!("{}/{}", c.successes, c.runs));
+                        let count = |c: Option<views::parity::TaskCount>| c.map_or_else(|| "–".to_owned(), |c| format!("{}/{}", c.successes, c.runs));
                         let solved = match t.solved {
                             Some(Solved::Both) => "both",
                             Some(Solved::OnlyA) => "A only",

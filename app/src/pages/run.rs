@@ -339,7 +339,7 @@ fn artifact_link(t: &ArtifactText) -> String {
 /// The header of an artifact: its role, size, and the link to all of it.
 #[component]
 fn ArtifactHeader(text: ArtifactText) -> impl IntoView {
-    let shown: usize = text.parts.iter().map(|(_, l)| l.len()).sum();
+    let shown = text.shown_lines();
     view! {
         <p class="artifact-head">
             <strong>{role_label(&text.role)}</strong>

@@ -26,10 +26,8 @@ pub(crate) fn TaskPage() -> impl IntoView {
 fn Task(data: TaskData) -> impl IntoView {
     let t = data.task;
     // A page of agents at a time: the page stays quick however many there are.
-    let total = data.total;
-    let pages = total.div_ceil(TASK_AGENTS_PER_PAGE).max(1);
-    let page = data.page;
-    let first = (page - 1) * TASK_AGENTS_PER_PAGE;
+    let (total, page, pages) = (data.total, data.page, data.pages);
+    let first = (page - 1).saturating_mul(TASK_AGENTS_PER_PAGE);
     let agents = data.agents;
     let (only_hinted, hinted_count) = (data.hinted_only, data.hinted_only_count);
     let page_link = |p: usize| {
@@ -78,10 +76,17 @@ fn Task(data: TaskData) -> impl IntoView {
                 <a href="/about#task-identity">"how a task's folder is checked"</a>"."
             </p>
         }).collect_view()}
-        {(pages > 1).then(|| view! {
+        {(pages > 1 && page <= pages).then(|| view! {
             <p class="count">{format!("Agents {}–{} of {total}, best without hints first.", first + 1, first + agents.len())}</p>
         })}
-        {if agents.is_empty() {
+        {if page > pages {
+            view! {
+                <p class="empty past-end">
+                    {format!("Page {page} is past the last: {total} agents make {pages} page{}. ", if pages == 1 { "" } else { "s" })}
+                    <a href=page_link(pages)>"The last page"</a>
+                </p>
+            }.into_any()
+        } else if agents.is_empty() {
             view! { <p class="empty">"No agent has results for this task yet."</p> }.into_any()
         } else {
             view! {
@@ -142,7 +147,7 @@ fn Task(data: TaskData) -> impl IntoView {
         }}
         {(pages > 1).then(|| view! {
             <nav class="pages" aria-label="Pages">
-                {(page > 1).then(|| view! { <a rel="prev" href=page_link(page - 1)>"← Better agents"</a> })}
+                {(page > 1 && page <= pages).then(|| view! { <a rel="prev" href=page_link(page - 1)>"← Better agents"</a> })}
                 {(page < pages).then(|| view! { <a rel="next" href=page_link(page + 1)>"More agents →"</a> })}
             </nav>
         })}

@@ -20,7 +20,7 @@ use crate::state::Shared;
     tag = "results",
     params(ParityParams),
     responses(
-        (status = 200, body = store::parity::Parity),
+        (status = 200, body = views::parity::Parity),
         (status = 400, description = "A side missing or empty, an unknown hint condition, or a parameter given twice", body = ErrorAnswer),
         (status = 404, description = "A side names no submission and no agent with current results", body = ErrorAnswer),
     )
@@ -28,7 +28,7 @@ use crate::state::Shared;
 pub async fn parity(
     State(app): State<Shared>,
     ApiQuery(q): ApiQuery<ParityParams>,
-) -> Result<Json<store::parity::Parity>, ApiError> {
+) -> Result<Json<views::parity::Parity>, ApiError> {
     let view = q.view()?;
     let (a, b) = (view.a.unwrap_or_default(), view.b.unwrap_or_default());
     Ok(Json(views::parity::parity(&app.store, &app.catalog, &a, &b, view.hint).await?))

@@ -521,14 +521,23 @@ async fn many_agents_come_in_pages() {
         last.contains(r#"<a rel="prev" href="/?sort=final-none&amp;dir=desc">← Agents 1–50</a>"#),
         "{last}"
     );
-    // Past the last page is the last page.
-    assert!(page(&app, "/?page=99").await.1.contains(" · showing 51–52 (page 2 of 2)"));
+    // The one rule past the end (the API's too): a page past the last shows no rows,
+    // says so and links the last.
+    let (_, past) = page(&app, "/?page=99").await;
+    assert!(past.contains("Page 99 is past the last: 52 agents make 2 pages."), "{past}");
+    assert!(past.contains(r#"<a href="/?sort=final-none&amp;dir=desc&amp;page=2">The last page</a>"#), "{past}");
+    assert_eq!(past.matches("<tr class=\"group-").count(), 0);
+    assert!(!past.contains(" · showing"));
 
     let (_, task) = page(&app, "/tasks/cogs").await;
     assert!(task.contains("Agents 1–50 of 52, best without hints first."), "{task}");
     assert!(task.contains(r#"href="/tasks/cogs?page=2#results""#));
     let (_, last) = page(&app, "/tasks/cogs?page=2").await;
     assert!(last.contains("Agents 51–52 of 52"), "{last}");
+    let (_, past) = page(&app, "/tasks/cogs?page=3").await;
+    assert!(past.contains("Page 3 is past the last: 52 agents make 2 pages."), "{past}");
+    assert!(past.contains(r#"<a href="/tasks/cogs?page=2#results">The last page</a>"#), "{past}");
+    assert!(!past.contains("rel=\"prev\""), "{past}");
 }
 
 /// Agents tied on a task (the same name, the same rates) are listed by id, whatever order

@@ -116,6 +116,16 @@ pub struct Coverage {
 }
 
 impl LeaderboardRow {
+    /// Its successes flagged by a reproduction, over the conditions.
+    pub fn flagged(&self) -> i64 {
+        self.by_hint.values().map(|r| r.flagged).sum()
+    }
+
+    /// Its runs that ended `infra_error` (counted in no rate), over the conditions.
+    pub fn infra_errors(&self) -> i64 {
+        self.by_hint.values().map(|r| r.infra_errors).sum()
+    }
+
     /// Whether it covers all `of` tasks of its set under `hint`.
     pub fn covers(&self, hint: Hint, of: usize) -> bool {
         self.coverage.get(&hint).is_some_and(|c| c.tasks as usize >= of)
