@@ -146,24 +146,22 @@ pub fn solved(a: TaskCount, b: TaskCount) -> Solved {
     }
 }
 
-/// Two sides as the store read them, side by side under `hint`: each side's run-level
-/// rates (`published_runs` gives those a published source reports, which reconstructed
-/// attempts cannot), their summaries, Harbor's matching criterion, which tasks each side
-/// solved alone with the sign test of that split, and the cells the paired bootstrap
-/// of B − A is computed over.
+/// Two sides as the store read them, side by side: each side's run-level rates
+/// (`published_runs` gives those a published source reports, which reconstructed attempts
+/// cannot) and their summaries, and which side solved each task.
 pub fn sides(
     a: store::ParityRead,
     b: store::ParityRead,
     published_runs: impl Fn(&store::ParityRead) -> Option<Vec<f64>>,
 ) -> (ParitySide, ParitySide, Vec<ParityTask>) {
-    let side = |read: store::ParityRead| {
+    let side = |mut read: store::ParityRead| {
         let (run_rates, run_rates_from) = if read.provenance == ProvenanceKind::Published {
             match published_runs(&read) {
                 Some(runs) => (runs, RunRatesFrom::Published),
                 None => (Vec::new(), RunRatesFrom::NotPublished),
             }
         } else {
-            (read.attempt_rates.clone(), RunRatesFrom::Attempts)
+            (std::mem::take(&mut read.attempt_rates), RunRatesFrom::Attempts)
         };
         let (mean, sem, low, high) = summary(&run_rates);
         ParitySide {

@@ -232,11 +232,6 @@ impl Cut {
     pub fn rows<T>(self, items: &[T]) -> &[T] {
         &items[self.range()]
     }
-
-    /// Whether the page asked for is past the last.
-    pub fn past_end(self) -> bool {
-        self.page > self.pages
-    }
 }
 
 /// A number read, or `default`.
@@ -333,7 +328,6 @@ mod tests {
         let w = |page| Window { page, size: 10, before: None };
         assert_eq!(w(3).of(25), Cut { page: 3, pages: 3, skip: 20, take: 5 });
         assert_eq!(w(4).of(25), Cut { page: 4, pages: 3, skip: 25, take: 0 });
-        assert!(w(4).of(25).past_end() && !w(3).of(25).past_end());
         assert_eq!(w(1).of(0), Cut { page: 1, pages: 1, skip: 0, take: 0 });
         assert_eq!(w(usize::MAX).of(7).rows(&[0; 7]), &[] as &[i32]);
         assert_eq!(

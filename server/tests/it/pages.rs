@@ -525,7 +525,10 @@ async fn many_agents_come_in_pages() {
     // says so and links the last.
     let (_, past) = page(&app, "/?page=99").await;
     assert!(past.contains("Page 99 is past the last: 52 agents make 2 pages."), "{past}");
-    assert!(past.contains(r#"<a href="/?sort=final-none&amp;dir=desc&amp;page=2">The last page</a>"#), "{past}");
+    assert!(
+        past.contains(r#"<a href="/?sort=final-none&amp;dir=desc&amp;page=2">The last page</a>"#),
+        "{past}"
+    );
     assert_eq!(past.matches("<tr class=\"group-").count(), 0);
     assert!(!past.contains(" · showing"));
 

@@ -21,7 +21,8 @@ pub struct ParityRead {
     /// Successes and counted runs over every task.
     pub successes: i64,
     pub runs: i64,
-    /// Final success of each attempt number over the tasks that have it counted.
+    /// Final success of each attempt number over the tasks that have it counted (not read
+    /// for a published side: its attempts are reconstructed and say nothing of runs).
     pub attempt_rates: Vec<f64>,
     /// Successes and counted runs per task (tasks with a counted run only).
     pub tasks: BTreeMap<TaskId, (i64, i64)>,

@@ -1,4 +1,5 @@
-//! The paired comparison of two current submissions (the comparison page's read).
+//! The paired comparison of two current submissions (the comparison page's read), and
+//! the paired bootstrap it and the parity view run off the runtime's threads.
 
 use vocab::Integrity;
 
@@ -25,8 +26,14 @@ impl Store {
         };
         let empty = |id: &str| AgentCells { id: id.to_owned(), cells: vec![[None; 3]; tasks.len()] };
         let (a, b) = (find(a).unwrap_or_else(|| empty(a)), find(b).unwrap_or_else(|| empty(b)));
+        self.paired(a, b).await
+    }
+
+    /// The paired bootstrap of two agents' cells (tasks as clusters), off the runtime's
+    /// threads.
+    pub async fn paired(&self, a: AgentCells, b: AgentCells) -> Result<Comparison, StoreError> {
         tokio::task::spawn_blocking(move || stats::compare(&a, &b, stats::REPLICATES, stats::SEED))
             .await
-            .map_err(|source| StoreError::Background { task: "computing the comparison", source })
+            .map_err(|source| StoreError::Background { task: "computing a paired comparison", source })
     }
 }

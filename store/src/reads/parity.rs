@@ -1,7 +1,6 @@
-//! Harness parity's reads: one submission's side under one hint condition (who, which
-//! harness, its successes, its attempts' rates and its per-task counts) and the paired
-//! bootstrap in the background. What they mean (the statistics, Harbor's matching
-//! criterion, the thresholds) is `views::parity`'s.
+//! Harness parity's read: one submission's side under one hint condition (who, which
+//! harness, its successes, its attempts' rates and its per-task counts). What it means
+//! (the statistics, Harbor's matching criterion, the thresholds) is `views::parity`'s.
 
 use std::collections::BTreeMap;
 
@@ -9,7 +8,6 @@ use sqlx::Row;
 use vocab::{Hint, TaskId};
 
 use super::{harness, name};
-use crate::stats::{self, AgentCells, Comparison};
 use crate::{ParityRead, Store, StoreError, db};
 
 impl Store {
@@ -18,17 +16,11 @@ impl Store {
         let Some(mut side) = self.parity_who(bundle, hint).await? else {
             return Ok(None);
         };
-        side.attempt_rates = self.attempt_rates(bundle, hint).await?;
+        if side.provenance != vocab::ProvenanceKind::Published {
+            side.attempt_rates = self.attempt_rates(bundle, hint).await?;
+        }
         side.tasks = self.task_counts(bundle, hint).await?;
         Ok(Some(side))
-    }
-
-    /// The paired bootstrap of two agents' cells (tasks as clusters), off the runtime's
-    /// threads.
-    pub async fn paired(&self, a: AgentCells, b: AgentCells) -> Result<Comparison, StoreError> {
-        tokio::task::spawn_blocking(move || stats::compare(&a, &b, stats::REPLICATES, stats::SEED))
-            .await
-            .map_err(|source| StoreError::Background { task: "computing the parity", source })
     }
 
     /// Who a submission is, which harness, and its successes under `hint`.
