@@ -35,6 +35,8 @@ display_name = "<script>window.__xss=6</script> Hostile agent"
 url = "https://example.org/?a=1&b=2'x"
 TOML
 mkdir -p end2end/.work
+# The router's pages, which the specs that cover every page check their cases against.
+$srv pages > end2end/.work/pages.txt
 $rexbench pack "$work/results" --agent "$work/agent.toml" --key "$work/e2e.pem" --out end2end/.work/hostile.rexb.tar.gz >/dev/null \
   || { echo "packing the hostile bundle failed" >&2; exit 1; }
 # The committed example results with every failure relabelled infra_error before

@@ -151,7 +151,8 @@ def modules(crate_dir):
 def source(folder):
     """The non-test Rust files under `folder` (a path from the root), with their lines
     up to a `#[cfg(test)]` (a module's tests are not its rules)."""
-    for path in sorted((ROOT / folder).rglob("*.rs")):
+    base = ROOT / folder
+    for path in [base] if base.is_file() else sorted(base.rglob("*.rs")):
         if "tests" in path.relative_to(ROOT).parts or path.name == "tests.rs":
             continue
         text = path.read_text(encoding="utf-8")
@@ -161,6 +162,12 @@ def source(folder):
 STORE_NAMES = re.compile(r"use store::(?:\{([^}]*)\}|(\w+));")
 ANSWERED = re.compile(r"(?:body\s*=\s*|Json<)(?:Vec<)?((?:store::)?[\w:]+)")
 HAND_CUT = re.compile(r"\.skip\(|\.div_ceil\(")
+# A read of a file's bytes or a folder's listing straight from the filesystem.
+DIRECT_READ = re.compile(r"\bfs::(?:read|read_to_string|read_dir|read_link)\(|\bFile::open\(|\.read_dir\(")
+# The modules that read a folder someone else filled (an agent's outputs, a Harbor job,
+# a task folder, a results folder): each reads it through `benchmark::confined`.
+FOLDER_READERS = ("runner/src/harbor", "runner/src/audit", "runner/src/outputs.rs",
+                  "benchmark/src/pack.rs", "benchmark/src/results.rs", "benchmark/src/check")
 PAGE_RULE = re.compile(r"\.sort\(\)|\.sort_(?:by|by_key|by_cached_key|unstable\w*)\(|\.sum(?:::<[^>]*>)?\(\)")
 
 
@@ -193,6 +200,14 @@ def invariants():
             if PAGE_RULE.search(line):
                 problems.append(f"{name}:{line_no} sorts or sums in a page: a rule on what a view "
                                 f"counts or ranks belongs to its views module")
+    # Every handed-over folder is read through `benchmark::confined` (no link followed
+    # out, no blocking open, no unbounded read).
+    for folder in FOLDER_READERS:
+        for name, text in source(folder):
+            for line_no, line in enumerate(text.splitlines(), 1):
+                if DIRECT_READ.search(line):
+                    problems.append(f"{name}:{line_no} reads a handed-over folder straight from the "
+                                    f"filesystem: read it through benchmark::confined::Folder")
     return problems
 
 

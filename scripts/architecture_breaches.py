@@ -40,6 +40,10 @@ BREACHES = [
      "app/src/pages/agent.rs",
      "\npub fn planted(v: &[i64]) -> i64 { v.iter().sum::<i64>() }\n",
      "sorts or sums in a page"),
+    ("a Harbor job's file read straight from the filesystem",
+     "runner/src/harbor/trial.rs",
+     "\n#[allow(dead_code)]\nfn planted(p: &Path) -> Vec<u8> { std::fs::read(p).unwrap() }\n",
+     "reads a handed-over folder straight from the filesystem"),
 ]
 
 

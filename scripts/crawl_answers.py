@@ -5,6 +5,11 @@ answer names on the same site (pages, runs, artifacts, envelopes, parity views, 
 variants), and asks each agent, task and run of the JSON API too. Each file holds the
 status, the headers that say what the answer is and how it may be cached, and the body;
 the islands' digest in `/pkg/<digest>/` is written as `/pkg/DIGEST/`.
+
+With a third argument, the file `rexbench-server pages` writes (the router's pages, one
+path a line, `{name}` where a page takes a value), the crawl starts from every page that
+takes no value too, and fails, naming them, if a page of the router was never reached:
+the list of pages is the router's, not kept here.
 """
 
 import json
@@ -33,10 +38,26 @@ LINK = re.compile(r'(?:href|src|action)="(/[^"#]*)"')
 LIMIT = int(os.environ.get("REXBENCH_CRAWL_LIMIT", "40000"))
 
 
-def main(base: str, out: Path) -> None:
+# The pages that take a value no link of the demo names, each with one to ask for.
+UNLINKED = {"/login/{ticket}": "/login/no-such-ticket"}
+
+
+def pattern(route: str) -> "re.Pattern":
+    """The paths a router's page path (`/tasks/{id}`) answers."""
+    return re.compile("".join("[^/]+" if re.fullmatch(r"\{\w+\}|:\w+", part) else re.escape(part)
+                              for part in re.split(r"(\{\w+\}|:\w+)", route)))
+
+
+def main(base: str, out: Path, pages=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
+    routes = [line.strip() for line in pages.read_text().splitlines() if line.strip()] if pages else []
     queue = list(START)
+    for route in routes:
+        start = UNLINKED.get(route, route)
+        if start not in queue and not re.search(r"\{\w+\}|:\w+", start):
+            queue.append(start)
     seen = set(queue)
+    fetched = set()
 
     def add(path: str) -> None:
         path = path.replace("&amp;", "&")
@@ -47,6 +68,7 @@ def main(base: str, out: Path) -> None:
 
     while queue:
         path = queue.pop(0)
+        fetched.add(urllib.parse.urlsplit(path).path)
         status, headers, body = fetch(base + path)
         name = urllib.parse.quote(path, safe="")[:200]
         if len(urllib.parse.quote(path, safe="")) > 200:
@@ -63,6 +85,11 @@ def main(base: str, out: Path) -> None:
         elif media.startswith("application/json") and path.startswith("/api/v1/"):
             for api in json_links(body):
                 add(api)
+    unreached = [r for r in routes if not any(pattern(r).fullmatch(p) for p in fetched)]
+    for route in unreached:
+        print(f"scripts/crawl_answers.py: the router's page {route} was never reached: link it from a "
+              f"page, or give it an address in UNLINKED", file=sys.stderr)
+    return 1 if unreached else 0
 
 
 def api_twins(link: str) -> list:
@@ -118,4 +145,4 @@ def fetch(url: str):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], Path(sys.argv[2]))
+    sys.exit(main(sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]) if len(sys.argv) > 3 else None))

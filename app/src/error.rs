@@ -48,6 +48,9 @@ impl From<views::ViewError> for AppError {
             }
             ViewError::NotFound(Missing::Task(id)) => AppError::NotFound(format!("There is no task `{id}`.")),
             ViewError::NotFound(Missing::Run(id)) => AppError::NotFound(format!("There is no run `{id}`.")),
+            ViewError::NotFound(Missing::Submission(id)) => {
+                AppError::NotFound(format!("There is no submission `{id}`."))
+            }
             ViewError::NotFound(Missing::ParitySide { side, named }) => AppError::NotFound(format!(
                 "Side {} names no submission and no agent with current results: `{named}`.",
                 side.to_uppercase()

@@ -155,6 +155,9 @@ pub struct Entry {
     /// Its path relative to the folder.
     pub rel: PathBuf,
     pub kind: Kind,
+    /// Whether the entry itself is a symbolic link (its kind is its target's), for a
+    /// reader that refuses links even inside the folder.
+    pub link: bool,
 }
 
 impl Entry {
@@ -286,7 +289,8 @@ impl Folder {
             let entry = entry.map_err(|e| self.refused(rel, Why::Io(e)))?;
             let name = entry.file_name();
             let child = rel.join(&name);
-            let kind = match entry.file_type().map_err(|e| self.refused(&child, Why::Io(e)))? {
+            let file_type = entry.file_type().map_err(|e| self.refused(&child, Why::Io(e)))?;
+            let kind = match file_type {
                 t if t.is_symlink() => match self.kind(&child) {
                     Ok(Some(kind)) => kind,
                     Ok(None) => Kind::Other("a symbolic link to nothing"),
@@ -296,7 +300,7 @@ impl Folder {
                 t if t.is_dir() => Kind::Folder,
                 _ => kind_of(&entry.metadata().map_err(|e| self.refused(&child, Why::Io(e)))?),
             };
-            out.push(Entry { name, rel: child, kind });
+            out.push(Entry { name, rel: child, kind, link: file_type.is_symlink() });
         }
         Ok(out)
     }

@@ -21,60 +21,17 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use bundle::{
-    Agent, Benchmark, BundleBuilder, Digest, Hint, Manifest, Outcome, Provenance, ProvenanceKind, Run,
-    RunnerInfo, SecretKey,
+    Agent, Benchmark, BundleBuilder, Digest, Manifest, Outcome, Provenance, ProvenanceKind, Run, RunnerInfo,
+    SecretKey,
 };
-use serde::Deserialize;
 
-/// The project's own copy of the paper's numbers (see its `about`).
-pub const DATA: &str = include_str!("../data/rexbench-v3-published.json");
-
-#[derive(Debug, Deserialize)]
-pub struct Published {
-    pub source: Source,
-    pub agents: Vec<PublishedAgent>,
-    /// Table 5: per agent and hint condition, the averages over the 12 tasks.
-    pub table5: BTreeMap<String, BTreeMap<Hint, Cell>>,
-    pub table7: Table7,
-}
-
-/// Table 7: cost and duration per agent; the reconstructed runs carry the averages.
-/// (The pages read the rest of the file, printed totals included.)
-#[derive(Debug, Deserialize)]
-pub struct Table7 {
-    pub by_agent: BTreeMap<String, CostRow>,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize)]
-pub struct CostRow {
-    pub avg_cost_usd: f64,
-    pub avg_duration_s: f64,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct Source {
-    pub citation: String,
-    pub url: String,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct PublishedAgent {
-    pub id: String,
-    pub framework: String,
-    pub model: String,
-    pub table: String,
-    pub results: BTreeMap<Hint, BTreeMap<String, Cell>>,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize)]
-pub struct Cell {
-    pub final_success: f64,
-    pub execution_success: f64,
-    pub file_recall: f64,
-}
+/// The paper's numbers, read once by `vocab::paper` (the pages read the same types).
+pub use vocab::paper::{
+    Cell, CostRow, DATA, Paper as Published, PaperAgent as PublishedAgent, Source, Table7,
+};
 
 pub fn data() -> Published {
-    serde_json::from_str(DATA).expect("the embedded published results parse")
+    vocab::paper::published()
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -1,5 +1,6 @@
 import { expect, test } from "@playwright/test";
 import { closeOpened, domOf, hydrated, serverDom, violations } from "./axe";
+import { uncovered } from "./routes";
 
 // Every kind of page, as its address alone reaches it, checked by axe-core against WCAG
 // 2.2 AA and axe's best practices: as the server sent it (what a reader without
@@ -47,6 +48,17 @@ const PAGES: { name: string; path: string }[] = [
 // for each of the (at most) two checks.
 test.describe.configure({ timeout: 240_000 });
 test.afterEach(closeOpened);
+
+// The router's pages whose address no link gives before a reader's steps (a run's id, a
+// one-time link's ticket): each is checked where those steps reach it.
+const REACHED_ELSEWHERE: Record<string, string> = {
+  "/runs/{id}": "a11y.spec.ts: a run page with its patch and logs, a private run's page, a flagged run's page",
+  "/login/{ticket}": "a11y.spec.ts: signed in, a private run's page shows its outputs",
+};
+
+test("every page the router routes is checked here or where a reader's steps reach it", () => {
+  expect(uncovered(PAGES.map((p) => p.path), REACHED_ELSEWHERE)).toEqual([]);
+});
 
 for (const p of PAGES) {
   test(`axe-core finds no violation on the ${p.name} page`, async ({ page, browser }) => {

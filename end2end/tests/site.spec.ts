@@ -2,6 +2,7 @@ import { expect, test, type Page } from "@playwright/test";
 import * as crypto from "node:crypto";
 import * as path from "node:path";
 import { submitRelabelled } from "./relabelled";
+import { uncovered } from "./routes";
 
 // Every column the leaderboard can show, as its column choice asks for them.
 const ALL_COLUMNS = "col=final&col=delta&col=every&col=exec&col=recall&col=cost";
@@ -43,6 +44,7 @@ const PAGES: { name: string; path: string; shows: string[]; limit: number }[] = 
   { name: "submit", path: "/submit", shows: ["Submit results", "rexbench pack", "Verify and submit"], limit: 200_000 },
   { name: "about", path: "/about", shows: ["How the numbers are made", "cluster bootstrap", "Checking the numbers yourself", "rexbench audit"], limit: 200_000 },
   { name: "keys", path: "/keys", shows: ["Signing keys", "RExBench maintainers (demo key)", "BEGIN PUBLIC KEY"], limit: 200_000 },
+  { name: "sign-in", path: "/signin", shows: ["Sign in", "Why sign in", "Maintainers"], limit: 200_000 },
 ];
 
 /** What the browser refuses under the page's Content-Security-Policy, as it reports it. */
@@ -115,6 +117,17 @@ async function rowOf(page: Page, agent: string): Promise<string[]> {
   // A cell's first line is its number; an interval may follow.
   return (await row.locator("td").allInnerTexts()).map((t) => t.split("\n")[0].trim());
 }
+
+// The router's pages whose address no link gives before a reader's steps (a run's id, a
+// one-time link's ticket): each is loaded where those steps reach it.
+const REACHED_ELSEWHERE: Record<string, string> = {
+  "/runs/{id}": "leaderboard → agent → task → run",
+  "/login/{ticket}": "a11y.spec.ts: signed in, a private run's page shows its outputs",
+};
+
+test("every page the router routes loads here or where a reader's steps reach it", () => {
+  expect(uncovered(PAGES.map((p) => p.path), REACHED_ELSEWHERE)).toEqual([]);
+});
 
 for (const p of PAGES) {
   test(`${p.name} page loads with its content`, async ({ page }) => {

@@ -248,6 +248,9 @@ impl From<views::ViewError> for ApiError {
             ViewError::NotFound(Missing::Agent(id)) => ApiError::not_found(format!("no agent `{id}`")),
             ViewError::NotFound(Missing::Task(id)) => ApiError::not_found(format!("no task `{id}`")),
             ViewError::NotFound(Missing::Run(id)) => ApiError::not_found(format!("no run `{id}`")),
+            ViewError::NotFound(Missing::Submission(id)) => {
+                ApiError::not_found(format!("no submission `{id}`"))
+            }
             ViewError::NotFound(Missing::ParitySide { side, named }) => ApiError::not_found(format!(
                 "side `{side}` names no submission and no agent with current results: `{named}`"
             )),

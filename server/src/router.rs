@@ -93,6 +93,19 @@ fn api() -> OpenApiRouter<ServerState> {
         .routes(routes!(reproductions::queue))
 }
 
+/// The site's pages as the router routes them: each page's path, `{name}` where it takes
+/// a value, in the order the app declares them.
+pub(crate) fn page_paths() -> Vec<String> {
+    let mut paths: Vec<String> = Vec::new();
+    for route in generate_route_list(app::App) {
+        let path = route.path().to_owned();
+        if !paths.contains(&path) {
+            paths.push(path);
+        }
+    }
+    paths
+}
+
 pub(crate) fn router(shared: Shared) -> Router {
     let options = LeptosOptions::builder().output_name("rexbench").build();
     let routes = generate_route_list(app::App);

@@ -1,5 +1,5 @@
-//! What the maintainers' lists read of their query: the findings to review, the queue of
-//! sampled runs to reproduce, and the log of reads of private outputs. Read strictly
+//! What the maintainers' lists read of their query: the findings to review and the log of
+//! reads of private outputs (the queue of sampled runs is `reproductions`'s). Read strictly
 //! (only the API lists them), through [`Params`] and the one [`Window`] like every other
 //! list.
 
@@ -23,7 +23,7 @@ pub enum Status {
 impl Status {
     /// The `status` given, if any. Only the API reads it, strictly: an empty value is
     /// refused too (the document's enumeration holds no empty string).
-    fn read(given: Option<&str>) -> Result<Status, BadQuery> {
+    pub(crate) fn read(given: Option<&str>) -> Result<Status, BadQuery> {
         match given {
             None | Some("pending") => Ok(Status::Pending),
             Some("all") => Ok(Status::All),
@@ -59,23 +59,6 @@ impl FindingsParams {
         let get = |name: &str| (name == "limit").then_some(self.limit).flatten().map(|n| n.to_string());
         let window = Window::newest(&Params::new(get, Strictness::Strict), PER_ANSWER, Some(MAX_PER_ANSWER))?;
         Ok(FindingsQuery { status, window })
-    }
-}
-
-/// Which sampled runs to list.
-#[derive(Debug, Default, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
-#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
-pub struct QueueParams {
-    /// `pending` (the default): sampled runs not yet reproduced; `all`: every sampled run.
-    #[cfg_attr(feature = "openapi", param(schema_with = crate::query::schema::pending_or_all))]
-    pub status: Option<String>,
-}
-
-impl QueueParams {
-    /// Which sampled runs: those not yet reproduced (the default), or all.
-    pub fn view(&self) -> Result<Status, BadQuery> {
-        Status::read(self.status.as_deref())
     }
 }
 
@@ -153,9 +136,6 @@ mod tests {
         assert_eq!(e.message, "query parameter `status`: `maybe` is not pending or all");
         assert_eq!(findings(None, Some(1001)).unwrap_err().parameter, "limit");
         assert_eq!(findings(None, Some(0)).unwrap_err().parameter, "limit");
-        assert_eq!(QueueParams { status: Some("all".into()) }.view().unwrap(), Status::All);
-        assert_eq!(QueueParams { status: Some("x".into()) }.view().unwrap_err().parameter, "status");
-        assert!(QueueParams { status: Some(String::new()) }.view().is_err(), "empty is no status");
         let log = AccessLogParams { limit: None, before: Some(9) }.view().unwrap();
         assert_eq!((log.size, log.before), (PER_ANSWER, Some(9)));
         assert_eq!(AccessLogParams { limit: None, before: Some(0) }.view().unwrap_err().parameter, "before");

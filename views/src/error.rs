@@ -8,6 +8,7 @@ pub enum Missing {
     Agent(String),
     Task(String),
     Run(String),
+    Submission(String),
     /// A side of a parity view (`a` or `b`) that names no submission and no agent with
     /// current results.
     ParitySide {

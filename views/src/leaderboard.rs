@@ -52,6 +52,66 @@ impl LeaderboardData {
     }
 }
 
+/// One agent drawn on the cost–success chart: its final success without hints (and its
+/// interval) against its mean cost of a run without hints.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostDot {
+    pub label: String,
+    pub cost: f64,
+    pub success: f64,
+    pub interval: Option<(f64, f64)>,
+}
+
+/// What a page's ranked rows give the cost–success chart (spec §4m): a row is drawn
+/// where every one of its runs without hints has a cost (a mean over the few runs that
+/// state one would draw a row cheaper than it ran), and how much of the drawn cost the
+/// board checked, the paper's rows apart (they are drawn at its average, as published).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CostDrawn {
+    pub dots: Vec<CostDot>,
+    /// Rows that report a cost for only some of their runs without hints: not drawn.
+    pub partial: usize,
+    /// Rows that report no cost at all: not drawn.
+    pub without_cost: usize,
+    /// Of the drawn rows' runs without hints (the paper's apart), those whose cost the
+    /// board computed from tokens it could check, of how many.
+    pub checked: i64,
+    pub of_runs: i64,
+    /// Drawn rows from the paper.
+    pub from_paper: usize,
+}
+
+impl CostDrawn {
+    pub fn of(rows: &[LeaderboardRow], stats: &BTreeMap<String, AgentStats>) -> CostDrawn {
+        use store::{Hint, ProvenanceKind};
+        let mut drawn = CostDrawn::default();
+        for row in rows {
+            let Some(rates) = row.by_hint.get(&Hint::None) else {
+                drawn.without_cost += 1;
+                continue;
+            };
+            let whole = rates.cost_runs == rates.runs;
+            match (rates.mean_cost_usd, rates.final_success) {
+                (Some(cost), Some(success)) if whole => {
+                    let interval =
+                        stats.get(&row.bundle_id).and_then(|s| s.final_success.none).map(|i| (i.low, i.high));
+                    drawn.dots.push(CostDot { label: row.display_name.clone(), cost, success, interval });
+                    match row.provenance {
+                        ProvenanceKind::Published => drawn.from_paper += 1,
+                        _ => {
+                            drawn.checked += rates.cost_checked;
+                            drawn.of_runs += rates.cost_runs;
+                        }
+                    }
+                }
+                _ if rates.cost_runs > 0 && rates.cost_runs < rates.runs => drawn.partial += 1,
+                _ => drawn.without_cost += 1,
+            }
+        }
+        drawn
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskSet {
     pub digest: String,

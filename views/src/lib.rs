@@ -31,6 +31,7 @@ pub mod leaderboard;
 #[cfg(feature = "db")]
 pub mod markdown;
 pub mod parity;
+pub mod reproductions;
 pub mod run;
 pub mod submitter;
 pub mod task;

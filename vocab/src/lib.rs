@@ -4,6 +4,8 @@
 //! Each name serialises as the string the bundle spec (`result-bundle-v1.md`) and the
 //! JSON API use. Plain data: no I/O and no randomness, so a browser build can use it.
 
+pub mod paper;
+
 use std::borrow::Borrow;
 use std::fmt;
 use std::str::FromStr;

@@ -4,7 +4,6 @@ use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
 use crate::components::loaded;
-use crate::data::load_method;
 
 #[component]
 pub(crate) fn AboutPage() -> impl IntoView {
@@ -18,4 +17,11 @@ pub(crate) fn AboutPage() -> impl IntoView {
         <h1>"How the numbers are made"</h1>
         {loaded(method, |html| view! { <article class="guide" inner_html=html></article> })}
     }
+}
+
+// What this page reads, through its server function (thin: its arguments → the view).
+
+#[server(prefix = "/sfn", endpoint = "method")]
+pub async fn load_method() -> Result<String, crate::error::AppError> {
+    Ok(views::markdown::to_html(include_str!("../../../docs/method.md")))
 }

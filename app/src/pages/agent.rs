@@ -10,7 +10,7 @@ use crate::components::{
     KnownIssues, OutcomeLabel, ProvenanceBadge, Rate, SubmittedBy, TierBadge, interval_text, loaded, param,
     points_interval, query,
 };
-use crate::data::{AgentData, ErrorCountRow, PublishedFacts, TaskNames, load_agent};
+use crate::data::{AgentData, ErrorCountRow, PublishedFacts, TaskNames};
 use store::{Hint, ProvenanceKind, TaskGrid};
 use views::agent::Spent;
 use views::format::{self, href};
@@ -792,4 +792,16 @@ fn Reproduced(runs: Vec<store::ReproducedRun>, sample: Option<store::SampleCount
             </div>
         })}
     }
+}
+
+// What this page reads, through its server function (thin: its arguments → the view).
+
+#[server(prefix = "/sfn", endpoint = "agent")]
+pub async fn load_agent(
+    id: String,
+    task: Option<String>,
+    hint: Option<Hint>,
+) -> Result<AgentData, crate::error::AppError> {
+    let ctx = crate::data::context()?;
+    Ok(views::agent::page(&ctx.store, &ctx.catalog, &ctx.reader, &id, task.as_deref(), hint).await?)
 }

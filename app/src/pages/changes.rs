@@ -4,7 +4,6 @@ use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
 use crate::components::{loaded, query};
-use crate::data::{CHANGES_PER_PAGE, load_changes};
 use views::format;
 
 #[component]
@@ -60,4 +59,14 @@ fn Changes(changes: Vec<store::Change>) -> impl IntoView {
         }}
         {next.map(|seq| view! { <p><a rel="next" href=format!("/changes?before={seq}")>"Older changes →"</a></p> })}
     }
+}
+
+// What this page reads, through its server function (thin: its arguments → the view).
+
+pub const CHANGES_PER_PAGE: i64 = views::changes::PER_PAGE;
+
+#[server(prefix = "/sfn", endpoint = "changes")]
+pub async fn load_changes(before: Option<i64>) -> Result<Vec<store::Change>, crate::error::AppError> {
+    let ctx = crate::data::context()?;
+    Ok(views::changes::list(&ctx.store, views::changes::ChangesQuery::page_before(before)).await?)
 }

@@ -7,7 +7,7 @@ use store::AgentDetail;
 use store::stats::Comparison;
 
 use crate::components::{IntervalNote, Rate, loaded, points_interval, query, query_all};
-use crate::data::{CompareData, load_compare};
+use crate::data::CompareData;
 use store::{Hint, TaskId};
 use views::format::{self, href};
 
@@ -179,4 +179,16 @@ fn Paired(a: String, b: String, comparison: Option<Comparison>) -> impl IntoView
         <IntervalNote/>
     }
     .into_any()
+}
+
+// What this page reads, through its server function (thin: its arguments → the view).
+
+#[server(prefix = "/sfn", endpoint = "compare")]
+pub async fn load_compare(
+    a: Option<String>,
+    b: Option<String>,
+) -> Result<CompareData, crate::error::AppError> {
+    let ctx = crate::data::context()?;
+    let query = views::compare::CompareQuery { a, b };
+    Ok(views::compare::page(&ctx.store, &ctx.catalog, &ctx.reader, &query).await?)
 }

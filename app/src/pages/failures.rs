@@ -9,7 +9,6 @@ use leptos_meta::{Meta, Title};
 
 use crate::charts;
 use crate::components::{Chart, FlaggedRuns, IssueMark, KnownIssues, OutcomeLabel, loaded};
-use crate::data::load_failures;
 use store::Hint;
 use views::failures::{
     ErrorComparison, FailuresAnswer, IntegritySummary, PublishedErrorTable, TaskSuccesses,
@@ -348,4 +347,12 @@ fn Integrity(
             }.into_any()
         }}
     }
+}
+
+// What this page reads, through its server function (thin: its arguments → the view).
+
+#[server(prefix = "/sfn", endpoint = "failures")]
+pub async fn load_failures() -> Result<views::failures::FailuresAnswer, crate::error::AppError> {
+    let ctx = crate::data::context()?;
+    Ok(views::failures::answer(&ctx.store, &ctx.catalog, &ctx.reader).await?)
 }

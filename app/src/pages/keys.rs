@@ -5,7 +5,6 @@ use leptos_meta::{Meta, Title};
 use store::KeyRecord;
 
 use crate::components::{TierBadge, loaded};
-use crate::data::load_keys;
 
 #[component]
 pub(crate) fn KeysPage() -> impl IntoView {
@@ -58,4 +57,11 @@ fn Keys(keys: Vec<KeyRecord>) -> impl IntoView {
         </div>
     }
     .into_any()
+}
+
+// What this page reads, through its server function (thin: its arguments → the view).
+
+#[server(prefix = "/sfn", endpoint = "keys")]
+pub async fn load_keys() -> Result<Vec<KeyRecord>, crate::error::AppError> {
+    Ok(views::keys::list(&crate::data::context()?.store).await?)
 }

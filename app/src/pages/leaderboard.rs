@@ -11,10 +11,11 @@ use crate::components::{
     AgentUrl, Chart, HarnessBadge, IntervalNote, IssueMark, ProvenanceBadge, Rate, SubmittedBy, TierBadge,
     interval_text, loaded, points_interval, query, query_all,
 };
-use crate::data::{LeaderboardData, load_leaderboard};
+use crate::data::LeaderboardData;
 use crate::islands::LiveBoard;
 use views::board::{BoardQuery, Columns, Metric, PER_PAGE, Sort, TaskScope, uplift};
 use views::format::{self, href};
+use views::leaderboard::CostDrawn;
 use views::paper::KnownIssue;
 
 #[component]
@@ -57,60 +58,7 @@ fn Board(data: LeaderboardData) -> impl IntoView {
         .collect();
     let chart =
         charts::hint_dots("Final success per agent with no hints, hints and detailed hints", &chart_rows);
-    // A row is drawn where every one of its runs without hints has a cost: a mean over
-    // the few runs that state one would draw a row cheaper than it ran.
-    let drawn = |r: &&LeaderboardRow| {
-        r.by_hint.get(&Hint::None).is_some_and(|h| h.mean_cost_usd.is_some() && h.cost_runs == h.runs)
-    };
-    let partial = rows
-        .iter()
-        .filter(|r| r.by_hint.get(&Hint::None).is_some_and(|h| h.cost_runs > 0 && h.cost_runs < h.runs))
-        .count();
-    let cost_points: Vec<charts::CostPoint> = rows
-        .iter()
-        .filter(drawn)
-        .filter_map(|r| {
-            let rates = r.by_hint.get(&Hint::None)?;
-            let interval =
-                data.stats.get(&r.bundle_id).and_then(|s| s.final_success.none).map(|i| (i.low, i.high));
-            Some(charts::CostPoint {
-                label: r.display_name.clone(),
-                cost: rates.mean_cost_usd?,
-                success: rates.final_success?,
-                interval,
-            })
-        })
-        .collect();
-    let frontier: Vec<String> =
-        charts::frontier(&cost_points).into_iter().map(|i| cost_points[i].label.clone()).collect();
-    let cost_chart = (!cost_points.is_empty()).then(|| {
-        charts::cost_success(
-            "Final success against mean cost per run, with no hints, one dot per agent",
-            &cost_points,
-        )
-    });
-    let without_cost = rows.len() - cost_points.len() - partial;
-    // How much of the drawn cost the board checked (spec §4m), the paper's rows apart.
-    let (checked, of_runs, from_paper) = rows.iter().filter(drawn).fold((0, 0, 0), |(k, n, p), r| {
-        let rates = &r.by_hint[&Hint::None];
-        match r.provenance {
-            ProvenanceKind::Published => (k, n, p + 1),
-            _ => (k + rates.cost_checked, n + rates.cost_runs, p),
-        }
-    });
-    let paper_words = (from_paper > 0).then(|| {
-        format!("the paper's {from_paper} agents are drawn at its average cost per run, as published")
-    });
-    let checked_words = match (of_runs, paper_words) {
-        (0, None) => String::new(),
-        (0, Some(paper)) => format!("{}{}. ", paper[..1].to_uppercase(), &paper[1..]),
-        (_, paper) => format!(
-            "Each run's cost is its tokens priced at its model's price of its day where the board could check \
-             them (cost checked for {checked} of {of_runs} run{} drawn), else what it states{}. ",
-            if of_runs == 1 { "" } else { "s" },
-            paper.map(|p| format!("; {p}")).unwrap_or_default()
-        ),
-    };
+    let cost = CostDrawn::of(&rows, &data.stats);
 
     let board_row = |row: &LeaderboardRow| {
         let stats = data.stats.get(&row.bundle_id).cloned();
@@ -241,54 +189,10 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             </table>
         </div>
         {(!apart.is_empty()).then(|| view! {
-            <h2 id="partial">"Not ranked: partial results"</h2>
-            <p>
-                {format!(
-                    "These submissions do not cover all {of} tasks counted here without hints, or have fewer valid attempts \
-                     than the benchmark asks on some task they ran (an attempt that ended infra_error, or one left out, is \
-                     not one), so they are not ranked beside those that do: a rate over some tasks or fewer attempts is not \
-                     a rate over the set. Each row says what it covers, and its rates and intervals are over those runs only."
-                )}
-                {(view.tasks == TaskScope::All && !public.is_empty()).then(|| view! {
-                    " "<a href=view.scoped(TaskScope::Public)>"Rank everyone on the public tasks"</a>"."
-                })}
-            </p>
-            <div class="table-wrap">
-                <table class="board partial">
-                    <caption>"Partial submissions, with what each covers; same columns as the ranked table."</caption>
-                    <thead>
-                        <tr>
-                            <th scope="col" class="rank-head">"Rank"</th>
-                            <th scope="col" class="agent-head">"Agent"</th>
-                            {view.columns.metrics.iter().map(|m| match m.per_hint() {
-                                true => view.columns.hints.iter().map(|h| view! {
-                                    <th scope="col">{format!("{}, {}", m.label(), short_label(*h).to_lowercase())}</th>
-                                }).collect_view().into_any(),
-                                false => view! { <th scope="col">"Δ"</th> }.into_any(),
-                            }).collect_view()}
-                        </tr>
-                    </thead>
-                    <tbody>
-                        {apart_rows}
-                    </tbody>
-                </table>
-            </div>
+            <PartialTable view=view.clone() of=of public=!public.is_empty()>{apart_rows}</PartialTable>
         })}
         <p class="empty no-match" hidden={!rows.is_empty() || page > pages}>"No agent matches these filters."</p>
-        {(page > pages).then(|| view! {
-            <p class="empty past-end">
-                {format!("Page {page} is past the last: {shown} agents make {pages} page{}. ", if pages == 1 { "" } else { "s" })}
-                <a href=view.at_page(pages)>"The last page"</a>
-            </p>
-        })}
-        {(pages > 1 && page <= pages).then(|| view! {
-            <nav class="pages" aria-label="Pages">
-                {(page > 1).then(|| view! { <a rel="prev" href=view.at_page(page - 1)>{format!("← Agents {}–{}", first + 1 - PER_PAGE, first)}</a> })}
-                {(page < pages).then(|| view! {
-                    <a rel="next" href=view.at_page(page + 1)>{format!("Agents {}–{} →", first + PER_PAGE + 1, (first + 2 * PER_PAGE).min(shown))}</a>
-                })}
-            </nav>
-        })}
+        <PageLinks view=view.clone() page=page pages=pages first=first shown=shown/>
         <IntervalNote/>
 
         <Chart
@@ -296,8 +200,50 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             caption="Final success of each agent in the table's order: ● no hints, ▲ hints, ■ detailed hints; the line spans the three. The same numbers are in the table above.".to_owned()
         />
 
+        <SuccessAndCost drawn=cost/>
+        </div>
+        </LiveBoard>
+
+        <p class="downloads">
+            "Download: "<a href="/leaderboard.csv">"CSV"</a>" · "<a href="/api/v1/leaderboard">"JSON"</a>
+            " · "<a href="/changes">"What changed"</a>
+        </p>
+    }
+}
+
+/// The cost–success chart of the page's ranked rows, with what it draws and leaves out
+/// in words (the rule is `views::leaderboard::CostDrawn`'s).
+#[component]
+fn SuccessAndCost(drawn: CostDrawn) -> impl IntoView {
+    let CostDrawn { dots, partial, without_cost, checked, of_runs, from_paper } = drawn;
+    let points: Vec<charts::CostPoint> = dots
+        .into_iter()
+        .map(|d| charts::CostPoint { label: d.label, cost: d.cost, success: d.success, interval: d.interval })
+        .collect();
+    let frontier: Vec<String> =
+        charts::frontier(&points).into_iter().map(|i| points[i].label.clone()).collect();
+    let paper_words = (from_paper > 0).then(|| {
+        format!("the paper's {from_paper} agents are drawn at its average cost per run, as published")
+    });
+    let checked_words = match (of_runs, paper_words) {
+        (0, None) => String::new(),
+        (0, Some(paper)) => format!("{}{}. ", paper[..1].to_uppercase(), &paper[1..]),
+        (_, paper) => format!(
+            "Each run's cost is its tokens priced at its model's price of its day where the board could check \
+             them (cost checked for {checked} of {of_runs} run{} drawn), else what it states{}. ",
+            if of_runs == 1 { "" } else { "s" },
+            paper.map(|p| format!("; {p}")).unwrap_or_default()
+        ),
+    };
+    let chart = (!points.is_empty()).then(|| {
+        charts::cost_success(
+            "Final success against mean cost per run, with no hints, one dot per agent",
+            &points,
+        )
+    });
+    view! {
         <h2 id="cost">"Success and cost"</h2>
-        {match cost_chart {
+        {match chart {
             Some(svg) => view! {
                 <Chart
                     svg=svg
@@ -313,13 +259,67 @@ fn Board(data: LeaderboardData) -> impl IntoView {
             }.into_any(),
             None => view! { <p class="empty">{if partial > 0 { format!("No agent on this page reports what all its runs without hints cost ({partial} report some: the cost column says how many).") } else { "No agent on this page reports what its runs cost.".to_owned() }}</p> }.into_any(),
         }}
-        </div>
-        </LiveBoard>
+    }
+}
 
-        <p class="downloads">
-            "Download: "<a href="/leaderboard.csv">"CSV"</a>" · "<a href="/api/v1/leaderboard">"JSON"</a>
-            " · "<a href="/changes">"What changed"</a>
+/// The links to the pages before and after, or, past the last page, what is there
+/// instead and a link to the last.
+#[component]
+fn PageLinks(view: BoardQuery, page: usize, pages: usize, first: usize, shown: usize) -> impl IntoView {
+    view! {
+        {(page > pages).then(|| view! {
+            <p class="empty past-end">
+                {format!("Page {page} is past the last: {shown} agents make {pages} page{}. ", if pages == 1 { "" } else { "s" })}
+                <a href=view.at_page(pages)>"The last page"</a>
+            </p>
+        })}
+        {(pages > 1 && page <= pages).then(|| view! {
+            <nav class="pages" aria-label="Pages">
+                {(page > 1).then(|| view! { <a rel="prev" href=view.at_page(page - 1)>{format!("← Agents {}–{}", first + 1 - PER_PAGE, first)}</a> })}
+                {(page < pages).then(|| view! {
+                    <a rel="next" href=view.at_page(page + 1)>{format!("Agents {}–{} →", first + PER_PAGE + 1, (first + 2 * PER_PAGE).min(shown))}</a>
+                })}
+            </nav>
+        })}
+    }
+}
+
+/// The submissions listed apart, not ranked: why, and their rows.
+#[component]
+fn PartialTable(view: BoardQuery, of: usize, public: bool, children: Children) -> impl IntoView {
+    view! {
+        <h2 id="partial">"Not ranked: partial results"</h2>
+        <p>
+            {format!(
+                "These submissions do not cover all {of} tasks counted here without hints, or have fewer valid attempts \
+                 than the benchmark asks on some task they ran (an attempt that ended infra_error, or one left out, is \
+                 not one), so they are not ranked beside those that do: a rate over some tasks or fewer attempts is not \
+                 a rate over the set. Each row says what it covers, and its rates and intervals are over those runs only."
+            )}
+            {(view.tasks == TaskScope::All && public).then(|| view! {
+                " "<a href=view.scoped(TaskScope::Public)>"Rank everyone on the public tasks"</a>"."
+            })}
         </p>
+        <div class="table-wrap">
+            <table class="board partial">
+                <caption>"Partial submissions, with what each covers; same columns as the ranked table."</caption>
+                <thead>
+                    <tr>
+                        <th scope="col" class="rank-head">"Rank"</th>
+                        <th scope="col" class="agent-head">"Agent"</th>
+                        {view.columns.metrics.iter().map(|m| match m.per_hint() {
+                            true => view.columns.hints.iter().map(|h| view! {
+                                <th scope="col">{format!("{}, {}", m.label(), short_label(*h).to_lowercase())}</th>
+                            }).collect_view().into_any(),
+                            false => view! { <th scope="col">"Δ"</th> }.into_any(),
+                        }).collect_view()}
+                    </tr>
+                </thead>
+                <tbody>
+                    {children()}
+                </tbody>
+            </table>
+        </div>
     }
 }
 
@@ -848,4 +848,12 @@ fn Select(
             </select>
         </span>
     }
+}
+
+// What this page reads, through its server function (thin: its arguments → the view).
+
+#[server(prefix = "/sfn", endpoint = "leaderboard")]
+pub async fn load_leaderboard(query: BoardQuery) -> Result<LeaderboardData, crate::error::AppError> {
+    let ctx = crate::data::context()?;
+    Ok(views::leaderboard::page(&ctx.store, &ctx.catalog, &query).await?)
 }

@@ -7,7 +7,7 @@ use store::{Hint, TaskId};
 use views::parity::{LOPSIDED_BELOW, Parity, ParitySide, RunRatesFrom, Solved};
 
 use crate::components::{HarnessBadge, IntervalNote, ProvenanceBadge, loaded, points_interval, query};
-use crate::data::{ParityData, TaskNames, load_parity};
+use crate::data::{ParityData, TaskNames};
 use views::format::{self, href};
 
 #[component]
@@ -266,4 +266,16 @@ fn SideRow(label: &'static str, side: ParitySide) -> impl IntoView {
             <td class="num">{range}</td>
         </tr>
     }
+}
+
+// What this page reads, through its server function (thin: its arguments → the view).
+
+#[server(prefix = "/sfn", endpoint = "parity")]
+pub async fn load_parity(
+    a: Option<String>,
+    b: Option<String>,
+    hint: Hint,
+) -> Result<ParityData, crate::error::AppError> {
+    let ctx = crate::data::context()?;
+    Ok(views::parity::page(&ctx.store, &ctx.catalog, a.as_deref(), b.as_deref(), hint).await?)
 }

@@ -12,7 +12,7 @@ use super::experiment::Experiment;
 use super::outputs::{Artifacts, FilesTouched, PrivateNotice, TrajectoryCounts, outputs_words, role_label};
 use super::reproduction::Reproduction;
 use crate::components::{OutcomeLabel, ProvenanceBadge, TierBadge, loaded, param};
-use crate::data::{ArtifactText, RunData, load_run};
+use crate::data::{ArtifactText, RunData};
 use views::format;
 use views::trajectory::{Clipped, Step, Trajectory, Usage};
 
@@ -566,4 +566,12 @@ fn Folded(#[prop(into)] label: String, text: Clipped, whole: String, open: bool)
             })}
         </details>
     }
+}
+
+// What this page reads, through its server function (thin: its arguments → the view).
+
+#[server(prefix = "/sfn", endpoint = "run")]
+pub async fn load_run(id: String) -> Result<RunData, crate::error::AppError> {
+    let ctx = crate::data::context()?;
+    Ok(views::run::page(&ctx.store, &ctx.catalog, &ctx.reader, &id).await?)
 }

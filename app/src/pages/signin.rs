@@ -6,7 +6,6 @@ use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
 use crate::components::{loaded, query};
-use crate::data::{SignedIn, load_signed_in};
 
 #[component]
 pub(crate) fn SignInPage() -> impl IntoView {
@@ -78,4 +77,25 @@ fn problem_words(problem: &str) -> &'static str {
         "signed-out" => "You are signed out.",
         _ => "That sign-in link is not one this server made.",
     }
+}
+
+// What this page reads, through its server function (thin: its arguments → the view).
+
+/// Who the sign-in page is for: `anyone`, `submitter` or `maintainer`, and who in words.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SignedIn {
+    pub reads_as: String,
+    pub who: Option<String>,
+}
+
+#[server(prefix = "/sfn", endpoint = "signin")]
+pub async fn load_signed_in() -> Result<SignedIn, crate::error::AppError> {
+    use views::access::Reader;
+    let ctx = crate::data::context()?;
+    let reads_as = match &ctx.reader {
+        Reader::Public => "anyone",
+        Reader::Maintainer { .. } => "maintainer",
+        Reader::Submitter { .. } => "submitter",
+    };
+    Ok(SignedIn { reads_as: reads_as.into(), who: (!ctx.reader.is_public()).then(|| ctx.reader.who()) })
 }

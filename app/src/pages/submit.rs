@@ -7,7 +7,6 @@ use leptos_meta::{Meta, Title};
 use serde::{Deserialize, Serialize};
 
 use crate::components::{loaded, set_status};
-use crate::data::{load_guide, load_submit_setup};
 use crate::islands::SubmitForm;
 
 /// Why the server refused an upload, given to the page by the server.
@@ -40,4 +39,34 @@ pub fn SubmitPage() -> impl IntoView {
         {loaded(setup, |setup| view! { <SubmitForm setup=setup/> })}
         {loaded(guide, |html| view! { <article class="guide" inner_html=html></article> })}
     }
+}
+
+// What this page reads, through its server functions (thin: their arguments → the views).
+
+#[server(prefix = "/sfn", endpoint = "guide")]
+pub async fn load_guide() -> Result<String, crate::error::AppError> {
+    Ok(views::markdown::to_html(include_str!("../../../docs/submitting.md")))
+}
+
+/// What the browser's check of a bundle on `/submit` needs to judge as the server does.
+#[server(prefix = "/sfn", endpoint = "submit_setup")]
+pub async fn load_submit_setup() -> Result<crate::data::SubmitSetup, crate::error::AppError> {
+    let ctx = crate::data::context()?;
+    let keys = views::keys::list(&ctx.store).await?;
+    let (trusted, revoked): (Vec<_>, Vec<_>) = keys.into_iter().partition(|k| k.revoked_at.is_none());
+    Ok(crate::data::SubmitSetup {
+        trusted: trusted.into_iter().map(|k| k.public_key).collect(),
+        revoked: revoked.into_iter().filter_map(|k| Some((k.keyid, k.revoked_at?))).collect(),
+        tasks: ctx.catalog.tasks.iter().map(|t| t.id.to_string()).collect(),
+        private_checks: ctx
+            .catalog
+            .tasks
+            .iter()
+            .filter(|t| t.check_private)
+            .map(|t| t.id.to_string())
+            .collect(),
+        claims: views::catalog::claims(&ctx.store, &ctx.catalog).await?,
+        limits: ctx.limits,
+        worker: ctx.pkg.map(|p| format!("/{p}/verify-worker.js")).unwrap_or_default(),
+    })
 }

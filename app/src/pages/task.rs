@@ -9,7 +9,7 @@ use store::{Hint, Outcome, RunSummary};
 
 use crate::charts;
 use crate::components::{Chart, FailureRow, FailureTable, Rate, TierBadge, loaded, param, query};
-use crate::data::{TASK_AGENTS_PER_PAGE, TaskData, load_task};
+use crate::data::{TASK_AGENTS_PER_PAGE, TaskData};
 use views::format::{self, href};
 
 #[component]
@@ -233,4 +233,12 @@ fn Task(data: TaskData) -> impl IntoView {
             </p>
         })}
     }
+}
+
+// What this page reads, through its server function (thin: its arguments → the view).
+
+#[server(prefix = "/sfn", endpoint = "task")]
+pub async fn load_task(id: String, page: usize) -> Result<TaskData, crate::error::AppError> {
+    let ctx = crate::data::context()?;
+    Ok(views::task::page(&ctx.store, &ctx.catalog, &id, page).await?)
 }

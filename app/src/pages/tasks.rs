@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
 use crate::components::{Rate, loaded};
-use crate::data::{TasksData, load_tasks};
+use crate::data::TasksData;
 use store::Hint;
 use views::catalog::TaskInfo;
 use views::format;
@@ -79,4 +79,12 @@ fn TaskTable(caption: &'static str, tasks: Vec<(TaskInfo, Option<store::TaskRow>
             </table>
         </div>
     }
+}
+
+// What this page reads, through its server function (thin: its arguments → the view).
+
+#[server(prefix = "/sfn", endpoint = "tasks")]
+pub async fn load_tasks() -> Result<TasksData, crate::error::AppError> {
+    let ctx = crate::data::context()?;
+    Ok(views::task::list(&ctx.store, &ctx.catalog).await?)
 }

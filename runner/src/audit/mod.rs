@@ -11,13 +11,15 @@
 pub(crate) mod api;
 mod claims;
 mod cost;
+mod rates;
 mod sample;
+mod signed;
 mod tally;
 
 use std::collections::BTreeMap;
 use std::fmt;
 
-use bundle::{Digest, Envelope, Hint, Limits, Manifest, PublicKey};
+use bundle::{Hint, Manifest, PublicKey};
 
 /// One finding: what was checked, and whether it held.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,10 +59,16 @@ impl fmt::Display for Audit {
 
 use crate::Error;
 use api::*;
-use tally::{Tally, reliability};
+use rates::{coverage_and_reliability, row_rates, task_grid};
+use signed::{artifacts, signed_manifest};
+use tally::Tally;
 
 /// Audits `agent` on the leaderboard at `server`. With `trust`, the signature must be
-/// by one of those keys; without, by the key the server lists as the signer's.
+/// by one of those keys; without, by the key the server lists as the signer's. The
+/// checks run in this order, each step its own function: the signature and what it
+/// signs, the artifacts, the cost, the leaderboard's row (its rates, harness, coverage
+/// and reliability, its claims and patches), the integrity findings, the sample, and
+/// the agent's task × hint grid.
 pub fn audit(server: &str, agent: &str, trust: &[PublicKey], token: Option<&str>) -> Result<Audit, Error> {
     let api = Api::new(server, token);
     if !bundle::is_slug(agent) {
@@ -75,129 +83,11 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey], token: Option<&str>
     let bundle_id = submission.bundle_id.clone();
     let mut checks = Vec::new();
     let mut check = |ok: bool, what: String| checks.push(Check { ok, what });
-
-    // The signature, by the key the server names, and what it signs.
-    let envelope_bytes = match api.bytes(&format!("/api/v1/submissions/{bundle_id}/envelope")) {
-        Ok(bytes) => bytes,
-        // Spec §4g: stored before findings' words left manifests, and quoting outputs this
-        // reader may not read: the server serves it to its submitter and the maintainers.
-        Err(Error::Fetch { reason, .. }) if reason.contains("envelope_withheld") => {
-            check(
-                false,
-                "envelope: withheld from you. Its manifest was stored before findings' words left manifests \
-                 (spec §4g) and quotes private outputs; audit it signed in as its submitter (rexbench login) \
-                 or as a maintainer (--token)"
-                    .into(),
-            );
-            return Ok(Audit { agent: agent.to_owned(), bundle_id, checks });
-        }
-        Err(e) => return Err(e),
+    let Some((manifest, keys)) = signed_manifest(&api, agent, submission, trust, &mut check)? else {
+        return Ok(Audit { agent: agent.to_owned(), bundle_id, checks });
     };
-    let keys: KeysAnswer = api.json("/api/v1/keys")?;
     let listed = keys.keys.iter().find(|k| k.keyid == submission.keyid);
-    let signed =
-        Envelope::parse(&envelope_bytes).and_then(|e| Ok((e.payload(Limits::default().manifest)?, e)));
-    let (manifest_bytes, envelope) = match signed {
-        Ok(x) => x,
-        Err(e) => {
-            check(false, format!("envelope: not a readable DSSE envelope: {e}"));
-            return Ok(Audit { agent: agent.to_owned(), bundle_id, checks });
-        }
-    };
-    let server_key = listed.map(|k| PublicKey::from_pem(&k.public_key));
-    let trusted: Vec<PublicKey> = match (trust.is_empty(), server_key) {
-        (false, _) => trust.to_vec(),
-        (true, Some(Ok(k))) => vec![k],
-        (true, Some(Err(e))) => {
-            check(
-                false,
-                format!("signer: the key the server lists for {} is not a public key: {e}", submission.keyid),
-            );
-            Vec::new()
-        }
-        (true, None) => {
-            check(false, format!("signer: the server lists no key {}", submission.keyid));
-            Vec::new()
-        }
-    };
-    if !trusted.is_empty() {
-        let whose = match listed {
-            Some(k) => format!(
-                "{}, {} ({})",
-                k.owner,
-                k.tier,
-                if trust.is_empty() { "as the server lists it" } else { "a key you trust" }
-            ),
-            None => "a key you trust".to_owned(),
-        };
-        match envelope.check_signatures(&manifest_bytes, &trusted) {
-            Ok(_) => check(true, format!("signature: verifies with key {} ({whose})", submission.keyid)),
-            Err(e) => check(false, format!("signature: {e}")),
-        }
-        if let Some(at) = listed.and_then(|k| k.revoked_at.as_deref()) {
-            check(true, format!("signer: the key was revoked at {at}; what it signed before stays"));
-        }
-    }
-    let id = Digest::of(&manifest_bytes).to_hex();
-    check(id == bundle_id, format!("bundle id: the SHA-256 of the signed manifest is {id}"));
-
-    let manifest = match Manifest::parse(&manifest_bytes) {
-        Ok(m) => m,
-        Err(e) => {
-            check(false, format!("manifest: {e}"));
-            return Ok(Audit { agent: agent.to_owned(), bundle_id, checks });
-        }
-    };
-    check(
-        manifest.agent.id == agent,
-        format!("agent: the signed manifest names agent `{}`", manifest.agent.id),
-    );
-
-    // Every artifact a run names, byte for byte.
-    let named: std::collections::BTreeSet<&String> =
-        manifest.runs.iter().flat_map(|r| r.artifacts.values()).collect();
-    let mut bad = Vec::new();
-    let mut private = 0;
-    // The trajectories and patches are kept as they are hashed, none fetched twice: each
-    // run's cost is priced from them below, and each patch's identity recomputed (§5b).
-    let kept_roles = [benchmark::integrity::TRAJECTORY, "patch"];
-    let trajectories: std::collections::BTreeSet<&String> =
-        manifest.runs.iter().flat_map(|r| kept_roles.iter().filter_map(|k| r.artifacts.get(*k))).collect();
-    let mut kept: BTreeMap<String, Option<Vec<u8>>> = BTreeMap::new();
-    for digest in &named {
-        let hashed = if trajectories.contains(*digest) {
-            api.artifact(digest).map(|bytes| {
-                let d = bytes.as_deref().map(Digest::of);
-                kept.insert((*digest).clone(), bytes);
-                d
-            })
-        } else {
-            api.digest_of(digest)
-        };
-        match hashed {
-            Ok(Some(d)) if d.to_hex() == **digest => {}
-            Ok(Some(d)) => bad.push(format!("{digest} is served as bytes that hash to {}", d.to_hex())),
-            // Private outputs are not served to this reader: the signed manifest's digest
-            // is what anyone holding a copy checks it against.
-            Ok(None) => private += 1,
-            Err(e) => bad.push(e.to_string()),
-        }
-    }
-    let served = named.len() - private;
-    check(
-        bad.is_empty(),
-        match (bad.is_empty(), private) {
-            (true, 0) => {
-                format!("artifacts: all {} the runs name are served with their digests", named.len())
-            }
-            (true, _) => format!(
-                "artifacts: all {served} served to you hash to their digests; {private} more are private outputs, \
-                 not served to you (their SHA-256 is the signed manifest's: check a copy with sha256sum)"
-            ),
-            (false, _) => format!("artifacts: {}", bad.join("; ")),
-        },
-    );
-
+    let kept = artifacts(&api, &manifest, &mut check);
     let (costs, words) = cost::priced(&kept, &manifest, &detail, &bundle_id);
     check(true, words);
 
@@ -212,94 +102,9 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey], token: Option<&str>
     match board.rows.iter().find(|r| r.bundle_id == bundle_id) {
         None => check(false, "leaderboard: no row shows this submission".into()),
         Some(row) => {
-            let mut found = Vec::new();
-            for hint in Hint::ALL {
-                let served = row.by_hint.get(&hint).copied().unwrap_or_default();
-                let signed = totals.get(&hint).copied().unwrap_or_default();
-                found.extend(
-                    signed.differences(&served).into_iter().map(|d| format!("{}: {d}", hint.label())),
-                );
-            }
-            check(
-                found.is_empty(),
-                if found.is_empty() {
-                    "leaderboard: final success, execution success and file recall under each hint condition equal the signed manifest's".into()
-                } else {
-                    format!("leaderboard: {}", found.join("; "))
-                },
-            );
-            let harness = manifest.harness();
-            check(
-                row.harness == HarnessAnswer { name: harness.name.clone(), version: harness.version.clone() },
-                format!("harness: the row names {}, the signed manifest {harness}", row.harness.name),
-            );
-            // Coverage in valid attempts (spec §4f), each cell held to the attempts its
-            // task asks, as the server's task list says them (published results keep
-            // their source's design).
+            row_rates(row, &manifest, &totals, &mut check);
             let tasks: TasksAnswer = api.json("/api/v1/tasks")?;
-            let asked = |task: &str| {
-                tasks
-                    .tasks
-                    .iter()
-                    .find(|t| t.id == task)
-                    .map_or(i64::from(bundle::BENCHMARK_ATTEMPTS), |t| i64::from(t.attempts))
-            };
-            let published = manifest.provenance.kind == bundle::ProvenanceKind::Published;
-            let mut found = Vec::new();
-            for hint in Hint::ALL {
-                let signed: Vec<(&str, i64)> = cells
-                    .iter()
-                    .filter(|((_, h), t)| *h == hint && t.runs > 0)
-                    .map(|((task, _), t)| (task.as_str(), t.counted))
-                    .collect();
-                let valid: Vec<i64> = signed.iter().map(|(_, n)| *n).filter(|n| *n > 0).collect();
-                let served = row.coverage.get(&hint).copied();
-                let expected = (!signed.is_empty()).then(|| CoverageAnswer {
-                    tasks: valid.len() as i64,
-                    fewest_attempts: valid.iter().copied().min().unwrap_or(0),
-                    most_attempts: signed.iter().map(|(_, n)| *n).max().unwrap_or(0),
-                    short_tasks: if published {
-                        0
-                    } else {
-                        signed.iter().filter(|(task, n)| *n < asked(task)).count() as i64
-                    },
-                });
-                if served != expected {
-                    found.push(format!(
-                        "{}: coverage {served:?}, the signed manifest gives {expected:?}",
-                        hint.label()
-                    ));
-                }
-                // Reliability is computed from the counts as reported (the strict view
-                // moves it with the reviews).
-                let counts: Vec<(i64, i64)> = cells
-                    .iter()
-                    .filter(|((_, h), t)| *h == hint && t.counted > 0)
-                    .map(|(_, t)| (t.counted, t.successes))
-                    .collect();
-                let shown =
-                    row.stats.as_ref().and_then(|s| s.reliability.get(&hint)).and_then(Option::as_ref);
-                match (shown, counts.is_empty()) {
-                    (None, true) => {}
-                    (None, false) => found.push(format!("{}: no pass@k or pass^k shown", hint.label())),
-                    (Some(_), true) => {
-                        found.push(format!("{}: pass@k shown without counted runs", hint.label()))
-                    }
-                    (Some(r), false) => {
-                        let (at, all) = reliability(&counts);
-                        let same = |served: &[Estimate], mine: &[f64]| {
-                            served.len() == mine.len()
-                                && served.iter().zip(mine).all(|(s, m)| (s.estimate - m).abs() <= 1e-9)
-                        };
-                        if !same(&r.pass_at, &at) || !same(&r.pass_all, &all) {
-                            found.push(format!(
-                                "{}: pass@k or pass^k differ from the signed counts",
-                                hint.label()
-                            ));
-                        }
-                    }
-                }
-            }
+            let found = coverage_and_reliability(row, &manifest, &cells, &tasks);
             claims::audit(&manifest, listed.map(|k| k.tier), &tasks, &detail, &bundle_id, &mut check);
             claims::audit_patches(&manifest, &kept, &detail, &bundle_id, &mut check);
             check(
@@ -316,35 +121,7 @@ pub fn audit(server: &str, agent: &str, trust: &[PublicKey], token: Option<&str>
     let read = Read { detail: &detail, reported: &board, totals: &totals };
     integrity(&api, &manifest, read, &bundle_id, &mut check)?;
     sample::audit(&api, &manifest, submission, &detail, &keys, &mut check)?;
-    let grid = detail.current.get(&bundle_id);
-    let mut found = Vec::new();
-    let served_cells: Vec<(String, Hint, Rates)> = grid
-        .into_iter()
-        .flatten()
-        .flat_map(|(task, by_hint)| by_hint.iter().map(move |(h, r)| (task.clone(), *h, *r)))
-        .collect();
-    for (task, hint, served) in &served_cells {
-        let signed = cells.get(&(task.clone(), *hint)).copied().unwrap_or_default();
-        found.extend(
-            signed.differences(served).into_iter().map(|d| format!("{task} / {}: {d}", hint.label())),
-        );
-    }
-    for (task, hint) in cells.keys() {
-        if !served_cells.iter().any(|(t, h, _)| t == task && h == hint) {
-            found.push(format!(
-                "{task} / {}: the signed manifest has runs the server does not show",
-                hint.label()
-            ));
-        }
-    }
-    check(
-        found.is_empty(),
-        if found.is_empty() {
-            format!("per task: all {} task × hint cells equal the signed manifest's", cells.len())
-        } else {
-            format!("per task: {}", found.join("; "))
-        },
-    );
+    task_grid(&detail, &bundle_id, &cells, &mut check);
     Ok(Audit { agent: agent.to_owned(), bundle_id, checks })
 }
 

@@ -8,13 +8,16 @@
 //! `PATH\0SHA256\n` to one SHA-256. `rexbench task-digest` prints it, so that the
 //! maintainers can pin a task card's (`harbor.toml`) from the task folder they publish.
 //!
-//! A task folder is the maintainers' own, but it is read as any input: a link is
-//! refused, never followed.
+//! A task folder is the maintainers' own, but it is read as any input, through
+//! [`benchmark::confined`]: nothing is read outside it, a link is refused (never
+//! followed, even one that stays inside), as is a FIFO or a device, and an ignore file
+//! is read up to a bound.
 
-use std::fs;
+use std::collections::BTreeMap;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
+use benchmark::confined::{Entry, Folder, Kind};
 use bundle::Digest;
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
@@ -26,41 +29,48 @@ const FOLDERS: [&str; 4] = ["environment", "tests", "solution", "steps"];
 /// Harbor's `DEFAULT_IGNORES`, where the task has no `.gitignore`.
 const DEFAULT_IGNORES: [&str; 6] = ["__pycache__/", "*.pyc", ".DS_Store", "*.swp", "*.swo", "*~"];
 const HARBORIGNORE: &str = ".harborignore";
+/// The most an ignore file (`.gitignore`, `.harborignore`) may hold.
+const IGNORE_LIMIT: u64 = 1 << 20;
 
 /// The digest Harbor records for the task in `dir`: `sha256:` and 64 hex digits.
 pub fn task_digest(dir: &Path) -> Result<String, Error> {
-    let dir = dir.to_owned();
-    let io = |path: &Path, source| Error::Io { path: path.to_owned(), source };
-    if !fs::symlink_metadata(&dir).map_err(|e| io(&dir, e))?.is_dir() {
-        return Err(Error::Invalid { path: dir, detail: "is not a Harbor task folder".into() });
+    let not_task = |detail: &str| Error::Invalid { path: dir.to_owned(), detail: detail.to_owned() };
+    if !dir.is_dir() {
+        return Err(not_task("is not a Harbor task folder"));
     }
-    if fs::symlink_metadata(dir.join("task.toml")).is_err() {
-        return Err(Error::Invalid {
-            path: dir,
-            detail: "has no task.toml: not a Harbor task folder".into(),
-        });
+    let folder = Folder::open(dir, "task folder")?;
+    let top: BTreeMap<String, Entry> =
+        folder.entries(Path::new(""))?.into_iter().map(|e| (e.name_lossy(), e)).collect();
+    if !top.contains_key("task.toml") {
+        return Err(not_task("has no task.toml: not a Harbor task folder"));
     }
     let mut files: Vec<PathBuf> = Vec::new();
     for name in SINGLE {
-        let path = dir.join(name);
-        match fs::symlink_metadata(&path) {
-            Ok(m) if m.is_file() => files.push(PathBuf::from(name)),
-            Ok(_) => {
-                return Err(refused(&path, "a task's file must be a regular file, not a link or a folder"));
+        match top.get(name) {
+            Some(e) if !e.link && matches!(e.kind, Kind::File { .. }) => files.push(PathBuf::from(name)),
+            Some(_) => {
+                return Err(refused(
+                    dir,
+                    name,
+                    "a task's file must be a regular file, not a link or a folder",
+                ));
             }
-            Err(_) => {}
+            None => {}
         }
     }
     let mut scopes = Scopes::default();
     for name in FOLDERS {
-        let path = dir.join(name);
-        match fs::symlink_metadata(&path) {
-            Ok(m) if m.is_dir() => walk(&dir, Path::new(name), &mut scopes, &mut files)?,
-            Ok(_) => return Err(refused(&path, "a task's folder must be a folder, not a link or a file")),
-            Err(_) => {}
+        match top.get(name) {
+            Some(e) if !e.link && e.kind == Kind::Folder => {
+                walk(&folder, Path::new(name), &mut scopes, &mut files)?
+            }
+            Some(_) => {
+                return Err(refused(dir, name, "a task's folder must be a folder, not a link or a file"));
+            }
+            None => {}
         }
     }
-    let ignored = root_ignores(&dir)?;
+    let ignored = root_ignores(&folder, top.get(".gitignore"))?;
     files.retain(|rel| !ignored.matched_path_or_any_parents(rel, false).is_ignore());
     let mut names: Vec<(String, PathBuf)> = files
         .into_iter()
@@ -72,37 +82,45 @@ pub fn task_digest(dir: &Path) -> Result<String, Error> {
     names.sort_by(|a, b| a.0.cmp(&b.0));
     let mut lines = Vec::new();
     for (posix, rel) in &names {
-        let hash = file_hash(&dir.join(rel))?;
+        let hash = file_hash(&folder, rel)?;
         lines.extend_from_slice(format!("{posix}\0{hash}\n").as_bytes());
     }
     Ok(format!("sha256:{}", Digest::of(&lines).to_hex()))
 }
 
-fn refused(path: &Path, why: &str) -> Error {
-    Error::Invalid { path: path.to_owned(), detail: why.to_owned() }
+fn refused(dir: &Path, rel: impl AsRef<Path>, why: &str) -> Error {
+    Error::Invalid { path: dir.join(rel), detail: why.to_owned() }
+}
+
+/// The rules of the ignore file `rel`, over paths from `base`.
+fn ignore_rules(folder: &Folder, rel: &Path, base: &Path, rules: &[String]) -> Result<Gitignore, Error> {
+    let path = folder.shown(rel);
+    let mut builder = GitignoreBuilder::new(base);
+    for line in rules {
+        builder
+            .add_line(None, line)
+            .map_err(|e| refused(&path, "", &format!("a pattern git would not read: {e}")))?;
+    }
+    builder.build().map_err(|e| refused(&path, "", &format!("cannot be read as git does: {e}")))
+}
+
+/// The lines of the ignore file `rel`, a regular file (never a link) of at most
+/// [`IGNORE_LIMIT`] bytes.
+fn ignore_lines(folder: &Folder, entry: &Entry) -> Result<Vec<String>, Error> {
+    if entry.link || !matches!(entry.kind, Kind::File { .. }) {
+        return Err(refused(&folder.shown(&entry.rel), "", "ignore rules must be a regular file"));
+    }
+    let bytes = folder.read_limited(&entry.rel, IGNORE_LIMIT)?;
+    Ok(String::from_utf8_lossy(&bytes).lines().map(str::to_owned).collect())
 }
 
 /// The task's `.gitignore`, else Harbor's default ignores, over paths from its root.
-fn root_ignores(dir: &Path) -> Result<Gitignore, Error> {
-    let mut builder = GitignoreBuilder::new(dir);
-    let path = dir.join(".gitignore");
-    let own = match fs::symlink_metadata(&path) {
-        Ok(m) if m.is_file() => {
-            Some(fs::read_to_string(&path).map_err(|e| Error::Io { path: path.clone(), source: e })?)
-        }
-        Ok(_) => return Err(refused(&path, "must be a regular file")),
-        Err(_) => None,
-    };
-    let lines: Vec<String> = match own {
-        Some(text) => text.lines().map(str::to_owned).collect(),
+fn root_ignores(folder: &Folder, own: Option<&Entry>) -> Result<Gitignore, Error> {
+    let lines = match own {
+        Some(entry) => ignore_lines(folder, entry)?,
         None => DEFAULT_IGNORES.iter().map(|l| (*l).to_owned()).collect(),
     };
-    for line in lines {
-        builder
-            .add_line(None, &line)
-            .map_err(|e| refused(&path, &format!("a pattern git would not read: {e}")))?;
-    }
-    builder.build().map_err(|e| refused(&path, &format!("cannot be read as git does: {e}")))
+    ignore_rules(folder, Path::new(".gitignore"), Path::new(""), &lines)
 }
 
 /// The `.harborignore` rules in force: one set per folder that has the file, from the
@@ -160,53 +178,48 @@ fn in_scope(rel: &Path) -> bool {
 /// Every file under `rel` (a folder of the task), in no order, the `.harborignore` rules
 /// of each folder read as it is entered; a link or anything but a file or a folder is
 /// refused.
-fn walk(root: &Path, rel: &Path, scopes: &mut Scopes, files: &mut Vec<PathBuf>) -> Result<(), Error> {
-    let path = root.join(rel);
+fn walk(folder: &Folder, rel: &Path, scopes: &mut Scopes, files: &mut Vec<PathBuf>) -> Result<(), Error> {
+    let mut entries = folder.entries(rel)?;
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
     if in_scope(rel) {
-        let ignore = path.join(HARBORIGNORE);
-        match fs::symlink_metadata(&ignore) {
-            Ok(m) if m.is_file() => {
-                let text =
-                    fs::read_to_string(&ignore).map_err(|e| Error::Io { path: ignore.clone(), source: e })?;
-                let mut builder = GitignoreBuilder::new(&path);
-                for line in text.lines() {
-                    builder
-                        .add_line(None, line)
-                        .map_err(|e| refused(&ignore, &format!("a pattern git would not read: {e}")))?;
-                }
-                let rules = builder.build().map_err(|e| refused(&ignore, &e.to_string()))?;
-                scopes.rules.push((rel.to_owned(), rules));
-            }
-            Ok(_) => return Err(refused(&ignore, "ignore rules must be a regular file")),
-            Err(_) => {}
+        if let Some(ignore) = entries.iter().find(|e| e.name == HARBORIGNORE) {
+            let lines = ignore_lines(folder, ignore)?;
+            let rules = ignore_rules(folder, &ignore.rel, rel, &lines)?;
+            scopes.rules.push((rel.to_owned(), rules));
         }
     }
-    let mut entries: Vec<_> = fs::read_dir(&path)
-        .map_err(|e| Error::Io { path: path.clone(), source: e })?
-        .collect::<Result<_, _>>()
-        .map_err(|e| Error::Io { path: path.clone(), source: e })?;
-    entries.sort_by_key(|e| e.file_name());
     for entry in entries {
-        let child = rel.join(entry.file_name());
-        let kind = entry.file_type().map_err(|e| Error::Io { path: root.join(&child), source: e })?;
-        if scopes.excluded(&child, kind.is_dir()) {
+        let is_dir = !entry.link && entry.kind == Kind::Folder;
+        if scopes.excluded(&entry.rel, is_dir) {
             continue;
         }
-        if kind.is_dir() {
-            walk(root, &child, scopes, files)?;
-        } else if kind.is_file() {
-            files.push(child);
-        } else {
-            return Err(refused(&root.join(&child), "a task's input must be a file or a folder, not a link"));
+        match entry.kind {
+            _ if entry.link => {
+                return Err(refused(
+                    folder.path(),
+                    &entry.rel,
+                    "a task's input must be a file or a folder, not a link",
+                ));
+            }
+            Kind::Folder => walk(folder, &entry.rel, scopes, files)?,
+            Kind::File { .. } => files.push(entry.rel),
+            Kind::Other(_) | Kind::LinkOutside => {
+                return Err(refused(
+                    folder.path(),
+                    &entry.rel,
+                    "a task's input must be a file or a folder, not a link",
+                ));
+            }
         }
     }
     Ok(())
 }
 
-/// The SHA-256 of a file, read a megabyte at a time.
-fn file_hash(path: &Path) -> Result<String, Error> {
-    let io = |source| Error::Io { path: path.to_owned(), source };
-    let mut file = fs::File::open(path).map_err(io)?;
+/// The SHA-256 of a task's file, read a megabyte at a time (a task's file may be larger
+/// than an artifact; it is never held whole).
+fn file_hash(folder: &Folder, rel: &Path) -> Result<String, Error> {
+    let (mut file, _) = folder.open_file(rel, u64::MAX)?;
+    let io = |source| Error::Io { path: folder.shown(rel), source };
     let mut hasher = bundle::Hasher::default();
     let mut buf = vec![0u8; 1 << 20];
     loop {

@@ -36,14 +36,23 @@ impl Pins {
     }
 }
 
+/// The most a card's `harbor.toml` may hold: a list of digests.
+const PINS_LIMIT: u64 = 1 << 20;
+
 /// The pins of `task` in `tasks_dir` (none without a `harbor.toml`).
 pub(super) fn pins(tasks_dir: &Path, task: &str) -> Result<Pins, Error> {
-    let path = tasks_dir.join(task).join(benchmark::task::HARBOR_FILE);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Pins::default()),
-        Err(source) => return Err(Error::Io { path, source }),
+    use benchmark::confined::{Folder, Refused, Why};
+    let card = tasks_dir.join(task);
+    let path = card.join(benchmark::task::HARBOR_FILE);
+    let bytes = match Folder::open(&card, "task card")
+        .and_then(|folder| folder.read_limited(Path::new(benchmark::task::HARBOR_FILE), PINS_LIMIT))
+    {
+        Ok(bytes) => bytes,
+        Err(Refused { why: Why::Missing, .. }) => return Ok(Pins::default()),
+        Err(refused) => return Err(refused.into()),
     };
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::Invalid { path: path.clone(), detail: "is not UTF-8 text".into() })?;
     let pins: Pins =
         toml::from_str(&text).map_err(|e| Error::Invalid { path: path.clone(), detail: e.to_string() })?;
     if let Some(bad) = pins.digests.iter().find(|d| !is_digest(d)) {

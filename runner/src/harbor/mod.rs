@@ -29,6 +29,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use benchmark::confined::Folder;
 use bundle::{Agent, Benchmark, Hint, Outcome, Provenance, ProvenanceKind, REXBENCH_TASKS, RunnerInfo};
 
 use crate::results::{Evaluation, run_dir};
@@ -78,7 +79,8 @@ pub fn import(opts: &Options) -> Result<Imported, Error> {
     if opts.jobs.is_empty() {
         return Err(Error::Setup("name at least one Harbor job folder".into()));
     }
-    if opts.out.exists() && fs::read_dir(&opts.out).map(|mut d| d.next().is_some()).unwrap_or(true) {
+    let listed = || Folder::open(&opts.out, "output folder")?.entries(Path::new(""));
+    if opts.out.exists() && listed().map_or(true, |entries| !entries.is_empty()) {
         return Err(Error::Setup(format!(
             "{} already exists and is not empty: import into a new folder",
             opts.out.display()

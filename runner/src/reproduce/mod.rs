@@ -70,10 +70,15 @@ pub struct QueuedRun {
     pub tries: u32,
 }
 
+/// One page of the queue.
 #[derive(Debug, Deserialize)]
 struct QueueAnswer {
     runs: Vec<QueuedRun>,
+    total: usize,
 }
+
+/// Runs asked for in each page of the queue: the most the server gives in one.
+const QUEUE_PAGE: usize = 1000;
 
 /// What came of one submission's sample.
 #[derive(Debug)]
@@ -100,9 +105,20 @@ impl Report {
     }
 }
 
-/// The queue of sampled runs not yet reproduced.
+/// The queue of sampled runs not yet reproduced, every page of it, oldest sample first.
 pub(crate) fn queue(api: &Api) -> Result<Vec<QueuedRun>, Error> {
-    Ok(api.json::<QueueAnswer>("/api/v1/admin/reproductions?status=pending")?.runs)
+    let mut runs = Vec::new();
+    for page in 1.. {
+        let answer = api.json::<QueueAnswer>(&format!(
+            "/api/v1/admin/reproductions?status=pending&page={page}&per_page={QUEUE_PAGE}"
+        ))?;
+        let last = answer.runs.is_empty() || page * QUEUE_PAGE >= answer.total;
+        runs.extend(answer.runs);
+        if last {
+            break;
+        }
+    }
+    Ok(runs)
 }
 
 /// Re-runs the queue's runs, one reproduction per submission.

@@ -39,6 +39,10 @@ enum Command {
     Restore { src: PathBuf },
     /// Exit 0 if the server at REXBENCH_ADDR answers /readyz (the container's health check).
     Health,
+    /// Print the site's pages as the router routes them, one path a line (`{id}` where a
+    /// page takes a value), for the crawl of `scripts/same-answers` and the browser tests,
+    /// which cover every one.
+    Pages,
     /// Manage the keys that may submit.
     Keys {
         #[command(subcommand)]
@@ -299,6 +303,12 @@ async fn run(command: Command, settings: crate::Settings) -> anyhow::Result<Exit
             return Ok(ExitCode::SUCCESS);
         }
         Command::Health => return Ok(health(&config)),
+        Command::Pages => {
+            for path in crate::router::page_paths() {
+                println!("{path}");
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
         _ => {}
     }
     let state = crate::open_state(&config).await?;
@@ -310,7 +320,9 @@ async fn run(command: Command, settings: crate::Settings) -> anyhow::Result<Exit
         }
         Command::Reproductions { all } => commands::reproductions(&state, all).await,
         Command::Sampling { reveal } => commands::sampling(&state, reveal).await,
-        Command::Backup { .. } | Command::Restore { .. } | Command::Health => unreachable!("handled above"),
+        Command::Backup { .. } | Command::Restore { .. } | Command::Health | Command::Pages => {
+            unreachable!("handled above")
+        }
         Command::Keys { command } => commands::keys(&state, command).await,
         Command::TaskSets { command } => commands::task_sets(&state, command).await,
         Command::Variants { command } => commands::variants(&state, command).await,

@@ -313,6 +313,20 @@ async fn the_demo_sample_is_rerun_and_the_board_shows_what_held() {
         let queue = get_as_maintainer(&app, "/api/v1/admin/reproductions?status=all").await.json();
         assert_eq!(queue["hours"]["runs"], json!(queued.len()), "{queue}");
         assert!(queue["hours"]["hours"].as_f64().unwrap() > 0.0);
+        // A page at a time: the pages, in order, are the whole list; one past the last holds none.
+        let total = queue["total"].as_u64().unwrap() as usize;
+        assert_eq!(total, queue["runs"].as_array().unwrap().len(), "{queue}");
+        assert!(total >= 2, "{queue}");
+        let mut paged = Vec::new();
+        for page in 1..=total + 1 {
+            let one = get_as_maintainer(&app, &format!("/api/v1/admin/reproductions?status=all&per_page=1&page={page}"))
+                .await
+                .json();
+            assert_eq!((one["page"].as_u64(), one["per_page"].as_u64()), (Some(page as u64), Some(1)), "{one}");
+            assert_eq!(one["total"].as_u64(), Some(total as u64), "{one}");
+            paged.extend(one["runs"].as_array().unwrap().iter().cloned());
+        }
+        assert_eq!(json!(paged), queue["runs"], "pages 1 to {total} are the list, page {} is empty", total + 1);
         let pending = get_as_maintainer(&app, "/api/v1/admin/reproductions").await.json();
         assert_eq!(pending["runs"], json!([]));
         // Run again, nothing waits.

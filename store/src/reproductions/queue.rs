@@ -158,7 +158,35 @@ impl Store {
     /// The sampled runs, oldest sample first; only those not yet reproduced when
     /// `pending`.
     pub async fn reproduction_queue(&self, pending: bool) -> Result<Vec<QueuedRun>, StoreError> {
+        self.queue_rows(pending, None).await
+    }
+
+    /// A window of [`Store::reproduction_queue`]: `take` runs after the first `skip`, and
+    /// how many runs the whole list holds.
+    pub async fn reproduction_queue_window(
+        &self,
+        pending: bool,
+        skip: i64,
+        take: i64,
+    ) -> Result<(Vec<QueuedRun>, i64), StoreError> {
         let only = if pending { " WHERE rr.run_id IS NULL" } else { "" };
+        let total: i64 = db::query(&format!(
+            "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM samples x \
+             LEFT JOIN reproduced_runs rr ON rr.run_id = x.run_id{only}"
+        ))
+        .fetch_one(&self.pool)
+        .await?
+        .try_get("n")?;
+        Ok((self.queue_rows(pending, Some((skip, take))).await?, total))
+    }
+
+    async fn queue_rows(
+        &self,
+        pending: bool,
+        window: Option<(i64, i64)>,
+    ) -> Result<Vec<QueuedRun>, StoreError> {
+        let only = if pending { " WHERE rr.run_id IS NULL" } else { "" };
+        let cut = window.map_or(String::new(), |(skip, take)| format!(" LIMIT {take} OFFSET {skip}"));
         let rows = db::query(&format!(
             "SELECT r.id, r.bundle_id, s.agent_id, s.task_set_digest, s.benchmark_name, s.superseded_by, \
              r.task, r.hint, r.attempt, r.outcome, r.duration_s, p.digest AS patch, x.epoch, x.sampled_at, \
@@ -167,7 +195,7 @@ impl Store {
              FROM samples x JOIN runs r ON r.id = x.run_id JOIN submissions s ON s.bundle_id = r.bundle_id \
              LEFT JOIN run_artifacts p ON p.run_id = r.id AND p.role = 'patch' \
              LEFT JOIN reproduced_runs rr ON rr.run_id = r.id{only} \
-             ORDER BY x.sampled_at, r.bundle_id, r.task, r.hint, r.attempt"
+             ORDER BY x.sampled_at, r.bundle_id, r.task, r.hint, r.attempt{cut}"
         ))
         .fetch_all(&self.pool)
         .await?;
