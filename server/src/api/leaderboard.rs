@@ -5,30 +5,14 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
-use utoipa::ToSchema;
 use views::board::LeaderboardParams;
-use views::format::spreadsheet_text;
-use views::leaderboard::{EntryRef, LeaderboardEntry};
+use views::leaderboard::LeaderboardAnswer;
 use views::query::PageParams;
 
 use crate::api::extract::ApiQuery;
 use crate::api::responses::ErrorAnswer;
 use crate::error::ApiError;
 use crate::state::Shared;
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct LeaderboardAnswer {
-    /// This page's rows, by agent id then bundle id.
-    pub rows: Vec<LeaderboardEntry>,
-    /// The page given (from 1), rows a page, and how many rows the query keeps in all:
-    /// the pages run to `total / per_page`, rounded up.
-    pub page: usize,
-    pub per_page: usize,
-    pub total: usize,
-    /// Where the statistics are explained.
-    pub method: String,
-}
 
 /// Each agent's current submission: rates under each hint condition, with the
 /// bootstrap's intervals, rank range and tie group (see `/about`). A page at a time
@@ -49,12 +33,7 @@ pub async fn leaderboard(
     ApiQuery(q): ApiQuery<LeaderboardParams>,
     ApiQuery(pages): ApiQuery<PageParams>,
 ) -> Result<Json<LeaderboardAnswer>, ApiError> {
-    let view = q.view()?;
-    let window = pages.window()?;
-    let entries = views::leaderboard::entries(&app.store, &app.catalog, &view).await?;
-    let rows = entries.page(window);
-    let (page, per_page) = (window.page, window.size);
-    Ok(Json(LeaderboardAnswer { rows, page, per_page, total: entries.total(), method: "/about".into() }))
+    Ok(Json(views::leaderboard::answer(&app.store, &app.catalog, &q.view()?, pages.window()?).await?))
 }
 
 /// The leaderboard as CSV: one row per agent, with its rates, coverage in valid attempts,
@@ -75,75 +54,21 @@ pub async fn leaderboard_csv(
     ApiQuery(q): ApiQuery<LeaderboardParams>,
 ) -> Result<Response, ApiError> {
     let entries = views::leaderboard::entries(&app.store, &app.catalog, &q.view()?).await?;
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let mut head: Vec<String> = [
-        "agent_id",
-        "display_name",
-        "framework",
-        "model",
-        "tier",
-        "provenance",
-        "harness",
-        "harness_version",
-        "ranked",
-        "tasks_counted",
-        "benchmark",
-        "benchmark_version",
-        "task_set_digest",
-        "bundle_id",
-        "runs_sampled",
-        "runs_reproduced",
-        "runs_not_reproduced",
-        "runs_heldout",
-        "runs_generalised",
-        "submitter",
-        "submitter_keyid",
-        "submitter_rows_same_model",
-        "submitter_runs_reproduced",
-        "submitter_runs_not_reproduced",
-    ]
-    .map(str::to_owned)
-    .to_vec();
-    for hint in bundle::Hint::ALL {
-        for m in [
-            "final_success",
-            "execution_success",
-            "file_recall",
-            "runs_counted",
-            "flagged_successes",
-            "tasks",
-            "fewest_attempts",
-            "most_attempts",
-            "solved_every_time",
-            "infra_errors",
-            "infra_error_share",
-            "short_tasks",
-            "mean_cost_usd",
-            "cost_per_success_usd",
-            "cost_runs",
-            "cost_checked_runs",
-            "cost_marked_runs",
-        ] {
-            head.push(format!("{m}_{hint}"));
-        }
-    }
-    // The board's Δ, paired over the tasks both conditions cover (issue 75), the tasks it
-    // is over, and whether that is fewer than no hints covers.
-    head.extend(["uplift_hints", "uplift_hints_tasks", "uplift_hints_partial"].map(str::to_owned));
-    w.write_record(&head).map_err(ApiError::internal)?;
-    let mut bytes = w.into_inner().map_err(ApiError::internal)?;
+    let mut bytes = views::leaderboard::csv::head().map_err(ApiError::internal)?;
     // The rows (4.3 MB at 10,000 agents) are written in as many parts as there are cores,
     // off the async workers, and joined: the same bytes as one writer's.
     let parts = tokio::task::spawn_blocking(move || {
         let total = entries.total();
         let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-        let parts = cores.min(total.div_ceil(ROWS_A_PART)).max(1);
+        let parts = cores.min(total.div_ceil(views::leaderboard::csv::ROWS_A_PART)).max(1);
         let each = total.div_ceil(parts);
         std::thread::scope(|scope| {
             let written: Vec<_> = (0..parts)
                 .map(|p| {
                     let entries = &entries;
-                    scope.spawn(move || csv_rows(entries.those(p * each..(p + 1) * each), each))
+                    scope.spawn(move || {
+                        views::leaderboard::csv::rows(entries.those(p * each..(p + 1) * each), each)
+                    })
                 })
                 .collect();
             written
@@ -159,79 +84,4 @@ pub async fn leaderboard_csv(
         bytes.extend_from_slice(&part);
     }
     Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], bytes).into_response())
-}
-
-/// The fewest rows of the CSV worth a thread of their own (a row takes about 5 µs).
-const ROWS_A_PART: usize = 64;
-
-/// The CSV's rows for `entries` (about `rows` of them), without the header.
-fn csv_rows<'a>(entries: impl Iterator<Item = EntryRef<'a>>, rows: usize) -> Result<Vec<u8>, csv::Error> {
-    // About 500 bytes a row.
-    let mut w = csv::Writer::from_writer(Vec::with_capacity(576 * rows));
-    // Each field is written as it is made, through one buffer: no row is built, and no
-    // number goes through the formatting machinery (4.3 MB at 10,000 agents).
-    let mut field = String::new();
-    let mut num = |w: &mut csv::Writer<Vec<u8>>, x: Option<f64>| {
-        field.clear();
-        if let Some(v) = x {
-            views::format::fixed4(v, &mut field);
-        }
-        w.write_field(&field)
-    };
-    let mut int = itoa::Buffer::new();
-    let mut count = |w: &mut csv::Writer<Vec<u8>>, n: i64| w.write_field(int.format(n));
-    for EntryRef { row: r, submitted_by: by, stats, tasks, ranked } in entries {
-        // Every text a submitter chose, as no spreadsheet runs it.
-        let text = |w: &mut csv::Writer<Vec<u8>>, t: &str| w.write_field(spreadsheet_text(t).as_bytes());
-        for t in [&r.agent_id, &r.display_name, &r.framework, &r.model] {
-            text(&mut w, t)?;
-        }
-        w.write_field(r.tier.as_str())?;
-        w.write_field(r.provenance.as_str())?;
-        text(&mut w, &r.harness.name)?;
-        text(&mut w, r.harness.version.as_deref().unwrap_or_default())?;
-        w.write_field(if ranked { "true" } else { "false" })?;
-        count(&mut w, tasks.len() as i64)?;
-        for t in [&r.benchmark_name, &r.benchmark_version, &r.task_set_digest, &r.bundle_id] {
-            text(&mut w, t)?;
-        }
-        for n in
-            [r.sample.sampled, r.sample.reproduced, r.sample.differed, r.sample.heldout, r.sample.generalised]
-        {
-            count(&mut w, n)?;
-        }
-        text(&mut w, &by.owner)?;
-        w.write_field(&by.keyid)?;
-        count(&mut w, by.rows_with_model() as i64)?;
-        for n in [by.sample.reproduced, by.sample.differed] {
-            count(&mut w, n)?;
-        }
-        for hint in bundle::Hint::ALL {
-            let rates = r.by_hint.get(&hint).copied().unwrap_or_default();
-            let coverage = r.coverage.get(&hint).copied().unwrap_or_default();
-            let every_time = stats.and_then(|s| s.reliability.get(hint)?.every_time());
-            for value in [rates.final_success, rates.execution_success, rates.file_recall] {
-                num(&mut w, value)?;
-            }
-            count(&mut w, rates.counted)?;
-            count(&mut w, rates.flagged)?;
-            for n in [coverage.tasks, coverage.fewest_attempts, coverage.most_attempts] {
-                count(&mut w, n)?;
-            }
-            num(&mut w, every_time.map(|i| i.estimate))?;
-            count(&mut w, rates.infra_errors)?;
-            num(&mut w, rates.infra_error_share)?;
-            count(&mut w, coverage.short_tasks)?;
-            num(&mut w, rates.mean_cost_usd)?;
-            num(&mut w, rates.cost_per_success_usd)?;
-            for n in [rates.cost_runs, rates.cost_checked, rates.cost_marked] {
-                count(&mut w, n)?;
-            }
-        }
-        num(&mut w, r.uplift.delta)?;
-        count(&mut w, r.uplift.tasks)?;
-        w.write_field(if r.uplift.partial() { "true" } else { "false" })?;
-        w.write_record(None::<&[u8]>)?;
-    }
-    w.into_inner().map_err(|e| e.into_error().into())
 }

@@ -152,8 +152,26 @@ pub fn counted_tasks(catalog: &Catalog, set: &[TaskId], scope: TaskScope) -> Vec
     }
 }
 
+/// The API's leaderboard: a page of every current row the query keeps, of any task set.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct LeaderboardAnswer {
+    /// This page's rows, by agent id then bundle id.
+    pub rows: Vec<LeaderboardEntry>,
+    /// The page given (from 1), rows a page, and how many rows the query keeps in all:
+    /// the pages run to `total / per_page`, rounded up.
+    pub page: usize,
+    pub per_page: usize,
+    pub total: usize,
+    /// Where the statistics are explained.
+    pub method: String,
+}
+
 #[cfg(feature = "db")]
 pub use answers::*;
+
+#[cfg(feature = "db")]
+pub mod csv;
 
 #[cfg(feature = "db")]
 mod answers {
@@ -162,7 +180,7 @@ mod answers {
     use store::stats::AgentStats;
     use store::{Hint, LeaderboardRow, Store, TaskId};
 
-    use super::{LeaderboardData, LeaderboardEntry, TaskSet, counted_tasks};
+    use super::{LeaderboardAnswer, LeaderboardData, LeaderboardEntry, TaskSet, counted_tasks};
     use crate::ViewError;
     use crate::board::{BoardQuery, PER_PAGE, Sort, TaskScope};
     use crate::catalog::Catalog;
@@ -248,6 +266,24 @@ mod answers {
         let kept = board.iter().enumerate().filter(|(_, r)| query.keeps(r)).map(|(i, _)| i).collect();
         let submitters = crate::submitter::Submitters::of(&board);
         Ok(Entries { board, stats, counted, kept, submitters })
+    }
+
+    /// The API's leaderboard: the page `window` of every current row the query keeps.
+    pub async fn answer(
+        store: &Store,
+        catalog: &Catalog,
+        query: &BoardQuery,
+        window: crate::query::Window,
+    ) -> Result<LeaderboardAnswer, ViewError> {
+        let entries = entries(store, catalog, query).await?;
+        let rows = entries.page(window);
+        Ok(LeaderboardAnswer {
+            rows,
+            page: window.page,
+            per_page: window.size,
+            total: entries.total(),
+            method: "/about".into(),
+        })
     }
 
     /// The leaderboard page a URL asks for: one task set, its rows narrowed, ordered and
