@@ -525,7 +525,9 @@ pub fn main() -> ExitCode {
     match run(cli.command) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("rexbench: {e:#}");
+            // A path from a hostile folder may hold a terminal's control characters: they
+            // are shown escaped, never sent to the terminal.
+            eprintln!("rexbench: {}", shown(&format!("{e:#}")));
             ExitCode::from(2)
         }
     }
@@ -587,8 +589,13 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             commands::import_harbor(jobs, out, hint, tasks, gold, harbor_version, foreign_tasks)
         }
         Command::TaskDigest { dirs } => {
-            for dir in dirs {
-                println!("{}  {}", crate::harbor::digest::task_digest(&dir)?, dir.display());
+            // Every folder's digest before any is printed: a refused folder prints none.
+            let digests = dirs
+                .iter()
+                .map(|dir| crate::harbor::digest::task_digest(dir))
+                .collect::<Result<Vec<_>, _>>()?;
+            for (digest, dir) in digests.iter().zip(&dirs) {
+                println!("{digest}  {}", dir.display());
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -768,4 +775,12 @@ fn parse_task_set(text: &str) -> Result<bundle::TaskSet, String> {
         name: name.trim().to_owned(),
         version: version.to_owned(),
     })
+}
+
+/// `text` with every control character but a newline escaped (`\u{1b}`), so that a name
+/// read from a folder someone else filled cannot move the cursor or rewrite the line.
+fn shown(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() && c != '\n' { c.escape_unicode().to_string() } else { c.to_string() })
+        .collect()
 }

@@ -35,8 +35,10 @@ const IGNORE_LIMIT: u64 = 1 << 20;
 /// The digest Harbor records for the task in `dir`: `sha256:` and 64 hex digits.
 pub fn task_digest(dir: &Path) -> Result<String, Error> {
     let not_task = |detail: &str| Error::Invalid { path: dir.to_owned(), detail: detail.to_owned() };
-    if !dir.is_dir() {
-        return Err(not_task("is not a Harbor task folder"));
+    match std::fs::metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_task("does not exist")),
+        Ok(m) if !m.is_dir() => return Err(not_task("is not a folder: not a Harbor task folder")),
+        _ => {}
     }
     let folder = Folder::open(dir, "task folder")?;
     let top: BTreeMap<String, Entry> =
@@ -64,8 +66,12 @@ pub fn task_digest(dir: &Path) -> Result<String, Error> {
             Some(e) if !e.link && e.kind == Kind::Folder => {
                 walk(&folder, Path::new(name), &mut scopes, &mut files)?
             }
-            Some(_) => {
-                return Err(refused(dir, name, "a task's folder must be a folder, not a link or a file"));
+            Some(e) => {
+                return Err(refused(
+                    dir,
+                    name,
+                    &format!("a task's folder must be a folder, not {}", what(e)),
+                ));
             }
             None => {}
         }
@@ -94,24 +100,41 @@ fn refused(dir: &Path, rel: impl AsRef<Path>, why: &str) -> Error {
 
 /// The rules of the ignore file `rel`, over paths from `base`.
 fn ignore_rules(folder: &Folder, rel: &Path, base: &Path, rules: &[String]) -> Result<Gitignore, Error> {
-    let path = folder.shown(rel);
+    let path = folder.path().join(rel);
     let mut builder = GitignoreBuilder::new(base);
     for line in rules {
         builder
             .add_line(None, line)
-            .map_err(|e| refused(&path, "", &format!("a pattern git would not read: {e}")))?;
+            .map_err(|e| invalid(&path, &format!("a pattern git would not read: {e}")))?;
     }
-    builder.build().map_err(|e| refused(&path, "", &format!("cannot be read as git does: {e}")))
+    builder.build().map_err(|e| invalid(&path, &format!("cannot be read as git does: {e}")))
 }
 
 /// The lines of the ignore file `rel`, a regular file (never a link) of at most
 /// [`IGNORE_LIMIT`] bytes.
 fn ignore_lines(folder: &Folder, entry: &Entry) -> Result<Vec<String>, Error> {
+    let path = folder.path().join(&entry.rel);
     if entry.link || !matches!(entry.kind, Kind::File { .. }) {
-        return Err(refused(&folder.shown(&entry.rel), "", "ignore rules must be a regular file"));
+        return Err(invalid(&path, &format!("ignore rules must be a regular file, not {}", what(entry))));
     }
     let bytes = folder.read_limited(&entry.rel, IGNORE_LIMIT)?;
-    Ok(String::from_utf8_lossy(&bytes).lines().map(str::to_owned).collect())
+    let text = String::from_utf8(bytes).map_err(|_| invalid(&path, "ignore rules must be UTF-8 text"))?;
+    Ok(text.lines().map(str::to_owned).collect())
+}
+
+/// What an entry that is not a plain file or folder is, for a refusal.
+fn what(entry: &Entry) -> &'static str {
+    match entry.kind {
+        _ if entry.link => "a symbolic link",
+        Kind::Other(what) => what,
+        Kind::Folder => "a folder",
+        Kind::File { .. } => "a file",
+        Kind::LinkOutside => "a symbolic link",
+    }
+}
+
+fn invalid(path: &Path, why: &str) -> Error {
+    Error::Invalid { path: path.to_owned(), detail: why.to_owned() }
 }
 
 /// The task's `.gitignore`, else Harbor's default ignores, over paths from its root.
@@ -138,30 +161,26 @@ impl Scopes {
         if rel.file_name().is_some_and(|n| n == HARBORIGNORE) {
             return true;
         }
-        let parts: Vec<_> = rel.components().collect();
-        for end in 1..=parts.len() {
-            let candidate: PathBuf = parts[..end].iter().collect();
-            if !in_scope(&candidate) {
+        // Only `rel` itself is weighed: the walk never enters a folder the rules leave out,
+        // and every rule that could reach a folder above `rel` was in force when that folder
+        // was weighed, so weighing it again would give the same answer, at a cost that grows
+        // with the cube of a deep tree's depth.
+        if !in_scope(rel) {
+            return false;
+        }
+        let mut excluded = false;
+        for (folder, rules) in &self.rules {
+            let Ok(inside) = rel.strip_prefix(folder) else { continue };
+            if inside.as_os_str().is_empty() {
                 continue;
             }
-            let dir = is_dir || end < parts.len();
-            let mut excluded = false;
-            for (folder, rules) in &self.rules {
-                let Ok(inside) = candidate.strip_prefix(folder) else { continue };
-                if inside.as_os_str().is_empty() {
-                    continue;
-                }
-                match rules.matched(inside, dir) {
-                    Match::Ignore(_) => excluded = true,
-                    Match::Whitelist(_) => excluded = false,
-                    Match::None => {}
-                }
-            }
-            if excluded {
-                return true;
+            match rules.matched(inside, is_dir) {
+                Match::Ignore(_) => excluded = true,
+                Match::Whitelist(_) => excluded = false,
+                Match::None => {}
             }
         }
-        false
+        excluded
     }
 }
 
@@ -193,22 +212,16 @@ fn walk(folder: &Folder, rel: &Path, scopes: &mut Scopes, files: &mut Vec<PathBu
         if scopes.excluded(&entry.rel, is_dir) {
             continue;
         }
+        if entry.name.to_str().is_none() {
+            // Two names that differ only in bytes that are not UTF-8 would be hashed as one.
+            return Err(refused(folder.path(), &entry.rel, "a task's file name must be UTF-8"));
+        }
         match entry.kind {
-            _ if entry.link => {
-                return Err(refused(
-                    folder.path(),
-                    &entry.rel,
-                    "a task's input must be a file or a folder, not a link",
-                ));
-            }
-            Kind::Folder => walk(folder, &entry.rel, scopes, files)?,
-            Kind::File { .. } => files.push(entry.rel),
-            Kind::Other(_) | Kind::LinkOutside => {
-                return Err(refused(
-                    folder.path(),
-                    &entry.rel,
-                    "a task's input must be a file or a folder, not a link",
-                ));
+            Kind::Folder if !entry.link => walk(folder, &entry.rel, scopes, files)?,
+            Kind::File { .. } if !entry.link => files.push(entry.rel),
+            _ => {
+                let why = format!("a task's input must be a file or a folder, not {}", what(&entry));
+                return Err(refused(folder.path(), &entry.rel, &why));
             }
         }
     }

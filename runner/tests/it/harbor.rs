@@ -701,10 +701,62 @@ fn task_digest_is_harbor_s_own() {
     let done = runner(&["task-digest", linked.to_str().unwrap()], &repo());
     assert_eq!(done.status.code(), Some(2), "{}", stdout(&done));
     assert!(
-        stderr(&done).contains("tests/passwd: a task's input must be a file or a folder, not a link"),
+        stderr(&done)
+            .contains("tests/passwd: a task's input must be a file or a folder, not a symbolic link"),
         "{}",
         stderr(&done)
     );
+    // What a hostile task folder may hold instead is refused by what it is, and a folder
+    // refused among several prints no digest at all.
+    let refusal = |name: &str, plant: &dyn Fn(&Path), said: &str| {
+        let dest = tmp.path().join(name);
+        let status = std::process::Command::new("cp").arg("-r").arg(&cogs).arg(&dest).status().unwrap();
+        assert!(status.success());
+        plant(&dest);
+        let done = runner(&["task-digest", cogs.to_str().unwrap(), dest.to_str().unwrap()], &repo());
+        assert_eq!(done.status.code(), Some(2), "{name}: {}", stdout(&done));
+        assert!(stderr(&done).contains(said), "{name}: {}", stderr(&done));
+        assert_eq!(stdout(&done), "", "{name}: no digest is printed when one folder is refused");
+    };
+    let fifo = |path: &Path| {
+        assert!(std::process::Command::new("mkfifo").arg(path).status().unwrap().success());
+    };
+    refusal(
+        "fifo",
+        &|d| fifo(&d.join("tests/pipe")),
+        "tests/pipe: a task's input must be a file or a folder, not a FIFO",
+    );
+    refusal(
+        "fifo-ignore",
+        &|d| {
+            fs::remove_file(d.join("tests/.harborignore")).unwrap();
+            fifo(&d.join("tests/.harborignore"))
+        },
+        "tests/.harborignore: ignore rules must be a regular file, not a FIFO",
+    );
+    refusal(
+        "latin1-ignore",
+        &|d| fs::write(d.join(".gitignore"), b"caf\xe9\n").unwrap(),
+        ".gitignore: ignore rules must be UTF-8 text",
+    );
+    refusal(
+        "latin1-name",
+        &|d| {
+            use std::os::unix::ffi::OsStrExt as _;
+            fs::write(d.join("tests").join(std::ffi::OsStr::from_bytes(b"bad\xff")), "x").unwrap()
+        },
+        "a task's file name must be UTF-8",
+    );
+    let missing = runner(&["task-digest", tmp.path().join("nowhere").to_str().unwrap()], &repo());
+    assert!(stderr(&missing).contains("nowhere: does not exist"), "{}", stderr(&missing));
+    // A control character in a name reaches the terminal escaped.
+    let escape = tmp.path().join("escape");
+    let status = std::process::Command::new("cp").arg("-r").arg(&cogs).arg(&escape).status().unwrap();
+    assert!(status.success());
+    std::os::unix::fs::symlink("/etc/passwd", escape.join("tests/\u{1b}[2Kok")).unwrap();
+    let done = runner(&["task-digest", escape.to_str().unwrap()], &repo());
+    assert!(!stderr(&done).contains('\u{1b}'), "{:?}", stderr(&done));
+    assert!(stderr(&done).contains("\\u{1b}[2Kok"), "{:?}", stderr(&done));
 }
 
 /// The task cards with `cogs` (and, if given, `othello`) pinned in `harbor.toml`.
