@@ -76,6 +76,8 @@ export DATABASE_URL="sqlite://$work/db.sqlite" REXBENCH_BLOBS="$work/blobs" REXB
 # Every test submits from 127.0.0.1 (the vectors' test alone posts fifty bundles);
 # the rate limits have tests of their own.
 export REXBENCH_SUBMISSIONS_PER_HOUR=1000
+# The desk's tests file four key requests from 127.0.0.1 (the allowance has tests of its own).
+export REXBENCH_KEY_REQUESTS_PER_DAY=100
 $srv keys add --public-key "$work/e2e.pub.pem" --owner "End-to-end tests" --tier submitter >/dev/null
 # The conformance vectors' key, so that /submit's check in the browser meets each vector.
 $srv keys add --public-key vectors/test-key/key.pub.pem --owner "Conformance vectors" --tier submitter >/dev/null
@@ -84,6 +86,11 @@ $srv keys add --public-key vectors/test-key/key.pub.pem --owner "Conformance vec
 $srv task-sets add --digest "$digest" --name "RExBench examples" --version 1.0 --note "the end-to-end tests' hostile bundle" >/dev/null
 $srv task-sets add --digest "$digest" --name RExBench --version 1.0 --note "the conformance vectors" >/dev/null
 $srv task-sets add --digest "$(printf 'ef%.0s' $(seq 32))" --name RExBench --version 1.0 --note "the end-to-end tests' regraded job" >/dev/null
+# The desk's tests' bundles: the shortcut example's results (a success its runner
+# flagged, a finding to review), each agent's log its own, on a task set of their own so
+# that the example tasks' board, which other tests read, stays as it is.
+desk_set=$(printf 'd1%.0s' $(seq 32))
+$srv task-sets add --digest "$desk_set" --name "Desk tests" --version 1.0 --note "the end-to-end tests' desk" >/dev/null
 # One-time links that sign a browser in as a maintainer, two for each project of the
 # tests (a private run's page as its readers see it, and the regraded run's); they may
 # be opened for two hours.
@@ -105,6 +112,33 @@ printf '%s\n' "$REXBENCH_ADMIN_TOKEN" > "$work/admin-token"
 env -u REXBENCH_ADMIN_TOKEN $rexbench reproduce --server "http://$first_addr" --token-file "$work/admin-token" \
   --key "$work/maintainers.pem" --out "$work/repro" --gold tasks/examples/gold >"$work/reproduce.log" 2>&1 \
   || { cat "$work/reproduce.log" "$work/first-start.log" >&2; kill "$first"; exit 1; }
+# Key requests for the desk's tests, one to approve and one to decline for each project
+# of the tests, each key with a bundle held while it is pending (`rexbench register`,
+# then `rexbench submit`, as a new submitter does); two held-out variants to retire; and
+# links that sign a browser in as a maintainer (the desk's) and as a submitter.
+for who in js-approve nojs-approve js-decline nojs-decline; do
+  $rexbench keygen --out "$work/$who" >/dev/null
+  $rexbench register --server "http://$first_addr" --key "$work/$who.pem" --owner "Desk $who lab" \
+    --contact "$who@lab.example.org" --note "the desk's $who test" >"$work/register-$who.log" 2>&1 \
+    || { cat "$work/register-$who.log" "$work/first-start.log" >&2; kill "$first"; exit 1; }
+  printf 'id = "e2e-%s"\nframework = "DeskFramework"\nmodel = "Example Model"\n' "$who" > "$work/$who.toml"
+  cp -r tasks/examples/shortcut/results "$work/desk-$who"
+  sed -i '0,/"name": "[^"]*"/s//"name": "Desk tests"/; s/"task_set_digest": "[0-9a-f]*"/"task_set_digest": "'"$desk_set"'"/' \
+    "$work/desk-$who/evaluation.json"
+  for log in "$work/desk-$who"/runs/*/*/*/agent_log.txt; do echo "the desk's $who test" >> "$log"; done
+  $rexbench pack "$work/desk-$who" --agent "$work/$who.toml" --key "$work/$who.pem" --out "$work/$who.tar.gz" >/dev/null \
+    || { echo "packing the desk's $who bundle failed" >&2; kill "$first"; exit 1; }
+  $rexbench submit "$work/$who.tar.gz" --server "http://$first_addr" >"$work/submit-$who.log" 2>&1 \
+    || { cat "$work/submit-$who.log" >&2; kill "$first"; exit 1; }
+done
+for project in js nojs; do
+  variant=$(printf "$([ "$project" = js ] && echo c1 || echo c2)%.0s" $(seq 32))
+  $srv variants add --task wordfreq --digest "$variant" --note "the desk's $project retirement test" >/dev/null
+done
+for _ in 1 2; do $srv sign-in-link --base "http://127.0.0.1:$port" --valid-for 120; done > end2end/.work/desk-links.txt
+e2e_keyid=$($srv keys list | awk '/End-to-end tests/ {print $1}')
+for _ in 1 2; do $srv sign-in-link --as "$e2e_keyid" --base "http://127.0.0.1:$port" --valid-for 120; done \
+  > end2end/.work/submitter-links.txt
 kill "$first"
 wait "$first" || true
 # The server the tests use. Should it end before Playwright stops it, the tests' output

@@ -25,7 +25,8 @@ HEADERS = ["content-type", "cache-control", "etag", "content-security-policy", "
 START = [
     "/", "/?tasks=public", "/?integrity=strict", "/?sort=every-none", "/?view=table",
     "/tasks", "/failures", "/changes", "/about", "/keys", "/submit", "/compare", "/parity",
-    "/guide", "/no-such-page",
+    "/guide", "/no-such-page", "/keys/request", "/keys/request?id=1", "/keys/request?id=x", "/desk",
+    "/changes.atom", "/api/v1/key-requests/1",
     "/api/v1/leaderboard", "/api/v1/leaderboard?tasks=public", "/api/v1/leaderboard?integrity=strict",
     "/api/v1/leaderboard?tier=nobody", "/api/v1/tasks", "/api/v1/changes", "/api/v1/changes?limit=0",
     "/api/v1/keys", "/api/v1/openapi.json", "/api/v1/no-such", "/api/v1", "/api/v1/", "/api/v1/tasks/cogs/x", "/api/v1/runs/0", "/api/v1/agents/nobody",

@@ -35,6 +35,11 @@ pub struct PageContext {
     pub generation: i64,
     /// The size limits submitted bundles are held to.
     pub limits: bundle::Limits,
+    /// The token a browser session's forms carry (the desk's refuse one without it);
+    /// none without a session.
+    pub form_token: Option<String>,
+    /// For a maintainer: what waits on the desk, for the header.
+    pub desk: Option<store::DeskCounts>,
 }
 
 #[cfg(feature = "ssr")]

@@ -9,6 +9,9 @@ pub enum AppError {
     /// What the address names does not exist: a 404 page.
     #[error("{0}")]
     NotFound(String),
+    /// The reader may not see this page (the desk, for anyone but a maintainer): a 403.
+    #[error("{0}")]
+    Forbidden(String),
     /// The store failed; the details are logged, never shown.
     #[error("the results could not be read just now")]
     Internal,

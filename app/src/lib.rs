@@ -32,8 +32,9 @@ use views::format;
 
 pub use pages::Verdict;
 use pages::{
-    AboutPage, AgentPage, ChangesPage, ComparePage, FailuresPage, KeysPage, LeaderboardPage, NotFound,
-    ParityPage, RunPage, SignInLinkPage, SignInPage, SubmitPage, TaskPage, TasksPage,
+    AboutPage, AgentPage, ChangesPage, ComparePage, DeskPage, FailuresPage, KeyRequestPage, KeysPage,
+    LeaderboardPage, NotFound, ParityPage, RunPage, SignInLinkPage, SignInPage, SubmitPage, TaskPage,
+    TasksPage,
 };
 
 /// The name wasm-bindgen gives the islands' module (`rexbench.js`, `rexbench_bg.wasm`).
@@ -72,6 +73,16 @@ pub fn shell() -> impl IntoView {
     }
 }
 
+/// The header's word on what waits on the desk: "3 requests · 5 findings to review".
+fn desk_words(d: store::DeskCounts) -> String {
+    let n = |n: i64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    format!(
+        "Desk: {} · {}",
+        n(d.requests, "request", "requests"),
+        n(d.findings, "finding to review", "findings to review")
+    )
+}
+
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
@@ -85,6 +96,11 @@ pub fn App() -> impl IntoView {
     let seq = use_context::<data::PageContext>().filter(|c| c.pkg.is_some()).map(|c| c.generation);
     #[cfg(not(feature = "ssr"))]
     let seq: Option<i64> = None;
+    // A maintainer's session shows what waits on the desk.
+    #[cfg(feature = "ssr")]
+    let desk = use_context::<data::PageContext>().and_then(|c| c.desk);
+    #[cfg(not(feature = "ssr"))]
+    let desk: Option<store::DeskCounts> = None;
     view! {
         <Stylesheet id="style" href=stylesheet/>
         <Link rel="icon" href="/favicon.svg" type_="image/svg+xml"/>
@@ -108,6 +124,9 @@ pub fn App() -> impl IntoView {
                     <A href="/submit">"Submit"</A>
                     <A href="/about">"About"</A>
                     <A href="/signin">"Sign in"</A>
+                    {desk.map(|d| view! {
+                        <a href="/desk" class="desk-counts">{desk_words(d)}</a>
+                    })}
                 </nav>
             </header>
             {seq.map(|seq| view! { <islands::NewResults seq=seq/> })}
@@ -124,6 +143,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/submit") view=SubmitPage/>
                     <Route path=path!("/changes") view=ChangesPage/>
                     <Route path=path!("/keys") view=KeysPage/>
+                    <Route path=path!("/keys/request") view=KeyRequestPage/>
+                    <Route path=path!("/desk") view=DeskPage/>
                     <Route path=path!("/about") view=AboutPage/>
                     <Route path=path!("/signin") view=SignInPage/>
                     <Route path=path!("/login/:ticket") view=SignInLinkPage/>
@@ -135,7 +156,7 @@ pub fn App() -> impl IntoView {
                     <a href="https://arxiv.org/abs/2506.22598">"arXiv:2506.22598"</a>
                     ". Results arrive as signed bundles and are verified on arrival; "
                     "verified results were signed by a maintainer, self-reported ones by their submitter. "
-                    <a href="/api/v1/leaderboard">"API"</a>" · "<a href="/leaderboard.csv">"CSV"</a>
+                    <a href="/api/v1/leaderboard">"API"</a>" · "<a href="/leaderboard.csv">"CSV"</a>" · "<a href="/changes.atom">"Changes (Atom)"</a>
                 </p>
             </footer>
         </Router>

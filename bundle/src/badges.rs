@@ -94,6 +94,13 @@ pub fn seen(text: &str) -> String {
     skeletal.chars().map(read).collect()
 }
 
+/// What two names are compared by, for one owner per reading: the name as a reader sees
+/// it ([`seen`]) with its letters and digits alone (spaces, punctuation and invisible
+/// characters go), so that `Team  A`, `Team-A` and `team a` are one name.
+pub fn owner_key(text: &str) -> String {
+    seen(text).chars().filter(|c| c.is_alphanumeric()).collect()
+}
+
 /// The board's glyph `value` writes, if any (NFKC and the skeleton taken).
 pub fn glyph(value: &str) -> Option<String> {
     let plain: String = value.nfkc().collect();

@@ -29,6 +29,8 @@ pub mod vectors;
 mod writer;
 
 /// A text as a reader sees it (spec §4o): the badge check's reading, and the hint check's.
+pub use badges::imitated as imitates_badge;
+pub use badges::owner_key;
 pub use badges::seen as as_seen;
 pub use claims::{AGENT_RECORD_ROLES, Bound, Claims, Expectation, TaskRule, TaskSet, check_runs};
 pub use digest::{Digest, Hasher, HashingReader};

@@ -36,6 +36,8 @@ const PAGES: { name: string; path: string }[] = [
   { name: "submit", path: "/submit" },
   { name: "about", path: "/about" },
   { name: "keys", path: "/keys" },
+  { name: "key request", path: "/keys/request?id=1" },
+  { name: "key request, none chosen", path: "/keys/request" },
   { name: "sign-in", path: "/signin" },
   { name: "sign-in, a used link", path: "/signin?problem=used" },
   { name: "not found", path: "/no/such/page" },
@@ -54,6 +56,7 @@ test.afterEach(closeOpened);
 const REACHED_ELSEWHERE: Record<string, string> = {
   "/runs/{id}": "a11y.spec.ts: a run page with its patch and logs, a private run's page, a flagged run's page",
   "/login/{ticket}": "a11y.spec.ts: signed in, a private run's page shows its outputs",
+  "/desk": "desk.spec.ts: axe-core on the desk as a signed-in maintainer",
 };
 
 test("every page the router routes is checked here or where a reader's steps reach it", () => {

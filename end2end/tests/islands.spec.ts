@@ -220,7 +220,7 @@ test("a stored bundle's marks are told on the upload page, as the vectors state 
 
 test("the strict view in the live leaderboard: the table is replaced without a new page, and the URL follows", async ({ page }) => {
   await page.goto("/");
-  const href = await page.getByRole("link", { name: /^Example tasks · \d+ agents$/, includeHidden: true }).getAttribute("href");
+  const href = await page.getByRole("link", { name: /^Example tasks( \(8d55a30f\))? · \d+ agents$/, includeHidden: true }).getAttribute("href");
   // The shortcut agent ran one of the two example tasks: listed apart, so the server
   // renders every view of this set.
   await page.goto(href!);

@@ -45,6 +45,7 @@ const PAGES: { name: string; path: string; shows: string[]; limit: number }[] = 
   { name: "about", path: "/about", shows: ["How the numbers are made", "cluster bootstrap", "Checking the numbers yourself", "rexbench audit"], limit: 200_000 },
   { name: "keys", path: "/keys", shows: ["Signing keys", "RExBench maintainers (demo key)", "BEGIN PUBLIC KEY"], limit: 200_000 },
   { name: "sign-in", path: "/signin", shows: ["Sign in", "Why sign in", "Maintainers"], limit: 200_000 },
+  { name: "key request", path: "/keys/request?id=1", shows: ["Register a key", "rexbench register", "Request 1: Newcomer lab (demo request)", "Pending"], limit: 200_000 },
 ];
 
 /** What the browser refuses under the page's Content-Security-Policy, as it reports it. */
@@ -123,6 +124,7 @@ async function rowOf(page: Page, agent: string): Promise<string[]> {
 const REACHED_ELSEWHERE: Record<string, string> = {
   "/runs/{id}": "leaderboard → agent → task → run",
   "/login/{ticket}": "a11y.spec.ts: signed in, a private run's page shows its outputs",
+  "/desk": "desk.spec.ts: a maintainer signed in approves, declines, reviews and retires",
 };
 
 test("every page the router routes loads here or where a reader's steps reach it", () => {
@@ -177,7 +179,7 @@ test("a run page, an unknown agent and an unknown path", async ({ page }) => {
 test("leaderboard → agent → task → run: a private run shows what it did, a public one its patch and log", async ({ page }) => {
   await page.goto("/");
   await openSets(page);
-  await page.getByRole("link", { name: /^Example tasks · \d+ agents$/ }).click();
+  await page.getByRole("link", { name: /^Example tasks( \(8d55a30f\))? · \d+ agents$/ }).click();
   await expect(page).toHaveURL(/set=/);
   await page.getByRole("link", { name: "ExampleFramework + Example Model", exact: true }).click();
   await expect(page).toHaveURL(/\/agents\/example-agent$/);
@@ -216,7 +218,7 @@ test("leaderboard → agent → task → run: a private run shows what it did, a
 test("a flagged success: counted on the leaderboard, a failure in the strict view, its evidence on the run page", async ({ page }) => {
   await page.goto("/");
   await openSets(page);
-  await page.getByRole("link", { name: /^Example tasks · \d+ agents$/ }).click();
+  await page.getByRole("link", { name: /^Example tasks( \(8d55a30f\))? · \d+ agents$/ }).click();
   const agent = "ShortcutFramework + Example Model";
   const row = page.locator("table.board tbody tr", { has: page.getByRole("link", { name: agent, exact: true }) });
   await expect(row.getByRole("link", { name: "⚑ 1 flagged" })).toBeVisible();
@@ -471,7 +473,7 @@ test("reproductions: each row's sample, the held filter, and a run that did not 
   // serve.sh re-ran the demo's samples with `rexbench reproduce` before the tests.
   await page.goto("/");
   await openSets(page);
-  await page.getByRole("link", { name: /^Example tasks · \d+ agents$/ }).click();
+  await page.getByRole("link", { name: /^Example tasks( \(8d55a30f\))? · \d+ agents$/ }).click();
   const rowOfAgent = (name: string) =>
     page.locator("table.board tbody tr", { has: page.getByRole("link", { name, exact: true }) });
   await expect(rowOfAgent("TamperedFramework + Example Model").locator(".repro.differed")).toContainText(

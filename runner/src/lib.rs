@@ -16,6 +16,7 @@ pub mod login;
 pub mod logs;
 pub mod outputs;
 pub mod patch;
+pub mod register;
 pub mod reproduce;
 mod run;
 pub mod sandbox;

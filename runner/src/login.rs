@@ -37,7 +37,7 @@ pub fn default_path() -> Option<PathBuf> {
     Some(config.join("rexbench").join("session.json"))
 }
 
-fn agent() -> ureq::Agent {
+pub(crate) fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(std::time::Duration::from_secs(60)))
@@ -46,7 +46,7 @@ fn agent() -> ureq::Agent {
 }
 
 /// POSTs `body` to `url`: the answer's JSON, or the server's refusal in its words.
-fn post(url: &str, body: &Value) -> Result<Value, Error> {
+pub(crate) fn post(url: &str, body: &Value) -> Result<Value, Error> {
     let mut response = agent()
         .post(url)
         .content_type("application/json")
@@ -75,7 +75,7 @@ fn post(url: &str, body: &Value) -> Result<Value, Error> {
     })
 }
 
-fn field<'a>(url: &str, v: &'a Value, name: &str) -> Result<&'a Value, Error> {
+pub(crate) fn field<'a>(url: &str, v: &'a Value, name: &str) -> Result<&'a Value, Error> {
     v.get(name)
         .filter(|f| !f.is_null())
         .ok_or_else(|| Error::Answer { url: url.to_owned(), reason: format!("no `{name}`") })

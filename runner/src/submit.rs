@@ -11,7 +11,9 @@ use crate::Error;
 /// What the server said.
 #[derive(Debug)]
 pub enum Verdict {
-    /// 201: stored now. 200: it was already stored.
+    /// 201: stored now. 200: it was already stored. 202: held, its key's request
+    /// pending (`rexbench register`): shown to its submitter and the maintainers until
+    /// the key is approved.
     Accepted { status: u16, body: Value },
     /// 4xx: the server refused the bundle, with its error code and message.
     Refused { status: u16, code: String, message: String },
@@ -76,7 +78,7 @@ fn submit_once(path: &Path, server: &str) -> Result<(Verdict, Option<Duration>),
         .map_err(|e| Error::Fetch { url: url.clone(), reason: format!("reading the answer: {e}") })?;
     let body: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
     match status {
-        200 | 201 => Ok((Verdict::Accepted { status, body }, wait)),
+        200..=202 => Ok((Verdict::Accepted { status, body }, wait)),
         400..=499 => {
             let error = &body["error"];
             let verdict = Verdict::Refused {

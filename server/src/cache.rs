@@ -171,7 +171,7 @@ impl RenderCache {
 /// Whether answers to `path` may be cached: pages and the read API, not what is
 /// already static, streamed, live or private.
 fn cacheable(path: &str) -> bool {
-    const NEVER: [&str; 11] = [
+    const NEVER: [&str; 12] = [
         "/login/",
         "/signout",
         "/artifacts/",
@@ -183,6 +183,7 @@ fn cacheable(path: &str) -> bool {
         "/style/",
         "/submit",
         "/pkg/",
+        "/desk",
     ];
     !NEVER.iter().any(|p| path.starts_with(p)) && path != "/favicon.svg" && path != "/robots.txt"
 }

@@ -99,6 +99,37 @@ pub struct Settings {
     /// address is its last entry.
     #[arg(long, global = true, env = "REXBENCH_TRUST_FORWARDED", value_name = "REXBENCH_TRUST_FORWARDED", default_value = "false", num_args = 0..=1, default_missing_value = "false", action = clap::ArgAction::Set, value_parser = yes)]
     trust_forwarded: bool,
+    /// The site's address as its readers reach it (`https://rexbench.example.org`): the
+    /// Atom feed's ids and links are made with it [default: http://REXBENCH_ADDR].
+    #[arg(long, global = true, env = "REXBENCH_PUBLIC_URL", value_name = "REXBENCH_PUBLIC_URL", value_parser = public_url)]
+    public_url: Option<String>,
+    /// Key requests one client address may file in 24 hours (at least 1).
+    #[arg(long, global = true, env = "REXBENCH_KEY_REQUESTS_PER_DAY", value_name = "REXBENCH_KEY_REQUESTS_PER_DAY", default_value = "3", value_parser = at_least_one)]
+    key_requests_per_day: i64,
+    /// Key requests that may wait for the maintainers at once (at least 1).
+    #[arg(long, global = true, env = "REXBENCH_PENDING_KEY_REQUESTS", value_name = "REXBENCH_PENDING_KEY_REQUESTS", default_value = "100", value_parser = at_least_one)]
+    pending_key_requests: i64,
+    /// Bundles a pending key may have held at once (at least 1).
+    #[arg(long, global = true, env = "REXBENCH_HELD_BUNDLES", value_name = "REXBENCH_HELD_BUNDLES", default_value = "10", value_parser = at_least_one)]
+    held_bundles: i64,
+}
+
+fn public_url(s: &str) -> Result<String, String> {
+    let t = s.trim().trim_end_matches('/');
+    let rest = t.strip_prefix("https://").or_else(|| t.strip_prefix("http://"));
+    match rest {
+        Some(r) if !r.is_empty() && !r.contains(char::is_whitespace) && !r.contains(['<', '>', '"']) => {
+            Ok(t.to_owned())
+        }
+        _ => Err(format!("`{s}` is not an http:// or https:// address like https://rexbench.example.org")),
+    }
+}
+
+fn at_least_one(s: &str) -> Result<i64, String> {
+    match whole::<i64>(s)? {
+        n if n >= 1 => Ok(n),
+        n => Err(format!("{n}: give 1 or more")),
+    }
 }
 
 fn address(s: &str) -> Result<SocketAddr, String> {
@@ -184,7 +215,8 @@ pub struct Config {
     /// `REXBENCH_KEY_SUBMISSIONS_PER_HOUR`, `REXBENCH_CONCURRENT_UPLOADS_PER_ADDRESS`,
     /// `REXBENCH_CONCURRENT_INGESTS`, `REXBENCH_BODY_IDLE_SECS`, `REXBENCH_BODY_SECS`,
     /// `REXBENCH_BODY_MIN_BYTES_PER_SEC`, `REXBENCH_BODY_RATE_WINDOW_SECS`,
-    /// `REXBENCH_HEADER_SECS`, `REXBENCH_TRUST_FORWARDED`).
+    /// `REXBENCH_HEADER_SECS`, `REXBENCH_TRUST_FORWARDED`, and the key requests'
+    /// `REXBENCH_KEY_REQUESTS_PER_DAY`, `REXBENCH_PENDING_KEY_REQUESTS`, `REXBENCH_HELD_BUNDLES`).
     pub guard: crate::guard::Limits,
     /// `REXBENCH_REPRODUCTION_TRIES`, default 3: re-runs of a sampled run that may end
     /// `infra_error` before it counts as not reproduced (spec §4d).
@@ -192,6 +224,9 @@ pub struct Config {
     /// `REXBENCH_SAMPLE_SHARE`, `REXBENCH_SAMPLE_PROBABILITY` and `REXBENCH_SAMPLE_CAP`
     /// (0.2, 0.9 and 30): how many successes a submission's sample takes (spec §4e).
     pub sample_rule: bundle::sample::Rule,
+    /// `REXBENCH_PUBLIC_URL`, default `http://REXBENCH_ADDR` (a wildcard address as
+    /// 127.0.0.1): where readers reach the site, for the feed's absolute ids and links.
+    pub public_url: String,
 }
 
 /// A setting that parses but does not hold.
@@ -205,7 +240,15 @@ impl TryFrom<Settings> for Config {
     type Error = ConfigError;
 
     fn try_from(s: Settings) -> Result<Config, ConfigError> {
+        let public_url = s.public_url.clone().unwrap_or_else(|| {
+            let mut addr = s.addr;
+            if addr.ip().is_unspecified() {
+                addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+            }
+            format!("http://{addr}")
+        });
         Ok(Config {
+            public_url,
             addr: s.addr,
             backend: Backend::from_url(&s.database)?,
             blobs: BlobLocation::parse(&s.blobs, &s.staging),
@@ -225,6 +268,11 @@ impl TryFrom<Settings> for Config {
                 body_rate_window: Duration::from_secs(s.body_rate_window_secs),
                 headers: Duration::from_secs(s.header_secs),
                 trust_forwarded: s.trust_forwarded,
+                key_requests: store::RequestLimits {
+                    per_address_per_day: s.key_requests_per_day,
+                    pending: s.pending_key_requests,
+                    held_per_key: s.held_bundles,
+                },
             },
             reproduction_tries: s.reproduction_tries,
             sample_rule: bundle::sample::Rule {
@@ -309,7 +357,20 @@ mod tests {
         ] {
             assert_eq!(env(id), (Some(var.into()), Some(value)), "{id}");
         }
-        assert_eq!(args.len(), 22, "every setting is checked above");
+        assert_eq!(env("public_url").0.as_deref(), Some("REXBENCH_PUBLIC_URL"));
+        let requests = store::RequestLimits::default();
+        for (id, var, value) in [
+            (
+                "key_requests_per_day",
+                "REXBENCH_KEY_REQUESTS_PER_DAY",
+                requests.per_address_per_day.to_string(),
+            ),
+            ("pending_key_requests", "REXBENCH_PENDING_KEY_REQUESTS", requests.pending.to_string()),
+            ("held_bundles", "REXBENCH_HELD_BUNDLES", requests.held_per_key.to_string()),
+        ] {
+            assert_eq!(env(id), (Some(var.into()), Some(value)), "{id}");
+        }
+        assert_eq!(args.len(), 26, "every setting is checked above");
     }
 
     #[test]

@@ -16,6 +16,8 @@ use crate::state::AppState;
 
 /// The demo submitter's key's owner, as the registry names it.
 pub const SUBMITTER: &str = "Example team (demo key)";
+/// The owner of the demo's pending key request.
+pub const NEWCOMER: &str = "Newcomer lab (demo request)";
 
 /// What the demo added.
 #[derive(Debug)]
@@ -87,6 +89,44 @@ pub async fn seed_demo(app: &AppState) -> anyhow::Result<Option<Seeded>> {
         )
         .with_context(|| format!("packing {}", results.display()))?;
         ingest_file(app, &path).await?;
+    }
+
+    // A newcomer's key request (`rexbench register`), pending, and the bundle its key
+    // submitted meanwhile, held: what the maintainers' desk shows, and what only the key's
+    // holder and the maintainers may read.
+    let newcomer = SecretKey::generate();
+    let (pem, keyid) = (newcomer.public_key().to_pem(), newcomer.public_key().keyid().to_hex());
+    let request = store::NewKeyRequest {
+        keyid: &keyid,
+        public_key: &pem,
+        owner: NEWCOMER,
+        owner_seen: &bundle::owner_key(NEWCOMER),
+        url: Some("https://example.org/newcomer-lab"),
+        contact: "newcomer@lab.example.org",
+        note: Some("Our first submission: the example tasks, run on our own machine."),
+        address: "127.0.0.1",
+        now_unix: time::OffsetDateTime::now_utc().unix_timestamp(),
+    };
+    store.request_key(&request, app.guard.key_requests()).await?;
+    let agent = bundle::Agent {
+        id: "newcomer-agent".into(),
+        framework: "NewcomerFramework".into(),
+        framework_version: Some("0.1".into()),
+        model: "Example Model".into(),
+        model_id: None,
+        display_name: Some("NewcomerFramework + Example Model".into()),
+        url: None,
+    };
+    let path = work.path().join("newcomer-agent.rexb.tar.gz");
+    let stamp = benchmark::pack::timestamp(time::OffsetDateTime::now_utc());
+    benchmark::pack::pack(&app.tasks.example_results(), agent, &[&newcomer], &stamp, &path)
+        .context("packing the newcomer's results")?;
+    let file = File::open(&path).with_context(|| path.display().to_string())?;
+    let loopback = std::net::IpAddr::from(std::net::Ipv4Addr::LOCALHOST);
+    match crate::ingest::ingest_measured(app, Some(loopback), async { Ok(BufReader::new(file)) }).await {
+        Ok(crate::ingest::Received::Held(_)) => {}
+        Ok(other) => anyhow::bail!("the newcomer's bundle was recorded, not held: {other:?}"),
+        Err(e) => anyhow::bail!("the newcomer's bundle: {}: {}", e.code, e.message),
     }
     Ok(Some(Seeded { published: imported.len() + parity.len(), evaluated: evaluated.len() }))
 }

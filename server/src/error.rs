@@ -214,14 +214,19 @@ impl From<StoreError> for ApiError {
             StoreError::UnknownKey(_) => {
                 ApiError::new(StatusCode::UNAUTHORIZED, "no_trusted_signature", e.to_string())
             }
-            StoreError::UnknownFinding(_) | StoreError::UnknownSession(_) => {
+            StoreError::UnknownFinding(_) | StoreError::UnknownSession(_) | StoreError::UnknownRequest(_) => {
                 ApiError::not_found(e.to_string())
             }
             StoreError::KeyExists(_) => ApiError::new(StatusCode::CONFLICT, "key_exists", e.to_string()),
             StoreError::Refused { code, .. } => {
                 let status = match code {
                     "reproduction_not_maintainer" | "provenance_not_maintainer" => StatusCode::FORBIDDEN,
-                    "run_already_reproduced" => StatusCode::CONFLICT,
+                    "run_already_reproduced" | "key_requested" | "key_registered" | "request_decided" => {
+                        StatusCode::CONFLICT
+                    }
+                    "too_many_key_requests" | "key_requests_full" | "too_many_held_bundles" => {
+                        StatusCode::TOO_MANY_REQUESTS
+                    }
                     _ => StatusCode::UNPROCESSABLE_ENTITY,
                 };
                 ApiError::new(status, code, e.to_string())

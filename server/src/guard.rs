@@ -49,6 +49,10 @@ pub struct Limits {
     /// Take the client's address from the last `X-Forwarded-For` entry (behind a
     /// reverse proxy that sets it) rather than from the connection.
     pub trust_forwarded: bool,
+    /// Key requests: per address and day, pending at once, and bundles a pending key
+    /// may have held (`REXBENCH_KEY_REQUESTS_PER_DAY`, `REXBENCH_PENDING_KEY_REQUESTS`,
+    /// `REXBENCH_HELD_BUNDLES`).
+    pub key_requests: store::RequestLimits,
 }
 
 impl Default for Limits {
@@ -64,6 +68,7 @@ impl Default for Limits {
             body_rate_window: Duration::from_secs(10),
             headers: Duration::from_secs(10),
             trust_forwarded: false,
+            key_requests: store::RequestLimits::default(),
         }
     }
 }
@@ -141,6 +146,11 @@ impl Drop for Upload {
 }
 
 impl Guard {
+    /// What key requests are held to.
+    pub fn key_requests(&self) -> store::RequestLimits {
+        self.limits.key_requests
+    }
+
     pub fn new(limits: Limits) -> Guard {
         let quota = |hourly: u32| {
             let hourly = NonZeroU32::new(hourly.max(1)).expect("at least one");

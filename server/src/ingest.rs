@@ -25,7 +25,7 @@ pub async fn ingest_measured<R: io::Read + Send + 'static>(
     app: &AppState,
     client: Option<IpAddr>,
     reader: impl Future<Output = Result<R, ApiError>>,
-) -> Result<(Ingested, Option<Vec<RunMarks>>), ApiError> {
+) -> Result<Received, ApiError> {
     let started = std::time::Instant::now();
     let outcome = async {
         let _upload = match client {
@@ -37,19 +37,43 @@ pub async fn ingest_measured<R: io::Read + Send + 'static>(
             None => None,
         };
         let guarded = client.map(|_| app.guard.ingests());
-        let (checked, _place) = check_as(app, reader.await?, guarded).await?;
+        // Over HTTP, a key whose request is pending may submit: its bundles are held.
+        let (checked, _place) = check_as(app, reader.await?, guarded, client.is_some()).await?;
         let marks = checked.marks.clone();
-        Ok::<_, ApiError>((record(app, checked).await?, marks))
+        if checked.held.is_some() {
+            return Ok::<_, ApiError>(Received::Held(hold(app, checked).await?));
+        }
+        Ok::<_, ApiError>(Received::Recorded(record(app, checked).await?, marks))
     }
     .await;
     let measured = match &outcome {
-        Ok((Ingested::Stored { .. }, _)) => IngestResult::Stored,
-        Ok((Ingested::AlreadyStored { .. }, _)) => IngestResult::AlreadyStored,
+        Ok(Received::Recorded(Ingested::Stored { .. }, _)) => IngestResult::Stored,
+        Ok(Received::Recorded(Ingested::AlreadyStored { .. }, _)) => IngestResult::AlreadyStored,
+        Ok(Received::Held(_)) => IngestResult::Held,
         Err(e) if e.status.is_server_error() => IngestResult::Failed,
         Err(_) => IngestResult::Refused,
     };
     app.metrics.ingest(measured, started.elapsed());
     outcome
+}
+
+/// What became of a bundle received over HTTP: recorded on the board (with the marks the
+/// bundle alone gives its runs, for a submission), or held, its key's request pending.
+#[derive(Debug)]
+pub enum Received {
+    Recorded(Ingested, Option<Vec<RunMarks>>),
+    Held(Held),
+}
+
+/// A bundle held for its key's pending request: shown to its submitter and the
+/// maintainers only, recorded on the board if the key is approved.
+#[derive(Debug)]
+pub struct Held {
+    pub request: i64,
+    pub bundle: store::HeldBundle,
+    /// False if the same bundle was held before.
+    pub new: bool,
+    pub marks: Option<Vec<RunMarks>>,
 }
 
 /// Verifies the bundle `reader` yields against the registry and the task ids, staging
@@ -68,39 +92,65 @@ pub struct Checked {
     found: Option<store::ServerChecks>,
     /// The marks the bundle alone gives its runs (none for a reproduction).
     marks: Option<Vec<RunMarks>>,
+    /// Signed by no registered key but by one whose request is pending: that key, and
+    /// the bundle's bytes as they arrived, to hold.
+    held: Option<(String, tempfile::NamedTempFile)>,
 }
 
 /// The first half of an ingest: verifies the bundle `reader` yields against the registry
 /// and the task ids, staging its artifacts, and makes the server's findings. Bundles may
 /// be checked at once; [`record`] them one at a time, in the order they should be stored.
 pub async fn check(app: &AppState, reader: impl io::Read + Send + 'static) -> Result<Checked, ApiError> {
-    Ok(check_as(app, reader, None).await?.0)
+    Ok(check_as(app, reader, None, false).await?.0)
 }
 
 /// [`check`], for an upload over HTTP when `guarded`: the bundle takes a place among the
 /// ingests at once (given back with the check, to hold until it is recorded) once its
-/// envelope has been read, and its signers are held to their allowance.
+/// envelope has been read, and its signers are held to their allowance. With
+/// `hold_pending`, the keys of pending requests verify too, and a bundle signed by one
+/// of them alone is kept whole, to hold.
 async fn check_as(
     app: &AppState,
     reader: impl io::Read + Send + 'static,
     guarded: Option<Ingests>,
+    hold_pending: bool,
 ) -> Result<(Checked, Option<Permit>), ApiError> {
     let limited = guarded.is_some();
     let trusted = app.store.trusted_keys().await?;
     let tiers: std::collections::BTreeMap<String, store::Tier> =
         trusted.iter().map(|(_, r)| (r.keyid.clone(), r.tier)).collect();
-    let verifier = Verifier::new(
-        trusted.into_iter().map(|(k, _)| k).collect(),
-        app.catalog.tasks.iter().map(|t| t.id.clone()),
-    )
-    .with_private_checks(app.catalog.tasks.iter().filter(|t| t.check_private).map(|t| t.id.clone()))
-    .holding(views::catalog::claims(&app.store, &app.catalog).await?)
-    .with_limits(app.limits);
+    let pending = if hold_pending && app.store.any_pending_request().await? {
+        app.store.pending_keys().await?
+    } else {
+        Vec::new()
+    };
+    let pending_ids: std::collections::BTreeSet<String> = pending.iter().map(|(_, id)| id.clone()).collect();
+    // Kept whole only while a request is pending: it may be a pending key's.
+    let copy = if pending.is_empty() {
+        None
+    } else {
+        let file = tempfile::NamedTempFile::new_in(app.store.blobs().staging_dir())
+            .map_err(|e| ApiError::internal(format!("keeping an upload whole: {e}")))?;
+        Some(file)
+    };
+    let mut keys: Vec<bundle::PublicKey> = trusted.into_iter().map(|(k, _)| k).collect();
+    keys.extend(pending.into_iter().map(|(k, _)| k));
+    let verifier = Verifier::new(keys, app.catalog.tasks.iter().map(|t| t.id.clone()))
+        .with_private_checks(app.catalog.tasks.iter().filter(|t| t.check_private).map(|t| t.id.clone()))
+        .holding(views::catalog::claims(&app.store, &app.catalog).await?)
+        .with_limits(app.limits);
     let mut placing = Placing { staging: app.store.blobs().stage(), ingests: guarded, place: Ok(None) };
-    let (verified, placing) = tokio::task::spawn_blocking(move || {
-        let mut reader = reader;
+    let compressed = app.limits.compressed;
+    let holder = pending_ids.clone();
+    let (verified, placing, copy) = tokio::task::spawn_blocking(move || {
+        let mut reader = Copying::new(reader, copy.as_ref().map(|f| f.as_file()), compressed);
         let verified = verifier.verify_into(&mut reader, &mut placing);
-        (verified, placing)
+        // A pending key's bundle is kept as it arrived, to its end.
+        let copy = match &verified {
+            Ok(v) if held_by(v, &holder).is_some() => reader.finish().then_some(copy).flatten(),
+            _ => None,
+        };
+        (verified, placing, copy)
     })
     .await
     .map_err(ApiError::internal)?;
@@ -122,6 +172,37 @@ async fn check_as(
         let signers = verified.signatures.iter().filter(|(_, s)| *s == SignatureStatus::Verified);
         app.guard.admit_keys(signers.map(|(keyid, _)| keyid.as_str()))?;
     }
+    // Signed by no registered key, only by pending ones: held, never recorded now.
+    let held = match held_by(&verified, &pending_ids) {
+        Some(keyid)
+            if !verified
+                .signatures
+                .iter()
+                .any(|(k, s)| *s == SignatureStatus::Verified && tiers.contains_key(k)) =>
+        {
+            if store::is_reproduction(&verified) {
+                return Err(store::StoreError::Refused {
+                    code: "reproduction_not_maintainer",
+                    message: format!("key {keyid} is pending: a reproduction is signed by a maintainer key"),
+                }
+                .into());
+            }
+            // A pending key is no maintainer's, whatever tier it may be given: what only
+            // the maintainers may sign is refused now, as a submitter's would be.
+            if verified.manifest.provenance.kind == bundle::ProvenanceKind::Published {
+                return Err(store::StoreError::Refused {
+                    code: "provenance_not_maintainer",
+                    message: format!(
+                        "key {keyid} is pending: published results are signed by a maintainer key, never held"
+                    ),
+                }
+                .into());
+            }
+            let copy = copy.ok_or_else(|| ApiError::internal("a pending key's upload was not kept whole"))?;
+            Some((keyid, copy))
+        }
+        _ => None,
+    };
     // A reproduction (spec §4d) is the maintainers' re-run of a submission's sample,
     // not a submission: it is recorded beside the runs it re-ran.
     let (found, marks) = if store::is_reproduction(&verified) {
@@ -135,7 +216,98 @@ async fn check_as(
         let (found, marks) = crate::integrity::server_checks(app, &verified, &staging, tier).await?;
         (Some(found), Some(marks))
     };
-    Ok((Checked { bundle: verified, staging, found, marks }, place))
+    Ok((Checked { bundle: verified, staging, found, marks, held }, place))
+}
+
+/// The first verified signer of `bundle` among the pending keys, if any.
+fn held_by(bundle: &bundle::VerifiedBundle, pending: &std::collections::BTreeSet<String>) -> Option<String> {
+    bundle
+        .signatures
+        .iter()
+        .find(|(keyid, s)| *s == SignatureStatus::Verified && pending.contains(keyid))
+        .map(|(keyid, _)| keyid.clone())
+}
+
+/// A reader that copies what it reads into a file (no more than `limit` bytes; past it,
+/// or on a failed write, the copy is abandoned).
+struct Copying<'f, R> {
+    inner: R,
+    file: Option<&'f std::fs::File>,
+    written: u64,
+    limit: u64,
+    whole: bool,
+}
+
+impl<'f, R: io::Read> Copying<'f, R> {
+    fn new(inner: R, file: Option<&'f std::fs::File>, limit: u64) -> Self {
+        Copying { inner, file, written: 0, limit, whole: true }
+    }
+
+    /// Reads what is left of the stream into the copy: whether the copy is whole.
+    fn finish(&mut self) -> bool {
+        let mut rest = [0u8; 64 * 1024];
+        loop {
+            match io::Read::read(self, &mut rest) {
+                Ok(0) => break,
+                Ok(_) if self.whole => continue,
+                Ok(_) | Err(_) => return false,
+            }
+        }
+        self.whole && self.file.is_some()
+    }
+}
+
+impl<R: io::Read> io::Read for Copying<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(mut file) = self.file.filter(|_| self.whole) {
+            self.written += n as u64;
+            if self.written > self.limit || io::Write::write_all(&mut file, &buf[..n]).is_err() {
+                self.whole = false;
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// Holds a pending key's checked bundle: its bytes as a blob, its summary beside its
+/// request. Nothing of it reaches the board, the change log or any public answer.
+async fn hold(app: &AppState, checked: Checked) -> Result<Held, ApiError> {
+    let Checked { bundle, marks, held, .. } = checked;
+    let (keyid, copy) = held.ok_or_else(|| ApiError::internal("holding a bundle that is not held"))?;
+    let path = copy.path().to_owned();
+    let staging_io = |e: io::Error| ApiError::internal(format!("keeping a held bundle: {e}"));
+    let (digest, bytes) = tokio::task::spawn_blocking(move || Digest::of_reader(std::fs::File::open(&path)?))
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(staging_io)?;
+    let mut staging = app.store.blobs().stage();
+    let mut file = std::fs::File::open(copy.path()).map_err(staging_io)?;
+    let info = ArtifactInfo { media_type: "application/gzip".into(), size: bytes };
+    staging.artifact(&digest, &info, &mut file).map_err(staging_io)?;
+    staging.publish().await?;
+    let runs = &bundle.manifest.runs;
+    let summary = store::HeldBundle {
+        bundle_id: bundle.id.to_hex(),
+        agent_id: bundle.manifest.agent.id.clone(),
+        runs: runs.len() as i64,
+        successes: runs.iter().filter(|r| r.outcome == store::Outcome::Success).count() as i64,
+        bytes: bytes as i64,
+        received_at: time::OffsetDateTime::now_utc()
+            .format(&time::format_description::well_known::Rfc3339)
+            .map_err(ApiError::internal)?,
+    };
+    let blob = digest.to_hex();
+    let (request, new) = match app.store.hold_bundle(&keyid, &summary, &blob, app.guard.key_requests()).await
+    {
+        Ok(held) => held,
+        Err(refused) => {
+            // Kept for nothing: it goes now, not with the next collection.
+            app.store.drop_unheld_blobs(std::slice::from_ref(&blob)).await?;
+            return Err(refused.into());
+        }
+    };
+    Ok(Held { request: request.id, bundle: summary, new, marks })
 }
 
 /// The stage an upload's artifacts go to, taking the upload's place among the ingests at

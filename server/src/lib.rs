@@ -11,6 +11,7 @@ pub mod cli;
 mod config;
 mod credentials;
 mod demo;
+mod desk;
 mod error;
 pub mod guard;
 mod headers;

@@ -12,13 +12,13 @@ use axum::middleware::Next;
 use axum::response::Response;
 
 const BUCKETS: [f64; 11] = [0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
-const RESULTS: [&str; 4] = ["stored", "already_stored", "refused", "failed"];
+const RESULTS: [&str; 5] = ["stored", "already_stored", "refused", "failed", "held"];
 
 #[derive(Debug)]
 pub struct Metrics {
     /// By status class: 1xx … 5xx.
     requests: [AtomicU64; 5],
-    ingests: [AtomicU64; 4],
+    ingests: [AtomicU64; 5],
     /// Cumulative counts per bucket, then +Inf.
     duration_buckets: [AtomicU64; 12],
     duration_micros: AtomicU64,
@@ -70,6 +70,8 @@ pub enum IngestResult {
     Refused,
     /// The server failed (5xx).
     Failed,
+    /// Held for its key's pending request.
+    Held,
 }
 
 impl Metrics {

@@ -20,7 +20,8 @@ use utoipa::{Modify, OpenApi};
         (name = "submissions", description = "Sending a signed result bundle"),
         (name = "evidence", description = "What a reader needs to check the numbers: keys, envelopes, artifacts"),
         (name = "reproductions", description = "The maintainers re-run a sample of every self-reported submission: the sampling keys' commitments and revealed keys, and each submission's sample"),
-        (name = "admin", description = "The key registry, the review of integrity findings, the reproduction queue, who may read each task's outputs and who read private ones, with `REXBENCH_ADMIN_TOKEN`"),
+        (name = "admin", description = "The key registry, key requests' approval, the review of integrity findings, the reproduction queue, task sets and held-out variants, who may read each task's outputs and who read private ones, with `REXBENCH_ADMIN_TOKEN`"),
+        (name = "key requests", description = "A submitter's key asks to be registered (proof of possession, `rexbench register`); its status, for anyone; its contact and held bundles, for its holder and the maintainers"),
         (name = "sign-in", description = "A registered key signs a challenge: a session token for the API, and a one-time link for a browser"),
     )
 )]

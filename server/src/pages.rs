@@ -17,14 +17,27 @@ use leptos::prelude::*;
 use store::Ingested;
 
 use crate::error::ApiError;
-use crate::ingest::ingest_measured;
+use crate::ingest::{Received, ingest_measured};
 use crate::state::Shared;
 
 type Chunks = Pin<Box<dyn Stream<Item = String> + Send>>;
 
 async fn context(app: &Shared, headers: &axum::http::HeaderMap) -> PageContext {
+    let reader = crate::auth::page_reader(app, headers).await;
+    let desk = match &reader {
+        views::access::Reader::Maintainer { .. } => match app.store.desk_counts().await {
+            Ok(counts) => Some(counts),
+            Err(e) => {
+                tracing::warn!(error = %crate::error::chain(e), "could not count what waits on the desk");
+                None
+            }
+        },
+        _ => None,
+    };
     PageContext {
-        reader: crate::auth::page_reader(app, headers).await,
+        form_token: crate::auth::form_token(headers),
+        desk,
+        reader,
         store: app.store.clone(),
         catalog: app.catalog.clone(),
         stylesheet: crate::assets::STYLESHEET.clone(),
@@ -81,6 +94,26 @@ pub(crate) async fn server_fn(State(app): State<Shared>, req: Request<Body>) -> 
         .into_response()
 }
 
+/// A desk form refused: the desk again (as `GET /desk` renders it for this browser),
+/// with the refusal in words and its status.
+pub(crate) async fn desk_refused(app: &Shared, headers: &axum::http::HeaderMap, e: ApiError) -> Response {
+    e.log();
+    let ctx = context(app, headers).await;
+    let verdict = Verdict { status: e.status.as_u16(), code: e.code, message: e.message };
+    let mut page = Request::builder().uri("/desk").body(Body::empty()).expect("a request");
+    *page.headers_mut() = headers.clone();
+    leptos_axum::handle_response_inner(
+        move || {
+            provide_context(ctx.clone());
+            provide_context(verdict.clone());
+        },
+        app::shell,
+        page,
+        complete_document,
+    )
+    .await
+}
+
 /// `POST /submit`: the upload form. An accepted bundle redirects to its agent's page;
 /// a refused one gets the submit page again, with the verdict in words and the
 /// fitting status.
@@ -118,7 +151,8 @@ pub(crate) async fn upload(State(app): State<Shared>, req: Request<Body>) -> Res
     let outcome =
         clock.judge(ingest_measured(&app, Some(client), receive(multipart, app.limits.compressed)).await);
     match outcome {
-        Ok((
+        Ok(Received::Held(held)) => Redirect::to(&views::key_requests::page_of(held.request)).into_response(),
+        Ok(Received::Recorded(
             Ingested::Stored { bundle_id, agent_id, .. } | Ingested::AlreadyStored { bundle_id, agent_id },
             _,
         )) => {

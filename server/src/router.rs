@@ -16,12 +16,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::api::{
-    admin, agents, changes, compare, evidence, failures, keys, leaderboard, outputs, parity, reproductions,
-    runs, sessions, submissions, tasks,
+    admin, agents, changes, compare, evidence, failures, key_requests, keys, leaderboard, outputs, parity,
+    reproductions, runs, sessions, submissions, task_sets, tasks, variants,
 };
 use crate::metrics::Metrics;
 use crate::state::{AppState, Shared};
-use crate::{api, assets, cache, error, headers, islands, metrics, openapi, pages};
+use crate::{api, assets, cache, desk, error, headers, islands, metrics, openapi, pages};
 
 /// The router's state: the app's, and the options Leptos's routes want.
 #[derive(Debug, Clone)]
@@ -72,6 +72,7 @@ fn api() -> OpenApiRouter<ServerState> {
         .routes(routes!(tasks::task))
         .routes(routes!(runs::run))
         .routes(routes!(changes::changes))
+        .routes(routes!(changes::changes_atom))
         .routes(routes!(parity::parity))
         .routes(routes!(failures::failures))
         .routes(routes!(compare::compare))
@@ -91,6 +92,15 @@ fn api() -> OpenApiRouter<ServerState> {
         .routes(routes!(reproductions::sampling))
         .routes(routes!(reproductions::sample))
         .routes(routes!(reproductions::queue))
+        .routes(routes!(key_requests::request_challenge))
+        .routes(routes!(key_requests::file_request))
+        .routes(routes!(key_requests::request_status))
+        .routes(routes!(key_requests::list_requests))
+        .routes(routes!(key_requests::approve_request))
+        .routes(routes!(key_requests::decline_request))
+        .routes(routes!(variants::add_variant))
+        .routes(routes!(variants::retire_variant))
+        .routes(routes!(task_sets::add_task_set))
 }
 
 /// The site's pages as the router routes them: each page's path, `{name}` where it takes
@@ -133,6 +143,12 @@ pub(crate) fn router(shared: Shared) -> Router {
         .route("/sfn/{*name}", get(pages::server_fn).post(pages::server_fn))
         .route("/login/{ticket}", post(sessions::redeem))
         .route("/signout", post(sessions::sign_out))
+        .route("/desk/requests/{id}/approve", post(desk::approve))
+        .route("/desk/requests/{id}/decline", post(desk::decline))
+        .route("/desk/findings/{id}/review", post(desk::review))
+        .route("/desk/variants", post(desk::add_variant))
+        .route("/desk/variants/retire", post(desk::retire_variant))
+        .route("/desk/task-sets", post(desk::add_task_set))
         .leptos_routes_with_handler(routes, pages::render)
         .fallback(pages::render)
         .layer(CatchPanicLayer::custom(error::panicked))

@@ -33,6 +33,8 @@ pub struct AppState {
     pub guard: Guard,
     /// The islands' WebAssembly, if the server was built with it.
     pub pkg: Option<Arc<crate::islands::Pkg>>,
+    /// Where readers reach the site (`REXBENCH_PUBLIC_URL`): the feed's ids and links.
+    pub public_url: String,
 }
 
 pub type Shared = Arc<AppState>;
@@ -91,6 +93,7 @@ pub async fn open_state(config: &Config) -> anyhow::Result<AppState> {
         catalog: Arc::new(catalog),
         cards: Arc::new(cards),
         admin_token: config.admin_token.clone(),
+        public_url: config.public_url.clone(),
         metrics: Default::default(),
         cache: Arc::new(RenderCache::new(config.render_cache)),
         guard: Guard::new(config.guard),

@@ -28,6 +28,8 @@ pub enum StoreError {
     },
     #[error("no key {0} in the registry")]
     UnknownKey(String),
+    #[error("no key request {0}")]
+    UnknownRequest(String),
     #[error("no such open session: {0}")]
     UnknownSession(String),
     #[error("key {0} is already registered")]

@@ -134,6 +134,20 @@ impl Store {
     }
 
     /// Every finding about the runs of an agent's current submissions, reviewed or not,
+    /// How many findings wait for a maintainer's review (as [`FindingsFilter::Pending`]
+    /// lists them).
+    pub async fn pending_findings(&self) -> Result<i64, StoreError> {
+        let (n,): (i64,) = db::query_as(
+            "SELECT COUNT(*) FROM findings f JOIN runs r ON r.id = f.run_id \
+             JOIN submissions s ON s.bundle_id = r.bundle_id \
+             WHERE f.review IS NULL AND s.superseded_by IS NULL AND r.outcome = $1",
+        )
+        .bind(Outcome::Success.as_str())
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(n)
+    }
+
     /// by run (task, hint, attempt), the submitter's first.
     pub async fn agent_findings(&self, agent_id: &str) -> Result<Vec<FindingRecord>, StoreError> {
         db::query(&format!(

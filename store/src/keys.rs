@@ -16,6 +16,19 @@ impl Store {
         let keyid = key.keyid().to_hex();
         let at = now();
         let mut tx = self.pool.begin().await?;
+        let pending: Option<(i64,)> = db::query_as("SELECT pending FROM keys WHERE keyid = $1")
+            .bind(&keyid)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if pending == Some((1,)) {
+            return Err(StoreError::Refused {
+                code: "key_requested",
+                message: format!(
+                    "key {keyid} has a pending key request: approve it (the desk, or POST \
+                     /api/v1/admin/key-requests/{{id}}/approve), which records the bundles it holds"
+                ),
+            });
+        }
         let inserted = db::query(
             "INSERT INTO keys (keyid, public_key, owner, tier, added_at) VALUES ($1, $2, $3, $4, $5) \
              ON CONFLICT (keyid) DO NOTHING",
@@ -45,7 +58,7 @@ impl Store {
     }
 
     pub async fn keys(&self) -> Result<Vec<KeyRecord>, StoreError> {
-        Ok(db::query_as(&format!("SELECT {COLUMNS} FROM keys ORDER BY added_at, keyid"))
+        Ok(db::query_as(&format!("SELECT {COLUMNS} FROM keys WHERE pending = 0 ORDER BY added_at, keyid"))
             .fetch_all(&self.pool)
             .await?)
     }

@@ -13,7 +13,7 @@ pub use model::*;
 /// The vocabulary the model is written in.
 pub use vocab::{
     BENCHMARK_ATTEMPTS, CostMark, DiffLine, FINDINGS_ROLE, FoundBy, Harness, Hint, Integrity, Outcome,
-    Outputs, ProvenanceKind, Review, TaskId, Tier, Tokens, is_slug,
+    Outputs, ProvenanceKind, RequestStatus, Review, TaskId, Tier, Tokens, is_slug,
 };
 
 #[cfg(feature = "db")]
@@ -43,6 +43,8 @@ mod heldout;
 mod identities;
 #[cfg(feature = "db")]
 mod ingest;
+#[cfg(feature = "db")]
+mod key_requests;
 #[cfg(feature = "db")]
 mod keys;
 #[cfg(feature = "db")]
@@ -81,6 +83,8 @@ pub use heldout::NOT_GENERALISED;
 pub use identities::NO_IDENTITY;
 #[cfg(feature = "db")]
 pub use ingest::{ServerChecks, ServerFindings};
+#[cfg(feature = "db")]
+pub use key_requests::{NewKeyRequest, RequestLimits};
 #[cfg(feature = "db")]
 pub use outputs::OutputsChange;
 #[cfg(feature = "db")]

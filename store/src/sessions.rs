@@ -121,10 +121,12 @@ pub struct AccessEntry {
     /// Who read, in words: `admin token`, `sign-in link`, `key <keyid> (<owner>)`.
     pub reader: String,
     pub keyid: Option<String>,
-    /// How: a run's `page`, its `api` answer, or an `artifact`'s bytes.
+    /// How: a run's `page`, its `api` answer, an `artifact`'s bytes, or a `desk` action.
     pub via: String,
     pub run_id: Option<i64>,
     pub digest: Option<String>,
+    /// What a maintainer did on the desk (`approve key request 3`), for a `desk` entry.
+    pub action: Option<String>,
 }
 
 fn session(row: &AnyRow) -> Result<Session, StoreError> {
@@ -401,10 +403,27 @@ impl Store {
         Ok(())
     }
 
+    /// Records an action a maintainer took on the desk.
+    pub async fn log_desk_action(
+        &self,
+        reader: &str,
+        keyid: Option<&str>,
+        action: &str,
+    ) -> Result<(), StoreError> {
+        db::query("INSERT INTO access_log (at, reader, keyid, via, action) VALUES ($1, $2, $3, 'desk', $4)")
+            .bind(now())
+            .bind(reader)
+            .bind(keyid)
+            .bind(action)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
     /// Reads of private content, newest first, before `before` (a sequence number).
     pub async fn access_log(&self, limit: i64, before: Option<i64>) -> Result<Vec<AccessEntry>, StoreError> {
         Ok(db::query_as(
-            "SELECT seq, at, reader, keyid, via, run_id, digest FROM access_log WHERE seq < $1 \
+            "SELECT seq, at, reader, keyid, via, run_id, digest, action FROM access_log WHERE seq < $1 \
              ORDER BY seq DESC LIMIT $2",
         )
         .bind(before.unwrap_or(i64::MAX))

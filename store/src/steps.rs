@@ -35,11 +35,12 @@ pub(crate) async fn signer(tx: &mut Tx<'_>, bundle: &VerifiedBundle) -> Result<K
         if *status != SignatureStatus::Verified {
             continue;
         }
-        let record: KeyRecord = db::query_as(&format!("SELECT {COLUMNS} FROM keys WHERE keyid = $1"))
-            .bind(keyid)
-            .fetch_optional(&mut **tx)
-            .await?
-            .ok_or_else(|| StoreError::UnknownKey(keyid.clone()))?;
+        let record: KeyRecord =
+            db::query_as(&format!("SELECT {COLUMNS} FROM keys WHERE keyid = $1 AND pending = 0"))
+                .bind(keyid)
+                .fetch_optional(&mut **tx)
+                .await?
+                .ok_or_else(|| StoreError::UnknownKey(keyid.clone()))?;
         if let Some(at) = &record.revoked_at {
             return Err(StoreError::RevokedKey(keyid.clone(), at.clone()));
         }

@@ -46,6 +46,16 @@ impl Reader {
         }
     }
 
+    /// Whether this reader may read what only a key's holder and the maintainers may (a
+    /// key request's contact and note, the bundles it holds while pending).
+    pub fn holds_or_maintains(&self, keyid: &str) -> bool {
+        match self {
+            Reader::Public => false,
+            Reader::Maintainer { .. } => true,
+            Reader::Submitter { keyid: own, .. } => own == keyid,
+        }
+    }
+
     pub fn keyid(&self) -> Option<&str> {
         match self {
             Reader::Public => None,

@@ -25,7 +25,9 @@ pub use error::{Missing, ViewError};
 pub mod agent;
 pub mod changes;
 pub mod compare;
+pub mod desk;
 pub mod failures;
+pub mod key_requests;
 pub mod keys;
 pub mod leaderboard;
 #[cfg(feature = "db")]

@@ -375,6 +375,33 @@ impl Review {
 
 names!(Review, "review", "confirmed, dismissed");
 
+/// Where a key request stands: waiting for the maintainers, approved (its key is in the
+/// registry with the tier they chose) or declined (with their reason; its held bundles
+/// are gone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum RequestStatus {
+    Pending,
+    Approved,
+    Declined,
+}
+
+impl RequestStatus {
+    pub const ALL: [RequestStatus; 3] =
+        [RequestStatus::Pending, RequestStatus::Approved, RequestStatus::Declined];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequestStatus::Pending => "pending",
+            RequestStatus::Approved => "approved",
+            RequestStatus::Declined => "declined",
+        }
+    }
+}
+
+names!(RequestStatus, "request status", "pending, approved, declined");
+
 /// Who found an integrity finding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

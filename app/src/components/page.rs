@@ -55,6 +55,18 @@ pub(crate) fn ErrorPage(error: AppError) -> impl IntoView {
             }
             .into_any()
         }
+        AppError::Forbidden(message) => {
+            set_status(403);
+            view! {
+                <Title text="Not for you"/>
+                <section class="error">
+                    <h1>"This page is the maintainers'"</h1>
+                    <p>{message}</p>
+                    <p><a href="/signin">"Sign in"</a>" · "<a href="/">"Back to the leaderboard"</a></p>
+                </section>
+            }
+            .into_any()
+        }
         AppError::Internal | AppError::ServerFn(_) => {
             set_status(500);
             view! {

@@ -1,7 +1,7 @@
 //! `/changes`: the change log, newest first, fifty at a time.
 
 use leptos::prelude::*;
-use leptos_meta::{Meta, Title};
+use leptos_meta::{Link, Meta, Title};
 
 use crate::components::{loaded, query};
 use views::format;
@@ -12,9 +12,10 @@ pub(crate) fn ChangesPage() -> impl IntoView {
     let data = Resource::new_blocking(move || before, load_changes);
     view! {
         <Title text="Changes"/>
+        <Link rel="alternate" type_="application/atom+xml" title="RExBench leaderboard: changes" href="/changes.atom"/>
         <Meta name="description" content="Every bundle the RExBench leaderboard accepted or superseded, in order."/>
         <h1>"Changes"</h1>
-        <p>"Every accepted, superseded or retracted bundle, every review, reproduction and change of who may read outputs, and every sampling key committed and revealed, newest first. Also as "<a href="/api/v1/changes">"JSON"</a>"."</p>
+        <p>"Every accepted, superseded or retracted bundle, every review, reproduction and change of who may read outputs, and every sampling key committed and revealed, newest first. Also as "<a href="/api/v1/changes">"JSON"</a>" and as an "<a href="/changes.atom">"Atom feed"</a>" to follow."</p>
         {loaded(data, |changes| view! { <Changes changes=changes/> })}
     }
 }
@@ -40,7 +41,7 @@ fn Changes(changes: Vec<store::Change>) -> impl IntoView {
                     </thead>
                     <tbody>
                         {changes.into_iter().map(|c| view! {
-                            <tr>
+                            <tr id=format!("change-{}", c.seq)>
                                 <td class="num">{c.seq}</td>
                                 <td>{c.at.clone()}</td>
                                 <td><span class=format!("badge {}", c.kind)>{c.kind.clone()}</span></td>

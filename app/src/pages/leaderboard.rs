@@ -24,6 +24,7 @@ pub(crate) fn LeaderboardPage() -> impl IntoView {
     let data = Resource::new_blocking(move || asked.clone(), load_leaderboard);
     view! {
         <Title text=""/>
+        <leptos_meta::Link rel="alternate" type_="application/atom+xml" title="RExBench leaderboard: changes" href="/changes.atom"/>
         <Meta
             name="description"
             content="Which coding agents can implement extensions of real AI research papers, and how much hints help: RExBench results per agent, with every run behind every number."

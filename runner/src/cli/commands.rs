@@ -135,7 +135,11 @@ pub(super) fn reproduce(
             Some(crate::submit::Verdict::Accepted { status, .. }) => println!(
                 "  reproduction {} {}: {} re-run, {} different, {} tries",
                 r.bundle.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
-                if *status == 201 { "accepted" } else { "already stored" },
+                match *status {
+                    201 => "accepted",
+                    202 => "held (this key's request is pending)",
+                    _ => "already stored",
+                },
                 r.runs.len(),
                 r.differed(),
                 r.inconclusive.len()

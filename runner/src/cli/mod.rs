@@ -241,6 +241,35 @@ enum Command {
         #[arg(long)]
         save: Option<PathBuf>,
     },
+    /// Ask a leaderboard to register your key (no e-mail needed): the key signs the
+    /// server's challenge, and the request names its owner and a contact for the
+    /// maintainers. While it is pending the key may submit already (its bundles are held,
+    /// seen by you and the maintainers only). With --status, where the request stands.
+    Register {
+        /// The leaderboard, e.g. https://rexbench.example.org
+        #[arg(long)]
+        server: String,
+        /// Your Ed25519 secret key (PKCS#8 PEM), as `rexbench keygen` made it.
+        #[arg(long)]
+        key: PathBuf,
+        /// Who holds the key, as results will show it (not the board's badge words, not
+        /// another owner's name).
+        #[arg(long, required_unless_present = "status")]
+        owner: Option<String>,
+        /// An e-mail or https:// address the maintainers reach you at (for them only).
+        #[arg(long, required_unless_present = "status")]
+        contact: Option<String>,
+        /// Your team's page, shown with the request.
+        #[arg(long)]
+        url: Option<String>,
+        /// A word for the maintainers: what the agent is, who runs it (for them only).
+        #[arg(long)]
+        note: Option<String>,
+        /// Show where the key's request stands instead (with a saved `rexbench login`
+        /// session for this server, its held bundles too).
+        #[arg(long, conflicts_with_all = ["owner", "contact", "url", "note"])]
+        status: bool,
+    },
     /// A run's outputs on a leaderboard.
     Runs {
         #[command(subcommand)]
@@ -630,7 +659,11 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
         }
         Command::Submit { bundle, server } => match crate::submit::submit(&bundle, &server)? {
             crate::submit::Verdict::Accepted { status, body } => {
-                let what = if status == 201 { "accepted" } else { "already stored" };
+                let what = match status {
+                    201 => "accepted",
+                    202 => "held until the maintainers approve your key",
+                    _ => "already stored",
+                };
                 println!("{what}: {body}");
                 Ok(ExitCode::SUCCESS)
             }
@@ -648,6 +681,31 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             Ok(if audit.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         Command::Login { server, key, save } => commands::login(server, key, save),
+        Command::Register { server, key, owner, contact, url, note, status } => {
+            let secret = crate::keyfile::read_secret(&key)?;
+            let answer = if status {
+                let keyid = secret.public_key().keyid().to_string();
+                crate::register::status(&server, &keyid, saved(&server).as_deref())?
+            } else {
+                let request = crate::register::Request {
+                    owner: owner.as_deref().unwrap_or_default(),
+                    contact: contact.as_deref().unwrap_or_default(),
+                    url: url.as_deref(),
+                    note: note.as_deref(),
+                };
+                crate::register::register(&server, &secret, &request)?
+            };
+            print!("{}", shown(&crate::register::describe(&server, &answer)));
+            if !status {
+                println!(
+                    "  your key may submit now: its bundles are held for you and the maintainers until they decide \
+                     (`rexbench register --status --server {} --key {}`)",
+                    shown(&server),
+                    shown(&key.display().to_string())
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Runs { command: RunsCommand::Download { server, run, out, token } } => {
             let token = token.or_else(|| saved(&server));
             let out = out.unwrap_or_else(|| PathBuf::from(format!("run-{run}")));

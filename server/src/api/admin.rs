@@ -78,17 +78,28 @@ pub async fn review_finding(
     _: Admin,
     ApiJson(review): ApiJson<NewReview>,
 ) -> Result<Json<FindingAnswer>, ApiError> {
+    Ok(Json(review_rule(&app, &id, &review.verdict, &review.note).await?))
+}
+
+/// The review rule, for the API and the desk alike: the finding named, the verdict
+/// read, the note held to its length; the change log records it.
+pub(crate) async fn review_rule(
+    app: &crate::state::AppState,
+    id: &str,
+    verdict: &str,
+    note: &str,
+) -> Result<FindingAnswer, ApiError> {
     let id: FindingId = id.parse().map_err(ApiError::not_found)?;
     let bad = |code: &str, m: String| ApiError::unprocessable(code, m);
     let verdict: Review =
-        review.verdict.parse().map_err(|e: bundle::UnknownName| bad("invalid_verdict", e.to_string()))?;
-    let note = review.note.trim();
-    if note.is_empty() || review.note.chars().count() > 1000 {
+        verdict.parse().map_err(|e: bundle::UnknownName| bad("invalid_verdict", e.to_string()))?;
+    let trimmed = note.trim();
+    if trimmed.is_empty() || note.chars().count() > 1000 {
         return Err(bad("invalid_note", "note must be 1 to 1000 characters, not all blank".into()));
     }
-    let finding = app.store.review_finding(&id, verdict, note).await?;
-    crate::ingest::refresh_pages(&app).await;
-    Ok(Json(FindingAnswer { finding }))
+    let finding = app.store.review_finding(&id, verdict, trimmed).await?;
+    crate::ingest::refresh_pages(app).await;
+    Ok(FindingAnswer { finding })
 }
 
 /// Every read of private content, newest first: who (the admin token, a sign-in link,

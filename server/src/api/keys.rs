@@ -75,7 +75,7 @@ pub struct NewKey {
         (status = 400, description = "A body that is not JSON", body = ErrorAnswer),
         AdminRefusals,
         AdminOff,
-        (status = 409, description = "The key is registered already", body = ErrorAnswer),
+        (status = 409, description = "The key is registered already (`key_exists`), or has a pending key request (`key_requested`: approve it instead)", body = ErrorAnswer),
         JsonBodyRefusals,
         (status = 422, description = "A body that is not a key to add, or an invalid key, owner or tier", body = ErrorAnswer),
     )

@@ -11,6 +11,7 @@ pub mod compare;
 pub mod evidence;
 pub mod extract;
 pub mod failures;
+pub mod key_requests;
 pub mod keys;
 pub mod leaderboard;
 pub mod outputs;
@@ -20,7 +21,9 @@ pub mod responses;
 pub mod runs;
 pub mod sessions;
 pub mod submissions;
+pub mod task_sets;
 pub mod tasks;
+pub mod variants;
 
 use axum::extract::State;
 use axum::http::StatusCode;

@@ -147,6 +147,19 @@ pub(crate) fn is_admin_token(app: &AppState, given: &str) -> bool {
     app.admin_token.as_ref().is_some_and(|expected| bool::from(given.as_bytes().ct_eq(expected.as_bytes())))
 }
 
+/// The token a browser session's forms carry, made from its cookie's secret (which no
+/// other site can read): the SHA-256 of a domain and the secret. A form that does not
+/// carry its session's token is refused, whatever its origin says.
+pub fn form_token(headers: &HeaderMap) -> Option<String> {
+    let secret = credentials::cookie(headers)?;
+    Some(bundle::Digest::of(format!("rexbench-form/v1\n{secret}").as_bytes()).to_hex())
+}
+
+/// Whether `given` is the token of the request's browser session (in constant time).
+pub(crate) fn form_token_holds(headers: &HeaderMap, given: &str) -> bool {
+    form_token(headers).is_some_and(|t| bool::from(t.as_bytes().ct_eq(given.as_bytes())))
+}
+
 /// Whether a form was sent from this site: `Sec-Fetch-Site: same-origin` where the
 /// browser says it, else an `Origin` naming this scheme, host and port (an `http://`
 /// page of the same host is another origin than the `https://` site).

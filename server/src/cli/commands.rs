@@ -42,6 +42,14 @@ pub(super) async fn serve(config: Config, state: AppState, demo: bool) -> anyhow
                 key.keyid
             );
         }
+        // The maintainers' desk holds the demo's pending key request: how to open it.
+        let link = crate::auth::link(&state, None, true, crate::auth::LINK_MINUTES).await?;
+        println!(
+            "The maintainers' desk (/desk) holds the demo's pending key request and the findings to review. To \
+             open it as a maintainer, open within ten minutes, once:\n  {}{link}\nFor another link: \
+             rexbench-server sign-in-link",
+            base_url(&config)
+        );
     }
     // The sampling key's commitment is public before any bundle is sampled.
     state.store.begin_sampling().await?;
@@ -165,7 +173,16 @@ pub(super) async fn task_sets(state: &AppState, command: TaskSetsCommand) -> any
         }
         TaskSetsCommand::Add { digest, name, version, note } => {
             let set = bundle::TaskSet { digest, name, version };
-            if state.store.register_task_set(&set, &note).await? {
+            let new = crate::api::task_sets::NewTaskSet {
+                digest: set.digest.clone(),
+                name: set.name.clone(),
+                version: set.version.clone(),
+                note,
+            };
+            let answer = crate::api::task_sets::register(state, &new)
+                .await
+                .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
+            if answer.changed {
                 println!("registered {set}");
             } else {
                 println!("{set} was registered already");
@@ -185,17 +202,24 @@ pub(super) async fn variants(state: &AppState, command: VariantsCommand) -> anyh
             }
         }
         VariantsCommand::Add { task, digest, note } => {
-            if !state.catalog.tasks.iter().any(|t| t.id.as_str() == task) {
-                anyhow::bail!("no task `{task}` among the server's task cards");
-            }
-            if state.store.register_variant(&task, &digest, &note).await? {
+            let change =
+                crate::api::variants::VariantChange { task: task.clone(), digest: digest.clone(), note };
+            let answer = crate::api::variants::register(state, &change)
+                .await
+                .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
+            if answer.changed {
                 println!("registered a held-out variant of {task}: {digest}");
             } else {
                 println!("the variant {digest} of {task} was registered already");
             }
         }
         VariantsCommand::Retire { task, digest, note } => {
-            if state.store.retire_variant(&task, &digest, &note).await? {
+            let change =
+                crate::api::variants::VariantChange { task: task.clone(), digest: digest.clone(), note };
+            let answer = crate::api::variants::retire(state, &change)
+                .await
+                .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
+            if answer.changed {
                 println!(
                     "retired the held-out variant {digest} of {task}: it is chosen for no new submission"
                 );

@@ -47,6 +47,15 @@ const QUEUE: &str = "/api/v1/admin/reproductions";
 const CHALLENGE: &str = "/api/v1/login/challenge";
 const LOGIN: &str = "/api/v1/login";
 const ENVELOPE: &str = "/api/v1/submissions/{bundle_id}/envelope";
+const REQUEST_CHALLENGE: &str = "/api/v1/key-requests/challenge";
+const REQUESTS: &str = "/api/v1/key-requests";
+const REQUEST: &str = "/api/v1/key-requests/{id}";
+const ADMIN_REQUESTS: &str = "/api/v1/admin/key-requests";
+const APPROVE: &str = "/api/v1/admin/key-requests/{id}/approve";
+const DECLINE: &str = "/api/v1/admin/key-requests/{id}/decline";
+const VARIANTS: &str = "/api/v1/admin/variants";
+const RETIRE: &str = "/api/v1/admin/variants/retire";
+const TASK_SETS: &str = "/api/v1/admin/task-sets";
 
 /// One request of a table: its method, the document's path template, the path asked
 /// for, a bearer token, a JSON body, and the status it must get.
@@ -203,6 +212,8 @@ async fn every_answer_matches_the_openapi_document() {
     findings_review(&mut demo).await;
     outputs_and_access_log(&mut demo).await;
     signing_in(&mut demo).await;
+    key_requests(&mut demo).await;
+    registrations(&mut demo).await;
     admin_switched_off(&mut demo).await;
     limits(&mut demo).await;
     own_failures(&mut demo).await;
@@ -673,6 +684,259 @@ async fn signing_in(d: &mut Demo) {
     .await;
 }
 
+/// A key request's challenge answered by `key`.
+fn request_signature(key: &SecretKey, nonce: &str) -> String {
+    use base64::Engine as _;
+    let keyid = key.public_key().keyid().to_string();
+    base64::engine::general_purpose::STANDARD
+        .encode(key.sign(format!("rexbench-key-request/v1\n{nonce}\n{keyid}\n").as_bytes()))
+}
+
+/// Key requests: a challenge, the signed request, its status, a bundle held while it is
+/// pending, the maintainers' list, an approval and a decline, and each refusal.
+async fn key_requests(d: &mut Demo) {
+    let (ok, created) = (StatusCode::OK, StatusCode::CREATED);
+    let fresh = SecretKey::generate();
+    let pem = fresh.public_key().to_pem();
+    let issued =
+        d.r.one(
+            &d.app,
+            send_json("POST", REQUEST_CHALLENGE, REQUEST_CHALLENGE, json!({"public_key": pem}), created),
+        )
+        .await;
+    let nonce = issued.json()["challenge"].as_str().unwrap().to_owned();
+    let owner_pem = d.owner.public_key().to_pem();
+    let request = |pem: &str, owner: &str, nonce: &str, signature: String| {
+        json!({"public_key": pem, "owner": owner, "contact": "team@lab.org", "url": "https://lab.org",
+               "note": "a note", "challenge": nonce, "signature": signature})
+    };
+    let (conflict, bad, unprocessable) =
+        (StatusCode::CONFLICT, StatusCode::BAD_REQUEST, StatusCode::UNPROCESSABLE_ENTITY);
+    d.r.table(
+        &d.app,
+        vec![
+            send_json(
+                "POST",
+                REQUEST_CHALLENGE,
+                REQUEST_CHALLENGE,
+                json!({"public_key": owner_pem}),
+                conflict,
+            ),
+            send_json(
+                "POST",
+                REQUEST_CHALLENGE,
+                REQUEST_CHALLENGE,
+                json!({"public_key": "x"}),
+                unprocessable,
+            ),
+            send_json("POST", REQUEST_CHALLENGE, REQUEST_CHALLENGE, json!({"key": "x"}), unprocessable),
+            send_json(
+                "POST",
+                REQUESTS,
+                REQUESTS,
+                request(&pem, "Lab", &nonce, request_signature(&d.other, &nonce)),
+                StatusCode::UNAUTHORIZED,
+            ),
+            send_json(
+                "POST",
+                REQUESTS,
+                REQUESTS,
+                request(&pem, "Verified Lab", &nonce, request_signature(&fresh, &nonce)),
+                unprocessable,
+            ),
+            send_json(
+                "POST",
+                REQUESTS,
+                REQUESTS,
+                request(&owner_pem, "Lab", &nonce, request_signature(&d.owner, &nonce)),
+                conflict,
+            ),
+            send_json("POST", REQUESTS, REQUESTS, json!({"owner": "Lab"}), unprocessable),
+        ],
+    )
+    .await;
+    for template in [REQUEST_CHALLENGE, REQUESTS] {
+        let cut = d.r.send(&d.app, template, truncated("POST", template, None, "{\"public_key\": ")).await;
+        assert_eq!(cut.status, bad);
+        let untyped = Request::post(template).body(Body::from("{}")).unwrap();
+        assert_eq!(d.r.send(&d.app, template, untyped).await.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    }
+    let filed =
+        d.r.one(
+            &d.app,
+            send_json(
+                "POST",
+                REQUESTS,
+                REQUESTS,
+                request(&pem, "Lab of Contracts", &nonce, request_signature(&fresh, &nonce)),
+                created,
+            ),
+        )
+        .await;
+    let id = filed.json()["request"]["id"].as_i64().unwrap();
+    // Its key submits while pending: held (202).
+    let held =
+        d.r.submit(&d.app, GZ, Body::from(signed(&fresh, "pending-agent", "2026-11-20T12:00:00Z"))).await;
+    assert_eq!(held.status, StatusCode::ACCEPTED, "{}", String::from_utf8_lossy(&held.body));
+    let path = format!("/api/v1/key-requests/{id}");
+    let keyid = fresh.public_key().keyid().to_string();
+    // A second request, to decline.
+    let second = SecretKey::generate();
+    let issued =
+        d.r.one(
+            &d.app,
+            send_json(
+                "POST",
+                REQUEST_CHALLENGE,
+                REQUEST_CHALLENGE,
+                json!({"public_key": second.public_key().to_pem()}),
+                created,
+            ),
+        )
+        .await;
+    let nonce2 = issued.json()["challenge"].as_str().unwrap().to_owned();
+    let filed2 =
+        d.r.one(
+            &d.app,
+            send_json(
+                "POST",
+                REQUESTS,
+                REQUESTS,
+                request(
+                    &second.public_key().to_pem(),
+                    "Lab Two",
+                    &nonce2,
+                    request_signature(&second, &nonce2),
+                ),
+                created,
+            ),
+        )
+        .await;
+    let id2 = filed2.json()["request"]["id"].as_i64().unwrap();
+    let approve = format!("/api/v1/admin/key-requests/{id}/approve");
+    let decline = format!("/api/v1/admin/key-requests/{id2}/decline");
+    d.r.table(
+        &d.app,
+        vec![
+            get(REQUEST, path.clone(), ok),
+            get(REQUEST, format!("/api/v1/key-requests/{keyid}"), ok),
+            get(REQUEST, path.clone(), ok).as_(TOKEN),
+            get(REQUEST, path.clone(), StatusCode::UNAUTHORIZED).as_("rxs_forged"),
+            get(REQUEST, "/api/v1/key-requests/0", bad),
+            get(REQUEST, "/api/v1/key-requests/99999", StatusCode::NOT_FOUND),
+            get(ADMIN_REQUESTS, ADMIN_REQUESTS, ok).as_(TOKEN),
+            get(ADMIN_REQUESTS, "/api/v1/admin/key-requests?status=all&page=2&per_page=1", ok).as_(TOKEN),
+            get(ADMIN_REQUESTS, "/api/v1/admin/key-requests?status=maybe", bad).as_(TOKEN),
+            get(ADMIN_REQUESTS, ADMIN_REQUESTS, StatusCode::UNAUTHORIZED).as_(WRONG),
+            send_json("POST", APPROVE, approve.clone(), json!({"tier": "gold"}), unprocessable).as_(TOKEN),
+            send_json(
+                "POST",
+                APPROVE,
+                approve.clone(),
+                json!({"tier": "submitter"}),
+                StatusCode::UNAUTHORIZED,
+            )
+            .as_(WRONG),
+            send_json(
+                "POST",
+                APPROVE,
+                "/api/v1/admin/key-requests/99999/approve",
+                json!({"tier": "submitter"}),
+                StatusCode::NOT_FOUND,
+            )
+            .as_(TOKEN),
+            send_json(
+                "POST",
+                APPROVE,
+                "/api/v1/admin/key-requests/x/approve",
+                json!({"tier": "submitter"}),
+                bad,
+            )
+            .as_(TOKEN),
+            send_json("POST", APPROVE, approve.clone(), json!({"tier": "submitter"}), ok).as_(TOKEN),
+            send_json("POST", APPROVE, approve.clone(), json!({"tier": "submitter"}), conflict).as_(TOKEN),
+            send_json("POST", DECLINE, decline.clone(), json!({"reason": " "}), unprocessable).as_(TOKEN),
+            send_json("POST", DECLINE, decline.clone(), json!({"reason": "no"}), StatusCode::UNAUTHORIZED)
+                .as_(WRONG),
+            send_json(
+                "POST",
+                DECLINE,
+                "/api/v1/admin/key-requests/99999/decline",
+                json!({"reason": "no"}),
+                StatusCode::NOT_FOUND,
+            )
+            .as_(TOKEN),
+            send_json("POST", DECLINE, "/api/v1/admin/key-requests/x/decline", json!({"reason": "no"}), bad)
+                .as_(TOKEN),
+            send_json("POST", DECLINE, decline.clone(), json!({"reason": "not an agent"}), ok).as_(TOKEN),
+            send_json("POST", DECLINE, decline.clone(), json!({"reason": "again"}), conflict).as_(TOKEN),
+        ],
+    )
+    .await;
+    for (template, path, cut) in [(APPROVE, approve, "{\"tier\": "), (DECLINE, decline, "{\"reason\": ")] {
+        let cut = d.r.send(&d.app, template, truncated("POST", &path, Some(TOKEN), cut)).await;
+        assert_eq!(cut.status, bad);
+        let untyped = Case::post(template, path, StatusCode::UNSUPPORTED_MEDIA_TYPE).as_(TOKEN);
+        d.r.one(&d.app, untyped).await;
+    }
+    // The held bundle is on the board now: its agent answers.
+    d.r.one(&d.app, get("/api/v1/agents/{id}", "/api/v1/agents/pending-agent", ok)).await;
+    d.r.one(&d.app, get("/changes.atom", "/changes.atom", ok)).await;
+}
+
+/// Held-out variants and task sets registered (and a variant retired) over HTTP.
+async fn registrations(d: &mut Demo) {
+    let (ok, created, bad, unprocessable) =
+        (StatusCode::OK, StatusCode::CREATED, StatusCode::BAD_REQUEST, StatusCode::UNPROCESSABLE_ENTITY);
+    let variant = json!({"task": "csvstats", "digest": "cd".repeat(32), "note": "a held-out variant"});
+    let set =
+        json!({"digest": "ef".repeat(32), "name": "RExBench", "version": "2.0", "note": "the next set"});
+    d.r.table(
+        &d.app,
+        vec![
+            send_json("POST", VARIANTS, VARIANTS, variant.clone(), created).as_(TOKEN),
+            send_json("POST", VARIANTS, VARIANTS, variant.clone(), ok).as_(TOKEN),
+            send_json(
+                "POST",
+                VARIANTS,
+                VARIANTS,
+                json!({"task": "nothing", "digest": "cd".repeat(32), "note": "n"}),
+                unprocessable,
+            )
+            .as_(TOKEN),
+            send_json("POST", VARIANTS, VARIANTS, variant.clone(), StatusCode::UNAUTHORIZED).as_(WRONG),
+            send_json("POST", RETIRE, RETIRE, variant.clone(), ok).as_(TOKEN),
+            send_json(
+                "POST",
+                RETIRE,
+                RETIRE,
+                json!({"task": "csvstats", "digest": "00".repeat(32), "note": "n"}),
+                unprocessable,
+            )
+            .as_(TOKEN),
+            send_json("POST", RETIRE, RETIRE, variant, StatusCode::UNAUTHORIZED).as_(WRONG),
+            send_json("POST", TASK_SETS, TASK_SETS, set.clone(), created).as_(TOKEN),
+            send_json("POST", TASK_SETS, TASK_SETS, set.clone(), ok).as_(TOKEN),
+            send_json(
+                "POST",
+                TASK_SETS,
+                TASK_SETS,
+                json!({"digest": "x", "name": "n", "version": "v", "note": "n"}),
+                unprocessable,
+            )
+            .as_(TOKEN),
+            send_json("POST", TASK_SETS, TASK_SETS, set, StatusCode::UNAUTHORIZED).as_(WRONG),
+        ],
+    )
+    .await;
+    for (template, cut) in [(VARIANTS, "{\"task\": "), (RETIRE, "{\"task\": "), (TASK_SETS, "{\"digest\": ")]
+    {
+        let cut = d.r.send(&d.app, template, truncated("POST", template, Some(TOKEN), cut)).await;
+        assert_eq!(cut.status, bad);
+        d.r.one(&d.app, Case::post(template, template, StatusCode::UNSUPPORTED_MEDIA_TYPE).as_(TOKEN)).await;
+    }
+}
+
 /// Admin over HTTP switched off: every admin endpoint is not there.
 async fn admin_switched_off(d: &mut Demo) {
     let (off, _) = server_with(&d.tmp.path().join("off"), |s| s.admin_token = None).await;
@@ -688,6 +952,26 @@ async fn admin_switched_off(d: &mut Demo) {
             send_json("POST", KEYS, KEYS, bad, missing).as_("x"),
             get(FINDINGS, FINDINGS, missing).as_("x"),
             get(QUEUE, QUEUE, missing).as_("x"),
+            get(ADMIN_REQUESTS, ADMIN_REQUESTS, missing).as_("x"),
+            send_json(
+                "POST",
+                APPROVE,
+                "/api/v1/admin/key-requests/1/approve",
+                json!({"tier": "submitter"}),
+                missing,
+            )
+            .as_("x"),
+            send_json(
+                "POST",
+                DECLINE,
+                "/api/v1/admin/key-requests/1/decline",
+                json!({"reason": "r"}),
+                missing,
+            )
+            .as_("x"),
+            send_json("POST", VARIANTS, VARIANTS, json!({}), missing).as_("x"),
+            send_json("POST", RETIRE, RETIRE, json!({}), missing).as_("x"),
+            send_json("POST", TASK_SETS, TASK_SETS, json!({}), missing).as_("x"),
         ],
     )
     .await;
@@ -765,6 +1049,15 @@ async fn limits(d: &mut Demo) {
         send_json("POST", KEYS, KEYS, key, limited).as_(WRONG),
         Case::post("/api/v1/admin/keys/{keyid}/revoke", "/api/v1/admin/keys/ab/revoke", limited).as_(WRONG),
         send_json("PUT", SET_OUTPUTS, "/api/v1/admin/tasks/csvstats/outputs", outputs, limited).as_(WRONG),
+        send_json("POST", REQUEST_CHALLENGE, REQUEST_CHALLENGE, json!({"public_key": "x"}), limited),
+        send_json("POST", REQUESTS, REQUESTS, json!({"public_key": "x", "owner": "o", "contact": "a@b.org", "challenge": "c", "signature": "s"}), limited),
+        get(REQUEST, "/api/v1/key-requests/1", limited).as_("rxs_guess"),
+        get(ADMIN_REQUESTS, ADMIN_REQUESTS, limited).as_(WRONG),
+        send_json("POST", APPROVE, "/api/v1/admin/key-requests/1/approve", json!({"tier": "submitter"}), limited).as_(WRONG),
+        send_json("POST", DECLINE, "/api/v1/admin/key-requests/1/decline", json!({"reason": "r"}), limited).as_(WRONG),
+        send_json("POST", VARIANTS, VARIANTS, json!({}), limited).as_(WRONG),
+        send_json("POST", RETIRE, RETIRE, json!({}), limited).as_(WRONG),
+        send_json("POST", TASK_SETS, TASK_SETS, json!({}), limited).as_(WRONG),
     ]);
     d.r.table(&guarded, cases).await;
 }

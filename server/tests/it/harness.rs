@@ -120,6 +120,7 @@ pub async fn state_with(backend: &Backend, blobs: store::Blobs) -> AppState {
             ..Default::default()
         }),
         pkg: server::islands::Pkg::embedded().map(std::sync::Arc::new),
+        public_url: "http://board.test".into(),
     }
 }
 

@@ -20,6 +20,7 @@ mod pages;
 mod paper;
 mod privacy;
 mod process;
+mod register;
 mod reproductions;
 mod s3;
 mod schemathesis;

@@ -105,7 +105,7 @@ impl<'a> Finder<'a> {
     }
 }
 
-const START: [&str; 20] = [
+const START: [&str; 23] = [
     "/",
     "/?tasks=public",
     "/?integrity=strict",
@@ -126,6 +126,9 @@ const START: [&str; 20] = [
     "/api/v1/openapi.json",
     "/leaderboard.csv",
     "/leaderboard.csv?integrity=strict",
+    "/changes.atom",
+    "/keys/request?id=1",
+    "/api/v1/key-requests/1",
 ];
 
 /// Every answer an anonymous client reaches from [`START`]: pages' links, the API twin
@@ -260,10 +263,48 @@ async fn an_anonymous_crawl_of_the_demo_meets_no_private_output() {
         server::auth::link(&state, Some(&submitter.keyid), false, 10).await.unwrap(),
         server::auth::link(&state, Some(&other.public_key().keyid().to_string()), false, 10).await.unwrap(),
     ];
+    // A key whose request is pending, and the bundle it holds: its agent, the request's
+    // contact and note are its holder's and the maintainers' alone.
+    let pending = bundle::SecretKey::generate();
+    let (pem, keyid) = (pending.public_key().to_pem(), pending.public_key().keyid().to_string());
+    let new = store::NewKeyRequest {
+        keyid: &keyid,
+        public_key: &pem,
+        owner: "Pending crawl lab",
+        owner_seen: &bundle::owner_key("Pending crawl lab"),
+        url: None,
+        contact: "hidden-contact@crawl.example.org",
+        note: Some("hidden-note-words"),
+        address: "192.0.2.1",
+        now_unix: time::OffsetDateTime::now_utc().unix_timestamp(),
+    };
+    state.store.request_key(&new, store::RequestLimits::default()).await.unwrap();
     let app = server::build_app(state);
+    let held =
+        crate::harness::post_bundle(&app, crate::register::bundle_of(&pending, "held-crawl-agent")).await;
+    assert_eq!(held.status, StatusCode::ACCEPTED, "{}", String::from_utf8_lossy(&held.body));
 
     let answers = crawl(&app).await;
     assert!(answers.len() > 300, "the crawl reached the site: {} answers", answers.len());
+    for (path, answer) in &answers {
+        let body = String::from_utf8_lossy(&answer.body);
+        for private in [
+            "held-crawl-agent",
+            "hidden-contact@crawl.example.org",
+            "hidden-note-words",
+            // The demo's own pending request, and the bundle its key holds.
+            "newcomer-agent",
+            "newcomer@lab.example.org",
+            "Our first submission",
+        ] {
+            assert!(!body.contains(private), "{path} shows {private}, a pending key's");
+        }
+    }
+    assert!(
+        answers.iter().any(|(p, a)| p == "/keys/request?id=1"
+            && String::from_utf8_lossy(&a.body).contains("Newcomer lab (demo request)")),
+        "the demo's request is public in its status"
+    );
     let mut refused = BTreeSet::new();
     for (path, answer) in &answers {
         if let Some(leak) = finder.leak(&answer.body) {

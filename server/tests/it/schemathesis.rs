@@ -92,6 +92,33 @@ checks.positive_data_acceptance.expected-statuses = [200, 201, 400, 401, 403, 41
 [[operations]]
 include-name = "POST /api/v1/admin/keys"
 checks.positive_data_acceptance.expected-statuses = [201, 409, 422]
+
+# A key request's key and signature, likewise; and the words of a request, a decline, a
+# task set or a variant (not all blank, no control character, a task of the cards, a
+# variant registered) are held to rules of their own, each refusal its 422 and code.
+[[operations]]
+include-name = "POST /api/v1/key-requests/challenge"
+checks.positive_data_acceptance.expected-statuses = [201, 409, 422]
+
+[[operations]]
+include-name = "POST /api/v1/key-requests"
+checks.positive_data_acceptance.expected-statuses = [201, 401, 409, 422]
+
+[[operations]]
+include-name = "POST /api/v1/admin/key-requests/{{id}}/decline"
+checks.positive_data_acceptance.expected-statuses = [200, 404, 409, 422]
+
+[[operations]]
+include-name = "POST /api/v1/admin/task-sets"
+checks.positive_data_acceptance.expected-statuses = [200, 201, 422]
+
+[[operations]]
+include-name = "POST /api/v1/admin/variants"
+checks.positive_data_acceptance.expected-statuses = [200, 201, 422]
+
+[[operations]]
+include-name = "POST /api/v1/admin/variants/retire"
+checks.positive_data_acceptance.expected-statuses = [200, 422]
 "#
         ),
     )
